@@ -1,0 +1,852 @@
+"""BARTScore: evaluating generated text as text generation (Yuan, Neubig & Liu, NeurIPS 2021).
+
+One file with three faces:
+
+* the scoring engine, ``BARTScorer``: a drop-in for the original ``bart_score.BARTScorer`` that plans each call
+  (identical pairs merged, one encoder pass per distinct conditioning text, length-sorted batches under a token
+  budget) before touching the model;
+* the ``evaluate`` metric, ``BARTScore``: ``evaluate.load("./bartscore.py", "vanilla" | "cnn" | "cnn-para" | <model>)``;
+* the command line: ``python bartscore.py score|compare ...`` (installed as ``bartscore``).
+
+The numbers follow the original code where it differs from the paper: a score is the *mean* log-probability of the
+scored text's tokens (``<s>`` and ``</s>`` included), and both texts are truncated to ``max_length`` (1024) tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import warnings
+from dataclasses import dataclass
+
+import datasets
+import evaluate
+import huggingface_hub
+import numpy as np
+import torch
+import transformers
+from tqdm.auto import tqdm
+from transformers import AutoConfig, AutoTokenizer, BartForConditionalGeneration
+from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+__version__ = "0.1.0"
+
+logger = logging.getLogger("bartscore")
+
+VARIANTS = {
+    "vanilla": "facebook/bart-large",
+    "cnn": "facebook/bart-large-cnn",
+    "cnn-para": "facebook/bart-large-cnn",
+}
+DEFAULT_CHECKPOINT = "facebook/bart-large-cnn"
+PARA_WEIGHTS_ENV = "BARTSCORE_PARA_WEIGHTS"
+# Where the original code looks for the paraphrase-tuned state dict when no path is given.
+ORIGINAL_PARA_WEIGHTS = os.path.join("models", "bart.pth")
+
+DIRECTIONS = ("faithfulness", "precision", "recall", "f_score")
+AGGREGATIONS = ("mean", "max")
+PROMPT_SIDES = ("encoder", "decoder")
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+# Padded tokens per model batch. Scores do not depend on it; memory and speed do.
+DEFAULT_MAX_TOKENS = 8192
+# Logit elements materialised at once when reading target log-probabilities (about 128 MB in float32).
+_LOGIT_ELEMENTS = 1 << 25
+
+PROMPT_SETS = {
+    # 70 prompts: source-side set, seed "in summary" (paper tab. 9)
+    "summary": (
+        "In a nutshell", "To conclude", "In brief", "Behind", "In short", "In the end", "Concisely", "Crisply",
+        "At the end", "When all is said and done", "At last", "Lastly", "Summarising", "Not to beat about the bush",
+        "To put it succinctly", "Elliptically", "In precis", "Just as importantly", "Pithily", "In sum",
+        "In the rear", "To put it briefly", "In drawing things to a close", "In a few words", "Not to mince words",
+        "Shortly", "To end", "Bringing up the rear", "Summarizing", "In summation", "After", "In the final analysis",
+        "Last", "To cut a long story short", "To come to the point", "In fine", "Without wasting words", "Finally",
+        "In a word", "In conclusion", "To summarize", "Without waste of words", "As a final point", "In essence",
+        "Ultimately", "At the end of the day", "Compactly", "Laconically", "In winding up", "Last but not least",
+        "At the rear", "Last in order", "Succinctly", "Briefly", "Curtly", "Not least of all", "Summarily",
+        "All in all", "To sum up", "To put it concisely", "Tersely", "Not to put too fine a point on it",
+        "Finally yet importantly", "Basically", "To be brief", "In outline", "To put it in a nutshell", "In closing",
+        "Last of all", "In passing",
+    ),
+    # 34 prompts: reference-side set, seed "in other words" (paper tab. 9)
+    "paraphrase": (
+        "As it were", "Strictly speaking", "To put it another way", "That is", "To give an instance", "sc.",
+        "That is to say", "i.e.", "Namely", "id est", "Videlicet", "To illustrate", "Scilicet", "Especially",
+        "Particularly", "As an illustration", "In plain English", "For example", "Such as", "Like", "Specifically",
+        "Expressly", "By way of illustration", "Case in point", "Specially", "By way of explanation",
+        "Take for example", "To wit", "Viz.", "As", "For instance", "To give an example", "To rephrase it",
+        "To be specific",
+    ),
+    # 1 prompt: the machine-translation prompt (paper §4.2.1)
+    "mt": (
+        "Such as",
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Input checking: every problem is reported with the argument's name and the item's index.
+
+
+def _describe(value):
+    return "None" if value is None else f"a {type(value).__name__}"
+
+
+def _text_list(value, name):
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a list of strings, got {_describe(value)}")
+    items = list(value)
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            raise TypeError(f"{name}[{index}] is {_describe(item)}; expected a string")
+    return items
+
+
+def _reference_lists(value, name, count):
+    """References as one list per example: a string is one reference, a list of strings several."""
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a list (one entry per prediction), got {_describe(value)}")
+    items = list(value)
+    if len(items) != count:
+        raise ValueError(f"{name} has {len(items)} entries but predictions has {count}")
+    lists = []
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            lists.append([item])
+            continue
+        if isinstance(item, (bytes, dict)) or not hasattr(item, "__iter__"):
+            raise TypeError(f"{name}[{index}] is {_describe(item)}; expected a string or a list of strings")
+        refs = list(item)
+        if not refs:
+            raise ValueError(f"{name}[{index}] is an empty list; every example needs at least one reference")
+        for ref_index, ref in enumerate(refs):
+            if not isinstance(ref, str):
+                raise TypeError(f"{name}[{index}][{ref_index}] is {_describe(ref)}; expected a string")
+        lists.append(refs)
+    return lists
+
+
+def _optional_positive_int(value, name):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """The resolved, checked options of one directions call; `label` parts feed the signature."""
+
+    directions: tuple
+    aggregation: str
+    prompts: tuple  # (None,) when no prompt is used
+    prompt_label: str
+    prompt_side: str
+
+
+def resolve_options(*, has_references, has_sources, directions=None, aggregation="mean", prompt=None,
+                    prompt_side="encoder"):
+    """Checks the scoring options against the inputs given, before any work is done."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+    if prompt_side not in PROMPT_SIDES:
+        raise ValueError(f"prompt_side must be one of {PROMPT_SIDES}, got {prompt_side!r}")
+    if not has_references and not has_sources:
+        raise ValueError("BARTScore needs sources=, references= or both, besides predictions")
+
+    if directions is None:
+        wanted = [d for d in DIRECTIONS if (d == "faithfulness" and has_sources) or (d != "faithfulness" and has_references)]
+    else:
+        requested = [directions] if isinstance(directions, str) else _text_list(directions, "directions")
+        if not requested:
+            raise ValueError("directions is empty; leave it out to compute every direction the inputs allow")
+        for index, direction in enumerate(requested):
+            if direction not in DIRECTIONS:
+                raise ValueError(f"directions[{index}] is {direction!r}; choose from {DIRECTIONS}")
+            if direction == "faithfulness" and not has_sources:
+                raise ValueError("direction 'faithfulness' (source -> prediction) needs sources=, which was not given")
+            if direction != "faithfulness" and not has_references:
+                raise ValueError(f"direction {direction!r} needs references=, which were not given")
+        wanted = [d for d in DIRECTIONS if d in requested]
+
+    prompts, prompt_label = _resolve_prompts(prompt)
+    return ScoringOptions(tuple(wanted), aggregation, prompts, f"{prompt_label}@{prompt_side}" if prompt is not None else "none",
+                          prompt_side)
+
+
+def _resolve_prompts(prompt):
+    """A lowercase identifier names a paper set; any other string is one phrase; a list is a set of phrases."""
+    if prompt is None:
+        return (None,), "none"
+    if isinstance(prompt, str):
+        if re.fullmatch(r"[a-z][a-z0-9_-]*", prompt):
+            if prompt not in PROMPT_SETS:
+                raise ValueError(
+                    f"unknown prompt set {prompt!r}; the sets are {tuple(PROMPT_SETS)}. "
+                    f"To use it as a prompt phrase, pass it in a list: prompt=[{prompt!r}]"
+                )
+            return PROMPT_SETS[prompt], f"{prompt}({len(PROMPT_SETS[prompt])})"
+        phrases = [prompt]
+    else:
+        phrases = _text_list(prompt, "prompt")
+        if not phrases:
+            raise ValueError("prompt is an empty list; pass None for no prompt")
+    for index, phrase in enumerate(phrases):
+        if not phrase.strip():
+            raise ValueError(f"prompt[{index}] is blank")
+    digest = hashlib.sha1("\n".join(phrases).encode("utf-8")).hexdigest()[:8]
+    return tuple(phrases), f"custom-{digest}({len(phrases)})"
+
+
+def apply_prompt(condition, target, prompt, side):
+    """The original code's strings: the encoder side appends " <prompt>,", the decoder side prepends "<prompt>, "."""
+    if prompt is None:
+        return condition, target
+    if side == "encoder":
+        return f"{condition} {prompt},", target
+    return condition, f"{prompt}, {target}"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Checkpoints
+
+
+class CheckpointNotFoundError(OSError):
+    """The BART checkpoint (or the paraphrase weights) is not on this machine and could not be downloaded."""
+
+
+def resolve_checkpoint(name):
+    """Maps a variant name, Hub id or local directory to (checkpoint, path of a state dict to load over it or None)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"checkpoint must be a variant name, a Hub id or a directory, got {name!r}")
+    if name != "cnn-para":
+        return VARIANTS.get(name, name), None
+    path = os.environ.get(PARA_WEIGHTS_ENV)
+    if not path:
+        raise CheckpointNotFoundError(
+            f"The 'cnn-para' variant needs the paraphrase-tuned BART weights (bart.pth from the BARTScore release, "
+            f"https://github.com/neulab/BARTScore), which are not on the Hub. Download the file and set "
+            f"{PARA_WEIGHTS_ENV}=/path/to/bart.pth"
+        )
+    if not os.path.isfile(path):
+        raise CheckpointNotFoundError(f"{PARA_WEIGHTS_ENV} is set to {path!r}, but no file is there")
+    return VARIANTS["cnn-para"], path
+
+
+def load_checkpoint(checkpoint):
+    """Tokenizer and model from a local directory, the Hugging Face cache, or the Hub (tried in that order)."""
+    if os.path.isdir(checkpoint):
+        return _load_pretrained(checkpoint)
+    try:
+        return _load_pretrained(checkpoint, local_files_only=True)
+    except OSError:
+        if huggingface_hub.constants.HF_HUB_OFFLINE:
+            reason = "HF_HUB_OFFLINE is set"
+        else:
+            try:
+                return _load_pretrained(checkpoint)
+            except OSError as hub_error:
+                reason = str(hub_error).splitlines()[0]
+    raise CheckpointNotFoundError(
+        f"Cannot load the BART checkpoint {checkpoint!r}: it is not a local directory, not in the Hugging Face cache "
+        f"({huggingface_hub.constants.HF_HUB_CACHE}), and it could not be downloaded ({reason}). On a machine with "
+        f"internet access run `hf download {checkpoint}` and copy the cache here, or pass the path of a directory "
+        f"saved with save_pretrained() as the checkpoint."
+    )
+
+
+def _load_pretrained(checkpoint, **options):
+    config = AutoConfig.from_pretrained(checkpoint, **options)
+    if config.model_type != "bart":
+        raise ValueError(
+            f"{checkpoint!r} is a {config.model_type!r} model; BARTScore needs a BART checkpoint (model_type 'bart')"
+        )
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint, **options)
+    model = BartForConditionalGeneration.from_pretrained(checkpoint, config=config, dtype=torch.float32, **options)
+    return tokenizer, model.eval()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The engine
+
+
+class _Plan:
+    """One pass over a call's pairs before any model work (as bert_score does): each distinct text is tokenized once,
+    identical (condition, target) pairs are scored once, and pairs are grouped by conditioning text so that each
+    distinct condition goes through the encoder once."""
+
+    def __init__(self, tokenize, conditions, targets):
+        text_index = {}
+        condition_ids = [text_index.setdefault(text, len(text_index)) for text in conditions]
+        target_ids = [text_index.setdefault(text, len(text_index)) for text in targets]
+        self.texts = list(text_index)
+        self.tokens, too_long = tokenize(self.texts)
+        pair_index = {}
+        self.pair_of_input = [pair_index.setdefault(pair, len(pair_index)) for pair in zip(condition_ids, target_ids)]
+        self.pairs = list(pair_index)
+        self.pairs_by_condition = {}
+        for pair, (condition, _) in enumerate(self.pairs):
+            self.pairs_by_condition.setdefault(condition, []).append(pair)
+        self.truncated_conditions = len(too_long.intersection(condition_ids))
+        self.truncated_targets = len(too_long.intersection(target_ids))
+
+    def length(self, text_id):
+        return len(self.tokens[text_id])
+
+
+def _token_batches(items, lengths, max_tokens, max_items):
+    """Greedy split of length-sorted items into batches whose padded size, rows x sum of the longest length of each
+    part (target and condition for the decoder), stays within max_tokens. An item over budget gets a batch alone."""
+    batch, longest = [], ()
+    for item in items:
+        item_lengths = lengths(item)
+        grown = tuple(map(max, longest, item_lengths)) if batch else item_lengths
+        if batch and ((len(batch) + 1) * sum(grown) > max_tokens or len(batch) == max_items):
+            yield batch
+            batch, grown = [], item_lengths
+        batch.append(item)
+        longest = grown
+    if batch:
+        yield batch
+
+
+@dataclass
+class _EncodedConditions:
+    hidden: torch.Tensor  # (conditions, length, d_model)
+    mask: torch.Tensor  # (conditions, length)
+    cross_keys_values: list  # per decoder layer: (keys, values), each (conditions, heads, length, head_dim)
+
+
+class _DoesNotFit(RuntimeError):
+    pass
+
+
+class BARTScorer:
+    """The BARTScore engine, call-compatible with the original ``BARTScorer``.
+
+    ``score(srcs, tgts)`` gives, for each pair, the mean log-probability BART assigns to the target's tokens given the
+    source: -(sum of token NLL) / (number of target tokens, ``<s>`` and ``</s>`` included), both texts truncated to
+    ``max_length`` tokens, exactly as the original. Errors raise; nothing ends the process.
+
+    checkpoint: a variant ("vanilla", "cnn", "cnn-para"), a Hub id, or a local directory of a BART checkpoint.
+    device: "cuda", "cuda:1", "cpu", ...; default CUDA when available.
+    dtype: "float32" (default, the original's numbers), or "bfloat16"/"float16" for speed on GPUs.
+    max_tokens: padded tokens per model batch; lower it if memory is short (scores do not change).
+    """
+
+    def __init__(self, device=None, max_length=1024, checkpoint=DEFAULT_CHECKPOINT, dtype="float32",
+                 max_tokens=DEFAULT_MAX_TOKENS):
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {dtype!r}")
+        self.max_tokens = _optional_positive_int(max_tokens, "max_tokens") or DEFAULT_MAX_TOKENS
+        self.device = torch.device(device if device is not None else "cuda" if torch.cuda.is_available() else "cpu")
+        self.dtype = dtype
+        self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
+        self.tokenizer, self.model = load_checkpoint(self.checkpoint)
+        positions = self.model.config.max_position_embeddings
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or not 2 <= max_length <= positions:
+            raise ValueError(f"max_length must be an integer from 2 to {positions} (the model's positions), "
+                             f"got {max_length!r}")
+        self.max_length = max_length
+        self.model.to(device=self.device, dtype=DTYPES[dtype])
+        self.weights = None
+        if para_weights:
+            self.load(para_weights)
+
+    # -- loading --------------------------------------------------------------------------------------------------
+
+    def load(self, path=None):
+        """Loads a state dict (such as the paraphrase-tuned ``bart.pth``) over the checkpoint's weights.
+
+        Without a path: ``$BARTSCORE_PARA_WEIGHTS``, else ``models/bart.pth`` as in the original code."""
+        path = path or os.environ.get(PARA_WEIGHTS_ENV) or ORIGINAL_PARA_WEIGHTS
+        if not os.path.isfile(path):
+            raise CheckpointNotFoundError(
+                f"No state dict at {path!r}. The paraphrase-tuned weights (bart.pth) come from the BARTScore "
+                f"release (https://github.com/neulab/BARTScore); pass their path or set {PARA_WEIGHTS_ENV}."
+            )
+        state = torch.load(path, map_location=self.device, weights_only=True)
+        try:
+            self.model.load_state_dict(state)
+        except RuntimeError as error:
+            raise ValueError(f"{path!r} does not fit the {self.checkpoint!r} model: {error}") from None
+        self.weights = path
+        return self
+
+    @property
+    def model_label(self):
+        """The checkpoint as the signature names it."""
+        if self.weights is None:
+            return self.checkpoint
+        return f"{self.checkpoint}+{os.path.basename(self.weights)}"
+
+    # -- public scoring -------------------------------------------------------------------------------------------
+
+    def score(self, srcs, tgts, batch_size=None, *, max_tokens=None, show_progress=False):
+        """Mean target-token log-probability of each tgt given its src (higher is better; scores are negative).
+
+        batch_size caps the pairs per model batch (the original's fixed batch of 4 is not needed: batches are
+        filled up to max_tokens padded tokens); neither changes the scores."""
+        sums, counts, _ = self._log_likelihoods(srcs, tgts, batch_size=batch_size, max_tokens=max_tokens,
+                                                 show_progress=show_progress, keep_tokens=False)
+        return (sums / counts).tolist()
+
+    def multi_ref_score(self, srcs, tgts, agg="mean", batch_size=None, *, max_tokens=None, show_progress=False):
+        """Scores each src against each of its tgts (a list per example; counts may differ) and aggregates."""
+        if agg not in AGGREGATIONS:
+            raise ValueError(f"agg must be one of {AGGREGATIONS}, got {agg!r}")
+        srcs = _text_list(srcs, "srcs")
+        tgts = _reference_lists(tgts, "tgts", len(srcs))
+        counts = [len(refs) for refs in tgts]
+        flat = self.score([src for src, n in zip(srcs, counts) for _ in range(n)], [t for refs in tgts for t in refs],
+                          batch_size, max_tokens=max_tokens, show_progress=show_progress)
+        return _aggregate(np.asarray(flat), counts, agg).tolist()
+
+    def score_tokens(self, srcs, tgts, batch_size=None, *, max_tokens=None):
+        """Each target token with its log-probability: one list of (token text, log-prob) per pair.
+
+        The mean of a pair's log-probabilities is its score."""
+        _, _, tokens = self._log_likelihoods(srcs, tgts, batch_size=batch_size, max_tokens=max_tokens,
+                                             show_progress=False, keep_tokens=True)
+        return [[(self.tokenizer.decode([i], clean_up_tokenization_spaces=False), float(lp))
+                 for i, lp in zip(ids, log_probs.tolist())] for ids, log_probs in tokens]
+
+    def score_directions(self, predictions, references=None, sources=None, *, directions=None, aggregation="mean",
+                         prompt=None, prompt_side="encoder", batch_size=None, max_tokens=None, show_progress=False):
+        """The paper's directions for each prediction, in input order, with their means and a signature.
+
+        faithfulness: source -> prediction; precision: reference -> prediction; recall: prediction -> reference;
+        f_score: (precision + recall) / 2. With several references, precision and recall are aggregated over the
+        references (mean or max) first, and f_score is the mean of the aggregated two. With prompts, a direction's
+        score for one (condition, target) pair is the average over the prompts."""
+        predictions = _text_list(predictions, "predictions")
+        if references is not None:
+            references = _reference_lists(references, "references", len(predictions))
+        if sources is not None:
+            sources = _text_list(sources, "sources")
+            if len(sources) != len(predictions):
+                raise ValueError(f"sources has {len(sources)} entries but predictions has {len(predictions)}")
+        options = resolve_options(has_references=references is not None, has_sources=sources is not None,
+                                  directions=directions, aggregation=aggregation, prompt=prompt,
+                                  prompt_side=prompt_side)
+
+        # Every direction's pairs go to the engine in one call, so texts shared across directions are planned once.
+        wanted = set(options.directions)
+        if "f_score" in wanted:
+            wanted |= {"precision", "recall"}
+        ref_counts = [len(refs) for refs in references] if references is not None else []
+        owners = [i for i, n in enumerate(ref_counts) for _ in range(n)]
+        flat_refs = [ref for refs in references for ref in refs] if references is not None else []
+        unprompted = {
+            "faithfulness": list(zip(sources, predictions)) if "faithfulness" in wanted else [],
+            "precision": [(ref, predictions[i]) for i, ref in zip(owners, flat_refs)] if "precision" in wanted else [],
+            "recall": [(predictions[i], ref) for i, ref in zip(owners, flat_refs)] if "recall" in wanted else [],
+        }
+        conditions, targets, spans = [], [], {}
+        for direction, pairs in unprompted.items():
+            start = len(conditions)
+            for condition, target in pairs:
+                for phrase in options.prompts:
+                    prompted = apply_prompt(condition, target, phrase, options.prompt_side)
+                    conditions.append(prompted[0])
+                    targets.append(prompted[1])
+            spans[direction] = slice(start, len(conditions))
+        flat_scores = np.asarray(self.score(conditions, targets, batch_size, max_tokens=max_tokens,
+                                            show_progress=show_progress), dtype=np.float64)
+
+        def prompt_averaged(direction):
+            return flat_scores[spans[direction]].reshape(-1, len(options.prompts)).mean(axis=1)
+
+        scores = {}
+        if "faithfulness" in wanted:
+            scores["faithfulness"] = prompt_averaged("faithfulness")
+        for direction in ("precision", "recall"):
+            if direction in wanted:
+                scores[direction] = _aggregate(prompt_averaged(direction), ref_counts, options.aggregation)
+        if "f_score" in wanted:
+            scores["f_score"] = (scores["precision"] + scores["recall"]) / 2
+
+        result = {direction: scores[direction].tolist() for direction in options.directions}
+        for direction in options.directions:
+            result[f"{direction}_mean"] = float(scores[direction].mean()) if len(predictions) else float("nan")
+        result["signature"] = self.signature(options, ref_counts)
+        return result
+
+    def signature(self, options, ref_counts=()):
+        """A sacrebleu-style reproducibility string for a result."""
+        low, high = (min(ref_counts), max(ref_counts)) if ref_counts else (0, 0)
+        nrefs = "-" if not ref_counts else str(low) if low == high else f"{low}-{high}"
+        return "|".join([
+            f"ckpt:{self.model_label}",
+            f"dirs:{'+'.join(options.directions)}",
+            f"agg:{options.aggregation}",
+            f"nrefs:{nrefs}",
+            f"prompt:{options.prompt_label}",
+            f"maxlen:{self.max_length}",
+            f"dtype:{self.dtype}",
+            f"transformers:{transformers.__version__}",
+            f"version:{__version__}",
+        ])
+
+    # -- the planned computation ----------------------------------------------------------------------------------
+
+    def _tokenize(self, texts):
+        """Token ids of each text, truncated to max_length as the original does, and the indices that were cut."""
+        if not texts:
+            return [], set()
+        encoded = self.tokenizer(texts, max_length=self.max_length, truncation=True)["input_ids"]
+        at_limit = [i for i, ids in enumerate(encoded) if len(ids) == self.max_length]
+        too_long = set()
+        if at_limit:
+            full = self.tokenizer([texts[i] for i in at_limit])["input_ids"]
+            too_long = {i for i, ids in zip(at_limit, full) if len(ids) > self.max_length}
+        vocab = self.model.config.vocab_size
+        for i, ids in enumerate(encoded):
+            if ids and max(ids) >= vocab:
+                bad = max(ids)
+                raise ValueError(
+                    f"the text {texts[i][:60]!r} contains token {self.tokenizer.convert_ids_to_tokens(bad)!r} "
+                    f"(id {bad}), which the model's {vocab}-token vocabulary lacks"
+                )
+        return encoded, too_long
+
+    def _log_likelihoods(self, conditions, targets, *, batch_size, max_tokens, show_progress, keep_tokens):
+        """Per input pair: the sum of target-token log-probabilities, the target token count, and (if asked) the
+        target's token ids with their log-probabilities."""
+        conditions = _text_list(conditions, "srcs")
+        targets = _text_list(targets, "tgts")
+        if len(conditions) != len(targets):
+            raise ValueError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
+        batch_size = _optional_positive_int(batch_size, "batch_size")
+        max_tokens = _optional_positive_int(max_tokens, "max_tokens") or self.max_tokens
+
+        plan = _Plan(self._tokenize, conditions, targets)
+        if plan.truncated_conditions or plan.truncated_targets:
+            warnings.warn(
+                f"BARTScore truncated {plan.truncated_conditions} distinct source text(s) and {plan.truncated_targets} "
+                f"distinct target text(s) to max_length={self.max_length} tokens, as the original BARTScore does; "
+                f"their tails are not scored",
+                stacklevel=3,
+            )
+        logger.info("scoring %d pairs as %d distinct pairs with %d distinct sources", len(conditions),
+                    len(plan.pairs), len(plan.pairs_by_condition))
+
+        sums = np.zeros(len(plan.pairs))
+        token_log_probs = [None] * len(plan.pairs)
+        by_length = sorted(plan.pairs_by_condition, key=plan.length, reverse=True)
+        with torch.inference_mode(), tqdm(total=len(plan.pairs), unit="pair", desc="BARTScore",
+                                          disable=not show_progress) as progress:
+
+            def score_group(group):
+                encoded = self._encode([plan.tokens[c] for c in group])
+                row_of = {condition: row for row, condition in enumerate(group)}
+                pairs = sorted((p for c in group for p in plan.pairs_by_condition[c]),
+                               key=lambda p: (plan.length(plan.pairs[p][1]), plan.length(plan.pairs[p][0])),
+                               reverse=True)
+
+                def score_batch(batch):
+                    rows = [row_of[plan.pairs[p][0]] for p in batch]
+                    per_pair = self._decode(encoded, rows, [plan.tokens[plan.pairs[p][1]] for p in batch])
+                    for pair, log_probs in zip(batch, per_pair):
+                        sums[pair] = float(log_probs.sum())
+                        token_log_probs[pair] = log_probs if keep_tokens else None
+                    progress.update(len(batch))
+
+                def decoder_too_big(pair):
+                    if len(group) > 1:
+                        raise _DoesNotFit  # retry with fewer conditions held in memory
+                    condition, target = plan.pairs[pair]
+                    self._fail_alone(plan, condition, target, conditions, targets)
+
+                for batch in _token_batches(pairs, lambda p: (plan.length(plan.pairs[p][1]),
+                                                              plan.length(plan.pairs[p][0])), max_tokens, batch_size):
+                    self._halving_on_oom(batch, score_batch, decoder_too_big)
+
+            def encoder_too_big(condition):
+                target = plan.pairs[plan.pairs_by_condition[condition][0]][1]
+                self._fail_alone(plan, condition, target, conditions, targets)
+
+            for group in _token_batches(by_length, lambda c: (plan.length(c),), max_tokens, batch_size):
+                self._halving_on_oom(group, score_group, encoder_too_big)
+
+        counts = np.array([plan.length(target) for _, target in plan.pairs], dtype=np.float64)
+        index = np.asarray(plan.pair_of_input, dtype=np.int64)
+        tokens = None
+        if keep_tokens:
+            tokens = [(plan.tokens[plan.pairs[p][1]], token_log_probs[p]) for p in plan.pair_of_input]
+        return sums[index], counts[index], tokens
+
+    def _halving_on_oom(self, items, run, on_single_item):
+        """Runs a batch; when the accelerator runs out of memory, splits it in halves and retries each half."""
+        try:
+            run(items)
+        except (torch.OutOfMemoryError, _DoesNotFit):
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
+            if len(items) == 1:
+                on_single_item(items[0])
+                return
+            middle = len(items) // 2
+            self._halving_on_oom(items[:middle], run, on_single_item)
+            self._halving_on_oom(items[middle:], run, on_single_item)
+
+    def _fail_alone(self, plan, condition, target, conditions, targets):
+        pair = (plan.texts[condition], plan.texts[target])
+        index = next(i for i, p in enumerate(zip(conditions, targets)) if p == pair)
+        raise RuntimeError(
+            f"pair {index} (a source of {plan.length(condition)} tokens and a target of {plan.length(target)} tokens) "
+            f"does not fit in {self.device} memory even alone; lower max_length or use a larger device"
+        )
+
+    def _pad(self, sequences):
+        width = max(map(len, sequences))
+        ids = torch.full((len(sequences), width), self.model.config.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        for row, sequence in enumerate(sequences):
+            ids[row, : len(sequence)] = torch.tensor(sequence)
+            mask[row, : len(sequence)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _encode(self, sequences):
+        """Runs the encoder once per condition, and projects each decoder layer's cross-attention keys and values
+        once, so that every target of a condition reuses them."""
+        ids, mask = self._pad(sequences)
+        hidden = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+        keys_values = []
+        for layer in self.model.get_decoder().layers:
+            attention = layer.encoder_attn
+            split_heads = (hidden.shape[0], hidden.shape[1], -1, attention.head_dim)
+            keys_values.append((attention.k_proj(hidden).view(split_heads).transpose(1, 2),
+                                attention.v_proj(hidden).view(split_heads).transpose(1, 2)))
+        return _EncodedConditions(hidden, mask, keys_values)
+
+    def _decode(self, encoded, rows, targets):
+        """Token log-probabilities of each target given its encoded condition (row), one tensor per target."""
+        rows_tensor = torch.tensor(rows, device=self.device)
+        width = int(encoded.mask[rows_tensor].sum(dim=1).max())
+        cross = DynamicCache(ddp_cache_data=[(keys[rows_tensor, :, :width], values[rows_tensor, :, :width])
+                                             for keys, values in encoded.cross_keys_values])
+        labels, label_mask = self._pad(targets)
+        # Teacher forcing as the original (labels shifted right); no decoder mask, padding only follows real tokens.
+        decoder_input = torch.full_like(labels, self.model.config.pad_token_id)
+        decoder_input[:, 0] = self.model.config.decoder_start_token_id
+        decoder_input[:, 1:] = labels[:, :-1]
+        states = self.model.get_decoder()(
+            input_ids=decoder_input,
+            encoder_hidden_states=encoded.hidden[rows_tensor, :width],
+            encoder_attention_mask=encoded.mask[rows_tensor, :width],
+            cache=EncoderDecoderCache(DynamicCache(), cross),
+            use_cache=True,
+        ).last_hidden_state
+        valid = label_mask.bool()
+        log_probs = self._target_log_probs(states[valid], labels[valid]).cpu()
+        return torch.split(log_probs, [len(t) for t in targets])
+
+    def _target_log_probs(self, states, labels):
+        """log p(label) at each position, from logits of a slice of positions at a time (never the whole batch's
+        vocabulary distribution at once); the log-softmax runs in float32 whatever the model's dtype."""
+        step = max(1, _LOGIT_ELEMENTS // self.model.config.vocab_size)
+        pieces = []
+        for start in range(0, len(labels), step):
+            logits = (self.model.lm_head(states[start:start + step]) + self.model.final_logits_bias).float()
+            chosen = logits.gather(1, labels[start:start + step, None]).squeeze(1)
+            pieces.append(chosen - torch.logsumexp(logits, dim=-1))
+        return torch.cat(pieces)
+
+
+def _aggregate(values, counts, how):
+    """Collapses consecutive runs of `counts` values (one run per example) by mean or max."""
+    if not len(counts):
+        return np.zeros(0)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    if how == "max":
+        return np.maximum.reduceat(values, starts)
+    return np.add.reduceat(values, starts) / np.asarray(counts)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The `evaluate` metric
+
+_CITATION = """\
+@inproceedings{yuan2021bartscore,
+  title     = {{BARTScore}: Evaluating Generated Text as Text Generation},
+  author    = {Weizhe Yuan and Graham Neubig and Pengfei Liu},
+  booktitle = {Advances in Neural Information Processing Systems},
+  volume    = {34},
+  pages     = {27263--27277},
+  year      = {2021},
+  url       = {https://arxiv.org/abs/2106.11520}
+}
+"""
+
+_DESCRIPTION = """\
+BARTScore judges a generated text by how likely a pre-trained sequence-to-sequence model (BART) finds it given
+another text: the mean log-probability of its tokens. Four directions: faithfulness (source -> prediction),
+precision (reference -> prediction), recall (prediction -> reference) and f_score (mean of precision and recall).
+Scores are negative; higher is better. Configurations: "cnn" (default, facebook/bart-large-cnn, as the original
+code), "vanilla" (facebook/bart-large, the paper's plain BARTScore), "cnn-para" (CNN plus the paraphrase-tuned
+weights, read from the file named by $BARTSCORE_PARA_WEIGHTS), or any Hub id or local directory of a BART checkpoint.
+"""
+
+_KWARGS_DESCRIPTION = """
+Computes BARTScore in every direction the inputs allow.
+
+Args:
+    predictions (list of str): the generated texts to judge.
+    references (list of str, or list of lists of str): one reference, or several, per prediction; the number may
+        differ from one prediction to the next.
+    sources (list of str): the source (input) text of each prediction.
+    directions (str or list of str): any of "faithfulness" (needs sources), "precision", "recall", "f_score" (need
+        references). Default: every direction the given inputs allow. Only these are computed.
+    aggregation ("mean" or "max"): how precision and recall combine over several references (default "mean", as the
+        paper's scripts); f_score is the mean of the aggregated precision and recall.
+    prompt (str or list of str): a paper prompt set by name ("summary": 70 prompts, "paraphrase": 34, "mt": 1), one
+        prompt phrase, or a list of phrases. A prompted score is the average over the prompts. A lowercase single word
+        is read as a set name; to use one as a phrase, put it in a list.
+    prompt_side ("encoder" or "decoder"): "encoder" appends " <prompt>," to the conditioning text, "decoder" prepends
+        "<prompt>, " to the scored text (the original code's strings). Default "encoder".
+    batch_size (int): at most this many pairs per model batch (default: no limit but max_tokens).
+    max_tokens (int): padded tokens per model batch (default 8192); lower it when memory is short.
+    show_progress (bool): a progress bar on stderr (default False).
+
+Returns:
+    faithfulness, precision, recall, f_score: one score per prediction, in input order, for each direction computed.
+    faithfulness_mean, ...: the mean over predictions of each direction computed.
+    signature: the settings that produced the numbers, for reproducibility.
+
+Examples:
+    >>> import evaluate
+    >>> bartscore = evaluate.load("./bartscore.py")  # "cnn": facebook/bart-large-cnn
+    >>> results = bartscore.compute(predictions=["This is fun."], sources=["This is interesting."])
+    >>> round(results["faithfulness"][0], 4)
+    -2.5107
+    >>> results = bartscore.compute(
+    ...     predictions=["There is a cat on the mat.", "Look! a wonderful day."],
+    ...     references=[["The cat is playing on the mat.", "A cat sits on a mat."], "Today is a wonderful day"],
+    ...     directions=["recall", "f_score"], aggregation="max", prompt="paraphrase", prompt_side="decoder")
+    >>> sorted(results)
+    ['f_score', 'f_score_mean', 'recall', 'recall_mean', 'signature']
+"""
+
+_FEATURES = datasets.Features({
+    "predictions": datasets.Value("string"),
+    "references": datasets.List(datasets.Value("string")),
+    "sources": datasets.Value("string"),
+})
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class BARTScore(evaluate.Metric):
+    """The BARTScore metric. Init options (also through ``evaluate.load``): device, dtype, max_length, max_tokens."""
+
+    def __init__(self, config_name=None, *, device=None, dtype="float32", max_length=1024,
+                 max_tokens=DEFAULT_MAX_TOKENS, **kwargs):
+        self.model_name = config_name or "default"
+        # evaluate joins the config name into a cache path; a checkpoint path or Hub id must not steer it.
+        cache_name = self.model_name if re.fullmatch(r"[\w.-]+", self.model_name) else re.sub(
+            r"[^\w.-]+", "_", self.model_name).strip("_")[-64:]
+        super().__init__(config_name=cache_name, **kwargs)
+        self._engine_options = {"device": device, "dtype": dtype, "max_length": max_length, "max_tokens": max_tokens}
+        self._scorer = None
+        self._inputs_given = None  # which of references/sources the pending batches carry
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=_FEATURES,
+            codebase_urls=["https://github.com/neulab/BARTScore"],
+            reference_urls=["https://arxiv.org/abs/2106.11520"],
+        )
+
+    def _download_and_prepare(self, dl_manager):
+        self.scorer  # load the model once, at evaluate.load time, so that a missing checkpoint is reported there
+
+    @property
+    def scorer(self):
+        """The engine, loaded on first use and kept for every later compute."""
+        if self._scorer is None:
+            checkpoint = DEFAULT_CHECKPOINT if self.model_name == "default" else self.model_name
+            self._scorer = BARTScorer(checkpoint=checkpoint, **self._engine_options)
+        return self._scorer
+
+    def add_batch(self, *, predictions=None, references=None, sources=None, **kwargs):
+        """Adds a batch of predictions with their references and/or sources (as in compute) for a later compute."""
+        predictions = _text_list(predictions, "predictions")
+        given = {"references": references is not None, "sources": sources is not None}
+        if self._inputs_given is not None and given != self._inputs_given:
+            raise ValueError(
+                f"this batch gives {_input_names(given)} but earlier batches gave {_input_names(self._inputs_given)}; "
+                f"give the same inputs in every add/add_batch call"
+            )
+        if references is None:
+            references = [[] for _ in predictions]
+        else:
+            references = _reference_lists(references, "references", len(predictions))
+        if sources is None:
+            sources = [""] * len(predictions)
+        else:
+            sources = _text_list(sources, "sources")
+            if len(sources) != len(predictions):
+                raise ValueError(f"sources has {len(sources)} entries but predictions has {len(predictions)}")
+        super().add_batch(predictions=predictions, references=references, sources=sources, **kwargs)
+        self._inputs_given = given
+
+    def add(self, *, prediction=None, reference=None, source=None, **kwargs):
+        """Adds one prediction with its reference(s) and/or source for a later compute."""
+        self.add_batch(predictions=[prediction], references=None if reference is None else [reference],
+                       sources=None if source is None else [source], **kwargs)
+
+    def compute(self, *, predictions=None, references=None, sources=None, **kwargs):
+        """Scores the given inputs, or those added with add/add_batch, and returns the results dict."""
+        if predictions is None and (references is not None or sources is not None):
+            raise TypeError("predictions must be a list of strings, got None")
+        given = self._inputs_given
+        if predictions is not None:
+            given = {"references": references is not None, "sources": sources is not None}
+        if given is None:
+            raise ValueError("nothing to score: pass predictions= (with sources= and/or references=), "
+                             "or call add/add_batch first")
+        option_names = {"directions", "aggregation", "prompt", "prompt_side"}
+        resolve_options(has_references=given["references"], has_sources=given["sources"],
+                        **{k: v for k, v in kwargs.items() if k in option_names})
+        try:
+            if predictions is not None:
+                self.add_batch(predictions=predictions, references=references, sources=sources)
+            return super().compute(**kwargs)
+        except BaseException:
+            self._discard_pending()
+            raise
+        finally:
+            self._inputs_given = None
+
+    def _discard_pending(self):
+        """Drops evaluate's half-written batch state after a failed compute, so that the next call starts clean."""
+        for name in ("writer", "buf_writer", "data", "filelock", "cache_file_name", "selected_feature_format"):
+            setattr(self, name, None)
+
+    def _compute(self, predictions, references, sources, directions=None, aggregation="mean", prompt=None,
+                 prompt_side="encoder", batch_size=None, max_tokens=None, show_progress=False):
+        given = self._inputs_given
+        return self.scorer.score_directions(
+            predictions,
+            references=references if given["references"] else None,
+            sources=sources if given["sources"] else None,
+            directions=directions,
+            aggregation=aggregation,
+            prompt=prompt,
+            prompt_side=prompt_side,
+            batch_size=batch_size,
+            max_tokens=max_tokens,
+            show_progress=show_progress,
+        )
+
+
+def _input_names(given):
+    names = [name for name, present in given.items() if present]
+    return " and ".join(f"{name}=" for name in names) or "predictions only"

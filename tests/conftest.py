@@ -1,0 +1,38 @@
+import os
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+sys.path[:0] = [ROOT, TESTS]
+
+# Nothing in the tests may reach for the network: missing checkpoints must fail fast and clearly.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+from tiny_bart import build_tiny_bart  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory):
+    """A random BART checkpoint directory, saved with save_pretrained, shared by the whole session."""
+    return build_tiny_bart(tmp_path_factory.mktemp("tiny-bart"))
+
+
+@pytest.fixture(scope="session")
+def reference_model(tiny_checkpoint):
+    """The same checkpoint loaded independently of the code under test, for the reference implementation."""
+    from transformers import AutoTokenizer, BartForConditionalGeneration
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint)
+    model = BartForConditionalGeneration.from_pretrained(tiny_checkpoint).eval()
+    return model, tokenizer
+
+
+@pytest.fixture(scope="session")
+def scorer(tiny_checkpoint):
+    import bartscore
+
+    return bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")

@@ -1,0 +1,272 @@
+"""The engine (`BARTScorer`) against the plain reference implementation, and its behaviour on bad input."""
+
+import random
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import bartscore
+from reference import reference_score, reference_token_log_probs
+from tiny_bart import english_like_text
+
+TOLERANCE = 1e-5
+
+
+def corpus(seed=0, n=12):
+    rng = random.Random(seed)
+    sources = [english_like_text(rng, rng.randint(5, 60)) for _ in range(n)]
+    targets = [english_like_text(rng, rng.randint(1, 25)) for _ in range(n)]
+    # Edge cases: empty texts, non-ASCII, a repeated pair, a source shared by several targets.
+    sources += ["", "Café déjà vu — naïve 😀.", sources[0], sources[1], sources[1]]
+    targets += ["Nothing to see.", "", targets[0], targets[2], "The cat sat."]
+    return sources, targets
+
+
+def test_scores_equal_the_reference_implementation(scorer, reference_model):
+    sources, targets = corpus()
+    expected = [reference_score(*reference_model, s, t) for s, t in zip(sources, targets)]
+    assert np.max(np.abs(np.array(scorer.score(sources, targets)) - expected)) < TOLERANCE
+
+
+@pytest.mark.parametrize("batch_size,max_tokens", [(1, None), (3, None), (None, 40), (2, 100000), (None, 1)])
+def test_scores_do_not_depend_on_batching(scorer, reference_model, batch_size, max_tokens):
+    sources, targets = corpus(seed=1)
+    expected = [reference_score(*reference_model, s, t) for s, t in zip(sources, targets)]
+    got = scorer.score(sources, targets, batch_size=batch_size, max_tokens=max_tokens)
+    assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
+
+
+def test_scores_do_not_depend_on_input_order(scorer):
+    sources, targets = corpus(seed=2)
+    order = list(range(len(sources)))
+    random.Random(0).shuffle(order)
+    straight = scorer.score(sources, targets)
+    shuffled = scorer.score([sources[i] for i in order], [targets[i] for i in order])
+    assert np.max(np.abs(np.array(shuffled) - np.array(straight)[order])) < TOLERANCE
+
+
+def test_original_batch_size_argument_is_accepted_positionally(scorer, reference_model):
+    got = scorer.score(["This is interesting."], ["This is fun."], 4)
+    assert got[0] == pytest.approx(reference_score(*reference_model, "This is interesting.", "This is fun."), abs=TOLERANCE)
+
+
+def test_truncation_matches_the_reference_and_is_reported(tiny_checkpoint, reference_model):
+    short = bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=16)
+    rng = random.Random(3)
+    long_source, long_target = english_like_text(rng, 80), english_like_text(rng, 40)
+    sources = [long_source, "Short source.", long_source]
+    targets = ["Short target.", long_target, long_target]
+    with pytest.warns(UserWarning, match=r"truncated 1 distinct source text\(s\) and 1 distinct target text\(s\) "
+                                         r"to max_length=16"):
+        got = short.score(sources, targets)
+    expected = [reference_score(*reference_model, s, t, max_length=16) for s, t in zip(sources, targets)]
+    assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
+
+
+def test_no_truncation_warning_for_texts_that_fit(scorer):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scorer.score(["This is interesting."], ["This is fun."])
+
+
+def test_multi_ref_score_with_different_reference_counts(scorer, reference_model):
+    sources = ["I'm super happy today.", "This is a good idea.", "A third one."]
+    refs = [["I feel good today.", "I feel sad today."], ["Not bad.", "Sounds like a good idea.", "Hm."], ["Yes."]]
+    for agg, combine in (("mean", np.mean), ("max", np.max)):
+        expected = [combine([reference_score(*reference_model, s, r) for r in rs]) for s, rs in zip(sources, refs)]
+        got = scorer.multi_ref_score(sources, refs, agg=agg)
+        assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
+
+
+def test_token_scores_average_to_the_score(scorer, reference_model):
+    sources, targets = corpus(seed=4, n=4)
+    tokens = scorer.score_tokens(sources, targets)
+    scores = scorer.score(sources, targets)
+    for source, target, pieces, score in zip(sources, targets, tokens, scores):
+        log_probs = [lp for _, lp in pieces]
+        assert np.mean(log_probs) == pytest.approx(score, abs=TOLERANCE)
+        assert np.allclose(log_probs, reference_token_log_probs(*reference_model, source, target), atol=TOLERANCE)
+        texts = [text for text, _ in pieces]
+        assert texts[0] == "<s>" and texts[-1] == "</s>"
+        if target.isascii():
+            assert "".join(texts[1:-1]) == target
+
+
+def test_empty_call_returns_empty(scorer):
+    assert scorer.score([], []) == []
+    assert scorer.multi_ref_score([], []) == []
+
+
+def test_identical_pairs_are_scored_once(scorer, monkeypatch):
+    decoded = []
+    original = scorer._decode
+
+    def counting(encoded, rows, targets):
+        decoded.extend(targets)
+        return original(encoded, rows, targets)
+
+    monkeypatch.setattr(scorer, "_decode", counting)
+    scorer.score(["a b", "a b", "c", "a b"], ["x", "x", "x", "y"])
+    assert len(decoded) == 3
+
+
+def test_each_distinct_source_is_encoded_once(scorer, monkeypatch):
+    encoded = []
+    original = scorer._encode
+
+    def counting(sequences):
+        encoded.extend(map(tuple, sequences))
+        return original(sequences)
+
+    monkeypatch.setattr(scorer, "_encode", counting)
+    scorer.score(["one source"] * 5 + ["another source"] * 3, [f"target {i}" for i in range(8)], batch_size=2)
+    assert len(encoded) == 2 and len(set(encoded)) == 2
+
+
+def test_out_of_memory_batches_are_split_and_results_unchanged(scorer, monkeypatch):
+    sources, targets = corpus(seed=5)
+    expected = scorer.score(sources, targets)
+    decode, encode = scorer._decode, scorer._encode
+    calls = {"decode": 0, "encode": 0}
+
+    def small_decodes_only(encoded, rows, batch_targets):
+        calls["decode"] += 1
+        if len(rows) > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return decode(encoded, rows, batch_targets)
+
+    def small_encodes_only(sequences):
+        calls["encode"] += 1
+        if len(sequences) > 3:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return encode(sequences)
+
+    monkeypatch.setattr(scorer, "_decode", small_decodes_only)
+    monkeypatch.setattr(scorer, "_encode", small_encodes_only)
+    got = scorer.score(sources, targets)
+    assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
+    assert calls["decode"] > 1 and calls["encode"] > 1
+
+
+def test_a_pair_that_cannot_fit_alone_is_named(scorer, monkeypatch):
+    def never_fits(encoded, rows, batch_targets):
+        if any(len(t) > 6 for t in batch_targets):
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return original(encoded, rows, batch_targets)
+
+    original = scorer._decode
+    monkeypatch.setattr(scorer, "_decode", never_fits)
+    sources = ["Short.", "Short too.", "Another one."]
+    targets = ["Ok.", "This target is much longer than the others by far.", "Fine."]
+    with pytest.raises(RuntimeError, match=r"pair 1 \(a source of \d+ tokens and a target of \d+ tokens\) does not fit"):
+        scorer.score(sources, targets)
+
+
+@pytest.mark.parametrize("call,error,message", [
+    (lambda s: s.score(["a", "b"], ["a"]), ValueError, r"srcs has 2 entries but tgts has 1"),
+    (lambda s: s.score(["a", None], ["a", "b"]), TypeError, r"srcs\[1\] is None; expected a string"),
+    (lambda s: s.score(["a"], [3]), TypeError, r"tgts\[0\] is a int; expected a string"),
+    (lambda s: s.score("a", "b"), TypeError, r"srcs must be a list of strings, got a str"),
+    (lambda s: s.score(["a"], ["b"], batch_size=0), ValueError, r"batch_size must be a positive integer"),
+    (lambda s: s.score(["a"], ["b"], max_tokens=-5), ValueError, r"max_tokens must be a positive integer"),
+    (lambda s: s.multi_ref_score(["a"], [[]]), ValueError, r"tgts\[0\] is an empty list"),
+    (lambda s: s.multi_ref_score(["a"], [["b", None]]), TypeError, r"tgts\[0\]\[1\] is None"),
+    (lambda s: s.multi_ref_score(["a"], [["b"]], agg="median"), ValueError, r"agg must be one of"),
+])
+def test_bad_input_is_named(scorer, call, error, message):
+    with pytest.raises(error, match=message):
+        call(scorer)
+
+
+def test_token_outside_the_model_vocabulary_is_a_clear_error(tiny_checkpoint):
+    small_vocab = bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
+    small_vocab.model.config.vocab_size = 5  # the tokenizer knows many more tokens than this
+    with pytest.raises(ValueError, match=r"contains token .* which the model's 5-token vocabulary lacks"):
+        small_vocab.score(["This is interesting."], ["This is fun."])
+
+
+def test_max_length_must_fit_the_model(tiny_checkpoint):
+    with pytest.raises(ValueError, match=r"max_length must be an integer from 2 to 1024"):
+        bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=4096)
+
+
+def test_unknown_dtype(tiny_checkpoint):
+    with pytest.raises(ValueError, match=r"dtype must be one of"):
+        bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", dtype="float64")
+
+
+def test_bfloat16_runs_and_stays_close(tiny_checkpoint, scorer):
+    half = bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", dtype="bfloat16")
+    sources, targets = corpus(seed=6, n=4)
+    got = np.array(half.score(sources, targets))
+    assert np.all(np.isfinite(got))
+    assert np.max(np.abs(got - scorer.score(sources, targets))) < 0.2
+
+
+def test_load_state_dict_over_the_checkpoint(tiny_checkpoint, tmp_path, reference_model):
+    model, tokenizer = reference_model
+    tuned = {k: v.clone() for k, v in model.state_dict().items()}
+    generator = torch.Generator().manual_seed(7)
+    for name, tensor in tuned.items():
+        if tensor.is_floating_point():
+            tensor.add_(0.05 * torch.randn(tensor.shape, generator=generator))
+    path = tmp_path / "bart.pth"
+    torch.save(tuned, path)
+
+    engine = bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu").load(str(path))
+    other = type(model)(model.config)
+    other.load_state_dict(tuned)
+    other.eval()
+    pairs = [("This is interesting.", "This is fun."), ("The cat sat on the mat.", "A cat.")]
+    expected = [reference_score(other, tokenizer, s, t) for s, t in pairs]
+    assert np.allclose(engine.score(*zip(*pairs)), expected, atol=TOLERANCE)
+    assert not np.allclose(expected, [reference_score(model, tokenizer, s, t) for s, t in pairs], atol=1e-3)
+    assert engine.model_label.endswith("+bart.pth")
+
+
+def test_load_reports_a_missing_or_foreign_state_dict(tiny_checkpoint, tmp_path, monkeypatch):
+    engine = bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
+    monkeypatch.delenv("BARTSCORE_PARA_WEIGHTS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(bartscore.CheckpointNotFoundError, match=r"No state dict at 'models/bart.pth'"):
+        engine.load()
+    foreign = tmp_path / "foreign.pth"
+    torch.save({"layer.weight": torch.zeros(2, 2)}, foreign)
+    with pytest.raises(ValueError, match=r"does not fit the .* model"):
+        engine.load(str(foreign))
+
+
+def test_missing_checkpoint_offline_names_it(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(bartscore.CheckpointNotFoundError, match=r"Cannot load the BART checkpoint "
+                                                                r"'facebook/bart-large-cnn'.*hf download"):
+        bartscore.BARTScorer(device="cpu")
+
+
+def test_cnn_para_without_weights_says_what_is_missing(monkeypatch, tmp_path):
+    monkeypatch.delenv("BARTSCORE_PARA_WEIGHTS", raising=False)
+    with pytest.raises(bartscore.CheckpointNotFoundError, match=r"bart.pth .* set BARTSCORE_PARA_WEIGHTS"):
+        bartscore.BARTScorer(checkpoint="cnn-para", device="cpu")
+    monkeypatch.setenv("BARTSCORE_PARA_WEIGHTS", str(tmp_path / "nowhere.pth"))
+    with pytest.raises(bartscore.CheckpointNotFoundError, match=r"no file is there"):
+        bartscore.BARTScorer(checkpoint="cnn-para", device="cpu")
+
+
+def test_variants_map_to_the_papers_checkpoints(monkeypatch, tmp_path):
+    assert bartscore.resolve_checkpoint("vanilla") == ("facebook/bart-large", None)
+    assert bartscore.resolve_checkpoint("cnn") == ("facebook/bart-large-cnn", None)
+    assert bartscore.resolve_checkpoint("some/model") == ("some/model", None)
+    weights = tmp_path / "bart.pth"
+    weights.write_bytes(b"")
+    monkeypatch.setenv("BARTSCORE_PARA_WEIGHTS", str(weights))
+    assert bartscore.resolve_checkpoint("cnn-para") == ("facebook/bart-large-cnn", str(weights))
+
+
+def test_a_checkpoint_that_is_not_bart_is_refused(tmp_path):
+    from transformers import GPT2Config
+
+    GPT2Config(n_layer=1, n_embd=8, n_head=2).save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match=r"is a 'gpt2' model; BARTScore needs a BART checkpoint"):
+        bartscore.BARTScorer(checkpoint=str(tmp_path), device="cpu")
