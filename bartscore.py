@@ -669,6 +669,92 @@ def _aggregate(values, counts, how):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# System comparison: bootstrap confidence intervals, paired bootstrap resampling and the paired t-test
+
+
+def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed=12345):
+    """Compares systems scored on the same segments (`scores`: system name -> per-segment scores).
+
+    For each system: the mean with a bootstrap confidence interval. For each pair: the mean difference, a two-sided
+    paired bootstrap p-value (the same resampled segments for both systems, as Koehn 2004 and sacrebleu), a paired
+    t-test, and the winner ("" when the bootstrap finds no significant difference at `alpha`).
+    Resampling is seeded, so the same inputs give the same figures."""
+    names = list(scores)
+    if len(names) < 1:
+        raise ValueError("compare_systems needs at least one system")
+    counts = {name: len(scores[name]) for name in names}
+    if len(set(counts.values())) != 1 or not counts[names[0]]:
+        raise ValueError(f"every system needs the same, non-zero number of segments; got {counts}")
+    matrix = np.asarray([np.asarray(scores[name], dtype=np.float64) for name in names])
+    segments = matrix.shape[1]
+    indices = np.random.default_rng(seed).integers(0, segments, size=(resamples, segments))
+    resampled_means = matrix[:, indices].mean(axis=2)  # (systems, resamples)
+    tail = (1 - confidence) / 2 * 100
+    systems = [
+        {"system": name, "mean": float(matrix[i].mean()),
+         "ci_low": float(np.percentile(resampled_means[i], tail)),
+         "ci_high": float(np.percentile(resampled_means[i], 100 - tail))}
+        for i, name in enumerate(names)
+    ]
+    pairs = []
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            deltas = resampled_means[i] - resampled_means[j]
+            not_better = min(int((deltas <= 0).sum()), int((deltas >= 0).sum()))
+            bootstrap_p = min(1.0, 2 * (not_better + 1) / (resamples + 1))
+            t_statistic, t_p = paired_t_test(matrix[i], matrix[j])
+            delta = float(matrix[i].mean() - matrix[j].mean())
+            winner = "" if bootstrap_p >= alpha or delta == 0 else names[i] if delta > 0 else names[j]
+            pairs.append({"system_a": names[i], "system_b": names[j], "delta": delta, "bootstrap_p": bootstrap_p,
+                          "t_statistic": t_statistic, "t_test_p": t_p, "winner": winner})
+    return {"systems": systems, "pairs": pairs, "resamples": resamples, "confidence": confidence, "alpha": alpha}
+
+
+def paired_t_test(a, b):
+    """Two-sided paired t-test of mean(a - b) = 0: (t statistic, p-value); p is NaN with fewer than two segments."""
+    differences = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    n = len(differences)
+    if n < 2:
+        return float("nan"), float("nan")
+    mean, spread = differences.mean(), differences.std(ddof=1)
+    if spread == 0:
+        return (0.0, 1.0) if mean == 0 else (float(np.copysign(np.inf, mean)), 0.0)
+    t = mean / (spread / np.sqrt(n))
+    degrees = n - 1
+    return float(t), _regularized_incomplete_beta(degrees / 2, 0.5, degrees / (degrees + t * t))
+
+
+def _regularized_incomplete_beta(a, b, x):
+    """I_x(a, b) by its continued fraction (modified Lentz); I_{df/(df+t^2)}(df/2, 1/2) is Student's two-sided p."""
+    if x <= 0 or x >= 1:
+        return float(x >= 1)
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - _regularized_incomplete_beta(b, a, 1 - x)
+    log_front = a * np.log(x) + b * np.log1p(-x) - np.log(a) - _log_beta(a, b)
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    fraction = d
+    for m in range(1, 500):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            fraction *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return float(np.exp(log_front) * fraction)
+
+
+def _log_beta(a, b):
+    from math import lgamma
+
+    return lgamma(a) + lgamma(b) - lgamma(a + b)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # The `evaluate` metric
 
 _CITATION = """\

@@ -1,0 +1,50 @@
+"""System comparison statistics on constructed data where the answer is known."""
+
+import numpy as np
+import pytest
+
+import bartscore
+
+
+def test_a_system_better_on_every_segment_wins():
+    rng = np.random.default_rng(0)
+    base = rng.normal(-3, 1, size=50)
+    result = bartscore.compare_systems({"good": base + 0.5, "bad": base})
+    (pair,) = result["pairs"]
+    assert pair["winner"] == "good" and pair["delta"] == pytest.approx(0.5)
+    assert pair["bootstrap_p"] < 0.01 and pair["t_test_p"] == 0.0 and pair["t_statistic"] == np.inf
+
+
+def test_identical_systems_tie():
+    scores = list(np.random.default_rng(1).normal(-3, 1, size=40))
+    (pair,) = bartscore.compare_systems({"a": scores, "b": list(scores)})["pairs"]
+    assert pair["winner"] == "" and pair["bootstrap_p"] == 1.0 and pair["t_test_p"] == 1.0
+
+
+def test_confidence_interval_brackets_the_mean_and_is_reproducible():
+    scores = {"a": np.random.default_rng(2).normal(-2, 1, size=200)}
+    first = bartscore.compare_systems(scores)
+    (system,) = first["systems"]
+    assert system["ci_low"] < system["mean"] < system["ci_high"]
+    # about 1.96 standard errors either side
+    assert system["ci_high"] - system["ci_low"] == pytest.approx(2 * 1.96 / np.sqrt(200), rel=0.25)
+    assert bartscore.compare_systems(scores) == first
+
+
+@pytest.mark.parametrize("t,degrees,p", [
+    (2.228, 10, 0.05), (3.169, 10, 0.01), (1.96, 100000, 0.05), (2.0, 1, 0.2952), (12.706, 1, 0.05),
+])
+def test_t_test_p_values_match_the_t_table(t, degrees, p):
+    # a sample of differences with exactly this t statistic: mean t*s/sqrt(n), standard deviation s
+    n = degrees + 1
+    unit = np.array([1.0, -1.0] * (n // 2) + [0.0] * (n % 2))
+    unit /= unit.std(ddof=1)
+    differences = unit + t / np.sqrt(n)
+    statistic, p_value = bartscore.paired_t_test(differences, np.zeros(n))
+    assert statistic == pytest.approx(t)
+    assert p_value == pytest.approx(p, abs=2e-4)
+
+
+def test_mismatched_segment_counts_are_refused():
+    with pytest.raises(ValueError, match=r"same, non-zero number of segments"):
+        bartscore.compare_systems({"a": [1.0, 2.0], "b": [1.0]})
