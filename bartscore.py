@@ -936,3 +936,322 @@ class BARTScore(evaluate.Metric):
 def _input_names(given):
     names = [name for name, present in given.items() if present]
     return " and ".join(f"{name}=" for name in names) or "predictions only"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The command line: `bartscore score` and `bartscore compare`
+
+
+class UsageError(Exception):
+    """A mistake in the command line or its input files (exit status 2)."""
+
+
+@dataclass
+class Corpus:
+    """Segments to score: one hypothesis list per system, aligned with the sources and/or references."""
+
+    systems: dict  # system name -> hypotheses
+    sources: list = None
+    references: list = None  # one list of references per segment
+
+
+def _read_lines(path):
+    """One segment per line ("\\n" or "\\r\\n"); a final newline does not make an extra segment."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path} is not UTF-8 text (byte {error.start})") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def read_plain_corpus(sources=None, references=(), hypotheses=()):
+    """Plain-text files, one segment per line: a sources file, reference files (one reference each per segment), and
+    one file per system (named after the file)."""
+    if not hypotheses:
+        raise UsageError("give at least one --hypotheses file (or --input with system columns)")
+    files = {}
+    if sources:
+        files[sources] = _read_lines(sources)
+    for path in [*references, *hypotheses]:
+        files[path] = _read_lines(path)
+    first = next(iter(files))
+    for path, lines in files.items():
+        if len(lines) != len(files[first]):
+            raise UsageError(f"{path} has {len(lines)} lines but {first} has {len(files[first])}; every file needs "
+                             f"one line per segment")
+    systems = {}
+    for path in hypotheses:
+        name = os.path.basename(path)
+        if name in systems:
+            raise UsageError(f"two hypothesis files are named {name}; system names come from file names")
+        systems[name] = files[path]
+    refs = [list(group) for group in zip(*(files[path] for path in references))] if references else None
+    return Corpus(systems, files[sources] if sources else None, refs)
+
+
+def read_table_corpus(path, source_column="source", reference_columns=None, system_columns=None):
+    """A JSONL or CSV file with one row per segment. References: the given columns, else `reference`/`references`/
+    `reference_*` columns (a JSONL value may be a list; empty cells are skipped). Systems: the given columns, else
+    every other column."""
+    import csv
+    import io
+    import json
+
+    raw = _read_lines(path)
+    if path.lower().endswith((".jsonl", ".json")):
+        rows = []
+        for number, line in enumerate(raw, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise UsageError(f"{path} line {number} is not valid JSON: {error.msg}") from None
+            if not isinstance(row, dict):
+                raise UsageError(f"{path} line {number} is not a JSON object")
+            rows.append(row)
+    elif path.lower().endswith(".csv"):
+        rows = list(csv.DictReader(io.StringIO("\n".join(raw))))
+    else:
+        raise UsageError(f"{path}: --input takes a .jsonl or .csv file")
+    if not rows:
+        raise UsageError(f"{path} has no rows")
+    columns = list(rows[0])
+    missing = [c for c in [*(reference_columns or []), *(system_columns or [])] if c not in columns]
+    if missing:
+        raise UsageError(f"{path} has no column {missing[0]!r}; its columns are {columns}")
+    has_source = source_column in columns
+    if reference_columns is None:
+        reference_columns = [c for c in columns if c in ("reference", "references") or c.startswith("reference_")]
+    if system_columns is None:
+        system_columns = [c for c in columns if c != source_column and c not in reference_columns]
+    if not system_columns:
+        raise UsageError(f"{path} has no system column besides {source_column!r} and the references")
+
+    def cell(row, column, number):
+        value = row.get(column)
+        if not isinstance(value, str):
+            raise UsageError(f"{path} row {number}, column {column!r}: expected text, got {_describe(value)}")
+        return value
+
+    references = None
+    if reference_columns:
+        references = []
+        for number, row in enumerate(rows, start=1):
+            refs = []
+            for column in reference_columns:
+                value = row.get(column)
+                values = value if isinstance(value, list) else [value]
+                refs += [cell({column: v}, column, number) for v in values if v not in (None, "")]
+            if not refs:
+                raise UsageError(f"{path} row {number} has no reference in {reference_columns}")
+            references.append(refs)
+    if not has_source and references is None:
+        raise UsageError(f"{path} has neither a {source_column!r} column nor reference columns")
+    sources = [cell(row, source_column, n) for n, row in enumerate(rows, start=1)] if has_source else None
+    systems = {c: [cell(row, c, n) for n, row in enumerate(rows, start=1)] for c in system_columns}
+    return Corpus(systems, sources, references)
+
+
+def score_corpus(scorer, corpus, **options):
+    """Scores every system in one planned call (sources and references shared by all systems are encoded once) and
+    returns ({system: {direction: per-segment scores}}, signature)."""
+    names = list(corpus.systems)
+    segments = len(corpus.systems[names[0]])
+    result = scorer.score_directions(
+        [hypothesis for name in names for hypothesis in corpus.systems[name]],
+        references=corpus.references * len(names) if corpus.references is not None else None,
+        sources=corpus.sources * len(names) if corpus.sources is not None else None,
+        **options,
+    )
+    directions = [d for d in DIRECTIONS if d in result]
+    per_system = {
+        name: {d: result[d][k * segments:(k + 1) * segments] for d in directions} for k, name in enumerate(names)
+    }
+    return per_system, result["signature"]
+
+
+def _build_parser():
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="bartscore", description="BARTScore from the command line.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    score = commands.add_parser("score", help="per-segment scores of one or more systems, and their means")
+    compare = commands.add_parser("compare", help="significance tests between two or more systems")
+    for sub in (score, compare):
+        inputs = sub.add_argument_group("inputs (plain-text files with one segment per line, or one --input table)")
+        inputs.add_argument("-s", "--sources", metavar="FILE", help="source texts")
+        inputs.add_argument("-r", "--references", metavar="FILE", nargs="+", default=[],
+                            help="reference files (several give several references per segment)")
+        inputs.add_argument("-t", "--hypotheses", metavar="FILE", nargs="+", default=[],
+                            help="one file per system; the file name names the system")
+        inputs.add_argument("-i", "--input", metavar="FILE", help="a .jsonl or .csv file with one row per segment")
+        inputs.add_argument("--source-column", default="source", help="source column of --input (default: source)")
+        inputs.add_argument("--reference-columns", nargs="+", metavar="COLUMN",
+                            help="reference columns of --input (default: reference, references, reference_*)")
+        inputs.add_argument("--system-columns", nargs="+", metavar="COLUMN",
+                            help="system columns of --input (default: every other column)")
+        model = sub.add_argument_group("model and scoring")
+        model.add_argument("-m", "--model", default="cnn",
+                           help="vanilla, cnn (default), cnn-para, a Hub id or a checkpoint directory")
+        model.add_argument("-d", "--directions", help="comma-separated: faithfulness,precision,recall,f_score "
+                                                      "(default: all the inputs allow)")
+        model.add_argument("--aggregation", default="mean", help="over several references: mean (default) or max")
+        model.add_argument("-p", "--prompt", help="a prompt set (summary, paraphrase, mt) or one prompt phrase")
+        model.add_argument("--prompt-side", default="encoder", help="encoder (default) or decoder")
+        model.add_argument("--device", help="cuda, cuda:1, cpu, ... (default: CUDA when available)")
+        model.add_argument("--dtype", default="float32", help="float32 (default), bfloat16 or float16")
+        model.add_argument("--batch-size", type=int, help="at most this many pairs per batch")
+        model.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
+                           help=f"padded tokens per batch (default {DEFAULT_MAX_TOKENS})")
+        model.add_argument("--max-length", type=int, default=1024, help="truncate texts to this many tokens")
+        model.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    score.add_argument("-f", "--format", choices=("tsv", "jsonl"), default="tsv", help="per-segment output format")
+    score.add_argument("-o", "--output", default="-",
+                       help="per-segment output file (default: stdout; the system summary then goes to stderr)")
+    compare.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    compare.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    compare.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
+    compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    return parser
+
+
+def _corpus_from_args(args):
+    if args.input and (args.sources or args.references or args.hypotheses):
+        raise UsageError("give either --input or plain-text files (--sources/--references/--hypotheses), not both")
+    if args.input:
+        return read_table_corpus(args.input, args.source_column, args.reference_columns, args.system_columns)
+    if not args.sources and not args.references:
+        raise UsageError("give --sources and/or --references (or --input)")
+    return read_plain_corpus(args.sources, args.references, args.hypotheses)
+
+
+def _summary_lines(per_system, signature):
+    directions = list(next(iter(per_system.values())))
+    width = max(6, *map(len, per_system))
+    lines = ["system".ljust(width) + "".join(f"  {d:>12}" for d in directions)]
+    for name, scores in per_system.items():
+        lines.append(name.ljust(width) + "".join(f"  {np.mean(scores[d]):12.4f}" for d in directions))
+    lines.append(f"signature: {signature}")
+    return lines
+
+
+def _write_segments(per_system, output_format, handle):
+    import json
+
+    directions = list(next(iter(per_system.values())))
+    if output_format == "tsv":
+        handle.write("\t".join(["system", "segment", *directions]) + "\n")
+    for name, scores in per_system.items():
+        for segment in range(len(scores[directions[0]])):
+            if output_format == "tsv":
+                values = [f"{scores[d][segment]:.6f}" for d in directions]
+                handle.write("\t".join([name, str(segment), *values]) + "\n")
+            else:
+                row = {"system": name, "segment": segment, **{d: scores[d][segment] for d in directions}}
+                handle.write(json.dumps(row) + "\n")
+
+
+def _comparison_lines(comparisons, signature):
+    lines = []
+    for direction, comparison in comparisons.items():
+        segments = comparison["segments"]
+        lines.append(f"== {direction}: mean with {comparison['confidence']:.0%} bootstrap CI "
+                     f"({comparison['resamples']} resamples of {segments} segments)")
+        width = max(6, *(len(s["system"]) for s in comparison["systems"]))
+        for system in sorted(comparison["systems"], key=lambda s: -s["mean"]):
+            lines.append(f"  {system['system']:<{width}}  {system['mean']:9.4f}  "
+                         f"[{system['ci_low']:.4f}, {system['ci_high']:.4f}]")
+        lines.append(f"  {'A':<{width}}  {'B':<{width}}  {'A - B':>9}  {'bootstrap p':>11}  {'t-test p':>9}  winner "
+                     f"(p < {comparison['alpha']})")
+        for pair in comparison["pairs"]:
+            lines.append(f"  {pair['system_a']:<{width}}  {pair['system_b']:<{width}}  {pair['delta']:+9.4f}  "
+                         f"{pair['bootstrap_p']:11.4f}  {pair['t_test_p']:9.4f}  {pair['winner'] or 'tie'}")
+        wins = {s["system"]: sum(p["winner"] == s["system"] for p in comparison["pairs"])
+                for s in comparison["systems"]}
+        lines.append("  wins: " + ", ".join(f"{name} {count}" for name, count in
+                                             sorted(wins.items(), key=lambda item: -item[1])))
+    lines.append(f"signature: {signature}")
+    return lines
+
+
+def main(argv=None):
+    """Runs the command line; returns the exit status: 0 success, 2 usage error, 1 runtime failure."""
+    import json
+    import sys
+
+    parser = _build_parser()
+    args = parser.parse_args(argv)  # argparse reports its own usage errors with status 2
+    try:
+        corpus = _corpus_from_args(args)
+        if args.command == "compare" and len(corpus.systems) < 2:
+            raise UsageError(f"compare needs two or more systems; got {list(corpus.systems)}")
+        directions = args.directions.split(",") if args.directions else None
+        options = dict(directions=directions, aggregation=args.aggregation, prompt=args.prompt,
+                       prompt_side=args.prompt_side)
+        resolve_options(has_references=corpus.references is not None, has_sources=corpus.sources is not None,
+                        **options)
+        if args.dtype not in DTYPES:
+            raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}")
+        for flag, value in (("--batch-size", args.batch_size), ("--max-tokens", args.max_tokens),
+                            ("--max-length", args.max_length)):
+            if value is not None and value < 1:
+                raise UsageError(f"{flag} must be a positive integer, got {value}")
+        if args.command == "compare" and (args.resamples < 1 or not 0 < args.alpha < 1):
+            raise UsageError("--resamples must be positive and --alpha between 0 and 1")
+    except (UsageError, ValueError, TypeError) as error:
+        print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+    try:
+        scorer = BARTScorer(device=args.device, max_length=args.max_length, checkpoint=args.model, dtype=args.dtype,
+                            max_tokens=args.max_tokens)
+    except ValueError as error:  # e.g. --max-length beyond the model's positions
+        print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except (OSError, RuntimeError) as error:
+        print(f"bartscore {args.command}: {error}", file=sys.stderr)
+        return 1
+    try:
+        per_system, signature = score_corpus(scorer, corpus, batch_size=args.batch_size,
+                                             show_progress=not args.quiet, **options)
+    except (OSError, RuntimeError, ValueError) as error:
+        print(f"bartscore {args.command}: scoring failed: {error}", file=sys.stderr)
+        return 1
+
+    if args.command == "score":
+        if args.output == "-":
+            _write_segments(per_system, args.format, sys.stdout)
+            summary = sys.stderr
+        else:
+            try:
+                with open(args.output, "w", encoding="utf-8") as handle:
+                    _write_segments(per_system, args.format, handle)
+            except OSError as error:
+                print(f"bartscore score: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+                return 1
+            summary = sys.stdout
+        print("\n".join(_summary_lines(per_system, signature)), file=summary)
+        return 0
+
+    comparisons = {}
+    for direction in next(iter(per_system.values())):
+        comparison = compare_systems({name: scores[direction] for name, scores in per_system.items()},
+                                     resamples=args.resamples, alpha=args.alpha, seed=args.seed)
+        comparison["segments"] = len(next(iter(per_system.values()))[direction])
+        comparisons[direction] = comparison
+    if args.json:
+        print(json.dumps({"signature": signature, "directions": comparisons}, indent=2))
+    else:
+        print("\n".join(_comparison_lines(comparisons, signature)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,197 @@
+"""The command line, run as users run it (subprocesses), on a tiny checkpoint."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+import bartscore
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCES = ["This is interesting.", "The cat sat on the mat all day.", "I feel good today."]
+REFERENCES_1 = ["This is fun.", "A cat sat on a mat.", "I am happy."]
+REFERENCES_2 = ["It is fun.", "The cat was on the mat.", "Today I feel good."]
+SYSTEM_A = ["This is fun indeed.", "A cat.", "Good day."]
+SYSTEM_B = ["Fun.", "The dog sat.", "I feel bad today."]
+
+
+def run_cli(*args, cwd=None):
+    completed = subprocess.run([sys.executable, os.path.join(ROOT, "bartscore.py"), *args], capture_output=True,
+                               text=True, cwd=cwd, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    return completed.returncode, completed.stdout, completed.stderr
+
+
+@pytest.fixture
+def files(tmp_path):
+    paths = {}
+    for name, lines in [("src.txt", SOURCES), ("ref1.txt", REFERENCES_1), ("ref2.txt", REFERENCES_2),
+                        ("sysA.txt", SYSTEM_A), ("sysB.txt", SYSTEM_B)]:
+        path = tmp_path / name
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        paths[name] = str(path)
+    return paths
+
+
+def tsv_scores(stdout):
+    lines = stdout.strip().split("\n")
+    header = lines[0].split("\t")
+    rows = [dict(zip(header, line.split("\t"))) for line in lines[1:]]
+    return header, rows
+
+
+def test_plain_text_files_give_the_scores_of_compute(files, scorer, tiny_checkpoint):
+    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-s", files["src.txt"], "-r", files["ref1.txt"],
+                                   files["ref2.txt"], "-t", files["sysA.txt"], files["sysB.txt"], "-q")
+    assert code == 0, stderr
+    header, rows = tsv_scores(stdout)
+    assert header == ["system", "segment", *bartscore.DIRECTIONS]
+    references = [list(pair) for pair in zip(REFERENCES_1, REFERENCES_2)]
+    for system, hypotheses in (("sysA.txt", SYSTEM_A), ("sysB.txt", SYSTEM_B)):
+        expected = scorer.score_directions(hypotheses, references=references, sources=SOURCES)
+        got = [row for row in rows if row["system"] == system]
+        assert [int(row["segment"]) for row in got] == [0, 1, 2]
+        for direction in bartscore.DIRECTIONS:
+            assert np.allclose([float(row[direction]) for row in got], expected[direction], atol=1e-5)
+        mean_line = next(line for line in stderr.splitlines() if line.startswith(system))
+        assert float(mean_line.split()[1]) == pytest.approx(expected["faithfulness_mean"], abs=1e-4)
+    assert f"signature: ckpt:{tiny_checkpoint}|dirs:faithfulness+precision+recall+f_score|agg:mean|nrefs:2|" in stderr
+
+
+def test_jsonl_input_with_varying_reference_counts_and_options(tmp_path, scorer, tiny_checkpoint):
+    rows = [{"source": s, "references": refs, "alpha": a, "beta": b}
+            for s, refs, a, b in zip(SOURCES, [["x"], ["y", "z"], ["u", "v", "w"]], SYSTEM_A, SYSTEM_B)]
+    path = tmp_path / "data.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "segments.jsonl"
+    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(path), "-d", "faithfulness,recall",
+                                   "--aggregation", "max", "-p", "mt", "--prompt-side", "decoder", "-f", "jsonl",
+                                   "-o", str(out), "-q")
+    assert code == 0, stderr
+    segments = [json.loads(line) for line in out.read_text().splitlines()]
+    expected = scorer.score_directions(SYSTEM_B, references=[r["references"] for r in rows], sources=SOURCES,
+                                       directions=["faithfulness", "recall"], aggregation="max", prompt="mt",
+                                       prompt_side="decoder")
+    beta = [s for s in segments if s["system"] == "beta"]
+    assert set(beta[0]) == {"system", "segment", "faithfulness", "recall"}
+    assert np.allclose([s["recall"] for s in beta], expected["recall"], atol=1e-5)
+    assert np.allclose([s["faithfulness"] for s in beta], expected["faithfulness"], atol=1e-5)
+    assert "prompt:mt(1)@decoder" in stdout and stdout.splitlines()[0].split() == ["system", "faithfulness", "recall"]
+
+
+def test_csv_input_with_reference_columns(tmp_path, scorer, tiny_checkpoint):
+    path = tmp_path / "data.csv"
+    lines = ["source,reference_1,reference_2,mine"] + [
+        f'"{s}","{r1}","{r2}","{h}"' for s, r1, r2, h in zip(SOURCES, REFERENCES_1, ["", "Another.", ""], SYSTEM_A)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(path), "-d", "precision", "-q")
+    assert code == 0, stderr
+    _, rows = tsv_scores(stdout)
+    expected = scorer.score_directions(SYSTEM_A, references=[["This is fun."], ["A cat sat on a mat.", "Another."],
+                                                             ["I am happy."]], directions="precision")
+    assert np.allclose([float(r["precision"]) for r in rows], expected["precision"], atol=1e-5)
+
+
+def test_compare_finds_the_system_better_on_every_segment(tmp_path, scorer, tiny_checkpoint):
+    # Per segment, give system "better" whichever of two candidates the model scores higher: better everywhere.
+    candidates = [(a, b) for a, b in zip(SYSTEM_A * 4, SYSTEM_B * 4)]
+    sources = SOURCES * 4
+    first = scorer.score(sources, [a for a, _ in candidates])
+    second = scorer.score(sources, [b for _, b in candidates])
+    better = [a if x > y else b for (a, b), x, y in zip(candidates, first, second)]
+    worse = [b if x > y else a for (a, b), x, y in zip(candidates, first, second)]
+    for name, lines in (("src.txt", sources), ("better", better), ("worse", worse)):
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, stdout, stderr = run_cli("compare", "-m", tiny_checkpoint, "-s", str(tmp_path / "src.txt"), "-t",
+                                   str(tmp_path / "worse"), str(tmp_path / "better"), "--json", "-q")
+    assert code == 0, stderr
+    report = json.loads(stdout)
+    (pair,) = report["directions"]["faithfulness"]["pairs"]
+    assert pair["winner"] == "better" and pair["bootstrap_p"] < 0.05 and pair["t_test_p"] < 0.05
+    assert report["signature"].startswith(f"ckpt:{tiny_checkpoint}|dirs:faithfulness|")
+
+
+def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
+    copy = tmp_path / "sysA-copy.txt"
+    copy.write_text(open(files["sysA.txt"], encoding="utf-8").read(), encoding="utf-8")
+    code, stdout, stderr = run_cli("compare", "-m", tiny_checkpoint, "-r", files["ref1.txt"], "-t",
+                                   files["sysA.txt"], str(copy), "-q")
+    assert code == 0, stderr
+    assert "== f_score:" in stdout and "tie" in stdout
+    pair_line = next(line for line in stdout.splitlines() if "sysA.txt" in line and "sysA-copy.txt" in line)
+    assert "+0.0000" in pair_line and "1.0000" in pair_line
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-s", "{src}", "-t", "{short}"], r"short.txt has 1 lines but .*src.txt has 3"),
+    (["-s", "{src}", "-t", "{missing}"], r"cannot read .*missing.txt"),
+    (["-t", "{sysA}"], r"give --sources and/or --references"),
+    (["-s", "{src}"], r"give at least one --hypotheses file"),
+    (["-s", "{src}", "-t", "{sysA}", "-d", "recall"], r"'recall' needs references"),
+    (["-s", "{src}", "-t", "{sysA}", "-p", "sumary"], r"unknown prompt set 'sumary'"),
+    (["-s", "{src}", "-t", "{sysA}", "--aggregation", "median"], r"aggregation must be one of"),
+    (["-s", "{src}", "-t", "{sysA}", "--batch-size", "0"], r"--batch-size must be a positive integer"),
+    (["-s", "{src}", "-t", "{sysA}", "--max-length", "5000"], r"max_length must be an integer from 2 to 1024"),
+    (["-s", "{src}", "-t", "{latin1}"], r"latin1.txt is not UTF-8 text"),
+    (["-i", "{bad}"], r"bad.jsonl line 2 is not valid JSON"),
+    (["-i", "{src}"], r"--input takes a .jsonl or .csv file"),
+    (["-i", "{bad}", "-s", "{src}"], r"give either --input or plain-text files"),
+    (["--unknown-flag"], r"unrecognized arguments"),
+])
+def test_usage_errors_exit_2_with_a_clear_message(files, tmp_path, tiny_checkpoint, capsys, args, message):
+    # In-process for speed (the subprocess tests above cover the process boundary); same main() as the command.
+    (tmp_path / "short.txt").write_text("only one line\n", encoding="utf-8")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9\nb\nc\n".encode("latin-1"))
+    (tmp_path / "bad.jsonl").write_text('{"source": "a", "sys": "b"}\n{not json}\n', encoding="utf-8")
+    paths = {"src": files["src.txt"], "sysA": files["sysA.txt"], "short": str(tmp_path / "short.txt"),
+             "missing": str(tmp_path / "missing.txt"), "latin1": str(tmp_path / "latin1.txt"),
+             "bad": str(tmp_path / "bad.jsonl")}
+    try:
+        code = bartscore.main(["score", "-m", tiny_checkpoint, "-q", *[a.format(**paths) for a in args]])
+    except SystemExit as exit_:  # argparse's own usage errors
+        code = exit_.code
+    stderr = capsys.readouterr().err
+    assert code == 2
+    assert re.search(message, stderr), stderr
+
+
+def test_compare_needs_two_systems_and_exits_2_from_the_process(files, tiny_checkpoint):
+    code, _, stderr = run_cli("compare", "-m", tiny_checkpoint, "-s", files["src.txt"], "-t", files["sysA.txt"])
+    assert code == 2 and "compare needs two or more systems" in stderr and "Traceback" not in stderr
+
+
+def test_missing_checkpoint_is_a_runtime_failure_with_one_clear_line(files):
+    code, _, stderr = run_cli("score", "-m", "vanilla", "-s", files["src.txt"], "-t", files["sysA.txt"])
+    assert code == 1
+    assert "Traceback" not in stderr and "Cannot load the BART checkpoint 'facebook/bart-large'" in stderr
+
+
+def test_pip_install_gives_the_bartscore_command(tmp_path, files, tiny_checkpoint):
+    wheel_dir = tmp_path / "wheel"
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                            str(wheel_dir), ROOT], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    (wheel,) = wheel_dir.glob("bartscore-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        entry_points = archive.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    assert "bartscore.py" in names
+    assert "bartscore = bartscore:main" in entry_points
+    target = tmp_path / "site"
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
+                              str(wheel)], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr
+    command = subprocess.run([str(target / "bin" / "bartscore"), "score", "-m", tiny_checkpoint, "-s",
+                              files["src.txt"], "-t", files["sysA.txt"], "-q"], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(target), "HF_HUB_OFFLINE": "1"})
+    assert command.returncode == 0, command.stderr
+    assert command.stdout.startswith("system\tsegment\tfaithfulness")
+
+
+def test_version_is_one_number():
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as handle:
+        assert f'version = "{bartscore.__version__}"' in handle.read()
