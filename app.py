@@ -1,0 +1,722 @@
+"""The BARTScore Space: compare candidate outputs side by side, see which tokens the model finds unlikely, and score
+whole files of system outputs with confidence intervals and paired significance tests.
+
+Run it with `python app.py` (or as a Hugging Face Space: `app_file: app.py`). All scoring is done by
+`bartscore.BARTScorer`; this file only reads inputs, checks them, and presents the engine's results.
+
+Operator settings, read from the environment when the app is built:
+
+    BARTSCORE_APP_MODELS         extra models offered besides the built-in variants, as "name=checkpoint,name=checkpoint"
+                                 (a Hub id or a local checkpoint directory). The browser only ever picks a name from
+                                 this list; it never passes a model id or a path.
+    BARTSCORE_APP_DEFAULT_MODEL  the model selected when the page opens (default "cnn").
+    BARTSCORE_APP_DEVICE         "cpu", "cuda", "cuda:1", ... (default: CUDA when available).
+    BARTSCORE_APP_MAX_CHARS      the most characters in one text: the source, each reference, each candidate, each
+                                 cell of an uploaded file (default 5000).
+    BARTSCORE_APP_MAX_ROWS       the most rows in an uploaded file (default 1000).
+    BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
+                                 an existing file.
+
+Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, uploads of at most
+20 MB. Models are loaded on first use, one per model name, and kept; the queue runs one scoring job at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import html
+import io
+import json
+import math
+import os
+import re
+import tempfile
+import threading
+import warnings
+from dataclasses import dataclass
+
+import gradio as gr
+import pandas as pd
+
+import bartscore
+
+MAX_CANDIDATES = 6  # also the most system columns in an uploaded file
+MIN_CANDIDATES = 2
+MAX_REFERENCES = 8
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+DEFAULT_MAX_CHARS = 5000
+DEFAULT_MAX_ROWS = 1000
+
+PROMPT_CHOICES = [("none", "none")] + [
+    (f"{name} ({len(phrases)} phrase{'s' if len(phrases) > 1 else ''})", name)
+    for name, phrases in bartscore.PROMPT_SETS.items()
+] + [("custom phrase", "custom")]
+
+# BART's start and end tokens: they are scored (the original counts them), so the heatmap shows them, set apart.
+SPECIAL_TOKENS = {"<s>", "</s>"}
+# Log-probabilities at or below this get the strongest colour, so that colours mean the same in every heatmap.
+HEATMAP_FLOOR = -10.0
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Operator settings
+
+
+@dataclass(frozen=True)
+class Settings:
+    models: dict  # the allowlist: name shown in the browser -> checkpoint given to BARTScorer
+    default_model: str
+    device: str | None
+    max_chars: int
+    max_rows: int
+
+
+def settings_from_env(environ=os.environ):
+    """The operator's settings; a malformed value stops the app at start, where the operator sees it."""
+    models = {"vanilla": "vanilla", "cnn": "cnn"}
+    para_weights = environ.get(bartscore.PARA_WEIGHTS_ENV, "")
+    if para_weights and os.path.isfile(para_weights):
+        models["cnn-para"] = "cnn-para"
+    for entry in filter(None, (part.strip() for part in environ.get("BARTSCORE_APP_MODELS", "").split(","))):
+        name, separator, checkpoint = (part.strip() for part in entry.partition("="))
+        if not separator or not name or not checkpoint:
+            raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r} is not of the form name=checkpoint")
+        models[name] = checkpoint
+    default_model = environ.get("BARTSCORE_APP_DEFAULT_MODEL", "cnn")
+    if default_model not in models:
+        raise ValueError(f"BARTSCORE_APP_DEFAULT_MODEL is {default_model!r}, which is not one of the models {list(models)}")
+    return Settings(
+        models=models,
+        default_model=default_model,
+        device=environ.get("BARTSCORE_APP_DEVICE") or None,
+        max_chars=_positive_int(environ, "BARTSCORE_APP_MAX_CHARS", DEFAULT_MAX_CHARS),
+        max_rows=_positive_int(environ, "BARTSCORE_APP_MAX_ROWS", DEFAULT_MAX_ROWS),
+    )
+
+
+def _positive_int(environ, name, default):
+    value = environ.get(name, "")
+    if not value:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+_scorers = {}
+_scorers_lock = threading.Lock()
+
+
+def load_scorer(settings, model):
+    """The engine for a model name of the allowlist, loaded on first use and kept (loading takes longer than scoring)."""
+    if model not in settings.models:
+        raise ValueError(f"Unknown model {model!r}; choose one of {', '.join(settings.models)}")
+    key = (settings.models[model], settings.device)
+    with _scorers_lock:
+        if key not in _scorers:
+            _scorers[key] = bartscore.BARTScorer(checkpoint=settings.models[model], device=settings.device)
+        return _scorers[key]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reading and checking what the user typed
+
+
+def parse_references(text):
+    """One reference per non-blank line."""
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+def parse_prompt(choice, phrase):
+    """The engine's prompt argument for the prompt menu's choice: None, a set name, or a one-phrase list."""
+    if choice == "none":
+        return None
+    if choice == "custom":
+        if not (phrase or "").strip():
+            raise ValueError("Enter a custom prompt phrase, or choose another prompt")
+        return [phrase.strip()]  # a list, so that a lowercase single word is a phrase, not a set name
+    if choice in bartscore.PROMPT_SETS:
+        return choice
+    raise ValueError(f"Unknown prompt {choice!r}; choose none, custom, or one of the sets {', '.join(bartscore.PROMPT_SETS)}")
+
+
+def check_length(text, what, max_chars):
+    if len(text) > max_chars:
+        raise ValueError(f"{what} has {len(text)} characters; the limit is {max_chars}")
+
+
+def check_directions(directions, *, has_source, has_references):
+    """The directions in canonical order, or a message saying which input a chosen direction lacks."""
+    if not directions:
+        raise ValueError("Choose at least one direction")
+    for direction in directions:
+        if direction not in bartscore.DIRECTIONS:
+            raise ValueError(f"Unknown direction {direction!r}; choose from {', '.join(bartscore.DIRECTIONS)}")
+    if "faithfulness" in directions and not has_source:
+        raise ValueError("faithfulness (source → candidate) needs a source: enter one, or untick faithfulness")
+    needing_references = [d for d in directions if d != "faithfulness"]
+    if needing_references and not has_references:
+        raise ValueError(f"{', '.join(needing_references)} need(s) at least one reference: enter one, or untick them")
+    return [d for d in bartscore.DIRECTIONS if d in directions]
+
+
+def collect_candidates(texts, max_chars):
+    """(name, text) for each non-blank candidate box; a box keeps its number, so names match what the user sees."""
+    candidates = [(f"Candidate {number}", text.strip()) for number, text in enumerate(texts, 1) if (text or "").strip()]
+    if len(candidates) < MIN_CANDIDATES:
+        raise ValueError(f"Enter at least {MIN_CANDIDATES} candidates to compare (found {len(candidates)})")
+    if len(candidates) > MAX_CANDIDATES:
+        raise ValueError(f"At most {MAX_CANDIDATES} candidates can be compared (found {len(candidates)})")
+    for name, text in candidates:
+        check_length(text, name, max_chars)
+    return candidates
+
+
+def check_references(references, max_chars):
+    if len(references) > MAX_REFERENCES:
+        raise ValueError(f"At most {MAX_REFERENCES} references are allowed (found {len(references)})")
+    for number, reference in enumerate(references, 1):
+        check_length(reference, f"Reference {number}", max_chars)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The comparison
+
+
+@dataclass
+class Comparison:
+    names: list
+    scores: dict  # direction -> one score per candidate
+    signature: str
+    tokens: list  # per candidate: [(token text, log-probability), ...]
+    tokens_given: str  # what the heatmap's tokens are conditioned on, in words
+
+
+def compare_candidates(scorer, *, source, references, candidates, directions, aggregation="mean", prompt=None,
+                       prompt_side="encoder"):
+    """Scores each candidate against the same source and references, and their tokens for the heatmap."""
+    names = [name for name, _ in candidates]
+    texts = [text for _, text in candidates]
+    result = scorer.score_directions(
+        texts,
+        references=[references] * len(texts) if references else None,
+        sources=[source] * len(texts) if source else None,
+        directions=directions, aggregation=aggregation, prompt=prompt, prompt_side=prompt_side,
+    )
+    # Unprompted tokens given the source (faithfulness), else given the first reference (precision): the text the
+    # candidate was written from, or the nearest stand-in for it.
+    condition, tokens_given = (source, "the source") if source else (references[0], "the first reference")
+    return Comparison(
+        names=names,
+        scores={direction: result[direction] for direction in directions},
+        signature=result["signature"],
+        tokens=scorer.score_tokens([condition] * len(texts), texts),
+        tokens_given=tokens_given,
+    )
+
+
+def best_candidates(scores):
+    """The names' indices holding the highest score (all of them on a tie)."""
+    top = max(scores)
+    return [index for index, score in enumerate(scores) if score == top]
+
+
+def comparison_table(comparison):
+    """Candidates x directions, the best cell of each direction highlighted and listed in the "best in" column."""
+    frame = pd.DataFrame({"candidate": comparison.names})
+    best_in = [[] for _ in comparison.names]
+    for direction, scores in comparison.scores.items():
+        frame[direction] = scores
+        for index in best_candidates(scores):
+            best_in[index].append(direction)
+    frame["best in"] = ["★ " + ", ".join(directions) if directions else "" for directions in best_in]
+
+    def highlight(column):
+        if column.name not in comparison.scores:
+            return [""] * len(column)
+        winners = best_candidates(list(column))
+        return ["font-weight: bold; background-color: #c8f0c8" if i in winners else "" for i in range(len(column))]
+
+    return frame.style.apply(highlight).format("{:.4f}", subset=list(comparison.scores))
+
+
+def comparison_chart(comparison):
+    """The bar plot's rows: one bar per direction and candidate, grouped by direction."""
+    rows = [{"bar": f"{direction} · {name}", "candidate": name, "direction": direction, "score": score}
+            for direction, scores in comparison.scores.items() for name, score in zip(comparison.names, scores)]
+    return pd.DataFrame(rows, columns=["bar", "candidate", "direction", "score"])
+
+
+def chart_y_limits(chart):
+    """From below the lowest score to 0, so that bar lengths are the scores (which are negative)."""
+    return [math.floor(min(chart["score"].min(), 0) * 1.1) - 0.5, 0]
+
+
+def token_heatmap(comparison):
+    """HTML: each candidate's tokens, coloured by log-probability, with the value on hover."""
+    blocks = [
+        f'<p class="legend"><strong>Token heatmap.</strong> Each token of a candidate, coloured by its log-probability given {comparison.tokens_given} '
+        f"(without prompt): the redder, the less likely the model found it "
+        f'(<span class="swatch" style="background: {token_colour(0)}">0</span> to '
+        f'<span class="swatch" style="background: {token_colour(HEATMAP_FLOOR)}">{HEATMAP_FLOOR:g} or less</span>). '
+        f"Hover over a token for its value. <code>&lt;s&gt;</code> and <code>&lt;/s&gt;</code> are BART's start and "
+        f"end tokens, counted in the score. A candidate's mean is its score for this pair.</p>"
+    ]
+    for name, tokens in zip(comparison.names, comparison.tokens):
+        mean = sum(log_prob for _, log_prob in tokens) / len(tokens)
+        spans = "".join(token_span(text, log_prob) for text, log_prob in tokens)
+        blocks.append(
+            f'<div class="candidate" data-candidate="{html.escape(name)}">'
+            f'<div class="name">{html.escape(name)} <span class="mean">mean log-probability {mean:.4f}</span></div>'
+            f'<div class="tokens">{spans}</div></div>'
+        )
+    return "\n".join(blocks)
+
+
+def token_span(text, log_prob):
+    special = text in SPECIAL_TOKENS
+    title = f"{text!r}: log p = {log_prob:.4f}"
+    return (f'<span class="token{" special" if special else ""}" style="background: {token_colour(log_prob)}" '
+            f'title="{html.escape(title)}" data-logprob="{log_prob:.6f}">{html.escape(text)}</span>')
+
+
+def token_colour(log_prob):
+    """White for likely tokens, deepening to red at HEATMAP_FLOOR and below."""
+    unlikeliness = min(max(log_prob / HEATMAP_FLOOR, 0.0), 1.0)
+    return f"hsl(0, 85%, {100 - 45 * unlikeliness:.1f}%)"
+
+
+HEATMAP_CSS = """
+.legend { font-size: 0.9em; margin-bottom: 0.8em; }
+.swatch { padding: 0 0.3em; border: 1px solid #ccc; }
+.candidate { margin-bottom: 1em; }
+.name { font-weight: bold; margin-bottom: 0.3em; }
+.mean { font-weight: normal; color: #666; margin-left: 0.5em; }
+.tokens { white-space: pre-wrap; line-height: 1.9; color: #111; }
+.token { border-radius: 3px; padding: 1px 0; cursor: help; box-shadow: inset -1px 0 rgba(255, 255, 255, 0.8); }
+.token.special { font-family: monospace; font-size: 0.8em; border: 1px dashed #888; padding: 0 2px; margin: 0 2px; }
+"""
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Uploaded files
+
+
+@dataclass
+class Upload:
+    ids: list | None
+    sources: list | None
+    references: list | None  # one list of references per row
+    systems: dict  # system name -> one output per row
+
+    @property
+    def rows(self):
+        return len(next(iter(self.systems.values())))
+
+
+def parse_upload(path, *, max_rows, max_chars):
+    """Reads a .csv or .jsonl file of system outputs; every problem is a ValueError saying what and where."""
+    if not path:
+        raise ValueError("Upload a .csv or .jsonl file first")
+    extension = os.path.splitext(path)[1].lower()
+    if extension not in (".csv", ".jsonl"):
+        raise ValueError(f"Upload a .csv or .jsonl file (got {os.path.basename(path)!r})")
+    if os.path.getsize(path) > MAX_UPLOAD_BYTES:
+        raise ValueError(f"The file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    if not raw.strip():
+        raise ValueError("The file is empty")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise ValueError(f"The file is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line}); "
+                         f"save it as UTF-8 and upload it again") from None
+    columns, records = read_csv(text) if extension == ".csv" else read_jsonl(text)
+    return upload_from_records(columns, records, max_rows=max_rows, max_chars=max_chars)
+
+
+def read_csv(text):
+    """Column names and one dict per data row; blank lines are skipped."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        lines = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
+    except csv.Error as error:
+        raise ValueError(f"The CSV file cannot be read (line {reader.line_num}): {error}") from None
+    if not lines:
+        raise ValueError("The file is empty")
+    columns = [name.strip() for name in lines[0][1]]
+    for line_number, row in lines[1:]:
+        if len(row) != len(columns):
+            raise ValueError(f"Line {line_number} has {len(row)} fields but the header has {len(columns)}")
+    return columns, [dict(zip(columns, row)) for _, row in lines[1:]]
+
+
+def read_jsonl(text):
+    """Column names (in order of first appearance) and one dict per non-blank line."""
+    columns, records = {}, []
+    for line_number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"Line {line_number} is not valid JSON: {error.msg}") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"Line {line_number} is not a JSON object ({{\"column\": \"text\", ...}})")
+        columns.update(dict.fromkeys(record))
+        records.append(record)
+    return list(columns), records
+
+
+def is_reference_column(name):
+    return re.fullmatch(r"reference(_\d+)?", name) is not None
+
+
+def upload_from_records(columns, records, *, max_rows, max_chars):
+    """Splits the columns into id, source, references and systems, and checks every row."""
+    for number, name in enumerate(columns, 1):
+        if not name:
+            raise ValueError(f"Column {number} has no name")
+    duplicates = sorted({name for name in columns if columns.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"Column names appear more than once: {', '.join(duplicates)}")
+    reference_columns = [name for name in columns if is_reference_column(name)]
+    systems = [name for name in columns if name not in ("id", "source") and not is_reference_column(name)]
+    if "source" not in columns and not reference_columns:
+        raise ValueError(f"The file needs a 'source' column and/or reference columns ('reference', or 'reference_1', "
+                         f"'reference_2', ...); its columns are: {', '.join(columns)}")
+    if not systems:
+        raise ValueError("The file has no system-output columns: every column other than id, source and "
+                         "reference... holds one system's outputs")
+    if len(systems) > MAX_CANDIDATES:
+        raise ValueError(f"The file has {len(systems)} system columns; the limit is {MAX_CANDIDATES}")
+    if len(reference_columns) > MAX_REFERENCES:
+        raise ValueError(f"The file has {len(reference_columns)} reference columns; the limit is {MAX_REFERENCES}")
+    if not records:
+        raise ValueError("The file has column names but no rows")
+    if len(records) > max_rows:
+        raise ValueError(f"The file has {len(records)} rows; the limit is {max_rows}. Split it into smaller files")
+
+    ids, sources, references, outputs = [], [], [], {name: [] for name in systems}
+    for row, record in enumerate(records, 1):
+        def cell(column):
+            value = record.get(column)
+            texts = value if isinstance(value, list) and is_reference_column(column) else [value]
+            for text in texts:
+                if text is not None and not isinstance(text, str):
+                    raise ValueError(f"Row {row}, column {column!r}: expected text, got {json.dumps(text)}")
+                check_length(text or "", f"Row {row}, column {column!r}", max_chars)
+            return [text.strip() for text in texts if text and text.strip()]
+
+        ids.append(" ".join(cell("id")))
+        if "source" in columns:
+            source = cell("source")
+            if not source:
+                raise ValueError(f"Row {row}: the source is empty")
+            sources.append(source[0])
+        if reference_columns:
+            row_references = [text for column in reference_columns for text in cell(column)]
+            if not row_references:
+                raise ValueError(f"Row {row}: no reference (its reference columns are all empty)")
+            if len(row_references) > MAX_REFERENCES:
+                raise ValueError(f"Row {row} has {len(row_references)} references; the limit is {MAX_REFERENCES}")
+            references.append(row_references)
+        for name in systems:
+            output = cell(name)
+            if not output:
+                raise ValueError(f"Row {row}: system {name!r} has no output")
+            outputs[name].append(output[0])
+    return Upload(ids=ids if "id" in columns else None, sources=sources if "source" in columns else None,
+                  references=references if reference_columns else None, systems=outputs)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Scoring a file
+
+
+@dataclass
+class BatchResult:
+    rows: pd.DataFrame  # one row per input row, one column per system and direction
+    summary: pd.DataFrame  # per direction and system: mean and bootstrap confidence interval
+    pairs: pd.DataFrame  # per direction and pair of systems: paired bootstrap and t-test
+    signature: str
+
+
+def score_upload(scorer, upload, *, directions, aggregation="mean", prompt=None, prompt_side="encoder"):
+    """Scores every system in one engine call (so that each source is encoded once) and compares the systems."""
+    systems = list(upload.systems)
+    result = scorer.score_directions(
+        [output for name in systems for output in upload.systems[name]],
+        references=upload.references * len(systems) if upload.references else None,
+        sources=upload.sources * len(systems) if upload.sources else None,
+        directions=directions, aggregation=aggregation, prompt=prompt, prompt_side=prompt_side, show_progress=True,
+    )
+    n = upload.rows
+    scores = {direction: {name: result[direction][k * n:(k + 1) * n] for k, name in enumerate(systems)}
+              for direction in directions}
+
+    rows = pd.DataFrame({"row": range(1, n + 1)})
+    if upload.ids is not None:
+        rows["id"] = upload.ids
+    for name in systems:
+        for direction in directions:
+            rows[f"{name}/{direction}"] = scores[direction][name]
+
+    summary, pairs = [], []
+    for direction in directions:
+        comparison = bartscore.compare_systems(scores[direction])
+        level = f"{comparison['confidence']:.0%}"
+        for system in comparison["systems"]:
+            summary.append({"direction": direction, "system": system["system"], "mean": system["mean"],
+                            f"{level} CI low": system["ci_low"], f"{level} CI high": system["ci_high"]})
+        for pair in comparison["pairs"]:
+            pairs.append({"direction": direction, "system A": pair["system_a"], "system B": pair["system_b"],
+                          "Δ mean (A − B)": pair["delta"], "bootstrap p": pair["bootstrap_p"],
+                          "t-test p": pair["t_test_p"],
+                          "better": pair["winner"] or f"no significant difference (p ≥ {comparison['alpha']})"})
+    pair_columns = ["direction", "system A", "system B", "Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
+    return BatchResult(rows=rows, summary=pd.DataFrame(summary), pairs=pd.DataFrame(pairs, columns=pair_columns),
+                       signature=result["signature"])
+
+
+def write_results_csv(rows):
+    """The per-row results as a CSV file in a fresh temporary folder (Gradio serves it from there)."""
+    path = os.path.join(tempfile.mkdtemp(prefix="bartscore-"), "bartscore-results.csv")
+    rows.to_csv(path, index=False)
+    return path
+
+
+def formatted(frame, decimals_for):
+    """A Styler showing each listed column with its number of decimals; the data keeps full precision."""
+    return frame.style.format({column: f"{{:.{decimals}f}}" for column, decimals in decimals_for.items()
+                                if column in frame.columns}, na_rep="–")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The user interface
+
+
+@contextlib.contextmanager
+def shown_in_ui():
+    """User mistakes, unloadable models and the engine's warnings become messages in the browser, never a traceback."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        except (ValueError, TypeError, OSError, RuntimeError) as error:
+            raise gr.Error(str(error), print_exception=False) from None
+    for warning in caught:
+        if str(warning.message).startswith("BARTScore"):  # the engine's truncation notices
+            gr.Warning(str(warning.message))
+
+
+EXAMPLES = {
+    "summarization": {
+        "source": (
+            "The city council of Riverton voted 7 to 2 on Tuesday to build a new public library on the site of the "
+            "old bus depot. Construction is expected to start next spring and to cost about 12 million dollars, most "
+            "of it paid by a state grant. Mayor Ellen Price said the library would open in 2027 with a children's "
+            "wing and a community kitchen. The two council members who voted against the plan argued that the money "
+            "should go to road repairs instead."
+        ),
+        "references": "Riverton's council approved a 12 million dollar library on the old bus depot site, to open in 2027.",
+        "candidates": [
+            "Riverton's council voted 7 to 2 to build a new library on the old bus depot site, paid mostly by a state "
+            "grant.",
+            "Riverton's council unanimously rejected a new library, saying the money should go to a football stadium.",
+        ],
+        "directions": list(bartscore.DIRECTIONS),
+        "prompt": "none",
+        "prompt_side": "encoder",
+    },
+    "translation": {
+        # BART reads English only, so translations are judged against references, not against the German source.
+        "source": "",
+        "references": (
+            "Tomorrow the weather will be sunny, with temperatures of up to 25 degrees.\n"
+            "It will be sunny tomorrow and as warm as 25 degrees."
+        ),
+        "candidates": [
+            "Tomorrow it will be sunny, with temperatures up to 25 degrees.",
+            "The weather becomes tomorrow sunny, with temperatures until 25 degrees.",
+            "Yesterday it rained, and the temperature fell to 5 degrees.",
+        ],
+        "directions": ["precision", "recall", "f_score"],
+        "prompt": "mt",
+        "prompt_side": "encoder",
+    },
+}
+
+INTRO = """# BARTScore
+Judge generated text by how likely BART finds it (Yuan, Neubig & Liu, NeurIPS 2021): **faithfulness** (source →
+candidate), **precision** (reference → candidate), **recall** (candidate → reference) and **F** (their mean). Scores
+are mean log-probabilities per token: negative, and **higher is better**. Compare scores only under the same
+signature."""
+
+BATCH_HELP = """Upload a **.csv** or **.jsonl** (UTF-8) file with one row per segment:
+`source` (optional), `reference` or `reference_1`, `reference_2`, ... (optional; empty cells are skipped; in JSONL
+`reference` may also be a list), `id` (optional, kept in the results), and one column per system: **every other
+column is a system's output**. At least a source or a reference column is needed, and 1 to 6 systems. The summary
+gives each system's mean with a 95% bootstrap confidence interval (1000 resamples), and for each pair of systems a
+paired bootstrap test and a paired t-test; "better" names the winner at p < 0.05."""
+
+
+def candidate_boxes_update(count, values=None):
+    """Shows the first `count` candidate boxes; with values, also sets the boxes' texts ("" for the hidden ones)."""
+    if values is None:
+        return [gr.Textbox(visible=index < count) for index in range(MAX_CANDIDATES)]
+    values = list(values) + [""] * (MAX_CANDIDATES - len(values))
+    return [gr.Textbox(visible=index < count, value=value) for index, value in enumerate(values)]
+
+
+def build_demo(settings=None):
+    """The Blocks of the app; builds the UI only (models load on first use)."""
+    settings = settings or settings_from_env()
+    example = EXAMPLES["summarization"]
+
+    def compare(model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, source, references,
+                *candidate_texts):
+        with shown_in_ui():
+            source = (source or "").strip()
+            check_length(source, "The source", settings.max_chars)
+            references = parse_references(references)
+            check_references(references, settings.max_chars)
+            candidates = collect_candidates(candidate_texts, settings.max_chars)
+            directions = check_directions(directions, has_source=bool(source), has_references=bool(references))
+            prompt = parse_prompt(prompt_choice, prompt_phrase)
+            scorer = load_scorer(settings, model)
+            comparison = compare_candidates(scorer, source=source, references=references, candidates=candidates,
+                                            directions=directions, aggregation=aggregation, prompt=prompt,
+                                            prompt_side=prompt_side)
+        chart = comparison_chart(comparison)
+        return (comparison_table(comparison),
+                gr.BarPlot(value=chart, sort=list(chart["bar"]), y_lim=chart_y_limits(chart)),
+                token_heatmap(comparison),
+                comparison.signature)
+
+    def score_file(model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file,
+                   progress=gr.Progress(track_tqdm=True)):
+        with shown_in_ui():
+            upload = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
+            directions = check_directions(directions, has_source=upload.sources is not None,
+                                          has_references=upload.references is not None)
+            prompt = parse_prompt(prompt_choice, prompt_phrase)
+            progress(0, desc=f"Loading {model}")
+            scorer = load_scorer(settings, model)
+            result = score_upload(scorer, upload, directions=directions, aggregation=aggregation, prompt=prompt,
+                                  prompt_side=prompt_side)
+        score_columns = [column for column in result.rows.columns if "/" in column]
+        return (formatted(result.summary, {column: 4 for column in result.summary.columns[2:]}),
+                formatted(result.pairs, {"Δ mean (A − B)": 4, "bootstrap p": 4, "t-test p": 4}),
+                formatted(result.rows, dict.fromkeys(score_columns, 4)),
+                write_results_csv(result.rows),
+                result.signature)
+
+    def add_candidate(count):
+        if count >= MAX_CANDIDATES:
+            gr.Warning(f"At most {MAX_CANDIDATES} candidates can be compared")
+            return count, *candidate_boxes_update(count)
+        return count + 1, *candidate_boxes_update(count + 1)
+
+    def remove_candidate(count, *texts):
+        if count <= MIN_CANDIDATES:
+            gr.Warning(f"At least {MIN_CANDIDATES} candidates are compared")
+            return count, *candidate_boxes_update(count)
+        return count - 1, *candidate_boxes_update(count - 1, list(texts[:count - 1]))
+
+    def load_example(name):
+        chosen = EXAMPLES[name]
+        count = len(chosen["candidates"])
+        return (count, chosen["source"], chosen["references"], chosen["directions"], chosen["prompt"],
+                chosen["prompt_side"], *candidate_boxes_update(count, chosen["candidates"]))
+
+    with gr.Blocks(title="BARTScore", delete_cache=(3600, 3600)) as demo:
+        gr.Markdown(INTRO)
+        with gr.Accordion("Settings (both tabs)", open=True):
+            with gr.Row():
+                model = gr.Dropdown(list(settings.models), value=settings.default_model, label="Model",
+                                    info="BART checkpoint that does the scoring", elem_id="model")
+                directions = gr.CheckboxGroup(list(bartscore.DIRECTIONS), value=example["directions"],
+                                              label="Directions", elem_id="directions")
+                aggregation = gr.Radio(list(bartscore.AGGREGATIONS), value="mean", label="Several references",
+                                       info="how precision and recall combine over references")
+            with gr.Row():
+                prompt_choice = gr.Dropdown(PROMPT_CHOICES, value=example["prompt"], label="Prompt",
+                                            info="a paper prompt set multiplies the work by its size")
+                prompt_phrase = gr.Textbox(label="Custom prompt phrase", placeholder="e.g. In other words",
+                                           visible=False)
+                prompt_side = gr.Radio(list(bartscore.PROMPT_SIDES), value=example["prompt_side"], label="Prompt side",
+                                       info='encoder: condition + " <prompt>,"; decoder: "<prompt>, " + scored text')
+
+        with gr.Tabs():
+            with gr.Tab("Compare"):
+                with gr.Row():
+                    summarization_example = gr.Button("Example: summarization", size="sm")
+                    translation_example = gr.Button("Example: translation", size="sm")
+                with gr.Row():
+                    source = gr.Textbox(example["source"], lines=5, label="Source", elem_id="source",
+                                        info="optional; needed for faithfulness")
+                    references = gr.Textbox(example["references"], lines=5, label="References", elem_id="references",
+                                            info="one per line; optional; needed for precision, recall and F")
+                candidate_count = gr.State(len(example["candidates"]))
+                with gr.Row():
+                    candidate_boxes = [
+                        gr.Textbox(example["candidates"][index] if index < len(example["candidates"]) else "",
+                                   lines=4, label=f"Candidate {index + 1}", elem_id=f"candidate-{index + 1}",
+                                   visible=index < len(example["candidates"]), min_width=240)
+                        for index in range(MAX_CANDIDATES)
+                    ]
+                with gr.Row():
+                    add_button = gr.Button("+ Add candidate", size="sm")
+                    remove_button = gr.Button("− Remove last candidate", size="sm")
+                    compare_button = gr.Button("Score", variant="primary", elem_id="compare-button")
+                comparison_output = gr.Dataframe(label="Scores (best of each direction highlighted)",
+                                                 interactive=False, elem_id="comparison-table")
+                chart_output = gr.BarPlot(x="bar", y="score", color="candidate", label="Scores by direction",
+                                          x_title="direction · candidate", y_title="score (higher is better)",
+                                          x_label_angle=-30, tooltip="all", elem_id="comparison-chart")
+                heatmap_output = gr.HTML(label="Token log-probabilities", css_template=HEATMAP_CSS, js_on_load=None,
+                                         elem_id="heatmap")
+                compare_signature = gr.Textbox(label="Signature", interactive=False, elem_id="compare-signature")
+
+            with gr.Tab("Batch"):
+                gr.Markdown(BATCH_HELP)
+                with gr.Row():
+                    upload = gr.File(label="CSV or JSONL file", file_types=[".csv", ".jsonl"], elem_id="upload")
+                    batch_button = gr.Button("Score file", variant="primary", elem_id="batch-button")
+                summary_output = gr.Dataframe(label="Systems: mean and 95% bootstrap confidence interval",
+                                              interactive=False, elem_id="summary-table")
+                pairs_output = gr.Dataframe(label="Paired significance (bootstrap and t-test)", interactive=False,
+                                            elem_id="pairs-table")
+                rows_output = gr.Dataframe(label="Per-row scores", interactive=False, elem_id="rows-table")
+                download_output = gr.File(label="Download the per-row scores (CSV)", elem_id="download")
+                batch_signature = gr.Textbox(label="Signature", interactive=False, elem_id="batch-signature")
+
+        settings_inputs = [model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side]
+        prompt_choice.change(lambda choice: gr.Textbox(visible=choice == "custom"), prompt_choice, prompt_phrase,
+                             api_visibility="private")
+        add_button.click(add_candidate, candidate_count, [candidate_count, *candidate_boxes], api_visibility="private")
+        remove_button.click(remove_candidate, [candidate_count, *candidate_boxes], [candidate_count, *candidate_boxes],
+                            api_visibility="private")
+        example_outputs = [candidate_count, source, references, directions, prompt_choice, prompt_side, *candidate_boxes]
+        summarization_example.click(lambda: load_example("summarization"), None, example_outputs,
+                                    api_visibility="private")
+        translation_example.click(lambda: load_example("translation"), None, example_outputs, api_visibility="private")
+        # One concurrency slot for both scoring events: a model runs one job at a time.
+        compare_button.click(compare, [*settings_inputs, source, references, *candidate_boxes],
+                             [comparison_output, chart_output, heatmap_output, compare_signature],
+                             api_name="compare", concurrency_id="model")
+        batch_button.click(score_file, [*settings_inputs, upload],
+                           [summary_output, pairs_output, rows_output, download_output, batch_signature],
+                           api_name="score_file", concurrency_id="model")
+    demo.queue(default_concurrency_limit=1, max_size=32)
+    return demo
+
+
+demo = build_demo()
+
+if __name__ == "__main__":
+    demo.launch()

@@ -1,0 +1,508 @@
+"""The Gradio Space (app.py): its pure functions, and both tabs through the HTTP API with gradio_client.
+
+The app runs on the tiny checkpoint that the tests build, offered to the browser through BARTSCORE_APP_MODELS exactly
+as an operator would offer a local checkpoint. Expected values come from the engine, called directly."""
+
+import csv
+import json
+import math
+import re
+import socket
+import time
+
+import gradio as gr
+import pandas as pd
+import pytest
+from gradio_client import Client, handle_file
+from gradio_client.exceptions import AppError
+
+import app
+import bartscore
+
+MAX_CHARS = 600
+MAX_ROWS = 300
+
+SOURCE = ("The city council voted on Tuesday to build a new library on the site of the old bus depot. "
+          "Work starts next spring and most of the cost is paid by a state grant.")
+REFERENCES = ["The council approved a new library on the old depot site.", "A library will replace the bus depot."]
+CANDIDATES = [
+    "The council voted to build a new library on the old bus depot site.",
+    "The council rejected a new stadium and closed the library.",
+    "A new library, paid by a state grant, will be built where the bus depot was.",
+]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Fixtures: the app as an operator would run it, on a free port
+
+
+@pytest.fixture(scope="session")
+def app_environment(tiny_checkpoint, tmp_path_factory):
+    """The operator's environment: the tiny checkpoint on the allowlist (and one that cannot be loaded)."""
+    missing = tmp_path_factory.mktemp("models") / "not-downloaded"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BARTSCORE_APP_MODELS", f"tiny={tiny_checkpoint},missing={missing}")
+        patch.setenv("BARTSCORE_APP_DEFAULT_MODEL", "tiny")
+        patch.setenv("BARTSCORE_APP_DEVICE", "cpu")
+        patch.setenv("BARTSCORE_APP_MAX_CHARS", str(MAX_CHARS))
+        patch.setenv("BARTSCORE_APP_MAX_ROWS", str(MAX_ROWS))
+        patch.delenv(bartscore.PARA_WEIGHTS_ENV, raising=False)
+        yield
+
+
+@pytest.fixture(scope="session")
+def app_url(app_environment):
+    demo = app.build_demo()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+@pytest.fixture(scope="session")
+def client(app_url):
+    return Client(app_url, analytics_enabled=False, verbose=False)
+
+
+def settings_inputs(model="tiny", directions=bartscore.DIRECTIONS, aggregation="mean", prompt="none", phrase="",
+                    side="encoder"):
+    return [model, list(directions), aggregation, prompt, phrase, side]
+
+
+def candidate_boxes(*texts):
+    return list(texts) + [""] * (app.MAX_CANDIDATES - len(texts))
+
+
+def assert_close(actual, expected):
+    assert actual == pytest.approx(expected, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Operator settings
+
+
+def test_allowlist_has_the_built_in_variants_and_the_operators_models():
+    settings = app.settings_from_env({"BARTSCORE_APP_MODELS": " tiny = /models/tiny , hub=org/bart-x "})
+    assert settings.models == {"vanilla": "vanilla", "cnn": "cnn", "tiny": "/models/tiny", "hub": "org/bart-x"}
+    assert settings.default_model == "cnn"
+    assert settings.device is None
+    assert (settings.max_chars, settings.max_rows) == (app.DEFAULT_MAX_CHARS, app.DEFAULT_MAX_ROWS)
+
+
+def test_cnn_para_is_offered_only_when_its_weights_file_exists(tmp_path):
+    assert "cnn-para" not in app.settings_from_env({}).models
+    assert "cnn-para" not in app.settings_from_env({bartscore.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    (tmp_path / "bart.pth").write_bytes(b"weights")
+    assert "cnn-para" in app.settings_from_env({bartscore.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+
+
+@pytest.mark.parametrize("environ, message", [
+    ({"BARTSCORE_APP_MODELS": "tiny"}, "entry 'tiny' is not of the form name=checkpoint"),
+    ({"BARTSCORE_APP_MODELS": "=/models/tiny"}, "not of the form name=checkpoint"),
+    ({"BARTSCORE_APP_DEFAULT_MODEL": "tiny"}, "BARTSCORE_APP_DEFAULT_MODEL is 'tiny', which is not one of"),
+    ({"BARTSCORE_APP_MAX_ROWS": "many"}, "BARTSCORE_APP_MAX_ROWS must be a positive integer"),
+    ({"BARTSCORE_APP_MAX_CHARS": "0"}, "BARTSCORE_APP_MAX_CHARS must be a positive integer"),
+])
+def test_malformed_operator_settings_stop_the_app_at_start(environ, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        app.settings_from_env(environ)
+
+
+def test_only_allowlisted_names_reach_the_engine():
+    settings = app.settings_from_env({})
+    with pytest.raises(ValueError, match="Unknown model '/etc'; choose one of vanilla, cnn"):
+        app.load_scorer(settings, "/etc")
+
+
+def test_building_the_app_loads_no_model(app_environment):
+    app._scorers.clear()
+    app.build_demo()
+    assert app._scorers == {}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reading the Compare tab's inputs
+
+
+def test_references_are_the_non_blank_lines():
+    assert app.parse_references("  first \n\n\tsecond\n  \n") == ["first", "second"]
+    assert app.parse_references(None) == []
+
+
+def test_prompt_choices_map_to_the_engines_prompt_argument():
+    assert app.parse_prompt("none", "ignored") is None
+    assert app.parse_prompt("summary", "") == "summary"
+    assert app.parse_prompt("custom", "  paraphrase ") == ["paraphrase"]  # a phrase, not the set of that name
+    with pytest.raises(ValueError, match="Enter a custom prompt phrase"):
+        app.parse_prompt("custom", "   ")
+    with pytest.raises(ValueError, match="Unknown prompt 'poetry'"):
+        app.parse_prompt("poetry", "")
+
+
+def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
+    assert app.collect_candidates(["a", " ", "", " d \n"], MAX_CHARS) == [("Candidate 1", "a"), ("Candidate 4", "d")]
+
+
+@pytest.mark.parametrize("texts, message", [
+    (["only one", "", ""], "Enter at least 2 candidates to compare (found 1)"),
+    (["", "  "], "Enter at least 2 candidates to compare (found 0)"),
+    (["x"] * 7, "At most 6 candidates can be compared (found 7)"),
+    (["ok", "y" * (MAX_CHARS + 1)], f"Candidate 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
+])
+def test_candidate_mistakes_are_explained(texts, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        app.collect_candidates(texts, MAX_CHARS)
+
+
+def test_directions_are_checked_against_the_inputs_given():
+    assert app.check_directions(["f_score", "faithfulness"], has_source=True, has_references=True) == [
+        "faithfulness", "f_score"]
+    with pytest.raises(ValueError, match="Choose at least one direction"):
+        app.check_directions([], has_source=True, has_references=True)
+    with pytest.raises(ValueError, match="faithfulness .* needs a source"):
+        app.check_directions(["faithfulness"], has_source=False, has_references=True)
+    with pytest.raises(ValueError, match="precision, recall need"):
+        app.check_directions(["precision", "recall"], has_source=True, has_references=False)
+    with pytest.raises(ValueError, match="At most 8 references"):
+        app.check_references(["r"] * 9, MAX_CHARS)
+    with pytest.raises(ValueError, match=f"Reference 2 has {MAX_CHARS + 1} characters"):
+        app.check_references(["r", "r" * (MAX_CHARS + 1)], MAX_CHARS)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The comparison and its presentation
+
+
+def test_comparison_gives_the_engines_scores_and_tokens(scorer):
+    candidates = list(zip(["A", "B", "C"], CANDIDATES))
+    comparison = app.compare_candidates(scorer, source=SOURCE, references=REFERENCES, candidates=candidates,
+                                        directions=list(bartscore.DIRECTIONS), aggregation="max")
+    expected = scorer.score_directions(CANDIDATES, references=[REFERENCES] * 3, sources=[SOURCE] * 3, aggregation="max")
+    for direction in bartscore.DIRECTIONS:
+        assert comparison.scores[direction] == pytest.approx(expected[direction], abs=1e-9)
+    assert comparison.signature == expected["signature"]
+    # The heatmap's tokens are those of faithfulness: their mean is each candidate's faithfulness score.
+    assert comparison.tokens_given == "the source"
+    for tokens, score in zip(comparison.tokens, expected["faithfulness"]):
+        assert tokens[0][0] == "<s>" and tokens[-1][0] == "</s>"
+        assert sum(log_prob for _, log_prob in tokens) / len(tokens) == pytest.approx(score, abs=1e-5)
+
+
+def test_without_a_source_the_heatmap_conditions_on_the_first_reference(scorer):
+    comparison = app.compare_candidates(scorer, source="", references=REFERENCES, candidates=[("A", CANDIDATES[0]),
+                                        ("B", CANDIDATES[1])], directions=["precision"])
+    assert comparison.tokens_given == "the first reference"
+    expected = scorer.score([REFERENCES[0]] * 2, CANDIDATES[:2])
+    means = [sum(lp for _, lp in tokens) / len(tokens) for tokens in comparison.tokens]
+    assert means == pytest.approx(expected, abs=1e-5)
+
+
+def made_up_comparison():
+    return app.Comparison(
+        names=["Candidate 1", "Candidate 2", "Candidate 3"],
+        scores={"faithfulness": [-2.0, -1.5, -3.0], "f_score": [-1.0, -4.0, -1.0]},
+        signature="sig",
+        tokens=[[("<s>", -0.5), ("<b>&", -3.25), (' "q"', -12.0), ("</s>", -1.0)], [("x", -1.0)], [("y", -2.0)]],
+        tokens_given="the source",
+    )
+
+
+def test_table_marks_the_best_candidate_of_each_direction_including_ties():
+    table = app.comparison_table(made_up_comparison())
+    assert list(table.data.columns) == ["candidate", "faithfulness", "f_score", "best in"]
+    assert list(table.data["best in"]) == ["★ f_score", "★ faithfulness", "★ f_score"]
+    shown = gr.Dataframe(interactive=False).postprocess(table)
+    highlighted = [[bool(style) for style in row] for row in shown.metadata["styling"]]
+    assert highlighted == [[False, False, True, False], [False, True, False, False], [False, False, True, False]]
+    assert shown.metadata["display_value"][1][1] == "-1.5000"
+
+
+def test_chart_has_one_bar_per_direction_and_candidate_down_from_zero():
+    chart = app.comparison_chart(made_up_comparison())
+    assert list(chart["bar"]) == [f"{d} · Candidate {i}" for d in ("faithfulness", "f_score") for i in (1, 2, 3)]
+    assert list(chart["score"]) == [-2.0, -1.5, -3.0, -1.0, -4.0, -1.0]
+    low, high = app.chart_y_limits(chart)
+    assert high == 0 and low < -4.0
+
+
+def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_apart():
+    page = app.token_heatmap(made_up_comparison())
+    assert "&lt;b&gt;&amp;" in page and "<b>&" not in page
+    spans = re.findall(r'<span class="token( special)?" style="background: ([^"]+)" title="([^"]+)" '
+                       r'data-logprob="([^"]+)">([^<]*)</span>', page)
+    assert len(spans) == 6
+    first = spans[:4]
+    assert [bool(special) for special, *_ in first] == [True, False, False, True]
+    assert [float(value) for *_, value, _ in first] == [-0.5, -3.25, -12.0, -1.0]
+    assert first[1][2] == "&#x27;&lt;b&gt;&amp;&#x27;: log p = -3.2500"
+    assert first[2][2] == "&#x27; &quot;q&quot;&#x27;: log p = -12.0000"
+    # Colours deepen with unlikeliness and saturate at the floor, the same scale for every candidate.
+    assert first[2][1] == app.token_colour(app.HEATMAP_FLOOR) == app.token_colour(-50)
+    assert app.token_colour(0) != app.token_colour(-3.25) != app.token_colour(-12.0)
+    assert "given the source" in page and "mean log-probability -4.1875" in page
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Uploaded files
+
+
+def write(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    return str(path)
+
+
+def parse(path, max_rows=MAX_ROWS, max_chars=MAX_CHARS):
+    return app.parse_upload(path, max_rows=max_rows, max_chars=max_chars)
+
+
+def test_csv_upload_with_several_reference_columns(tmp_path):
+    path = write(tmp_path, "outputs.csv", "\ufeffid,source,reference_1,reference_2,sys a,sys b\r\n"
+                                          'x1,"Src, one",Ref one,,Out a1,Out b1\r\n'
+                                          "\r\n"
+                                          "x2,Src two,Ref two,Ref two b, Out a2 ,Out b2\r\n")
+    upload = parse(path)
+    assert upload.ids == ["x1", "x2"]
+    assert upload.sources == ["Src, one", "Src two"]
+    assert upload.references == [["Ref one"], ["Ref two", "Ref two b"]]
+    assert upload.systems == {"sys a": ["Out a1", "Out a2"], "sys b": ["Out b1", "Out b2"]}
+
+
+def test_jsonl_upload_with_references_as_a_list(tmp_path):
+    lines = [{"reference": ["r1", "r1b"], "s1": "o1", "s2": "p1"}, {}, {"reference": "r2", "s1": "o2", "s2": "p2"}]
+    path = write(tmp_path, "outputs.jsonl", "\n".join(json.dumps(line) if line else "" for line in lines))
+    upload = parse(path)
+    assert (upload.ids, upload.sources) == (None, None)
+    assert upload.references == [["r1", "r1b"], ["r2"]]
+    assert upload.systems == {"s1": ["o1", "o2"], "s2": ["p1", "p2"]}
+
+
+BAD_UPLOADS = [
+    ("outputs.txt", "source,sys\na,b\n", "Upload a .csv or .jsonl file (got 'outputs.txt')"),
+    ("empty.csv", "", "The file is empty"),
+    ("blank.jsonl", "\n \n", "The file is empty"),
+    ("header.csv", "source,sys\n", "The file has column names but no rows"),
+    ("latin1.csv", "source,sys\ncaf\xe9,x\n".encode("latin-1"), "not UTF-8 text (byte 0xe9 on line 2)"),
+    ("nosys.csv", "source,reference\na,b\n", "The file has no system-output columns"),
+    ("noinput.csv", "output a,output b\nx,y\n", "needs a 'source' column and/or reference columns"),
+    ("ragged.csv", "source,sys\na,b,c\n", "Line 2 has 3 fields but the header has 2"),
+    ("unnamed.csv", "source,,sys\na,b,c\n", "Column 2 has no name"),
+    ("twice.csv", "source,sys,sys\na,b,c\n", "Column names appear more than once: sys"),
+    ("broken.jsonl", '{"source": "a", "sys": \n', "Line 1 is not valid JSON"),
+    ("list.jsonl", '[1, 2]\n', "Line 1 is not a JSON object"),
+    ("number.jsonl", '{"source": "a", "sys": 3}\n', "Row 1, column 'sys': expected text, got 3"),
+    ("norefs.csv", "source,reference_1,reference_2,sys\na,r,,b\nc,,,d\n", "Row 2: no reference"),
+    ("nosource.csv", "source,sys\na,b\n  ,d\n", "Row 2: the source is empty"),
+    ("nooutput.jsonl", '{"source": "a", "s1": "b", "s2": "c"}\n{"source": "a", "s1": "b"}\n',
+     "Row 2: system 's2' has no output"),
+    ("long.csv", f"source,sys\na,{'w' * (MAX_CHARS + 1)}\n",
+     f"Row 1, column 'sys' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
+    ("wide.csv", "source," + ",".join(f"s{i}" for i in range(7)) + "\n" + ",".join("x" * 8) + "\n",
+     "The file has 7 system columns; the limit is 6"),
+    ("long.jsonl", "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
+     f"The file has {MAX_ROWS + 1} rows; the limit is {MAX_ROWS}"),
+]
+
+
+@pytest.mark.parametrize("name, content, message", BAD_UPLOADS, ids=[name for name, _, _ in BAD_UPLOADS])
+def test_malformed_uploads_are_explained(tmp_path, name, content, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse(write(tmp_path, name, content))
+
+
+def test_file_scores_match_the_engine_and_compare_systems(scorer):
+    upload = app.Upload(ids=None, sources=[SOURCE, "The team won the game.", "It rained all day."],
+                        references=[REFERENCES, ["The team won."], ["Rain all day."]],
+                        systems={"a": CANDIDATES, "b": ["A library.", "The team lost.", "Sunny."]})
+    result = app.score_upload(scorer, upload, directions=["faithfulness", "f_score"], aggregation="max")
+    expected = {name: scorer.score_directions(outputs, references=upload.references, sources=upload.sources,
+                                              directions=["faithfulness", "f_score"], aggregation="max")
+                for name, outputs in upload.systems.items()}
+    assert list(result.rows.columns) == ["row", "a/faithfulness", "a/f_score", "b/faithfulness", "b/f_score"]
+    assert list(result.rows["row"]) == [1, 2, 3]
+    for name in ("a", "b"):
+        for direction in ("faithfulness", "f_score"):
+            assert list(result.rows[f"{name}/{direction}"]) == pytest.approx(expected[name][direction], abs=1e-9)
+    stats = bartscore.compare_systems({name: expected[name]["f_score"] for name in ("a", "b")})
+    summary = result.summary[result.summary["direction"] == "f_score"]
+    assert list(summary["mean"]) == pytest.approx([s["mean"] for s in stats["systems"]], abs=1e-9)
+    assert list(summary["95% CI low"]) == pytest.approx([s["ci_low"] for s in stats["systems"]], abs=1e-9)
+    pair = result.pairs[result.pairs["direction"] == "f_score"].iloc[0]
+    assert pair["bootstrap p"] == pytest.approx(stats["pairs"][0]["bootstrap_p"])
+    assert pair["better"] == (stats["pairs"][0]["winner"] or "no significant difference (p ≥ 0.05)")
+    assert result.signature.startswith(f"ckpt:{scorer.checkpoint}|dirs:faithfulness+f_score|agg:max|nrefs:1-2|")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The Compare tab through the API
+
+
+def compare(client, *candidates, source=SOURCE, references="\n".join(REFERENCES), **settings):
+    return client.predict(*settings_inputs(**settings), source, references, *candidate_boxes(*candidates),
+                          api_name="/compare")
+
+
+def test_api_compare_gives_the_engines_scores_with_the_best_marked(client, scorer):
+    boxes = [CANDIDATES[0], "", CANDIDATES[1], CANDIDATES[2]]  # the blank second box is skipped
+    table, chart, heatmap, signature = compare(client, *boxes)
+    expected = scorer.score_directions(CANDIDATES, references=[REFERENCES] * 3, sources=[SOURCE] * 3)
+    assert table["headers"] == ["candidate", *bartscore.DIRECTIONS, "best in"]
+    assert [row[0] for row in table["data"]] == ["Candidate 1", "Candidate 3", "Candidate 4"]
+    for column, direction in enumerate(bartscore.DIRECTIONS, 1):
+        assert [row[column] for row in table["data"]] == pytest.approx(expected[direction], abs=1e-6)
+        best = max(range(3), key=lambda i: expected[direction][i])
+        assert direction in table["data"][best][-1]
+        assert table["metadata"]["display_value"][best][column] == f"{expected[direction][best]:.4f}"
+    assert signature == expected["signature"]
+
+    bars = {(candidate, direction): score for _, candidate, direction, score in chart["value"]["data"]}
+    assert len(bars) == 12
+    assert bars[("Candidate 4", "recall")] == pytest.approx(expected["recall"][2], abs=1e-6)
+    assert chart["y_lim"][1] == 0 and chart["y_lim"][0] < min(bars.values())
+
+    tokens = scorer.score_tokens([SOURCE] * 3, CANDIDATES)
+    shown = [[float(v) for v in re.findall(r'data-logprob="([^"]+)"', block)]
+             for block in heatmap.split('<div class="candidate"')[1:]]
+    assert [len(values) for values in shown] == [len(t) for t in tokens]
+    for values, pair in zip(shown, tokens):
+        assert values == pytest.approx([lp for _, lp in pair], abs=1e-5)
+
+
+def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
+    table, _, heatmap, signature = compare(client, CANDIDATES[0], CANDIDATES[1], source="",
+                                           directions=["recall", "f_score"], aggregation="max", prompt="custom",
+                                           phrase="In other words", side="decoder")
+    expected = scorer.score_directions(CANDIDATES[:2], references=[REFERENCES] * 2, directions=["recall", "f_score"],
+                                       aggregation="max", prompt=["In other words"], prompt_side="decoder")
+    assert table["headers"] == ["candidate", "recall", "f_score", "best in"]
+    assert [row[1] for row in table["data"]] == pytest.approx(expected["recall"], abs=1e-6)
+    assert [row[2] for row in table["data"]] == pytest.approx(expected["f_score"], abs=1e-6)
+    assert signature == expected["signature"] and "prompt:custom-" in signature and "agg:max" in signature
+    assert "given the first reference" in heatmap
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (dict(candidates=["only one"]), "Enter at least 2 candidates to compare (found 1)"),
+    (dict(candidates=["a", "b" * (MAX_CHARS + 1)]), f"Candidate 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
+    (dict(source="s" * (MAX_CHARS + 1)), f"The source has {MAX_CHARS + 1} characters"),
+    (dict(references="\n".join(["r"] * 9)), "At most 8 references are allowed (found 9)"),
+    (dict(source=""), "faithfulness (source → candidate) needs a source"),
+    (dict(directions=[]), "Choose at least one direction"),
+    (dict(prompt="custom", phrase="  "), "Enter a custom prompt phrase"),
+    (dict(model="missing"), "Cannot load the BART checkpoint"),
+])
+def test_api_compare_explains_user_mistakes_and_keeps_running(client, arguments, message):
+    candidates = arguments.pop("candidates", CANDIDATES[:2])
+    with pytest.raises(AppError, match=re.escape(message)) as raised:
+        compare(client, *candidates, **arguments)
+    assert "Traceback" not in str(raised.value)
+    table, *_ = compare(client, *CANDIDATES[:2])  # the app still answers
+    assert len(table["data"]) == 2
+
+
+def test_api_compare_refuses_a_model_outside_the_allowlist(client, tiny_checkpoint):
+    for model in (tiny_checkpoint, "facebook/bart-large"):
+        with pytest.raises(AppError):
+            compare(client, *CANDIDATES[:2], model=model)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The Batch tab through the API
+
+
+def write_outputs_csv(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "source", "reference_1", "reference_2", "good", "bad", "odd"])
+        writer.writerows(rows)
+    return str(path)
+
+
+OUTPUT_ROWS = [
+    [f"doc{i}", f"{SOURCE} Item {i}.", REFERENCES[0], REFERENCES[1] if i % 2 else "", CANDIDATES[0] + f" ({i})",
+     CANDIDATES[1], CANDIDATES[2] if i % 3 else "The the the the."]
+    for i in range(6)
+]
+
+
+def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer, tmp_path):
+    path = write_outputs_csv(tmp_path / "outputs.csv", OUTPUT_ROWS)
+    summary, pairs, rows, download, signature = client.predict(
+        *settings_inputs(directions=["faithfulness", "f_score"]), handle_file(path), api_name="/score_file")
+
+    sources = [row[1] for row in OUTPUT_ROWS]
+    references = [[r for r in row[2:4] if r] for row in OUTPUT_ROWS]
+    expected = {name: scorer.score_directions([row[column] for row in OUTPUT_ROWS], references=references,
+                                              sources=sources, directions=["faithfulness", "f_score"])
+                for column, name in ((4, "good"), (5, "bad"), (6, "odd"))}
+
+    assert rows["headers"] == ["row", "id"] + [f"{s}/{d}" for s in ("good", "bad", "odd")
+                                              for d in ("faithfulness", "f_score")]
+    assert [row[:2] for row in rows["data"]] == [[i + 1, f"doc{i}"] for i in range(6)]
+    assert [row[2] for row in rows["data"]] == pytest.approx(expected["good"]["faithfulness"], abs=1e-6)
+    assert [row[7] for row in rows["data"]] == pytest.approx(expected["odd"]["f_score"], abs=1e-6)
+
+    for direction in ("faithfulness", "f_score"):
+        stats = bartscore.compare_systems({name: expected[name][direction] for name in expected})
+        shown = [row for row in summary["data"] if row[0] == direction]
+        assert [row[1] for row in shown] == ["good", "bad", "odd"]
+        assert [value for row in shown for value in row[2:]] == pytest.approx(
+            [s[key] for s in stats["systems"] for key in ("mean", "ci_low", "ci_high")], abs=1e-9)
+        shown_pairs = [row for row in pairs["data"] if row[0] == direction]
+        assert [row[1:3] for row in shown_pairs] == [["good", "bad"], ["good", "odd"], ["bad", "odd"]]
+        for row, pair in zip(shown_pairs, stats["pairs"]):
+            assert row[3:6] == pytest.approx([pair["delta"], pair["bootstrap_p"], pair["t_test_p"]], abs=1e-9)
+            assert row[6] == (pair["winner"] or "no significant difference (p ≥ 0.05)")
+    assert summary["headers"] == ["direction", "system", "mean", "95% CI low", "95% CI high"]
+    assert pairs["headers"][3:7] == ["Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
+    assert signature == expected["good"]["signature"]
+
+    downloaded = pd.read_csv(download)
+    assert list(downloaded.columns) == rows["headers"]
+    assert list(downloaded["good/faithfulness"]) == pytest.approx(expected["good"]["faithfulness"], abs=1e-9)
+
+
+def test_api_batch_reports_progress_while_scoring(client, tmp_path):
+    rows = [[f"r{i}", f"Report {i}: " + " ".join(["the city report says the market was high"] * 12), REFERENCES[0], "",
+             CANDIDATES[0], CANDIDATES[1], CANDIDATES[2]] for i in range(MAX_ROWS)]
+    job = client.submit(*settings_inputs(directions=["faithfulness"]), handle_file(write_outputs_csv(
+        tmp_path / "many.csv", rows)), api_name="/score_file")
+    seen = set()
+    while not job.done():
+        for unit in job.status().progress_data or []:
+            seen.add((unit.desc, unit.length))
+        time.sleep(0.01)
+    assert len(job.result()[2]["data"]) == MAX_ROWS
+    # The engine's progress (one step per distinct pair: 300 sources x 3 outputs) reaches the browser's bar.
+    assert ("BARTScore", 3 * MAX_ROWS) in seen
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("latin1.csv", "source,sys\ncaf\xe9,x\n".encode("latin-1"), "The file is not UTF-8 text"),
+    ("empty.csv", b"", "The file is empty"),
+    ("columns.csv", "text,output\nx,y\n", "needs a 'source' column and/or reference columns"),
+    ("rows.jsonl", "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
+     f"The file has {MAX_ROWS + 1} rows; the limit is {MAX_ROWS}"),
+    ("refs.csv", "source,sys\na,b\n", "precision, recall, f_score need(s) at least one reference"),
+])
+def test_api_batch_explains_malformed_uploads_and_keeps_running(client, tmp_path, name, content, message):
+    with pytest.raises(AppError, match=re.escape(message)) as raised:
+        client.predict(*settings_inputs(), handle_file(write(tmp_path, name, content)), api_name="/score_file")
+    assert "Traceback" not in str(raised.value)
+    good = write(tmp_path, "good.jsonl", json.dumps({"source": "a b c", "sys": "a b"}) + "\n")
+    summary, *_ = client.predict(*settings_inputs(directions=["faithfulness"]), handle_file(good),
+                                 api_name="/score_file")
+    assert summary["data"][0][:2] == ["faithfulness", "sys"]
+    assert math.isfinite(summary["data"][0][2])
+
+
+def test_api_batch_without_an_upload_asks_for_one(client):
+    with pytest.raises(AppError, match="Upload a .csv or .jsonl file first"):
+        client.predict(*settings_inputs(), None, api_name="/score_file")
+
+
+def test_hidden_helper_events_are_not_part_of_the_api(client):
+    assert set(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == {
+        "/compare", "/score_file"}
