@@ -6,7 +6,7 @@ Run it with `python app.py` (or as a Hugging Face Space: `app_file: app.py`). Al
 
 Operator settings, read from the environment when the app is built:
 
-    BARTSCORE_APP_MODELS         extra models offered besides the built-in variants, as "name=checkpoint,name=checkpoint"
+    BARTSCORE_APP_MODELS         models offered besides the built-in variants, as "name=checkpoint,name=checkpoint"
                                  (a Hub id or a local checkpoint directory). The browser only ever picks a name from
                                  this list; it never passes a model id or a path.
     BARTSCORE_APP_DEFAULT_MODEL  the model selected when the page opens (default "cnn").
@@ -85,7 +85,8 @@ def settings_from_env(environ=os.environ):
         models[name] = checkpoint
     default_model = environ.get("BARTSCORE_APP_DEFAULT_MODEL", "cnn")
     if default_model not in models:
-        raise ValueError(f"BARTSCORE_APP_DEFAULT_MODEL is {default_model!r}, which is not one of the models {list(models)}")
+        raise ValueError(f"BARTSCORE_APP_DEFAULT_MODEL is {default_model!r}, which is not one of the models "
+                         f"{list(models)}")
     return Settings(
         models=models,
         default_model=default_model,
@@ -109,7 +110,7 @@ _scorers_lock = threading.Lock()
 
 
 def load_scorer(settings, model):
-    """The engine for a model name of the allowlist, loaded on first use and kept (loading takes longer than scoring)."""
+    """The engine for a model name on the allowlist, loaded on first use and kept (loading costs more than scoring)."""
     if model not in settings.models:
         raise ValueError(f"Unknown model {model!r}; choose one of {', '.join(settings.models)}")
     key = (settings.models[model], settings.device)
@@ -138,7 +139,8 @@ def parse_prompt(choice, phrase):
         return [phrase.strip()]  # a list, so that a lowercase single word is a phrase, not a set name
     if choice in bartscore.PROMPT_SETS:
         return choice
-    raise ValueError(f"Unknown prompt {choice!r}; choose none, custom, or one of the sets {', '.join(bartscore.PROMPT_SETS)}")
+    raise ValueError(f"Unknown prompt {choice!r}; choose none, custom, or one of the sets "
+                     f"{', '.join(bartscore.PROMPT_SETS)}")
 
 
 def check_length(text, what, max_chars):
@@ -157,7 +159,8 @@ def check_directions(directions, *, has_source, has_references):
         raise ValueError("faithfulness (source → candidate) needs a source: enter one, or untick faithfulness")
     needing_references = [d for d in directions if d != "faithfulness"]
     if needing_references and not has_references:
-        raise ValueError(f"{', '.join(needing_references)} need(s) at least one reference: enter one, or untick them")
+        verb = "needs" if len(needing_references) == 1 else "need"
+        raise ValueError(f"{', '.join(needing_references)} {verb} at least one reference: enter one, or untick it")
     return [d for d in bartscore.DIRECTIONS if d in directions]
 
 
@@ -217,7 +220,7 @@ def compare_candidates(scorer, *, source, references, candidates, directions, ag
 
 
 def best_candidates(scores):
-    """The names' indices holding the highest score (all of them on a tie)."""
+    """The indices of the highest score (all of them on a tie)."""
     top = max(scores)
     return [index for index, score in enumerate(scores) if score == top]
 
@@ -256,8 +259,8 @@ def chart_y_limits(chart):
 def token_heatmap(comparison):
     """HTML: each candidate's tokens, coloured by log-probability, with the value on hover."""
     blocks = [
-        f'<p class="legend"><strong>Token heatmap.</strong> Each token of a candidate, coloured by its log-probability given {comparison.tokens_given} '
-        f"(without prompt): the redder, the less likely the model found it "
+        f'<p class="legend"><strong>Token heatmap.</strong> Each token of a candidate, coloured by its log-probability '
+        f"given {comparison.tokens_given} (without prompt): the redder, the less likely the model found it "
         f'(<span class="swatch" style="background: {token_colour(0)}">0</span> to '
         f'<span class="swatch" style="background: {token_colour(HEATMAP_FLOOR)}">{HEATMAP_FLOOR:g} or less</span>). '
         f"Hover over a token for its value. <code>&lt;s&gt;</code> and <code>&lt;/s&gt;</code> are BART's start and "
@@ -375,6 +378,17 @@ def is_reference_column(name):
     return re.fullmatch(r"reference(_\d+)?", name) is not None
 
 
+def cell_texts(record, column, row, max_chars):
+    """The non-blank texts of a cell, stripped: none, one, or (a JSONL reference list) several."""
+    value = record.get(column)
+    texts = value if isinstance(value, list) and is_reference_column(column) else [value]
+    for text in texts:
+        if text is not None and not isinstance(text, str):
+            raise ValueError(f"Row {row}, column {column!r}: expected text, got {json.dumps(text)}")
+        check_length(text or "", f"Row {row}, column {column!r}", max_chars)
+    return [text.strip() for text in texts if text and text.strip()]
+
+
 def upload_from_records(columns, records, *, max_rows, max_chars):
     """Splits the columns into id, source, references and systems, and checks every row."""
     for number, name in enumerate(columns, 1):
@@ -403,15 +417,10 @@ def upload_from_records(columns, records, *, max_rows, max_chars):
     ids, sources, references, outputs = [], [], [], {name: [] for name in systems}
     for row, record in enumerate(records, 1):
         def cell(column):
-            value = record.get(column)
-            texts = value if isinstance(value, list) and is_reference_column(column) else [value]
-            for text in texts:
-                if text is not None and not isinstance(text, str):
-                    raise ValueError(f"Row {row}, column {column!r}: expected text, got {json.dumps(text)}")
-                check_length(text or "", f"Row {row}, column {column!r}", max_chars)
-            return [text.strip() for text in texts if text and text.strip()]
+            return cell_texts(record, column, row, max_chars)
 
-        ids.append(" ".join(cell("id")))
+        if "id" in columns:
+            ids.append("" if record.get("id") is None else str(record["id"]))  # JSONL ids are often numbers
         if "source" in columns:
             source = cell("source")
             if not source:
@@ -452,6 +461,7 @@ def score_upload(scorer, upload, *, directions, aggregation="mean", prompt=None,
         [output for name in systems for output in upload.systems[name]],
         references=upload.references * len(systems) if upload.references else None,
         sources=upload.sources * len(systems) if upload.sources else None,
+        # The engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser.
         directions=directions, aggregation=aggregation, prompt=prompt, prompt_side=prompt_side, show_progress=True,
     )
     n = upload.rows
@@ -489,10 +499,14 @@ def write_results_csv(rows):
     return path
 
 
-def formatted(frame, decimals_for):
-    """A Styler showing each listed column with its number of decimals; the data keeps full precision."""
-    return frame.style.format({column: f"{{:.{decimals}f}}" for column, decimals in decimals_for.items()
-                                if column in frame.columns}, na_rep="–")
+def formatted(frame, formats):
+    """A Styler that shows the listed columns rounded (format string or function); the data keeps full precision."""
+    return frame.style.format({column: form for column, form in formats.items() if column in frame.columns},
+                              na_rep="–")
+
+
+def p_value_text(p):
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -522,7 +536,9 @@ EXAMPLES = {
             "wing and a community kitchen. The two council members who voted against the plan argued that the money "
             "should go to road repairs instead."
         ),
-        "references": "Riverton's council approved a 12 million dollar library on the old bus depot site, to open in 2027.",
+        "references": (
+            "Riverton's council approved a 12 million dollar library on the old bus depot site, to open in 2027."
+        ),
         "candidates": [
             "Riverton's council voted 7 to 2 to build a new library on the old bus depot site, paid mostly by a state "
             "grant.",
@@ -609,9 +625,10 @@ def build_demo(settings=None):
             result = score_upload(scorer, upload, directions=directions, aggregation=aggregation, prompt=prompt,
                                   prompt_side=prompt_side)
         score_columns = [column for column in result.rows.columns if "/" in column]
-        return (formatted(result.summary, {column: 4 for column in result.summary.columns[2:]}),
-                formatted(result.pairs, {"Δ mean (A − B)": 4, "bootstrap p": 4, "t-test p": 4}),
-                formatted(result.rows, dict.fromkeys(score_columns, 4)),
+        return (formatted(result.summary, dict.fromkeys(result.summary.columns[2:], "{:.4f}")),
+                formatted(result.pairs, {"Δ mean (A − B)": "{:.4f}", "bootstrap p": p_value_text,
+                                         "t-test p": p_value_text}),
+                formatted(result.rows, dict.fromkeys(score_columns, "{:.4f}")),
                 write_results_csv(result.rows),
                 result.signature)
 
@@ -701,7 +718,8 @@ def build_demo(settings=None):
         add_button.click(add_candidate, candidate_count, [candidate_count, *candidate_boxes], api_visibility="private")
         remove_button.click(remove_candidate, [candidate_count, *candidate_boxes], [candidate_count, *candidate_boxes],
                             api_visibility="private")
-        example_outputs = [candidate_count, source, references, directions, prompt_choice, prompt_side, *candidate_boxes]
+        example_outputs = [candidate_count, source, references, directions, prompt_choice, prompt_side,
+                           *candidate_boxes]
         summarization_example.click(lambda: load_example("summarization"), None, example_outputs,
                                     api_visibility="private")
         translation_example.click(lambda: load_example("translation"), None, example_outputs, api_visibility="private")

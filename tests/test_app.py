@@ -165,6 +165,8 @@ def test_directions_are_checked_against_the_inputs_given():
         app.check_directions(["faithfulness"], has_source=False, has_references=True)
     with pytest.raises(ValueError, match="precision, recall need"):
         app.check_directions(["precision", "recall"], has_source=True, has_references=False)
+    with pytest.raises(ValueError, match="recall needs at least one reference"):
+        app.check_directions(["recall"], has_source=True, has_references=False)
     with pytest.raises(ValueError, match="At most 8 references"):
         app.check_references(["r"] * 9, MAX_CHARS)
     with pytest.raises(ValueError, match=f"Reference 2 has {MAX_CHARS + 1} characters"):
@@ -244,6 +246,18 @@ def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_ap
     assert "given the source" in page and "mean log-probability -4.1875" in page
 
 
+def test_engine_truncation_notices_become_ui_warnings_and_errors_become_messages(scorer):
+    long_source = "é" * MAX_CHARS  # two byte-level tokens a character: past the 1024-token limit
+    with pytest.warns(UserWarning, match="BARTScore truncated 1 distinct source text"):  # gr.Warning outside a request
+        with app.shown_in_ui():
+            scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2)
+    with pytest.raises(gr.Error) as raised:
+        with app.shown_in_ui():
+            app.check_directions([], has_source=True, has_references=False)
+    assert raised.value.message == "Choose at least one direction"
+    assert raised.value.print_exception is False
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Uploaded files
 
@@ -271,10 +285,11 @@ def test_csv_upload_with_several_reference_columns(tmp_path):
 
 
 def test_jsonl_upload_with_references_as_a_list(tmp_path):
-    lines = [{"reference": ["r1", "r1b"], "s1": "o1", "s2": "p1"}, {}, {"reference": "r2", "s1": "o2", "s2": "p2"}]
+    lines = [{"id": 7, "reference": ["r1", "r1b"], "s1": "o1", "s2": "p1"}, {},
+             {"reference": "r2", "s1": "o2", "s2": "p2"}]
     path = write(tmp_path, "outputs.jsonl", "\n".join(json.dumps(line) if line else "" for line in lines))
     upload = parse(path)
-    assert (upload.ids, upload.sources) == (None, None)
+    assert (upload.ids, upload.sources) == (["7", ""], None)
     assert upload.references == [["r1", "r1b"], ["r2"]]
     assert upload.systems == {"s1": ["o1", "o2"], "s2": ["p1", "p2"]}
 
@@ -385,7 +400,8 @@ def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
 
 @pytest.mark.parametrize("arguments, message", [
     (dict(candidates=["only one"]), "Enter at least 2 candidates to compare (found 1)"),
-    (dict(candidates=["a", "b" * (MAX_CHARS + 1)]), f"Candidate 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
+    (dict(candidates=["a", "b" * (MAX_CHARS + 1)]),
+     f"Candidate 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
     (dict(source="s" * (MAX_CHARS + 1)), f"The source has {MAX_CHARS + 1} characters"),
     (dict(references="\n".join(["r"] * 9)), "At most 8 references are allowed (found 9)"),
     (dict(source=""), "faithfulness (source → candidate) needs a source"),
@@ -485,7 +501,7 @@ def test_api_batch_reports_progress_while_scoring(client, tmp_path):
     ("columns.csv", "text,output\nx,y\n", "needs a 'source' column and/or reference columns"),
     ("rows.jsonl", "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
      f"The file has {MAX_ROWS + 1} rows; the limit is {MAX_ROWS}"),
-    ("refs.csv", "source,sys\na,b\n", "precision, recall, f_score need(s) at least one reference"),
+    ("refs.csv", "source,sys\na,b\n", "precision, recall, f_score need at least one reference"),
 ])
 def test_api_batch_explains_malformed_uploads_and_keeps_running(client, tmp_path, name, content, message):
     with pytest.raises(AppError, match=re.escape(message)) as raised:
@@ -506,3 +522,8 @@ def test_api_batch_without_an_upload_asks_for_one(client):
 def test_hidden_helper_events_are_not_part_of_the_api(client):
     assert set(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == {
         "/compare", "/score_file"}
+
+
+def test_p_values_are_shown_rounded_but_never_as_zero():
+    assert app.p_value_text(0.012345) == "0.0123"
+    assert app.p_value_text(3e-7) == "< 0.0001"
