@@ -14,6 +14,7 @@ scored text's tokens (``<s>`` and ``</s>`` included), and both texts are truncat
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -325,6 +326,84 @@ class _DoesNotFit(RuntimeError):
     pass
 
 
+def _default_device():
+    """CUDA when available (under torchrun / accelerate, this process's GPU: LOCAL_RANK), else the CPU."""
+    if not torch.cuda.is_available():
+        return "cpu"
+    return f"cuda:{int(os.environ.get('LOCAL_RANK', 0)) % torch.cuda.device_count()}"
+
+
+@dataclass
+class _ProcessGroup:
+    """This process's place in a torch.distributed group, and how a scoring call is split across the group."""
+
+    world: int
+    rank: int
+
+    def share(self, plan):
+        """This rank's pairs, grouped by condition. Conditions (with their pairs) go largest first to the least
+        loaded rank, by tokens; a condition with more than a fair share of work is split into pieces first (each
+        rank that gets a piece encodes the condition itself). Every rank computes the same assignment."""
+        def cost(pairs):
+            return sum(plan.length(plan.pairs[p][1]) for p in pairs)
+
+        fair = (sum(map(plan.length, plan.pairs_by_condition)) + cost(range(len(plan.pairs)))) / self.world
+        pieces = []
+        for condition, pairs in plan.pairs_by_condition.items():
+            piece, load = [], plan.length(condition)
+            for pair in pairs:
+                piece.append(pair)
+                load += plan.length(plan.pairs[pair][1])
+                if load >= fair:
+                    pieces.append((load, condition, piece))
+                    piece, load = [], plan.length(condition)
+            if piece:
+                pieces.append((load, condition, piece))
+        loads = [0] * self.world
+        mine = {}
+        for load, condition, piece in sorted(pieces, key=lambda p: (-p[0], p[1])):
+            rank = loads.index(min(loads))
+            loads[rank] += load
+            if rank == self.rank:
+                mine.setdefault(condition, []).extend(piece)
+        return mine
+
+    def gather(self, results, results_on, device):
+        """Every rank's results, merged, on every rank (results_on="all") or on rank 0 only (others get None)."""
+        with _current_device(device):
+            if results_on == "all":
+                parts = [None] * self.world
+                torch.distributed.all_gather_object(parts, results)
+            else:
+                parts = [None] * self.world if self.rank == 0 else None
+                torch.distributed.gather_object(results, parts, dst=0)
+        if parts is None:
+            return None
+        return {pair: value for part in parts for pair, value in part.items()}
+
+
+def _current_device(device):
+    """Object collectives over NCCL run on the current CUDA device, which must be this process's own."""
+    return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+
+
+def _check_same_inputs_on_every_rank(conditions, targets, group, device):
+    """The engine splits one shared workload across ranks; ranks that pass different inputs would get wrong
+    results, so that is refused on every rank (the metric gathers per-rank examples itself)."""
+    digest = hashlib.sha1()
+    for text in (*conditions, *targets):
+        digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
+    digests = [None] * group.world
+    with _current_device(device):
+        torch.distributed.all_gather_object(digests, (len(conditions), digest.hexdigest()))
+    if len(set(digests)) > 1:
+        raise ValueError(
+            "under torch.distributed, BARTScorer splits one workload across the ranks, so every rank must pass the "
+            f"same srcs and tgts; they differ here ({[count for count, _ in digests]} pairs per rank). To score "
+            "each rank's own examples, use the metric's compute (it gathers them) or BARTScorer(distributed=False)"
+        )
+
+
 class BARTScorer:
     """The BARTScore engine, call-compatible with the original ``BARTScorer``.
 
@@ -336,14 +415,21 @@ class BARTScorer:
     device: "cuda", "cuda:1", "cpu", ...; default CUDA when available.
     dtype: "float32" (default, the original's numbers), or "bfloat16"/"float16" for speed on GPUs.
     max_tokens: padded tokens per model batch; lower it if memory is short (scores do not change).
+    distributed: when a torch.distributed process group is initialised (torchrun, accelerate launch), every rank
+        passes the same inputs and each scores a share of the work, balanced by tokens; False scores alone.
+    results_on: "all" (every rank gets all scores) or "rank0" (other ranks get None).
     """
 
     def __init__(self, device=None, max_length=1024, checkpoint=DEFAULT_CHECKPOINT, dtype="float32",
-                 max_tokens=DEFAULT_MAX_TOKENS):
+                 max_tokens=DEFAULT_MAX_TOKENS, distributed=True, results_on="all"):
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {dtype!r}")
+        if results_on not in ("all", "rank0"):
+            raise ValueError(f"results_on must be 'all' or 'rank0', got {results_on!r}")
         self.max_tokens = _optional_positive_int(max_tokens, "max_tokens") or DEFAULT_MAX_TOKENS
-        self.device = torch.device(device if device is not None else "cuda" if torch.cuda.is_available() else "cpu")
+        self.distributed = distributed
+        self.results_on = results_on
+        self.device = torch.device(device if device is not None else _default_device())
         self.dtype = dtype
         self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
         self.tokenizer, self.model = load_checkpoint(self.checkpoint)
@@ -391,8 +477,11 @@ class BARTScorer:
 
         batch_size caps the pairs per model batch (the original's fixed batch of 4 is not needed: batches are
         filled up to max_tokens padded tokens); neither changes the scores."""
-        sums, counts, _ = self._log_likelihoods(srcs, tgts, batch_size=batch_size, max_tokens=max_tokens,
-                                                 show_progress=show_progress, keep_tokens=False)
+        result = self._log_likelihoods(srcs, tgts, batch_size=batch_size, max_tokens=max_tokens,
+                                       show_progress=show_progress, keep_tokens=False)
+        if result is None:
+            return None
+        sums, counts, _ = result
         return (sums / counts).tolist()
 
     def multi_ref_score(self, srcs, tgts, agg="mean", batch_size=None, *, max_tokens=None, show_progress=False):
@@ -404,16 +493,18 @@ class BARTScorer:
         counts = [len(refs) for refs in tgts]
         flat = self.score([src for src, n in zip(srcs, counts) for _ in range(n)], [t for refs in tgts for t in refs],
                           batch_size, max_tokens=max_tokens, show_progress=show_progress)
-        return _aggregate(np.asarray(flat), counts, agg).tolist()
+        return None if flat is None else _aggregate(np.asarray(flat), counts, agg).tolist()
 
     def score_tokens(self, srcs, tgts, batch_size=None, *, max_tokens=None):
         """Each target token with its log-probability: one list of (token text, log-prob) per pair.
 
         The mean of a pair's log-probabilities is its score."""
-        _, _, tokens = self._log_likelihoods(srcs, tgts, batch_size=batch_size, max_tokens=max_tokens,
-                                             show_progress=False, keep_tokens=True)
+        result = self._log_likelihoods(srcs, tgts, batch_size=batch_size, max_tokens=max_tokens,
+                                       show_progress=False, keep_tokens=True)
+        if result is None:
+            return None
         return [[(self.tokenizer.decode([i], clean_up_tokenization_spaces=False), float(lp))
-                 for i, lp in zip(ids, log_probs.tolist())] for ids, log_probs in tokens]
+                 for i, lp in zip(ids, log_probs.tolist())] for ids, log_probs in result[2]]
 
     def score_directions(self, predictions, references=None, sources=None, *, directions=None, aggregation="mean",
                          prompt=None, prompt_side="encoder", batch_size=None, max_tokens=None, show_progress=False):
@@ -455,8 +546,10 @@ class BARTScorer:
                     conditions.append(prompted[0])
                     targets.append(prompted[1])
             spans[direction] = slice(start, len(conditions))
-        flat_scores = np.asarray(self.score(conditions, targets, batch_size, max_tokens=max_tokens,
-                                            show_progress=show_progress), dtype=np.float64)
+        flat_scores = self.score(conditions, targets, batch_size, max_tokens=max_tokens, show_progress=show_progress)
+        if flat_scores is None:
+            return None
+        flat_scores = np.asarray(flat_scores, dtype=np.float64)
 
         def prompt_averaged(direction):
             return flat_scores[spans[direction]].reshape(-1, len(options.prompts)).mean(axis=1)
@@ -516,16 +609,20 @@ class BARTScorer:
 
     def _log_likelihoods(self, conditions, targets, *, batch_size, max_tokens, show_progress, keep_tokens):
         """Per input pair: the sum of target-token log-probabilities, the target token count, and (if asked) the
-        target's token ids with their log-probabilities."""
+        target's token ids with their log-probabilities. None on ranks other than 0 when results go to rank 0."""
         conditions = _text_list(conditions, "srcs")
         targets = _text_list(targets, "tgts")
         if len(conditions) != len(targets):
             raise ValueError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
         batch_size = _optional_positive_int(batch_size, "batch_size")
         max_tokens = _optional_positive_int(max_tokens, "max_tokens") or self.max_tokens
+        group = self._process_group()
+        if group:
+            _check_same_inputs_on_every_rank(conditions, targets, group, self.device)
+        lead = not group or group.rank == 0
 
         plan = _Plan(self._tokenize, conditions, targets)
-        if plan.truncated_conditions or plan.truncated_targets:
+        if lead and (plan.truncated_conditions or plan.truncated_targets):
             warnings.warn(
                 f"BARTScore truncated {plan.truncated_conditions} distinct source text(s) and {plan.truncated_targets} "
                 f"distinct target text(s) to max_length={self.max_length} tokens, as the original BARTScore does; "
@@ -535,16 +632,31 @@ class BARTScorer:
         logger.info("scoring %d pairs as %d distinct pairs with %d distinct sources", len(conditions),
                     len(plan.pairs), len(plan.pairs_by_condition))
 
-        sums = np.zeros(len(plan.pairs))
-        token_log_probs = [None] * len(plan.pairs)
-        by_length = sorted(plan.pairs_by_condition, key=plan.length, reverse=True)
-        with torch.inference_mode(), tqdm(total=len(plan.pairs), unit="pair", desc="BARTScore",
+        share = group.share(plan) if group else plan.pairs_by_condition
+        results = self._score_share(plan, share, conditions, targets, batch_size=batch_size, max_tokens=max_tokens,
+                                    show_progress=show_progress and lead, keep_tokens=keep_tokens)
+        if group:
+            results = group.gather(results, self.results_on, self.device)
+            if results is None:
+                return None
+
+        index = plan.pair_of_input
+        sums = np.array([results[p][0] for p in index], dtype=np.float64)
+        counts = np.array([plan.length(plan.pairs[p][1]) for p in index], dtype=np.float64)
+        tokens = [(plan.tokens[plan.pairs[p][1]], results[p][1]) for p in index] if keep_tokens else None
+        return sums, counts, tokens
+
+    def _score_share(self, plan, share, conditions, targets, *, batch_size, max_tokens, show_progress, keep_tokens):
+        """Scores the pairs of `share` (condition -> its pairs): conditions encoded in length-sorted batches, then
+        their targets decoded in length-sorted batches. Returns pair -> (log-prob sum, token log-probs or None)."""
+        results = {}
+        with torch.inference_mode(), tqdm(total=sum(map(len, share.values())), unit="pair", desc="BARTScore",
                                           disable=not show_progress) as progress:
 
-            def score_group(group):
+            def score_conditions(group):
                 encoded = self._encode([plan.tokens[c] for c in group])
                 row_of = {condition: row for row, condition in enumerate(group)}
-                pairs = sorted((p for c in group for p in plan.pairs_by_condition[c]),
+                pairs = sorted((p for c in group for p in share[c]),
                                key=lambda p: (plan.length(plan.pairs[p][1]), plan.length(plan.pairs[p][0])),
                                reverse=True)
 
@@ -552,8 +664,7 @@ class BARTScorer:
                     rows = [row_of[plan.pairs[p][0]] for p in batch]
                     per_pair = self._decode(encoded, rows, [plan.tokens[plan.pairs[p][1]] for p in batch])
                     for pair, log_probs in zip(batch, per_pair):
-                        sums[pair] = float(log_probs.sum())
-                        token_log_probs[pair] = log_probs if keep_tokens else None
+                        results[pair] = (float(log_probs.sum()), log_probs if keep_tokens else None)
                     progress.update(len(batch))
 
                 def decoder_too_big(pair):
@@ -567,18 +678,19 @@ class BARTScorer:
                     self._halving_on_oom(batch, score_batch, decoder_too_big)
 
             def encoder_too_big(condition):
-                target = plan.pairs[plan.pairs_by_condition[condition][0]][1]
-                self._fail_alone(plan, condition, target, conditions, targets)
+                self._fail_alone(plan, condition, plan.pairs[share[condition][0]][1], conditions, targets)
 
+            by_length = sorted(share, key=plan.length, reverse=True)
             for group in _token_batches(by_length, lambda c: (plan.length(c),), max_tokens, batch_size):
-                self._halving_on_oom(group, score_group, encoder_too_big)
+                self._halving_on_oom(group, score_conditions, encoder_too_big)
+        return results
 
-        counts = np.array([plan.length(target) for _, target in plan.pairs], dtype=np.float64)
-        index = np.asarray(plan.pair_of_input, dtype=np.int64)
-        tokens = None
-        if keep_tokens:
-            tokens = [(plan.tokens[plan.pairs[p][1]], token_log_probs[p]) for p in plan.pair_of_input]
-        return sums[index], counts[index], tokens
+    def _process_group(self):
+        """The torch.distributed process group this call's work is split across, or None."""
+        if not self.distributed or not torch.distributed.is_available() or not torch.distributed.is_initialized():
+            return None
+        world = torch.distributed.get_world_size()
+        return _ProcessGroup(world, torch.distributed.get_rank()) if world > 1 else None
 
     def _halving_on_oom(self, items, run, on_single_item):
         """Runs a batch; when the accelerator runs out of memory, splits it in halves and retries each half."""
@@ -669,6 +781,79 @@ def _aggregate(values, counts, how):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# Scoring `datasets` corpora
+
+_SCORERS_OF_THIS_PROCESS = {}
+
+
+def score_dataset(dataset, scorer, *, predictions="prediction", references=None, sources=None, prefix="bartscore_",
+                  rows_per_batch=1000, num_proc=None, **options):
+    """Adds one column per direction (``bartscore_faithfulness``, ...) to a ``datasets.Dataset`` or
+    ``IterableDataset`` with a batched ``map``: a Dataset is written batch by batch to datasets' cache files, an
+    IterableDataset is scored lazily as it is iterated, so corpora larger than memory stream through.
+
+    scorer: a ``BARTScorer``, or a dict of ``BARTScorer`` arguments (``{"checkpoint": "cnn"}``) from which each
+    process builds its own: with ``num_proc=N`` (one process per GPU), process k uses ``cuda:k`` (modulo the GPU count)
+    or the CPU. Under torchrun, give each rank its shard (``datasets.distributed.split_dataset_by_node``); a dict builds
+    scorers with distributed=False, since each rank scores different rows.
+    predictions, references, sources: column names (a reference cell may hold a list of references).
+    options: as ``BARTScorer.score_directions`` (directions, aggregation, prompt, prompt_side, batch_size, ...)."""
+    if isinstance(scorer, BARTScorer):
+        if num_proc and num_proc > 1:
+            raise ValueError("with num_proc > 1 pass the scorer as a dict of BARTScorer arguments, so that each "
+                             "process loads its own model on its own device")
+    elif not isinstance(scorer, dict):
+        raise TypeError(f"scorer must be a BARTScorer or a dict of its arguments, got {_describe(scorer)}")
+    columns = dataset.column_names or []
+    for argument, column in (("predictions", predictions), ("references", references), ("sources", sources)):
+        if column is not None and columns and column not in columns:
+            raise ValueError(f"{argument}={column!r} is not a column of the dataset; its columns are {columns}")
+    resolve_options(has_references=references is not None, has_sources=sources is not None,
+                    **{k: v for k, v in options.items() if k in ("directions", "aggregation", "prompt", "prompt_side")})
+
+    arguments = {"scorer": scorer, "predictions": predictions, "references": references, "sources": sources,
+                 "prefix": prefix, "options": options}
+    if isinstance(dataset, datasets.IterableDataset):
+        return dataset.map(_score_rows, batched=True, batch_size=rows_per_batch, fn_kwargs=arguments)
+    # Forked workers inherit torch's thread pools mid-flight and can deadlock; spawned ones start clean.
+    with _start_method("spawn" if num_proc else None):
+        return dataset.map(_score_rows, batched=True, batch_size=rows_per_batch, num_proc=num_proc,
+                           with_rank=bool(num_proc), fn_kwargs=arguments, desc="BARTScore")
+
+
+def _score_rows(batch, rank=None, *, scorer, predictions, references, sources, prefix, options):
+    engine = scorer if isinstance(scorer, BARTScorer) else _scorer_of_this_process(scorer, rank)
+    result = engine.score_directions(batch[predictions], references=batch[references] if references else None,
+                                     sources=batch[sources] if sources else None, **options)
+    return {prefix + d: result[d] for d in DIRECTIONS if d in result}
+
+
+@contextlib.contextmanager
+def _start_method(method):
+    import multiprocess
+
+    previous = multiprocess.get_start_method(allow_none=True)
+    if method:
+        multiprocess.set_start_method(method, force=True)
+    try:
+        yield
+    finally:
+        if method:
+            multiprocess.set_start_method(previous, force=True)
+
+
+def _scorer_of_this_process(arguments, rank):
+    arguments = dict(arguments)
+    if "device" not in arguments and rank is not None and torch.cuda.is_available():
+        arguments["device"] = f"cuda:{rank % torch.cuda.device_count()}"
+    arguments.setdefault("distributed", False)
+    key = repr(sorted(arguments.items()))
+    if key not in _SCORERS_OF_THIS_PROCESS:
+        _SCORERS_OF_THIS_PROCESS[key] = BARTScorer(**arguments)
+    return _SCORERS_OF_THIS_PROCESS[key]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # System comparison: bootstrap confidence intervals, paired bootstrap resampling and the paired t-test
 
 
@@ -677,7 +862,8 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
 
     For each system: the mean with a bootstrap confidence interval. For each pair: the mean difference, a two-sided
     paired bootstrap p-value (the same resampled segments for both systems, as Koehn 2004 and sacrebleu), a paired
-    t-test, and the winner ("" when the bootstrap finds no significant difference at `alpha`).
+    t-test, and the winner ("" when the bootstrap finds no significant difference at `alpha`; with a single segment
+    the p-values are NaN and there is no winner).
     Resampling is seeded, so the same inputs give the same figures."""
     names = list(scores)
     if len(names) < 1:
@@ -701,10 +887,12 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
         for j in range(i + 1, len(names)):
             deltas = resampled_means[i] - resampled_means[j]
             not_better = min(int((deltas <= 0).sum()), int((deltas >= 0).sum()))
-            bootstrap_p = min(1.0, 2 * (not_better + 1) / (resamples + 1))
+            # One segment resamples to itself: no evidence either way.
+            bootstrap_p = min(1.0, 2 * (not_better + 1) / (resamples + 1)) if segments > 1 else float("nan")
             t_statistic, t_p = paired_t_test(matrix[i], matrix[j])
             delta = float(matrix[i].mean() - matrix[j].mean())
-            winner = "" if bootstrap_p >= alpha or delta == 0 else names[i] if delta > 0 else names[j]
+            significant = bootstrap_p < alpha and delta != 0  # False for NaN
+            winner = (names[i] if delta > 0 else names[j]) if significant else ""
             pairs.append({"system_a": names[i], "system_b": names[j], "delta": delta, "bootstrap_p": bootstrap_p,
                           "t_statistic": t_statistic, "t_test_p": t_p, "winner": winner})
     return {"systems": systems, "pairs": pairs, "resamples": resamples, "confidence": confidence, "alpha": alpha}
@@ -827,16 +1015,21 @@ _FEATURES = datasets.Features({
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BARTScore(evaluate.Metric):
-    """The BARTScore metric. Init options (also through ``evaluate.load``): device, dtype, max_length, max_tokens."""
+    """The BARTScore metric. Init options (also through ``evaluate.load``): device, dtype, max_length, max_tokens,
+    distributed, results_on (see ``BARTScorer``). Under torch.distributed, each rank computes on its own examples and
+    every rank (or rank 0) gets the scores of all ranks' examples, rank 0's first."""
 
     def __init__(self, config_name=None, *, device=None, dtype="float32", max_length=1024,
-                 max_tokens=DEFAULT_MAX_TOKENS, **kwargs):
+                 max_tokens=DEFAULT_MAX_TOKENS, distributed=True, results_on="all", **kwargs):
         self.model_name = config_name or "default"
         # evaluate joins the config name into a cache path; a checkpoint path or Hub id must not steer it.
         cache_name = self.model_name if re.fullmatch(r"[\w.-]+", self.model_name) else re.sub(
             r"[^\w.-]+", "_", self.model_name).strip("_")[-64:]
         super().__init__(config_name=cache_name, **kwargs)
-        self._engine_options = {"device": device, "dtype": dtype, "max_length": max_length, "max_tokens": max_tokens}
+        # Under evaluate's own multi-process mode (num_process > 1) only process 0 scores, so it must not wait
+        # for the other ranks; otherwise ranks gather their examples and share the scoring (see README).
+        self._engine_options = {"device": device, "dtype": dtype, "max_length": max_length, "max_tokens": max_tokens,
+                                "distributed": distributed and self.num_process == 1, "results_on": results_on}
         self._scorer = None
         self._inputs_given = None  # which of references/sources the pending batches carry
 
@@ -919,6 +1112,10 @@ class BARTScore(evaluate.Metric):
     def _compute(self, predictions, references, sources, directions=None, aggregation="mean", prompt=None,
                  prompt_side="encoder", batch_size=None, max_tokens=None, show_progress=False):
         given = self._inputs_given
+        group = self.scorer._process_group()
+        if group:
+            predictions, references, sources, given = _gather_examples(predictions, references, sources, given, group,
+                                                                       self.scorer.device)
         return self.scorer.score_directions(
             predictions,
             references=references if given["references"] else None,
@@ -931,6 +1128,19 @@ class BARTScore(evaluate.Metric):
             max_tokens=max_tokens,
             show_progress=show_progress,
         )
+
+
+def _gather_examples(predictions, references, sources, given, group, device):
+    """All ranks' examples, in rank order, on every rank; refused on every rank if the ranks gave different inputs."""
+    parts = [None] * group.world
+    with _current_device(device):
+        torch.distributed.all_gather_object(parts, (predictions, references, sources, given))
+    kinds = {tuple(sorted(part[3].items())) for part in parts}
+    if len(kinds) > 1:
+        raise ValueError(f"the ranks gave different inputs ({', '.join(_input_names(p[3]) for p in parts)}); "
+                         f"every rank must give the same ones")
+    return ([x for part in parts for x in part[0]], [x for part in parts for x in part[1]],
+            [x for part in parts for x in part[2]], given)
 
 
 def _input_names(given):
@@ -1061,7 +1271,7 @@ def read_table_corpus(path, source_column="source", reference_columns=None, syst
 
 def score_corpus(scorer, corpus, **options):
     """Scores every system in one planned call (sources and references shared by all systems are encoded once) and
-    returns ({system: {direction: per-segment scores}}, signature)."""
+    returns ({system: {direction: per-segment scores}}, signature), or (None, None) on ranks that get no results."""
     names = list(corpus.systems)
     segments = len(corpus.systems[names[0]])
     result = scorer.score_directions(
@@ -1070,6 +1280,8 @@ def score_corpus(scorer, corpus, **options):
         sources=corpus.sources * len(names) if corpus.sources is not None else None,
         **options,
     )
+    if result is None:
+        return None, None
     directions = [d for d in DIRECTIONS if d in result]
     per_system = {
         name: {d: result[d][k * segments:(k + 1) * segments] for d in directions} for k, name in enumerate(names)
@@ -1209,9 +1421,12 @@ def main(argv=None):
         print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
         return 2
 
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.distributed.is_initialized():
+        # Launched by torchrun: every rank reads the same files, scores its share; rank 0 writes the results.
+        torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     try:
         scorer = BARTScorer(device=args.device, max_length=args.max_length, checkpoint=args.model, dtype=args.dtype,
-                            max_tokens=args.max_tokens)
+                            max_tokens=args.max_tokens, results_on="rank0")
     except ValueError as error:  # e.g. --max-length beyond the model's positions
         print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
         return 2
@@ -1224,6 +1439,8 @@ def main(argv=None):
     except (OSError, RuntimeError, ValueError) as error:
         print(f"bartscore {args.command}: scoring failed: {error}", file=sys.stderr)
         return 1
+    if per_system is None:  # a rank other than 0 under torchrun: rank 0 reports
+        return 0
 
     if args.command == "score":
         if args.output == "-":

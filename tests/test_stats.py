@@ -48,3 +48,8 @@ def test_t_test_p_values_match_the_t_table(t, degrees, p):
 def test_mismatched_segment_counts_are_refused():
     with pytest.raises(ValueError, match=r"same, non-zero number of segments"):
         bartscore.compare_systems({"a": [1.0, 2.0], "b": [1.0]})
+
+
+def test_a_single_segment_is_no_evidence():
+    (pair,) = bartscore.compare_systems({"a": [-1.0], "b": [-2.0]})["pairs"]
+    assert np.isnan(pair["bootstrap_p"]) and np.isnan(pair["t_test_p"]) and pair["winner"] == ""

@@ -1,0 +1,48 @@
+"""One rank of the multi-process tests: joins a gloo process group and runs the scenarios, writing what it got to
+<out>/rank<k>.json. It lives in its own module so that torch.multiprocessing can spawn it."""
+
+import json
+import os
+
+import torch
+
+# Per-rank inputs of the metric scenario: uneven shards, and a rank with nothing when the world is larger.
+SOURCES = [f"Source number {i}: the cat sat on the mat near the river." for i in range(7)]
+PREDICTIONS = [f"Prediction {i} says the cat sat." for i in range(7)]
+REFERENCES = [[f"Reference {i}.", f"Another reference {i}."][: 1 + i % 2] for i in range(7)]
+
+
+def metric_shard(rank):
+    """Rank k gets a contiguous slice: 3 examples, then 4, then none (a rank beyond the data)."""
+    bounds = [0, 3, 7, 7]
+    return slice(bounds[rank], bounds[rank + 1])
+
+
+def run(rank, world, init_file, checkpoint, out_dir, engine_sources, engine_targets):
+    torch.set_num_threads(1)
+    torch.distributed.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    import bartscore
+
+    got = {}
+    scorer = bartscore.BARTScorer(checkpoint=checkpoint, device="cpu")
+    got["engine"] = scorer.score(engine_sources, engine_targets)
+    got["engine_tokens"] = scorer.score_tokens(engine_sources[:2], engine_targets[:2])
+
+    rank0 = bartscore.BARTScorer(checkpoint=checkpoint, device="cpu", results_on="rank0")
+    got["engine_rank0"] = rank0.score(engine_sources, engine_targets)
+
+    try:
+        scorer.score([f"rank {rank} only"], ["differs"])
+        got["mismatch_error"] = None
+    except ValueError as error:
+        got["mismatch_error"] = str(error)
+
+    metric = bartscore.BARTScore(checkpoint)
+    metric._scorer = scorer
+    shard = metric_shard(rank)
+    result = metric.compute(predictions=PREDICTIONS[shard], references=REFERENCES[shard], sources=SOURCES[shard])
+    got["metric"] = {k: v for k, v in result.items() if k != "signature"}
+
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w", encoding="utf-8") as handle:
+        json.dump(got, handle)
+    torch.distributed.destroy_process_group()

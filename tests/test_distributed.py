@@ -1,0 +1,75 @@
+"""Data-parallel scoring on torch.distributed: 2 and 3 CPU processes with gloo, compared with one process."""
+
+import json
+import random
+
+import numpy as np
+import pytest
+import torch.multiprocessing
+
+import distributed_worker
+from tiny_bart import english_like_text
+
+TOLERANCE = 1e-5
+
+
+def engine_inputs():
+    rng = random.Random(11)
+    sources = [english_like_text(rng, rng.randint(5, 60)) for _ in range(5)]
+    # several targets per source, repeated pairs, and one source far longer than the rest (split across ranks)
+    pairs = [(sources[i % 5], english_like_text(rng, rng.randint(2, 20))) for i in range(17)]
+    pairs += [pairs[0], pairs[3]] + [(sources[0] * 3, english_like_text(rng, 12)) for _ in range(6)]
+    return [s for s, _ in pairs], [t for _, t in pairs]
+
+
+def launch(world, tmp_path, checkpoint, sources, targets):
+    torch.multiprocessing.spawn(distributed_worker.run, nprocs=world, join=True,
+                                args=(world, str(tmp_path / "init"), checkpoint, str(tmp_path), sources, targets))
+    return [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(world)]
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_distributed_scores_equal_single_process_scores_in_input_order(world, tmp_path, scorer, tiny_checkpoint):
+    sources, targets = engine_inputs()
+    if world == 3:  # a world larger than the work: two pairs for three ranks
+        sources, targets = sources[:2], targets[:2]
+    ranks = launch(world, tmp_path, tiny_checkpoint, sources, targets)
+    expected = scorer.score(sources, targets)
+    expected_tokens = scorer.score_tokens(sources[:2], targets[:2])
+    for rank, got in enumerate(ranks):
+        assert np.max(np.abs(np.array(got["engine"]) - expected)) < TOLERANCE
+        for got_pieces, expected_pieces in zip(got["engine_tokens"], expected_tokens):
+            assert [t for t, _ in got_pieces] == [t for t, _ in expected_pieces]
+            assert np.allclose([lp for _, lp in got_pieces], [lp for _, lp in expected_pieces], atol=TOLERANCE)
+        if rank == 0:
+            assert np.max(np.abs(np.array(got["engine_rank0"]) - expected)) < TOLERANCE
+        else:
+            assert got["engine_rank0"] is None
+        assert "every rank must pass the same srcs and tgts" in got["mismatch_error"]
+
+    # The metric: each rank computed on its own (uneven, possibly empty) shard; all get every rank's results.
+    everything = distributed_worker
+    expected_metric = scorer.score_directions(everything.PREDICTIONS, references=everything.REFERENCES,
+                                              sources=everything.SOURCES)
+    for got in ranks:
+        for direction in ("faithfulness", "precision", "recall", "f_score"):
+            assert np.max(np.abs(np.array(got["metric"][direction]) - expected_metric[direction])) < TOLERANCE
+            assert got["metric"][f"{direction}_mean"] == pytest.approx(expected_metric[f"{direction}_mean"],
+                                                                       abs=TOLERANCE)
+
+
+def test_work_is_balanced_by_tokens_not_examples(tiny_checkpoint, scorer):
+    import bartscore
+
+    sources, targets = engine_inputs()
+    plan = bartscore._Plan(scorer._tokenize, sources, targets)
+    shares = [bartscore._ProcessGroup(2, rank).share(plan) for rank in range(2)]
+    assigned = sorted(p for share in shares for pairs in share.values() for p in pairs)
+    assert assigned == list(range(len(plan.pairs)))  # every distinct pair exactly once
+
+    def tokens(share):
+        return sum(plan.length(c) for c in share) + sum(plan.length(plan.pairs[p][1]) for ps in share.values()
+                                                        for p in ps)
+
+    loads = [tokens(share) for share in shares]
+    assert max(loads) / min(loads) < 1.3, loads
