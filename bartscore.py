@@ -315,6 +315,14 @@ def _token_batches(items, lengths, max_tokens, max_items):
         yield batch
 
 
+class _UnkeptCache(DynamicCache):
+    """A self-attention cache that keeps nothing: each target is decoded in one pass, so storing (concatenating) its
+    keys and values would be wasted copies."""
+
+    def update(self, key_states, value_states, layer_idx, *args, **kwargs):
+        return key_states, value_states
+
+
 @dataclass
 class _EncodedConditions:
     hidden: torch.Tensor  # (conditions, length, d_model)
@@ -751,7 +759,7 @@ class BARTScorer:
             input_ids=decoder_input,
             encoder_hidden_states=encoded.hidden[rows_tensor, :width],
             encoder_attention_mask=encoded.mask[rows_tensor, :width],
-            cache=EncoderDecoderCache(DynamicCache(), cross),
+            cache=EncoderDecoderCache(_UnkeptCache(), cross),
             use_cache=True,
         ).last_hidden_state
         valid = label_mask.bool()
@@ -759,14 +767,24 @@ class BARTScorer:
         return torch.split(log_probs, [len(t) for t in targets])
 
     def _target_log_probs(self, states, labels):
-        """log p(label) at each position, from logits of a slice of positions at a time (never the whole batch's
-        vocabulary distribution at once); the log-softmax runs in float32 whatever the model's dtype."""
-        step = max(1, _LOGIT_ELEMENTS // self.model.config.vocab_size)
+        """log p(label) at each position, from the logits of a slice of positions at a time, written into one reused
+        float32 buffer and normalised in place: never a whole batch's vocabulary distribution, never a fresh
+        allocation per slice, and the log-softmax in float32 whatever the model's dtype."""
+        weight, bias = self.model.lm_head.weight, self.model.final_logits_bias
+        step = max(1, _LOGIT_ELEMENTS // weight.shape[0])
+        buffer = torch.empty((min(step, len(labels)), weight.shape[0]), dtype=torch.float32, device=states.device)
         pieces = []
         for start in range(0, len(labels), step):
-            logits = (self.model.lm_head(states[start:start + step]) + self.model.final_logits_bias).float()
+            rows = states[start:start + step]
+            logits = buffer[: len(rows)]
+            if rows.dtype == torch.float32:
+                torch.addmm(bias, rows, weight.t(), out=logits)
+            else:
+                logits.copy_(torch.addmm(bias, rows, weight.t()))
             chosen = logits.gather(1, labels[start:start + step, None]).squeeze(1)
-            pieces.append(chosen - torch.logsumexp(logits, dim=-1))
+            top = logits.amax(dim=-1, keepdim=True)
+            normaliser = logits.sub_(top).exp_().sum(dim=-1).log_() + top.squeeze(1)
+            pieces.append(chosen - normaliser)
         return torch.cat(pieces)
 
 
@@ -1395,35 +1413,54 @@ def _comparison_lines(comparisons, signature):
 
 def main(argv=None):
     """Runs the command line; returns the exit status: 0 success, 2 usage error, 1 runtime failure."""
-    import json
     import sys
 
-    parser = _build_parser()
-    args = parser.parse_args(argv)  # argparse reports its own usage errors with status 2
+    args = _build_parser().parse_args(argv)  # argparse reports its own usage errors with status 2
     try:
-        corpus = _corpus_from_args(args)
-        if args.command == "compare" and len(corpus.systems) < 2:
-            raise UsageError(f"compare needs two or more systems; got {list(corpus.systems)}")
-        directions = args.directions.split(",") if args.directions else None
-        options = dict(directions=directions, aggregation=args.aggregation, prompt=args.prompt,
-                       prompt_side=args.prompt_side)
-        resolve_options(has_references=corpus.references is not None, has_sources=corpus.sources is not None,
-                        **options)
-        if args.dtype not in DTYPES:
-            raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}")
-        for flag, value in (("--batch-size", args.batch_size), ("--max-tokens", args.max_tokens),
-                            ("--max-length", args.max_length)):
-            if value is not None and value < 1:
-                raise UsageError(f"{flag} must be a positive integer, got {value}")
-        if args.command == "compare" and (args.resamples < 1 or not 0 < args.alpha < 1):
-            raise UsageError("--resamples must be positive and --alpha between 0 and 1")
+        corpus, options = _checked_request(args)
     except (UsageError, ValueError, TypeError) as error:
         print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
         return 2
+    with _torchrun_process_group():
+        return _score_and_report(args, corpus, options)
 
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.distributed.is_initialized():
-        # Launched by torchrun: every rank reads the same files, scores its share; rank 0 writes the results.
+
+def _checked_request(args):
+    """The corpus and scoring options of a command line, every mistake reported before any model is loaded."""
+    corpus = _corpus_from_args(args)
+    if args.command == "compare" and len(corpus.systems) < 2:
+        raise UsageError(f"compare needs two or more systems; got {list(corpus.systems)}")
+    options = dict(directions=args.directions.split(",") if args.directions else None, aggregation=args.aggregation,
+                   prompt=args.prompt, prompt_side=args.prompt_side)
+    resolve_options(has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options)
+    if args.dtype not in DTYPES:
+        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}")
+    for flag, value in (("--batch-size", args.batch_size), ("--max-tokens", args.max_tokens),
+                        ("--max-length", args.max_length)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be a positive integer, got {value}")
+    if args.command == "compare" and (args.resamples < 1 or not 0 < args.alpha < 1):
+        raise UsageError("--resamples must be positive and --alpha between 0 and 1")
+    return corpus, options
+
+
+@contextlib.contextmanager
+def _torchrun_process_group():
+    """Under torchrun every rank reads the same files and scores its share; rank 0 writes the results."""
+    launched = int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.distributed.is_initialized()
+    if launched:
         torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    try:
+        yield
+    finally:
+        if launched:
+            torch.distributed.destroy_process_group()
+
+
+def _score_and_report(args, corpus, options):
+    import json
+    import sys
+
     try:
         scorer = BARTScorer(device=args.device, max_length=args.max_length, checkpoint=args.model, dtype=args.dtype,
                             max_tokens=args.max_tokens, results_on="rank0")

@@ -68,7 +68,7 @@ GPU_TARGETS = {"b": 20.0}
 MAX_DIFF_TARGET = 1e-5
 STAGE_ORDER = ("tokenization", "encoder", "cross K/V projection, once per condition", "cross K/V projection, in decoder",
                "decoder (excl. cross K/V)", "LM head matmul", "log-softmax / log-prob readout",
-               "other (planning, padding, Python, copies)")
+               "LM head matmul + log-prob readout, fused", "other (planning, padding, Python, copies)")
 CASE_TITLES = {
     "a": "(a) faithfulness",
     "b": "(b) 4 directions x refs",
@@ -429,15 +429,18 @@ class StageClock:
             handle.remove()
 
 
-def _wrap_method(obj, name, clock, stage_name):
+def _wrap_method(obj, name, clock, stage_name, macs_of_call=lambda *args: 0):
     """Times a method of the engine by shadowing it on the instance (diagnostic only; skipped if it does not exist)."""
     method = getattr(obj, name, None)
     if method is None:
         return
 
     def timed(*args, **kwargs):
-        with clock.stage(stage_name):
+        clock.enter(stage_name, macs_of_call(*args))
+        try:
             return method(*args, **kwargs)
+        finally:
+            clock.exit()
 
     setattr(obj, name, timed)
 
@@ -447,7 +450,9 @@ def breakdown_run(scorer, job, run):
     clock.watch_model(scorer.model)
     if job.method == "engine":
         _wrap_method(scorer, "_tokenize", clock, "tokenization")
-        _wrap_method(scorer, "_target_log_probs", clock, "log-softmax / log-prob readout")
+        # The engine multiplies by the output embedding itself inside _target_log_probs (one reused logits buffer).
+        _wrap_method(scorer, "_target_log_probs", clock, "LM head matmul + log-prob readout, fused",
+                     lambda states, labels: lm_head_macs(clock.shape, states.shape[0]))
     with clock.stage("other (planning, padding, Python, copies)"):
         run(scorer, job.case, clock.stage)
     clock.remove()

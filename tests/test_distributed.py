@@ -73,3 +73,24 @@ def test_work_is_balanced_by_tokens_not_examples(tiny_checkpoint, scorer):
 
     loads = [tokens(share) for share in shares]
     assert max(loads) / min(loads) < 1.3, loads
+
+
+def test_command_line_under_torchrun_writes_the_single_process_results_once(tmp_path, scorer, tiny_checkpoint):
+    import os
+    import subprocess
+    import sys
+
+    sources, targets = engine_inputs()
+    (tmp_path / "src.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    (tmp_path / "hyp.txt").write_text("\n".join(targets) + "\n", encoding="utf-8")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    completed = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+         os.path.join(root, "bartscore.py"), "score", "-m", tiny_checkpoint, "-s", str(tmp_path / "src.txt"), "-t",
+         str(tmp_path / "hyp.txt"), "-q"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"})
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.strip().split("\n")
+    assert lines[0] == "system\tsegment\tfaithfulness" and len(lines) == 1 + len(sources)
+    got = [float(line.split("\t")[2]) for line in lines[1:]]
+    assert np.max(np.abs(np.array(got) - scorer.score(sources, targets))) < TOLERANCE
