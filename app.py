@@ -12,25 +12,25 @@ Operator settings, read from the environment when the app is built:
     BARTSCORE_APP_DEFAULT_MODEL  the model selected when the page opens (default "cnn").
     BARTSCORE_APP_DEVICE         "cpu", "cuda", "cuda:1", ... (default: CUDA when available).
     BARTSCORE_APP_MAX_CHARS      the most characters in one text: the source, each reference, each candidate, each
-                                 cell of an uploaded file (default 5000).
+                                 text of an uploaded file (default 5000).
     BARTSCORE_APP_MAX_ROWS       the most rows in an uploaded file (default 1000).
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
                                  an existing file.
 
 Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, uploads of at most
 20 MB. Models are loaded on first use, one per model name, and kept; the queue runs one scoring job at a time.
+
+Uploaded files are read by `bartscore.read_table_corpus`, the reader of the command line's `--input` (columns
+`source`, `reference`, `references` or `reference_<n>`, `id`, and one per system); the limits above are the Space's
+own.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import html
-import io
-import json
 import math
 import os
-import re
 import tempfile
 import threading
 import warnings
@@ -306,140 +306,51 @@ HEATMAP_CSS = """
 # Uploaded files
 
 
-@dataclass
-class Upload:
-    ids: list | None
-    sources: list | None
-    references: list | None  # one list of references per row
-    systems: dict  # system name -> one output per row
-
-    @property
-    def rows(self):
-        return len(next(iter(self.systems.values())))
-
-
 def parse_upload(path, *, max_rows, max_chars):
-    """Reads a .csv or .jsonl file of system outputs; every problem is a ValueError saying what and where."""
+    """Reads an uploaded .csv or .jsonl file with the CLI's reader, bartscore.read_table_corpus, and applies the Space's
+    limits; every problem is a ValueError saying what and where."""
     if not path:
         raise ValueError("Upload a .csv or .jsonl file first")
-    extension = os.path.splitext(path)[1].lower()
-    if extension not in (".csv", ".jsonl"):
+    if os.path.splitext(path)[1].lower() not in (".csv", ".jsonl"):
         raise ValueError(f"Upload a .csv or .jsonl file (got {os.path.basename(path)!r})")
-    if os.path.getsize(path) > MAX_UPLOAD_BYTES:
+    if os.path.getsize(path) > MAX_UPLOAD_BYTES:  # checked before the reader loads the whole file
         raise ValueError(f"The file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
-    with open(path, "rb") as handle:
-        raw = handle.read()
-    if not raw.strip():
-        raise ValueError("The file is empty")
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = raw[:error.start].count(b"\n") + 1
-        raise ValueError(f"The file is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line}); "
-                         f"save it as UTF-8 and upload it again") from None
-    columns, records = read_csv(text) if extension == ".csv" else read_jsonl(text)
-    return upload_from_records(columns, records, max_rows=max_rows, max_chars=max_chars)
+        corpus = bartscore.read_table_corpus(path)
+    except bartscore.UsageError as error:
+        # The reader names the file by its path: show the name the user uploaded, not Gradio's temporary copy.
+        raise ValueError(str(error).replace(path, os.path.basename(path))) from None
+    check_upload_limits(corpus, max_rows=max_rows, max_chars=max_chars)
+    return corpus
 
 
-def read_csv(text):
-    """Column names and one dict per data row; blank lines are skipped."""
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        lines = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
-    except csv.Error as error:
-        raise ValueError(f"The CSV file cannot be read (line {reader.line_num}): {error}") from None
-    if not lines:
-        raise ValueError("The file is empty")
-    columns = [name.strip() for name in lines[0][1]]
-    for line_number, row in lines[1:]:
-        if len(row) != len(columns):
-            raise ValueError(f"Line {line_number} has {len(row)} fields but the header has {len(columns)}")
-    return columns, [dict(zip(columns, row)) for _, row in lines[1:]]
+def row_count(corpus):
+    return len(next(iter(corpus.systems.values())))
 
 
-def read_jsonl(text):
-    """Column names (in order of first appearance) and one dict per non-blank line."""
-    columns, records = {}, []
-    for line_number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"Line {line_number} is not valid JSON: {error.msg}") from None
-        if not isinstance(record, dict):
-            raise ValueError(f"Line {line_number} is not a JSON object ({{\"column\": \"text\", ...}})")
-        columns.update(dict.fromkeys(record))
-        records.append(record)
-    return list(columns), records
+def check_upload_limits(corpus, *, max_rows, max_chars):
+    """The Space's limits on rows, systems, references and text lengths (the reader has none)."""
+    rows = row_count(corpus)
+    if rows > max_rows:
+        raise ValueError(f"The file has {rows} rows; the limit is {max_rows}. Split it into smaller files")
+    if len(corpus.systems) > MAX_CANDIDATES:
+        raise ValueError(f"The file has {len(corpus.systems)} system columns; the limit is {MAX_CANDIDATES}")
+    for row in range(rows):
+        if corpus.references and len(corpus.references[row]) > MAX_REFERENCES:
+            raise ValueError(f"Row {row + 1} has {len(corpus.references[row])} references; the limit is "
+                             f"{MAX_REFERENCES}")
+        for where, text in row_texts(corpus, row):
+            check_length(text, f"Row {row + 1}, {where}", max_chars)
 
 
-def is_reference_column(name):
-    return re.fullmatch(r"reference(_\d+)?", name) is not None
-
-
-def cell_texts(record, column, row, max_chars):
-    """The non-blank texts of a cell, stripped: none, one, or (a JSONL reference list) several."""
-    value = record.get(column)
-    texts = value if isinstance(value, list) and is_reference_column(column) else [value]
-    for text in texts:
-        if text is not None and not isinstance(text, str):
-            raise ValueError(f"Row {row}, column {column!r}: expected text, got {json.dumps(text)}")
-        check_length(text or "", f"Row {row}, column {column!r}", max_chars)
-    return [text.strip() for text in texts if text and text.strip()]
-
-
-def upload_from_records(columns, records, *, max_rows, max_chars):
-    """Splits the columns into id, source, references and systems, and checks every row."""
-    for number, name in enumerate(columns, 1):
-        if not name:
-            raise ValueError(f"Column {number} has no name")
-    duplicates = sorted({name for name in columns if columns.count(name) > 1})
-    if duplicates:
-        raise ValueError(f"Column names appear more than once: {', '.join(duplicates)}")
-    reference_columns = [name for name in columns if is_reference_column(name)]
-    systems = [name for name in columns if name not in ("id", "source") and not is_reference_column(name)]
-    if "source" not in columns and not reference_columns:
-        raise ValueError(f"The file needs a 'source' column and/or reference columns ('reference', or 'reference_1', "
-                         f"'reference_2', ...); its columns are: {', '.join(columns)}")
-    if not systems:
-        raise ValueError("The file has no system-output columns: every column other than id, source and "
-                         "reference... holds one system's outputs")
-    if len(systems) > MAX_CANDIDATES:
-        raise ValueError(f"The file has {len(systems)} system columns; the limit is {MAX_CANDIDATES}")
-    if len(reference_columns) > MAX_REFERENCES:
-        raise ValueError(f"The file has {len(reference_columns)} reference columns; the limit is {MAX_REFERENCES}")
-    if not records:
-        raise ValueError("The file has column names but no rows")
-    if len(records) > max_rows:
-        raise ValueError(f"The file has {len(records)} rows; the limit is {max_rows}. Split it into smaller files")
-
-    ids, sources, references, outputs = [], [], [], {name: [] for name in systems}
-    for row, record in enumerate(records, 1):
-        def cell(column):
-            return cell_texts(record, column, row, max_chars)
-
-        if "id" in columns:
-            ids.append("" if record.get("id") is None else str(record["id"]))  # JSONL ids are often numbers
-        if "source" in columns:
-            source = cell("source")
-            if not source:
-                raise ValueError(f"Row {row}: the source is empty")
-            sources.append(source[0])
-        if reference_columns:
-            row_references = [text for column in reference_columns for text in cell(column)]
-            if not row_references:
-                raise ValueError(f"Row {row}: no reference (its reference columns are all empty)")
-            if len(row_references) > MAX_REFERENCES:
-                raise ValueError(f"Row {row} has {len(row_references)} references; the limit is {MAX_REFERENCES}")
-            references.append(row_references)
-        for name in systems:
-            output = cell(name)
-            if not output:
-                raise ValueError(f"Row {row}: system {name!r} has no output")
-            outputs[name].append(output[0])
-    return Upload(ids=ids if "id" in columns else None, sources=sources if "source" in columns else None,
-                  references=references if reference_columns else None, systems=outputs)
+def row_texts(corpus, row):
+    """(where, text) for each text of a row: its source, references and outputs."""
+    if corpus.sources is not None:
+        yield "column 'source'", corpus.sources[row]
+    for number, reference in enumerate(corpus.references[row] if corpus.references else [], 1):
+        yield f"reference {number}", reference  # the reader merges reference columns, so they are numbered
+    for name, outputs in corpus.systems.items():
+        yield f"column {name!r}", outputs[row]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -454,30 +365,23 @@ class BatchResult:
     signature: str
 
 
-def score_upload(scorer, upload, *, directions, aggregation="mean", prompt=None, prompt_side="encoder"):
-    """Scores every system in one engine call (so that each source is encoded once) and compares the systems."""
-    systems = list(upload.systems)
-    result = scorer.score_directions(
-        [output for name in systems for output in upload.systems[name]],
-        references=upload.references * len(systems) if upload.references else None,
-        sources=upload.sources * len(systems) if upload.sources else None,
-        # The engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser.
-        directions=directions, aggregation=aggregation, prompt=prompt, prompt_side=prompt_side, show_progress=True,
+def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None, prompt_side="encoder"):
+    """Scores every system of the file with bartscore.score_corpus (one engine call, so that a source shared by the
+    systems is encoded once) and compares the systems."""
+    per_system, signature = bartscore.score_corpus(
+        scorer, corpus, directions=directions, aggregation=aggregation, prompt=prompt, prompt_side=prompt_side,
+        show_progress=True,  # the engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser
     )
-    n = upload.rows
-    scores = {direction: {name: result[direction][k * n:(k + 1) * n] for k, name in enumerate(systems)}
-              for direction in directions}
-
-    rows = pd.DataFrame({"row": range(1, n + 1)})
-    if upload.ids is not None:
-        rows["id"] = upload.ids
-    for name in systems:
+    rows = pd.DataFrame({"row": range(1, row_count(corpus) + 1)})
+    if corpus.ids is not None:
+        rows["id"] = corpus.ids
+    for name, scores in per_system.items():
         for direction in directions:
-            rows[f"{name}/{direction}"] = scores[direction][name]
+            rows[f"{name}/{direction}"] = scores[direction]
 
     summary, pairs = [], []
     for direction in directions:
-        comparison = bartscore.compare_systems(scores[direction])
+        comparison = bartscore.compare_systems({name: scores[direction] for name, scores in per_system.items()})
         level = f"{comparison['confidence']:.0%}"
         for system in comparison["systems"]:
             summary.append({"direction": direction, "system": system["system"], "mean": system["mean"],
@@ -489,7 +393,7 @@ def score_upload(scorer, upload, *, directions, aggregation="mean", prompt=None,
                           "better": pair["winner"] or f"no significant difference (p ≥ {comparison['alpha']})"})
     pair_columns = ["direction", "system A", "system B", "Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
     return BatchResult(rows=rows, summary=pd.DataFrame(summary), pairs=pd.DataFrame(pairs, columns=pair_columns),
-                       signature=result["signature"])
+                       signature=signature)
 
 
 def write_results_csv(rows):
@@ -573,9 +477,10 @@ are mean log-probabilities per token: negative, and **higher is better**. Compar
 signature."""
 
 BATCH_HELP = """Upload a **.csv** or **.jsonl** (UTF-8) file with one row per segment:
-`source` (optional), `reference` or `reference_1`, `reference_2`, ... (optional; empty cells are skipped; in JSONL
-`reference` may also be a list), `id` (optional, kept in the results), and one column per system: **every other
-column is a system's output**. At least a source or a reference column is needed, and 1 to 6 systems. The summary
+`source` (optional), `reference`, `references` or `reference_1`, `reference_2`, ... (optional; empty cells are
+skipped; in JSONL a reference cell may also be a list), `id` (optional, kept in the results), and one column per
+system: **every other column is a system's output**. At least a source or a reference column is needed, and 1 to 6
+systems. Texts are scored exactly as written: an empty output cell is scored as the empty text. The summary
 gives each system's mean with a 95% bootstrap confidence interval (1000 resamples), and for each pair of systems a
 paired bootstrap test and a paired t-test; "better" names the winner at p < 0.05."""
 
@@ -616,13 +521,13 @@ def build_demo(settings=None):
     def score_file(model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file,
                    progress=gr.Progress(track_tqdm=True)):
         with shown_in_ui():
-            upload = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
-            directions = check_directions(directions, has_source=upload.sources is not None,
-                                          has_references=upload.references is not None)
+            corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
+            directions = check_directions(directions, has_source=corpus.sources is not None,
+                                          has_references=corpus.references is not None)
             prompt = parse_prompt(prompt_choice, prompt_phrase)
             progress(0, desc=f"Loading {model}")
             scorer = load_scorer(settings, model)
-            result = score_upload(scorer, upload, directions=directions, aggregation=aggregation, prompt=prompt,
+            result = score_upload(scorer, corpus, directions=directions, aggregation=aggregation, prompt=prompt,
                                   prompt_side=prompt_side)
         score_columns = [column for column in result.rows.columns if "/" in column]
         return (formatted(result.summary, dict.fromkeys(result.summary.columns[2:], "{:.4f}")),

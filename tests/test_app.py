@@ -272,48 +272,61 @@ def parse(path, max_rows=MAX_ROWS, max_chars=MAX_CHARS):
     return app.parse_upload(path, max_rows=max_rows, max_chars=max_chars)
 
 
-def test_csv_upload_with_several_reference_columns(tmp_path):
+def test_csv_upload_with_several_reference_columns_keeps_texts_as_written(tmp_path):
     path = write(tmp_path, "outputs.csv", "\ufeffid,source,reference_1,reference_2,sys a,sys b\r\n"
                                           'x1,"Src, one",Ref one,,Out a1,Out b1\r\n'
                                           "\r\n"
-                                          "x2,Src two,Ref two,Ref two b, Out a2 ,Out b2\r\n")
-    upload = parse(path)
-    assert upload.ids == ["x1", "x2"]
-    assert upload.sources == ["Src, one", "Src two"]
-    assert upload.references == [["Ref one"], ["Ref two", "Ref two b"]]
-    assert upload.systems == {"sys a": ["Out a1", "Out a2"], "sys b": ["Out b1", "Out b2"]}
+                                          "x2,Src two,Ref two,Ref two b, Out a2 ,\r\n")
+    corpus = parse(path)
+    assert corpus.ids == ["x1", "x2"]
+    assert corpus.sources == ["Src, one", "Src two"]
+    assert corpus.references == [["Ref one"], ["Ref two", "Ref two b"]]  # the empty reference cell is skipped
+    # No stripping, and an empty output is the empty text, scored like any other.
+    assert corpus.systems == {"sys a": ["Out a1", " Out a2 "], "sys b": ["Out b1", ""]}
 
 
 def test_jsonl_upload_with_references_as_a_list(tmp_path):
-    lines = [{"id": 7, "reference": ["r1", "r1b"], "s1": "o1", "s2": "p1"}, {},
-             {"reference": "r2", "s1": "o2", "s2": "p2"}]
+    lines = [{"id": 7, "references": ["r1", "", "r1b"], "s1": "o1", "s2": "p1"}, {},
+             {"references": "r2", "s1": "o2", "s2": "p2"}]
     path = write(tmp_path, "outputs.jsonl", "\n".join(json.dumps(line) if line else "" for line in lines))
-    upload = parse(path)
-    assert (upload.ids, upload.sources) == (["7", ""], None)
-    assert upload.references == [["r1", "r1b"], ["r2"]]
-    assert upload.systems == {"s1": ["o1", "o2"], "s2": ["p1", "p2"]}
+    corpus = parse(path)
+    assert (corpus.ids, corpus.sources) == (["7", ""], None)
+    assert corpus.references == [["r1", "r1b"], ["r2"]]
+    assert corpus.systems == {"s1": ["o1", "o2"], "s2": ["p1", "p2"]}
 
 
+def test_upload_reads_the_same_as_the_command_lines_reader(tmp_path):
+    path = write(tmp_path, "outputs.csv", "source,reference,sys\nSrc,Ref,Out\n")
+    assert parse(path) == bartscore.read_table_corpus(path)
+
+
+# The reader's messages name the file by its base name, never by the temporary path Gradio keeps it under.
 BAD_UPLOADS = [
     ("outputs.txt", "source,sys\na,b\n", "Upload a .csv or .jsonl file (got 'outputs.txt')"),
-    ("empty.csv", "", "The file is empty"),
-    ("blank.jsonl", "\n \n", "The file is empty"),
-    ("header.csv", "source,sys\n", "The file has column names but no rows"),
-    ("latin1.csv", "source,sys\ncaf\xe9,x\n".encode("latin-1"), "not UTF-8 text (byte 0xe9 on line 2)"),
-    ("nosys.csv", "source,reference\na,b\n", "The file has no system-output columns"),
-    ("noinput.csv", "output a,output b\nx,y\n", "needs a 'source' column and/or reference columns"),
-    ("ragged.csv", "source,sys\na,b,c\n", "Line 2 has 3 fields but the header has 2"),
-    ("unnamed.csv", "source,,sys\na,b,c\n", "Column 2 has no name"),
-    ("twice.csv", "source,sys,sys\na,b,c\n", "Column names appear more than once: sys"),
-    ("broken.jsonl", '{"source": "a", "sys": \n', "Line 1 is not valid JSON"),
-    ("list.jsonl", '[1, 2]\n', "Line 1 is not a JSON object"),
-    ("number.jsonl", '{"source": "a", "sys": 3}\n', "Row 1, column 'sys': expected text, got 3"),
-    ("norefs.csv", "source,reference_1,reference_2,sys\na,r,,b\nc,,,d\n", "Row 2: no reference"),
-    ("nosource.csv", "source,sys\na,b\n  ,d\n", "Row 2: the source is empty"),
+    ("empty.csv", "", "empty.csv is empty"),
+    ("blank.jsonl", "\n \n", "blank.jsonl is empty"),
+    ("header.csv", "source,sys\n", "header.csv has column names but no rows"),
+    ("latin1.csv", "source,sys\ncaf\xe9,x\n".encode("latin-1"), "latin1.csv is not UTF-8 text (byte 14)"),
+    ("nosys.csv", "source,reference\na,b\n", "nosys.csv has no system column"),
+    ("noinput.csv", "output a,output b\nx,y\n", "noinput.csv needs a 'source' column and/or reference columns"),
+    ("ragged.csv", "source,sys\na,b,c\n", "ragged.csv line 2 has 3 fields but the header has 2"),
+    ("unnamed.csv", "source,,sys\na,b,c\n", "unnamed.csv: column 2 has no name"),
+    ("twice.csv", "source,sys,sys\na,b,c\n", "twice.csv: column names appear more than once: sys"),
+    ("broken.jsonl", '{"source": "a", "sys": \n', "broken.jsonl line 1 is not valid JSON"),
+    ("list.jsonl", '[1, 2]\n', "list.jsonl line 1 is not a JSON object"),
+    ("number.jsonl", '{"source": "a", "sys": 3}\n', "number.jsonl row 1, column 'sys': expected text"),
+    ("norefs.csv", "source,reference_1,reference_2,sys\na,r,,b\nc,,,d\n", "norefs.csv row 2 has no reference"),
+    ("nosource.jsonl", '{"source": "a", "sys": "b"}\n{"sys": "d"}\n',
+     "nosource.jsonl row 2, column 'source': expected text, got nothing"),
     ("nooutput.jsonl", '{"source": "a", "s1": "b", "s2": "c"}\n{"source": "a", "s1": "b"}\n',
-     "Row 2: system 's2' has no output"),
+     "nooutput.jsonl row 2, column 's2': expected text, got nothing"),
     ("long.csv", f"source,sys\na,{'w' * (MAX_CHARS + 1)}\n",
      f"Row 1, column 'sys' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
+    ("longsource.csv", f"source,sys\na,b\n{'s' * (MAX_CHARS + 1)},b\n",
+     f"Row 2, column 'source' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
+    ("longref.jsonl", json.dumps({"reference": "r", "reference_2": "r" * (MAX_CHARS + 1), "sys": "o"}),
+     f"Row 1, reference 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
+    ("manyrefs.jsonl", json.dumps({"references": ["r"] * 9, "sys": "o"}), "Row 1 has 9 references; the limit is 8"),
     ("wide.csv", "source," + ",".join(f"s{i}" for i in range(7)) + "\n" + ",".join("x" * 8) + "\n",
      "The file has 7 system columns; the limit is 6"),
     ("long.jsonl", "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
@@ -323,23 +336,32 @@ BAD_UPLOADS = [
 
 @pytest.mark.parametrize("name, content, message", BAD_UPLOADS, ids=[name for name, _, _ in BAD_UPLOADS])
 def test_malformed_uploads_are_explained(tmp_path, name, content, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
+    with pytest.raises(ValueError, match=re.escape(message)) as raised:
         parse(write(tmp_path, name, content))
+    assert str(tmp_path) not in str(raised.value)
+
+
+def test_uploads_over_the_size_limit_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(app, "MAX_UPLOAD_BYTES", 1024 * 1024)
+    path = write(tmp_path, "big.csv", "source,sys\n" + "a,b\n" * (1024 * 1024 // 4))
+    with pytest.raises(ValueError, match="The file is larger than 1 MB"):
+        parse(path)
 
 
 def test_file_scores_match_the_engine_and_compare_systems(scorer):
-    upload = app.Upload(ids=None, sources=[SOURCE, "The team won the game.", "It rained all day."],
-                        references=[REFERENCES, ["The team won."], ["Rain all day."]],
-                        systems={"a": CANDIDATES, "b": ["A library.", "The team lost.", "Sunny."]})
-    result = app.score_upload(scorer, upload, directions=["faithfulness", "f_score"], aggregation="max")
-    expected = {name: scorer.score_directions(outputs, references=upload.references, sources=upload.sources,
+    corpus = bartscore.Corpus(sources=[SOURCE, "The team won the game.", "It rained all day."],
+                              references=[REFERENCES, ["The team won."], ["Rain all day."]],
+                              systems={"a": CANDIDATES, "b": ["A library.", "", "Sunny."]})  # "" is scored too
+    result = app.score_upload(scorer, corpus, directions=["faithfulness", "f_score"], aggregation="max")
+    expected = {name: scorer.score_directions(outputs, references=corpus.references, sources=corpus.sources,
                                               directions=["faithfulness", "f_score"], aggregation="max")
-                for name, outputs in upload.systems.items()}
+                for name, outputs in corpus.systems.items()}
     assert list(result.rows.columns) == ["row", "a/faithfulness", "a/f_score", "b/faithfulness", "b/f_score"]
     assert list(result.rows["row"]) == [1, 2, 3]
     for name in ("a", "b"):
         for direction in ("faithfulness", "f_score"):
             assert list(result.rows[f"{name}/{direction}"]) == pytest.approx(expected[name][direction], abs=1e-9)
+    assert all(math.isfinite(score) for score in result.rows["b/f_score"])
     stats = bartscore.compare_systems({name: expected[name]["f_score"] for name in ("a", "b")})
     summary = result.summary[result.summary["direction"] == "f_score"]
     assert list(summary["mean"]) == pytest.approx([s["mean"] for s in stats["systems"]], abs=1e-9)
@@ -438,7 +460,7 @@ def write_outputs_csv(path, rows):
 
 OUTPUT_ROWS = [
     [f"doc{i}", f"{SOURCE} Item {i}.", REFERENCES[0], REFERENCES[1] if i % 2 else "", CANDIDATES[0] + f" ({i})",
-     CANDIDATES[1], CANDIDATES[2] if i % 3 else "The the the the."]
+     CANDIDATES[1], CANDIDATES[2] if i % 3 else ""]  # an empty output is scored as the empty text
     for i in range(6)
 ]
 
@@ -496,9 +518,9 @@ def test_api_batch_reports_progress_while_scoring(client, tmp_path):
 
 
 @pytest.mark.parametrize("name, content, message", [
-    ("latin1.csv", "source,sys\ncaf\xe9,x\n".encode("latin-1"), "The file is not UTF-8 text"),
-    ("empty.csv", b"", "The file is empty"),
-    ("columns.csv", "text,output\nx,y\n", "needs a 'source' column and/or reference columns"),
+    ("latin1.csv", "source,sys\ncaf\xe9,x\n".encode("latin-1"), "latin1.csv is not UTF-8 text"),
+    ("empty.csv", b"", "empty.csv is empty"),
+    ("columns.csv", "text,output\nx,y\n", "columns.csv needs a 'source' column and/or reference columns"),
     ("rows.jsonl", "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
      f"The file has {MAX_ROWS + 1} rows; the limit is {MAX_ROWS}"),
     ("refs.csv", "source,sys\na,b\n", "precision, recall, f_score need at least one reference"),
@@ -507,6 +529,7 @@ def test_api_batch_explains_malformed_uploads_and_keeps_running(client, tmp_path
     with pytest.raises(AppError, match=re.escape(message)) as raised:
         client.predict(*settings_inputs(), handle_file(write(tmp_path, name, content)), api_name="/score_file")
     assert "Traceback" not in str(raised.value)
+    assert f"/{name}" not in str(raised.value)  # the file's name, not the path of Gradio's temporary copy
     good = write(tmp_path, "good.jsonl", json.dumps({"source": "a b c", "sys": "a b"}) + "\n")
     summary, *_ = client.predict(*settings_inputs(directions=["faithfulness"]), handle_file(good),
                                  api_name="/score_file")
