@@ -93,7 +93,10 @@ PROMPT_SETS = {
 
 
 def _describe(value):
-    return "None" if value is None else f"a {type(value).__name__}"
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 def _text_list(value, name):
@@ -140,7 +143,7 @@ def _optional_positive_int(value, name):
 
 @dataclass(frozen=True)
 class ScoringOptions:
-    """The resolved, checked options of one directions call; `label` parts feed the signature."""
+    """The resolved, checked options of one directions call (prompt_label is the signature's prompt field)."""
 
     directions: tuple
     aggregation: str
@@ -160,7 +163,7 @@ def resolve_options(*, has_references, has_sources, directions=None, aggregation
         raise ValueError("BARTScore needs sources=, references= or both, besides predictions")
 
     if directions is None:
-        wanted = [d for d in DIRECTIONS if (d == "faithfulness" and has_sources) or (d != "faithfulness" and has_references)]
+        wanted = [d for d in DIRECTIONS if (has_sources if d == "faithfulness" else has_references)]
     else:
         requested = [directions] if isinstance(directions, str) else _text_list(directions, "directions")
         if not requested:
@@ -175,8 +178,9 @@ def resolve_options(*, has_references, has_sources, directions=None, aggregation
         wanted = [d for d in DIRECTIONS if d in requested]
 
     prompts, prompt_label = _resolve_prompts(prompt)
-    return ScoringOptions(tuple(wanted), aggregation, prompts, f"{prompt_label}@{prompt_side}" if prompt is not None else "none",
-                          prompt_side)
+    if prompt is not None:
+        prompt_label += f"@{prompt_side}"
+    return ScoringOptions(tuple(wanted), aggregation, prompts, prompt_label, prompt_side)
 
 
 def _resolve_prompts(prompt):
@@ -1181,18 +1185,27 @@ class Corpus:
     systems: dict  # system name -> hypotheses
     sources: list = None
     references: list = None  # one list of references per segment
+    ids: list = None  # segment ids, when the input names them
+
+
+def _read_text(path):
+    """A UTF-8 file's text (a byte-order mark is dropped); unreadable or non-UTF-8 files are usage errors."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise UsageError(f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line}); "
+                         f"save it as UTF-8") from None
 
 
 def _read_lines(path):
-    """One segment per line ("\\n" or "\\r\\n"); a final newline does not make an extra segment."""
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8")
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError as error:
-        raise UsageError(f"{path} is not UTF-8 text (byte {error.start})") from None
-    lines = text.split("\n")
+    """One segment per line ("\n" or "\r\n"); a final newline does not make an extra segment."""
+    lines = _read_text(path).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]
@@ -1223,49 +1236,49 @@ def read_plain_corpus(sources=None, references=(), hypotheses=()):
     return Corpus(systems, files[sources] if sources else None, refs)
 
 
-def read_table_corpus(path, source_column="source", reference_columns=None, system_columns=None):
-    """A JSONL or CSV file with one row per segment. References: the given columns, else `reference`/`references`/
-    `reference_*` columns (a JSONL value may be a list; empty cells are skipped). Systems: the given columns, else
-    every other column."""
-    import csv
-    import io
-    import json
+def read_table_corpus(path, source_column="source", reference_columns=None, system_columns=None, id_column="id"):
+    """A .csv or .jsonl file (UTF-8) with one row per segment.
 
-    raw = _read_lines(path)
+    References: the given columns, else every column named ``reference``, ``references`` or ``reference_<n>`` (a
+    JSONL cell may hold a list; empty or blank cells are skipped; every row needs one). Systems: the given columns, else every
+    column but the source, the references and the id. Texts are scored exactly as written: an empty output is the
+    empty text, while a JSONL row that lacks a system's or the source's value is an error."""
+    text = _read_text(path)
     if path.lower().endswith((".jsonl", ".json")):
-        rows = []
-        for number, line in enumerate(raw, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise UsageError(f"{path} line {number} is not valid JSON: {error.msg}") from None
-            if not isinstance(row, dict):
-                raise UsageError(f"{path} line {number} is not a JSON object")
-            rows.append(row)
+        columns, rows = _jsonl_rows(path, text)
     elif path.lower().endswith(".csv"):
-        rows = list(csv.DictReader(io.StringIO("\n".join(raw))))
+        columns, rows = _csv_rows(path, text)
     else:
-        raise UsageError(f"{path}: --input takes a .jsonl or .csv file")
-    if not rows:
-        raise UsageError(f"{path} has no rows")
-    columns = list(rows[0])
+        raise UsageError(f"{path}: a table must be a .jsonl or .csv file")
+    if not columns:
+        raise UsageError(f"{path} is empty")
+    for number, name in enumerate(columns, start=1):
+        if not name.strip():
+            raise UsageError(f"{path}: column {number} has no name")
+    repeated = sorted({name for name in columns if columns.count(name) > 1})
+    if repeated:
+        raise UsageError(f"{path}: column names appear more than once: {', '.join(repeated)}")
     missing = [c for c in [*(reference_columns or []), *(system_columns or [])] if c not in columns]
     if missing:
         raise UsageError(f"{path} has no column {missing[0]!r}; its columns are {columns}")
-    has_source = source_column in columns
     if reference_columns is None:
-        reference_columns = [c for c in columns if c in ("reference", "references") or c.startswith("reference_")]
+        reference_columns = [c for c in columns if re.fullmatch(r"references?|reference_\d+", c)]
     if system_columns is None:
-        system_columns = [c for c in columns if c != source_column and c not in reference_columns]
+        system_columns = [c for c in columns if c not in (source_column, id_column, *reference_columns)]
+    if source_column not in columns and not reference_columns:
+        raise UsageError(f"{path} needs a {source_column!r} column and/or reference columns (reference, references "
+                         f"or reference_1, reference_2, ...); its columns are {columns}")
     if not system_columns:
-        raise UsageError(f"{path} has no system column besides {source_column!r} and the references")
+        raise UsageError(f"{path} has no system column: every column but {source_column!r}, {id_column!r} and the "
+                         f"references holds one system's outputs")
+    if not rows:
+        raise UsageError(f"{path} has column names but no rows")
 
-    def cell(row, column, number):
+    def text_of(row, number, column):
         value = row.get(column)
         if not isinstance(value, str):
-            raise UsageError(f"{path} row {number}, column {column!r}: expected text, got {_describe(value)}")
+            raise UsageError(f"{path} row {number}, column {column!r}: expected text, got "
+                             f"{'nothing' if value is None else _describe(value)}")
         return value
 
     references = None
@@ -1274,17 +1287,62 @@ def read_table_corpus(path, source_column="source", reference_columns=None, syst
         for number, row in enumerate(rows, start=1):
             refs = []
             for column in reference_columns:
-                value = row.get(column)
-                values = value if isinstance(value, list) else [value]
-                refs += [cell({column: v}, column, number) for v in values if v not in (None, "")]
+                cell = row.get(column)
+                for value in cell if isinstance(cell, list) else [cell]:
+                    if value is not None and (not isinstance(value, str) or value.strip()):
+                        refs.append(text_of({column: value}, number, column))
             if not refs:
-                raise UsageError(f"{path} row {number} has no reference in {reference_columns}")
+                raise UsageError(f"{path} row {number} has no reference (its columns {reference_columns} are empty)")
             references.append(refs)
-    if not has_source and references is None:
-        raise UsageError(f"{path} has neither a {source_column!r} column nor reference columns")
-    sources = [cell(row, source_column, n) for n, row in enumerate(rows, start=1)] if has_source else None
-    systems = {c: [cell(row, c, n) for n, row in enumerate(rows, start=1)] for c in system_columns}
-    return Corpus(systems, sources, references)
+    numbered = list(enumerate(rows, start=1))
+    return Corpus(
+        systems={c: [text_of(row, n, c) for n, row in numbered] for c in system_columns},
+        sources=[text_of(row, n, source_column) for n, row in numbered] if source_column in columns else None,
+        references=references,
+        ids=[_id_text(row.get(id_column)) for row in rows] if id_column in columns else None,
+    )
+
+
+def _id_text(value):
+    return "" if value is None else str(value)  # JSONL ids are often numbers
+
+
+def _csv_rows(path, text):
+    """Column names (stripped) and one dict per data row (lines with no text at all are skipped)."""
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        lines = [(reader.line_num, row) for row in reader if any(row)]
+    except csv.Error as error:
+        raise UsageError(f"{path} line {reader.line_num} is not valid CSV: {error}") from None
+    if not lines:
+        return [], []
+    columns = [name.strip() for name in lines[0][1]]
+    for line_number, row in lines[1:]:
+        if len(row) != len(columns):
+            raise UsageError(f"{path} line {line_number} has {len(row)} fields but the header has {len(columns)}")
+    return columns, [dict(zip(columns, row)) for _, row in lines[1:]]
+
+
+def _jsonl_rows(path, text):
+    """Column names (in order of first appearance) and one dict per non-blank line."""
+    import json
+
+    columns, rows = {}, []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{path} line {number} is not valid JSON: {error.msg}") from None
+        if not isinstance(row, dict):
+            raise UsageError(f"{path} line {number} is not a JSON object")
+        columns.update(dict.fromkeys(row))
+        rows.append(row)
+    return list(columns), rows
 
 
 def score_corpus(scorer, corpus, **options):
@@ -1324,7 +1382,7 @@ def _build_parser():
         inputs.add_argument("-i", "--input", metavar="FILE", help="a .jsonl or .csv file with one row per segment")
         inputs.add_argument("--source-column", default="source", help="source column of --input (default: source)")
         inputs.add_argument("--reference-columns", nargs="+", metavar="COLUMN",
-                            help="reference columns of --input (default: reference, references, reference_*)")
+                            help="reference columns of --input (default: reference, references, reference_<n>)")
         inputs.add_argument("--system-columns", nargs="+", metavar="COLUMN",
                             help="system columns of --input (default: every other column)")
         model = sub.add_argument_group("model and scoring")

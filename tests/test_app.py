@@ -306,7 +306,7 @@ BAD_UPLOADS = [
     ("empty.csv", "", "empty.csv is empty"),
     ("blank.jsonl", "\n \n", "blank.jsonl is empty"),
     ("header.csv", "source,sys\n", "header.csv has column names but no rows"),
-    ("latin1.csv", "source,sys\ncaf\xe9,x\n".encode("latin-1"), "latin1.csv is not UTF-8 text (byte 14)"),
+    ("latin1.csv", "source,sys\ncaf\xe9,x\n".encode("latin-1"), "latin1.csv is not UTF-8 text (byte 0xe9 on line 2)"),
     ("nosys.csv", "source,reference\na,b\n", "nosys.csv has no system column"),
     ("noinput.csv", "output a,output b\nx,y\n", "noinput.csv needs a 'source' column and/or reference columns"),
     ("ragged.csv", "source,sys\na,b,c\n", "ragged.csv line 2 has 3 fields but the header has 2"),

@@ -138,18 +138,29 @@ def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
     (["-s", "{src}", "-t", "{sysA}", "--max-length", "5000"], r"max_length must be an integer from 2 to 1024"),
     (["-s", "{src}", "-t", "{latin1}"], r"latin1.txt is not UTF-8 text"),
     (["-i", "{bad}"], r"bad.jsonl line 2 is not valid JSON"),
-    (["-i", "{src}"], r"--input takes a .jsonl or .csv file"),
+    (["-i", "{src}"], r"a table must be a .jsonl or .csv file"),
     (["-i", "{bad}", "-s", "{src}"], r"give either --input or plain-text files"),
     (["--unknown-flag"], r"unrecognized arguments"),
+    (["-i", "{ragged}"], r"ragged.csv line 3 has 2 fields but the header has 3"),
+    (["-i", "{dupes}"], r"column names appear more than once: sys"),
+    (["-i", "{norefs}"], r"norefs.jsonl row 2 has no reference"),
+    (["-i", "{nosource}"], r"nosource.jsonl row 1, column 'source': expected text, got nothing"),
 ])
 def test_usage_errors_exit_2_with_a_clear_message(files, tmp_path, tiny_checkpoint, capsys, args, message):
     # In-process for speed (the subprocess tests above cover the process boundary); same main() as the command.
     (tmp_path / "short.txt").write_text("only one line\n", encoding="utf-8")
     (tmp_path / "latin1.txt").write_bytes("caf\xe9\nb\nc\n".encode("latin-1"))
     (tmp_path / "bad.jsonl").write_text('{"source": "a", "sys": "b"}\n{not json}\n', encoding="utf-8")
+    (tmp_path / "ragged.csv").write_text("source,reference,sys\na,b,c\nd,e\n", encoding="utf-8")
+    (tmp_path / "dupes.csv").write_text("source, sys,sys\na,b,c\n", encoding="utf-8")
+    (tmp_path / "norefs.jsonl").write_text('{"reference": "r", "sys": "x"}\n{"reference": " ", "sys": "y"}\n',
+                                           encoding="utf-8")
+    (tmp_path / "nosource.jsonl").write_text('{"sys": "x"}\n{"source": "s", "sys": "y"}\n', encoding="utf-8")
     paths = {"src": files["src.txt"], "sysA": files["sysA.txt"], "short": str(tmp_path / "short.txt"),
              "missing": str(tmp_path / "missing.txt"), "latin1": str(tmp_path / "latin1.txt"),
-             "bad": str(tmp_path / "bad.jsonl")}
+             "bad": str(tmp_path / "bad.jsonl"), **{name: str(tmp_path / f"{name}.{ext}") for name, ext in
+                                                     (("ragged", "csv"), ("dupes", "csv"), ("norefs", "jsonl"),
+                                                      ("nosource", "jsonl"))}}
     try:
         code = bartscore.main(["score", "-m", tiny_checkpoint, "-q", *[a.format(**paths) for a in args]])
     except SystemExit as exit_:  # argparse's own usage errors

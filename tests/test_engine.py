@@ -167,7 +167,7 @@ def test_a_pair_that_cannot_fit_alone_is_named(scorer, monkeypatch):
 @pytest.mark.parametrize("call,error,message", [
     (lambda s: s.score(["a", "b"], ["a"]), ValueError, r"srcs has 2 entries but tgts has 1"),
     (lambda s: s.score(["a", None], ["a", "b"]), TypeError, r"srcs\[1\] is None; expected a string"),
-    (lambda s: s.score(["a"], [3]), TypeError, r"tgts\[0\] is a int; expected a string"),
+    (lambda s: s.score(["a"], [3]), TypeError, r"tgts\[0\] is an int; expected a string"),
     (lambda s: s.score("a", "b"), TypeError, r"srcs must be a list of strings, got a str"),
     (lambda s: s.score(["a"], ["b"], batch_size=0), ValueError, r"batch_size must be a positive integer"),
     (lambda s: s.score(["a"], ["b"], max_tokens=-5), ValueError, r"max_tokens must be a positive integer"),
