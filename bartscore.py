@@ -444,6 +444,9 @@ class BARTScorer:
         self.distributed = distributed
         self.results_on = results_on
         self.device = torch.device(device if device is not None else _default_device())
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device {str(self.device)!r} was asked for, but this torch build sees no CUDA device; "
+                             f"pass device='cpu' (or leave device out to use CUDA only when it is there)")
         self.dtype = dtype
         self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
         self.tokenizer, self.model = load_checkpoint(self.checkpoint)

@@ -192,6 +192,12 @@ def test_max_length_must_fit_the_model(tiny_checkpoint):
         bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=4096)
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="reason: this machine has a CUDA device")
+def test_asking_for_cuda_without_one_is_a_clear_error(tiny_checkpoint):
+    with pytest.raises(ValueError, match=r"device 'cuda:0' was asked for, but this torch build sees no CUDA device"):
+        bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cuda:0")
+
+
 def test_unknown_dtype(tiny_checkpoint):
     with pytest.raises(ValueError, match=r"dtype must be one of"):
         bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", dtype="float64")
