@@ -8,24 +8,20 @@ import statistics
 import torch
 
 
-def reference_score(model, tokenizer, source, target, max_length=1024):
-    """-(sum of target-token NLL) / (target tokens incl. <s> and </s>), both texts truncated to max_length."""
-    src = tokenizer([source], max_length=max_length, truncation=True, return_tensors="pt")
-    tgt = tokenizer([target], max_length=max_length, truncation=True, return_tensors="pt")["input_ids"]
-    with torch.no_grad():
-        logits = model(input_ids=src["input_ids"], attention_mask=src["attention_mask"], labels=tgt).logits
-    log_probs = torch.log_softmax(logits[0].float(), dim=-1)
-    nll = -log_probs[torch.arange(tgt.shape[1]), tgt[0]]
-    return -(nll.sum() / tgt.shape[1]).item()
-
-
 def reference_token_log_probs(model, tokenizer, source, target, max_length=1024):
+    """log p of each target token (<s> and </s> included) given the source, both truncated to max_length."""
     src = tokenizer([source], max_length=max_length, truncation=True, return_tensors="pt")
     tgt = tokenizer([target], max_length=max_length, truncation=True, return_tensors="pt")["input_ids"]
     with torch.no_grad():
         logits = model(input_ids=src["input_ids"], attention_mask=src["attention_mask"], labels=tgt).logits
     log_probs = torch.log_softmax(logits[0].float(), dim=-1)
     return log_probs[torch.arange(tgt.shape[1]), tgt[0]].tolist()
+
+
+def reference_score(model, tokenizer, source, target, max_length=1024):
+    """-(sum of target-token NLL) / (number of target tokens)."""
+    log_probs = reference_token_log_probs(model, tokenizer, source, target, max_length)
+    return sum(log_probs) / len(log_probs)
 
 
 def prompted_score(model, tokenizer, condition, target, prompts, side, max_length=1024):

@@ -2,6 +2,7 @@
 with `tokenizers`, a randomly initialised `BartForConditionalGeneration`, both saved with `save_pretrained`, so that
 the code under test loads them exactly as it loads a real checkpoint directory."""
 
+import json
 import random
 
 import torch
@@ -44,20 +45,11 @@ def build_tokenizer(directory, vocab_size=600):
     corpus += ["This is interesting.", "This is fun.", "There is a cat on the mat.", "I feel good today."]
     trainer = ByteLevelBPETokenizer()
     trainer.train_from_iterator(corpus, vocab_size=vocab_size, min_frequency=1, special_tokens=SPECIAL_TOKENS)
-    model = trainer._tokenizer.model
-    vocab = trainer.get_vocab()
-    merges = [tuple(pair) for pair in _merges(trainer)]
-    del model
-    tokenizer = BartTokenizer(vocab=vocab, merges=merges)
+    merges = json.loads(trainer._tokenizer.to_str())["model"]["merges"]  # pairs, or "a b" strings in old versions
+    tokenizer = BartTokenizer(vocab=trainer.get_vocab(),
+                              merges=[tuple(m if isinstance(m, list) else m.split(" ")) for m in merges])
     tokenizer.save_pretrained(directory)
     return tokenizer
-
-
-def _merges(trainer):
-    import json
-
-    raw = json.loads(trainer._tokenizer.to_str())["model"]["merges"]
-    return [m if isinstance(m, list) else m.split(" ") for m in raw]
 
 
 def build_tiny_bart(directory, *, seed=0, d_model=32, layers=2, heads=4, ffn=64, vocab_size=None,
