@@ -1520,6 +1520,7 @@ def _torchrun_process_group():
         yield
     finally:
         if launched:
+            torch.distributed.barrier()  # no rank tears the group down while another still uses it
             torch.distributed.destroy_process_group()
 
 

@@ -50,6 +50,7 @@ def rank_main(rank, world, init_file, checkpoint, threads, request, out_dir):
         with open(os.path.join(out_dir, f"world{world}.json"), "w", encoding="utf-8") as handle:
             json.dump({"seconds": seconds, "result": result, "tokens_per_rank": loads}, handle)
     if world > 1:
+        torch.distributed.barrier()  # no rank tears gloo down while another is still talking to it
         torch.distributed.destroy_process_group()
 
 
