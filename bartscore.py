@@ -272,6 +272,10 @@ def _load_pretrained(checkpoint, **options):
         raise ValueError(
             f"{checkpoint!r} is a {config.model_type!r} model; BARTScore needs a BART checkpoint (model_type 'bart')"
         )
+    missing = [name for name in ("pad_token_id", "decoder_start_token_id") if getattr(config, name, None) is None]
+    if missing:
+        raise ValueError(f"{checkpoint!r} has no {' or '.join(missing)} in its config; BARTScore's teacher forcing "
+                         f"needs both (facebook/bart-* use pad_token_id=1, decoder_start_token_id=2)")
     tokenizer = AutoTokenizer.from_pretrained(checkpoint, **options)
     model = BartForConditionalGeneration.from_pretrained(checkpoint, config=config, dtype=torch.float32, **options)
     return tokenizer, model.eval()
@@ -355,32 +359,47 @@ class _ProcessGroup:
     rank: int
 
     def share(self, plan):
-        """This rank's pairs, grouped by condition. Conditions (with their pairs) go largest first to the least
-        loaded rank, by tokens; a condition with more than a fair share of work is split into pieces first (each
-        rank that gets a piece encodes the condition itself). Every rank computes the same assignment."""
-        def cost(pairs):
-            return sum(plan.length(plan.pairs[p][1]) for p in pairs)
+        """This rank's pairs, grouped by condition. The work (each condition's tokens, then its targets' tokens) is
+        laid end to end and cut into consecutive runs, one per rank, at the smallest per-rank token load that ranks
+        filled in turn can hold (found by bisection, to within 0.5%). A condition cut between two ranks is encoded by
+        both: at most world - 1 extra encoder passes. Every rank computes the same assignment."""
+        low = max(plan.length(c) + max(plan.length(plan.pairs[p][1]) for p in pairs)
+                  for c, pairs in plan.pairs_by_condition.items()) if plan.pairs else 0
+        high = sum(map(plan.length, plan.pairs_by_condition)) + sum(plan.length(t) for _, t in plan.pairs)
+        while high - low > max(1, low // 200):
+            middle = (low + high) // 2
+            if self._fill(plan, middle) is None:
+                low = middle
+            else:
+                high = middle
+        return self._fill(plan, high)[self.rank]
 
-        fair = (sum(map(plan.length, plan.pairs_by_condition)) + cost(range(len(plan.pairs)))) / self.world
-        pieces = []
+    def _fill(self, plan, capacity):
+        """Ranks take the work in order, each up to `capacity` tokens; None if `world` ranks cannot hold it."""
+        shares, load = [{}], 0
         for condition, pairs in plan.pairs_by_condition.items():
-            piece, load = [], plan.length(condition)
             for pair in pairs:
-                piece.append(pair)
-                load += plan.length(plan.pairs[pair][1])
-                if load >= fair:
-                    pieces.append((load, condition, piece))
-                    piece, load = [], plan.length(condition)
-            if piece:
-                pieces.append((load, condition, piece))
-        loads = [0] * self.world
-        mine = {}
-        for load, condition, piece in sorted(pieces, key=lambda p: (-p[0], p[1])):
-            rank = loads.index(min(loads))
-            loads[rank] += load
-            if rank == self.rank:
-                mine.setdefault(condition, []).extend(piece)
-        return mine
+                target = plan.length(plan.pairs[pair][1])
+                cost = target if condition in shares[-1] else target + plan.length(condition)
+                if load and load + cost > capacity:
+                    if len(shares) == self.world:
+                        return None
+                    shares.append({})
+                    load, cost = 0, target + plan.length(condition)
+                shares[-1].setdefault(condition, []).append(pair)
+                load += cost
+        return shares + [{} for _ in range(self.world - len(shares))]
+
+    def raise_if_any_failed(self, error, device):
+        """Every rank learns that another failed (rather than waiting forever for its results) and raises too."""
+        errors = [None] * self.world
+        with _current_device(device):
+            torch.distributed.all_gather_object(errors, None if error is None else f"{type(error).__name__}: {error}")
+        if error is not None:
+            raise error
+        for rank, message in enumerate(errors):
+            if message is not None:
+                raise RuntimeError(f"rank {rank} failed, so this call has no results: {message}")
 
     def gather(self, results, results_on, device):
         """Every rank's results, merged, on every rank (results_on="all") or on rank 0 only (others get None)."""
@@ -448,12 +467,14 @@ class BARTScorer:
             raise ValueError(f"device {str(self.device)!r} was asked for, but this torch build sees no CUDA device; "
                              f"pass device='cpu' (or leave device out to use CUDA only when it is there)")
         self.dtype = dtype
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+            raise ValueError(f"max_length must be an integer of at least 2, got {max_length!r}")
         self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
         self.tokenizer, self.model = load_checkpoint(self.checkpoint)
         positions = self.model.config.max_position_embeddings
-        if isinstance(max_length, bool) or not isinstance(max_length, int) or not 2 <= max_length <= positions:
+        if max_length > positions:
             raise ValueError(f"max_length must be an integer from 2 to {positions} (the model's positions), "
-                             f"got {max_length!r}")
+                             f"got {max_length}")
         self.max_length = max_length
         self.model.to(device=self.device, dtype=DTYPES[dtype])
         self.weights = None
@@ -612,7 +633,8 @@ class BARTScorer:
         at_limit = [i for i, ids in enumerate(encoded) if len(ids) == self.max_length]
         too_long = set()
         if at_limit:
-            full = self.tokenizer([texts[i] for i in at_limit])["input_ids"]
+            full = self.tokenizer([texts[i] for i in at_limit], max_length=self.max_length + 1,
+                                  truncation=True)["input_ids"]
             too_long = {i for i, ids in zip(at_limit, full) if len(ids) > self.max_length}
         vocab = self.model.config.vocab_size
         for i, ids in enumerate(encoded):
@@ -650,9 +672,17 @@ class BARTScorer:
                     len(plan.pairs), len(plan.pairs_by_condition))
 
         share = group.share(plan) if group else plan.pairs_by_condition
-        results = self._score_share(plan, share, conditions, targets, batch_size=batch_size, max_tokens=max_tokens,
-                                    show_progress=show_progress and lead, keep_tokens=keep_tokens)
+        results, error = None, None
+        try:
+            results = self._score_share(plan, share, conditions, targets, batch_size=batch_size,
+                                        max_tokens=max_tokens, show_progress=show_progress and lead,
+                                        keep_tokens=keep_tokens)
+        except Exception as failure:
+            if not group:
+                raise
+            error = failure  # every rank is told below
         if group:
+            group.raise_if_any_failed(error, self.device)
             results = group.gather(results, self.results_on, self.device)
             if results is None:
                 return None
@@ -673,7 +703,7 @@ class BARTScorer:
             def score_conditions(group):
                 encoded = self._encode([plan.tokens[c] for c in group])
                 row_of = {condition: row for row, condition in enumerate(group)}
-                pairs = sorted((p for c in group for p in share[c]),
+                pairs = sorted((p for c in group for p in share[c] if p not in results),  # a retry skips done ones
                                key=lambda p: (plan.length(plan.pairs[p][1]), plan.length(plan.pairs[p][0])),
                                reverse=True)
 
@@ -713,15 +743,17 @@ class BARTScorer:
         """Runs a batch; when the accelerator runs out of memory, splits it in halves and retries each half."""
         try:
             run(items)
+            return
         except (torch.OutOfMemoryError, _DoesNotFit):
-            if self.device.type == "cuda":
-                torch.cuda.empty_cache()
-            if len(items) == 1:
-                on_single_item(items[0])
-                return
-            middle = len(items) // 2
-            self._halving_on_oom(items[:middle], run, on_single_item)
-            self._halving_on_oom(items[middle:], run, on_single_item)
+            pass  # retried below: the failed attempt's tensors are only freed once its exception is gone
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        if len(items) == 1:
+            on_single_item(items[0])
+            return
+        middle = len(items) // 2
+        self._halving_on_oom(items[:middle], run, on_single_item)
+        self._halving_on_oom(items[middle:], run, on_single_item)
 
     def _fail_alone(self, plan, condition, target, conditions, targets):
         pair = (plan.texts[condition], plan.texts[target])
@@ -772,27 +804,33 @@ class BARTScorer:
             use_cache=True,
         ).last_hidden_state
         valid = label_mask.bool()
-        log_probs = self._target_log_probs(states[valid], labels[valid]).cpu()
-        return torch.split(log_probs, [len(t) for t in targets])
+        labels = labels[valid]
+        log_probs = self._target_log_probs(states[valid], labels)
+        # The original's NLL loss ignores the pad id, so a <pad> written in the target adds 0 but is still counted.
+        log_probs[labels == self.model.config.pad_token_id] = 0.0
+        return torch.split(log_probs.cpu(), [len(t) for t in targets])
 
     def _target_log_probs(self, states, labels):
-        """log p(label) at each position, from the logits of a slice of positions at a time, written into one reused
-        float32 buffer and normalised in place: never a whole batch's vocabulary distribution, never a fresh
-        allocation per slice, and the log-softmax in float32 whatever the model's dtype. The logits are laid out
-        vocabulary x positions, with at most 512 positions a slice: that matrix product runs about 40% faster on
-        CPUs than positions x vocabulary (bench/bench_engine.py --breakdown)."""
+        """log p(label) at each position, from the logits of a slice of positions at a time, written into reused
+        buffers and normalised in place: never a whole batch's vocabulary distribution, no allocation per slice, and
+        the log-softmax in float32 whatever the model's dtype (bfloat16/float16 logits land in a buffer of their own
+        and are widened into the float32 one). The logits are laid out vocabulary x positions, with at most 512
+        positions a slice: that matrix product runs about 40% faster on CPUs than positions x vocabulary
+        (bench/bench_engine.py --breakdown)."""
         weight, bias = self.model.lm_head.weight, self.model.final_logits_bias.t()
         vocabulary = weight.shape[0]
         step = max(1, min(_LOGIT_POSITIONS, _LOGIT_ELEMENTS // vocabulary))
-        buffer = torch.empty(vocabulary * min(step, len(labels)), dtype=torch.float32, device=states.device)
+        size = vocabulary * min(step, len(labels))
+        buffer = torch.empty(size, dtype=torch.float32, device=states.device)
+        narrow = buffer if states.dtype == torch.float32 else torch.empty(size, dtype=states.dtype, device=states.device)
         pieces = []
         for start in range(0, len(labels), step):
             rows = states[start:start + step]
             logits = buffer[: vocabulary * len(rows)].view(vocabulary, len(rows))
-            if rows.dtype == torch.float32:
-                torch.addmm(bias, weight, rows.t(), out=logits)
-            else:
-                logits.copy_(torch.addmm(bias, weight, rows.t()))
+            product = narrow[: vocabulary * len(rows)].view(vocabulary, len(rows))
+            torch.addmm(bias, weight, rows.t(), out=product)
+            if narrow is not buffer:
+                logits.copy_(product)
             chosen = logits.gather(0, labels[None, start:start + step]).squeeze(0)
             top = logits.amax(dim=0, keepdim=True)
             normaliser = logits.sub_(top).exp_().sum(dim=0).log_() + top.squeeze(0)

@@ -21,6 +21,18 @@ def tiny_checkpoint(tmp_path_factory):
     return build_tiny_bart(tmp_path_factory.mktemp("tiny-bart"))
 
 
+@pytest.fixture
+def empty_hf_cache(tmp_path, monkeypatch):
+    """A Hugging Face cache with nothing in it, so that a real checkpoint is missing even where it is cached."""
+    import huggingface_hub
+
+    cache = tmp_path / "empty-hf-cache"
+    cache.mkdir()
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    return cache
+
+
 @pytest.fixture(scope="session")
 def reference_model(tiny_checkpoint):
     """The same checkpoint loaded independently of the code under test, for the reference implementation."""

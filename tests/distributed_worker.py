@@ -37,6 +37,18 @@ def run(rank, world, init_file, checkpoint, out_dir, engine_sources, engine_targ
     except ValueError as error:
         got["mismatch_error"] = str(error)
 
+    # Rank 0 (which always has work) fails mid-call: every rank must raise instead of waiting for its results.
+    failing = bartscore.BARTScorer(checkpoint=checkpoint, device="cpu")
+    if rank == 0:
+        def broken_decode(*args):
+            raise RuntimeError("simulated failure on rank 0")
+        failing._decode = broken_decode
+    try:
+        failing.score(engine_sources, engine_targets)
+        got["failure_error"] = None
+    except RuntimeError as error:
+        got["failure_error"] = str(error)
+
     metric = bartscore.BARTScore(checkpoint)
     metric._scorer = scorer
     shard = metric_shard(rank)

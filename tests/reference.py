@@ -9,17 +9,20 @@ import torch
 
 
 def reference_token_log_probs(model, tokenizer, source, target, max_length=1024):
-    """log p of each target token (<s> and </s> included) given the source, both truncated to max_length."""
+    """log p of each target token (<s> and </s> included) given the source, both truncated to max_length.
+
+    A <pad> written in the target counts as 0, as in the original, whose NLL loss ignores the pad id."""
     src = tokenizer([source], max_length=max_length, truncation=True, return_tensors="pt")
     tgt = tokenizer([target], max_length=max_length, truncation=True, return_tensors="pt")["input_ids"]
     with torch.no_grad():
         logits = model(input_ids=src["input_ids"], attention_mask=src["attention_mask"], labels=tgt).logits
     log_probs = torch.log_softmax(logits[0].float(), dim=-1)
-    return log_probs[torch.arange(tgt.shape[1]), tgt[0]].tolist()
+    chosen = log_probs[torch.arange(tgt.shape[1]), tgt[0]]
+    return torch.where(tgt[0] == tokenizer.pad_token_id, 0.0, chosen).tolist()
 
 
 def reference_score(model, tokenizer, source, target, max_length=1024):
-    """-(sum of target-token NLL) / (number of target tokens)."""
+    """-(sum of target-token NLL) / (number of target tokens, written <pad> tokens included)."""
     log_probs = reference_token_log_probs(model, tokenizer, source, target, max_length)
     return sum(log_probs) / len(log_probs)
 

@@ -20,9 +20,9 @@ SYSTEM_A = ["This is fun indeed.", "A cat.", "Good day."]
 SYSTEM_B = ["Fun.", "The dog sat.", "I feel bad today."]
 
 
-def run_cli(*args, cwd=None):
+def run_cli(*args, cwd=None, env=()):
     completed = subprocess.run([sys.executable, os.path.join(ROOT, "bartscore.py"), *args], capture_output=True,
-                               text=True, cwd=cwd, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+                               text=True, cwd=cwd, env={**os.environ, "HF_HUB_OFFLINE": "1", **dict(env)})
     return completed.returncode, completed.stdout, completed.stderr
 
 
@@ -175,8 +175,9 @@ def test_compare_needs_two_systems_and_exits_2_from_the_process(files, tiny_chec
     assert code == 2 and "compare needs two or more systems" in stderr and "Traceback" not in stderr
 
 
-def test_missing_checkpoint_is_a_runtime_failure_with_one_clear_line(files):
-    code, _, stderr = run_cli("score", "-m", "vanilla", "-s", files["src.txt"], "-t", files["sysA.txt"])
+def test_missing_checkpoint_is_a_runtime_failure_with_one_clear_line(files, tmp_path):
+    code, _, stderr = run_cli("score", "-m", "vanilla", "-s", files["src.txt"], "-t", files["sysA.txt"],
+                              env={"HF_HUB_CACHE": str(tmp_path / "empty-hf-cache")})
     assert code == 1
     assert "Traceback" not in stderr and "Cannot load the BART checkpoint 'facebook/bart-large'" in stderr
 

@@ -46,6 +46,11 @@ def test_distributed_scores_equal_single_process_scores_in_input_order(world, tm
         else:
             assert got["engine_rank0"] is None
         assert "every rank must pass the same srcs and tgts" in got["mismatch_error"]
+        if rank == 0:
+            assert got["failure_error"] == "simulated failure on rank 0"
+        else:
+            assert got["failure_error"] == ("rank 0 failed, so this call has no results: "
+                                            "RuntimeError: simulated failure on rank 0")
 
     # The metric: each rank computed on its own (uneven, possibly empty) shard; all get every rank's results.
     everything = distributed_worker
@@ -58,21 +63,26 @@ def test_distributed_scores_equal_single_process_scores_in_input_order(world, tm
                                                                        abs=TOLERANCE)
 
 
-def test_work_is_balanced_by_tokens_not_examples(tiny_checkpoint, scorer):
+@pytest.mark.parametrize("world", [2, 3, 5])
+def test_work_is_balanced_by_tokens_not_examples(tiny_checkpoint, scorer, world):
     import bartscore
 
     sources, targets = engine_inputs()
     plan = bartscore._Plan(scorer._tokenize, sources, targets)
-    shares = [bartscore._ProcessGroup(2, rank).share(plan) for rank in range(2)]
+    shares = [bartscore._ProcessGroup(world, rank).share(plan) for rank in range(world)]
     assigned = sorted(p for share in shares for pairs in share.values() for p in pairs)
     assert assigned == list(range(len(plan.pairs)))  # every distinct pair exactly once
+    assert all(plan.pairs[p][0] == condition for share in shares for condition, ps in share.items() for p in ps)
+    encodings = sum(len(share) for share in shares)
+    assert encodings <= len(plan.pairs_by_condition) + world - 1
 
     def tokens(share):
         return sum(plan.length(c) for c in share) + sum(plan.length(plan.pairs[p][1]) for ps in share.values()
                                                         for p in ps)
 
     loads = [tokens(share) for share in shares]
-    assert max(loads) / min(loads) < 1.3, loads
+    largest_item = max(plan.length(c) + plan.length(t) for c, t in plan.pairs)
+    assert max(loads) <= sum(loads) / world + largest_item, loads
 
 
 def test_command_line_under_torchrun_writes_the_single_process_results_once(tmp_path, scorer, tiny_checkpoint):

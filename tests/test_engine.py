@@ -19,8 +19,9 @@ def corpus(seed=0, n=12):
     sources = [english_like_text(rng, rng.randint(5, 60)) for _ in range(n)]
     targets = [english_like_text(rng, rng.randint(1, 25)) for _ in range(n)]
     # Edge cases: empty texts, non-ASCII, a repeated pair, a source shared by several targets.
-    sources += ["", "Café déjà vu — naïve 😀.", sources[0], sources[1], sources[1]]
-    targets += ["Nothing to see.", "", targets[0], targets[2], "The cat sat."]
+    # A <pad> written in a text: the original leaves it out of the sum but counts it.
+    sources += ["", "Café déjà vu — naïve 😀.", sources[0], sources[1], sources[1], "Padded <pad> source."]
+    targets += ["Nothing to see.", "", targets[0], targets[2], "The cat sat.", "The cat <pad> sat."]
     return sources, targets
 
 
@@ -150,6 +151,27 @@ def test_out_of_memory_batches_are_split_and_results_unchanged(scorer, monkeypat
     assert calls["decode"] > 1 and calls["encode"] > 1
 
 
+def test_a_group_retried_with_fewer_sources_does_not_score_its_finished_pairs_again(scorer, monkeypatch):
+    sources = ["First source.", "Second source."] * 3
+    targets = ["A.", "B b.", "C c c.", "D d d d.", "E e e e e.", "F f f f f f."]
+    expected = scorer.score(sources, targets)
+    decode = scorer._decode
+    last = scorer.tokenizer("A.")["input_ids"]  # the shortest target: decoded after the others of its group
+    finished = []
+
+    def last_target_needs_a_group_of_one(encoded, rows, batch_targets):
+        if len(encoded.mask) > 1 and last in batch_targets:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        finished.extend(tuple(t) for t in batch_targets)
+        return decode(encoded, rows, batch_targets)
+
+    monkeypatch.setattr(scorer, "_decode", last_target_needs_a_group_of_one)
+    # a budget that holds both sources in one encoder batch but only one pair per decoder batch
+    got = scorer.score(sources, targets, max_tokens=2 * max(len(scorer.tokenizer(s)["input_ids"]) for s in sources))
+    assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
+    assert len(finished) == len(set(finished)) == len(targets)
+
+
 def test_a_pair_that_cannot_fit_alone_is_named(scorer, monkeypatch):
     def never_fits(encoded, rows, batch_targets):
         if any(len(t) > 6 for t in batch_targets):
@@ -190,6 +212,25 @@ def test_token_outside_the_model_vocabulary_is_a_clear_error(tiny_checkpoint):
 def test_max_length_must_fit_the_model(tiny_checkpoint):
     with pytest.raises(ValueError, match=r"max_length must be an integer from 2 to 1024"):
         bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=4096)
+
+
+@pytest.mark.parametrize("max_length", ["1024", None, 1, 3.5])
+def test_max_length_is_checked_before_any_model_is_loaded(max_length):
+    with pytest.raises(ValueError, match=r"max_length must be an integer of at least 2"):
+        bartscore.BARTScorer(checkpoint="/nowhere/no-model", device="cpu", max_length=max_length)
+
+
+def test_a_config_without_the_teacher_forcing_ids_is_refused(tiny_checkpoint, tmp_path):
+    import shutil
+
+    import transformers
+
+    broken = shutil.copytree(tiny_checkpoint, tmp_path / "no-start-id")
+    config = transformers.AutoConfig.from_pretrained(broken)
+    config.decoder_start_token_id = None
+    config.save_pretrained(broken)
+    with pytest.raises(ValueError, match=r"has no decoder_start_token_id in its config"):
+        bartscore.BARTScorer(checkpoint=str(broken), device="cpu")
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="reason: this machine has a CUDA device")
@@ -244,8 +285,7 @@ def test_load_reports_a_missing_or_foreign_state_dict(tiny_checkpoint, tmp_path,
         engine.load(str(foreign))
 
 
-def test_missing_checkpoint_offline_names_it(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+def test_missing_checkpoint_offline_names_it(empty_hf_cache):
     with pytest.raises(bartscore.CheckpointNotFoundError, match=r"Cannot load the BART checkpoint "
                                                                 r"'facebook/bart-large-cnn'.*hf download"):
         bartscore.BARTScorer(device="cpu")

@@ -181,8 +181,7 @@ def test_config_name_that_is_a_path_stays_out_of_evaluates_cache_path(metric, ti
     assert not metric.data_dir.startswith(str(tiny_checkpoint))
 
 
-def test_loading_a_missing_variant_offline_is_one_clear_error(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+def test_loading_a_missing_variant_offline_is_one_clear_error(empty_hf_cache):
     # evaluate imports its own copy of the module, so the error is matched by its base class, OSError.
     with pytest.raises(OSError, match=r"Cannot load the BART checkpoint 'facebook/bart-large'") as raised:
         evaluate.load(MODULE, "vanilla")
