@@ -380,8 +380,7 @@ def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None,
             rows[f"{name}/{direction}"] = scores[direction]
 
     summary, pairs = [], []
-    for direction in directions:
-        comparison = bartscore.compare_systems({name: scores[direction] for name, scores in per_system.items()})
+    for direction, comparison in bartscore.compare_directions(per_system).items():
         level = f"{comparison['confidence']:.0%}"
         for system in comparison["systems"]:
             summary.append({"direction": direction, "system": system["system"], "mean": system["mean"],
@@ -390,7 +389,8 @@ def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None,
             pairs.append({"direction": direction, "system A": pair["system_a"], "system B": pair["system_b"],
                           "Δ mean (A − B)": pair["delta"], "bootstrap p": pair["bootstrap_p"],
                           "t-test p": pair["t_test_p"],
-                          "better": pair["winner"] or f"no significant difference (p ≥ {comparison['alpha']})"})
+                          "better": pair["winner"] or f"no significant difference (both tests need p < "
+                                                      f"{comparison['alpha']})"})
     pair_columns = ["direction", "system A", "system B", "Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
     return BatchResult(rows=rows, summary=pd.DataFrame(summary), pairs=pd.DataFrame(pairs, columns=pair_columns),
                        signature=signature)

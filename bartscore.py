@@ -57,6 +57,7 @@ DEFAULT_MAX_TOKENS = 8192
 # float32) and positions.
 _LOGIT_ELEMENTS = 1 << 25
 _LOGIT_POSITIONS = 512
+_RESAMPLED_VALUES = 1 << 24  # bootstrap values held at once (128 MiB of float64)
 
 PROMPT_SETS = {
     # 70 prompts: source-side set, seed "in summary" (paper tab. 9)
@@ -101,10 +102,13 @@ def _describe(value):
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
-def _text_list(value, name):
+def _text_list(value, name, count=None):
+    """A list of strings; with `count`, one per prediction."""
     if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
         raise TypeError(f"{name} must be a list of strings, got {_describe(value)}")
     items = list(value)
+    if count is not None and len(items) != count:
+        raise ValueError(f"{name} has {len(items)} entries but predictions has {count}")
     for index, item in enumerate(items):
         if not isinstance(item, str):
             raise TypeError(f"{name}[{index}] is {_describe(item)}; expected a string")
@@ -194,7 +198,8 @@ def _resolve_prompts(prompt):
             if prompt not in PROMPT_SETS:
                 raise ValueError(
                     f"unknown prompt set {prompt!r}; the sets are {tuple(PROMPT_SETS)}. "
-                    f"To use it as a prompt phrase, pass it in a list: prompt=[{prompt!r}]"
+                    f"To use it as a prompt phrase, pass it in a list: prompt=[{prompt!r}] (on the command line: "
+                    f"--prompt-phrases {prompt})"
                 )
             return PROMPT_SETS[prompt], f"{prompt}({len(PROMPT_SETS[prompt])})"
         phrases = [prompt]
@@ -556,9 +561,7 @@ class BARTScorer:
         if references is not None:
             references = _reference_lists(references, "references", len(predictions))
         if sources is not None:
-            sources = _text_list(sources, "sources")
-            if len(sources) != len(predictions):
-                raise ValueError(f"sources has {len(sources)} entries but predictions has {len(predictions)}")
+            sources = _text_list(sources, "sources", len(predictions))
         options = resolve_options(has_references=references is not None, has_sources=sources is not None,
                                   directions=directions, aggregation=aggregation, prompt=prompt,
                                   prompt_side=prompt_side)
@@ -882,17 +885,24 @@ def score_dataset(dataset, scorer, *, predictions="prediction", references=None,
     arguments = {"scorer": scorer, "predictions": predictions, "references": references, "sources": sources,
                  "prefix": prefix, "options": options}
     if isinstance(dataset, datasets.IterableDataset):
-        return dataset.map(_score_rows, batched=True, batch_size=rows_per_batch, fn_kwargs=arguments)
+        return dataset.map(_score_rows, batched=True, batch_size=rows_per_batch, with_indices=True,
+                           fn_kwargs=arguments)
     # Forked workers inherit torch's thread pools mid-flight and can deadlock; spawned ones start clean.
     with _start_method("spawn" if num_proc else None):
-        return dataset.map(_score_rows, batched=True, batch_size=rows_per_batch, num_proc=num_proc,
+        return dataset.map(_score_rows, batched=True, batch_size=rows_per_batch, num_proc=num_proc, with_indices=True,
                            with_rank=bool(num_proc), fn_kwargs=arguments, desc="BARTScore")
 
 
-def _score_rows(batch, rank=None, *, scorer, predictions, references, sources, prefix, options):
+def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, sources, prefix, options):
     engine = scorer if isinstance(scorer, BARTScorer) else _scorer_of_this_process(scorer, rank)
-    result = engine.score_directions(batch[predictions], references=batch[references] if references else None,
-                                     sources=batch[sources] if sources else None, **options)
+    try:
+        result = engine.score_directions(batch[predictions], references=batch[references] if references else None,
+                                         sources=batch[sources] if sources else None, **options)
+    except (TypeError, ValueError) as error:  # named by the dataset's column and row, not the batch's argument
+        columns = {"predictions": predictions, "references": references, "sources": sources}
+        message = re.sub(r"\b(predictions|references|sources)\[(\d+)\]",
+                         lambda match: f"column {columns[match[1]]!r} at row {indices[int(match[2])]}", str(error))
+        raise type(error)(message) from None
     return {prefix + d: result[d] for d in DIRECTIONS if d in result}
 
 
@@ -930,9 +940,10 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
 
     For each system: the mean with a bootstrap confidence interval. For each pair: the mean difference, a two-sided
     paired bootstrap p-value (the same resampled segments for both systems, as Koehn 2004 and sacrebleu), a paired
-    t-test, and the winner ("" when the bootstrap finds no significant difference at `alpha`; with a single segment
-    the p-values are NaN and there is no winner).
-    Resampling is seeded, so the same inputs give the same figures."""
+    t-test, and the winner: the better system when both tests find the difference significant at `alpha`, else "".
+    Both are required because on a handful of segments the bootstrap alone is far too eager (two segments that
+    agree in sign give p = 0.002); with a single segment the p-values are NaN and there is no winner. No correction
+    is made for testing many pairs. Resampling is seeded, so the same inputs give the same figures."""
     names = list(scores)
     if len(names) < 1:
         raise ValueError("compare_systems needs at least one system")
@@ -941,8 +952,11 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
         raise ValueError(f"every system needs the same, non-zero number of segments; got {counts}")
     matrix = np.asarray([np.asarray(scores[name], dtype=np.float64) for name in names])
     segments = matrix.shape[1]
-    indices = np.random.default_rng(seed).integers(0, segments, size=(resamples, segments))
-    resampled_means = matrix[:, indices].mean(axis=2)  # (systems, resamples)
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _RESAMPLED_VALUES // matrix.size)  # resamples at a time, so memory stays flat on long corpora
+    resampled_means = np.concatenate(  # (systems, resamples)
+        [matrix[:, rng.integers(0, segments, size=(min(chunk, resamples - start), segments))].mean(axis=2)
+         for start in range(0, resamples, chunk)], axis=1)
     tail = (1 - confidence) / 2 * 100
     systems = [
         {"system": name, "mean": float(matrix[i].mean()),
@@ -959,11 +973,18 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
             bootstrap_p = min(1.0, 2 * (not_better + 1) / (resamples + 1)) if segments > 1 else float("nan")
             t_statistic, t_p = paired_t_test(matrix[i], matrix[j])
             delta = float(matrix[i].mean() - matrix[j].mean())
-            significant = bootstrap_p < alpha and delta != 0  # False for NaN
+            significant = bootstrap_p < alpha and t_p < alpha and delta != 0  # False for NaN
             winner = (names[i] if delta > 0 else names[j]) if significant else ""
             pairs.append({"system_a": names[i], "system_b": names[j], "delta": delta, "bootstrap_p": bootstrap_p,
                           "t_statistic": t_statistic, "t_test_p": t_p, "winner": winner})
     return {"systems": systems, "pairs": pairs, "resamples": resamples, "confidence": confidence, "alpha": alpha}
+
+
+def compare_directions(per_system, **options):
+    """compare_systems for each direction of score_corpus's {system: {direction: scores}}; options as there."""
+    directions = next(iter(per_system.values()))
+    return {direction: compare_systems({name: scores[direction] for name, scores in per_system.items()}, **options)
+            for direction in directions}
 
 
 def paired_t_test(a, b):
@@ -1135,17 +1156,14 @@ class BARTScore(evaluate.Metric):
             references = [[] for _ in predictions]
         else:
             references = _reference_lists(references, "references", len(predictions))
-        if sources is None:
-            sources = [""] * len(predictions)
-        else:
-            sources = _text_list(sources, "sources")
-            if len(sources) != len(predictions):
-                raise ValueError(f"sources has {len(sources)} entries but predictions has {len(predictions)}")
+        sources = [""] * len(predictions) if sources is None else _text_list(sources, "sources", len(predictions))
         super().add_batch(predictions=predictions, references=references, sources=sources, **kwargs)
         self._inputs_given = given
 
     def add(self, *, prediction=None, reference=None, source=None, **kwargs):
         """Adds one prediction with its reference(s) and/or source for a later compute."""
+        if not isinstance(prediction, str):
+            raise TypeError(f"prediction is {_describe(prediction)}; expected a string")
         self.add_batch(predictions=[prediction], references=None if reference is None else [reference],
                        sources=None if source is None else [source], **kwargs)
 
@@ -1232,6 +1250,7 @@ class Corpus:
     sources: list = None
     references: list = None  # one list of references per segment
     ids: list = None  # segment ids, when the input names them
+    blank_references: int = 0  # blank reference lines or cells, which are not references and were skipped
 
 
 def _read_text(path):
@@ -1258,8 +1277,9 @@ def _read_lines(path):
 
 
 def read_plain_corpus(sources=None, references=(), hypotheses=()):
-    """Plain-text files, one segment per line: a sources file, reference files (one reference each per segment), and
-    one file per system (named after the file)."""
+    """Plain-text files, one segment per line: a sources file, reference files (one reference each per segment; a
+    blank line is no reference, so segments may have different counts, but each needs one), and one file per system
+    (named after the file)."""
     if not hypotheses:
         raise UsageError("give at least one --hypotheses file (or --input with system columns)")
     files = {}
@@ -1272,23 +1292,35 @@ def read_plain_corpus(sources=None, references=(), hypotheses=()):
         if len(lines) != len(files[first]):
             raise UsageError(f"{path} has {len(lines)} lines but {first} has {len(files[first])}; every file needs "
                              f"one line per segment")
+    if not files[first]:
+        raise UsageError(f"{', '.join(files)} {'are' if len(files) > 1 else 'is'} empty: no segments to score")
     systems = {}
     for path in hypotheses:
         name = os.path.basename(path)
         if name in systems:
             raise UsageError(f"two hypothesis files are named {name}; system names come from file names")
         systems[name] = files[path]
-    refs = [list(group) for group in zip(*(files[path] for path in references))] if references else None
-    return Corpus(systems, files[sources] if sources else None, refs)
+    refs, blank = None, 0
+    if references:
+        refs = []
+        for number, lines in enumerate(zip(*(files[path] for path in references)), start=1):
+            refs.append([line for line in lines if line.strip()])
+            blank += len(lines) - len(refs[-1])
+            if not refs[-1]:
+                raise UsageError(f"segment {number} has no reference: line {number} is blank in "
+                                 f"{', '.join(references)}")
+    return Corpus(systems, files[sources] if sources else None, refs, blank_references=blank)
 
 
-def read_table_corpus(path, source_column="source", reference_columns=None, system_columns=None, id_column="id"):
+def read_table_corpus(path, source_column=None, reference_columns=None, system_columns=None, id_column="id"):
     """A .csv or .jsonl file (UTF-8) with one row per segment.
 
-    References: the given columns, else every column named ``reference``, ``references`` or ``reference_<n>`` (a
-    JSONL cell may hold a list; empty or blank cells are skipped; every row needs one). Systems: the given columns, else every
-    column but the source, the references and the id. Texts are scored exactly as written: an empty output is the
-    empty text, while a JSONL row that lacks a system's or the source's value is an error."""
+    Source: the given column (which must exist), else a ``source`` column if there is one. References: the given
+    columns, else every column named ``reference``, ``references`` or ``reference_<n>`` (a JSONL cell may hold a list;
+    empty or blank cells are no reference and are counted in ``blank_references``; every row needs one). Systems: the
+    given columns, else every column but the source, the references and the id. A column has one role. Texts are
+    scored exactly as written: an empty output is the empty text, while a JSONL row that lacks a system's or the
+    source's value is an error."""
     text = _read_text(path)
     if path.lower().endswith((".jsonl", ".json")):
         columns, rows = _jsonl_rows(path, text)
@@ -1304,11 +1336,17 @@ def read_table_corpus(path, source_column="source", reference_columns=None, syst
     repeated = sorted({name for name in columns if columns.count(name) > 1})
     if repeated:
         raise UsageError(f"{path}: column names appear more than once: {', '.join(repeated)}")
-    missing = [c for c in [*(reference_columns or []), *(system_columns or [])] if c not in columns]
+    given = [*([source_column] if source_column else []), *(reference_columns or []), *(system_columns or [])]
+    missing = [c for c in given if c not in columns]
     if missing:
         raise UsageError(f"{path} has no column {missing[0]!r}; its columns are {columns}")
+    twice = sorted({c for c in given if given.count(c) > 1})
+    if twice:
+        raise UsageError(f"column {twice[0]!r} is given two roles (source, reference or system); give it one")
+    source_column = source_column or "source"
     if reference_columns is None:
-        reference_columns = [c for c in columns if re.fullmatch(r"references?|reference_\d+", c)]
+        reference_columns = [c for c in columns if re.fullmatch(r"references?|reference_\d+", c)
+                             and c not in (system_columns or [])]
     if system_columns is None:
         system_columns = [c for c in columns if c not in (source_column, id_column, *reference_columns)]
     if source_column not in columns and not reference_columns:
@@ -1327,7 +1365,7 @@ def read_table_corpus(path, source_column="source", reference_columns=None, syst
                              f"{'nothing' if value is None else _describe(value)}")
         return value
 
-    references = None
+    references, blank = None, 0
     if reference_columns:
         references = []
         for number, row in enumerate(rows, start=1):
@@ -1337,6 +1375,8 @@ def read_table_corpus(path, source_column="source", reference_columns=None, syst
                 for value in cell if isinstance(cell, list) else [cell]:
                     if value is not None and (not isinstance(value, str) or value.strip()):
                         refs.append(text_of({column: value}, number, column))
+                    else:
+                        blank += 1
             if not refs:
                 raise UsageError(f"{path} row {number} has no reference (its columns {reference_columns} are empty)")
             references.append(refs)
@@ -1346,6 +1386,7 @@ def read_table_corpus(path, source_column="source", reference_columns=None, syst
         sources=[text_of(row, n, source_column) for n, row in numbered] if source_column in columns else None,
         references=references,
         ids=[_id_text(row.get(id_column)) for row in rows] if id_column in columns else None,
+        blank_references=blank,
     )
 
 
@@ -1426,7 +1467,7 @@ def _build_parser():
         inputs.add_argument("-t", "--hypotheses", metavar="FILE", nargs="+", default=[],
                             help="one file per system; the file name names the system")
         inputs.add_argument("-i", "--input", metavar="FILE", help="a .jsonl or .csv file with one row per segment")
-        inputs.add_argument("--source-column", default="source", help="source column of --input (default: source)")
+        inputs.add_argument("--source-column", help="source column of --input (default: source, if there is one)")
         inputs.add_argument("--reference-columns", nargs="+", metavar="COLUMN",
                             help="reference columns of --input (default: reference, references, reference_<n>)")
         inputs.add_argument("--system-columns", nargs="+", metavar="COLUMN",
@@ -1436,11 +1477,15 @@ def _build_parser():
                            help="vanilla, cnn (default), cnn-para, a Hub id or a checkpoint directory")
         model.add_argument("-d", "--directions", help="comma-separated: faithfulness,precision,recall,f_score "
                                                       "(default: all the inputs allow)")
-        model.add_argument("--aggregation", default="mean", help="over several references: mean (default) or max")
-        model.add_argument("-p", "--prompt", help="a prompt set (summary, paraphrase, mt) or one prompt phrase")
-        model.add_argument("--prompt-side", default="encoder", help="encoder (default) or decoder")
+        model.add_argument("--aggregation", choices=AGGREGATIONS, default="mean",
+                           help="over several references (default: mean)")
+        prompts = model.add_mutually_exclusive_group()
+        prompts.add_argument("-p", "--prompt", help="a prompt set (summary, paraphrase, mt) or one prompt phrase")
+        prompts.add_argument("--prompt-phrases", nargs="+", metavar="PHRASE",
+                             help="your own prompt phrases (the score is their average), even one-word ones")
+        model.add_argument("--prompt-side", choices=PROMPT_SIDES, default="encoder", help="(default: encoder)")
         model.add_argument("--device", help="cuda, cuda:1, cpu, ... (default: CUDA when available)")
-        model.add_argument("--dtype", default="float32", help="float32 (default), bfloat16 or float16")
+        model.add_argument("--dtype", choices=tuple(DTYPES), default="float32", help="(default: float32)")
         model.add_argument("--batch-size", type=int, help="at most this many pairs per batch")
         model.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
                            help=f"padded tokens per batch (default {DEFAULT_MAX_TOKENS})")
@@ -1476,26 +1521,39 @@ def _summary_lines(per_system, signature):
     return lines
 
 
-def _write_segments(per_system, output_format, handle):
+def _write_segments(per_system, ids, output_format, handle):
+    """One line per system and segment (numbered from 0, with the input's id when it has an id column)."""
     import json
 
     directions = list(next(iter(per_system.values())))
+    id_column = ["id"] if ids is not None else []
     if output_format == "tsv":
-        handle.write("\t".join(["system", "segment", *directions]) + "\n")
+        handle.write("\t".join(["system", "segment", *id_column, *directions]) + "\n")
     for name, scores in per_system.items():
         for segment in range(len(scores[directions[0]])):
+            segment_id = {"id": ids[segment]} if ids is not None else {}
             if output_format == "tsv":
                 values = [f"{scores[d][segment]:.6f}" for d in directions]
-                handle.write("\t".join([name, str(segment), *values]) + "\n")
+                handle.write("\t".join([name, str(segment), *segment_id.values(), *values]) + "\n")
             else:
-                row = {"system": name, "segment": segment, **{d: scores[d][segment] for d in directions}}
+                row = {"system": name, "segment": segment, **segment_id, **{d: scores[d][segment] for d in directions}}
                 handle.write(json.dumps(row) + "\n")
 
 
-def _comparison_lines(comparisons, signature):
+def _finite_or_null(value):
+    """JSON has no NaN or infinity (a single segment gives NaN p-values): they are written as null."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite_or_null(item) for item in value]
+    return value
+
+
+def _comparison_lines(comparisons, segments, signature):
     lines = []
     for direction, comparison in comparisons.items():
-        segments = comparison["segments"]
         lines.append(f"== {direction}: mean with {comparison['confidence']:.0%} bootstrap CI "
                      f"({comparison['resamples']} resamples of {segments} segments)")
         width = max(6, *(len(s["system"]) for s in comparison["systems"]))
@@ -1503,7 +1561,7 @@ def _comparison_lines(comparisons, signature):
             lines.append(f"  {system['system']:<{width}}  {system['mean']:9.4f}  "
                          f"[{system['ci_low']:.4f}, {system['ci_high']:.4f}]")
         lines.append(f"  {'A':<{width}}  {'B':<{width}}  {'A - B':>9}  {'bootstrap p':>11}  {'t-test p':>9}  winner "
-                     f"(p < {comparison['alpha']})")
+                     f"(both p < {comparison['alpha']})")
         for pair in comparison["pairs"]:
             lines.append(f"  {pair['system_a']:<{width}}  {pair['system_b']:<{width}}  {pair['delta']:+9.4f}  "
                          f"{pair['bootstrap_p']:11.4f}  {pair['t_test_p']:9.4f}  {pair['winner'] or 'tie'}")
@@ -1535,16 +1593,23 @@ def _checked_request(args):
     if args.command == "compare" and len(corpus.systems) < 2:
         raise UsageError(f"compare needs two or more systems; got {list(corpus.systems)}")
     options = dict(directions=args.directions.split(",") if args.directions else None, aggregation=args.aggregation,
-                   prompt=args.prompt, prompt_side=args.prompt_side)
+                   prompt=args.prompt_phrases or args.prompt, prompt_side=args.prompt_side)
     resolve_options(has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options)
-    if args.dtype not in DTYPES:
-        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}")
     for flag, value in (("--batch-size", args.batch_size), ("--max-tokens", args.max_tokens),
                         ("--max-length", args.max_length)):
         if value is not None and value < 1:
             raise UsageError(f"{flag} must be a positive integer, got {value}")
-    if args.command == "compare" and (args.resamples < 1 or not 0 < args.alpha < 1):
-        raise UsageError("--resamples must be positive and --alpha between 0 and 1")
+    if args.device is not None:
+        try:
+            torch.device(args.device)
+        except RuntimeError:
+            raise UsageError(f"--device {args.device!r} is not a device; use cpu, cuda or cuda:<n>") from None
+    if args.command == "compare" and (args.resamples < 1 or not 0 < args.alpha < 1 or args.seed < 0):
+        raise UsageError("--resamples must be positive, --alpha between 0 and 1 and --seed at least 0")
+    if args.command == "score" and args.output != "-":
+        folder = os.path.dirname(os.path.abspath(args.output))
+        if os.path.isdir(args.output) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise UsageError(f"cannot write {args.output}: not a file in an existing, writable folder")
     return corpus, options
 
 
@@ -1583,15 +1648,19 @@ def _score_and_report(args, corpus, options):
         return 1
     if per_system is None:  # a rank other than 0 under torchrun: rank 0 reports
         return 0
+    if corpus.blank_references:
+        print(f"bartscore {args.command}: note: {corpus.blank_references} blank reference line(s) or cell(s) are not "
+              f"references and were skipped", file=sys.stderr)
+    segments = len(next(iter(corpus.systems.values())))
 
     if args.command == "score":
         if args.output == "-":
-            _write_segments(per_system, args.format, sys.stdout)
+            _write_segments(per_system, corpus.ids, args.format, sys.stdout)
             summary = sys.stderr
         else:
             try:
                 with open(args.output, "w", encoding="utf-8") as handle:
-                    _write_segments(per_system, args.format, handle)
+                    _write_segments(per_system, corpus.ids, args.format, handle)
             except OSError as error:
                 print(f"bartscore score: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
                 return 1
@@ -1599,16 +1668,12 @@ def _score_and_report(args, corpus, options):
         print("\n".join(_summary_lines(per_system, signature)), file=summary)
         return 0
 
-    comparisons = {}
-    for direction in next(iter(per_system.values())):
-        comparison = compare_systems({name: scores[direction] for name, scores in per_system.items()},
-                                     resamples=args.resamples, alpha=args.alpha, seed=args.seed)
-        comparison["segments"] = len(next(iter(per_system.values()))[direction])
-        comparisons[direction] = comparison
+    comparisons = compare_directions(per_system, resamples=args.resamples, alpha=args.alpha, seed=args.seed)
     if args.json:
-        print(json.dumps({"signature": signature, "directions": comparisons}, indent=2))
+        print(json.dumps(_finite_or_null({"signature": signature, "segments": segments, "directions": comparisons}),
+                         indent=2))
     else:
-        print("\n".join(_comparison_lines(comparisons, signature)))
+        print("\n".join(_comparison_lines(comparisons, segments, signature)))
     return 0
 
 

@@ -372,7 +372,7 @@ def test_file_scores_match_the_engine_and_compare_systems(scorer):
     assert list(summary["95% CI low"]) == pytest.approx([s["ci_low"] for s in stats["systems"]], abs=1e-9)
     pair = result.pairs[result.pairs["direction"] == "f_score"].iloc[0]
     assert pair["bootstrap p"] == pytest.approx(stats["pairs"][0]["bootstrap_p"])
-    assert pair["better"] == (stats["pairs"][0]["winner"] or "no significant difference (p ≥ 0.05)")
+    assert pair["better"] == (stats["pairs"][0]["winner"] or "no significant difference (both tests need p < 0.05)")
     assert result.signature.startswith(f"ckpt:{scorer.checkpoint}|dirs:faithfulness+f_score|agg:max|nrefs:1-2|")
 
 
@@ -499,7 +499,7 @@ def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer
         assert [row[1:3] for row in shown_pairs] == [["good", "bad"], ["good", "odd"], ["bad", "odd"]]
         for row, pair in zip(shown_pairs, stats["pairs"]):
             assert row[3:6] == pytest.approx([pair["delta"], pair["bootstrap_p"], pair["t_test_p"]], abs=1e-9)
-            assert row[6] == (pair["winner"] or "no significant difference (p ≥ 0.05)")
+            assert row[6] == (pair["winner"] or "no significant difference (both tests need p < 0.05)")
     assert summary["headers"] == ["direction", "system", "mean", "95% CI low", "95% CI high"]
     assert pairs["headers"][3:7] == ["Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
     assert signature == expected["good"]["signature"]

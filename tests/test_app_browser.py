@@ -133,7 +133,7 @@ def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_pat
             expect(cell(pairs, row, 1)).to_have_text(pair["system_a"])
             expect(cell(pairs, row, 2)).to_have_text(pair["system_b"])
             expect(cell(pairs, row, 4)).to_have_text(f"{pair['bootstrap_p']:.4f}")
-            expect(cell(pairs, row, 6)).to_have_text(pair["winner"] or "no significant difference (p ≥ 0.05)")
+            expect(cell(pairs, row, 6)).to_have_text(pair["winner"] or "no significant difference (both tests need p < 0.05)")
     expect(page.locator("#rows-table [role=row][data-index]")).to_have_count(len(rows))
     expect(page.locator("#download a[href$='/bartscore-results.csv']")).to_have_count(1)
     expect(page.locator("#batch-signature textarea")).to_have_value(scores["good"]["signature"])

@@ -133,7 +133,14 @@ def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
     (["-s", "{src}"], r"give at least one --hypotheses file"),
     (["-s", "{src}", "-t", "{sysA}", "-d", "recall"], r"'recall' needs references"),
     (["-s", "{src}", "-t", "{sysA}", "-p", "sumary"], r"unknown prompt set 'sumary'"),
-    (["-s", "{src}", "-t", "{sysA}", "--aggregation", "median"], r"aggregation must be one of"),
+    (["-s", "{src}", "-t", "{sysA}", "--aggregation", "median"], r"argument --aggregation: invalid choice: 'median'"),
+    (["-s", "{src}", "-t", "{sysA}", "-p", "summary", "--prompt-phrases", "x"], r"not allowed with argument -p"),
+    (["-s", "{src}", "-t", "{sysA}", "--device", "gpu0"], r"--device 'gpu0' is not a device"),
+    (["-s", "{src}", "-t", "{sysA}", "-o", "{nowhere}"], r"cannot write .*out.tsv: not a file in an existing"),
+    (["-s", "{empty}", "-t", "{empty}"], r"empty.txt is empty: no segments to score"),
+    (["-s", "{src}", "-r", "{blank_ref}", "-t", "{sysA}"], r"segment 2 has no reference: line 2 is blank in"),
+    (["-i", "{table}", "--source-column", "artcle"], r"table.csv has no column 'artcle'"),
+    (["-i", "{table}", "--reference-columns", "sys", "--system-columns", "sys"], r"column 'sys' is given two roles"),
     (["-s", "{src}", "-t", "{sysA}", "--batch-size", "0"], r"--batch-size must be a positive integer"),
     (["-s", "{src}", "-t", "{sysA}", "--max-length", "5000"], r"max_length must be an integer from 2 to 1024"),
     (["-s", "{src}", "-t", "{latin1}"], r"latin1.txt is not UTF-8 text"),
@@ -156,7 +163,12 @@ def test_usage_errors_exit_2_with_a_clear_message(files, tmp_path, tiny_checkpoi
     (tmp_path / "norefs.jsonl").write_text('{"reference": "r", "sys": "x"}\n{"reference": " ", "sys": "y"}\n',
                                            encoding="utf-8")
     (tmp_path / "nosource.jsonl").write_text('{"sys": "x"}\n{"source": "s", "sys": "y"}\n', encoding="utf-8")
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    (tmp_path / "blank_ref.txt").write_text("r\n \nr\n", encoding="utf-8")
+    (tmp_path / "table.csv").write_text("article,reference,sys\na,b,c\n", encoding="utf-8")
     paths = {"src": files["src.txt"], "sysA": files["sysA.txt"], "short": str(tmp_path / "short.txt"),
+             "empty": str(tmp_path / "empty.txt"), "blank_ref": str(tmp_path / "blank_ref.txt"),
+             "table": str(tmp_path / "table.csv"), "nowhere": str(tmp_path / "nowhere" / "out.tsv"),
              "missing": str(tmp_path / "missing.txt"), "latin1": str(tmp_path / "latin1.txt"),
              "bad": str(tmp_path / "bad.jsonl"), **{name: str(tmp_path / f"{name}.{ext}") for name, ext in
                                                      (("ragged", "csv"), ("dupes", "csv"), ("norefs", "jsonl"),
@@ -168,6 +180,53 @@ def test_usage_errors_exit_2_with_a_clear_message(files, tmp_path, tiny_checkpoi
     stderr = capsys.readouterr().err
     assert code == 2
     assert re.search(message, stderr), stderr
+
+
+def test_compare_refuses_a_negative_seed(files, tiny_checkpoint, capsys):
+    code = bartscore.main(["compare", "-m", tiny_checkpoint, "-s", files["src.txt"], "-t", files["sysA.txt"],
+                           files["sysB.txt"], "--seed", "-1"])
+    assert code == 2 and "--seed at least 0" in capsys.readouterr().err
+
+
+def test_blank_reference_lines_are_skipped_and_reported_as_a_csv_reads_empty_cells(files, tmp_path, tiny_checkpoint):
+    (tmp_path / "ref2.txt").write_text("It is fun.\n\nToday I feel good.\n", encoding="utf-8")
+    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-s", files["src.txt"], "-r", files["ref1.txt"],
+                                   str(tmp_path / "ref2.txt"), "-t", files["sysA.txt"], "-q")
+    assert code == 0, stderr
+    assert "note: 1 blank reference line(s) or cell(s) are not references and were skipped" in stderr
+    table = tmp_path / "data.csv"
+    table.write_text("source,reference_1,reference_2,sysA.txt\n" + "".join(
+        f'"{s}","{r1}","{r2}","{h}"\n' for s, r1, r2, h in
+        zip(SOURCES, REFERENCES_1, ["It is fun.", "", "Today I feel good."], SYSTEM_A)), encoding="utf-8")
+    code, from_table, table_stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(table), "-q")
+    assert code == 0, table_stderr
+    assert from_table == stdout and "nrefs:1-2" in stderr and "note: 1 blank reference" in table_stderr
+
+
+def test_one_word_prompt_phrases_and_ids_in_the_output(tmp_path, scorer, tiny_checkpoint):
+    path = tmp_path / "data.jsonl"
+    path.write_text("".join(json.dumps({"id": f"doc-{i}", "source": s, "sys": h}) + "\n"
+                            for i, (s, h) in enumerate(zip(SOURCES, SYSTEM_A))), encoding="utf-8")
+    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(path), "--prompt-phrases", "summarize",
+                                   "briefly", "-q")
+    assert code == 0, stderr
+    header, rows = tsv_scores(stdout)
+    assert header == ["system", "segment", "id", "faithfulness"]
+    assert [row["id"] for row in rows] == ["doc-0", "doc-1", "doc-2"]
+    expected = scorer.score_directions(SYSTEM_A, sources=SOURCES, prompt=["summarize", "briefly"])
+    assert np.allclose([float(row["faithfulness"]) for row in rows], expected["faithfulness"], atol=1e-5)
+
+
+def test_compare_json_writes_null_for_undefined_p_values(tmp_path, tiny_checkpoint):
+    for name, line in (("src.txt", "One source."), ("a.txt", "One output."), ("b.txt", "Another output.")):
+        (tmp_path / name).write_text(line + "\n", encoding="utf-8")
+    code, stdout, stderr = run_cli("compare", "-m", tiny_checkpoint, "-s", str(tmp_path / "src.txt"), "-t",
+                                   str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--json", "-q")
+    assert code == 0, stderr
+    report = json.loads(stdout, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+    (pair,) = report["directions"]["faithfulness"]["pairs"]
+    assert report["segments"] == 1 and pair["bootstrap_p"] is None and pair["t_test_p"] is None
+    assert pair["winner"] == ""
 
 
 def test_compare_needs_two_systems_and_exits_2_from_the_process(files, tiny_checkpoint):

@@ -60,3 +60,16 @@ def test_bad_arguments_are_named(corpus, scorer):
         bartscore.score_dataset(corpus, scorer, predictions="summary", sources="article", num_proc=2)
     with pytest.raises(ValueError, match=r"'recall' needs references="):
         bartscore.score_dataset(corpus, scorer, predictions="summary", sources="article", directions="recall")
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_bad_cell_is_named_by_its_column_and_dataset_row(corpus, scorer, streaming):
+    gold = list(corpus["gold"])
+    gold[7] = []
+    broken = corpus.remove_columns("gold").add_column("gold", gold)
+    if streaming:
+        broken = broken.to_iterable_dataset()
+    with pytest.raises(ValueError, match=r"column 'gold' at row 7 is an empty list"):
+        scored = bartscore.score_dataset(broken, scorer, predictions="summary", references="gold", rows_per_batch=3)
+        if streaming:
+            list(scored)  # an IterableDataset is scored as it is iterated

@@ -21,6 +21,21 @@ def test_identical_systems_tie():
     assert pair["winner"] == "" and pair["bootstrap_p"] == 1.0 and pair["t_test_p"] == 1.0
 
 
+def test_a_few_segments_that_agree_in_sign_are_not_enough_for_a_winner():
+    (pair,) = bartscore.compare_systems({"a": [-1.0, -2.0, -1.5], "b": [-1.2, -2.1, -2.9]})["pairs"]
+    assert pair["bootstrap_p"] < 0.01  # every resample agrees in sign: the bootstrap alone would call it
+    assert pair["t_test_p"] > 0.05 and pair["winner"] == ""
+
+
+def test_the_winner_rule_keeps_false_alarms_near_alpha_on_small_corpora():
+    rng = np.random.default_rng(3)
+    trials = 400
+    false_alarms = sum(bool(bartscore.compare_systems({"a": rng.normal(size=5), "b": rng.normal(size=5)},
+                                                      resamples=200, seed=trial)["pairs"][0]["winner"])
+                       for trial in range(trials))
+    assert false_alarms / trials <= 0.08, false_alarms  # the bootstrap alone: about 15% on 5 segments
+
+
 def test_confidence_interval_brackets_the_mean_and_is_reproducible():
     scores = {"a": np.random.default_rng(2).normal(-2, 1, size=200)}
     first = bartscore.compare_systems(scores)
