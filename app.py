@@ -14,11 +14,14 @@ Operator settings, read from the environment when the app is built:
     BARTSCORE_APP_MAX_CHARS      the most characters in one text: the source, each reference, each candidate, each
                                  text of an uploaded file (default 5000).
     BARTSCORE_APP_MAX_ROWS       the most rows in an uploaded file (default 1000).
+    BARTSCORE_APP_MAX_PAIRS      the most (condition, text) pairs one uploaded file may need scored: rows x systems x
+                                 (1 for faithfulness + references for each of precision and recall) x prompts
+                                 (default 20000), so that one request cannot hold the queue for hours.
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
                                  an existing file.
 
-Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, uploads of at most
-20 MB. Models are loaded on first use, one per model name, and kept; the queue runs one scoring job at a time.
+Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, custom prompt
+phrases of at most 200 characters, uploads of at most 20 MB. Models are loaded on first use, one per model name, and kept; the queue runs one scoring job at a time.
 
 Uploaded files are read by `bartscore.read_table_corpus`, the reader of the command line's `--input` (columns
 `source`, `reference`, `references` or `reference_<n>`, `id`, and one per system); the limits above are the Space's
@@ -31,6 +34,7 @@ import contextlib
 import html
 import math
 import os
+import shutil
 import tempfile
 import threading
 import warnings
@@ -47,6 +51,8 @@ MAX_REFERENCES = 8
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 DEFAULT_MAX_CHARS = 5000
 DEFAULT_MAX_ROWS = 1000
+DEFAULT_MAX_PAIRS = 20_000
+MAX_PROMPT_CHARS = 200
 
 PROMPT_CHOICES = [("none", "none")] + [
     (f"{name} ({len(phrases)} phrase{'s' if len(phrases) > 1 else ''})", name)
@@ -70,6 +76,7 @@ class Settings:
     device: str | None
     max_chars: int
     max_rows: int
+    max_pairs: int
 
 
 def settings_from_env(environ=os.environ):
@@ -93,6 +100,7 @@ def settings_from_env(environ=os.environ):
         device=environ.get("BARTSCORE_APP_DEVICE") or None,
         max_chars=_positive_int(environ, "BARTSCORE_APP_MAX_CHARS", DEFAULT_MAX_CHARS),
         max_rows=_positive_int(environ, "BARTSCORE_APP_MAX_ROWS", DEFAULT_MAX_ROWS),
+        max_pairs=_positive_int(environ, "BARTSCORE_APP_MAX_PAIRS", DEFAULT_MAX_PAIRS),
     )
 
 
@@ -136,6 +144,7 @@ def parse_prompt(choice, phrase):
     if choice == "custom":
         if not (phrase or "").strip():
             raise ValueError("Enter a custom prompt phrase, or choose another prompt")
+        check_length(phrase.strip(), "The custom prompt phrase", MAX_PROMPT_CHARS)
         return [phrase.strip()]  # a list, so that a lowercase single word is a phrase, not a set name
     if choice in bartscore.PROMPT_SETS:
         return choice
@@ -278,9 +287,10 @@ def token_heatmap(comparison):
 
 
 def token_span(text, log_prob):
-    special = text in SPECIAL_TOKENS
-    title = f"{text!r}: log p = {log_prob:.4f}"
-    return (f'<span class="token{" special" if special else ""}" style="background: {token_colour(log_prob)}" '
+    """A token; one with no text (the first bytes of a character that the next token completes) is a thin mark."""
+    kind = " special" if text in SPECIAL_TOKENS else " fragment" if not text else ""
+    title = f"{text!r}: log p = {log_prob:.4f}" if text else f"part of the next character: log p = {log_prob:.4f}"
+    return (f'<span class="token{kind}" style="background: {token_colour(log_prob)}" '
             f'title="{html.escape(title)}" data-logprob="{log_prob:.6f}">{html.escape(text)}</span>')
 
 
@@ -298,6 +308,7 @@ HEATMAP_CSS = """
 .mean { font-weight: normal; color: #666; margin-left: 0.5em; }
 .tokens { white-space: pre-wrap; line-height: 1.9; color: #111; }
 .token { border-radius: 3px; padding: 1px 0; cursor: help; box-shadow: inset -1px 0 rgba(255, 255, 255, 0.8); }
+.token.fragment { padding: 1px 2px; }
 .token.special { font-family: monospace; font-size: 0.8em; border: 1px dashed #888; padding: 0 2px; margin: 0 2px; }
 """
 
@@ -341,6 +352,19 @@ def check_upload_limits(corpus, *, max_rows, max_chars):
                              f"{MAX_REFERENCES}")
         for where, text in row_texts(corpus, row):
             check_length(text, f"Row {row + 1}, {where}", max_chars)
+
+
+def check_work(corpus, directions, prompt, max_pairs):
+    """Refuses a file whose scoring would need more than max_pairs (condition, text) pairs."""
+    references = corpus.references or [[] for _ in range(row_count(corpus))]
+    sides = ("precision" in directions or "f_score" in directions) + ("recall" in directions or "f_score" in directions)
+    per_system = sum(("faithfulness" in directions) + sides * len(refs) for refs in references)
+    prompts = 1 if prompt is None else len(bartscore.PROMPT_SETS[prompt] if isinstance(prompt, str) else prompt)
+    pairs = per_system * len(corpus.systems) * prompts
+    if pairs > max_pairs:
+        raise ValueError(f"Scoring this file needs {pairs:,} scored pairs (rows × systems × directions and references "
+                         f"× prompts); the limit here is {max_pairs:,}. Use fewer rows, systems, directions or "
+                         f"prompts, or score it with the command line (bartscore score)")
 
 
 def row_texts(corpus, row):
@@ -396,9 +420,17 @@ def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None,
                        signature=signature)
 
 
+_results_folder = None
+
+
 def write_results_csv(rows):
-    """The per-row results as a CSV file in a fresh temporary folder (Gradio serves it from there)."""
-    path = os.path.join(tempfile.mkdtemp(prefix="bartscore-"), "bartscore-results.csv")
+    """The per-row results as a CSV file in a fresh temporary folder. Gradio copies a returned file into its own cache
+    (which delete_cache empties) before the next job runs, so the previous job's folder is removed here."""
+    global _results_folder
+    if _results_folder:
+        shutil.rmtree(_results_folder, ignore_errors=True)
+    _results_folder = tempfile.mkdtemp(prefix="bartscore-")
+    path = os.path.join(_results_folder, "bartscore-results.csv")
     rows.to_csv(path, index=False)
     return path
 
@@ -525,6 +557,7 @@ def build_demo(settings=None):
             directions = check_directions(directions, has_source=corpus.sources is not None,
                                           has_references=corpus.references is not None)
             prompt = parse_prompt(prompt_choice, prompt_phrase)
+            check_work(corpus, directions, prompt, settings.max_pairs)
             progress(0, desc=f"Loading {model}")
             scorer = load_scorer(settings, model)
             result = score_upload(scorer, corpus, directions=directions, aggregation=aggregation, prompt=prompt,
@@ -642,4 +675,4 @@ def build_demo(settings=None):
 demo = build_demo()
 
 if __name__ == "__main__":
-    demo.launch()
+    demo.launch(max_file_size=MAX_UPLOAD_BYTES)  # refused while uploading, before the file fills the disk

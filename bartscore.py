@@ -541,13 +541,26 @@ class BARTScorer:
     def score_tokens(self, srcs, tgts, batch_size=None, *, max_tokens=None):
         """Each target token with its log-probability: one list of (token text, log-prob) per pair.
 
-        The mean of a pair's log-probabilities is its score."""
+        The mean of a pair's log-probabilities is its score, and the texts joined are the target. A character that
+        BART's byte-level tokens split (accents, emoji, CJK) is the text of the token that completes it; the tokens
+        before it in that character have empty text."""
         result = self._log_likelihoods(srcs, tgts, batch_size=batch_size, max_tokens=max_tokens,
                                        show_progress=False, keep_tokens=True)
         if result is None:
             return None
-        return [[(self.tokenizer.decode([i], clean_up_tokenization_spaces=False), float(lp))
-                 for i, lp in zip(ids, log_probs.tolist())] for ids, log_probs in result[2]]
+        return [list(zip(self._token_texts(ids), log_probs.tolist())) for ids, log_probs in result[2]]
+
+    def _token_texts(self, ids):
+        texts, pending = [], []
+        for position, token in enumerate(ids):
+            pending.append(token)
+            text = self.tokenizer.decode(pending, clean_up_tokenization_spaces=False)
+            if text.endswith("\ufffd") and position + 1 < len(ids):  # an incomplete UTF-8 character so far
+                texts.append("")
+                continue
+            texts.append(text)
+            pending = []
+        return texts
 
     def score_directions(self, predictions, references=None, sources=None, *, directions=None, aggregation="mean",
                          prompt=None, prompt_side="encoder", batch_size=None, max_tokens=None, show_progress=False):

@@ -34,6 +34,23 @@ def empty_hf_cache(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="session")
+def app_settings(tiny_checkpoint, tmp_path_factory):
+    """The Space's operator settings for the tests (app_server.py): no process environment is changed."""
+    import app_server
+
+    return app_server.settings_for_tests(tiny_checkpoint, tmp_path_factory.mktemp("models") / "not-downloaded")
+
+
+@pytest.fixture(scope="session")
+def app_url(app_settings):
+    """One running Space for every test module that needs it."""
+    import app_server
+
+    with app_server.serving(app_settings) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def reference_model(tiny_checkpoint):
     """The same checkpoint loaded independently of the code under test, for the reference implementation."""
     from transformers import AutoTokenizer, BartForConditionalGeneration

@@ -7,7 +7,6 @@ import csv
 import json
 import math
 import re
-import socket
 import time
 
 import gradio as gr
@@ -18,10 +17,9 @@ from gradio_client.exceptions import AppError
 
 import app
 import bartscore
+from app_server import MAX_CHARS, MAX_ROWS
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
-MAX_CHARS = 600
-MAX_ROWS = 300
 
 SOURCE = ("The city council voted on Tuesday to build a new library on the site of the old bus depot. "
           "Work starts next spring and most of the cost is paid by a state grant.")
@@ -35,31 +33,6 @@ CANDIDATES = [
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Fixtures: the app as an operator would run it, on a free port
-
-
-@pytest.fixture(scope="session")
-def app_environment(tiny_checkpoint, tmp_path_factory):
-    """The operator's environment: the tiny checkpoint on the allowlist (and one that cannot be loaded)."""
-    missing = tmp_path_factory.mktemp("models") / "not-downloaded"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("BARTSCORE_APP_MODELS", f"tiny={tiny_checkpoint},missing={missing}")
-        patch.setenv("BARTSCORE_APP_DEFAULT_MODEL", "tiny")
-        patch.setenv("BARTSCORE_APP_DEVICE", "cpu")
-        patch.setenv("BARTSCORE_APP_MAX_CHARS", str(MAX_CHARS))
-        patch.setenv("BARTSCORE_APP_MAX_ROWS", str(MAX_ROWS))
-        patch.delenv(bartscore.PARA_WEIGHTS_ENV, raising=False)
-        yield
-
-
-@pytest.fixture(scope="session")
-def app_url(app_environment):
-    demo = app.build_demo()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False)
-    yield f"http://127.0.0.1:{port}/"
-    demo.close()
 
 
 @pytest.fixture(scope="session")
@@ -117,9 +90,9 @@ def test_only_allowlisted_names_reach_the_engine():
         app.load_scorer(settings, "/etc")
 
 
-def test_building_the_app_loads_no_model(app_environment):
+def test_building_the_app_loads_no_model(app_settings):
     app._scorers.clear()
-    app.build_demo()
+    app.build_demo(app_settings)
     assert app._scorers == {}
 
 
@@ -140,6 +113,20 @@ def test_prompt_choices_map_to_the_engines_prompt_argument():
         app.parse_prompt("custom", "   ")
     with pytest.raises(ValueError, match="Unknown prompt 'poetry'"):
         app.parse_prompt("poetry", "")
+    with pytest.raises(ValueError, match="The custom prompt phrase has 201 characters; the limit is 200"):
+        app.parse_prompt("custom", "p" * 201)
+
+
+def test_files_that_need_too_much_work_are_refused_before_scoring():
+    corpus = bartscore.Corpus(sources=["s"] * 10, references=[["r1", "r2"]] * 10, systems={"a": ["x"] * 10,
+                                                                                          "b": ["y"] * 10})
+    # per row: faithfulness 1 + precision 2 + recall 2 = 5 pairs; x 10 rows x 2 systems = 100 pairs
+    app.check_work(corpus, ["faithfulness", "f_score"], None, max_pairs=100)
+    app.check_work(corpus, ["precision"], "summary", max_pairs=2 * 10 * 2 * 70)
+    with pytest.raises(ValueError, match=r"needs 7,000 scored pairs"):
+        app.check_work(corpus, ["faithfulness", "recall", "precision"], "summary", max_pairs=6_999)
+    with pytest.raises(ValueError, match=r"needs 100 scored pairs .* the limit here is 99\. Use fewer rows"):
+        app.check_work(corpus, bartscore.DIRECTIONS, None, max_pairs=99)
 
 
 def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
@@ -245,6 +232,15 @@ def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_ap
     assert first[2][1] == app.token_colour(app.HEATMAP_FLOOR) == app.token_colour(-50)
     assert app.token_colour(0) != app.token_colour(-3.25) != app.token_colour(-12.0)
     assert "given the source" in page and "mean log-probability -4.1875" in page
+
+
+def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_character_whole(scorer):
+    comparison = app.Comparison(names=["Candidate 1"], scores={}, signature="",
+                                tokens=scorer.score_tokens(["A source."], ["Café 😀"]), tokens_given="the source")
+    page = app.token_heatmap(comparison)
+    texts = re.findall(r'<span class="token[^"]*"[^>]*>([^<]*)</span>', page)
+    assert "".join(texts) == "<s>Café 😀</s>".replace("<", "&lt;").replace(">", "&gt;")
+    assert 'class="token fragment"' in page and "part of the next character: log p = " in page
 
 
 def test_engine_truncation_notices_become_ui_warnings_and_errors_become_messages(scorer):
@@ -445,9 +441,13 @@ def test_api_compare_explains_user_mistakes_and_keeps_running(client, arguments,
 
 
 def test_api_compare_refuses_a_model_outside_the_allowlist(client, tiny_checkpoint):
+    loaded = dict(app._scorers)
     for model in (tiny_checkpoint, "facebook/bart-large"):
-        with pytest.raises(AppError):
+        # Gradio refuses a value outside the menu before the app runs (load_scorer checks again, tested above).
+        with pytest.raises(AppError, match=re.escape(f"{model} is not in the list of choices: ['vanilla', 'cnn', "
+                                                     f"'tiny', 'missing']")):
             compare(client, *CANDIDATES[:2], model=model)
+    assert app._scorers == loaded  # nothing was loaded for it
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -515,7 +515,9 @@ def test_api_batch_reports_progress_while_scoring(client, tmp_path):
     job = client.submit(*settings_inputs(directions=["faithfulness"]), handle_file(write_outputs_csv(
         tmp_path / "many.csv", rows)), api_name="/score_file")
     seen = set()
+    deadline = time.monotonic() + 300
     while not job.done():
+        assert time.monotonic() < deadline, "the scoring job did not finish in 300 s"
         for unit in job.status().progress_data or []:
             seen.add((unit.desc, unit.length))
         time.sleep(0.01)

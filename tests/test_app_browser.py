@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from test_app import CANDIDATES, OUTPUT_ROWS, REFERENCES, app_environment, app_url, write_outputs_csv  # noqa: F401
+from test_app import OUTPUT_ROWS, write_outputs_csv
 
 import app
 import bartscore
@@ -111,32 +111,27 @@ def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_pat
     expect(page.locator("#upload a[href$='/outputs.csv']")).to_have_count(1)
     page.locator("#batch-button").click()
 
-    directions = ["faithfulness", "f_score"]
-    references = [[r for r in row[2:4] if r] for row in rows]
-    scores = {name: scorer.score_directions([row[column] for row in rows], references=references,
-                                            sources=[row[1] for row in rows], directions=directions)
-              for column, name in ((4, "good"), (5, "bad"), (6, "odd"))}
+    # The same single engine call as the app's (so the same batching and the same digits), on the same weights.
+    expected = app.score_upload(scorer, bartscore.read_table_corpus(path), directions=["faithfulness", "f_score"])
+    assert list(expected.summary["system"][:3]) == ["good", "bad", "odd"]
     summary = page.locator("#summary-table")
     pairs = page.locator("#pairs-table")
     expect(summary.locator("[role=row][data-index]")).to_have_count(2 * 3)
     expect(pairs.locator("[role=row][data-index]")).to_have_count(2 * 3)
-    for d, direction in enumerate(directions):
-        stats = bartscore.compare_systems({name: scores[name][direction] for name in scores})
-        for s, system in enumerate(stats["systems"]):
-            row = 3 * d + s
-            expect(cell(summary, row, 0)).to_have_text(direction)
-            expect(cell(summary, row, 1)).to_have_text(system["system"])
-            for column, key in ((2, "mean"), (3, "ci_low"), (4, "ci_high")):
-                expect(cell(summary, row, column)).to_have_text(f"{system[key]:.4f}")
-        for p, pair in enumerate(stats["pairs"]):
-            row = 3 * d + p
-            expect(cell(pairs, row, 1)).to_have_text(pair["system_a"])
-            expect(cell(pairs, row, 2)).to_have_text(pair["system_b"])
-            expect(cell(pairs, row, 4)).to_have_text(f"{pair['bootstrap_p']:.4f}")
-            expect(cell(pairs, row, 6)).to_have_text(pair["winner"] or "no significant difference (both tests need p < 0.05)")
+    for row, (direction, system, *figures) in enumerate(expected.summary.values.tolist()):
+        expect(cell(summary, row, 0)).to_have_text(direction)
+        expect(cell(summary, row, 1)).to_have_text(system)
+        for column, value in enumerate(figures, start=2):
+            expect(cell(summary, row, column)).to_have_text(f"{value:.4f}")
+    for row, (direction, system_a, system_b, _, bootstrap_p, _, better) in enumerate(expected.pairs.values.tolist()):
+        expect(cell(pairs, row, 0)).to_have_text(direction)
+        expect(cell(pairs, row, 1)).to_have_text(system_a)
+        expect(cell(pairs, row, 2)).to_have_text(system_b)
+        expect(cell(pairs, row, 4)).to_have_text(app.p_value_text(bootstrap_p))
+        expect(cell(pairs, row, 6)).to_have_text(better)
     expect(page.locator("#rows-table [role=row][data-index]")).to_have_count(len(rows))
     expect(page.locator("#download a[href$='/bartscore-results.csv']")).to_have_count(1)
-    expect(page.locator("#batch-signature textarea")).to_have_value(scores["good"]["signature"])
+    expect(page.locator("#batch-signature textarea")).to_have_value(expected.signature)
 
     screenshot(page, "batch.png")
 

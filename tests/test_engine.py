@@ -91,8 +91,15 @@ def test_token_scores_average_to_the_score(scorer, reference_model):
         assert np.allclose(log_probs, reference_token_log_probs(*reference_model, source, target), atol=TOLERANCE)
         texts = [text for text, _ in pieces]
         assert texts[0] == "<s>" and texts[-1] == "</s>"
-        if target.isascii():
-            assert "".join(texts[1:-1]) == target
+        assert "".join(texts[1:-1]) == target
+
+
+def test_token_texts_keep_characters_that_tokens_split_whole(scorer):
+    (pieces,) = scorer.score_tokens(["A source."], ["Café déjà 😀 東京"])
+    texts = [text for text, _ in pieces]
+    assert "".join(texts[1:-1]) == "Café déjà 😀 東京"
+    assert "\ufffd" not in "".join(texts)
+    assert "" in texts  # some characters take several byte-level tokens; the earlier ones have no text of their own
 
 
 def test_empty_call_returns_empty(scorer):
