@@ -2,7 +2,7 @@
 whole files of system outputs with confidence intervals and paired significance tests.
 
 Run it with `python app.py` (or as a Hugging Face Space: `app_file: app.py`). All scoring is done by
-`bartscore.BARTScorer`; this file only reads inputs, checks them, and presents the engine's results.
+`bart_score.BARTScorer`; this file only reads inputs, checks them, and presents the engine's results.
 
 Operator settings, read from the environment when the app is built:
 
@@ -21,9 +21,10 @@ Operator settings, read from the environment when the app is built:
                                  an existing file.
 
 Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, custom prompt
-phrases of at most 200 characters, uploads of at most 20 MB. Models are loaded on first use, one per model name, and kept; the queue runs one scoring job at a time.
+phrases of at most 200 characters, uploads of at most 20 MB. Models are loaded on first use, one per model name,
+and kept; the queue runs one scoring job at a time.
 
-Uploaded files are read by `bartscore.read_table_corpus`, the reader of the command line's `--input` (columns
+Uploaded files are read by `bart_score.read_table_corpus`, the reader of the command line's `--input` (columns
 `source`, `reference`, `references` or `reference_<n>`, `id`, and one per system); the limits above are the Space's
 own.
 """
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-import bartscore
+import bart_score
 
 MAX_CANDIDATES = 6  # also the most system columns in an uploaded file
 MIN_CANDIDATES = 2
@@ -54,10 +55,14 @@ DEFAULT_MAX_ROWS = 1000
 DEFAULT_MAX_PAIRS = 20_000
 MAX_PROMPT_CHARS = 200
 
-PROMPT_CHOICES = [("none", "none")] + [
-    (f"{name} ({len(phrases)} phrase{'s' if len(phrases) > 1 else ''})", name)
-    for name, phrases in bartscore.PROMPT_SETS.items()
-] + [("custom phrase", "custom")]
+PROMPT_CHOICES = (
+    [("none", "none")]
+    + [
+        (f"{name} ({len(phrases)} phrase{'s' if len(phrases) > 1 else ''})", name)
+        for name, phrases in bart_score.PROMPT_SETS.items()
+    ]
+    + [("custom phrase", "custom")]
+)
 
 # BART's start and end tokens: they are scored (the original counts them), so the heatmap shows them, set apart.
 SPECIAL_TOKENS = {"<s>", "</s>"}
@@ -82,7 +87,7 @@ class Settings:
 def settings_from_env(environ=os.environ):
     """The operator's settings; a malformed value stops the app at start, where the operator sees it."""
     models = {"vanilla": "vanilla", "cnn": "cnn"}
-    para_weights = environ.get(bartscore.PARA_WEIGHTS_ENV, "")
+    para_weights = environ.get(bart_score.PARA_WEIGHTS_ENV, "")
     if para_weights and os.path.isfile(para_weights):
         models["cnn-para"] = "cnn-para"
     for entry in filter(None, (part.strip() for part in environ.get("BARTSCORE_APP_MODELS", "").split(","))):
@@ -92,8 +97,9 @@ def settings_from_env(environ=os.environ):
         models[name] = checkpoint
     default_model = environ.get("BARTSCORE_APP_DEFAULT_MODEL", "cnn")
     if default_model not in models:
-        raise ValueError(f"BARTSCORE_APP_DEFAULT_MODEL is {default_model!r}, which is not one of the models "
-                         f"{list(models)}")
+        raise ValueError(
+            f"BARTSCORE_APP_DEFAULT_MODEL is {default_model!r}, which is not one of the models {list(models)}"
+        )
     return Settings(
         models=models,
         default_model=default_model,
@@ -124,7 +130,7 @@ def load_scorer(settings, model):
     key = (settings.models[model], settings.device)
     with _scorers_lock:
         if key not in _scorers:
-            _scorers[key] = bartscore.BARTScorer(checkpoint=settings.models[model], device=settings.device)
+            _scorers[key] = bart_score.BARTScorer(checkpoint=settings.models[model], device=settings.device)
         return _scorers[key]
 
 
@@ -146,10 +152,11 @@ def parse_prompt(choice, phrase):
             raise ValueError("Enter a custom prompt phrase, or choose another prompt")
         check_length(phrase.strip(), "The custom prompt phrase", MAX_PROMPT_CHARS)
         return [phrase.strip()]  # a list, so that a lowercase single word is a phrase, not a set name
-    if choice in bartscore.PROMPT_SETS:
+    if choice in bart_score.PROMPT_SETS:
         return choice
-    raise ValueError(f"Unknown prompt {choice!r}; choose none, custom, or one of the sets "
-                     f"{', '.join(bartscore.PROMPT_SETS)}")
+    raise ValueError(
+        f"Unknown prompt {choice!r}; choose none, custom, or one of the sets {', '.join(bart_score.PROMPT_SETS)}"
+    )
 
 
 def check_length(text, what, max_chars):
@@ -162,15 +169,15 @@ def check_directions(directions, *, has_source, has_references):
     if not directions:
         raise ValueError("Choose at least one direction")
     for direction in directions:
-        if direction not in bartscore.DIRECTIONS:
-            raise ValueError(f"Unknown direction {direction!r}; choose from {', '.join(bartscore.DIRECTIONS)}")
+        if direction not in bart_score.DIRECTIONS:
+            raise ValueError(f"Unknown direction {direction!r}; choose from {', '.join(bart_score.DIRECTIONS)}")
     if "faithfulness" in directions and not has_source:
         raise ValueError("faithfulness (source → candidate) needs a source: enter one, or untick faithfulness")
     needing_references = [d for d in directions if d != "faithfulness"]
     if needing_references and not has_references:
         verb = "needs" if len(needing_references) == 1 else "need"
         raise ValueError(f"{', '.join(needing_references)} {verb} at least one reference: enter one, or untick it")
-    return [d for d in bartscore.DIRECTIONS if d in directions]
+    return [d for d in bart_score.DIRECTIONS if d in directions]
 
 
 def collect_candidates(texts, max_chars):
@@ -205,8 +212,9 @@ class Comparison:
     tokens_given: str  # what the heatmap's tokens are conditioned on, in words
 
 
-def compare_candidates(scorer, *, source, references, candidates, directions, aggregation="mean", prompt=None,
-                       prompt_side="encoder"):
+def compare_candidates(
+    scorer, *, source, references, candidates, directions, aggregation="mean", prompt=None, prompt_side="encoder"
+):
     """Scores each candidate against the same source and references, and their tokens for the heatmap."""
     names = [name for name, _ in candidates]
     texts = [text for _, text in candidates]
@@ -214,7 +222,10 @@ def compare_candidates(scorer, *, source, references, candidates, directions, ag
         texts,
         references=[references] * len(texts) if references else None,
         sources=[source] * len(texts) if source else None,
-        directions=directions, aggregation=aggregation, prompt=prompt, prompt_side=prompt_side,
+        directions=directions,
+        aggregation=aggregation,
+        prompt=prompt,
+        prompt_side=prompt_side,
     )
     # Unprompted tokens given the source (faithfulness), else given the first reference (precision): the text the
     # candidate was written from, or the nearest stand-in for it.
@@ -255,8 +266,11 @@ def comparison_table(comparison):
 
 def comparison_chart(comparison):
     """The bar plot's rows: one bar per direction and candidate, grouped by direction."""
-    rows = [{"bar": f"{direction} · {name}", "candidate": name, "direction": direction, "score": score}
-            for direction, scores in comparison.scores.items() for name, score in zip(comparison.names, scores)]
+    rows = [
+        {"bar": f"{direction} · {name}", "candidate": name, "direction": direction, "score": score}
+        for direction, scores in comparison.scores.items()
+        for name, score in zip(comparison.names, scores)
+    ]
     return pd.DataFrame(rows, columns=["bar", "candidate", "direction", "score"])
 
 
@@ -290,8 +304,10 @@ def token_span(text, log_prob):
     """A token; one with no text (the first bytes of a character that the next token completes) is a thin mark."""
     kind = " special" if text in SPECIAL_TOKENS else " fragment" if not text else ""
     title = f"{text!r}: log p = {log_prob:.4f}" if text else f"part of the next character: log p = {log_prob:.4f}"
-    return (f'<span class="token{kind}" style="background: {token_colour(log_prob)}" '
-            f'title="{html.escape(title)}" data-logprob="{log_prob:.6f}">{html.escape(text)}</span>')
+    return (
+        f'<span class="token{kind}" style="background: {token_colour(log_prob)}" '
+        f'title="{html.escape(title)}" data-logprob="{log_prob:.6f}">{html.escape(text)}</span>'
+    )
 
 
 def token_colour(log_prob):
@@ -318,8 +334,8 @@ HEATMAP_CSS = """
 
 
 def parse_upload(path, *, max_rows, max_chars):
-    """Reads an uploaded .csv or .jsonl file with the CLI's reader, bartscore.read_table_corpus, and applies the Space's
-    limits; every problem is a ValueError saying what and where."""
+    """Reads an uploaded .csv or .jsonl file with the CLI's reader, bart_score.read_table_corpus, and applies the
+    Space's limits; every problem is a ValueError saying what and where."""
     if not path:
         raise ValueError("Upload a .csv or .jsonl file first")
     if os.path.splitext(path)[1].lower() not in (".csv", ".jsonl"):
@@ -327,8 +343,8 @@ def parse_upload(path, *, max_rows, max_chars):
     if os.path.getsize(path) > MAX_UPLOAD_BYTES:  # checked before the reader loads the whole file
         raise ValueError(f"The file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
     try:
-        corpus = bartscore.read_table_corpus(path)
-    except bartscore.UsageError as error:
+        corpus = bart_score.read_table_corpus(path)
+    except bart_score.UsageError as error:
         # The reader names the file by its path: show the name the user uploaded, not Gradio's temporary copy.
         raise ValueError(str(error).replace(path, os.path.basename(path))) from None
     check_upload_limits(corpus, max_rows=max_rows, max_chars=max_chars)
@@ -348,8 +364,9 @@ def check_upload_limits(corpus, *, max_rows, max_chars):
         raise ValueError(f"The file has {len(corpus.systems)} system columns; the limit is {MAX_CANDIDATES}")
     for row in range(rows):
         if corpus.references and len(corpus.references[row]) > MAX_REFERENCES:
-            raise ValueError(f"Row {row + 1} has {len(corpus.references[row])} references; the limit is "
-                             f"{MAX_REFERENCES}")
+            raise ValueError(
+                f"Row {row + 1} has {len(corpus.references[row])} references; the limit is {MAX_REFERENCES}"
+            )
         for where, text in row_texts(corpus, row):
             check_length(text, f"Row {row + 1}, {where}", max_chars)
 
@@ -359,12 +376,14 @@ def check_work(corpus, directions, prompt, max_pairs):
     references = corpus.references or [[] for _ in range(row_count(corpus))]
     sides = ("precision" in directions or "f_score" in directions) + ("recall" in directions or "f_score" in directions)
     per_system = sum(("faithfulness" in directions) + sides * len(refs) for refs in references)
-    prompts = 1 if prompt is None else len(bartscore.PROMPT_SETS[prompt] if isinstance(prompt, str) else prompt)
+    prompts = 1 if prompt is None else len(bart_score.PROMPT_SETS[prompt] if isinstance(prompt, str) else prompt)
     pairs = per_system * len(corpus.systems) * prompts
     if pairs > max_pairs:
-        raise ValueError(f"Scoring this file needs {pairs:,} scored pairs (rows × systems × directions and references "
-                         f"× prompts); the limit here is {max_pairs:,}. Use fewer rows, systems, directions or "
-                         f"prompts, or score it with the command line (bartscore score)")
+        raise ValueError(
+            f"Scoring this file needs {pairs:,} scored pairs (rows × systems × directions and references "
+            f"× prompts); the limit here is {max_pairs:,}. Use fewer rows, systems, directions or "
+            f"prompts, or score it with the command line (bartscore score)"
+        )
 
 
 def row_texts(corpus, row):
@@ -390,10 +409,15 @@ class BatchResult:
 
 
 def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None, prompt_side="encoder"):
-    """Scores every system of the file with bartscore.score_corpus (one engine call, so that a source shared by the
+    """Scores every system of the file with bart_score.score_corpus (one engine call, so that a source shared by the
     systems is encoded once) and compares the systems."""
-    per_system, signature = bartscore.score_corpus(
-        scorer, corpus, directions=directions, aggregation=aggregation, prompt=prompt, prompt_side=prompt_side,
+    per_system, signature = bart_score.score_corpus(
+        scorer,
+        corpus,
+        directions=directions,
+        aggregation=aggregation,
+        prompt=prompt,
+        prompt_side=prompt_side,
         show_progress=True,  # the engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser
     )
     rows = pd.DataFrame({"row": range(1, row_count(corpus) + 1)})
@@ -404,20 +428,35 @@ def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None,
             rows[f"{name}/{direction}"] = scores[direction]
 
     summary, pairs = [], []
-    for direction, comparison in bartscore.compare_directions(per_system).items():
+    for direction, comparison in bart_score.compare_directions(per_system).items():
         level = f"{comparison['confidence']:.0%}"
         for system in comparison["systems"]:
-            summary.append({"direction": direction, "system": system["system"], "mean": system["mean"],
-                            f"{level} CI low": system["ci_low"], f"{level} CI high": system["ci_high"]})
+            summary.append(
+                {
+                    "direction": direction,
+                    "system": system["system"],
+                    "mean": system["mean"],
+                    f"{level} CI low": system["ci_low"],
+                    f"{level} CI high": system["ci_high"],
+                }
+            )
         for pair in comparison["pairs"]:
-            pairs.append({"direction": direction, "system A": pair["system_a"], "system B": pair["system_b"],
-                          "Δ mean (A − B)": pair["delta"], "bootstrap p": pair["bootstrap_p"],
-                          "t-test p": pair["t_test_p"],
-                          "better": pair["winner"] or f"no significant difference (both tests need p < "
-                                                      f"{comparison['alpha']})"})
+            pairs.append(
+                {
+                    "direction": direction,
+                    "system A": pair["system_a"],
+                    "system B": pair["system_b"],
+                    "Δ mean (A − B)": pair["delta"],
+                    "bootstrap p": pair["bootstrap_p"],
+                    "t-test p": pair["t_test_p"],
+                    "better": pair["winner"]
+                    or f"no significant difference (both tests need p < {comparison['alpha']})",
+                }
+            )
     pair_columns = ["direction", "system A", "system B", "Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
-    return BatchResult(rows=rows, summary=pd.DataFrame(summary), pairs=pd.DataFrame(pairs, columns=pair_columns),
-                       signature=signature)
+    return BatchResult(
+        rows=rows, summary=pd.DataFrame(summary), pairs=pd.DataFrame(pairs, columns=pair_columns), signature=signature
+    )
 
 
 _results_folder = None
@@ -437,8 +476,7 @@ def write_results_csv(rows):
 
 def formatted(frame, formats):
     """A Styler that shows the listed columns rounded (format string or function); the data keeps full precision."""
-    return frame.style.format({column: form for column, form in formats.items() if column in frame.columns},
-                              na_rep="–")
+    return frame.style.format({column: form for column, form in formats.items() if column in frame.columns}, na_rep="–")
 
 
 def p_value_text(p):
@@ -480,7 +518,7 @@ EXAMPLES = {
             "grant.",
             "Riverton's council unanimously rejected a new library, saying the money should go to a football stadium.",
         ],
-        "directions": list(bartscore.DIRECTIONS),
+        "directions": list(bart_score.DIRECTIONS),
         "prompt": "none",
         "prompt_side": "encoder",
     },
@@ -530,8 +568,9 @@ def build_demo(settings=None):
     settings = settings or settings_from_env()
     example = EXAMPLES["summarization"]
 
-    def compare(model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, source, references,
-                *candidate_texts):
+    def compare(
+        model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, source, references, *candidate_texts
+    ):
         with shown_in_ui():
             source = (source or "").strip()
             check_length(source, "The source", settings.max_chars)
@@ -541,34 +580,56 @@ def build_demo(settings=None):
             directions = check_directions(directions, has_source=bool(source), has_references=bool(references))
             prompt = parse_prompt(prompt_choice, prompt_phrase)
             scorer = load_scorer(settings, model)
-            comparison = compare_candidates(scorer, source=source, references=references, candidates=candidates,
-                                            directions=directions, aggregation=aggregation, prompt=prompt,
-                                            prompt_side=prompt_side)
+            comparison = compare_candidates(
+                scorer,
+                source=source,
+                references=references,
+                candidates=candidates,
+                directions=directions,
+                aggregation=aggregation,
+                prompt=prompt,
+                prompt_side=prompt_side,
+            )
         chart = comparison_chart(comparison)
-        return (comparison_table(comparison),
-                gr.BarPlot(value=chart, sort=list(chart["bar"]), y_lim=chart_y_limits(chart)),
-                token_heatmap(comparison),
-                comparison.signature)
+        return (
+            comparison_table(comparison),
+            gr.BarPlot(value=chart, sort=list(chart["bar"]), y_lim=chart_y_limits(chart)),
+            token_heatmap(comparison),
+            comparison.signature,
+        )
 
-    def score_file(model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file,
-                   progress=gr.Progress(track_tqdm=True)):
+    def score_file(
+        model,
+        directions,
+        aggregation,
+        prompt_choice,
+        prompt_phrase,
+        prompt_side,
+        file,
+        progress=gr.Progress(track_tqdm=True),
+    ):
         with shown_in_ui():
             corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
-            directions = check_directions(directions, has_source=corpus.sources is not None,
-                                          has_references=corpus.references is not None)
+            directions = check_directions(
+                directions, has_source=corpus.sources is not None, has_references=corpus.references is not None
+            )
             prompt = parse_prompt(prompt_choice, prompt_phrase)
             check_work(corpus, directions, prompt, settings.max_pairs)
             progress(0, desc=f"Loading {model}")
             scorer = load_scorer(settings, model)
-            result = score_upload(scorer, corpus, directions=directions, aggregation=aggregation, prompt=prompt,
-                                  prompt_side=prompt_side)
+            result = score_upload(
+                scorer, corpus, directions=directions, aggregation=aggregation, prompt=prompt, prompt_side=prompt_side
+            )
         score_columns = [column for column in result.rows.columns if "/" in column]
-        return (formatted(result.summary, dict.fromkeys(result.summary.columns[2:], "{:.4f}")),
-                formatted(result.pairs, {"Δ mean (A − B)": "{:.4f}", "bootstrap p": p_value_text,
-                                         "t-test p": p_value_text}),
-                formatted(result.rows, dict.fromkeys(score_columns, "{:.4f}")),
-                write_results_csv(result.rows),
-                result.signature)
+        return (
+            formatted(result.summary, dict.fromkeys(result.summary.columns[2:], "{:.4f}")),
+            formatted(
+                result.pairs, {"Δ mean (A − B)": "{:.4f}", "bootstrap p": p_value_text, "t-test p": p_value_text}
+            ),
+            formatted(result.rows, dict.fromkeys(score_columns, "{:.4f}")),
+            write_results_csv(result.rows),
+            result.signature,
+        )
 
     def add_candidate(count):
         if count >= MAX_CANDIDATES:
@@ -580,31 +641,57 @@ def build_demo(settings=None):
         if count <= MIN_CANDIDATES:
             gr.Warning(f"At least {MIN_CANDIDATES} candidates are compared")
             return count, *candidate_boxes_update(count)
-        return count - 1, *candidate_boxes_update(count - 1, list(texts[:count - 1]))
+        return count - 1, *candidate_boxes_update(count - 1, list(texts[: count - 1]))
 
     def load_example(name):
         chosen = EXAMPLES[name]
         count = len(chosen["candidates"])
-        return (count, chosen["source"], chosen["references"], chosen["directions"], chosen["prompt"],
-                chosen["prompt_side"], *candidate_boxes_update(count, chosen["candidates"]))
+        return (
+            count,
+            chosen["source"],
+            chosen["references"],
+            chosen["directions"],
+            chosen["prompt"],
+            chosen["prompt_side"],
+            *candidate_boxes_update(count, chosen["candidates"]),
+        )
 
     with gr.Blocks(title="BARTScore", delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
         with gr.Accordion("Settings (both tabs)", open=True):
             with gr.Row():
-                model = gr.Dropdown(list(settings.models), value=settings.default_model, label="Model",
-                                    info="BART checkpoint that does the scoring", elem_id="model")
-                directions = gr.CheckboxGroup(list(bartscore.DIRECTIONS), value=example["directions"],
-                                              label="Directions", elem_id="directions")
-                aggregation = gr.Radio(list(bartscore.AGGREGATIONS), value="mean", label="Several references",
-                                       info="how precision and recall combine over references")
+                model = gr.Dropdown(
+                    list(settings.models),
+                    value=settings.default_model,
+                    label="Model",
+                    info="BART checkpoint that does the scoring",
+                    elem_id="model",
+                )
+                directions = gr.CheckboxGroup(
+                    list(bart_score.DIRECTIONS), value=example["directions"], label="Directions", elem_id="directions"
+                )
+                aggregation = gr.Radio(
+                    list(bart_score.AGGREGATIONS),
+                    value="mean",
+                    label="Several references",
+                    info="how precision and recall combine over references",
+                )
             with gr.Row():
-                prompt_choice = gr.Dropdown(PROMPT_CHOICES, value=example["prompt"], label="Prompt",
-                                            info="a paper prompt set multiplies the work by its size")
-                prompt_phrase = gr.Textbox(label="Custom prompt phrase", placeholder="e.g. In other words",
-                                           visible=False)
-                prompt_side = gr.Radio(list(bartscore.PROMPT_SIDES), value=example["prompt_side"], label="Prompt side",
-                                       info='encoder: condition + " <prompt>,"; decoder: "<prompt>, " + scored text')
+                prompt_choice = gr.Dropdown(
+                    PROMPT_CHOICES,
+                    value=example["prompt"],
+                    label="Prompt",
+                    info="a paper prompt set multiplies the work by its size",
+                )
+                prompt_phrase = gr.Textbox(
+                    label="Custom prompt phrase", placeholder="e.g. In other words", visible=False
+                )
+                prompt_side = gr.Radio(
+                    list(bart_score.PROMPT_SIDES),
+                    value=example["prompt_side"],
+                    label="Prompt side",
+                    info='encoder: condition + " <prompt>,"; decoder: "<prompt>, " + scored text',
+                )
 
         with gr.Tabs():
             with gr.Tab("Compare"):
@@ -612,29 +699,54 @@ def build_demo(settings=None):
                     summarization_example = gr.Button("Example: summarization", size="sm")
                     translation_example = gr.Button("Example: translation", size="sm")
                 with gr.Row():
-                    source = gr.Textbox(example["source"], lines=5, label="Source", elem_id="source",
-                                        info="optional; needed for faithfulness")
-                    references = gr.Textbox(example["references"], lines=5, label="References", elem_id="references",
-                                            info="one per line; optional; needed for precision, recall and F")
+                    source = gr.Textbox(
+                        example["source"],
+                        lines=5,
+                        label="Source",
+                        elem_id="source",
+                        info="optional; needed for faithfulness",
+                    )
+                    references = gr.Textbox(
+                        example["references"],
+                        lines=5,
+                        label="References",
+                        elem_id="references",
+                        info="one per line; optional; needed for precision, recall and F",
+                    )
                 candidate_count = gr.State(len(example["candidates"]))
                 with gr.Row():
                     candidate_boxes = [
-                        gr.Textbox(example["candidates"][index] if index < len(example["candidates"]) else "",
-                                   lines=4, label=f"Candidate {index + 1}", elem_id=f"candidate-{index + 1}",
-                                   visible=index < len(example["candidates"]), min_width=240)
+                        gr.Textbox(
+                            example["candidates"][index] if index < len(example["candidates"]) else "",
+                            lines=4,
+                            label=f"Candidate {index + 1}",
+                            elem_id=f"candidate-{index + 1}",
+                            visible=index < len(example["candidates"]),
+                            min_width=240,
+                        )
                         for index in range(MAX_CANDIDATES)
                     ]
                 with gr.Row():
                     add_button = gr.Button("+ Add candidate", size="sm")
                     remove_button = gr.Button("− Remove last candidate", size="sm")
                     compare_button = gr.Button("Score", variant="primary", elem_id="compare-button")
-                comparison_output = gr.Dataframe(label="Scores (best of each direction highlighted)",
-                                                 interactive=False, elem_id="comparison-table")
-                chart_output = gr.BarPlot(x="bar", y="score", color="candidate", label="Scores by direction",
-                                          x_title="direction · candidate", y_title="score (higher is better)",
-                                          x_label_angle=-30, tooltip="all", elem_id="comparison-chart")
-                heatmap_output = gr.HTML(label="Token log-probabilities", css_template=HEATMAP_CSS, js_on_load=None,
-                                         elem_id="heatmap")
+                comparison_output = gr.Dataframe(
+                    label="Scores (best of each direction highlighted)", interactive=False, elem_id="comparison-table"
+                )
+                chart_output = gr.BarPlot(
+                    x="bar",
+                    y="score",
+                    color="candidate",
+                    label="Scores by direction",
+                    x_title="direction · candidate",
+                    y_title="score (higher is better)",
+                    x_label_angle=-30,
+                    tooltip="all",
+                    elem_id="comparison-chart",
+                )
+                heatmap_output = gr.HTML(
+                    label="Token log-probabilities", css_template=HEATMAP_CSS, js_on_load=None, elem_id="heatmap"
+                )
                 compare_signature = gr.Textbox(label="Signature", interactive=False, elem_id="compare-signature")
 
             with gr.Tab("Batch"):
@@ -642,32 +754,60 @@ def build_demo(settings=None):
                 with gr.Row():
                     upload = gr.File(label="CSV or JSONL file", file_types=[".csv", ".jsonl"], elem_id="upload")
                     batch_button = gr.Button("Score file", variant="primary", elem_id="batch-button")
-                summary_output = gr.Dataframe(label="Systems: mean and 95% bootstrap confidence interval",
-                                              interactive=False, elem_id="summary-table")
-                pairs_output = gr.Dataframe(label="Paired significance (bootstrap and t-test)", interactive=False,
-                                            elem_id="pairs-table")
+                summary_output = gr.Dataframe(
+                    label="Systems: mean and 95% bootstrap confidence interval",
+                    interactive=False,
+                    elem_id="summary-table",
+                )
+                pairs_output = gr.Dataframe(
+                    label="Paired significance (bootstrap and t-test)", interactive=False, elem_id="pairs-table"
+                )
                 rows_output = gr.Dataframe(label="Per-row scores", interactive=False, elem_id="rows-table")
                 download_output = gr.File(label="Download the per-row scores (CSV)", elem_id="download")
                 batch_signature = gr.Textbox(label="Signature", interactive=False, elem_id="batch-signature")
 
         settings_inputs = [model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side]
-        prompt_choice.change(lambda choice: gr.Textbox(visible=choice == "custom"), prompt_choice, prompt_phrase,
-                             api_visibility="private")
+        prompt_choice.change(
+            lambda choice: gr.Textbox(visible=choice == "custom"),
+            prompt_choice,
+            prompt_phrase,
+            api_visibility="private",
+        )
         add_button.click(add_candidate, candidate_count, [candidate_count, *candidate_boxes], api_visibility="private")
-        remove_button.click(remove_candidate, [candidate_count, *candidate_boxes], [candidate_count, *candidate_boxes],
-                            api_visibility="private")
-        example_outputs = [candidate_count, source, references, directions, prompt_choice, prompt_side,
-                           *candidate_boxes]
-        summarization_example.click(lambda: load_example("summarization"), None, example_outputs,
-                                    api_visibility="private")
+        remove_button.click(
+            remove_candidate,
+            [candidate_count, *candidate_boxes],
+            [candidate_count, *candidate_boxes],
+            api_visibility="private",
+        )
+        example_outputs = [
+            candidate_count,
+            source,
+            references,
+            directions,
+            prompt_choice,
+            prompt_side,
+            *candidate_boxes,
+        ]
+        summarization_example.click(
+            lambda: load_example("summarization"), None, example_outputs, api_visibility="private"
+        )
         translation_example.click(lambda: load_example("translation"), None, example_outputs, api_visibility="private")
         # One concurrency slot for both scoring events: a model runs one job at a time.
-        compare_button.click(compare, [*settings_inputs, source, references, *candidate_boxes],
-                             [comparison_output, chart_output, heatmap_output, compare_signature],
-                             api_name="compare", concurrency_id="model")
-        batch_button.click(score_file, [*settings_inputs, upload],
-                           [summary_output, pairs_output, rows_output, download_output, batch_signature],
-                           api_name="score_file", concurrency_id="model")
+        compare_button.click(
+            compare,
+            [*settings_inputs, source, references, *candidate_boxes],
+            [comparison_output, chart_output, heatmap_output, compare_signature],
+            api_name="compare",
+            concurrency_id="model",
+        )
+        batch_button.click(
+            score_file,
+            [*settings_inputs, upload],
+            [summary_output, pairs_output, rows_output, download_output, batch_signature],
+            api_name="score_file",
+            concurrency_id="model",
+        )
     demo.queue(default_concurrency_limit=1, max_size=32)
     return demo
 

@@ -31,22 +31,27 @@ def rank_main(rank, world, init_file, checkpoint, threads, request, out_dir):
     torch.set_num_threads(threads)
     if world > 1:
         torch.distributed.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
-    import bartscore
+    import bart_score
 
-    scorer = bartscore.BARTScorer(checkpoint=checkpoint, device="cpu")
+    scorer = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu")
     scorer.score(request["sources"][:2], request["predictions"][:2])  # warm-up, the same on every rank
     if world > 1:
         torch.distributed.barrier()
     start = time.perf_counter()
-    result = scorer.score_directions(request["predictions"], references=request["references"],
-                                     sources=request["sources"])
+    result = scorer.score_directions(
+        request["predictions"], references=request["references"], sources=request["sources"]
+    )
     seconds = time.perf_counter() - start
     if rank == 0:
-        plan = bartscore._Plan(scorer._tokenize, *request_pairs(request))
-        shares = [bartscore._ProcessGroup(world, r).share(plan) if world > 1 else plan.pairs_by_condition
-                  for r in range(world)]
-        loads = [sum(map(plan.length, share)) + sum(plan.length(plan.pairs[p][1]) for ps in share.values() for p in ps)
-                 for share in shares]
+        plan = bart_score.engine.Plan(scorer._tokenize, *request_pairs(request))
+        shares = [
+            bart_score.distributed.ProcessGroup(world, r).share(plan) if world > 1 else plan.pairs_by_condition
+            for r in range(world)
+        ]
+        loads = [
+            sum(map(plan.length, share)) + sum(plan.length(plan.pairs[p][1]) for ps in share.values() for p in ps)
+            for share in shares
+        ]
         with open(os.path.join(out_dir, f"world{world}.json"), "w", encoding="utf-8") as handle:
             json.dump({"seconds": seconds, "result": result, "tokens_per_rank": loads}, handle)
     if world > 1:
@@ -97,25 +102,34 @@ def main():
             threads = max(1, args.cores // world)
             print(f"{world} process(es) x {threads} thread(s) ...", flush=True)
             init_file = os.path.join(out_dir, f"init{world}")
-            torch.multiprocessing.spawn(rank_main, nprocs=world, join=True,
-                                        args=(world, init_file, checkpoint, threads, request, out_dir))
+            torch.multiprocessing.spawn(
+                rank_main, nprocs=world, join=True, args=(world, init_file, checkpoint, threads, request, out_dir)
+            )
             with open(os.path.join(out_dir, f"world{world}.json"), encoding="utf-8") as handle:
                 rows.append({"world": world, "threads": threads, **json.load(handle)})
 
     single = rows[0]
-    print(f"\nworkload: {args.sources} sources x {args.hypotheses} hypotheses x {args.references} references, all four "
-          f"directions: {len(conditions):,} pairs, {target_tokens:,} target tokens; model: {args.dims} dimensions; "
-          f"torch {torch.__version__}, {args.cores} cores\n")
-    print("| processes | threads each | seconds | pairs/s | target tok/s | speed-up vs 1 | planned tokens per rank "
-          "(max/min) | max abs diff vs 1 process |")
+    print(
+        f"\nworkload: {args.sources} sources x {args.hypotheses} hypotheses x {args.references} references, all four "
+        f"directions: {len(conditions):,} pairs, {target_tokens:,} target tokens; model: {args.dims} dimensions; "
+        f"torch {torch.__version__}, {args.cores} cores\n"
+    )
+    print(
+        "| processes | threads each | seconds | pairs/s | target tok/s | speed-up vs 1 | planned tokens per rank "
+        "(max/min) | max abs diff vs 1 process |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
-        diff = max(float(np.max(np.abs(np.array(row["result"][d]) - single["result"][d])))
-                   for d in ("faithfulness", "precision", "recall", "f_score"))
+        diff = max(
+            float(np.max(np.abs(np.array(row["result"][d]) - single["result"][d])))
+            for d in ("faithfulness", "precision", "recall", "f_score")
+        )
         loads = row["tokens_per_rank"]
-        print(f"| {row['world']} | {row['threads']} | {row['seconds']:.2f} | {len(conditions) / row['seconds']:.1f} | "
-              f"{target_tokens / row['seconds']:.0f} | {single['seconds'] / row['seconds']:.2f}x | "
-              f"{', '.join(f'{x:,}' for x in loads)} ({max(loads) / min(loads):.3f}) | {diff:.1e} |")
+        print(
+            f"| {row['world']} | {row['threads']} | {row['seconds']:.2f} | {len(conditions) / row['seconds']:.1f} | "
+            f"{target_tokens / row['seconds']:.0f} | {single['seconds'] / row['seconds']:.2f}x | "
+            f"{', '.join(f'{x:,}' for x in loads)} ({max(loads) / min(loads):.3f}) | {diff:.1e} |"
+        )
         row["max_abs_diff"] = diff
     print(f"\ncommand: python {' '.join(sys.argv)}")
     if args.json:

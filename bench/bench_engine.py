@@ -66,9 +66,17 @@ H200_BF16_PEAK_TFLOPS = 989.0
 CPU_TARGETS = {"a": 3.0, "b": 1.5, "c": 3.0}
 GPU_TARGETS = {"b": 20.0}
 MAX_DIFF_TARGET = 1e-5
-STAGE_ORDER = ("tokenization", "encoder", "cross K/V projection, once per condition", "cross K/V projection, in decoder",
-               "decoder (excl. cross K/V)", "LM head matmul", "log-softmax / log-prob readout",
-               "LM head matmul + log-prob readout, fused", "other (planning, padding, Python, copies)")
+STAGE_ORDER = (
+    "tokenization",
+    "encoder",
+    "cross K/V projection, once per condition",
+    "cross K/V projection, in decoder",
+    "decoder (excl. cross K/V)",
+    "LM head matmul",
+    "log-softmax / log-prob readout",
+    "LM head matmul + log-prob readout, fused",
+    "other (planning, padding, Python, copies)",
+)
 CASE_TITLES = {
     "a": "(a) faithfulness",
     "b": "(b) 4 directions x refs",
@@ -93,8 +101,9 @@ def build_or_reuse_checkpoint(workdir, dims, seed=0):
     shutil.rmtree(staging, ignore_errors=True)
     os.makedirs(staging)
     # init_std 0.02 is BART's own initialisation (the test helper's 0.2 is meant for its 32-wide toy models).
-    build_tiny_bart(staging, seed=seed, vocab_size=VOCAB_SIZE, max_positions=MAX_LENGTH, init_std=0.02,
-                    **MODEL_DIMS[dims])
+    build_tiny_bart(
+        staging, seed=seed, vocab_size=VOCAB_SIZE, max_positions=MAX_LENGTH, init_std=0.02, **MODEL_DIMS[dims]
+    )
     open(os.path.join(staging, "COMPLETE"), "w").close()
     shutil.rmtree(directory, ignore_errors=True)
     os.rename(staging, directory)
@@ -176,8 +185,12 @@ def build_case(key, workload, prompt_sources, prompts):
     predictions = [h for hyps in workload.hypotheses for h in hyps]
     sources = [s for s, hyps in zip(workload.sources, workload.hypotheses) for _ in hyps]
     if key == "a":
-        return Case(key, dict(predictions=predictions, sources=sources, directions="faithfulness"),
-                    [Pass("faithfulness", sources, predictions)], len(predictions))
+        return Case(
+            key,
+            dict(predictions=predictions, sources=sources, directions="faithfulness"),
+            [Pass("faithfulness", sources, predictions)],
+            len(predictions),
+        )
     if key == "b":
         references = [refs for refs, hyps in zip(workload.references, workload.hypotheses) for _ in hyps]
         passes = [Pass("faithfulness", sources, predictions)]
@@ -185,10 +198,11 @@ def build_case(key, workload, prompt_sources, prompts):
             kth = [refs[k] for refs in references]
             passes.append(Pass("precision", kth, predictions))
             passes.append(Pass("recall", predictions, kth))
-        return Case(key, dict(predictions=predictions, references=references, sources=sources), passes,
-                    len(predictions))
+        return Case(
+            key, dict(predictions=predictions, references=references, sources=sources), passes, len(predictions)
+        )
     if key == "c":
-        from bartscore import PROMPT_SETS
+        from bart_score import PROMPT_SETS
 
         subset = workload.hypotheses[:prompt_sources]
         predictions = [h for hyps in subset for h in hyps]
@@ -198,8 +212,18 @@ def build_case(key, workload, prompt_sources, prompts):
         prompt = PROMPT_SET if len(phrases) == len(PROMPT_SETS[PROMPT_SET]) else list(phrases)
         # Decoder side, as the original's prefix prompt: "<prompt>, <hypothesis>" is the scored text.
         passes = [Pass("faithfulness", sources, [f"{phrase}, {h}" for h in predictions]) for phrase in phrases]
-        return Case(key, dict(predictions=predictions, sources=sources, directions="faithfulness", prompt=prompt,
-                              prompt_side="decoder"), passes, len(predictions))
+        return Case(
+            key,
+            dict(
+                predictions=predictions,
+                sources=sources,
+                directions="faithfulness",
+                prompt=prompt,
+                prompt_side="decoder",
+            ),
+            passes,
+            len(predictions),
+        )
     raise ValueError(f"unknown case {key!r}")
 
 
@@ -229,14 +253,25 @@ def naive_scores(model, tokenizer, conditions, targets, device, stage=None):
     with torch.inference_mode():
         for start in range(0, len(conditions), ORIGINAL_BATCH_SIZE):
             with stage("tokenization"):
-                src = tokenizer(conditions[start:start + ORIGINAL_BATCH_SIZE], max_length=MAX_LENGTH,
-                                truncation=True, padding=True, return_tensors="pt")
-                tgt = tokenizer(targets[start:start + ORIGINAL_BATCH_SIZE], max_length=MAX_LENGTH,
-                                truncation=True, padding=True, return_tensors="pt")
+                src = tokenizer(
+                    conditions[start : start + ORIGINAL_BATCH_SIZE],
+                    max_length=MAX_LENGTH,
+                    truncation=True,
+                    padding=True,
+                    return_tensors="pt",
+                )
+                tgt = tokenizer(
+                    targets[start : start + ORIGINAL_BATCH_SIZE],
+                    max_length=MAX_LENGTH,
+                    truncation=True,
+                    padding=True,
+                    return_tensors="pt",
+                )
             tgt_ids = tgt["input_ids"].to(device)
             tgt_lengths = tgt["attention_mask"].sum(dim=1).to(device)
-            logits = model(input_ids=src["input_ids"].to(device), attention_mask=src["attention_mask"].to(device),
-                           labels=tgt_ids).logits
+            logits = model(
+                input_ids=src["input_ids"].to(device), attention_mask=src["attention_mask"].to(device), labels=tgt_ids
+            ).logits
             with stage("log-softmax / log-prob readout"):
                 log_probs = torch.log_softmax(logits.view(-1, logits.shape[-1]), dim=-1)
                 loss = nll(log_probs, tgt_ids.view(-1)).view(tgt_ids.shape[0], -1).sum(dim=1) / tgt_lengths
@@ -245,8 +280,9 @@ def naive_scores(model, tokenizer, conditions, targets, device, stage=None):
 
 
 def run_baseline(scorer, case, stage=None):
-    pass_scores = [naive_scores(scorer.model, scorer.tokenizer, p.conditions, p.targets, scorer.device, stage)
-                   for p in case.passes]
+    pass_scores = [
+        naive_scores(scorer.model, scorer.tokenizer, p.conditions, p.targets, scorer.device, stage) for p in case.passes
+    ]
     return combine_passes(case.passes, pass_scores)
 
 
@@ -271,35 +307,45 @@ class ModelShape:
 
     @classmethod
     def of(cls, config):
-        return cls(config.d_model, config.encoder_layers, config.decoder_layers, config.encoder_ffn_dim,
-                   config.decoder_ffn_dim, config.vocab_size)
+        return cls(
+            config.d_model,
+            config.encoder_layers,
+            config.decoder_layers,
+            config.encoder_ffn_dim,
+            config.decoder_ffn_dim,
+            config.vocab_size,
+        )
 
 
 def encoder_macs(m, rows, width):
     """The encoder over `rows` texts padded to `width` tokens (padding costs as much as real tokens)."""
     tokens = rows * width
-    per_layer = (tokens * 4 * m.d_model ** 2  # self-attention Q, K, V and output projections
-                 + rows * 2 * width * width * m.d_model  # attention scores Q.K^T and the weighted sum of V
-                 + tokens * 2 * m.d_model * m.encoder_ffn)  # feed-forward: two matmuls
+    per_layer = (
+        tokens * 4 * m.d_model**2  # self-attention Q, K, V and output projections
+        + rows * 2 * width * width * m.d_model  # attention scores Q.K^T and the weighted sum of V
+        + tokens * 2 * m.d_model * m.encoder_ffn
+    )  # feed-forward: two matmuls
     return m.encoder_layers * per_layer
 
 
 def cross_kv_macs(m, rows, width):
     """Each decoder layer's cross-attention keys and values from the encoder states of `rows` x `width` tokens."""
-    return m.decoder_layers * rows * width * 2 * m.d_model ** 2
+    return m.decoder_layers * rows * width * 2 * m.d_model**2
 
 
 def decoder_macs(m, rows, target_width, source_width):
     """The decoder over `rows` targets padded to `target_width`, attending to sources of `source_width` tokens whose
     cross-attention keys and values are already projected (counted by cross_kv_macs)."""
     tokens = rows * target_width
-    per_layer = (tokens * 4 * m.d_model ** 2  # self-attention Q, K, V and output projections
-                 # self-attention scores and weighted sum over the full square, as both implementations compute it
-                 # (the causal mask discards half, but neither skips it)
-                 + rows * 2 * target_width * target_width * m.d_model
-                 + tokens * 2 * m.d_model ** 2  # cross-attention Q and output projections
-                 + rows * 2 * target_width * source_width * m.d_model  # cross-attention scores and weighted sum
-                 + tokens * 2 * m.d_model * m.decoder_ffn)  # feed-forward: two matmuls
+    per_layer = (
+        tokens * 4 * m.d_model**2  # self-attention Q, K, V and output projections
+        # self-attention scores and weighted sum over the full square, as both implementations compute it
+        # (the causal mask discards half, but neither skips it)
+        + rows * 2 * target_width * target_width * m.d_model
+        + tokens * 2 * m.d_model**2  # cross-attention Q and output projections
+        + rows * 2 * target_width * source_width * m.d_model  # cross-attention scores and weighted sum
+        + tokens * 2 * m.d_model * m.decoder_ffn
+    )  # feed-forward: two matmuls
     return m.decoder_layers * per_layer
 
 
@@ -314,11 +360,15 @@ def baseline_macs(m, case, length_of):
     total = 0
     for p in case.passes:
         for start in range(0, len(p.conditions), ORIGINAL_BATCH_SIZE):
-            rows = len(p.conditions[start:start + ORIGINAL_BATCH_SIZE])
-            source = max(length_of[c] for c in p.conditions[start:start + ORIGINAL_BATCH_SIZE])
-            target = max(length_of[t] for t in p.targets[start:start + ORIGINAL_BATCH_SIZE])
-            total += (encoder_macs(m, rows, source) + cross_kv_macs(m, rows, source)
-                      + decoder_macs(m, rows, target, source) + lm_head_macs(m, rows * target))
+            rows = len(p.conditions[start : start + ORIGINAL_BATCH_SIZE])
+            source = max(length_of[c] for c in p.conditions[start : start + ORIGINAL_BATCH_SIZE])
+            target = max(length_of[t] for t in p.targets[start : start + ORIGINAL_BATCH_SIZE])
+            total += (
+                encoder_macs(m, rows, source)
+                + cross_kv_macs(m, rows, source)
+                + decoder_macs(m, rows, target, source)
+                + lm_head_macs(m, rows * target)
+            )
     return total
 
 
@@ -451,8 +501,13 @@ def breakdown_run(scorer, job, run):
     if job.method == "engine":
         _wrap_method(scorer, "_tokenize", clock, "tokenization")
         # The engine multiplies by the output embedding itself inside _target_log_probs (one reused logits buffer).
-        _wrap_method(scorer, "_target_log_probs", clock, "LM head matmul + log-prob readout, fused",
-                     lambda states, labels: lm_head_macs(clock.shape, states.shape[0]))
+        _wrap_method(
+            scorer,
+            "_target_log_probs",
+            clock,
+            "LM head matmul + log-prob readout, fused",
+            lambda states, labels: lm_head_macs(clock.shape, states.shape[0]),
+        )
     with clock.stage("other (planning, padding, Python, copies)"):
         run(scorer, job.case, clock.stage)
     clock.remove()
@@ -484,7 +539,7 @@ def measure(job):
     peak memory (process RSS on CPU, allocated memory on CUDA), and the stage breakdown if asked."""
     import resource
 
-    from bartscore import BARTScorer
+    from bart_score import BARTScorer
 
     torch.set_num_threads(job.threads)
     kwargs = {} if job.max_tokens is None else {"max_tokens": job.max_tokens}
@@ -511,8 +566,11 @@ def measure(job):
         memory_method = "torch.cuda.max_memory_allocated"
     else:
         resident_before = _proc_status_bytes("VmRSS")
-        memory_method = ("process peak RSS (VmHWM, reset before the run)" if _cpu_peak_reset()
-                         else "process peak RSS (ru_maxrss since start: includes model loading)")
+        memory_method = (
+            "process peak RSS (VmHWM, reset before the run)"
+            if _cpu_peak_reset()
+            else "process peak RSS (ru_maxrss since start: includes model loading)"
+        )
     synchronize()
     usage_before = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
@@ -521,8 +579,11 @@ def measure(job):
     seconds = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
     # Kernel time and minor page faults show memory churn: large tensors freshly mapped (and zeroed) on every use.
-    cpu = dict(user_s=usage.ru_utime - usage_before.ru_utime, system_s=usage.ru_stime - usage_before.ru_stime,
-               minor_page_faults=usage.ru_minflt - usage_before.ru_minflt)
+    cpu = dict(
+        user_s=usage.ru_utime - usage_before.ru_utime,
+        system_s=usage.ru_stime - usage_before.ru_stime,
+        minor_page_faults=usage.ru_minflt - usage_before.ru_minflt,
+    )
     if device.type == "cuda":
         peak = torch.cuda.max_memory_allocated(device)
     elif "VmHWM" in memory_method:
@@ -531,8 +592,15 @@ def measure(job):
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     stages = breakdown_run(scorer, job, run) if job.breakdown else None
-    return dict(seconds=seconds, scores=scores, peak_bytes=peak, resident_before_bytes=resident_before,
-                memory_method=memory_method, stages=stages, cpu=cpu)
+    return dict(
+        seconds=seconds,
+        scores=scores,
+        peak_bytes=peak,
+        resident_before_bytes=resident_before,
+        memory_method=memory_method,
+        stages=stages,
+        cpu=cpu,
+    )
 
 
 def measure_in_child(job):
@@ -596,12 +664,16 @@ def environment(args, device):
     except OSError:
         pass
     try:
-        commit = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"], capture_output=True,
-                                text=True, timeout=10).stdout.strip() or "unknown"
+        commit = (
+            subprocess.run(
+                ["git", "-C", REPO, "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or "unknown"
+        )
     except (OSError, subprocess.SubprocessError):
         commit = "unknown"
     info = {
-        "command": shlex.join([os.path.basename(sys.executable)] + [os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:]),
+        "command": shlex.join([os.path.basename(sys.executable), os.path.relpath(sys.argv[0], REPO), *sys.argv[1:]]),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
@@ -617,7 +689,7 @@ def environment(args, device):
 
 
 def format_bytes(n):
-    return f"{n / 2 ** 20:,.0f} MiB"
+    return f"{n / 2**20:,.0f} MiB"
 
 
 def format_rate(x):
@@ -643,16 +715,32 @@ def print_report(rows, args, env, workload_info):
         print(f"- {key}: `{value}`" if key == "command" else f"- {key}: {value}")
     for line in workload_info:
         print(f"- {line}")
-    repeat = (f"best of {args.repeat} runs, the methods alternating" if args.repeat > 1 else "one run")
+    repeat = f"best of {args.repeat} runs, the methods alternating" if args.repeat > 1 else "one run"
     memory_method = next(iter(rows[0]["runs"].values()))["memory_method"] if rows else ""
-    print(f"- timing: wall clock of the whole call ({repeat}), each run in a fresh spawned process after a "
-          f"warm-up on 8 pairs; peak memory: {memory_method}")
-    print("- FLOP bound: baseline MACs / minimal MACs (matmuls only, so not a strict ceiling: the baseline's padding "
-          "and full log-softmax are left out); GFLOP/s counts the baseline's own MACs for the baseline and the "
-          "minimal MACs for the engine\n")
+    print(
+        f"- timing: wall clock of the whole call ({repeat}), each run in a fresh spawned process after a "
+        f"warm-up on 8 pairs; peak memory: {memory_method}"
+    )
+    print(
+        "- FLOP bound: baseline MACs / minimal MACs (matmuls only, so not a strict ceiling: the baseline's padding "
+        "and full log-softmax are left out); GFLOP/s counts the baseline's own MACs for the baseline and the "
+        "minimal MACs for the engine\n"
+    )
 
-    header = ["case", "run", "pairs", "seconds", "pairs/s", "target tok/s", "speed-up", "FLOP bound", "speed-up/bound",
-              "GFLOP/s", "max abs diff", "peak mem"]
+    header = [
+        "case",
+        "run",
+        "pairs",
+        "seconds",
+        "pairs/s",
+        "target tok/s",
+        "speed-up",
+        "FLOP bound",
+        "speed-up/bound",
+        "GFLOP/s",
+        "max abs diff",
+        "peak mem",
+    ]
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join("---" for _ in header) + "|")
     warnings_ = []
@@ -660,8 +748,12 @@ def print_report(rows, args, env, workload_info):
         for name, run in row["runs"].items():
             is_baseline = name == "baseline"
             cells = [
-                CASE_TITLES[row["case"]], name, f"{row['pairs']:,}", f"{run['seconds']:.2f}",
-                format_rate(run["pairs_per_s"]), format_rate(run["target_tokens_per_s"]),
+                CASE_TITLES[row["case"]],
+                name,
+                f"{row['pairs']:,}",
+                f"{run['seconds']:.2f}",
+                format_rate(run["pairs_per_s"]),
+                format_rate(run["target_tokens_per_s"]),
                 "1.00x" if is_baseline else f"{run['speedup']:.2f}x",
                 "" if is_baseline else f"{row['flop_bound']:.2f}x",
                 "" if is_baseline else f"{run['speedup_over_bound']:.2f}",
@@ -674,25 +766,34 @@ def print_report(rows, args, env, workload_info):
                 warnings_.append(
                     f"WARNING {CASE_TITLES[row['case']]} {name}: measured speed-up {run['speedup']:.2f}x is "
                     f"{run['speedup_over_bound']:.0%} of the FLOP bound {row['flop_bound']:.2f}x (< 80%): the gap "
-                    f"needs explaining (compare the GFLOP/s columns and the breakdown)")
+                    f"needs explaining (compare the GFLOP/s columns and the breakdown)"
+                )
     print()
     for row in rows:
-        print(f"- {CASE_TITLES[row['case']]}: {row['pairs']:,} pairs ({row['distinct_pairs']:,} distinct), "
-              f"{row['distinct_conditions']:,} distinct conditions, {row['target_tokens']:,} target tokens, "
-              f"{row['hypotheses']:,} hypotheses; baseline {row['baseline_macs'] / 1e9:,.0f} GMAC, "
-              f"minimal {row['minimal_macs'] / 1e9:,.0f} GMAC")
+        print(
+            f"- {CASE_TITLES[row['case']]}: {row['pairs']:,} pairs ({row['distinct_pairs']:,} distinct), "
+            f"{row['distinct_conditions']:,} distinct conditions, {row['target_tokens']:,} target tokens, "
+            f"{row['hypotheses']:,} hypotheses; baseline {row['baseline_macs'] / 1e9:,.0f} GMAC, "
+            f"minimal {row['minimal_macs'] / 1e9:,.0f} GMAC"
+        )
         for name, run in row["runs"].items():
             cpu = run["cpu"]
-            print(f"  - {name}: CPU time user {cpu['user_s']:.1f} s, system {cpu['system_s']:.1f} s, "
-                  f"{cpu['minor_page_faults']:,} minor page faults (first run); memory before the call "
-                  f"{format_bytes(run['resident_before_bytes'])}")
+            print(
+                f"  - {name}: CPU time user {cpu['user_s']:.1f} s, system {cpu['system_s']:.1f} s, "
+                f"{cpu['minor_page_faults']:,} minor page faults (first run); memory before the call "
+                f"{format_bytes(run['resident_before_bytes'])}"
+            )
             if "kendall_tau_vs_float32" in run:
                 taus = ", ".join(f"{d} {t:.4f}" for d, t in run["kendall_tau_vs_float32"].items())
-                print(f"  - {name} vs engine float32: max abs diff {run['max_abs_diff_vs_float32']:.2e}, "
-                      f"Kendall tau-b {taus}")
+                print(
+                    f"  - {name} vs engine float32: max abs diff {run['max_abs_diff_vs_float32']:.2e}, "
+                    f"Kendall tau-b {taus}"
+                )
             if "peak_fraction" in run:
-                print(f"  - {name}: {run['gflops'] / 1e3:.1f} TFLOP/s on the minimal FLOPs = "
-                      f"{run['peak_fraction']:.1%} of the {args.peak_tflops:.0f} TFLOP/s bf16 dense peak")
+                print(
+                    f"  - {name}: {run['gflops'] / 1e3:.1f} TFLOP/s on the minimal FLOPs = "
+                    f"{run['peak_fraction']:.1%} of the {args.peak_tflops:.0f} TFLOP/s bf16 dense peak"
+                )
     print()
     print_targets(rows, args)
     for line in warnings_:
@@ -711,13 +812,17 @@ def print_targets(rows, args):
             if args.device == "cpu" and run["dtype"] == "float32" and row["case"] in CPU_TARGETS:
                 goal = CPU_TARGETS[row["case"]]
                 ok = run["speedup"] >= goal and run["max_abs_diff"] <= MAX_DIFF_TARGET
-                checks.append(f"{'PASS' if ok else 'MISS'} {CASE_TITLES[row['case']]} cpu float32: speed-up "
-                              f"{run['speedup']:.2f}x (target >= {goal}x), max abs diff {run['max_abs_diff']:.1e} "
-                              f"(target <= {MAX_DIFF_TARGET:g})")
+                checks.append(
+                    f"{'PASS' if ok else 'MISS'} {CASE_TITLES[row['case']]} cpu float32: speed-up "
+                    f"{run['speedup']:.2f}x (target >= {goal}x), max abs diff {run['max_abs_diff']:.1e} "
+                    f"(target <= {MAX_DIFF_TARGET:g})"
+                )
             if args.device == "cuda" and run["dtype"] == "bfloat16" and row["case"] in GPU_TARGETS:
                 goal = GPU_TARGETS[row["case"]]
-                checks.append(f"{'PASS' if run['speedup'] >= goal else 'MISS'} {CASE_TITLES[row['case']]} cuda bf16: "
-                              f"{run['speedup']:.1f}x the float32 baseline's throughput (target >= {goal}x)")
+                checks.append(
+                    f"{'PASS' if run['speedup'] >= goal else 'MISS'} {CASE_TITLES[row['case']]} cuda bf16: "
+                    f"{run['speedup']:.1f}x the float32 baseline's throughput (target >= {goal}x)"
+                )
     if checks:
         print("Targets (issue 3; stated for the full 100-source workload, bart-base dims on CPU / bart-large on GPU):")
         for line in checks:
@@ -726,8 +831,10 @@ def print_targets(rows, args):
 
 
 def print_breakdown(rows):
-    print("### Where the time goes (a separate instrumented run: exclusive seconds per stage, the MACs each stage "
-          "executed at the shapes it ran, and its GFLOP/s)\n")
+    print(
+        "### Where the time goes (a separate instrumented run: exclusive seconds per stage, the MACs each stage "
+        "executed at the shapes it ran, and its GFLOP/s)\n"
+    )
     for row in rows:
         names = [n for n, r in row["runs"].items() if r.get("stages")]
         seen = {stage for n in names for stage in row["runs"][n]["stages"]}
@@ -735,9 +842,14 @@ def print_breakdown(rows):
         print(f"{CASE_TITLES[row['case']]}\n")
         print("| stage | " + " | ".join(f"{n} s | % | GMAC | GFLOP/s" for n in names) + " |")
         print("|---|" + "---|---|---|---|" * len(names))
-        totals = {n: (sum(v["seconds"] for v in row["runs"][n]["stages"].values()),
-                      sum(v["macs"] for v in row["runs"][n]["stages"].values())) for n in names}
-        for stage in stages + ["total"]:
+        totals = {
+            n: (
+                sum(v["seconds"] for v in row["runs"][n]["stages"].values()),
+                sum(v["macs"] for v in row["runs"][n]["stages"].values()),
+            )
+            for n in names
+        }
+        for stage in [*stages, "total"]:
             cells = []
             for n in names:
                 figures = row["runs"][n]["stages"].get(stage, dict(seconds=0.0, macs=0))
@@ -758,34 +870,62 @@ def print_breakdown(rows):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--cases", default="a,b,c", help="comma-separated subset of a,b,c")
     parser.add_argument("--sources", type=int, default=100, help="source documents (the subset flag)")
     parser.add_argument("--hypotheses", type=int, default=16, help="hypotheses per source")
     parser.add_argument("--references", type=int, default=11, help="references per source")
     parser.add_argument("--prompt-sources", type=int, default=2, help="sources used by case (c)")
-    parser.add_argument("--prompts", type=int, default=70,
-                        help="prompts of the 70-prompt 'summary' set used by case (c); fewer only for smoke runs")
+    parser.add_argument(
+        "--prompts",
+        type=int,
+        default=70,
+        help="prompts of the 70-prompt 'summary' set used by case (c); fewer only for smoke runs",
+    )
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
-    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
-                        help="the engine's dtype; the baseline always runs in float32, and a non-float32 engine is "
-                             "also run in float32 for the score drift")
-    parser.add_argument("--dims", choices=list(MODEL_DIMS), default=None,
-                        help="random model dimensions (default: base on cpu, large on cuda)")
-    parser.add_argument("--checkpoint", default=None,
-                        help="use this BART checkpoint directory instead of a random one (workload lengths are "
-                             "calibrated to its tokenizer)")
+    parser.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "bfloat16", "float16"],
+        help="the engine's dtype; the baseline always runs in float32, and a non-float32 engine is "
+        "also run in float32 for the score drift",
+    )
+    parser.add_argument(
+        "--dims",
+        choices=list(MODEL_DIMS),
+        default=None,
+        help="random model dimensions (default: base on cpu, large on cuda)",
+    )
+    parser.add_argument(
+        "--checkpoint",
+        default=None,
+        help="use this BART checkpoint directory instead of a random one (workload lengths are "
+        "calibrated to its tokenizer)",
+    )
     parser.add_argument("--max-tokens", type=int, default=None, help="engine token budget (default: the engine's)")
-    parser.add_argument("--repeat", type=int, default=1, help="timed runs of each method, alternating; the best is reported")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="timed runs of each method, alternating; the best is reported"
+    )
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch intra-op threads")
-    parser.add_argument("--breakdown", action="store_true",
-                        help="also time each stage (encoder, cross K/V, decoder, LM head, ...) in an extra run")
-    parser.add_argument("--peak-tflops", type=float, default=H200_BF16_PEAK_TFLOPS,
-                        help="the GPU's dense bf16 matmul peak, for the achieved fraction (default: H200 SXM)")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also time each stage (encoder, cross K/V, decoder, LM head, ...) in an extra run",
+    )
+    parser.add_argument(
+        "--peak-tflops",
+        type=float,
+        default=H200_BF16_PEAK_TFLOPS,
+        help="the GPU's dense bf16 matmul peak, for the achieved fraction (default: H200 SXM)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "bartscore-bench"),
-                        help="where the random checkpoint is cached")
+    parser.add_argument(
+        "--workdir",
+        default=os.path.join(tempfile.gettempdir(), "bartscore-bench"),
+        help="where the random checkpoint is cached",
+    )
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     args = parser.parse_args(argv)
     args.cases = [c.strip() for c in args.cases.split(",") if c.strip()]
@@ -812,7 +952,11 @@ def main(argv=None):
     workload = make_workload(tokenizer, args.sources, args.hypotheses, args.references, args.seed)
     cases = [build_case(key, workload, args.prompt_sources, args.prompts) for key in args.cases]
     texts = {text for case in cases for pair in case.pairs for text in pair}
-    texts |= set(workload.sources) | {t for h in workload.hypotheses for t in h} | {t for r in workload.references for t in r}
+    texts |= (
+        set(workload.sources)
+        | {t for h in workload.hypotheses for t in h}
+        | {t for r in workload.references for t in r}
+    )
     texts = sorted(texts)
     length_of = dict(zip(texts, map(len, tokenizer(texts, max_length=MAX_LENGTH, truncation=True)["input_ids"])))
     workload_info = [
@@ -820,9 +964,12 @@ def main(argv=None):
         f"ffn {shape.encoder_ffn}, vocab {shape.vocab:,}), engine dtype {args.dtype} on {args.device}",
         f"workload: {args.sources} sources x {args.hypotheses} hypotheses x {args.references} references "
         f"(case (c): {args.prompt_sources} sources x {min(args.prompts, 70)} prompts), seed {args.seed}",
-        "token lengths: sources " + length_summary([length_of[t] for t in workload.sources])
-        + "; hypotheses " + length_summary([length_of[t] for h in workload.hypotheses for t in h])
-        + "; references " + length_summary([length_of[t] for r in workload.references for t in r]),
+        "token lengths: sources "
+        + length_summary([length_of[t] for t in workload.sources])
+        + "; hypotheses "
+        + length_summary([length_of[t] for h in workload.hypotheses for t in h])
+        + "; references "
+        + length_summary([length_of[t] for r in workload.references for t in r]),
     ]
     for line in workload_info:
         print(line, flush=True)
@@ -831,16 +978,24 @@ def main(argv=None):
     probe = matmul_probe_gflops(torch.device(args.device))
     for case in cases:
         macs = baseline_macs(shape, case, length_of) + minimal_macs(shape, case, length_of) * len(engine_dtypes)
-        print(f"{CASE_TITLES[case.key]}: {len(case.pairs):,} pairs; a float32 matmul runs at {probe:,.0f} GFLOP/s "
-              f"here, so expect at least {2 * macs * (args.repeat + args.breakdown) / (probe * 1e9) / 60:,.1f} min",
-              flush=True)
+        print(
+            f"{CASE_TITLES[case.key]}: {len(case.pairs):,} pairs; a float32 matmul runs at {probe:,.0f} GFLOP/s "
+            f"here, so expect at least {2 * macs * (args.repeat + args.breakdown) / (probe * 1e9) / 60:,.1f} min",
+            flush=True,
+        )
     rows = []
     for case in cases:
-        row = dict(case=case.key, pairs=len(case.pairs), distinct_pairs=len(set(case.pairs)),
-                   distinct_conditions=len({c for c, _ in case.pairs}), hypotheses=case.hypotheses,
-                   target_tokens=sum(length_of[t] for _, t in case.pairs),
-                   baseline_macs=baseline_macs(shape, case, length_of), minimal_macs=minimal_macs(shape, case, length_of),
-                   runs={})
+        row = dict(
+            case=case.key,
+            pairs=len(case.pairs),
+            distinct_pairs=len(set(case.pairs)),
+            distinct_conditions=len({c for c, _ in case.pairs}),
+            hypotheses=case.hypotheses,
+            target_tokens=sum(length_of[t] for _, t in case.pairs),
+            baseline_macs=baseline_macs(shape, case, length_of),
+            minimal_macs=minimal_macs(shape, case, length_of),
+            runs={},
+        )
         row["flop_bound"] = row["baseline_macs"] / row["minimal_macs"]
         methods = [("baseline", "baseline", "float32")] + [(f"engine {d}", "engine", d) for d in engine_dtypes]
         measured = {}
@@ -848,17 +1003,34 @@ def main(argv=None):
         # load during the run hits both sides; the best time of each is kept.
         for repeat in range(args.repeat):
             for name, method, dtype in methods:
-                print(f"{CASE_TITLES[case.key]}: {name} on {row['pairs']:,} pairs (run {repeat + 1} of {args.repeat}) "
-                      f"...", flush=True)
-                job = Job(method, case, checkpoint, args.device, dtype, args.max_tokens, args.threads,
-                          args.breakdown and repeat == 0)
+                print(
+                    f"{CASE_TITLES[case.key]}: {name} on {row['pairs']:,} pairs (run {repeat + 1} of {args.repeat}) "
+                    f"...",
+                    flush=True,
+                )
+                job = Job(
+                    method,
+                    case,
+                    checkpoint,
+                    args.device,
+                    dtype,
+                    args.max_tokens,
+                    args.threads,
+                    args.breakdown and repeat == 0,
+                )
                 result = measure_in_child(job)
                 print(f"  {result['seconds']:.2f} s", flush=True)
                 if repeat == 0:
                     measured[name] = result["scores"]
-                    row["runs"][name] = dict(dtype=dtype, all_seconds=[], peak_bytes=0, stages=result["stages"],
-                                             resident_before_bytes=result["resident_before_bytes"],
-                                             memory_method=result["memory_method"], cpu=result["cpu"])
+                    row["runs"][name] = dict(
+                        dtype=dtype,
+                        all_seconds=[],
+                        peak_bytes=0,
+                        stages=result["stages"],
+                        resident_before_bytes=result["resident_before_bytes"],
+                        memory_method=result["memory_method"],
+                        cpu=result["cpu"],
+                    )
                 run = row["runs"][name]
                 run["all_seconds"].append(result["seconds"])
                 run["seconds"] = min(run["all_seconds"])
@@ -882,8 +1054,9 @@ def main(argv=None):
     print_report(rows, args, env, workload_info)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(environment=env, workload=workload_info, args=vars(args), cases=rows), f, indent=2,
-                      default=float)
+            json.dump(
+                dict(environment=env, workload=workload_info, args=vars(args), cases=rows), f, indent=2, default=float
+            )
         print(f"figures written to {args.json}")
 
 

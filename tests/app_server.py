@@ -11,13 +11,15 @@ MAX_ROWS = 300
 
 
 def settings_for_tests(tiny_checkpoint, missing_checkpoint):
-    return app.settings_from_env({
-        "BARTSCORE_APP_MODELS": f"tiny={tiny_checkpoint},missing={missing_checkpoint}",
-        "BARTSCORE_APP_DEFAULT_MODEL": "tiny",
-        "BARTSCORE_APP_DEVICE": "cpu",
-        "BARTSCORE_APP_MAX_CHARS": str(MAX_CHARS),
-        "BARTSCORE_APP_MAX_ROWS": str(MAX_ROWS),
-    })
+    return app.settings_from_env(
+        {
+            "BARTSCORE_APP_MODELS": f"tiny={tiny_checkpoint},missing={missing_checkpoint}",
+            "BARTSCORE_APP_DEFAULT_MODEL": "tiny",
+            "BARTSCORE_APP_DEVICE": "cpu",
+            "BARTSCORE_APP_MAX_CHARS": str(MAX_CHARS),
+            "BARTSCORE_APP_MAX_ROWS": str(MAX_ROWS),
+        }
+    )
 
 
 @contextlib.contextmanager
@@ -27,8 +29,14 @@ def serving(settings):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False,
-                max_file_size=app.MAX_UPLOAD_BYTES)
+    demo.launch(
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        ssr_mode=False,
+        max_file_size=app.MAX_UPLOAD_BYTES,
+    )
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:

@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from tiny_bart import build_tiny_bart  # noqa: E402
+from tiny_bart import build_tiny_bart
 
 
 @pytest.fixture(scope="session")
@@ -62,6 +62,6 @@ def reference_model(tiny_checkpoint):
 
 @pytest.fixture(scope="session")
 def scorer(tiny_checkpoint):
-    import bartscore
+    import bart_score
 
-    return bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
+    return bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")

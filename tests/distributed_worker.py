@@ -21,14 +21,15 @@ def metric_shard(rank):
 def run(rank, world, init_file, checkpoint, out_dir, engine_sources, engine_targets):
     torch.set_num_threads(1)
     torch.distributed.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    import bart_score
     import bartscore
 
     got = {}
-    scorer = bartscore.BARTScorer(checkpoint=checkpoint, device="cpu")
+    scorer = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu")
     got["engine"] = scorer.score(engine_sources, engine_targets)
     got["engine_tokens"] = scorer.score_tokens(engine_sources[:2], engine_targets[:2])
 
-    rank0 = bartscore.BARTScorer(checkpoint=checkpoint, device="cpu", results_on="rank0")
+    rank0 = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu", results_on="rank0")
     got["engine_rank0"] = rank0.score(engine_sources, engine_targets)
 
     try:
@@ -38,10 +39,12 @@ def run(rank, world, init_file, checkpoint, out_dir, engine_sources, engine_targ
         got["mismatch_error"] = str(error)
 
     # Rank 0 (which always has work) fails mid-call: every rank must raise instead of waiting for its results.
-    failing = bartscore.BARTScorer(checkpoint=checkpoint, device="cpu")
+    failing = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu")
     if rank == 0:
+
         def broken_decode(*args):
             raise RuntimeError("simulated failure on rank 0")
+
         failing._decode = broken_decode
     try:
         failing.score(engine_sources, engine_targets)

@@ -40,8 +40,17 @@ def prompted_score(model, tokenizer, condition, target, prompts, side, max_lengt
     return sum(scores) / len(scores)
 
 
-def reference_directions(model, tokenizer, predictions, references=None, sources=None, aggregation="mean",
-                         prompts=(), side="encoder", max_length=1024):
+def reference_directions(
+    model,
+    tokenizer,
+    predictions,
+    references=None,
+    sources=None,
+    aggregation="mean",
+    prompts=(),
+    side="encoder",
+    max_length=1024,
+):
     """Per example: faithfulness, precision, recall and f_score, as plain loops."""
     out = {"faithfulness": [], "precision": [], "recall": [], "f_score": []}
     for i, hyp in enumerate(predictions):

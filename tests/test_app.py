@@ -12,17 +12,19 @@ import time
 import gradio as gr
 import pandas as pd
 import pytest
+from app_server import MAX_CHARS, MAX_ROWS
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 
 import app
-import bartscore
-from app_server import MAX_CHARS, MAX_ROWS
+import bart_score
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
 
-SOURCE = ("The city council voted on Tuesday to build a new library on the site of the old bus depot. "
-          "Work starts next spring and most of the cost is paid by a state grant.")
+SOURCE = (
+    "The city council voted on Tuesday to build a new library on the site of the old bus depot. "
+    "Work starts next spring and most of the cost is paid by a state grant."
+)
 REFERENCES = ["The council approved a new library on the old depot site.", "A library will replace the bus depot."]
 CANDIDATES = [
     "The council voted to build a new library on the old bus depot site.",
@@ -40,8 +42,9 @@ def client(app_url):
     return Client(app_url, analytics_enabled=False, verbose=False)
 
 
-def settings_inputs(model="tiny", directions=bartscore.DIRECTIONS, aggregation="mean", prompt="none", phrase="",
-                    side="encoder"):
+def settings_inputs(
+    model="tiny", directions=bart_score.DIRECTIONS, aggregation="mean", prompt="none", phrase="", side="encoder"
+):
     return [model, list(directions), aggregation, prompt, phrase, side]
 
 
@@ -67,18 +70,21 @@ def test_allowlist_has_the_built_in_variants_and_the_operators_models():
 
 def test_cnn_para_is_offered_only_when_its_weights_file_exists(tmp_path):
     assert "cnn-para" not in app.settings_from_env({}).models
-    assert "cnn-para" not in app.settings_from_env({bartscore.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    assert "cnn-para" not in app.settings_from_env({bart_score.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
     (tmp_path / "bart.pth").write_bytes(b"weights")
-    assert "cnn-para" in app.settings_from_env({bartscore.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    assert "cnn-para" in app.settings_from_env({bart_score.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
 
 
-@pytest.mark.parametrize("environ, message", [
-    ({"BARTSCORE_APP_MODELS": "tiny"}, "entry 'tiny' is not of the form name=checkpoint"),
-    ({"BARTSCORE_APP_MODELS": "=/models/tiny"}, "not of the form name=checkpoint"),
-    ({"BARTSCORE_APP_DEFAULT_MODEL": "tiny"}, "BARTSCORE_APP_DEFAULT_MODEL is 'tiny', which is not one of"),
-    ({"BARTSCORE_APP_MAX_ROWS": "many"}, "BARTSCORE_APP_MAX_ROWS must be a positive integer"),
-    ({"BARTSCORE_APP_MAX_CHARS": "0"}, "BARTSCORE_APP_MAX_CHARS must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "environ, message",
+    [
+        ({"BARTSCORE_APP_MODELS": "tiny"}, "entry 'tiny' is not of the form name=checkpoint"),
+        ({"BARTSCORE_APP_MODELS": "=/models/tiny"}, "not of the form name=checkpoint"),
+        ({"BARTSCORE_APP_DEFAULT_MODEL": "tiny"}, "BARTSCORE_APP_DEFAULT_MODEL is 'tiny', which is not one of"),
+        ({"BARTSCORE_APP_MAX_ROWS": "many"}, "BARTSCORE_APP_MAX_ROWS must be a positive integer"),
+        ({"BARTSCORE_APP_MAX_CHARS": "0"}, "BARTSCORE_APP_MAX_CHARS must be a positive integer"),
+    ],
+)
 def test_malformed_operator_settings_stop_the_app_at_start(environ, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         app.settings_from_env(environ)
@@ -118,27 +124,31 @@ def test_prompt_choices_map_to_the_engines_prompt_argument():
 
 
 def test_files_that_need_too_much_work_are_refused_before_scoring():
-    corpus = bartscore.Corpus(sources=["s"] * 10, references=[["r1", "r2"]] * 10, systems={"a": ["x"] * 10,
-                                                                                          "b": ["y"] * 10})
+    corpus = bart_score.Corpus(
+        sources=["s"] * 10, references=[["r1", "r2"]] * 10, systems={"a": ["x"] * 10, "b": ["y"] * 10}
+    )
     # per row: faithfulness 1 + precision 2 + recall 2 = 5 pairs; x 10 rows x 2 systems = 100 pairs
     app.check_work(corpus, ["faithfulness", "f_score"], None, max_pairs=100)
     app.check_work(corpus, ["precision"], "summary", max_pairs=2 * 10 * 2 * 70)
     with pytest.raises(ValueError, match=r"needs 7,000 scored pairs"):
         app.check_work(corpus, ["faithfulness", "recall", "precision"], "summary", max_pairs=6_999)
     with pytest.raises(ValueError, match=r"needs 100 scored pairs .* the limit here is 99\. Use fewer rows"):
-        app.check_work(corpus, bartscore.DIRECTIONS, None, max_pairs=99)
+        app.check_work(corpus, bart_score.DIRECTIONS, None, max_pairs=99)
 
 
 def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
     assert app.collect_candidates(["a", " ", "", " d \n"], MAX_CHARS) == [("Candidate 1", "a"), ("Candidate 4", "d")]
 
 
-@pytest.mark.parametrize("texts, message", [
-    (["only one", "", ""], "Enter at least 2 candidates to compare (found 1)"),
-    (["", "  "], "Enter at least 2 candidates to compare (found 0)"),
-    (["x"] * 7, "At most 6 candidates can be compared (found 7)"),
-    (["ok", "y" * (MAX_CHARS + 1)], f"Candidate 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
-])
+@pytest.mark.parametrize(
+    "texts, message",
+    [
+        (["only one", "", ""], "Enter at least 2 candidates to compare (found 1)"),
+        (["", "  "], "Enter at least 2 candidates to compare (found 0)"),
+        (["x"] * 7, "At most 6 candidates can be compared (found 7)"),
+        (["ok", "y" * (MAX_CHARS + 1)], f"Candidate 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
+    ],
+)
 def test_candidate_mistakes_are_explained(texts, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         app.collect_candidates(texts, MAX_CHARS)
@@ -146,10 +156,12 @@ def test_candidate_mistakes_are_explained(texts, message):
 
 def test_directions_are_checked_against_the_inputs_given():
     assert app.check_directions(["f_score", "faithfulness"], has_source=True, has_references=True) == [
-        "faithfulness", "f_score"]
+        "faithfulness",
+        "f_score",
+    ]
     with pytest.raises(ValueError, match="Choose at least one direction"):
         app.check_directions([], has_source=True, has_references=True)
-    with pytest.raises(ValueError, match="faithfulness .* needs a source"):
+    with pytest.raises(ValueError, match=r"faithfulness .* needs a source"):
         app.check_directions(["faithfulness"], has_source=False, has_references=True)
     with pytest.raises(ValueError, match="precision, recall need"):
         app.check_directions(["precision", "recall"], has_source=True, has_references=False)
@@ -167,10 +179,16 @@ def test_directions_are_checked_against_the_inputs_given():
 
 def test_comparison_gives_the_engines_scores_and_tokens(scorer):
     candidates = list(zip(["A", "B", "C"], CANDIDATES))
-    comparison = app.compare_candidates(scorer, source=SOURCE, references=REFERENCES, candidates=candidates,
-                                        directions=list(bartscore.DIRECTIONS), aggregation="max")
+    comparison = app.compare_candidates(
+        scorer,
+        source=SOURCE,
+        references=REFERENCES,
+        candidates=candidates,
+        directions=list(bart_score.DIRECTIONS),
+        aggregation="max",
+    )
     expected = scorer.score_directions(CANDIDATES, references=[REFERENCES] * 3, sources=[SOURCE] * 3, aggregation="max")
-    for direction in bartscore.DIRECTIONS:
+    for direction in bart_score.DIRECTIONS:
         assert comparison.scores[direction] == pytest.approx(expected[direction], abs=TOLERANCE)
     assert comparison.signature == expected["signature"]
     # The heatmap's tokens are those of faithfulness: their mean is each candidate's faithfulness score.
@@ -181,8 +199,13 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
 
 
 def test_without_a_source_the_heatmap_conditions_on_the_first_reference(scorer):
-    comparison = app.compare_candidates(scorer, source="", references=REFERENCES, candidates=[("A", CANDIDATES[0]),
-                                        ("B", CANDIDATES[1])], directions=["precision"])
+    comparison = app.compare_candidates(
+        scorer,
+        source="",
+        references=REFERENCES,
+        candidates=[("A", CANDIDATES[0]), ("B", CANDIDATES[1])],
+        directions=["precision"],
+    )
     assert comparison.tokens_given == "the first reference"
     expected = scorer.score([REFERENCES[0]] * 2, CANDIDATES[:2])
     means = [sum(lp for _, lp in tokens) / len(tokens) for tokens in comparison.tokens]
@@ -220,8 +243,11 @@ def test_chart_has_one_bar_per_direction_and_candidate_down_from_zero():
 def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_apart():
     page = app.token_heatmap(made_up_comparison())
     assert "&lt;b&gt;&amp;" in page and "<b>&" not in page
-    spans = re.findall(r'<span class="token( special)?" style="background: ([^"]+)" title="([^"]+)" '
-                       r'data-logprob="([^"]+)">([^<]*)</span>', page)
+    spans = re.findall(
+        r'<span class="token( special)?" style="background: ([^"]+)" title="([^"]+)" '
+        r'data-logprob="([^"]+)">([^<]*)</span>',
+        page,
+    )
     assert len(spans) == 6
     first = spans[:4]
     assert [bool(special) for special, *_ in first] == [True, False, False, True]
@@ -235,8 +261,13 @@ def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_ap
 
 
 def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_character_whole(scorer):
-    comparison = app.Comparison(names=["Candidate 1"], scores={}, signature="",
-                                tokens=scorer.score_tokens(["A source."], ["Café 😀"]), tokens_given="the source")
+    comparison = app.Comparison(
+        names=["Candidate 1"],
+        scores={},
+        signature="",
+        tokens=scorer.score_tokens(["A source."], ["Café 😀"]),
+        tokens_given="the source",
+    )
     page = app.token_heatmap(comparison)
     texts = re.findall(r'<span class="token[^"]*"[^>]*>([^<]*)</span>', page)
     assert "".join(texts) == "<s>Café 😀</s>".replace("<", "&lt;").replace(">", "&gt;")
@@ -245,12 +276,11 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
 
 def test_engine_truncation_notices_become_ui_warnings_and_errors_become_messages(scorer):
     long_source = "é" * MAX_CHARS  # two byte-level tokens a character: past the 1024-token limit
-    with pytest.warns(UserWarning, match="BARTScore truncated 1 distinct source text"):  # gr.Warning outside a request
-        with app.shown_in_ui():
-            scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2)
-    with pytest.raises(gr.Error) as raised:
-        with app.shown_in_ui():
-            app.check_directions([], has_source=True, has_references=False)
+    # gr.Warning outside a request is a UserWarning
+    with pytest.warns(UserWarning, match="BARTScore truncated 1 distinct source text"), app.shown_in_ui():
+        scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2)
+    with pytest.raises(gr.Error) as raised, app.shown_in_ui():
+        app.check_directions([], has_source=True, has_references=False)
     assert raised.value.message == "Choose at least one direction"
     assert raised.value.print_exception is False
 
@@ -270,10 +300,14 @@ def parse(path, max_rows=MAX_ROWS, max_chars=MAX_CHARS):
 
 
 def test_csv_upload_with_several_reference_columns_keeps_texts_as_written(tmp_path):
-    path = write(tmp_path, "outputs.csv", "\ufeffid,source,reference_1,reference_2,sys a,sys b\r\n"
-                                          'x1,"Src, one",Ref one,,Out a1,Out b1\r\n'
-                                          "\r\n"
-                                          "x2,Src two,Ref two,Ref two b, Out a2 ,\r\n")
+    path = write(
+        tmp_path,
+        "outputs.csv",
+        "\ufeffid,source,reference_1,reference_2,sys a,sys b\r\n"
+        'x1,"Src, one",Ref one,,Out a1,Out b1\r\n'
+        "\r\n"
+        "x2,Src two,Ref two,Ref two b, Out a2 ,\r\n",
+    )
     corpus = parse(path)
     assert corpus.ids == ["x1", "x2"]
     assert corpus.sources == ["Src, one", "Src two"]
@@ -283,8 +317,11 @@ def test_csv_upload_with_several_reference_columns_keeps_texts_as_written(tmp_pa
 
 
 def test_jsonl_upload_with_references_as_a_list(tmp_path):
-    lines = [{"id": 7, "references": ["r1", "", "r1b"], "s1": "o1", "s2": "p1"}, {},
-             {"references": "r2", "s1": "o2", "s2": "p2"}]
+    lines = [
+        {"id": 7, "references": ["r1", "", "r1b"], "s1": "o1", "s2": "p1"},
+        {},
+        {"references": "r2", "s1": "o2", "s2": "p2"},
+    ]
     path = write(tmp_path, "outputs.jsonl", "\n".join(json.dumps(line) if line else "" for line in lines))
     corpus = parse(path)
     assert (corpus.ids, corpus.sources) == (["7", ""], None)
@@ -294,7 +331,7 @@ def test_jsonl_upload_with_references_as_a_list(tmp_path):
 
 def test_upload_reads_the_same_as_the_command_lines_reader(tmp_path):
     path = write(tmp_path, "outputs.csv", "source,reference,sys\nSrc,Ref,Out\n")
-    assert parse(path) == bartscore.read_table_corpus(path)
+    assert parse(path) == bart_score.read_table_corpus(path)
 
 
 # The reader's messages name the file by its base name, never by the temporary path Gradio keeps it under.
@@ -310,24 +347,45 @@ BAD_UPLOADS = [
     ("unnamed.csv", "source,,sys\na,b,c\n", "unnamed.csv: column 2 has no name"),
     ("twice.csv", "source,sys,sys\na,b,c\n", "twice.csv: column names appear more than once: sys"),
     ("broken.jsonl", '{"source": "a", "sys": \n', "broken.jsonl line 1 is not valid JSON"),
-    ("list.jsonl", '[1, 2]\n', "list.jsonl line 1 is not a JSON object"),
+    ("list.jsonl", "[1, 2]\n", "list.jsonl line 1 is not a JSON object"),
     ("number.jsonl", '{"source": "a", "sys": 3}\n', "number.jsonl row 1, column 'sys': expected text"),
     ("norefs.csv", "source,reference_1,reference_2,sys\na,r,,b\nc,,,d\n", "norefs.csv row 2 has no reference"),
-    ("nosource.jsonl", '{"source": "a", "sys": "b"}\n{"sys": "d"}\n',
-     "nosource.jsonl row 2, column 'source': expected text, got nothing"),
-    ("nooutput.jsonl", '{"source": "a", "s1": "b", "s2": "c"}\n{"source": "a", "s1": "b"}\n',
-     "nooutput.jsonl row 2, column 's2': expected text, got nothing"),
-    ("long.csv", f"source,sys\na,{'w' * (MAX_CHARS + 1)}\n",
-     f"Row 1, column 'sys' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
-    ("longsource.csv", f"source,sys\na,b\n{'s' * (MAX_CHARS + 1)},b\n",
-     f"Row 2, column 'source' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
-    ("longref.jsonl", json.dumps({"reference": "r", "reference_2": "r" * (MAX_CHARS + 1), "sys": "o"}),
-     f"Row 1, reference 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
+    (
+        "nosource.jsonl",
+        '{"source": "a", "sys": "b"}\n{"sys": "d"}\n',
+        "nosource.jsonl row 2, column 'source': expected text, got nothing",
+    ),
+    (
+        "nooutput.jsonl",
+        '{"source": "a", "s1": "b", "s2": "c"}\n{"source": "a", "s1": "b"}\n',
+        "nooutput.jsonl row 2, column 's2': expected text, got nothing",
+    ),
+    (
+        "long.csv",
+        f"source,sys\na,{'w' * (MAX_CHARS + 1)}\n",
+        f"Row 1, column 'sys' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
+    ),
+    (
+        "longsource.csv",
+        f"source,sys\na,b\n{'s' * (MAX_CHARS + 1)},b\n",
+        f"Row 2, column 'source' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
+    ),
+    (
+        "longref.jsonl",
+        json.dumps({"reference": "r", "reference_2": "r" * (MAX_CHARS + 1), "sys": "o"}),
+        f"Row 1, reference 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
+    ),
     ("manyrefs.jsonl", json.dumps({"references": ["r"] * 9, "sys": "o"}), "Row 1 has 9 references; the limit is 8"),
-    ("wide.csv", "source," + ",".join(f"s{i}" for i in range(7)) + "\n" + ",".join("x" * 8) + "\n",
-     "The file has 7 system columns; the limit is 6"),
-    ("long.jsonl", "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
-     f"The file has {MAX_ROWS + 1} rows; the limit is {MAX_ROWS}"),
+    (
+        "wide.csv",
+        "source," + ",".join(f"s{i}" for i in range(7)) + "\n" + ",".join("x" * 8) + "\n",
+        "The file has 7 system columns; the limit is 6",
+    ),
+    (
+        "long.jsonl",
+        "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
+        f"The file has {MAX_ROWS + 1} rows; the limit is {MAX_ROWS}",
+    ),
 ]
 
 
@@ -346,23 +404,31 @@ def test_uploads_over_the_size_limit_are_refused(tmp_path, monkeypatch):
 
 
 def test_file_scores_match_the_engine_and_compare_systems(scorer):
-    corpus = bartscore.Corpus(sources=[SOURCE, "The team won the game.", "It rained all day."],
-                              references=[REFERENCES, ["The team won."], ["Rain all day."]],
-                              systems={"a": CANDIDATES, "b": ["A library.", "", "Sunny."]})  # "" is scored too
+    corpus = bart_score.Corpus(
+        sources=[SOURCE, "The team won the game.", "It rained all day."],
+        references=[REFERENCES, ["The team won."], ["Rain all day."]],
+        systems={"a": CANDIDATES, "b": ["A library.", "", "Sunny."]},
+    )  # "" is scored too
     result = app.score_upload(scorer, corpus, directions=["faithfulness", "f_score"], aggregation="max")
-    expected = {name: scorer.score_directions(outputs, references=corpus.references, sources=corpus.sources,
-                                              directions=["faithfulness", "f_score"], aggregation="max")
-                for name, outputs in corpus.systems.items()}
+    expected = {
+        name: scorer.score_directions(
+            outputs,
+            references=corpus.references,
+            sources=corpus.sources,
+            directions=["faithfulness", "f_score"],
+            aggregation="max",
+        )
+        for name, outputs in corpus.systems.items()
+    }
     assert list(result.rows.columns) == ["row", "a/faithfulness", "a/f_score", "b/faithfulness", "b/f_score"]
     assert list(result.rows["row"]) == [1, 2, 3]
     for name in ("a", "b"):
         for direction in ("faithfulness", "f_score"):
-            assert list(result.rows[f"{name}/{direction}"]) == pytest.approx(expected[name][direction],
-                                                                              abs=TOLERANCE)
+            assert list(result.rows[f"{name}/{direction}"]) == pytest.approx(expected[name][direction], abs=TOLERANCE)
     assert all(math.isfinite(score) for score in result.rows["b/f_score"])
     # The statistics are those of compare_systems on the scores the app shows (separate engine calls batch
     # differently, so their scores agree only within TOLERANCE).
-    stats = bartscore.compare_systems({name: list(result.rows[f"{name}/f_score"]) for name in ("a", "b")})
+    stats = bart_score.compare_systems({name: list(result.rows[f"{name}/f_score"]) for name in ("a", "b")})
     summary = result.summary[result.summary["direction"] == "f_score"]
     assert list(summary["mean"]) == pytest.approx([s["mean"] for s in stats["systems"]], abs=1e-9)
     assert list(summary["95% CI low"]) == pytest.approx([s["ci_low"] for s in stats["systems"]], abs=1e-9)
@@ -376,18 +442,22 @@ def test_file_scores_match_the_engine_and_compare_systems(scorer):
 # The Compare tab through the API
 
 
-def compare(client, *candidates, source=SOURCE, references="\n".join(REFERENCES), **settings):
-    return client.predict(*settings_inputs(**settings), source, references, *candidate_boxes(*candidates),
-                          api_name="/compare")
+REFERENCE_LINES = "\n".join(REFERENCES)
+
+
+def compare(client, *candidates, source=SOURCE, references=REFERENCE_LINES, **settings):
+    return client.predict(
+        *settings_inputs(**settings), source, references, *candidate_boxes(*candidates), api_name="/compare"
+    )
 
 
 def test_api_compare_gives_the_engines_scores_with_the_best_marked(client, scorer):
     boxes = [CANDIDATES[0], "", CANDIDATES[1], CANDIDATES[2]]  # the blank second box is skipped
     table, chart, heatmap, signature = compare(client, *boxes)
     expected = scorer.score_directions(CANDIDATES, references=[REFERENCES] * 3, sources=[SOURCE] * 3)
-    assert table["headers"] == ["candidate", *bartscore.DIRECTIONS, "best in"]
+    assert table["headers"] == ["candidate", *bart_score.DIRECTIONS, "best in"]
     assert [row[0] for row in table["data"]] == ["Candidate 1", "Candidate 3", "Candidate 4"]
-    for column, direction in enumerate(bartscore.DIRECTIONS, 1):
+    for column, direction in enumerate(bart_score.DIRECTIONS, 1):
         assert [row[column] for row in table["data"]] == pytest.approx(expected[direction], abs=1e-6)
         best = max(range(3), key=lambda i: expected[direction][i])
         assert direction in table["data"][best][-1]
@@ -400,19 +470,35 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked(client, score
     assert chart["y_lim"][1] == 0 and chart["y_lim"][0] < min(bars.values())
 
     tokens = scorer.score_tokens([SOURCE] * 3, CANDIDATES)
-    shown = [[float(v) for v in re.findall(r'data-logprob="([^"]+)"', block)]
-             for block in heatmap.split('<div class="candidate"')[1:]]
+    shown = [
+        [float(v) for v in re.findall(r'data-logprob="([^"]+)"', block)]
+        for block in heatmap.split('<div class="candidate"')[1:]
+    ]
     assert [len(values) for values in shown] == [len(t) for t in tokens]
     for values, pair in zip(shown, tokens):
         assert values == pytest.approx([lp for _, lp in pair], abs=1e-5)
 
 
 def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
-    table, _, heatmap, signature = compare(client, CANDIDATES[0], CANDIDATES[1], source="",
-                                           directions=["recall", "f_score"], aggregation="max", prompt="custom",
-                                           phrase="In other words", side="decoder")
-    expected = scorer.score_directions(CANDIDATES[:2], references=[REFERENCES] * 2, directions=["recall", "f_score"],
-                                       aggregation="max", prompt=["In other words"], prompt_side="decoder")
+    table, _, heatmap, signature = compare(
+        client,
+        CANDIDATES[0],
+        CANDIDATES[1],
+        source="",
+        directions=["recall", "f_score"],
+        aggregation="max",
+        prompt="custom",
+        phrase="In other words",
+        side="decoder",
+    )
+    expected = scorer.score_directions(
+        CANDIDATES[:2],
+        references=[REFERENCES] * 2,
+        directions=["recall", "f_score"],
+        aggregation="max",
+        prompt=["In other words"],
+        prompt_side="decoder",
+    )
     assert table["headers"] == ["candidate", "recall", "f_score", "best in"]
     assert [row[1] for row in table["data"]] == pytest.approx(expected["recall"], abs=1e-6)
     assert [row[2] for row in table["data"]] == pytest.approx(expected["f_score"], abs=1e-6)
@@ -420,17 +506,22 @@ def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
     assert "given the first reference" in heatmap
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (dict(candidates=["only one"]), "Enter at least 2 candidates to compare (found 1)"),
-    (dict(candidates=["a", "b" * (MAX_CHARS + 1)]),
-     f"Candidate 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}"),
-    (dict(source="s" * (MAX_CHARS + 1)), f"The source has {MAX_CHARS + 1} characters"),
-    (dict(references="\n".join(["r"] * 9)), "At most 8 references are allowed (found 9)"),
-    (dict(source=""), "faithfulness (source → candidate) needs a source"),
-    (dict(directions=[]), "Choose at least one direction"),
-    (dict(prompt="custom", phrase="  "), "Enter a custom prompt phrase"),
-    (dict(model="missing"), "Cannot load the BART checkpoint"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (dict(candidates=["only one"]), "Enter at least 2 candidates to compare (found 1)"),
+        (
+            dict(candidates=["a", "b" * (MAX_CHARS + 1)]),
+            f"Candidate 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
+        ),
+        (dict(source="s" * (MAX_CHARS + 1)), f"The source has {MAX_CHARS + 1} characters"),
+        (dict(references="\n".join(["r"] * 9)), "At most 8 references are allowed (found 9)"),
+        (dict(source=""), "faithfulness (source → candidate) needs a source"),
+        (dict(directions=[]), "Choose at least one direction"),
+        (dict(prompt="custom", phrase="  "), "Enter a custom prompt phrase"),
+        (dict(model="missing"), "Cannot load the BART checkpoint"),
+    ],
+)
 def test_api_compare_explains_user_mistakes_and_keeps_running(client, arguments, message):
     candidates = arguments.pop("candidates", CANDIDATES[:2])
     with pytest.raises(AppError, match=re.escape(message)) as raised:
@@ -444,8 +535,9 @@ def test_api_compare_refuses_a_model_outside_the_allowlist(client, tiny_checkpoi
     loaded = dict(app._scorers)
     for model in (tiny_checkpoint, "facebook/bart-large"):
         # Gradio refuses a value outside the menu before the app runs (load_scorer checks again, tested above).
-        with pytest.raises(AppError, match=re.escape(f"{model} is not in the list of choices: ['vanilla', 'cnn', "
-                                                     f"'tiny', 'missing']")):
+        with pytest.raises(
+            AppError, match=re.escape(f"{model} is not in the list of choices: ['vanilla', 'cnn', 'tiny', 'missing']")
+        ):
             compare(client, *CANDIDATES[:2], model=model)
     assert app._scorers == loaded  # nothing was loaded for it
 
@@ -463,8 +555,15 @@ def write_outputs_csv(path, rows):
 
 
 OUTPUT_ROWS = [
-    [f"doc{i}", f"{SOURCE} Item {i}.", REFERENCES[0], REFERENCES[1] if i % 2 else "", CANDIDATES[0] + f" ({i})",
-     CANDIDATES[1], CANDIDATES[2] if i % 3 else ""]  # an empty output is scored as the empty text
+    [
+        f"doc{i}",
+        f"{SOURCE} Item {i}.",
+        REFERENCES[0],
+        REFERENCES[1] if i % 2 else "",
+        CANDIDATES[0] + f" ({i})",
+        CANDIDATES[1],
+        CANDIDATES[2] if i % 3 else "",
+    ]  # an empty output is scored as the empty text
     for i in range(6)
 ]
 
@@ -472,16 +571,24 @@ OUTPUT_ROWS = [
 def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer, tmp_path):
     path = write_outputs_csv(tmp_path / "outputs.csv", OUTPUT_ROWS)
     summary, pairs, rows, download, signature = client.predict(
-        *settings_inputs(directions=["faithfulness", "f_score"]), handle_file(path), api_name="/score_file")
+        *settings_inputs(directions=["faithfulness", "f_score"]), handle_file(path), api_name="/score_file"
+    )
 
     sources = [row[1] for row in OUTPUT_ROWS]
     references = [[r for r in row[2:4] if r] for row in OUTPUT_ROWS]
-    expected = {name: scorer.score_directions([row[column] for row in OUTPUT_ROWS], references=references,
-                                              sources=sources, directions=["faithfulness", "f_score"])
-                for column, name in ((4, "good"), (5, "bad"), (6, "odd"))}
+    expected = {
+        name: scorer.score_directions(
+            [row[column] for row in OUTPUT_ROWS],
+            references=references,
+            sources=sources,
+            directions=["faithfulness", "f_score"],
+        )
+        for column, name in ((4, "good"), (5, "bad"), (6, "odd"))
+    }
 
-    assert rows["headers"] == ["row", "id"] + [f"{s}/{d}" for s in ("good", "bad", "odd")
-                                              for d in ("faithfulness", "f_score")]
+    assert rows["headers"] == ["row", "id"] + [
+        f"{s}/{d}" for s in ("good", "bad", "odd") for d in ("faithfulness", "f_score")
+    ]
     assert [row[:2] for row in rows["data"]] == [[i + 1, f"doc{i}"] for i in range(6)]
     assert [row[2] for row in rows["data"]] == pytest.approx(expected["good"]["faithfulness"], abs=TOLERANCE)
     assert [row[7] for row in rows["data"]] == pytest.approx(expected["odd"]["f_score"], abs=TOLERANCE)
@@ -489,12 +596,14 @@ def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer
     for direction in ("faithfulness", "f_score"):
         # compare_systems on the scores the app shows: separate engine calls agree only within TOLERANCE.
         column = rows["headers"].index
-        stats = bartscore.compare_systems({name: [row[column(f"{name}/{direction}")] for row in rows["data"]]
-                                           for name in expected})
+        stats = bart_score.compare_systems(
+            {name: [row[column(f"{name}/{direction}")] for row in rows["data"]] for name in expected}
+        )
         shown = [row for row in summary["data"] if row[0] == direction]
         assert [row[1] for row in shown] == ["good", "bad", "odd"]
         assert [value for row in shown for value in row[2:]] == pytest.approx(
-            [s[key] for s in stats["systems"] for key in ("mean", "ci_low", "ci_high")], abs=1e-9)
+            [s[key] for s in stats["systems"] for key in ("mean", "ci_low", "ci_high")], abs=1e-9
+        )
         shown_pairs = [row for row in pairs["data"] if row[0] == direction]
         assert [row[1:3] for row in shown_pairs] == [["good", "bad"], ["good", "odd"], ["bad", "odd"]]
         for row, pair in zip(shown_pairs, stats["pairs"]):
@@ -510,10 +619,23 @@ def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer
 
 
 def test_api_batch_reports_progress_while_scoring(client, tmp_path):
-    rows = [[f"r{i}", f"Report {i}: " + " ".join(["the city report says the market was high"] * 12), REFERENCES[0], "",
-             CANDIDATES[0], CANDIDATES[1], CANDIDATES[2]] for i in range(MAX_ROWS)]
-    job = client.submit(*settings_inputs(directions=["faithfulness"]), handle_file(write_outputs_csv(
-        tmp_path / "many.csv", rows)), api_name="/score_file")
+    rows = [
+        [
+            f"r{i}",
+            f"Report {i}: " + " ".join(["the city report says the market was high"] * 12),
+            REFERENCES[0],
+            "",
+            CANDIDATES[0],
+            CANDIDATES[1],
+            CANDIDATES[2],
+        ]
+        for i in range(MAX_ROWS)
+    ]
+    job = client.submit(
+        *settings_inputs(directions=["faithfulness"]),
+        handle_file(write_outputs_csv(tmp_path / "many.csv", rows)),
+        api_name="/score_file",
+    )
     seen = set()
     deadline = time.monotonic() + 300
     while not job.done():
@@ -526,34 +648,43 @@ def test_api_batch_reports_progress_while_scoring(client, tmp_path):
     assert ("BARTScore", 3 * MAX_ROWS) in seen
 
 
-@pytest.mark.parametrize("name, content, message", [
-    ("latin1.csv", "source,sys\ncaf\xe9,x\n".encode("latin-1"), "latin1.csv is not UTF-8 text"),
-    ("empty.csv", b"", "empty.csv is empty"),
-    ("columns.csv", "text,output\nx,y\n", "columns.csv needs a 'source' column and/or reference columns"),
-    ("rows.jsonl", "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
-     f"The file has {MAX_ROWS + 1} rows; the limit is {MAX_ROWS}"),
-    ("refs.csv", "source,sys\na,b\n", "precision, recall, f_score need at least one reference"),
-])
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("latin1.csv", "source,sys\ncaf\xe9,x\n".encode("latin-1"), "latin1.csv is not UTF-8 text"),
+        ("empty.csv", b"", "empty.csv is empty"),
+        ("columns.csv", "text,output\nx,y\n", "columns.csv needs a 'source' column and/or reference columns"),
+        (
+            "rows.jsonl",
+            "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
+            f"The file has {MAX_ROWS + 1} rows; the limit is {MAX_ROWS}",
+        ),
+        ("refs.csv", "source,sys\na,b\n", "precision, recall, f_score need at least one reference"),
+    ],
+)
 def test_api_batch_explains_malformed_uploads_and_keeps_running(client, tmp_path, name, content, message):
     with pytest.raises(AppError, match=re.escape(message)) as raised:
         client.predict(*settings_inputs(), handle_file(write(tmp_path, name, content)), api_name="/score_file")
     assert "Traceback" not in str(raised.value)
     assert f"/{name}" not in str(raised.value)  # the file's name, not the path of Gradio's temporary copy
     good = write(tmp_path, "good.jsonl", json.dumps({"source": "a b c", "sys": "a b"}) + "\n")
-    summary, *_ = client.predict(*settings_inputs(directions=["faithfulness"]), handle_file(good),
-                                 api_name="/score_file")
+    summary, *_ = client.predict(
+        *settings_inputs(directions=["faithfulness"]), handle_file(good), api_name="/score_file"
+    )
     assert summary["data"][0][:2] == ["faithfulness", "sys"]
     assert math.isfinite(summary["data"][0][2])
 
 
 def test_api_batch_without_an_upload_asks_for_one(client):
-    with pytest.raises(AppError, match="Upload a .csv or .jsonl file first"):
+    with pytest.raises(AppError, match=r"Upload a \.csv or \.jsonl file first"):
         client.predict(*settings_inputs(), None, api_name="/score_file")
 
 
 def test_hidden_helper_events_are_not_part_of_the_api(client):
     assert set(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == {
-        "/compare", "/score_file"}
+        "/compare",
+        "/score_file",
+    }
 
 
 def test_p_values_are_shown_rounded_but_never_as_zero():

@@ -5,24 +5,32 @@ import os
 import re
 
 import pytest
-
 from test_app import OUTPUT_ROWS, write_outputs_csv
 
 import app
-import bartscore
+import bart_score
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="reason: the playwright package is not installed")
 expect = sync_api.expect
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 ARTIFACTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "artifacts")
 TIMEOUT_MS = 60_000
 expect.set_options(timeout=TIMEOUT_MS)
 
-pytestmark = pytest.mark.skipif(not os.path.isfile(CHROMIUM),
-                                reason="reason: Debian's chromium is not installed (apt-get install chromium)")
+pytestmark = pytest.mark.skipif(
+    not os.path.isfile(CHROMIUM), reason="reason: Debian's chromium is not installed (apt-get install chromium)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -64,15 +72,16 @@ def test_compare_tab_shows_table_chart_and_heatmap(page, scorer):
     page.locator("#compare-button").click()
 
     candidates = example["candidates"] + [third]
-    expected = scorer.score_directions(candidates, references=[[example["references"]]] * 3,
-                                       sources=[example["source"]] * 3)
+    expected = scorer.score_directions(
+        candidates, references=[[example["references"]]] * 3, sources=[example["source"]] * 3
+    )
     expect(page.locator("#comparison-chart .mark-rect path")).to_have_count(3 * 4)
     table = page.locator("#comparison-table")
     for row in range(3):
         expect(cell(table, row, 0)).to_have_text(f"Candidate {row + 1}")
-        for column, direction in enumerate(bartscore.DIRECTIONS, 1):
+        for column, direction in enumerate(bart_score.DIRECTIONS, 1):
             expect(cell(table, row, column)).to_have_text(f"{expected[direction][row]:.4f}")
-    for column, direction in enumerate(bartscore.DIRECTIONS, 1):
+    for column, direction in enumerate(bart_score.DIRECTIONS, 1):
         best = max(range(3), key=lambda i: expected[direction][i])
         expect(cell(table, best, column)).to_have_css("font-weight", "700")
         expect(cell(table, best, 5)).to_contain_text(direction)
@@ -101,8 +110,18 @@ def test_compare_tab_shows_table_chart_and_heatmap(page, scorer):
 
 
 def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_path):
-    rows = OUTPUT_ROWS + [[f"extra{i}", f"Report {i}: the market was high.", "The market was high.", "",
-                           "The market was high.", "The team lost the game.", "Market high."] for i in range(6)]
+    rows = OUTPUT_ROWS + [
+        [
+            f"extra{i}",
+            f"Report {i}: the market was high.",
+            "The market was high.",
+            "",
+            "The market was high.",
+            "The team lost the game.",
+            "Market high.",
+        ]
+        for i in range(6)
+    ]
     path = write_outputs_csv(tmp_path / "outputs.csv", rows)
     page.get_by_role("tab", name="Batch").click()
     for direction in ("precision", "recall"):  # untick: faithfulness and f_score remain
@@ -112,7 +131,7 @@ def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_pat
     page.locator("#batch-button").click()
 
     # The same single engine call as the app's (so the same batching and the same digits), on the same weights.
-    expected = app.score_upload(scorer, bartscore.read_table_corpus(path), directions=["faithfulness", "f_score"])
+    expected = app.score_upload(scorer, bart_score.read_table_corpus(path), directions=["faithfulness", "f_score"])
     assert list(expected.summary["system"][:3]) == ["good", "bad", "odd"]
     summary = page.locator("#summary-table")
     pairs = page.locator("#pairs-table")

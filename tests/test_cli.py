@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,7 +11,7 @@ import zipfile
 import numpy as np
 import pytest
 
-import bartscore
+import bart_score
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = ["This is interesting.", "The cat sat on the mat all day.", "I feel good today."]
@@ -21,16 +22,26 @@ SYSTEM_B = ["Fun.", "The dog sat.", "I feel bad today."]
 
 
 def run_cli(*args, cwd=None, env=()):
-    completed = subprocess.run([sys.executable, os.path.join(ROOT, "bartscore.py"), *args], capture_output=True,
-                               text=True, cwd=cwd, env={**os.environ, "HF_HUB_OFFLINE": "1", **dict(env)})
+    completed = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bartscore.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", **dict(env)},
+    )
     return completed.returncode, completed.stdout, completed.stderr
 
 
 @pytest.fixture
 def files(tmp_path):
     paths = {}
-    for name, lines in [("src.txt", SOURCES), ("ref1.txt", REFERENCES_1), ("ref2.txt", REFERENCES_2),
-                        ("sysA.txt", SYSTEM_A), ("sysB.txt", SYSTEM_B)]:
+    for name, lines in [
+        ("src.txt", SOURCES),
+        ("ref1.txt", REFERENCES_1),
+        ("ref2.txt", REFERENCES_2),
+        ("sysA.txt", SYSTEM_A),
+        ("sysB.txt", SYSTEM_B),
+    ]:
         path = tmp_path / name
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths[name] = str(path)
@@ -45,17 +56,29 @@ def tsv_scores(stdout):
 
 
 def test_plain_text_files_give_the_scores_of_compute(files, scorer, tiny_checkpoint):
-    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-s", files["src.txt"], "-r", files["ref1.txt"],
-                                   files["ref2.txt"], "-t", files["sysA.txt"], files["sysB.txt"], "-q")
+    code, stdout, stderr = run_cli(
+        "score",
+        "-m",
+        tiny_checkpoint,
+        "-s",
+        files["src.txt"],
+        "-r",
+        files["ref1.txt"],
+        files["ref2.txt"],
+        "-t",
+        files["sysA.txt"],
+        files["sysB.txt"],
+        "-q",
+    )
     assert code == 0, stderr
     header, rows = tsv_scores(stdout)
-    assert header == ["system", "segment", *bartscore.DIRECTIONS]
+    assert header == ["system", "segment", *bart_score.DIRECTIONS]
     references = [list(pair) for pair in zip(REFERENCES_1, REFERENCES_2)]
     for system, hypotheses in (("sysA.txt", SYSTEM_A), ("sysB.txt", SYSTEM_B)):
         expected = scorer.score_directions(hypotheses, references=references, sources=SOURCES)
         got = [row for row in rows if row["system"] == system]
         assert [int(row["segment"]) for row in got] == [0, 1, 2]
-        for direction in bartscore.DIRECTIONS:
+        for direction in bart_score.DIRECTIONS:
             assert np.allclose([float(row[direction]) for row in got], expected[direction], atol=1e-5)
         mean_line = next(line for line in stderr.splitlines() if line.startswith(system))
         assert float(mean_line.split()[1]) == pytest.approx(expected["faithfulness_mean"], abs=1e-4)
@@ -63,19 +86,44 @@ def test_plain_text_files_give_the_scores_of_compute(files, scorer, tiny_checkpo
 
 
 def test_jsonl_input_with_varying_reference_counts_and_options(tmp_path, scorer, tiny_checkpoint):
-    rows = [{"source": s, "references": refs, "alpha": a, "beta": b}
-            for s, refs, a, b in zip(SOURCES, [["x"], ["y", "z"], ["u", "v", "w"]], SYSTEM_A, SYSTEM_B)]
+    rows = [
+        {"source": s, "references": refs, "alpha": a, "beta": b}
+        for s, refs, a, b in zip(SOURCES, [["x"], ["y", "z"], ["u", "v", "w"]], SYSTEM_A, SYSTEM_B)
+    ]
     path = tmp_path / "data.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = tmp_path / "segments.jsonl"
-    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(path), "-d", "faithfulness,recall",
-                                   "--aggregation", "max", "-p", "mt", "--prompt-side", "decoder", "-f", "jsonl",
-                                   "-o", str(out), "-q")
+    code, stdout, stderr = run_cli(
+        "score",
+        "-m",
+        tiny_checkpoint,
+        "-i",
+        str(path),
+        "-d",
+        "faithfulness,recall",
+        "--aggregation",
+        "max",
+        "-p",
+        "mt",
+        "--prompt-side",
+        "decoder",
+        "-f",
+        "jsonl",
+        "-o",
+        str(out),
+        "-q",
+    )
     assert code == 0, stderr
     segments = [json.loads(line) for line in out.read_text().splitlines()]
-    expected = scorer.score_directions(SYSTEM_B, references=[r["references"] for r in rows], sources=SOURCES,
-                                       directions=["faithfulness", "recall"], aggregation="max", prompt="mt",
-                                       prompt_side="decoder")
+    expected = scorer.score_directions(
+        SYSTEM_B,
+        references=[r["references"] for r in rows],
+        sources=SOURCES,
+        directions=["faithfulness", "recall"],
+        aggregation="max",
+        prompt="mt",
+        prompt_side="decoder",
+    )
     beta = [s for s in segments if s["system"] == "beta"]
     assert set(beta[0]) == {"system", "segment", "faithfulness", "recall"}
     assert np.allclose([s["recall"] for s in beta], expected["recall"], atol=1e-5)
@@ -86,13 +134,17 @@ def test_jsonl_input_with_varying_reference_counts_and_options(tmp_path, scorer,
 def test_csv_input_with_reference_columns(tmp_path, scorer, tiny_checkpoint):
     path = tmp_path / "data.csv"
     lines = ["source,reference_1,reference_2,mine"] + [
-        f'"{s}","{r1}","{r2}","{h}"' for s, r1, r2, h in zip(SOURCES, REFERENCES_1, ["", "Another.", ""], SYSTEM_A)]
+        f'"{s}","{r1}","{r2}","{h}"' for s, r1, r2, h in zip(SOURCES, REFERENCES_1, ["", "Another.", ""], SYSTEM_A)
+    ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(path), "-d", "precision", "-q")
     assert code == 0, stderr
     _, rows = tsv_scores(stdout)
-    expected = scorer.score_directions(SYSTEM_A, references=[["This is fun."], ["A cat sat on a mat.", "Another."],
-                                                             ["I am happy."]], directions="precision")
+    expected = scorer.score_directions(
+        SYSTEM_A,
+        references=[["This is fun."], ["A cat sat on a mat.", "Another."], ["I am happy."]],
+        directions="precision",
+    )
     assert np.allclose([float(r["precision"]) for r in rows], expected["precision"], atol=1e-5)
 
 
@@ -106,8 +158,18 @@ def test_compare_finds_the_system_better_on_every_segment(tmp_path, scorer, tiny
     worse = [b if x > y else a for (a, b), x, y in zip(candidates, first, second)]
     for name, lines in (("src.txt", sources), ("better", better), ("worse", worse)):
         (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    code, stdout, stderr = run_cli("compare", "-m", tiny_checkpoint, "-s", str(tmp_path / "src.txt"), "-t",
-                                   str(tmp_path / "worse"), str(tmp_path / "better"), "--json", "-q")
+    code, stdout, stderr = run_cli(
+        "compare",
+        "-m",
+        tiny_checkpoint,
+        "-s",
+        str(tmp_path / "src.txt"),
+        "-t",
+        str(tmp_path / "worse"),
+        str(tmp_path / "better"),
+        "--json",
+        "-q",
+    )
     assert code == 0, stderr
     report = json.loads(stdout)
     (pair,) = report["directions"]["faithfulness"]["pairs"]
@@ -117,42 +179,52 @@ def test_compare_finds_the_system_better_on_every_segment(tmp_path, scorer, tiny
 
 def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
     copy = tmp_path / "sysA-copy.txt"
-    copy.write_text(open(files["sysA.txt"], encoding="utf-8").read(), encoding="utf-8")
-    code, stdout, stderr = run_cli("compare", "-m", tiny_checkpoint, "-r", files["ref1.txt"], "-t",
-                                   files["sysA.txt"], str(copy), "-q")
+    shutil.copyfile(files["sysA.txt"], copy)
+    code, stdout, stderr = run_cli(
+        "compare", "-m", tiny_checkpoint, "-r", files["ref1.txt"], "-t", files["sysA.txt"], str(copy), "-q"
+    )
     assert code == 0, stderr
     assert "== f_score:" in stdout and "tie" in stdout
     pair_line = next(line for line in stdout.splitlines() if "sysA.txt" in line and "sysA-copy.txt" in line)
     assert "+0.0000" in pair_line and "1.0000" in pair_line
 
 
-@pytest.mark.parametrize("args,message", [
-    (["-s", "{src}", "-t", "{short}"], r"short.txt has 1 lines but .*src.txt has 3"),
-    (["-s", "{src}", "-t", "{missing}"], r"cannot read .*missing.txt"),
-    (["-t", "{sysA}"], r"give --sources and/or --references"),
-    (["-s", "{src}"], r"give at least one --hypotheses file"),
-    (["-s", "{src}", "-t", "{sysA}", "-d", "recall"], r"'recall' needs references"),
-    (["-s", "{src}", "-t", "{sysA}", "-p", "sumary"], r"unknown prompt set 'sumary'"),
-    (["-s", "{src}", "-t", "{sysA}", "--aggregation", "median"], r"argument --aggregation: invalid choice: 'median'"),
-    (["-s", "{src}", "-t", "{sysA}", "-p", "summary", "--prompt-phrases", "x"], r"not allowed with argument -p"),
-    (["-s", "{src}", "-t", "{sysA}", "--device", "gpu0"], r"--device 'gpu0' is not a device"),
-    (["-s", "{src}", "-t", "{sysA}", "-o", "{nowhere}"], r"cannot write .*out.tsv: not a file in an existing"),
-    (["-s", "{empty}", "-t", "{empty}"], r"empty.txt is empty: no segments to score"),
-    (["-s", "{src}", "-r", "{blank_ref}", "-t", "{sysA}"], r"segment 2 has no reference: line 2 is blank in"),
-    (["-i", "{table}", "--source-column", "artcle"], r"table.csv has no column 'artcle'"),
-    (["-i", "{table}", "--reference-columns", "sys", "--system-columns", "sys"], r"column 'sys' is given two roles"),
-    (["-s", "{src}", "-t", "{sysA}", "--batch-size", "0"], r"--batch-size must be a positive integer"),
-    (["-s", "{src}", "-t", "{sysA}", "--max-length", "5000"], r"max_length must be an integer from 2 to 1024"),
-    (["-s", "{src}", "-t", "{latin1}"], r"latin1.txt is not UTF-8 text"),
-    (["-i", "{bad}"], r"bad.jsonl line 2 is not valid JSON"),
-    (["-i", "{src}"], r"a table must be a .jsonl or .csv file"),
-    (["-i", "{bad}", "-s", "{src}"], r"give either --input or plain-text files"),
-    (["--unknown-flag"], r"unrecognized arguments"),
-    (["-i", "{ragged}"], r"ragged.csv line 3 has 2 fields but the header has 3"),
-    (["-i", "{dupes}"], r"column names appear more than once: sys"),
-    (["-i", "{norefs}"], r"norefs.jsonl row 2 has no reference"),
-    (["-i", "{nosource}"], r"nosource.jsonl row 1, column 'source': expected text, got nothing"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["-s", "{src}", "-t", "{short}"], r"short.txt has 1 lines but .*src.txt has 3"),
+        (["-s", "{src}", "-t", "{missing}"], r"cannot read .*missing.txt"),
+        (["-t", "{sysA}"], r"give --sources and/or --references"),
+        (["-s", "{src}"], r"give at least one --hypotheses file"),
+        (["-s", "{src}", "-t", "{sysA}", "-d", "recall"], r"'recall' needs references"),
+        (["-s", "{src}", "-t", "{sysA}", "-p", "sumary"], r"unknown prompt set 'sumary'"),
+        (
+            ["-s", "{src}", "-t", "{sysA}", "--aggregation", "median"],
+            r"argument --aggregation: invalid choice: 'median'",
+        ),
+        (["-s", "{src}", "-t", "{sysA}", "-p", "summary", "--prompt-phrases", "x"], r"not allowed with argument -p"),
+        (["-s", "{src}", "-t", "{sysA}", "--device", "gpu0"], r"--device 'gpu0' is not a device"),
+        (["-s", "{src}", "-t", "{sysA}", "-o", "{nowhere}"], r"cannot write .*out.tsv: not a file in an existing"),
+        (["-s", "{empty}", "-t", "{empty}"], r"empty.txt is empty: no segments to score"),
+        (["-s", "{src}", "-r", "{blank_ref}", "-t", "{sysA}"], r"segment 2 has no reference: line 2 is blank in"),
+        (["-i", "{table}", "--source-column", "artcle"], r"table.csv has no column 'artcle'"),
+        (
+            ["-i", "{table}", "--reference-columns", "sys", "--system-columns", "sys"],
+            r"column 'sys' is given two roles",
+        ),
+        (["-s", "{src}", "-t", "{sysA}", "--batch-size", "0"], r"--batch-size must be a positive integer"),
+        (["-s", "{src}", "-t", "{sysA}", "--max-length", "5000"], r"max_length must be an integer from 2 to 1024"),
+        (["-s", "{src}", "-t", "{latin1}"], r"latin1.txt is not UTF-8 text"),
+        (["-i", "{bad}"], r"bad.jsonl line 2 is not valid JSON"),
+        (["-i", "{src}"], r"a table must be a .jsonl or .csv file"),
+        (["-i", "{bad}", "-s", "{src}"], r"give either --input or plain-text files"),
+        (["--unknown-flag"], r"unrecognized arguments"),
+        (["-i", "{ragged}"], r"ragged.csv line 3 has 2 fields but the header has 3"),
+        (["-i", "{dupes}"], r"column names appear more than once: sys"),
+        (["-i", "{norefs}"], r"norefs.jsonl row 2 has no reference"),
+        (["-i", "{nosource}"], r"nosource.jsonl row 1, column 'source': expected text, got nothing"),
+    ],
+)
 def test_usage_errors_exit_2_with_a_clear_message(files, tmp_path, tiny_checkpoint, capsys, args, message):
     # In-process for speed (the subprocess tests above cover the process boundary); same main() as the command.
     (tmp_path / "short.txt").write_text("only one line\n", encoding="utf-8")
@@ -160,21 +232,31 @@ def test_usage_errors_exit_2_with_a_clear_message(files, tmp_path, tiny_checkpoi
     (tmp_path / "bad.jsonl").write_text('{"source": "a", "sys": "b"}\n{not json}\n', encoding="utf-8")
     (tmp_path / "ragged.csv").write_text("source,reference,sys\na,b,c\nd,e\n", encoding="utf-8")
     (tmp_path / "dupes.csv").write_text("source, sys,sys\na,b,c\n", encoding="utf-8")
-    (tmp_path / "norefs.jsonl").write_text('{"reference": "r", "sys": "x"}\n{"reference": " ", "sys": "y"}\n',
-                                           encoding="utf-8")
+    (tmp_path / "norefs.jsonl").write_text(
+        '{"reference": "r", "sys": "x"}\n{"reference": " ", "sys": "y"}\n', encoding="utf-8"
+    )
     (tmp_path / "nosource.jsonl").write_text('{"sys": "x"}\n{"source": "s", "sys": "y"}\n', encoding="utf-8")
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
     (tmp_path / "blank_ref.txt").write_text("r\n \nr\n", encoding="utf-8")
     (tmp_path / "table.csv").write_text("article,reference,sys\na,b,c\n", encoding="utf-8")
-    paths = {"src": files["src.txt"], "sysA": files["sysA.txt"], "short": str(tmp_path / "short.txt"),
-             "empty": str(tmp_path / "empty.txt"), "blank_ref": str(tmp_path / "blank_ref.txt"),
-             "table": str(tmp_path / "table.csv"), "nowhere": str(tmp_path / "nowhere" / "out.tsv"),
-             "missing": str(tmp_path / "missing.txt"), "latin1": str(tmp_path / "latin1.txt"),
-             "bad": str(tmp_path / "bad.jsonl"), **{name: str(tmp_path / f"{name}.{ext}") for name, ext in
-                                                     (("ragged", "csv"), ("dupes", "csv"), ("norefs", "jsonl"),
-                                                      ("nosource", "jsonl"))}}
+    paths = {
+        "src": files["src.txt"],
+        "sysA": files["sysA.txt"],
+        "short": str(tmp_path / "short.txt"),
+        "empty": str(tmp_path / "empty.txt"),
+        "blank_ref": str(tmp_path / "blank_ref.txt"),
+        "table": str(tmp_path / "table.csv"),
+        "nowhere": str(tmp_path / "nowhere" / "out.tsv"),
+        "missing": str(tmp_path / "missing.txt"),
+        "latin1": str(tmp_path / "latin1.txt"),
+        "bad": str(tmp_path / "bad.jsonl"),
+        **{
+            name: str(tmp_path / f"{name}.{ext}")
+            for name, ext in (("ragged", "csv"), ("dupes", "csv"), ("norefs", "jsonl"), ("nosource", "jsonl"))
+        },
+    }
     try:
-        code = bartscore.main(["score", "-m", tiny_checkpoint, "-q", *[a.format(**paths) for a in args]])
+        code = bart_score.main(["score", "-m", tiny_checkpoint, "-q", *[a.format(**paths) for a in args]])
     except SystemExit as exit_:  # argparse's own usage errors
         code = exit_.code
     stderr = capsys.readouterr().err
@@ -183,21 +265,49 @@ def test_usage_errors_exit_2_with_a_clear_message(files, tmp_path, tiny_checkpoi
 
 
 def test_compare_refuses_a_negative_seed(files, tiny_checkpoint, capsys):
-    code = bartscore.main(["compare", "-m", tiny_checkpoint, "-s", files["src.txt"], "-t", files["sysA.txt"],
-                           files["sysB.txt"], "--seed", "-1"])
+    code = bart_score.main(
+        [
+            "compare",
+            "-m",
+            tiny_checkpoint,
+            "-s",
+            files["src.txt"],
+            "-t",
+            files["sysA.txt"],
+            files["sysB.txt"],
+            "--seed",
+            "-1",
+        ]
+    )
     assert code == 2 and "--seed at least 0" in capsys.readouterr().err
 
 
 def test_blank_reference_lines_are_skipped_and_reported_as_a_csv_reads_empty_cells(files, tmp_path, tiny_checkpoint):
     (tmp_path / "ref2.txt").write_text("It is fun.\n\nToday I feel good.\n", encoding="utf-8")
-    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-s", files["src.txt"], "-r", files["ref1.txt"],
-                                   str(tmp_path / "ref2.txt"), "-t", files["sysA.txt"], "-q")
+    code, stdout, stderr = run_cli(
+        "score",
+        "-m",
+        tiny_checkpoint,
+        "-s",
+        files["src.txt"],
+        "-r",
+        files["ref1.txt"],
+        str(tmp_path / "ref2.txt"),
+        "-t",
+        files["sysA.txt"],
+        "-q",
+    )
     assert code == 0, stderr
     assert "note: 1 blank reference line(s) or cell(s) are not references and were skipped" in stderr
     table = tmp_path / "data.csv"
-    table.write_text("source,reference_1,reference_2,sysA.txt\n" + "".join(
-        f'"{s}","{r1}","{r2}","{h}"\n' for s, r1, r2, h in
-        zip(SOURCES, REFERENCES_1, ["It is fun.", "", "Today I feel good."], SYSTEM_A)), encoding="utf-8")
+    table.write_text(
+        "source,reference_1,reference_2,sysA.txt\n"
+        + "".join(
+            f'"{s}","{r1}","{r2}","{h}"\n'
+            for s, r1, r2, h in zip(SOURCES, REFERENCES_1, ["It is fun.", "", "Today I feel good."], SYSTEM_A)
+        ),
+        encoding="utf-8",
+    )
     code, from_table, table_stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(table), "-q")
     assert code == 0, table_stderr
     assert from_table == stdout and "nrefs:1-2" in stderr and "note: 1 blank reference" in table_stderr
@@ -205,10 +315,16 @@ def test_blank_reference_lines_are_skipped_and_reported_as_a_csv_reads_empty_cel
 
 def test_one_word_prompt_phrases_and_ids_in_the_output(tmp_path, scorer, tiny_checkpoint):
     path = tmp_path / "data.jsonl"
-    path.write_text("".join(json.dumps({"id": f"doc-{i}", "source": s, "sys": h}) + "\n"
-                            for i, (s, h) in enumerate(zip(SOURCES, SYSTEM_A))), encoding="utf-8")
-    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(path), "--prompt-phrases", "summarize",
-                                   "briefly", "-q")
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"doc-{i}", "source": s, "sys": h}) + "\n"
+            for i, (s, h) in enumerate(zip(SOURCES, SYSTEM_A))
+        ),
+        encoding="utf-8",
+    )
+    code, stdout, stderr = run_cli(
+        "score", "-m", tiny_checkpoint, "-i", str(path), "--prompt-phrases", "summarize", "briefly", "-q"
+    )
     assert code == 0, stderr
     header, rows = tsv_scores(stdout)
     assert header == ["system", "segment", "id", "faithfulness"]
@@ -220,8 +336,18 @@ def test_one_word_prompt_phrases_and_ids_in_the_output(tmp_path, scorer, tiny_ch
 def test_compare_json_writes_null_for_undefined_p_values(tmp_path, tiny_checkpoint):
     for name, line in (("src.txt", "One source."), ("a.txt", "One output."), ("b.txt", "Another output.")):
         (tmp_path / name).write_text(line + "\n", encoding="utf-8")
-    code, stdout, stderr = run_cli("compare", "-m", tiny_checkpoint, "-s", str(tmp_path / "src.txt"), "-t",
-                                   str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--json", "-q")
+    code, stdout, stderr = run_cli(
+        "compare",
+        "-m",
+        tiny_checkpoint,
+        "-s",
+        str(tmp_path / "src.txt"),
+        "-t",
+        str(tmp_path / "a.txt"),
+        str(tmp_path / "b.txt"),
+        "--json",
+        "-q",
+    )
     assert code == 0, stderr
     report = json.loads(stdout, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
     (pair,) = report["directions"]["faithfulness"]["pairs"]
@@ -235,34 +361,61 @@ def test_compare_needs_two_systems_and_exits_2_from_the_process(files, tiny_chec
 
 
 def test_missing_checkpoint_is_a_runtime_failure_with_one_clear_line(files, tmp_path):
-    code, _, stderr = run_cli("score", "-m", "vanilla", "-s", files["src.txt"], "-t", files["sysA.txt"],
-                              env={"HF_HUB_CACHE": str(tmp_path / "empty-hf-cache")})
+    code, _, stderr = run_cli(
+        "score",
+        "-m",
+        "vanilla",
+        "-s",
+        files["src.txt"],
+        "-t",
+        files["sysA.txt"],
+        env={"HF_HUB_CACHE": str(tmp_path / "empty-hf-cache")},
+    )
     assert code == 1
     assert "Traceback" not in stderr and "Cannot load the BART checkpoint 'facebook/bart-large'" in stderr
 
 
 def test_pip_install_gives_the_bartscore_command(tmp_path, files, tiny_checkpoint):
     wheel_dir = tmp_path / "wheel"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                            str(wheel_dir), ROOT], capture_output=True, text=True)
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheel_dir), ROOT],
+        capture_output=True,
+        text=True,
+    )
     assert build.returncode == 0, build.stderr
     (wheel,) = wheel_dir.glob("bartscore-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         entry_points = archive.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "bartscore.py" in names
-    assert "bartscore = bartscore:main" in entry_points
+    assert "bartscore.py" in names and "bart_score/engine.py" in names and "bart_score/cli/score.py" in names
+    assert "bartscore = bart_score.cli:main" in entry_points
     target = tmp_path / "site"
-    install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
-                              str(wheel)], capture_output=True, text=True)
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+    )
     assert install.returncode == 0, install.stderr
-    command = subprocess.run([str(target / "bin" / "bartscore"), "score", "-m", tiny_checkpoint, "-s",
-                              files["src.txt"], "-t", files["sysA.txt"], "-q"], capture_output=True, text=True,
-                             env={**os.environ, "PYTHONPATH": str(target), "HF_HUB_OFFLINE": "1"})
+    command = subprocess.run(
+        [
+            str(target / "bin" / "bartscore"),
+            "score",
+            "-m",
+            tiny_checkpoint,
+            "-s",
+            files["src.txt"],
+            "-t",
+            files["sysA.txt"],
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(target), "HF_HUB_OFFLINE": "1"},
+    )
     assert command.returncode == 0, command.stderr
     assert command.stdout.startswith("system\tsegment\tfaithfulness")
 
 
 def test_version_is_one_number():
     with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as handle:
-        assert f'version = "{bartscore.__version__}"' in handle.read()
+        assert f'version = "{bart_score.__version__}"' in handle.read()

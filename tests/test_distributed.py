@@ -3,11 +3,10 @@
 import json
 import random
 
+import distributed_worker
 import numpy as np
 import pytest
 import torch.multiprocessing
-
-import distributed_worker
 from tiny_bart import english_like_text
 
 TOLERANCE = 1e-5
@@ -23,8 +22,12 @@ def engine_inputs():
 
 
 def launch(world, tmp_path, checkpoint, sources, targets):
-    torch.multiprocessing.spawn(distributed_worker.run, nprocs=world, join=True,
-                                args=(world, str(tmp_path / "init"), checkpoint, str(tmp_path), sources, targets))
+    torch.multiprocessing.spawn(
+        distributed_worker.run,
+        nprocs=world,
+        join=True,
+        args=(world, str(tmp_path / "init"), checkpoint, str(tmp_path), sources, targets),
+    )
     return [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(world)]
 
 
@@ -49,27 +52,30 @@ def test_distributed_scores_equal_single_process_scores_in_input_order(world, tm
         if rank == 0:
             assert got["failure_error"] == "simulated failure on rank 0"
         else:
-            assert got["failure_error"] == ("rank 0 failed, so this call has no results: "
-                                            "RuntimeError: simulated failure on rank 0")
+            assert got["failure_error"] == (
+                "rank 0 failed, so this call has no results: RuntimeError: simulated failure on rank 0"
+            )
 
     # The metric: each rank computed on its own (uneven, possibly empty) shard; all get every rank's results.
     everything = distributed_worker
-    expected_metric = scorer.score_directions(everything.PREDICTIONS, references=everything.REFERENCES,
-                                              sources=everything.SOURCES)
+    expected_metric = scorer.score_directions(
+        everything.PREDICTIONS, references=everything.REFERENCES, sources=everything.SOURCES
+    )
     for got in ranks:
         for direction in ("faithfulness", "precision", "recall", "f_score"):
             assert np.max(np.abs(np.array(got["metric"][direction]) - expected_metric[direction])) < TOLERANCE
-            assert got["metric"][f"{direction}_mean"] == pytest.approx(expected_metric[f"{direction}_mean"],
-                                                                       abs=TOLERANCE)
+            assert got["metric"][f"{direction}_mean"] == pytest.approx(
+                expected_metric[f"{direction}_mean"], abs=TOLERANCE
+            )
 
 
 @pytest.mark.parametrize("world", [2, 3, 5])
 def test_work_is_balanced_by_tokens_not_examples(tiny_checkpoint, scorer, world):
-    import bartscore
+    import bart_score
 
     sources, targets = engine_inputs()
-    plan = bartscore._Plan(scorer._tokenize, sources, targets)
-    shares = [bartscore._ProcessGroup(world, rank).share(plan) for rank in range(world)]
+    plan = bart_score.engine.Plan(scorer._tokenize, sources, targets)
+    shares = [bart_score.distributed.ProcessGroup(world, rank).share(plan) for rank in range(world)]
     assigned = sorted(p for share in shares for pairs in share.values() for p in pairs)
     assert assigned == list(range(len(plan.pairs)))  # every distinct pair exactly once
     assert all(plan.pairs[p][0] == condition for share in shares for condition, ps in share.items() for p in ps)
@@ -77,8 +83,9 @@ def test_work_is_balanced_by_tokens_not_examples(tiny_checkpoint, scorer, world)
     assert encodings <= len(plan.pairs_by_condition) + world - 1
 
     def tokens(share):
-        return sum(plan.length(c) for c in share) + sum(plan.length(plan.pairs[p][1]) for ps in share.values()
-                                                        for p in ps)
+        return sum(plan.length(c) for c in share) + sum(
+            plan.length(plan.pairs[p][1]) for ps in share.values() for p in ps
+        )
 
     loads = [tokens(share) for share in shares]
     largest_item = max(plan.length(c) + plan.length(t) for c, t in plan.pairs)
@@ -95,10 +102,28 @@ def test_command_line_under_torchrun_writes_the_single_process_results_once(tmp_
     (tmp_path / "hyp.txt").write_text("\n".join(targets) + "\n", encoding="utf-8")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     completed = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         os.path.join(root, "bartscore.py"), "score", "-m", tiny_checkpoint, "-s", str(tmp_path / "src.txt"), "-t",
-         str(tmp_path / "hyp.txt"), "-q"],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"})
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "2",
+            os.path.join(root, "bartscore.py"),
+            "score",
+            "-m",
+            tiny_checkpoint,
+            "-s",
+            str(tmp_path / "src.txt"),
+            "-t",
+            str(tmp_path / "hyp.txt"),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"},
+    )
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.strip().split("\n")
     assert lines[0] == "system\tsegment\tfaithfulness" and len(lines) == 1 + len(sources)

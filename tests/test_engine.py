@@ -6,10 +6,10 @@ import warnings
 import numpy as np
 import pytest
 import torch
-
-import bartscore
 from reference import reference_score, reference_token_log_probs
 from tiny_bart import english_like_text
+
+import bart_score
 
 TOLERANCE = 1e-5
 
@@ -50,17 +50,22 @@ def test_scores_do_not_depend_on_input_order(scorer):
 
 def test_original_batch_size_argument_is_accepted_positionally(scorer, reference_model):
     got = scorer.score(["This is interesting."], ["This is fun."], 4)
-    assert got[0] == pytest.approx(reference_score(*reference_model, "This is interesting.", "This is fun."), abs=TOLERANCE)
+    assert got[0] == pytest.approx(
+        reference_score(*reference_model, "This is interesting.", "This is fun."), abs=TOLERANCE
+    )
 
 
 def test_truncation_matches_the_reference_and_is_reported(tiny_checkpoint, reference_model):
-    short = bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=16)
+    short = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=16)
     rng = random.Random(3)
     long_source, long_target = english_like_text(rng, 80), english_like_text(rng, 40)
     sources = [long_source, "Short source.", long_source]
     targets = ["Short target.", long_target, long_target]
-    with pytest.warns(UserWarning, match=r"truncated 1 distinct source text\(s\) and 1 distinct target text\(s\) "
-                                         r"to max_length=16"):
+    with pytest.warns(
+        UserWarning,
+        match=r"truncated 1 distinct source text\(s\) and 1 distinct target text\(s\) "
+        r"to max_length=16",
+    ):
         got = short.score(sources, targets)
     expected = [reference_score(*reference_model, s, t, max_length=16) for s, t in zip(sources, targets)]
     assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
@@ -189,28 +194,33 @@ def test_a_pair_that_cannot_fit_alone_is_named(scorer, monkeypatch):
     monkeypatch.setattr(scorer, "_decode", never_fits)
     sources = ["Short.", "Short too.", "Another one."]
     targets = ["Ok.", "This target is much longer than the others by far.", "Fine."]
-    with pytest.raises(RuntimeError, match=r"pair 1 \(a source of \d+ tokens and a target of \d+ tokens\) does not fit"):
+    with pytest.raises(
+        RuntimeError, match=r"pair 1 \(a source of \d+ tokens and a target of \d+ tokens\) does not fit"
+    ):
         scorer.score(sources, targets)
 
 
-@pytest.mark.parametrize("call,error,message", [
-    (lambda s: s.score(["a", "b"], ["a"]), ValueError, r"srcs has 2 entries but tgts has 1"),
-    (lambda s: s.score(["a", None], ["a", "b"]), TypeError, r"srcs\[1\] is None; expected a string"),
-    (lambda s: s.score(["a"], [3]), TypeError, r"tgts\[0\] is an int; expected a string"),
-    (lambda s: s.score("a", "b"), TypeError, r"srcs must be a list of strings, got a str"),
-    (lambda s: s.score(["a"], ["b"], batch_size=0), ValueError, r"batch_size must be a positive integer"),
-    (lambda s: s.score(["a"], ["b"], max_tokens=-5), ValueError, r"max_tokens must be a positive integer"),
-    (lambda s: s.multi_ref_score(["a"], [[]]), ValueError, r"tgts\[0\] is an empty list"),
-    (lambda s: s.multi_ref_score(["a"], [["b", None]]), TypeError, r"tgts\[0\]\[1\] is None"),
-    (lambda s: s.multi_ref_score(["a"], [["b"]], agg="median"), ValueError, r"agg must be one of"),
-])
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda s: s.score(["a", "b"], ["a"]), ValueError, r"srcs has 2 entries but tgts has 1"),
+        (lambda s: s.score(["a", None], ["a", "b"]), TypeError, r"srcs\[1\] is None; expected a string"),
+        (lambda s: s.score(["a"], [3]), TypeError, r"tgts\[0\] is an int; expected a string"),
+        (lambda s: s.score("a", "b"), TypeError, r"srcs must be a list of strings, got a str"),
+        (lambda s: s.score(["a"], ["b"], batch_size=0), ValueError, r"batch_size must be a positive integer"),
+        (lambda s: s.score(["a"], ["b"], max_tokens=-5), ValueError, r"max_tokens must be a positive integer"),
+        (lambda s: s.multi_ref_score(["a"], [[]]), ValueError, r"tgts\[0\] is an empty list"),
+        (lambda s: s.multi_ref_score(["a"], [["b", None]]), TypeError, r"tgts\[0\]\[1\] is None"),
+        (lambda s: s.multi_ref_score(["a"], [["b"]], agg="median"), ValueError, r"agg must be one of"),
+    ],
+)
 def test_bad_input_is_named(scorer, call, error, message):
     with pytest.raises(error, match=message):
         call(scorer)
 
 
 def test_token_outside_the_model_vocabulary_is_a_clear_error(tiny_checkpoint):
-    small_vocab = bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
+    small_vocab = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
     small_vocab.model.config.vocab_size = 5  # the tokenizer knows many more tokens than this
     with pytest.raises(ValueError, match=r"contains token .* which the model's 5-token vocabulary lacks"):
         small_vocab.score(["This is interesting."], ["This is fun."])
@@ -218,13 +228,13 @@ def test_token_outside_the_model_vocabulary_is_a_clear_error(tiny_checkpoint):
 
 def test_max_length_must_fit_the_model(tiny_checkpoint):
     with pytest.raises(ValueError, match=r"max_length must be an integer from 2 to 1024"):
-        bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=4096)
+        bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=4096)
 
 
 @pytest.mark.parametrize("max_length", ["1024", None, 1, 3.5])
 def test_max_length_is_checked_before_any_model_is_loaded(max_length):
     with pytest.raises(ValueError, match=r"max_length must be an integer of at least 2"):
-        bartscore.BARTScorer(checkpoint="/nowhere/no-model", device="cpu", max_length=max_length)
+        bart_score.BARTScorer(checkpoint="/nowhere/no-model", device="cpu", max_length=max_length)
 
 
 def test_a_config_without_the_teacher_forcing_ids_is_refused(tiny_checkpoint, tmp_path):
@@ -237,22 +247,22 @@ def test_a_config_without_the_teacher_forcing_ids_is_refused(tiny_checkpoint, tm
     config.decoder_start_token_id = None
     config.save_pretrained(broken)
     with pytest.raises(ValueError, match=r"has no decoder_start_token_id in its config"):
-        bartscore.BARTScorer(checkpoint=str(broken), device="cpu")
+        bart_score.BARTScorer(checkpoint=str(broken), device="cpu")
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="reason: this machine has a CUDA device")
 def test_asking_for_cuda_without_one_is_a_clear_error(tiny_checkpoint):
     with pytest.raises(ValueError, match=r"device 'cuda:0' was asked for, but this torch build sees no CUDA device"):
-        bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cuda:0")
+        bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cuda:0")
 
 
 def test_unknown_dtype(tiny_checkpoint):
     with pytest.raises(ValueError, match=r"dtype must be one of"):
-        bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", dtype="float64")
+        bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", dtype="float64")
 
 
 def test_bfloat16_runs_and_stays_close(tiny_checkpoint, scorer):
-    half = bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", dtype="bfloat16")
+    half = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", dtype="bfloat16")
     sources, targets = corpus(seed=6, n=4)
     got = np.array(half.score(sources, targets))
     assert np.all(np.isfinite(got))
@@ -263,13 +273,13 @@ def test_load_state_dict_over_the_checkpoint(tiny_checkpoint, tmp_path, referenc
     model, tokenizer = reference_model
     tuned = {k: v.clone() for k, v in model.state_dict().items()}
     generator = torch.Generator().manual_seed(7)
-    for name, tensor in tuned.items():
+    for _name, tensor in tuned.items():
         if tensor.is_floating_point():
             tensor.add_(0.05 * torch.randn(tensor.shape, generator=generator))
     path = tmp_path / "bart.pth"
     torch.save(tuned, path)
 
-    engine = bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu").load(str(path))
+    engine = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu").load(str(path))
     other = type(model)(model.config)
     other.load_state_dict(tuned)
     other.eval()
@@ -281,10 +291,10 @@ def test_load_state_dict_over_the_checkpoint(tiny_checkpoint, tmp_path, referenc
 
 
 def test_load_reports_a_missing_or_foreign_state_dict(tiny_checkpoint, tmp_path, monkeypatch):
-    engine = bartscore.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
+    engine = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
     monkeypatch.delenv("BARTSCORE_PARA_WEIGHTS", raising=False)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(bartscore.CheckpointNotFoundError, match=r"No state dict at 'models/bart.pth'"):
+    with pytest.raises(bart_score.CheckpointNotFoundError, match=r"No state dict at 'models/bart.pth'"):
         engine.load()
     foreign = tmp_path / "foreign.pth"
     torch.save({"layer.weight": torch.zeros(2, 2)}, foreign)
@@ -293,28 +303,31 @@ def test_load_reports_a_missing_or_foreign_state_dict(tiny_checkpoint, tmp_path,
 
 
 def test_missing_checkpoint_offline_names_it(empty_hf_cache):
-    with pytest.raises(bartscore.CheckpointNotFoundError, match=r"Cannot load the BART checkpoint "
-                                                                r"'facebook/bart-large-cnn'.*hf download"):
-        bartscore.BARTScorer(device="cpu")
+    with pytest.raises(
+        bart_score.CheckpointNotFoundError,
+        match=r"Cannot load the BART checkpoint "
+        r"'facebook/bart-large-cnn'.*hf download",
+    ):
+        bart_score.BARTScorer(device="cpu")
 
 
 def test_cnn_para_without_weights_says_what_is_missing(monkeypatch, tmp_path):
     monkeypatch.delenv("BARTSCORE_PARA_WEIGHTS", raising=False)
-    with pytest.raises(bartscore.CheckpointNotFoundError, match=r"bart.pth .* set BARTSCORE_PARA_WEIGHTS"):
-        bartscore.BARTScorer(checkpoint="cnn-para", device="cpu")
+    with pytest.raises(bart_score.CheckpointNotFoundError, match=r"bart.pth .* set BARTSCORE_PARA_WEIGHTS"):
+        bart_score.BARTScorer(checkpoint="cnn-para", device="cpu")
     monkeypatch.setenv("BARTSCORE_PARA_WEIGHTS", str(tmp_path / "nowhere.pth"))
-    with pytest.raises(bartscore.CheckpointNotFoundError, match=r"no file is there"):
-        bartscore.BARTScorer(checkpoint="cnn-para", device="cpu")
+    with pytest.raises(bart_score.CheckpointNotFoundError, match=r"no file is there"):
+        bart_score.BARTScorer(checkpoint="cnn-para", device="cpu")
 
 
 def test_variants_map_to_the_papers_checkpoints(monkeypatch, tmp_path):
-    assert bartscore.resolve_checkpoint("vanilla") == ("facebook/bart-large", None)
-    assert bartscore.resolve_checkpoint("cnn") == ("facebook/bart-large-cnn", None)
-    assert bartscore.resolve_checkpoint("some/model") == ("some/model", None)
+    assert bart_score.resolve_checkpoint("vanilla") == ("facebook/bart-large", None)
+    assert bart_score.resolve_checkpoint("cnn") == ("facebook/bart-large-cnn", None)
+    assert bart_score.resolve_checkpoint("some/model") == ("some/model", None)
     weights = tmp_path / "bart.pth"
     weights.write_bytes(b"")
     monkeypatch.setenv("BARTSCORE_PARA_WEIGHTS", str(weights))
-    assert bartscore.resolve_checkpoint("cnn-para") == ("facebook/bart-large-cnn", str(weights))
+    assert bart_score.resolve_checkpoint("cnn-para") == ("facebook/bart-large-cnn", str(weights))
 
 
 def test_a_checkpoint_that_is_not_bart_is_refused(tmp_path):
@@ -322,4 +335,4 @@ def test_a_checkpoint_that_is_not_bart_is_refused(tmp_path):
 
     GPT2Config(n_layer=1, n_embd=8, n_head=2).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match=r"is a 'gpt2' model; BARTScore needs a BART checkpoint"):
-        bartscore.BARTScorer(checkpoint=str(tmp_path), device="cpu")
+        bart_score.BARTScorer(checkpoint=str(tmp_path), device="cpu")

@@ -6,10 +6,10 @@ import random
 import evaluate
 import numpy as np
 import pytest
-
-import bartscore
 from reference import reference_directions
 from tiny_bart import english_like_text
+
+import bart_score
 
 TOLERANCE = 1e-5
 MODULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
@@ -39,12 +39,12 @@ def test_every_direction_with_sources_and_multiple_references(metric, reference_
     sources, predictions, references = examples()
     result = metric.compute(predictions=predictions, references=references, sources=sources)
     expected = reference_directions(*reference_model, predictions, references, sources)
-    assert_matches(result, expected, bartscore.DIRECTIONS)
-    assert set(result) == {*bartscore.DIRECTIONS, *(f"{d}_mean" for d in bartscore.DIRECTIONS), "signature"}
+    assert_matches(result, expected, bart_score.DIRECTIONS)
+    assert set(result) == {*bart_score.DIRECTIONS, *(f"{d}_mean" for d in bart_score.DIRECTIONS), "signature"}
 
 
 def test_max_aggregation(metric, reference_model):
-    sources, predictions, references = examples(seed=1)
+    _sources, predictions, references = examples(seed=1)
     result = metric.compute(predictions=predictions, references=references, aggregation="max")
     expected = reference_directions(*reference_model, predictions, references, aggregation="max")
     assert_matches(result, expected, ("precision", "recall", "f_score"))
@@ -67,39 +67,44 @@ def test_single_string_references(metric, reference_model):
 
 
 @pytest.mark.parametrize("side", ["encoder", "decoder"])
-@pytest.mark.parametrize("prompt,phrases", [
-    ("Such as", ["Such as"]),
-    (["In summary", "To conclude"], ["In summary", "To conclude"]),
-    ("mt", ["Such as"]),
-])
+@pytest.mark.parametrize(
+    "prompt,phrases",
+    [
+        ("Such as", ["Such as"]),
+        (["In summary", "To conclude"], ["In summary", "To conclude"]),
+        ("mt", ["Such as"]),
+    ],
+)
 def test_prompts(metric, reference_model, side, prompt, phrases):
     sources, predictions, references = examples(seed=4, n=3)
-    result = metric.compute(predictions=predictions, references=references, sources=sources, prompt=prompt,
-                            prompt_side=side)
+    result = metric.compute(
+        predictions=predictions, references=references, sources=sources, prompt=prompt, prompt_side=side
+    )
     expected = reference_directions(*reference_model, predictions, references, sources, prompts=phrases, side=side)
-    assert_matches(result, expected, bartscore.DIRECTIONS)
+    assert_matches(result, expected, bart_score.DIRECTIONS)
 
 
 def test_a_named_prompt_set_averages_all_its_prompts(metric, reference_model):
     sources, predictions, _ = examples(seed=5, n=2)
     result = metric.compute(predictions=predictions, sources=sources, prompt="paraphrase", prompt_side="decoder")
-    expected = reference_directions(*reference_model, predictions, sources=sources,
-                                    prompts=bartscore.PROMPT_SETS["paraphrase"], side="decoder")
+    expected = reference_directions(
+        *reference_model, predictions, sources=sources, prompts=bart_score.PROMPT_SETS["paraphrase"], side="decoder"
+    )
     assert_matches(result, expected, ("faithfulness",))
     assert "|prompt:paraphrase(34)@decoder|" in result["signature"]
 
 
 def test_prompt_sets_are_the_papers():
-    assert [len(bartscore.PROMPT_SETS[name]) for name in ("summary", "paraphrase", "mt")] == [70, 34, 1]
-    assert bartscore.PROMPT_SETS["mt"] == ("Such as",)
-    assert bartscore.PROMPT_SETS["summary"][0] == "In a nutshell"
-    assert "To put it another way" in bartscore.PROMPT_SETS["paraphrase"]
-    shared = os.path.join(os.path.dirname(bartscore.__file__), "..", "shared", "data", "prompts")
+    assert [len(bart_score.PROMPT_SETS[name]) for name in ("summary", "paraphrase", "mt")] == [70, 34, 1]
+    assert bart_score.PROMPT_SETS["mt"] == ("Such as",)
+    assert bart_score.PROMPT_SETS["summary"][0] == "In a nutshell"
+    assert "To put it another way" in bart_score.PROMPT_SETS["paraphrase"]
+    shared = os.path.join(os.path.dirname(bart_score.__file__), "..", "..", "shared", "data", "prompts")
     if not os.path.isdir(shared):
         pytest.skip("reason: the paper's prompt files (../shared/data/prompts) are not beside this checkout")
-    for name in bartscore.PROMPT_SETS:
+    for name in bart_score.PROMPT_SETS:
         with open(os.path.join(shared, f"{name}.txt"), encoding="utf-8") as handle:
-            assert tuple(handle.read().splitlines()) == bartscore.PROMPT_SETS[name]
+            assert tuple(handle.read().splitlines()) == bart_score.PROMPT_SETS[name]
 
 
 def test_only_requested_directions_are_computed(metric, reference_model, monkeypatch):
@@ -112,8 +117,9 @@ def test_only_requested_directions_are_computed(metric, reference_model, monkeyp
         return score(conditions, targets, *args, **kwargs)
 
     monkeypatch.setattr(metric.scorer, "score", counting)
-    result = metric.compute(predictions=predictions, references=references, sources=sources,
-                            directions=["faithfulness"])
+    result = metric.compute(
+        predictions=predictions, references=references, sources=sources, directions=["faithfulness"]
+    )
     assert set(result) == {"faithfulness", "faithfulness_mean", "signature"}
     assert scored == list(zip(sources, predictions))
     scored.clear()
@@ -129,9 +135,13 @@ def test_results_follow_input_order(metric):
     straight = metric.compute(predictions=predictions, references=references, sources=sources)
     order = list(range(len(predictions)))
     random.Random(1).shuffle(order)
-    shuffled = metric.compute(predictions=[predictions[i] for i in order], references=[references[i] for i in order],
-                              sources=[sources[i] for i in order], batch_size=2)
-    for direction in bartscore.DIRECTIONS:
+    shuffled = metric.compute(
+        predictions=[predictions[i] for i in order],
+        references=[references[i] for i in order],
+        sources=[sources[i] for i in order],
+        batch_size=2,
+    )
+    for direction in bart_score.DIRECTIONS:
         assert np.max(np.abs(np.array(shuffled[direction]) - np.array(straight[direction])[order])) < TOLERANCE
 
 
@@ -142,7 +152,7 @@ def test_add_batch_and_add_accumulate_all_columns(metric):
     metric.add(prediction=predictions[2], reference=references[2], source=sources[2])
     metric.add_batch(predictions=predictions[3:], references=references[3:], sources=sources[3:])
     accumulated = metric.compute()
-    for direction in bartscore.DIRECTIONS:
+    for direction in bart_score.DIRECTIONS:
         assert np.allclose(accumulated[direction], whole[direction], atol=TOLERANCE)
 
 
@@ -157,20 +167,21 @@ def test_mixing_inputs_across_batches_is_refused_and_does_not_poison_the_metric(
 
 def test_signature_names_every_setting(metric, tiny_checkpoint):
     _, predictions, references = examples(seed=9, n=2)
-    signature = metric.compute(predictions=predictions, references=references, aggregation="max",
-                               prompt=["Such as"], prompt_side="decoder")["signature"]
+    signature = metric.compute(
+        predictions=predictions, references=references, aggregation="max", prompt=["Such as"], prompt_side="decoder"
+    )["signature"]
     fields = dict(part.split(":", 1) for part in signature.split("|"))
     assert fields["ckpt"] == tiny_checkpoint
     assert fields["dirs"] == "precision+recall+f_score"
     assert fields["agg"] == "max"
     assert fields["prompt"].startswith("custom-") and fields["prompt"].endswith("(1)@decoder")
     assert fields["maxlen"] == "1024" and fields["dtype"] == "float32"
-    assert fields["version"] == bartscore.__version__
+    assert fields["version"] == bart_score.__version__
 
 
 def test_model_is_loaded_once(metric, monkeypatch):
-    metric.scorer  # already loaded by evaluate.load
-    monkeypatch.setattr(bartscore, "load_checkpoint", lambda *a: pytest.fail("the model was loaded again"))
+    assert metric.scorer is not None  # already loaded by evaluate.load
+    monkeypatch.setattr(bart_score.engine, "load_checkpoint", lambda *a: pytest.fail("the model was loaded again"))
     metric.compute(predictions=["a"], sources=["b"])
     metric.compute(predictions=["c"], sources=["d"])
 
@@ -188,26 +199,35 @@ def test_loading_a_missing_variant_offline_is_one_clear_error(empty_hf_cache):
     assert type(raised.value).__name__ == "CheckpointNotFoundError"
 
 
-@pytest.mark.parametrize("kwargs,error,message", [
-    (dict(predictions=["a", "b"], references=["c"]), ValueError, r"references has 1 entries but predictions has 2"),
-    (dict(predictions=["a", "b"], sources=["c"]), ValueError, r"sources has 1 entries but predictions has 2"),
-    (dict(predictions=["a", None], sources=["c", "d"]), TypeError, r"predictions\[1\] is None"),
-    (dict(predictions=["a"], sources=[7]), TypeError, r"sources\[0\] is an int"),
-    (dict(predictions=["a", "b"], references=[["c"], []]), ValueError, r"references\[1\] is an empty list"),
-    (dict(predictions=["a"], references=[["c", None]]), TypeError, r"references\[0\]\[1\] is None"),
-    (dict(predictions=["a"]), ValueError, r"needs sources=, references= or both"),
-    (dict(predictions=["a"], references=["b"], directions=["faithfulness"]), ValueError,
-     r"'faithfulness' .* needs sources="),
-    (dict(predictions=["a"], sources=["b"], directions="recall"), ValueError, r"'recall' needs references="),
-    (dict(predictions=["a"], sources=["b"], directions=["precison"]), ValueError,
-     r"directions\[0\] is 'precison'; choose from"),
-    (dict(predictions=["a"], sources=["b"], prompt="sumary"), ValueError, r"unknown prompt set 'sumary'"),
-    (dict(predictions=["a"], sources=["b"], prompt=["ok", 3]), TypeError, r"prompt\[1\] is an int"),
-    (dict(predictions=["a"], sources=["b"], prompt=[]), ValueError, r"prompt is an empty list"),
-    (dict(predictions=["a"], sources=["b"], prompt="mt", prompt_side="middle"), ValueError, r"prompt_side must be"),
-    (dict(predictions=["a"], references=["b"], aggregation="median"), ValueError, r"aggregation must be one of"),
-    (dict(predictions="a", sources="b"), TypeError, r"predictions must be a list of strings, got a str"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error,message",
+    [
+        (dict(predictions=["a", "b"], references=["c"]), ValueError, r"references has 1 entries but predictions has 2"),
+        (dict(predictions=["a", "b"], sources=["c"]), ValueError, r"sources has 1 entries but predictions has 2"),
+        (dict(predictions=["a", None], sources=["c", "d"]), TypeError, r"predictions\[1\] is None"),
+        (dict(predictions=["a"], sources=[7]), TypeError, r"sources\[0\] is an int"),
+        (dict(predictions=["a", "b"], references=[["c"], []]), ValueError, r"references\[1\] is an empty list"),
+        (dict(predictions=["a"], references=[["c", None]]), TypeError, r"references\[0\]\[1\] is None"),
+        (dict(predictions=["a"]), ValueError, r"needs sources=, references= or both"),
+        (
+            dict(predictions=["a"], references=["b"], directions=["faithfulness"]),
+            ValueError,
+            r"'faithfulness' .* needs sources=",
+        ),
+        (dict(predictions=["a"], sources=["b"], directions="recall"), ValueError, r"'recall' needs references="),
+        (
+            dict(predictions=["a"], sources=["b"], directions=["precison"]),
+            ValueError,
+            r"directions\[0\] is 'precison'; choose from",
+        ),
+        (dict(predictions=["a"], sources=["b"], prompt="sumary"), ValueError, r"unknown prompt set 'sumary'"),
+        (dict(predictions=["a"], sources=["b"], prompt=["ok", 3]), TypeError, r"prompt\[1\] is an int"),
+        (dict(predictions=["a"], sources=["b"], prompt=[]), ValueError, r"prompt is an empty list"),
+        (dict(predictions=["a"], sources=["b"], prompt="mt", prompt_side="middle"), ValueError, r"prompt_side must be"),
+        (dict(predictions=["a"], references=["b"], aggregation="median"), ValueError, r"aggregation must be one of"),
+        (dict(predictions="a", sources="b"), TypeError, r"predictions must be a list of strings, got a str"),
+    ],
+)
 def test_bad_input_is_named(metric, kwargs, error, message):
     with pytest.raises(error, match=message):
         metric.compute(**kwargs)

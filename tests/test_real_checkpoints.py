@@ -6,6 +6,7 @@ import os
 import numpy as np
 import pytest
 
+import bart_score
 import bartscore
 
 TOLERANCE = 1e-4  # published on other hardware; float32 CPU results agree to about 1e-6
@@ -13,8 +14,8 @@ TOLERANCE = 1e-4  # published on other hardware; float32 CPU results agree to ab
 
 def engine_or_skip(checkpoint):
     try:
-        return bartscore.BARTScorer(checkpoint=checkpoint, device="cpu")
-    except bartscore.CheckpointNotFoundError as error:
+        return bart_score.BARTScorer(checkpoint=checkpoint, device="cpu")
+    except bart_score.CheckpointNotFoundError as error:
         pytest.skip(f"reason: real weights absent for {checkpoint!r} ({str(error)[:160]}...)")
 
 
@@ -28,15 +29,21 @@ def test_cnn_source_to_target(cnn):
 
 
 def test_cnn_multi_reference_max(cnn):
-    got = cnn.multi_ref_score(["I'm super happy today.", "This is a good idea."],
-                              [["I feel good today.", "I feel sad today."], ["Not bad.", "Sounds like a good idea."]],
-                              agg="max", batch_size=4)
+    got = cnn.multi_ref_score(
+        ["I'm super happy today.", "This is a good idea."],
+        [["I feel good today.", "I feel sad today."], ["Not bad.", "Sounds like a good idea."]],
+        agg="max",
+        batch_size=4,
+    )
     assert np.allclose(got, [-2.5008113384246826, -1.626236081123352], atol=TOLERANCE)
 
 
 def test_cnn_recall_direction(cnn):
-    got = cnn.score(["There is a cat on the mat.", "Look! a wonderful day."],
-                    ["The cat is playing on the mat.", "Today is a wonderful day"], batch_size=4)
+    got = cnn.score(
+        ["There is a cat on the mat.", "Look! a wonderful day."],
+        ["The cat is playing on the mat.", "Today is a wonderful day"],
+        batch_size=4,
+    )
     assert np.allclose(got, [-1.740734338760376, -3.0517942905426025], atol=TOLERANCE)
 
 
@@ -54,8 +61,7 @@ def test_cnn_through_the_metric(cnn, monkeypatch):
 
 
 def test_cnn_para(monkeypatch):
-    if not os.environ.get(bartscore.PARA_WEIGHTS_ENV):
-        pytest.skip(f"reason: the paraphrase weights are absent (set {bartscore.PARA_WEIGHTS_ENV} to bart.pth)")
+    if not os.environ.get(bart_score.PARA_WEIGHTS_ENV):
+        pytest.skip(f"reason: the paraphrase weights are absent (set {bart_score.PARA_WEIGHTS_ENV} to bart.pth)")
     para = engine_or_skip("cnn-para")
-    assert para.score(["This is interesting."], ["This is fun."])[0] == pytest.approx(-2.336203098297119,
-                                                                                      abs=TOLERANCE)
+    assert para.score(["This is interesting."], ["This is fun."])[0] == pytest.approx(-2.336203098297119, abs=TOLERANCE)

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-import bartscore
+import bart_score
 
 
 def test_a_system_better_on_every_segment_wins():
     rng = np.random.default_rng(0)
     base = rng.normal(-3, 1, size=50)
-    result = bartscore.compare_systems({"good": base + 0.5, "bad": base})
+    result = bart_score.compare_systems({"good": base + 0.5, "bad": base})
     (pair,) = result["pairs"]
     assert pair["winner"] == "good" and pair["delta"] == pytest.approx(0.5)
     assert pair["bootstrap_p"] < 0.01 and pair["t_test_p"] == 0.0 and pair["t_statistic"] == np.inf
@@ -17,12 +17,12 @@ def test_a_system_better_on_every_segment_wins():
 
 def test_identical_systems_tie():
     scores = list(np.random.default_rng(1).normal(-3, 1, size=40))
-    (pair,) = bartscore.compare_systems({"a": scores, "b": list(scores)})["pairs"]
+    (pair,) = bart_score.compare_systems({"a": scores, "b": list(scores)})["pairs"]
     assert pair["winner"] == "" and pair["bootstrap_p"] == 1.0 and pair["t_test_p"] == 1.0
 
 
 def test_a_few_segments_that_agree_in_sign_are_not_enough_for_a_winner():
-    (pair,) = bartscore.compare_systems({"a": [-1.0, -2.0, -1.5], "b": [-1.2, -2.1, -2.9]})["pairs"]
+    (pair,) = bart_score.compare_systems({"a": [-1.0, -2.0, -1.5], "b": [-1.2, -2.1, -2.9]})["pairs"]
     assert pair["bootstrap_p"] < 0.01  # every resample agrees in sign: the bootstrap alone would call it
     assert pair["t_test_p"] > 0.05 and pair["winner"] == ""
 
@@ -30,41 +30,53 @@ def test_a_few_segments_that_agree_in_sign_are_not_enough_for_a_winner():
 def test_the_winner_rule_keeps_false_alarms_near_alpha_on_small_corpora():
     rng = np.random.default_rng(3)
     trials = 400
-    false_alarms = sum(bool(bartscore.compare_systems({"a": rng.normal(size=5), "b": rng.normal(size=5)},
-                                                      resamples=200, seed=trial)["pairs"][0]["winner"])
-                       for trial in range(trials))
+    false_alarms = sum(
+        bool(
+            bart_score.compare_systems({"a": rng.normal(size=5), "b": rng.normal(size=5)}, resamples=200, seed=trial)[
+                "pairs"
+            ][0]["winner"]
+        )
+        for trial in range(trials)
+    )
     assert false_alarms / trials <= 0.08, false_alarms  # the bootstrap alone: about 15% on 5 segments
 
 
 def test_confidence_interval_brackets_the_mean_and_is_reproducible():
     scores = {"a": np.random.default_rng(2).normal(-2, 1, size=200)}
-    first = bartscore.compare_systems(scores)
+    first = bart_score.compare_systems(scores)
     (system,) = first["systems"]
     assert system["ci_low"] < system["mean"] < system["ci_high"]
     # about 1.96 standard errors either side
     assert system["ci_high"] - system["ci_low"] == pytest.approx(2 * 1.96 / np.sqrt(200), rel=0.25)
-    assert bartscore.compare_systems(scores) == first
+    assert bart_score.compare_systems(scores) == first
 
 
-@pytest.mark.parametrize("t,degrees,p", [
-    (2.228, 10, 0.05), (3.169, 10, 0.01), (1.96, 100000, 0.05), (2.0, 1, 0.2952), (12.706, 1, 0.05),
-])
+@pytest.mark.parametrize(
+    "t,degrees,p",
+    [
+        (2.228, 10, 0.05),
+        (3.169, 10, 0.01),
+        (1.96, 100000, 0.05),
+        (2.0, 1, 0.2952),
+        (12.706, 1, 0.05),
+    ],
+)
 def test_t_test_p_values_match_the_t_table(t, degrees, p):
     # a sample of differences with exactly this t statistic: mean t*s/sqrt(n), standard deviation s
     n = degrees + 1
     unit = np.array([1.0, -1.0] * (n // 2) + [0.0] * (n % 2))
     unit /= unit.std(ddof=1)
     differences = unit + t / np.sqrt(n)
-    statistic, p_value = bartscore.paired_t_test(differences, np.zeros(n))
+    statistic, p_value = bart_score.paired_t_test(differences, np.zeros(n))
     assert statistic == pytest.approx(t)
     assert p_value == pytest.approx(p, abs=2e-4)
 
 
 def test_mismatched_segment_counts_are_refused():
     with pytest.raises(ValueError, match=r"same, non-zero number of segments"):
-        bartscore.compare_systems({"a": [1.0, 2.0], "b": [1.0]})
+        bart_score.compare_systems({"a": [1.0, 2.0], "b": [1.0]})
 
 
 def test_a_single_segment_is_no_evidence():
-    (pair,) = bartscore.compare_systems({"a": [-1.0], "b": [-2.0]})["pairs"]
+    (pair,) = bart_score.compare_systems({"a": [-1.0], "b": [-2.0]})["pairs"]
     assert np.isnan(pair["bootstrap_p"]) and np.isnan(pair["t_test_p"]) and pair["winner"] == ""

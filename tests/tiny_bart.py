@@ -11,15 +11,121 @@ from transformers import BartConfig, BartForConditionalGeneration, BartTokenizer
 
 SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]  # BART's ids 0..4
 
-_WORDS = (
-    "the a an this that these cat dog mat house city river government report study people year day week model "
-    "summary article news market company team game player result data system text translation source reference "
-    "is was are were has had will would can could said says found made took went gave told asked shows "
-    "new old good bad big small first last many few more most other same high low early late local national "
-    "in on at by for with from about into over after before under between during without "
-    "and or but because while although if when where which who "
-    "very quite rather almost nearly just only also still even again"
-).split()
+_WORDS = [
+    "the",
+    "a",
+    "an",
+    "this",
+    "that",
+    "these",
+    "cat",
+    "dog",
+    "mat",
+    "house",
+    "city",
+    "river",
+    "government",
+    "report",
+    "study",
+    "people",
+    "year",
+    "day",
+    "week",
+    "model",
+    "summary",
+    "article",
+    "news",
+    "market",
+    "company",
+    "team",
+    "game",
+    "player",
+    "result",
+    "data",
+    "system",
+    "text",
+    "translation",
+    "source",
+    "reference",
+    "is",
+    "was",
+    "are",
+    "were",
+    "has",
+    "had",
+    "will",
+    "would",
+    "can",
+    "could",
+    "said",
+    "says",
+    "found",
+    "made",
+    "took",
+    "went",
+    "gave",
+    "told",
+    "asked",
+    "shows",
+    "new",
+    "old",
+    "good",
+    "bad",
+    "big",
+    "small",
+    "first",
+    "last",
+    "many",
+    "few",
+    "more",
+    "most",
+    "other",
+    "same",
+    "high",
+    "low",
+    "early",
+    "late",
+    "local",
+    "national",
+    "in",
+    "on",
+    "at",
+    "by",
+    "for",
+    "with",
+    "from",
+    "about",
+    "into",
+    "over",
+    "after",
+    "before",
+    "under",
+    "between",
+    "during",
+    "without",
+    "and",
+    "or",
+    "but",
+    "because",
+    "while",
+    "although",
+    "if",
+    "when",
+    "where",
+    "which",
+    "who",
+    "very",
+    "quite",
+    "rather",
+    "almost",
+    "nearly",
+    "just",
+    "only",
+    "also",
+    "still",
+    "even",
+    "again",
+]
 
 
 def english_like(rng, words):
@@ -46,14 +152,16 @@ def build_tokenizer(directory, vocab_size=600):
     trainer = ByteLevelBPETokenizer()
     trainer.train_from_iterator(corpus, vocab_size=vocab_size, min_frequency=1, special_tokens=SPECIAL_TOKENS)
     merges = json.loads(trainer._tokenizer.to_str())["model"]["merges"]  # pairs, or "a b" strings in old versions
-    tokenizer = BartTokenizer(vocab=trainer.get_vocab(),
-                              merges=[tuple(m if isinstance(m, list) else m.split(" ")) for m in merges])
+    tokenizer = BartTokenizer(
+        vocab=trainer.get_vocab(), merges=[tuple(m if isinstance(m, list) else m.split(" ")) for m in merges]
+    )
     tokenizer.save_pretrained(directory)
     return tokenizer
 
 
-def build_tiny_bart(directory, *, seed=0, d_model=32, layers=2, heads=4, ffn=64, vocab_size=None,
-                    max_positions=1024, init_std=0.2):
+def build_tiny_bart(
+    directory, *, seed=0, d_model=32, layers=2, heads=4, ffn=64, vocab_size=None, max_positions=1024, init_std=0.2
+):
     """Saves a tokenizer and a random BART model into `directory` and returns the directory."""
     tokenizer = build_tokenizer(directory)
     config = BartConfig(

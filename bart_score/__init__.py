@@ -1,0 +1,54 @@
+"""BARTScore (Yuan, Neubig & Liu, NeurIPS 2021): evaluating generated text as text generation.
+
+``from bart_score import BARTScorer`` is a drop-in for the original class. The package's modules, one concern each:
+
+    engine        BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
+    models        checkpoints: finding and loading them
+    variants      the named configurations ("vanilla", "cnn", "cnn-para") and engine defaults
+    directions    faithfulness, precision, recall, f_score; prompts; multi-reference aggregation; the signature
+    prompts       the paper's prompt sets
+    distributed   splitting one call across torch.distributed ranks
+    corpus        plain-text and table readers, score_corpus, score_dataset
+    stats         bootstrap confidence intervals, paired bootstrap and paired t-test
+    cli           the ``bartscore`` command
+
+Names are imported from their modules on first use, so that importing the package (and the command line's help)
+does not load torch."""
+
+import importlib
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "BARTScorer": "engine",
+    "CheckpointNotFoundError": "models",
+    "resolve_checkpoint": "models",
+    "VARIANTS": "variants",
+    "DEFAULT_CHECKPOINT": "variants",
+    "PARA_WEIGHTS_ENV": "variants",
+    "DIRECTIONS": "directions",
+    "AGGREGATIONS": "directions",
+    "PROMPT_SIDES": "directions",
+    "PROMPT_SETS": "prompts",
+    "Corpus": "corpus",
+    "UsageError": "corpus",
+    "read_plain_corpus": "corpus",
+    "read_table_corpus": "corpus",
+    "score_corpus": "corpus",
+    "score_dataset": "corpus",
+    "compare_systems": "stats",
+    "compare_directions": "stats",
+    "paired_t_test": "stats",
+    "main": "cli",
+}
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'bart_score' has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,38 @@
+"""The command line: ``bartscore score`` and ``bartscore compare`` (also ``python -m bart_score``).
+
+Each subcommand is a module with ``add_parser``, a ``check`` that finds every mistake in the request before any
+model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failure at run time). Heavy libraries are
+imported only by ``run``, so that help and usage errors answer at once."""
+
+import argparse
+import sys
+
+from ..corpus import UsageError
+from . import common, compare, score
+
+SUBCOMMANDS = (score, compare)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="bartscore", description="BARTScore from the command line.")
+    shared = argparse.ArgumentParser(add_help=False)
+    common.add_input_arguments(shared)
+    common.add_model_arguments(shared)
+    commands = parser.add_subparsers(dest="command", required=True)
+    for subcommand in SUBCOMMANDS:
+        subcommand.add_parser(commands, [shared])
+    return parser
+
+
+def main(argv=None):
+    """Runs the command line; returns the exit status: 0 success, 2 usage error, 1 runtime failure."""
+    args = build_parser().parse_args(argv)  # argparse reports its own usage errors with status 2
+    try:
+        corpus, options = args.check(args)
+    except (UsageError, ValueError, TypeError) as error:
+        print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    from ..distributed import torchrun_process_group
+
+    with torchrun_process_group():
+        return args.run(args, corpus, options)

@@ -1,0 +1,90 @@
+"""`bartscore compare`: means with bootstrap confidence intervals, and paired significance tests between systems."""
+
+import json
+import math
+
+from ..corpus import UsageError
+from .common import checked_request, load_scorer, score_all_systems
+
+
+def add_parser(commands, parents):
+    parser = commands.add_parser("compare", parents=parents, help="significance tests between two or more systems")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.set_defaults(check=check, run=run)
+
+
+def check(args):
+    corpus, options = checked_request(args)
+    if len(corpus.systems) < 2:
+        raise UsageError(f"compare needs two or more systems; got {list(corpus.systems)}")
+    if args.resamples < 1 or not 0 < args.alpha < 1 or args.seed < 0:
+        raise UsageError("--resamples must be positive, --alpha between 0 and 1 and --seed at least 0")
+    return corpus, options
+
+
+def run(args, corpus, options):
+    from ..stats import compare_directions
+
+    scorer, status = load_scorer(args)
+    if scorer is None:
+        return status
+    per_system, signature, status = score_all_systems(args, scorer, corpus, options)
+    if per_system is None:
+        return status
+    segments = len(next(iter(corpus.systems.values())))
+    comparisons = compare_directions(per_system, resamples=args.resamples, alpha=args.alpha, seed=args.seed)
+    if args.json:
+        print(
+            json.dumps(
+                finite_or_null({"signature": signature, "segments": segments, "directions": comparisons}), indent=2
+            )
+        )
+    else:
+        print("\n".join(comparison_lines(comparisons, segments, signature)))
+    return 0
+
+
+def finite_or_null(value):
+    """JSON has no NaN or infinity (a single segment gives NaN p-values): they are written as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [finite_or_null(item) for item in value]
+    return value
+
+
+def comparison_lines(comparisons, segments, signature):
+    lines = []
+    for direction, comparison in comparisons.items():
+        lines.append(
+            f"== {direction}: mean with {comparison['confidence']:.0%} bootstrap CI "
+            f"({comparison['resamples']} resamples of {segments} segments)"
+        )
+        width = max(6, *(len(s["system"]) for s in comparison["systems"]))
+        for system in sorted(comparison["systems"], key=lambda s: -s["mean"]):
+            lines.append(
+                f"  {system['system']:<{width}}  {system['mean']:9.4f}  "
+                f"[{system['ci_low']:.4f}, {system['ci_high']:.4f}]"
+            )
+        lines.append(
+            f"  {'A':<{width}}  {'B':<{width}}  {'A - B':>9}  {'bootstrap p':>11}  {'t-test p':>9}  winner "
+            f"(both p < {comparison['alpha']})"
+        )
+        for pair in comparison["pairs"]:
+            lines.append(
+                f"  {pair['system_a']:<{width}}  {pair['system_b']:<{width}}  {pair['delta']:+9.4f}  "
+                f"{pair['bootstrap_p']:11.4f}  {pair['t_test_p']:9.4f}  {pair['winner'] or 'tie'}"
+            )
+        wins = {
+            s["system"]: sum(p["winner"] == s["system"] for p in comparison["pairs"]) for s in comparison["systems"]
+        }
+        lines.append(
+            "  wins: " + ", ".join(f"{name} {count}" for name, count in sorted(wins.items(), key=lambda item: -item[1]))
+        )
+    lines.append(f"signature: {signature}")
+    return lines

@@ -1,0 +1,77 @@
+"""`bartscore score`: per-segment scores of one or more systems, and their means."""
+
+import json
+import sys
+
+from .common import check_output_path, checked_request, load_scorer, score_all_systems
+
+
+def add_parser(commands, parents):
+    parser = commands.add_parser(
+        "score", parents=parents, help="per-segment scores of one or more systems, and their means"
+    )
+    parser.add_argument("-f", "--format", choices=("tsv", "jsonl"), default="tsv", help="per-segment output format")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        help="per-segment output file (default: stdout; the system summary then goes to stderr)",
+    )
+    parser.set_defaults(check=check, run=run)
+
+
+def check(args):
+    corpus, options = checked_request(args)
+    if args.output != "-":
+        check_output_path(args.output)
+    return corpus, options
+
+
+def run(args, corpus, options):
+    scorer, status = load_scorer(args)
+    if scorer is None:
+        return status
+    per_system, signature, status = score_all_systems(args, scorer, corpus, options)
+    if per_system is None:  # a failure, or a rank other than 0 under torchrun (rank 0 reports)
+        return status
+    if args.output == "-":
+        write_segments(per_system, corpus.ids, args.format, sys.stdout)
+        summary = sys.stderr
+    else:
+        try:
+            with open(args.output, "w", encoding="utf-8") as handle:
+                write_segments(per_system, corpus.ids, args.format, handle)
+        except OSError as error:
+            print(f"bartscore score: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+            return 1
+        summary = sys.stdout
+    print("\n".join(summary_lines(per_system, signature)), file=summary)
+    return 0
+
+
+def summary_lines(per_system, signature):
+    directions = list(next(iter(per_system.values())))
+    width = max(6, *map(len, per_system))
+    lines = ["system".ljust(width) + "".join(f"  {d:>12}" for d in directions)]
+    for name, scores in per_system.items():
+        means = [sum(scores[d]) / len(scores[d]) for d in directions]
+        lines.append(name.ljust(width) + "".join(f"  {mean:12.4f}" for mean in means))
+    lines.append(f"signature: {signature}")
+    return lines
+
+
+def write_segments(per_system, ids, output_format, handle):
+    """One line per system and segment (numbered from 0, with the input's id when it has an id column)."""
+    directions = list(next(iter(per_system.values())))
+    id_column = ["id"] if ids is not None else []
+    if output_format == "tsv":
+        handle.write("\t".join(["system", "segment", *id_column, *directions]) + "\n")
+    for name, scores in per_system.items():
+        for segment in range(len(scores[directions[0]])):
+            segment_id = {"id": ids[segment]} if ids is not None else {}
+            if output_format == "tsv":
+                values = [f"{scores[d][segment]:.6f}" for d in directions]
+                handle.write("\t".join([name, str(segment), *segment_id.values(), *values]) + "\n")
+            else:
+                row = {"system": name, "segment": segment, **segment_id, **{d: scores[d][segment] for d in directions}}
+                handle.write(json.dumps(row) + "\n")

@@ -1,0 +1,355 @@
+"""Corpora: plain-text and table readers, and scoring every system of a corpus, or a `datasets` corpus, at once."""
+
+import contextlib
+import csv
+import io
+import json
+import os
+import re
+from dataclasses import dataclass
+
+from .directions import DIRECTIONS, resolve_options
+from .inputs import describe
+
+
+class UsageError(Exception):
+    """A mistake in the command line or its input files (the command line's exit status 2)."""
+
+
+@dataclass
+class Corpus:
+    """Segments to score: one hypothesis list per system, aligned with the sources and/or references."""
+
+    systems: dict  # system name -> hypotheses
+    sources: list = None
+    references: list = None  # one list of references per segment
+    ids: list = None  # segment ids, when the input names them
+    blank_references: int = 0  # blank reference lines or cells, which are not references and were skipped
+
+
+def _read_text(path):
+    """A UTF-8 file's text (a byte-order mark is dropped); unreadable or non-UTF-8 files are usage errors."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise UsageError(
+            f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line}); save it as UTF-8"
+        ) from None
+
+
+def _read_lines(path):
+    """One segment per line ("\n" or "\r\n"); a final newline does not make an extra segment."""
+    lines = _read_text(path).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def read_plain_corpus(sources=None, references=(), hypotheses=()):
+    """Plain-text files, one segment per line: a sources file, reference files (one reference each per segment; a
+    blank line is no reference, so segments may have different counts, but each needs one), and one file per system
+    (named after the file)."""
+    if not hypotheses:
+        raise UsageError("give at least one --hypotheses file (or --input with system columns)")
+    files = {}
+    if sources:
+        files[sources] = _read_lines(sources)
+    for path in [*references, *hypotheses]:
+        files[path] = _read_lines(path)
+    first = next(iter(files))
+    for path, lines in files.items():
+        if len(lines) != len(files[first]):
+            raise UsageError(
+                f"{path} has {len(lines)} lines but {first} has {len(files[first])}; every file needs "
+                f"one line per segment"
+            )
+    if not files[first]:
+        raise UsageError(f"{', '.join(files)} {'are' if len(files) > 1 else 'is'} empty: no segments to score")
+    systems = {}
+    for path in hypotheses:
+        name = os.path.basename(path)
+        if name in systems:
+            raise UsageError(f"two hypothesis files are named {name}; system names come from file names")
+        systems[name] = files[path]
+    refs, blank = None, 0
+    if references:
+        refs = []
+        for number, lines in enumerate(zip(*(files[path] for path in references)), start=1):
+            refs.append([line for line in lines if line.strip()])
+            blank += len(lines) - len(refs[-1])
+            if not refs[-1]:
+                raise UsageError(
+                    f"segment {number} has no reference: line {number} is blank in {', '.join(references)}"
+                )
+    return Corpus(systems, files[sources] if sources else None, refs, blank_references=blank)
+
+
+def read_table_corpus(path, source_column=None, reference_columns=None, system_columns=None, id_column="id"):
+    """A .csv or .jsonl file (UTF-8) with one row per segment.
+
+    Source: the given column (which must exist), else a ``source`` column if there is one. References: the given
+    columns, else every column named ``reference``, ``references`` or ``reference_<n>`` (a JSONL cell may hold a list;
+    empty or blank cells are no reference and are counted in ``blank_references``; every row needs one). Systems: the
+    given columns, else every column but the source, the references and the id. A column has one role. Texts are
+    scored exactly as written: an empty output is the empty text, while a JSONL row that lacks a system's or the
+    source's value is an error."""
+    text = _read_text(path)
+    if path.lower().endswith((".jsonl", ".json")):
+        columns, rows = _jsonl_rows(path, text)
+    elif path.lower().endswith(".csv"):
+        columns, rows = _csv_rows(path, text)
+    else:
+        raise UsageError(f"{path}: a table must be a .jsonl or .csv file")
+    if not columns:
+        raise UsageError(f"{path} is empty")
+    for number, name in enumerate(columns, start=1):
+        if not name.strip():
+            raise UsageError(f"{path}: column {number} has no name")
+    repeated = sorted({name for name in columns if columns.count(name) > 1})
+    if repeated:
+        raise UsageError(f"{path}: column names appear more than once: {', '.join(repeated)}")
+    given = [*([source_column] if source_column else []), *(reference_columns or []), *(system_columns or [])]
+    missing = [c for c in given if c not in columns]
+    if missing:
+        raise UsageError(f"{path} has no column {missing[0]!r}; its columns are {columns}")
+    twice = sorted({c for c in given if given.count(c) > 1})
+    if twice:
+        raise UsageError(f"column {twice[0]!r} is given two roles (source, reference or system); give it one")
+    source_column = source_column or "source"
+    if reference_columns is None:
+        reference_columns = [
+            c for c in columns if re.fullmatch(r"references?|reference_\d+", c) and c not in (system_columns or [])
+        ]
+    if system_columns is None:
+        system_columns = [c for c in columns if c not in (source_column, id_column, *reference_columns)]
+    if source_column not in columns and not reference_columns:
+        raise UsageError(
+            f"{path} needs a {source_column!r} column and/or reference columns (reference, references "
+            f"or reference_1, reference_2, ...); its columns are {columns}"
+        )
+    if not system_columns:
+        raise UsageError(
+            f"{path} has no system column: every column but {source_column!r}, {id_column!r} and the "
+            f"references holds one system's outputs"
+        )
+    if not rows:
+        raise UsageError(f"{path} has column names but no rows")
+
+    def text_of(row, number, column):
+        value = row.get(column)
+        if not isinstance(value, str):
+            raise UsageError(
+                f"{path} row {number}, column {column!r}: expected text, got "
+                f"{'nothing' if value is None else describe(value)}"
+            )
+        return value
+
+    references, blank = None, 0
+    if reference_columns:
+        references = []
+        for number, row in enumerate(rows, start=1):
+            refs = []
+            for column in reference_columns:
+                cell = row.get(column)
+                for value in cell if isinstance(cell, list) else [cell]:
+                    if value is not None and (not isinstance(value, str) or value.strip()):
+                        refs.append(text_of({column: value}, number, column))
+                    else:
+                        blank += 1
+            if not refs:
+                raise UsageError(f"{path} row {number} has no reference (its columns {reference_columns} are empty)")
+            references.append(refs)
+    numbered = list(enumerate(rows, start=1))
+    return Corpus(
+        systems={c: [text_of(row, n, c) for n, row in numbered] for c in system_columns},
+        sources=[text_of(row, n, source_column) for n, row in numbered] if source_column in columns else None,
+        references=references,
+        ids=[_id_text(row.get(id_column)) for row in rows] if id_column in columns else None,
+        blank_references=blank,
+    )
+
+
+def _id_text(value):
+    return "" if value is None else str(value)  # JSONL ids are often numbers
+
+
+def _csv_rows(path, text):
+    """Column names (stripped) and one dict per data row (lines with no text at all are skipped)."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        lines = [(reader.line_num, row) for row in reader if any(row)]
+    except csv.Error as error:
+        raise UsageError(f"{path} line {reader.line_num} is not valid CSV: {error}") from None
+    if not lines:
+        return [], []
+    columns = [name.strip() for name in lines[0][1]]
+    for line_number, row in lines[1:]:
+        if len(row) != len(columns):
+            raise UsageError(f"{path} line {line_number} has {len(row)} fields but the header has {len(columns)}")
+    return columns, [dict(zip(columns, row)) for _, row in lines[1:]]
+
+
+def _jsonl_rows(path, text):
+    """Column names (in order of first appearance) and one dict per non-blank line."""
+    columns, rows = {}, []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{path} line {number} is not valid JSON: {error.msg}") from None
+        if not isinstance(row, dict):
+            raise UsageError(f"{path} line {number} is not a JSON object")
+        columns.update(dict.fromkeys(row))
+        rows.append(row)
+    return list(columns), rows
+
+
+def score_corpus(scorer, corpus, **options):
+    """Scores every system in one planned call (sources and references shared by all systems are encoded once) and
+    returns ({system: {direction: per-segment scores}}, signature), or (None, None) on ranks that get no results."""
+    names = list(corpus.systems)
+    segments = len(corpus.systems[names[0]])
+    result = scorer.score_directions(
+        [hypothesis for name in names for hypothesis in corpus.systems[name]],
+        references=corpus.references * len(names) if corpus.references is not None else None,
+        sources=corpus.sources * len(names) if corpus.sources is not None else None,
+        **options,
+    )
+    if result is None:
+        return None, None
+    directions = [d for d in DIRECTIONS if d in result]
+    per_system = {
+        name: {d: result[d][k * segments : (k + 1) * segments] for d in directions} for k, name in enumerate(names)
+    }
+    return per_system, result["signature"]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# `datasets` corpora
+
+_SCORERS_OF_THIS_PROCESS = {}
+
+
+def score_dataset(
+    dataset,
+    scorer,
+    *,
+    predictions="prediction",
+    references=None,
+    sources=None,
+    prefix="bartscore_",
+    rows_per_batch=1000,
+    num_proc=None,
+    **options,
+):
+    """Adds one column per direction (``bartscore_faithfulness``, ...) to a ``datasets.Dataset`` or
+    ``IterableDataset`` with a batched ``map``: a Dataset is written batch by batch to datasets' cache files, an
+    IterableDataset is scored lazily as it is iterated, so corpora larger than memory stream through.
+
+    scorer: a ``BARTScorer``, or a dict of ``BARTScorer`` arguments (``{"checkpoint": "cnn"}``) from which each
+    process builds its own: with ``num_proc=N`` (one process per GPU), process k uses ``cuda:k`` (modulo the GPU count)
+    or the CPU. Under torchrun, give each rank its shard (``datasets.distributed.split_dataset_by_node``); a dict builds
+    scorers with distributed=False, since each rank scores different rows.
+    predictions, references, sources: column names (a reference cell may hold a list of references).
+    options: as ``BARTScorer.score_directions`` (directions, aggregation, prompt, prompt_side, batch_size, ...)."""
+    import datasets
+
+    from .engine import BARTScorer
+
+    if isinstance(scorer, BARTScorer):
+        if num_proc and num_proc > 1:
+            raise ValueError(
+                "with num_proc > 1 pass the scorer as a dict of BARTScorer arguments, so that each "
+                "process loads its own model on its own device"
+            )
+    elif not isinstance(scorer, dict):
+        raise TypeError(f"scorer must be a BARTScorer or a dict of its arguments, got {describe(scorer)}")
+    columns = dataset.column_names or []
+    for argument, column in (("predictions", predictions), ("references", references), ("sources", sources)):
+        if column is not None and columns and column not in columns:
+            raise ValueError(f"{argument}={column!r} is not a column of the dataset; its columns are {columns}")
+    resolve_options(
+        has_references=references is not None,
+        has_sources=sources is not None,
+        **{k: v for k, v in options.items() if k in ("directions", "aggregation", "prompt", "prompt_side")},
+    )
+
+    arguments = {
+        "scorer": scorer,
+        "predictions": predictions,
+        "references": references,
+        "sources": sources,
+        "prefix": prefix,
+        "options": options,
+    }
+    if isinstance(dataset, datasets.IterableDataset):
+        return dataset.map(_score_rows, batched=True, batch_size=rows_per_batch, with_indices=True, fn_kwargs=arguments)
+    # Forked workers inherit torch's thread pools mid-flight and can deadlock; spawned ones start clean.
+    with _start_method("spawn" if num_proc else None):
+        return dataset.map(
+            _score_rows,
+            batched=True,
+            batch_size=rows_per_batch,
+            num_proc=num_proc,
+            with_indices=True,
+            with_rank=bool(num_proc),
+            fn_kwargs=arguments,
+            desc="BARTScore",
+        )
+
+
+def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, sources, prefix, options):
+    engine = scorer if not isinstance(scorer, dict) else _scorer_of_this_process(scorer, rank)
+    try:
+        result = engine.score_directions(
+            batch[predictions],
+            references=batch[references] if references else None,
+            sources=batch[sources] if sources else None,
+            **options,
+        )
+    except (TypeError, ValueError) as error:  # named by the dataset's column and row, not the batch's argument
+        columns = {"predictions": predictions, "references": references, "sources": sources}
+        message = re.sub(
+            r"\b(predictions|references|sources)\[(\d+)\]",
+            lambda match: f"column {columns[match[1]]!r} at row {indices[int(match[2])]}",
+            str(error),
+        )
+        raise type(error)(message) from None
+    return {prefix + d: result[d] for d in DIRECTIONS if d in result}
+
+
+@contextlib.contextmanager
+def _start_method(method):
+    import multiprocess
+
+    previous = multiprocess.get_start_method(allow_none=True)
+    if method:
+        multiprocess.set_start_method(method, force=True)
+    try:
+        yield
+    finally:
+        if method:
+            multiprocess.set_start_method(previous, force=True)
+
+
+def _scorer_of_this_process(arguments, rank):
+    import torch
+
+    from .engine import BARTScorer
+
+    arguments = dict(arguments)
+    if "device" not in arguments and rank is not None and torch.cuda.is_available():
+        arguments["device"] = f"cuda:{rank % torch.cuda.device_count()}"
+    arguments.setdefault("distributed", False)
+    key = repr(sorted(arguments.items()))
+    if key not in _SCORERS_OF_THIS_PROCESS:
+        _SCORERS_OF_THIS_PROCESS[key] = BARTScorer(**arguments)
+    return _SCORERS_OF_THIS_PROCESS[key]

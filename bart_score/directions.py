@@ -1,0 +1,197 @@
+"""The paper's directions, prompts and multi-reference aggregation on top of pair scoring, and the signature.
+
+faithfulness: source -> prediction; precision: reference -> prediction; recall: prediction -> reference;
+f_score: (precision + recall) / 2. With several references, precision and recall are aggregated over the
+references (mean or max) first, and f_score is the mean of the aggregated two. With prompts, a direction's score for
+one (condition, target) pair is the average over the prompts, as in the original scripts."""
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .inputs import reference_lists, text_list
+from .prompts import PROMPT_SETS
+
+DIRECTIONS = ("faithfulness", "precision", "recall", "f_score")
+AGGREGATIONS = ("mean", "max")
+PROMPT_SIDES = ("encoder", "decoder")
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """The resolved, checked options of one directions call (prompt_label is the signature's prompt field)."""
+
+    directions: tuple
+    aggregation: str
+    prompts: tuple  # (None,) when no prompt is used
+    prompt_label: str
+    prompt_side: str
+
+
+def resolve_options(
+    *, has_references, has_sources, directions=None, aggregation="mean", prompt=None, prompt_side="encoder"
+):
+    """Checks the scoring options against the inputs given, before any work is done."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+    if prompt_side not in PROMPT_SIDES:
+        raise ValueError(f"prompt_side must be one of {PROMPT_SIDES}, got {prompt_side!r}")
+    if not has_references and not has_sources:
+        raise ValueError("BARTScore needs sources=, references= or both, besides predictions")
+
+    if directions is None:
+        wanted = [d for d in DIRECTIONS if (has_sources if d == "faithfulness" else has_references)]
+    else:
+        requested = [directions] if isinstance(directions, str) else text_list(directions, "directions")
+        if not requested:
+            raise ValueError("directions is empty; leave it out to compute every direction the inputs allow")
+        for index, direction in enumerate(requested):
+            if direction not in DIRECTIONS:
+                raise ValueError(f"directions[{index}] is {direction!r}; choose from {DIRECTIONS}")
+            if direction == "faithfulness" and not has_sources:
+                raise ValueError("direction 'faithfulness' (source -> prediction) needs sources=, which was not given")
+            if direction != "faithfulness" and not has_references:
+                raise ValueError(f"direction {direction!r} needs references=, which were not given")
+        wanted = [d for d in DIRECTIONS if d in requested]
+
+    prompts, prompt_label = resolve_prompts(prompt)
+    if prompt is not None:
+        prompt_label += f"@{prompt_side}"
+    return ScoringOptions(tuple(wanted), aggregation, prompts, prompt_label, prompt_side)
+
+
+def resolve_prompts(prompt):
+    """A lowercase identifier names a paper set; any other string is one phrase; a list is a set of phrases."""
+    if prompt is None:
+        return (None,), "none"
+    if isinstance(prompt, str):
+        if re.fullmatch(r"[a-z][a-z0-9_-]*", prompt):
+            if prompt not in PROMPT_SETS:
+                raise ValueError(
+                    f"unknown prompt set {prompt!r}; the sets are {tuple(PROMPT_SETS)}. "
+                    f"To use it as a prompt phrase, pass it in a list: prompt=[{prompt!r}] (on the command line: "
+                    f"--prompt-phrases {prompt})"
+                )
+            return PROMPT_SETS[prompt], f"{prompt}({len(PROMPT_SETS[prompt])})"
+        phrases = [prompt]
+    else:
+        phrases = text_list(prompt, "prompt")
+        if not phrases:
+            raise ValueError("prompt is an empty list; pass None for no prompt")
+    for index, phrase in enumerate(phrases):
+        if not phrase.strip():
+            raise ValueError(f"prompt[{index}] is blank")
+    digest = hashlib.sha1("\n".join(phrases).encode("utf-8")).hexdigest()[:8]
+    return tuple(phrases), f"custom-{digest}({len(phrases)})"
+
+
+def apply_prompt(condition, target, prompt, side):
+    """The original code's strings: the encoder side appends " <prompt>,", the decoder side prepends "<prompt>, "."""
+    if prompt is None:
+        return condition, target
+    if side == "encoder":
+        return f"{condition} {prompt},", target
+    return condition, f"{prompt}, {target}"
+
+
+def aggregate(values, counts, how):
+    """Collapses consecutive runs of `counts` values (one run per example) by mean or max."""
+    if not len(counts):
+        return np.zeros(0)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    if how == "max":
+        return np.maximum.reduceat(values, starts)
+    return np.add.reduceat(values, starts) / np.asarray(counts)
+
+
+def score_directions(
+    scorer,
+    predictions,
+    references=None,
+    sources=None,
+    *,
+    directions=None,
+    aggregation="mean",
+    prompt=None,
+    prompt_side="encoder",
+    batch_size=None,
+    max_tokens=None,
+    show_progress=False,
+):
+    """The directions for each prediction, in input order, with their means and a signature: see the module's text.
+    Every direction's pairs go to `scorer.score` in one call, so that texts shared across directions are planned
+    once. None on ranks that get no results (see BARTScorer's results_on)."""
+    predictions = text_list(predictions, "predictions")
+    if references is not None:
+        references = reference_lists(references, "references", len(predictions))
+    if sources is not None:
+        sources = text_list(sources, "sources", len(predictions))
+    options = resolve_options(
+        has_references=references is not None,
+        has_sources=sources is not None,
+        directions=directions,
+        aggregation=aggregation,
+        prompt=prompt,
+        prompt_side=prompt_side,
+    )
+
+    wanted = set(options.directions)
+    if "f_score" in wanted:
+        wanted |= {"precision", "recall"}
+    ref_counts = [len(refs) for refs in references] if references is not None else []
+    owners = [i for i, n in enumerate(ref_counts) for _ in range(n)]
+    flat_refs = [ref for refs in references for ref in refs] if references is not None else []
+    unprompted = {
+        "faithfulness": list(zip(sources, predictions)) if "faithfulness" in wanted else [],
+        "precision": [(ref, predictions[i]) for i, ref in zip(owners, flat_refs)] if "precision" in wanted else [],
+        "recall": [(predictions[i], ref) for i, ref in zip(owners, flat_refs)] if "recall" in wanted else [],
+    }
+    conditions, targets, spans = [], [], {}
+    for direction, pairs in unprompted.items():
+        start = len(conditions)
+        for condition, target in pairs:
+            for phrase in options.prompts:
+                prompted = apply_prompt(condition, target, phrase, options.prompt_side)
+                conditions.append(prompted[0])
+                targets.append(prompted[1])
+        spans[direction] = slice(start, len(conditions))
+    flat_scores = scorer.score(conditions, targets, batch_size, max_tokens=max_tokens, show_progress=show_progress)
+    if flat_scores is None:
+        return None
+    flat_scores = np.asarray(flat_scores, dtype=np.float64)
+
+    def prompt_averaged(direction):
+        return flat_scores[spans[direction]].reshape(-1, len(options.prompts)).mean(axis=1)
+
+    scores = {}
+    if "faithfulness" in wanted:
+        scores["faithfulness"] = prompt_averaged("faithfulness")
+    for direction in ("precision", "recall"):
+        if direction in wanted:
+            scores[direction] = aggregate(prompt_averaged(direction), ref_counts, options.aggregation)
+    if "f_score" in wanted:
+        scores["f_score"] = (scores["precision"] + scores["recall"]) / 2
+
+    result = {direction: scores[direction].tolist() for direction in options.directions}
+    for direction in options.directions:
+        result[f"{direction}_mean"] = float(scores[direction].mean()) if len(predictions) else float("nan")
+    result["signature"] = signature(scorer, options, ref_counts)
+    return result
+
+
+def signature(scorer, options, ref_counts=()):
+    """A sacrebleu-style reproducibility string for a result of `scorer` under `options`."""
+    low, high = (min(ref_counts), max(ref_counts)) if ref_counts else (0, 0)
+    nrefs = "-" if not ref_counts else str(low) if low == high else f"{low}-{high}"
+    return "|".join(
+        [
+            f"ckpt:{scorer.model_label}",
+            f"dirs:{'+'.join(options.directions)}",
+            f"agg:{options.aggregation}",
+            f"nrefs:{nrefs}",
+            f"prompt:{options.prompt_label}",
+            *scorer.signature_fields(),
+        ]
+    )
