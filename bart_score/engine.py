@@ -171,6 +171,11 @@ class BARTScorer:
             return self.checkpoint
         return f"{self.checkpoint}+{os.path.basename(self.weights)}"
 
+    @property
+    def token_policy(self):
+        """Which tokens are scored and what the decoder starts from, in a few characters (see README's families)."""
+        return "bart"
+
     def signature_fields(self):
         """The signature's fields that describe this engine rather than one call's options."""
         return [
