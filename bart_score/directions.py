@@ -157,7 +157,16 @@ def score_directions(
                 conditions.append(prompted[0])
                 targets.append(prompted[1])
         spans[direction] = slice(start, len(conditions))
-    flat_scores = scorer.score(conditions, targets, batch_size, max_tokens=max_tokens, show_progress=show_progress)
+    languages = {}
+    if getattr(scorer, "source_lang", None) is not None:  # families with language codes: sources in theirs
+        faithfulness = spans["faithfulness"]
+        languages["condition_lang"] = [
+            scorer.source_lang if faithfulness.start <= i < faithfulness.stop else scorer.target_lang
+            for i in range(len(conditions))
+        ]
+    flat_scores = scorer.score(
+        conditions, targets, batch_size, max_tokens=max_tokens, show_progress=show_progress, **languages
+    )
     if flat_scores is None:
         return None
     flat_scores = np.asarray(flat_scores, dtype=np.float64)

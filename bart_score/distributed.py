@@ -33,13 +33,15 @@ class ProcessGroup:
         both: at most world - 1 extra encoder passes. Every rank computes the same assignment."""
         low = (
             max(
-                plan.length(c) + max(plan.length(plan.pairs[p][1]) for p in pairs)
+                plan.condition_length(c) + max(plan.target_length(plan.pairs[p][1]) for p in pairs)
                 for c, pairs in plan.pairs_by_condition.items()
             )
             if plan.pairs
             else 0
         )
-        high = sum(map(plan.length, plan.pairs_by_condition)) + sum(plan.length(t) for _, t in plan.pairs)
+        high = sum(map(plan.condition_length, plan.pairs_by_condition)) + sum(
+            plan.target_length(t) for _, t in plan.pairs
+        )
         while high - low > max(1, low // 200):
             middle = (low + high) // 2
             if self._fill(plan, middle) is None:
@@ -53,13 +55,13 @@ class ProcessGroup:
         shares, load = [{}], 0
         for condition, pairs in plan.pairs_by_condition.items():
             for pair in pairs:
-                target = plan.length(plan.pairs[pair][1])
-                cost = target if condition in shares[-1] else target + plan.length(condition)
+                target = plan.target_length(plan.pairs[pair][1])
+                cost = target if condition in shares[-1] else target + plan.condition_length(condition)
                 if load and load + cost > capacity:
                     if len(shares) == self.world:
                         return None
                     shares.append({})
-                    load, cost = 0, target + plan.length(condition)
+                    load, cost = 0, target + plan.condition_length(condition)
                 shares[-1].setdefault(condition, []).append(pair)
                 load += cost
         return shares + [{} for _ in range(self.world - len(shares))]

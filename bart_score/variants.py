@@ -1,4 +1,5 @@
-"""Named model configurations: the paper's variants by name, and where the paraphrase-tuned weights are found.
+"""Named model configurations: the paper's variants and a few well-known checkpoints of the other families, where
+the paraphrase-tuned weights are found, and the engine's defaults.
 
 This module imports nothing heavy, so that the command line can check its arguments before torch loads."""
 
@@ -8,6 +9,15 @@ VARIANTS = {
     "vanilla": "facebook/bart-large",
     "cnn": "facebook/bart-large-cnn",
     "cnn-para": "facebook/bart-large-cnn",
+}
+# Well-known checkpoints of the other families, by names that are not Hub ids themselves.
+NAMED_CHECKPOINTS = {
+    **VARIANTS,
+    "mbart50": "facebook/mbart-large-50-many-to-many-mmt",  # needs source_lang / target_lang, e.g. "de_DE" / "en_XX"
+    "mt5": "google/mt5-base",  # T5Score's default checkpoint
+    "flan-t5": "google/flan-t5-base",  # GPTScore's Flan-T5 scorer
+    "opt": "facebook/opt-350m",  # GPTScore's OPT scorer (compatibility="gptscore" for its exact numbers)
+    "qwen": "Qwen/Qwen2.5-0.5B",
 }
 DEFAULT_CHECKPOINT = "facebook/bart-large-cnn"
 PARA_WEIGHTS_ENV = "BARTSCORE_PARA_WEIGHTS"

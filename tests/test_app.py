@@ -519,7 +519,7 @@ def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
         (dict(source=""), "faithfulness (source → candidate) needs a source"),
         (dict(directions=[]), "Choose at least one direction"),
         (dict(prompt="custom", phrase="  "), "Enter a custom prompt phrase"),
-        (dict(model="missing"), "Cannot load the BART checkpoint"),
+        (dict(model="missing"), "Cannot load the checkpoint"),
     ],
 )
 def test_api_compare_explains_user_mistakes_and_keeps_running(client, arguments, message):

@@ -372,7 +372,7 @@ def test_missing_checkpoint_is_a_runtime_failure_with_one_clear_line(files, tmp_
         env={"HF_HUB_CACHE": str(tmp_path / "empty-hf-cache")},
     )
     assert code == 1
-    assert "Traceback" not in stderr and "Cannot load the BART checkpoint 'facebook/bart-large'" in stderr
+    assert "Traceback" not in stderr and "Cannot load the checkpoint 'facebook/bart-large'" in stderr
 
 
 def test_pip_install_gives_the_bartscore_command(tmp_path, files, tiny_checkpoint):

@@ -74,7 +74,7 @@ def test_work_is_balanced_by_tokens_not_examples(tiny_checkpoint, scorer, world)
     import bart_score
 
     sources, targets = engine_inputs()
-    plan = bart_score.engine.Plan(scorer._tokenize, sources, targets)
+    plan = scorer._plan(sources, targets)
     shares = [bart_score.distributed.ProcessGroup(world, rank).share(plan) for rank in range(world)]
     assigned = sorted(p for share in shares for pairs in share.values() for p in pairs)
     assert assigned == list(range(len(plan.pairs)))  # every distinct pair exactly once
@@ -83,12 +83,12 @@ def test_work_is_balanced_by_tokens_not_examples(tiny_checkpoint, scorer, world)
     assert encodings <= len(plan.pairs_by_condition) + world - 1
 
     def tokens(share):
-        return sum(plan.length(c) for c in share) + sum(
-            plan.length(plan.pairs[p][1]) for ps in share.values() for p in ps
+        return sum(plan.condition_length(c) for c in share) + sum(
+            plan.target_length(plan.pairs[p][1]) for ps in share.values() for p in ps
         )
 
     loads = [tokens(share) for share in shares]
-    largest_item = max(plan.length(c) + plan.length(t) for c, t in plan.pairs)
+    largest_item = max(plan.condition_length(c) + plan.target_length(t) for c, t in plan.pairs)
     assert max(loads) <= sum(loads) / world + largest_item, loads
 
 

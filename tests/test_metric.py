@@ -181,7 +181,7 @@ def test_signature_names_every_setting(metric, tiny_checkpoint):
 
 def test_model_is_loaded_once(metric, monkeypatch):
     assert metric.scorer is not None  # already loaded by evaluate.load
-    monkeypatch.setattr(bart_score.engine, "load_checkpoint", lambda *a: pytest.fail("the model was loaded again"))
+    monkeypatch.setattr(bart_score.engine, "load_family", lambda *a: pytest.fail("the model was loaded again"))
     metric.compute(predictions=["a"], sources=["b"])
     metric.compute(predictions=["c"], sources=["d"])
 
@@ -194,7 +194,7 @@ def test_config_name_that_is_a_path_stays_out_of_evaluates_cache_path(metric, ti
 
 def test_loading_a_missing_variant_offline_is_one_clear_error(empty_hf_cache):
     # evaluate imports its own copy of the module, so the error is matched by its base class, OSError.
-    with pytest.raises(OSError, match=r"Cannot load the BART checkpoint 'facebook/bart-large'") as raised:
+    with pytest.raises(OSError, match=r"Cannot load the checkpoint 'facebook/bart-large'") as raised:
         evaluate.load(MODULE, "vanilla")
     assert type(raised.value).__name__ == "CheckpointNotFoundError"
 

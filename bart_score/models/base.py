@@ -1,0 +1,138 @@
+"""What every model family shares: scored targets, the tokenization bookkeeping, and the interface the engine drives.
+
+A family turns (condition, target) texts into token sequences under its *token policy* (which tokens are scored, what
+the decoder starts from), runs the conditions once (`encode`) and their targets against them (`decode`) through the
+model's own modules, and names the output layer that turns decoder states into logits."""
+
+import re
+from dataclasses import dataclass, field
+
+import torch
+
+# A label position that is run through the model but neither scored nor counted (as -100 in Hugging Face labels).
+IGNORED = -100
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target under a token policy.
+
+    labels: one entry per position whose next token the model predicts (IGNORED where a position is not scored,
+        such as a forced language code).
+    inputs: what the model reads to make those predictions. Seq2seq: the decoder inputs, one per label. Causal LMs:
+        one fewer, since the first label is predicted from the condition's last position."""
+
+    inputs: tuple
+    labels: tuple
+
+    @property
+    def scored_ids(self):
+        return [label for label in self.labels if label != IGNORED]
+
+
+@dataclass
+class Tokenized:
+    """A call's texts as token sequences: the distinct conditions and targets, and each input pair's indices."""
+
+    conditions: list  # tuple of token ids per distinct condition
+    targets: list  # Target per distinct target
+    pairs: list  # (condition index, target index) per input pair
+    truncated_conditions: int = 0
+    truncated_targets: int = 0
+    special_token_texts: list = field(default_factory=list)  # distinct texts holding special-token strings
+
+
+class Family:
+    """A kind of model the engine can drive. Subclasses set `name`, `model_types` and `auto_class`, and implement
+    `tokenize`, `encode` and `decode`; `policy` is the signature's short name of the token policy."""
+
+    name = ""
+    model_types = ()
+    auto_class = None  # the transformers Auto class that loads the model
+    # A pad token written in a target adds 0 to the sum but is counted, as the original's NLLLoss(ignore_index=pad);
+    # False where no such rule applies.
+    written_pad_scores_zero = False
+
+    def __init__(self, tokenizer, model):
+        self.tokenizer = tokenizer
+        self.model = model
+        specials = sorted({t for t in getattr(tokenizer, "all_special_tokens", []) if t}, key=len, reverse=True)
+        self._special_pattern = re.compile("|".join(map(re.escape, specials))) if specials else None
+
+    @property
+    def policy(self):
+        return self.name
+
+    @property
+    def max_positions(self):
+        """The most positions the model takes, or None when its positions are relative (T5)."""
+        return getattr(self.model.config, "max_position_embeddings", None)
+
+    @property
+    def device(self):
+        return self.model.device
+
+    @property
+    def pad_id(self):
+        pad = self.model.config.pad_token_id
+        return pad if pad is not None else 0
+
+    def output_layer(self):
+        """(weight: vocabulary x hidden, bias or None, scale applied to the decoder states before the product)."""
+        head = self.model.get_output_embeddings()
+        return head.weight, head.bias, 1.0
+
+    def pad(self, sequences):
+        """Right-padded ids and their mask, on the model's device."""
+        width = max(map(len, sequences), default=0)
+        ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        for row, sequence in enumerate(sequences):
+            if sequence:
+                ids[row, : len(sequence)] = torch.tensor(sequence)
+                mask[row, : len(sequence)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    # -- shared tokenization bookkeeping ----------------------------------------------------------------------------
+
+    def note_special_tokens(self, texts, tokenized):
+        """Records the distinct texts that hold special-token strings such as "<pad>", for the engine's warning."""
+        if self._special_pattern is not None:
+            tokenized.special_token_texts += [text for text in texts if self._special_pattern.search(text)]
+
+    def special_token_in(self, text):
+        found = self._special_pattern.search(text) if self._special_pattern is not None else None
+        return found.group(0) if found else None
+
+    def check_vocabulary(self, texts, sequences):
+        """Ids beyond the model's output layer (a tokenizer larger than its model) are refused, naming the text."""
+        vocabulary = self.output_layer()[0].shape[0]
+        for text, ids in zip(texts, sequences):
+            known = [i for i in ids if i != IGNORED]
+            if known and max(known) >= vocabulary:
+                bad = max(known)
+                raise ValueError(
+                    f"the text {text[:60]!r} contains token {self.tokenizer.convert_ids_to_tokens(bad)!r} "
+                    f"(id {bad}), which the model's {vocabulary}-token vocabulary lacks"
+                )
+
+    def token_texts(self, ids):
+        """The text each token adds to the decoded sequence: sentencepiece's word-start marks become spaces, and a
+        character split over byte-level tokens is shown whole on the token that completes it (the tokens before it
+        in that character have empty text)."""
+        texts, previous = [], ""
+        for end in range(1, len(ids) + 1):
+            decoded = self.tokenizer.decode(ids[:end], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+            if decoded.endswith("\ufffd") and end < len(ids):  # an incomplete UTF-8 character so far
+                texts.append("")
+                continue
+            texts.append(decoded[len(previous) :] if decoded.startswith(previous) else decoded)
+            previous = decoded
+        return texts
+
+
+def dedupe(items):
+    """(distinct items in order of first appearance, the index of each item among them)."""
+    index = {}
+    positions = [index.setdefault(item, len(index)) for item in items]
+    return list(index), positions

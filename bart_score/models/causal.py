@@ -1,0 +1,207 @@
+"""Decoder-only language models (GPT-2, OPT, Llama, Qwen, ...): the score is the mean log-probability of the target's
+tokens after a prefix built from the condition and a template.
+
+Default token policy ("causal"): prefix = the tokenizer's start tokens (its BOS, or the BOS token it defines but does
+not add, as GPT-2's) + the tokens of `template` with the condition filled in (default "{condition}\\n"); the target is
+tokenized on its own, without special tokens, and the EOS token is appended, so that every target (even an empty one)
+has a token to score and an unfinished text is not as likely as a finished one. Every target token and the EOS are
+scored; the first from the prefix's last position. Within max_length: the target keeps its first max_length - 1
+tokens (its EOS last), then the prefix its first max_length - len(target).
+
+"gptscore" policy (compatibility="gptscore"), GPTScore's own convention (jinlanfu/GPTScore, opt_score.py): the text
+template-head + condition, cut as GPTScore cuts it when too long, + template-tail + target is tokenized as one
+sequence; the labels are the target's own encoding without its first token, aligned with the end of that sequence,
+and the score is the mean over them. Its template is GPTScore's `src + prompt_text`: "{condition}" + prompt_text."""
+
+import hashlib
+
+import torch
+from transformers import AutoModelForCausalLM
+from transformers.cache_utils import DynamicCache
+
+from .base import Family, Target, Tokenized, dedupe
+
+DEFAULT_TEMPLATE = "{condition}\n"
+
+
+class EncodedPrefixes:
+    """A batch of prefixes run once: every layer's keys and values, and the last position's state of each prefix."""
+
+    def __init__(self, cache, mask, last_states):
+        self.keys_values = [(layer.keys, layer.values) for layer in cache.layers]
+        self.mask = mask  # (prefixes, length)
+        self.lengths = mask.sum(dim=1)
+        self.last_states = last_states  # (prefixes, hidden)
+
+
+class CausalFamily(Family):
+    name = "causal"
+    auto_class = AutoModelForCausalLM
+
+    def __init__(self, tokenizer, model, template=None):
+        super().__init__(tokenizer, model)
+        self.template = DEFAULT_TEMPLATE if template is None else template
+        if not isinstance(self.template, str) or self.template.count("{condition}") != 1:
+            raise ValueError(f"template must be a string holding '{{condition}}' once, got {self.template!r}")
+        try:
+            self.template.format(condition="")
+        except (IndexError, KeyError, ValueError) as error:
+            raise ValueError(
+                f"template {self.template!r} has braces other than {{condition}} ({error}); write a "
+                f"literal brace as {{{{ or }}}}"
+            ) from None
+        self.start_ids = self._start_ids()
+        if tokenizer.eos_token_id is None:
+            raise ValueError(
+                "this causal LM's tokenizer has no eos_token, which the causal token policy scores at "
+                "the end of every target"
+            )
+        if not self.start_ids and not self.template.format(condition=""):
+            raise ValueError(
+                "this tokenizer has no BOS token, so a template that adds no text of its own leaves an "
+                "empty condition with nothing to predict the target's first token from; give a template "
+                "with text around {condition} (the default is '{condition}\\n')"
+            )
+
+    def _start_ids(self):
+        """The tokens the tokenizer puts before a text (its BOS), else the BOS it defines but does not add."""
+        plain = self.tokenizer("a", add_special_tokens=False)["input_ids"]
+        full = self.tokenizer("a")["input_ids"]
+        start = full[: len(full) - len(plain)] if full[len(full) - len(plain) :] == plain else []
+        if not start and self.tokenizer.bos_token_id is not None:
+            start = [self.tokenizer.bos_token_id]
+        return start
+
+    @property
+    def policy(self):
+        if self.template == DEFAULT_TEMPLATE:
+            return self.name
+        return f"{self.name}:{hashlib.sha1(self.template.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+
+    @property
+    def max_positions(self):
+        config = self.model.config
+        return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+
+    # -- the token policy -------------------------------------------------------------------------------------------
+
+    def tokenize(self, conditions, targets, condition_languages, max_length):
+        tokenized = Tokenized([], [], [])
+        condition_texts, condition_of_pair = dedupe(conditions)
+        target_texts, target_of_pair = dedupe(targets)
+        prefixes = [
+            self.start_ids + ids for ids in self._ids([self.template.format(condition=c) for c in condition_texts])
+        ]
+        target_ids = []
+        for ids in self._ids(target_texts):
+            tokenized.truncated_targets += len(ids) > max_length - 2
+            target_ids.append([*ids[: max_length - 2], self.tokenizer.eos_token_id])
+        self.check_vocabulary(condition_texts, prefixes)
+        self.check_vocabulary(target_texts, target_ids)
+        # A prefix is cut to leave room for its target, so the same condition may give different prefixes.
+        pair_prefixes = [
+            tuple(prefixes[c][: max_length - len(target_ids[t])]) for c, t in zip(condition_of_pair, target_of_pair)
+        ]
+        tokenized.truncated_conditions = len(
+            {c for c, prefix in zip(condition_of_pair, pair_prefixes) if len(prefix) < len(prefixes[c])}
+        )
+        tokenized.conditions, prefix_of_pair = dedupe(pair_prefixes)
+        tokenized.targets = [Target(tuple(ids[:-1]), tuple(ids)) for ids in target_ids]
+        tokenized.pairs = list(zip(prefix_of_pair, target_of_pair))
+        self.note_special_tokens(dict.fromkeys(condition_texts + target_texts), tokenized)
+        return tokenized
+
+    def _ids(self, texts):
+        return self.tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+
+    # -- running the model ------------------------------------------------------------------------------------------
+
+    def encode(self, sequences):
+        """Runs each prefix once and keeps its keys and values for all its targets."""
+        ids, mask = self.pad(sequences)
+        cache = DynamicCache()
+        states = self.model.get_decoder()(
+            input_ids=ids, attention_mask=mask, position_ids=_positions(mask), cache=cache, use_cache=True
+        ).last_hidden_state
+        last = states[torch.arange(len(sequences), device=self.device), mask.sum(dim=1) - 1]
+        return EncodedPrefixes(cache, mask, last)
+
+    def decode(self, prefixes, rows, targets):
+        """States at every label position of each target, in order: the prefix's last state predicts the first
+        label, the target's own inputs the rest. The targets continue their prefixes' positions; padding between a
+        short prefix and its target is masked out."""
+        rows = torch.tensor(rows, device=self.device)
+        inputs, input_mask = self.pad([target.inputs for target in targets])
+        steps = None
+        if inputs.shape[1]:
+            width = int(prefixes.lengths[rows].max())
+            cache = DynamicCache(
+                ddp_cache_data=[
+                    (keys[rows, :, :width], values[rows, :, :width]) for keys, values in prefixes.keys_values
+                ]
+            )
+            offsets = prefixes.lengths[rows, None]
+            steps = self.model.get_decoder()(
+                input_ids=inputs,
+                attention_mask=torch.cat([prefixes.mask[rows, :width], input_mask], dim=1),
+                position_ids=offsets + torch.arange(inputs.shape[1], device=self.device),
+                cache=cache,
+                use_cache=True,
+            ).last_hidden_state
+        pieces = []
+        for index, target in enumerate(targets):
+            pieces.append(prefixes.last_states[rows[index]][None])
+            if target.inputs:
+                pieces.append(steps[index, : len(target.inputs)])
+        return torch.cat(pieces)
+
+
+class GPTScoreFamily(CausalFamily):
+    name = "gptscore"
+
+    def __init__(self, tokenizer, model, template=None, max_length=None):
+        super().__init__(tokenizer, model, template)
+        self.head, self.tail = self.template.split("{condition}")
+
+    def tokenize(self, conditions, targets, condition_languages, max_length):
+        tokenized = Tokenized([], [], [])
+        encode = self.tokenizer.encode
+        pair_conditions, pair_targets, truncated = [], [], set()
+        for condition, target in zip(conditions, targets):
+            source = self._cut(self.head + condition, target, max_length)
+            if source != self.head + condition:
+                truncated.add(condition)
+            joint = encode(source + self.tail + target)
+            labels = encode(target)[1:]
+            start = max(len(joint) - len(labels), 1)  # the model's loss never scores position 0
+            if not labels or len(labels) > len(joint):
+                raise ValueError(
+                    f"the target {target[:60]!r} leaves GPTScore's alignment no token to score (its "
+                    f"encoding without the first token has {len(labels)} tokens, the whole text "
+                    f"{len(joint)})"
+                )
+            pair_conditions.append(tuple(joint[:start]))
+            pair_targets.append(Target(tuple(joint[start:-1]), tuple(labels[len(labels) - (len(joint) - start) :])))
+        self.check_vocabulary(conditions, pair_conditions)
+        tokenized.conditions, condition_of_pair = dedupe(pair_conditions)
+        tokenized.targets, target_of_pair = dedupe(pair_targets)
+        tokenized.pairs = list(zip(condition_of_pair, target_of_pair))
+        tokenized.truncated_conditions = len(truncated)
+        self.note_special_tokens(dict.fromkeys([*conditions, *targets]), tokenized)
+        return tokenized
+
+    def _cut(self, source, target, max_length):
+        """GPTScore's truncation of a long source, step for step (its encodings drop a first and a last token, as
+        for OPT's BOS, whatever the tokenizer)."""
+        encode = self.tokenizer.encode
+        source_ids = encode(source)[1:-1]
+        total = len(source_ids) + len(encode(target)[1:-1])
+        if total <= max_length:
+            return source
+        kept = source_ids[: len(source_ids) - (total - max_length)]
+        return self.tokenizer.decode(kept[1:-1])
+
+
+def _positions(mask):
+    """Positions of right-padded rows: 0, 1, ... along the real tokens."""
+    return (mask.cumsum(dim=1) - 1).clamp(min=0)

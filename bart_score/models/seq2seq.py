@@ -1,0 +1,204 @@
+"""Encoder-decoder families: BART (the original BARTScore), mBART / mBART-50, T5 / mT5 / Flan-T5, PEGASUS, Marian.
+
+Token policy (as the original BARTScore and T5Score compute it, i.e. as the model's own `labels=` loss sees it):
+the condition is the tokenizer's encoding of its text, the labels are the tokenizer's encoding of the target
+(`text_target=`), the decoder reads the labels shifted by the model's own `prepare_decoder_input_ids_from_labels`,
+and every label is scored (BART's `<s>` and `</s>`, T5's `</s>`), except mBART's language code, which generation
+forces and which is neither scored nor counted. A pad token written in a target adds 0 but is counted."""
+
+import torch
+from transformers import AutoModelForSeq2SeqLM
+from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+from .base import IGNORED, Family, Target, Tokenized, dedupe
+
+
+class _UnkeptCache(DynamicCache):
+    """A self-attention cache that keeps nothing: each target is decoded in one pass, so storing (concatenating) its
+    keys and values would be wasted copies."""
+
+    def update(self, key_states, value_states, layer_idx, *args, **kwargs):
+        return key_states, value_states
+
+
+class EncodedConditions:
+    """A batch of conditions run through the encoder, with every decoder layer's cross-attention keys and values,
+    computed once here by the decoder's own attention modules and shared by every target of each condition."""
+
+    def __init__(self, hidden, mask, cross_cache):
+        self.hidden = hidden  # (conditions, length, d_model)
+        self.mask = mask  # (conditions, length)
+        self.cross = [(layer.keys, layer.values) for layer in cross_cache.layers]  # each (conditions, heads, length, d)
+
+
+class Seq2SeqFamily(Family):
+    auto_class = AutoModelForSeq2SeqLM
+    written_pad_scores_zero = True
+
+    def __init__(self, tokenizer, model):
+        super().__init__(tokenizer, model)
+        config = model.config
+        missing = [name for name in ("pad_token_id", "decoder_start_token_id") if getattr(config, name, None) is None]
+        if missing:
+            raise ValueError(
+                f"the checkpoint has no {' or '.join(missing)} in its config; teacher forcing needs both "
+                f"(facebook/bart-* use pad_token_id=1, decoder_start_token_id=2; T5 uses 0 and 0)"
+            )
+
+    # -- the token policy -------------------------------------------------------------------------------------------
+
+    def condition_ids(self, texts, language, max_length):
+        """Token ids of each condition, truncated to max_length, and the indices of those that were cut."""
+        return self._encode_texts(texts, max_length, "text")
+
+    def target_ids(self, texts, max_length):
+        """Label ids of each target (the tokenizer's target side), truncated, and the indices of those cut."""
+        return self._encode_texts(texts, max_length, "text_target")
+
+    def _encode_texts(self, texts, max_length, side):
+        if not texts:
+            return [], set()
+        encoded = self.tokenizer(**{side: texts}, max_length=max_length, truncation=True)["input_ids"]
+        at_limit = [i for i, ids in enumerate(encoded) if len(ids) == max_length]
+        too_long = set()
+        if at_limit:
+            longer = self.tokenizer(**{side: [texts[i] for i in at_limit]}, max_length=max_length + 1, truncation=True)
+            too_long = {i for i, ids in zip(at_limit, longer["input_ids"]) if len(ids) > max_length}
+        self.check_vocabulary(texts, encoded)
+        return encoded, too_long
+
+    def target(self, labels):
+        """A Target from the label ids: the decoder inputs by the model's own shift, unscored positions marked."""
+        inputs = self.model.prepare_decoder_input_ids_from_labels(labels=torch.tensor([labels]))[0].tolist()
+        return Target(tuple(inputs), tuple(labels))
+
+    def tokenize(self, conditions, targets, condition_languages, max_length):
+        tokenized = Tokenized([], [], [])
+        condition_keys, condition_of_pair = dedupe(zip(conditions, condition_languages))
+        target_texts, target_of_pair = dedupe(targets)
+        by_language = {}
+        for index, (_, language) in enumerate(condition_keys):
+            by_language.setdefault(language, []).append(index)
+        condition_tokens = [None] * len(condition_keys)
+        for language, indices in by_language.items():
+            ids, cut = self.condition_ids([condition_keys[i][0] for i in indices], language, max_length)
+            for position, index in enumerate(indices):
+                condition_tokens[index] = tuple(ids[position])
+            tokenized.truncated_conditions += len(cut)
+        label_ids, cut = self.target_ids(target_texts, max_length)
+        tokenized.truncated_targets = len(cut)
+        tokenized.conditions = condition_tokens
+        tokenized.targets = [self.target(labels) for labels in label_ids]
+        tokenized.pairs = list(zip(condition_of_pair, target_of_pair))
+        self.note_special_tokens(dict.fromkeys([text for text, _ in condition_keys] + target_texts), tokenized)
+        return tokenized
+
+    # -- running the model ------------------------------------------------------------------------------------------
+
+    def encode(self, sequences):
+        """Runs the encoder once per condition, then one decoder step on a placeholder token, which makes the decoder's
+        own cross-attention modules project each layer's keys and values into the cache once."""
+        ids, mask = self.pad(sequences)
+        hidden = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+        start = ids.new_full((len(sequences), 1), self.model.config.decoder_start_token_id)
+        cache = EncoderDecoderCache(_UnkeptCache(), DynamicCache())
+        self.model.get_decoder()(
+            input_ids=start, encoder_hidden_states=hidden, encoder_attention_mask=mask, cache=cache, use_cache=True
+        )
+        return EncodedConditions(hidden, mask, cache.cross_attention_cache)
+
+    def decode(self, encoded, rows, targets):
+        """Decoder states at every label position of each target (rows: each target's condition row in `encoded`),
+        concatenated in order, with the labels they predict."""
+        rows = torch.tensor(rows, device=self.device)
+        width = int(encoded.mask[rows].sum(dim=1).max())
+        cross = DynamicCache(
+            ddp_cache_data=[(keys[rows, :, :width], values[rows, :, :width]) for keys, values in encoded.cross]
+        )
+        inputs, input_mask = self.pad([target.inputs for target in targets])
+        # No decoder mask, as the original: padding only follows the real tokens of a causal decoder.
+        states = self.model.get_decoder()(
+            input_ids=inputs,
+            encoder_hidden_states=encoded.hidden[rows, :width],
+            encoder_attention_mask=encoded.mask[rows, :width],
+            cache=EncoderDecoderCache(_UnkeptCache(), cross),
+            use_cache=True,
+        ).last_hidden_state
+        return states[input_mask.bool()]
+
+
+class BartFamily(Seq2SeqFamily):
+    name = "bart"
+    model_types = ("bart",)
+
+    def output_layer(self):
+        return self.model.get_output_embeddings().weight, self.model.final_logits_bias[0], 1.0
+
+
+class PegasusFamily(BartFamily):
+    name = "pegasus"
+    model_types = ("pegasus",)
+
+
+class MarianFamily(BartFamily):
+    name = "marian"
+    model_types = ("marian",)
+
+
+class T5Family(Seq2SeqFamily):
+    name = "t5"
+    model_types = ("t5", "mt5", "umt5")
+
+    @property
+    def max_positions(self):
+        return None
+
+    def output_layer(self):
+        """T5 with tied embeddings scales the decoder output by d_model ** -0.5 before the product."""
+        scale = self.model.config.d_model**-0.5 if getattr(self.model.config, "scale_decoder_outputs", False) else 1.0
+        return self.model.get_output_embeddings().weight, None, scale
+
+
+class MBartFamily(BartFamily):
+    """mBART and mBART-50: each text is tokenized in its language (the source's for faithfulness conditions, the
+    target language for everything else), and the language code in the labels is forced, not scored."""
+
+    name = "mbart"
+    model_types = ("mbart",)
+
+    def __init__(self, tokenizer, model, source_lang, target_lang):
+        super().__init__(tokenizer, model)
+        codes = getattr(tokenizer, "lang_code_to_id", None)
+        if not codes:
+            raise ValueError(
+                "this mBART checkpoint's tokenizer has no language codes (lang_code_to_id); mBART "
+                "scoring needs an MBartTokenizer or MBart50Tokenizer"
+            )
+        for argument, code in (("source_lang", source_lang), ("target_lang", target_lang)):
+            if code is None:
+                raise ValueError(
+                    f"mBART needs source_lang= and target_lang= (language codes such as 'en_XX' or "
+                    f"'de_DE'); {argument} was not given. This checkpoint knows: {', '.join(codes)}"
+                )
+            if code not in codes:
+                raise ValueError(
+                    f"{argument}={code!r} is not one of this tokenizer's language codes: {', '.join(codes)}"
+                )
+        self.source_lang, self.target_lang = source_lang, target_lang
+        self._code_ids = set(codes.values())
+
+    @property
+    def policy(self):
+        return f"mbart:{self.source_lang}>{self.target_lang}"
+
+    def condition_ids(self, texts, language, max_length):
+        self.tokenizer.src_lang = language
+        return self._encode_texts(texts, max_length, "text")
+
+    def target_ids(self, texts, max_length):
+        self.tokenizer.tgt_lang = self.target_lang
+        return self._encode_texts(texts, max_length, "text_target")
+
+    def target(self, labels):
+        shifted = super().target(labels)
+        return Target(shifted.inputs, tuple(IGNORED if label in self._code_ids else label for label in labels))
