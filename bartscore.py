@@ -40,7 +40,9 @@ another text: the mean log-probability of its tokens. Four directions: faithfuln
 precision (reference -> prediction), recall (prediction -> reference) and f_score (mean of precision and recall).
 Scores are negative; higher is better. Configurations: "cnn" (default, facebook/bart-large-cnn, as the original
 code), "vanilla" (facebook/bart-large, the paper's plain BARTScore), "cnn-para" (CNN plus the paraphrase-tuned
-weights, read from the file named by $BARTSCORE_PARA_WEIGHTS), or any Hub id or local directory of a BART checkpoint.
+weights, read from the file named by $BARTSCORE_PARA_WEIGHTS), the other families' named checkpoints ("mbart50",
+"mt5", "flan-t5", "opt", "qwen"), or any Hub id or local directory of a BART, mBART, T5/mT5/Flan-T5, PEGASUS,
+Marian or decoder-only causal language model checkpoint (T5Score- and GPTScore-style scoring with the same engine).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -95,7 +97,8 @@ _FEATURES = datasets.Features(
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BARTScore(evaluate.Metric):
     """The BARTScore metric. Init options (also through ``evaluate.load``): device, dtype, max_length, max_tokens,
-    distributed, results_on (see ``BARTScorer``). Under torch.distributed, each rank computes on its own examples and
+    distributed, results_on, source_lang and target_lang (mBART), template and compatibility (causal LMs); see
+    ``BARTScorer``. Under torch.distributed, each rank computes on its own examples and
     every rank (or rank 0) gets the scores of all ranks' examples, rank 0's first."""
 
     def __init__(
@@ -108,6 +111,10 @@ class BARTScore(evaluate.Metric):
         max_tokens=DEFAULT_MAX_TOKENS,
         distributed=True,
         results_on="all",
+        source_lang=None,
+        target_lang=None,
+        template=None,
+        compatibility=None,
         **kwargs,
     ):
         self.model_name = config_name or "default"
@@ -127,6 +134,10 @@ class BARTScore(evaluate.Metric):
             "max_tokens": max_tokens,
             "distributed": distributed and self.num_process == 1,
             "results_on": results_on,
+            "source_lang": source_lang,
+            "target_lang": target_lang,
+            "template": template,
+            "compatibility": compatibility,
         }
         self._scorer = None
         self._inputs_given = None  # which of references/sources the pending batches carry

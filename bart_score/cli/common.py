@@ -44,7 +44,23 @@ def add_input_arguments(parser):
 def add_model_arguments(parser):
     model = parser.add_argument_group("model and scoring")
     model.add_argument(
-        "-m", "--model", default="cnn", help="vanilla, cnn (default), cnn-para, a Hub id or a checkpoint directory"
+        "-m",
+        "--model",
+        default="cnn",
+        help="vanilla, cnn (default), cnn-para, mbart50, mt5, flan-t5, opt, qwen, or a Hub id or checkpoint directory "
+        "of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM",
+    )
+    model.add_argument("--source-lang", metavar="CODE", help="mBART: the sources' language code (e.g. de_DE)")
+    model.add_argument("--target-lang", metavar="CODE", help="mBART: the outputs' and references' code (e.g. en_XX)")
+    model.add_argument(
+        "--template",
+        help="causal LMs: the prefix built from a condition, holding {condition} once (default: '{condition}\\n'; "
+        "in bash write a newline as $'...\\n')",
+    )
+    model.add_argument(
+        "--compatibility",
+        choices=("gptscore",),
+        help="causal LMs: score exactly as GPTScore does (its prompt_text goes into --template after {condition})",
     )
     model.add_argument(
         "-d",
@@ -132,6 +148,10 @@ def load_scorer(args):
             dtype=args.dtype,
             max_tokens=args.max_tokens,
             results_on="rank0",
+            source_lang=args.source_lang,
+            target_lang=args.target_lang,
+            template=args.template,
+            compatibility=args.compatibility,
         ), 0
     except ValueError as error:  # e.g. --max-length beyond the model's positions
         print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
