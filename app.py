@@ -7,8 +7,12 @@ Run it with `python app.py` (or as a Hugging Face Space: `app_file: app.py`). Al
 Operator settings, read from the environment when the app is built:
 
     BARTSCORE_APP_MODELS         models offered besides the built-in variants, as "name=checkpoint,name=checkpoint"
-                                 (a Hub id or a local checkpoint directory). The browser only ever picks a name from
-                                 this list; it never passes a model id or a path.
+                                 (a named configuration, a Hub id or a local checkpoint directory of any supported
+                                 family), each optionally followed by ";option=value" parts for source_lang and
+                                 target_lang (mBART), template and compatibility (causal LMs), e.g.
+                                 "mbart=facebook/mbart-large-50-many-to-many-mmt;source_lang=de_DE;target_lang=en_XX".
+                                 The browser only ever picks a name from this list; it never passes a model id or a
+                                 path.
     BARTSCORE_APP_DEFAULT_MODEL  the model selected when the page opens (default "cnn").
     BARTSCORE_APP_DEVICE         "cpu", "cuda", "cuda:1", ... (default: CUDA when available).
     BARTSCORE_APP_MAX_CHARS      the most characters in one text: the source, each reference, each candidate, each
@@ -54,6 +58,7 @@ DEFAULT_MAX_CHARS = 5000
 DEFAULT_MAX_ROWS = 1000
 DEFAULT_MAX_PAIRS = 20_000
 MAX_PROMPT_CHARS = 200
+MODEL_OPTIONS = ("source_lang", "target_lang", "template", "compatibility")  # per-model BARTScorer options
 
 PROMPT_CHOICES = (
     [("none", "none")]
@@ -64,8 +69,6 @@ PROMPT_CHOICES = (
     + [("custom phrase", "custom")]
 )
 
-# BART's start and end tokens: they are scored (the original counts them), so the heatmap shows them, set apart.
-SPECIAL_TOKENS = {"<s>", "</s>"}
 # Log-probabilities at or below this get the strongest colour, so that colours mean the same in every heatmap.
 HEATMAP_FLOOR = -10.0
 
@@ -76,7 +79,7 @@ HEATMAP_FLOOR = -10.0
 
 @dataclass(frozen=True)
 class Settings:
-    models: dict  # the allowlist: name shown in the browser -> checkpoint given to BARTScorer
+    models: dict  # the allowlist: name shown in the browser -> BARTScorer arguments (checkpoint and options)
     default_model: str
     device: str | None
     max_chars: int
@@ -86,15 +89,13 @@ class Settings:
 
 def settings_from_env(environ=os.environ):
     """The operator's settings; a malformed value stops the app at start, where the operator sees it."""
-    models = {"vanilla": "vanilla", "cnn": "cnn"}
+    models = {"vanilla": {"checkpoint": "vanilla"}, "cnn": {"checkpoint": "cnn"}}
     para_weights = environ.get(bart_score.PARA_WEIGHTS_ENV, "")
     if para_weights and os.path.isfile(para_weights):
-        models["cnn-para"] = "cnn-para"
+        models["cnn-para"] = {"checkpoint": "cnn-para"}
     for entry in filter(None, (part.strip() for part in environ.get("BARTSCORE_APP_MODELS", "").split(","))):
-        name, separator, checkpoint = (part.strip() for part in entry.partition("="))
-        if not separator or not name or not checkpoint:
-            raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r} is not of the form name=checkpoint")
-        models[name] = checkpoint
+        name, options = _model_entry(entry)
+        models[name] = options
     default_model = environ.get("BARTSCORE_APP_DEFAULT_MODEL", "cnn")
     if default_model not in models:
         raise ValueError(
@@ -108,6 +109,24 @@ def settings_from_env(environ=os.environ):
         max_rows=_positive_int(environ, "BARTSCORE_APP_MAX_ROWS", DEFAULT_MAX_ROWS),
         max_pairs=_positive_int(environ, "BARTSCORE_APP_MAX_PAIRS", DEFAULT_MAX_PAIRS),
     )
+
+
+def _model_entry(entry):
+    """'name=checkpoint' with optional ';option=value' parts (source_lang, target_lang, template, compatibility)."""
+    head, *parts = entry.split(";")
+    name, separator, checkpoint = (part.strip() for part in head.partition("="))
+    if not separator or not name or not checkpoint:
+        raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r} is not of the form name=checkpoint[;option=value...]")
+    options = {"checkpoint": checkpoint}
+    for part in parts:
+        key, separator, value = part.partition("=")
+        if not separator or key.strip() not in MODEL_OPTIONS:
+            raise ValueError(
+                f"BARTSCORE_APP_MODELS entry {entry!r}: {part!r} is not one of option=value with the "
+                f"options {', '.join(MODEL_OPTIONS)}"
+            )
+        options[key.strip()] = value
+    return name, options
 
 
 def _positive_int(environ, name, default):
@@ -127,10 +146,11 @@ def load_scorer(settings, model):
     """The engine for a model name on the allowlist, loaded on first use and kept (loading costs more than scoring)."""
     if model not in settings.models:
         raise ValueError(f"Unknown model {model!r}; choose one of {', '.join(settings.models)}")
-    key = (settings.models[model], settings.device)
+    options = settings.models[model]
+    key = (tuple(sorted(options.items())), settings.device)
     with _scorers_lock:
         if key not in _scorers:
-            _scorers[key] = bart_score.BARTScorer(checkpoint=settings.models[model], device=settings.device)
+            _scorers[key] = bart_score.BARTScorer(device=settings.device, **options)
         return _scorers[key]
 
 
@@ -210,6 +230,7 @@ class Comparison:
     signature: str
     tokens: list  # per candidate: [(token text, log-probability), ...]
     tokens_given: str  # what the heatmap's tokens are conditioned on, in words
+    special_tokens: set  # the tokenizer's special tokens, which the heatmap sets apart
 
 
 def compare_candidates(
@@ -230,12 +251,14 @@ def compare_candidates(
     # Unprompted tokens given the source (faithfulness), else given the first reference (precision): the text the
     # candidate was written from, or the nearest stand-in for it.
     condition, tokens_given = (source, "the source") if source else (references[0], "the first reference")
+    language = scorer.source_lang if source else scorer.target_lang
     return Comparison(
         names=names,
         scores={direction: result[direction] for direction in directions},
         signature=result["signature"],
-        tokens=scorer.score_tokens([condition] * len(texts), texts),
+        tokens=scorer.score_tokens([condition] * len(texts), texts, condition_lang=language),
         tokens_given=tokens_given,
+        special_tokens=set(scorer.tokenizer.all_special_tokens),
     )
 
 
@@ -286,12 +309,13 @@ def token_heatmap(comparison):
         f"given {comparison.tokens_given} (without prompt): the redder, the less likely the model found it "
         f'(<span class="swatch" style="background: {token_colour(0)}">0</span> to '
         f'<span class="swatch" style="background: {token_colour(HEATMAP_FLOOR)}">{HEATMAP_FLOOR:g} or less</span>). '
-        f"Hover over a token for its value. <code>&lt;s&gt;</code> and <code>&lt;/s&gt;</code> are BART's start and "
-        f"end tokens, counted in the score. A candidate's mean is its score for this pair.</p>"
+        f"Hover over a token for its value. Tokens in a dashed box are the model's special tokens (such as start and "
+        f"end marks), counted in the score as the model's own loss counts them. A candidate's mean is its score for "
+        f"this pair.</p>"
     ]
     for name, tokens in zip(comparison.names, comparison.tokens):
         mean = sum(log_prob for _, log_prob in tokens) / len(tokens)
-        spans = "".join(token_span(text, log_prob) for text, log_prob in tokens)
+        spans = "".join(token_span(text, log_prob, comparison.special_tokens) for text, log_prob in tokens)
         blocks.append(
             f'<div class="candidate" data-candidate="{html.escape(name)}">'
             f'<div class="name">{html.escape(name)} <span class="mean">mean log-probability {mean:.4f}</span></div>'
@@ -300,9 +324,9 @@ def token_heatmap(comparison):
     return "\n".join(blocks)
 
 
-def token_span(text, log_prob):
+def token_span(text, log_prob, special_tokens):
     """A token; one with no text (the first bytes of a character that the next token completes) is a thin mark."""
-    kind = " special" if text in SPECIAL_TOKENS else " fragment" if not text else ""
+    kind = " special" if text in special_tokens else " fragment" if not text else ""
     title = f"{text!r}: log p = {log_prob:.4f}" if text else f"part of the next character: log p = {log_prob:.4f}"
     return (
         f'<span class="token{kind}" style="background: {token_colour(log_prob)}" '

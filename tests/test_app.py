@@ -61,8 +61,19 @@ def assert_close(actual, expected):
 
 
 def test_allowlist_has_the_built_in_variants_and_the_operators_models():
-    settings = app.settings_from_env({"BARTSCORE_APP_MODELS": " tiny = /models/tiny , hub=org/bart-x "})
-    assert settings.models == {"vanilla": "vanilla", "cnn": "cnn", "tiny": "/models/tiny", "hub": "org/bart-x"}
+    settings = app.settings_from_env(
+        {
+            "BARTSCORE_APP_MODELS": " tiny = /models/tiny , hub=org/bart-x,"
+            "mb=org/mbart;source_lang=de_DE;target_lang=en_XX"
+        }
+    )
+    assert settings.models == {
+        "vanilla": {"checkpoint": "vanilla"},
+        "cnn": {"checkpoint": "cnn"},
+        "tiny": {"checkpoint": "/models/tiny"},
+        "hub": {"checkpoint": "org/bart-x"},
+        "mb": {"checkpoint": "org/mbart", "source_lang": "de_DE", "target_lang": "en_XX"},
+    }
     assert settings.default_model == "cnn"
     assert settings.device is None
     assert (settings.max_chars, settings.max_rows) == (app.DEFAULT_MAX_CHARS, app.DEFAULT_MAX_ROWS)
@@ -80,6 +91,7 @@ def test_cnn_para_is_offered_only_when_its_weights_file_exists(tmp_path):
     [
         ({"BARTSCORE_APP_MODELS": "tiny"}, "entry 'tiny' is not of the form name=checkpoint"),
         ({"BARTSCORE_APP_MODELS": "=/models/tiny"}, "not of the form name=checkpoint"),
+        ({"BARTSCORE_APP_MODELS": "x=/m;colour=red"}, "'colour=red' is not one of option=value with the options"),
         ({"BARTSCORE_APP_DEFAULT_MODEL": "tiny"}, "BARTSCORE_APP_DEFAULT_MODEL is 'tiny', which is not one of"),
         ({"BARTSCORE_APP_MAX_ROWS": "many"}, "BARTSCORE_APP_MAX_ROWS must be a positive integer"),
         ({"BARTSCORE_APP_MAX_CHARS": "0"}, "BARTSCORE_APP_MAX_CHARS must be a positive integer"),
@@ -219,6 +231,7 @@ def made_up_comparison():
         signature="sig",
         tokens=[[("<s>", -0.5), ("<b>&", -3.25), (' "q"', -12.0), ("</s>", -1.0)], [("x", -1.0)], [("y", -2.0)]],
         tokens_given="the source",
+        special_tokens={"<s>", "</s>"},
     )
 
 
@@ -267,6 +280,7 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
         signature="",
         tokens=scorer.score_tokens(["A source."], ["Café 😀"]),
         tokens_given="the source",
+        special_tokens=set(scorer.tokenizer.all_special_tokens),
     )
     page = app.token_heatmap(comparison)
     texts = re.findall(r'<span class="token[^"]*"[^>]*>([^<]*)</span>', page)
