@@ -66,3 +66,74 @@ def reference_directions(
             out["recall"].append(r)
             out["f_score"].append((p + r) / 2)
     return {k: v for k, v in out.items() if v}
+
+
+# Token policies of the other model families, one example at a time.
+
+
+def _language_codes(tokenizer):
+    """mBART's language-code ids (empty for tokenizers without language codes)."""
+    return set(getattr(tokenizer, "lang_code_to_id", {}).values())
+
+
+def seq2seq_token_log_probs(model, tokenizer, condition, target, max_length=1024, src_lang=None, tgt_lang=None):
+    """log p of each scored label token of an encoder-decoder model, the labels being the tokenizer's target encoding.
+
+    src_lang / tgt_lang (mBART only) set the tokenizer's languages for the call. mBART's language-code tokens in the
+    labels are left out; a label equal to the pad id counts as 0 (it is still counted)."""
+    saved = {name: getattr(tokenizer, name) for name in ("src_lang", "tgt_lang") if hasattr(tokenizer, name)}
+    try:
+        if src_lang is not None:
+            tokenizer.src_lang = src_lang
+        if tgt_lang is not None:
+            tokenizer.tgt_lang = tgt_lang
+        src = tokenizer([condition], max_length=max_length, truncation=True, return_tensors="pt")
+        labels = tokenizer(text_target=[target], max_length=max_length, truncation=True, return_tensors="pt")
+        labels = labels["input_ids"]
+    finally:
+        for name, value in saved.items():
+            setattr(tokenizer, name, value)
+    with torch.no_grad():
+        logits = model(input_ids=src["input_ids"], attention_mask=src["attention_mask"], labels=labels).logits
+    log_probs = torch.log_softmax(logits[0].float(), dim=-1)
+    out = []
+    for position, label in enumerate(labels[0].tolist()):
+        if label in _language_codes(tokenizer):
+            continue
+        out.append(0.0 if label == tokenizer.pad_token_id else log_probs[position, label].item())
+    return out
+
+
+def seq2seq_score(model, tokenizer, condition, target, max_length=1024, src_lang=None, tgt_lang=None):
+    """Sum of the scored label log-probs over the number of counted labels."""
+    log_probs = seq2seq_token_log_probs(model, tokenizer, condition, target, max_length, src_lang, tgt_lang)
+    return sum(log_probs) / len(log_probs)
+
+
+def causal_ids(tokenizer, condition, target, template="{condition}\n", max_length=1024):
+    """(prefix ids, target ids) of the causal policy: the prefix is the tokenizer's encoding of the filled template,
+    with the tokenizer's BOS put first where it has one but does not add it itself; the target is encoded without
+    special tokens. The target keeps its first max_length - 1 tokens, the prefix its first max_length - len(target)."""
+    prefix = tokenizer(template.format(condition=condition))["input_ids"]
+    bos = tokenizer.bos_token_id
+    if bos is not None and tokenizer("")["input_ids"][:1] != [bos]:
+        prefix = [bos, *prefix]
+    target_ids = tokenizer(target, add_special_tokens=False)["input_ids"][: max_length - 1]
+    return prefix[: max_length - len(target_ids)], target_ids
+
+
+def causal_token_log_probs(model, tokenizer, condition, target, template="{condition}\n", max_length=1024):
+    """log p of each target token of a decoder-only model, each predicted from the position before it, with the
+    prefix and the target run as one sequence."""
+    prefix, target_ids = causal_ids(tokenizer, condition, target, template, max_length)
+    if not prefix:
+        raise ValueError("the prefix is empty: the first target token has no position to be predicted from")
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([prefix + target_ids])).logits
+    log_probs = torch.log_softmax(logits[0].float(), dim=-1)
+    return [log_probs[len(prefix) + i - 1, token].item() for i, token in enumerate(target_ids)]
+
+
+def causal_score(model, tokenizer, condition, target, template="{condition}\n", max_length=1024):
+    """Mean log-prob of the target tokens (an empty target has none: statistics.StatisticsError)."""
+    return statistics.fmean(causal_token_log_probs(model, tokenizer, condition, target, template, max_length))

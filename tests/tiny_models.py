@@ -1,0 +1,534 @@
+"""Tiny random checkpoints of every model family the scorer supports, built at test time.
+
+Each builder trains a tokenizer on the spot (a sentencepiece model, or a byte-level BPE with `tokenizers`), turns it
+into the family's own tokenizer class the way `transformers` turns a real checkpoint's vocabulary files into one,
+initialises a small random model, and saves both with `save_pretrained`. `AutoTokenizer`, `AutoConfig` and
+`AutoModelForSeq2SeqLM` / `AutoModelForCausalLM` then load the directory exactly as they load a real checkpoint.
+
+Special-token layouts, language codes and configuration flags follow the public checkpoints named in each builder;
+the models are a few tens of thousands of parameters, with weights large enough that the log-probabilities of
+different tokens differ visibly."""
+
+import io
+import json
+import os
+import random
+import tempfile
+
+import sentencepiece
+import torch
+from tiny_bart import build_tiny_bart, english_like_text
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    GPT2Config,
+    GPT2LMHeadModel,
+    GPT2Tokenizer,
+    LlamaConfig,
+    LlamaForCausalLM,
+    LlamaTokenizer,
+    MarianConfig,
+    MarianMTModel,
+    MarianTokenizer,
+    MBart50Tokenizer,
+    MBartConfig,
+    MBartForConditionalGeneration,
+    MBartTokenizer,
+    MT5Config,
+    MT5ForConditionalGeneration,
+    OPTConfig,
+    OPTForCausalLM,
+    PegasusConfig,
+    PegasusForConditionalGeneration,
+    PegasusTokenizer,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+    Qwen2Tokenizer,
+    T5Config,
+    T5ForConditionalGeneration,
+    T5Tokenizer,
+)
+
+
+def _words(text):
+    return tuple(text.split())
+
+
+SEQ2SEQ_FAMILIES = ("bart", "mbart50", "mbart", "t5", "flan-t5", "mt5", "pegasus", "marian")
+CAUSAL_FAMILIES = ("gpt2", "opt", "llama", "qwen2")
+FAMILIES = SEQ2SEQ_FAMILIES + CAUSAL_FAMILIES
+
+# The language codes of facebook/mbart-large-50, in their vocabulary order; the first 25 are mbart-large-cc25's.
+MBART50_LANGUAGE_CODES = _words(
+    "ar_AR cs_CZ de_DE en_XX es_XX et_EE fi_FI fr_XX gu_IN hi_IN it_IT ja_XX kk_KZ ko_KR lt_LT lv_LV "
+    "my_MM ne_NP nl_XX ro_RO ru_RU si_LK tr_TR vi_VN zh_CN af_ZA az_AZ bn_IN fa_IR he_IL hr_HR id_ID "
+    "ka_GE km_KH mk_MK ml_IN mn_MN mr_IN pl_PL ps_AF pt_XX sv_SE sw_KE ta_IN te_IN th_TH tl_XX uk_UA "
+    "ur_PK xh_ZA gl_ES sl_SI"
+)
+MBART_CC25_LANGUAGE_CODES = MBART50_LANGUAGE_CODES[:25]
+
+_GERMAN_WORDS = _words(
+    "der die das ein eine und oder aber ist war sind nicht mit für über unter nach vor größer schön "
+    "schöne Mädchen Straße Häuser Bücher Grüße können müssen dürfen wir ihr sie gestern heute morgen "
+    "Stadt Fluss Regierung Bericht Woche Jahr Menschen Ergebnis Übersetzung Quelle Spiel gut schlecht neu "
+    "alt groß klein"
+)
+_FRENCH_WORDS = _words(
+    "le la les un une et ou mais est était sont avec pour sur sous après avant très été déjà où français "
+    "garçon fenêtre élève château forêt ça à côté nous vous ils hier aujourd'hui demain ville rivière "
+    "gouvernement rapport semaine année gens résultat traduction source jeu bon mauvais nouveau vieux "
+    "grand petit"
+)
+# Every punctuation mark, digit and accented letter here reaches each sentencepiece vocabulary, so that ordinary
+# English, German and French text tokenizes without <unk>.
+_COVERAGE_LINES = (
+    "In 2021, the team scored 3-1: a good result (mostly); the 4th and 5th games were 0-0, 6-2, 7-8 and 9-9.",
+    "She said \"yes\", he said 'no' - and that was it... or was it?",
+    "Accents: à â ä ç é è ê ë î ï ô ö ù û ü ÿ ß æ œ À Ä É È Ö Ü Ç « » – ’ € % & @ # * + = / < > [ ] { } _ ~ ^ | $",
+    "This is interesting. This is fun. There is a cat on the mat. I feel good today.",
+)
+
+
+def _foreign_sentence(rng, words):
+    text = " ".join(rng.choice(words) for _ in range(rng.randint(6, 14)))
+    return text[0].upper() + text[1:] + rng.choice([".", ".", "!", "?", ","])
+
+
+def training_corpus(languages=("en", "de", "fr")):
+    """Deterministic lines of English-like text, and German- and French-like text where asked."""
+    rng = random.Random(1234)
+    lines = [english_like_text(rng, 40) for _ in range(300)] if "en" in languages else []
+    for language, words in (("de", _GERMAN_WORDS), ("fr", _FRENCH_WORDS)):
+        if language in languages:
+            lines += [_foreign_sentence(rng, words) for _ in range(150)]
+    return lines + list(_COVERAGE_LINES)
+
+
+def _sentencepiece_model(lines, vocab_size, **trainer_options):
+    """The serialized model proto of a sentencepiece model trained on `lines` (single-threaded, so reproducible)."""
+    proto = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=proto,
+        vocab_size=vocab_size,
+        hard_vocab_limit=False,
+        character_coverage=1.0,
+        num_threads=1,
+        minloglevel=2,
+        **trainer_options,
+    )
+    return proto.getvalue()
+
+
+# Special-piece ids of the sentencepiece models behind the real checkpoints.
+_FAIRSEQ_SPM_IDS = {"unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1}  # mBART, Llama
+_T5_SPM_IDS = {"pad_id": 0, "eos_id": 1, "unk_id": 2, "bos_id": -1}  # T5, mT5, Pegasus
+
+
+def _tokenizer_from_sentencepiece(tokenizer_class, file_name, spm_model, **tokenizer_options):
+    """The family's tokenizer built by `from_pretrained` from a lone sentencepiece file, as transformers converts a
+    checkpoint that ships only that file (the conversion lays out the family's special tokens and ids)."""
+    with tempfile.TemporaryDirectory() as staging:
+        with open(os.path.join(staging, file_name), "wb") as handle:
+            handle.write(spm_model)
+        return tokenizer_class.from_pretrained(staging, **tokenizer_options)
+
+
+def _byte_level_bpe(pre_tokenizer, normalizer, vocab_size, special_tokens=()):
+    """Vocabulary and merges of a byte-level BPE trained with the given pre-tokenizer; `special_tokens` take the first
+    ids, as in OPT's vocabulary."""
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizer
+    if normalizer is not None:
+        backend.normalizer = normalizer
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=1,
+        special_tokens=list(special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    backend.train_from_iterator(training_corpus(), trainer)
+    model = json.loads(backend.to_str())["model"]
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
+    return dict(model["vocab"]), merges
+
+
+def _padded(size, multiple=64):
+    """A model vocabulary rounded up past the tokenizer's, as t5-*, mt5-* and Qwen2 checkpoints have it."""
+    return -(-size // multiple) * multiple
+
+
+def _encoder_decoder_dims(d_model, layers, heads, ffn):
+    return {
+        "d_model": d_model,
+        "encoder_layers": layers,
+        "decoder_layers": layers,
+        "encoder_attention_heads": heads,
+        "decoder_attention_heads": heads,
+        "encoder_ffn_dim": ffn,
+        "decoder_ffn_dim": ffn,
+    }
+
+
+def _t5_dims(d_model, layers, heads, ffn):
+    return {"d_model": d_model, "d_kv": d_model // heads, "d_ff": ffn, "num_layers": layers, "num_heads": heads}
+
+
+def _decoder_dims(d_model, layers, heads, ffn):
+    return {
+        "hidden_size": d_model,
+        "intermediate_size": ffn,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": max(1, heads // 2),  # grouped-query attention, as Llama-2-70B and Qwen2 use
+    }
+
+
+def _mbart50(dims, weight_scale, max_positions):
+    """facebook/mbart-large-50: `<lang> text </s>` on both sides, decoding starts with </s> (id 2)."""
+    tokenizer = _tokenizer_from_sentencepiece(
+        MBart50Tokenizer,
+        "sentencepiece.bpe.model",
+        _sentencepiece_model(training_corpus(), 1000, model_type="unigram", **_FAIRSEQ_SPM_IDS),
+        bos_token="<s>",
+        model_max_length=max_positions,
+    )
+    config = MBartConfig(
+        vocab_size=len(tokenizer),
+        **_encoder_decoder_dims(**dims),
+        max_position_embeddings=max_positions,
+        init_std=weight_scale,
+        scale_embedding=True,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        decoder_start_token_id=2,
+        forced_eos_token_id=2,
+        tokenizer_class="MBart50Tokenizer",
+    )
+    return tokenizer, MBartForConditionalGeneration(config)
+
+
+def _mbart_cc25(dims, weight_scale, max_positions):
+    """facebook/mbart-large-cc25: `text </s> <lang>` on both sides; the model moves the code to the decoder's start."""
+    tokenizer = _tokenizer_from_sentencepiece(
+        MBartTokenizer,
+        "sentencepiece.bpe.model",
+        _sentencepiece_model(training_corpus(), 1000, model_type="unigram", **_FAIRSEQ_SPM_IDS),
+        model_max_length=max_positions,
+    )
+    config = MBartConfig(
+        vocab_size=len(tokenizer),
+        **_encoder_decoder_dims(**dims),
+        max_position_embeddings=max_positions,
+        init_std=weight_scale,
+        scale_embedding=True,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        forced_eos_token_id=2,
+    )
+    return tokenizer, MBartForConditionalGeneration(config)
+
+
+def _t5_tokenizer(extra_ids, max_positions):
+    spm_model = _sentencepiece_model(training_corpus(), 1000, model_type="unigram", **_T5_SPM_IDS)
+    options = {"extra_ids": extra_ids}
+    if max_positions is not None:
+        options["model_max_length"] = max_positions
+    return _tokenizer_from_sentencepiece(T5Tokenizer, "spiece.model", spm_model, **options)
+
+
+def _t5(dims, weight_scale, max_positions):
+    """google-t5/t5-small (T5 v1.0): ReLU feed-forward, lm_head tied to the embeddings, so the decoder output is
+    scaled by d_model**-0.5 before it; 100 sentinel tokens; model vocabulary padded past the tokenizer's."""
+    tokenizer = _t5_tokenizer(100, max_positions)
+    config = T5Config(
+        vocab_size=_padded(len(tokenizer)),
+        **_t5_dims(**dims),
+        feed_forward_proj="relu",
+        tie_word_embeddings=True,
+        initializer_factor=weight_scale,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+    )
+    return tokenizer, T5ForConditionalGeneration(config)
+
+
+def _flan_t5(dims, weight_scale, max_positions):
+    """google/flan-t5-small (T5 v1.1): gated-GELU feed-forward, a separate lm_head and no output scaling."""
+    tokenizer = _t5_tokenizer(100, max_positions)
+    config = T5Config(
+        vocab_size=_padded(len(tokenizer)),
+        **_t5_dims(**dims),
+        feed_forward_proj="gated-gelu",
+        tie_word_embeddings=False,
+        initializer_factor=weight_scale,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+    )
+    model = T5ForConditionalGeneration(config)
+    # transformers 5 always builds T5 with lm_head tied to the embeddings and unties them on load only where the
+    # checkpoint stores two different matrices, as flan-t5's does.
+    model.lm_head.weight = torch.nn.Parameter(torch.randn_like(model.shared.weight) * weight_scale)
+    return tokenizer, model
+
+
+def _mt5(dims, weight_scale, max_positions):
+    """google/mt5-small: T5 v1.1 architecture under MT5ForConditionalGeneration; a tokenizer configured with
+    extra_ids=0 (mT5's sentinels are ordinary pieces of its sentencepiece model; this one has none); model vocabulary
+    padded past the tokenizer's."""
+    tokenizer = _t5_tokenizer(0, max_positions)
+    config = MT5Config(
+        vocab_size=_padded(len(tokenizer)),
+        **_t5_dims(**dims),
+        feed_forward_proj="gated-gelu",
+        initializer_factor=weight_scale,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+    )
+    model = MT5ForConditionalGeneration(config)
+    model.lm_head.weight = torch.nn.Parameter(torch.randn_like(model.shared.weight) * weight_scale)
+    return tokenizer, model
+
+
+def _pegasus(dims, weight_scale, max_positions):
+    """google/pegasus-large: <pad>=0, </s>=1, <mask_1>, <mask_2>, <unk_2>..<unk_102>, then <unk> and the pieces;
+    `text </s>`, decoding starts with <pad>; sinusoidal positions, scaled embeddings."""
+    tokenizer = _tokenizer_from_sentencepiece(
+        PegasusTokenizer,
+        "spiece.model",
+        _sentencepiece_model(training_corpus(), 1000, model_type="unigram", **_T5_SPM_IDS),
+        model_max_length=max_positions,
+    )
+    config = PegasusConfig(
+        vocab_size=len(tokenizer),
+        **_encoder_decoder_dims(**dims),
+        max_position_embeddings=max_positions,
+        init_std=weight_scale,
+        scale_embedding=True,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+        forced_eos_token_id=1,
+    )
+    return tokenizer, PegasusForConditionalGeneration(config)
+
+
+def _marian(dims, weight_scale, max_positions):
+    """Helsinki-NLP/opus-mt-en-de: an English source.spm and a German target.spm (the coverage lines give each every
+    character) over one shared vocab.json with
+    </s>=0, <unk>=1 and <pad> last; decoding starts with <pad>."""
+    with tempfile.TemporaryDirectory() as staging:
+        pieces = ["</s>", "<unk>"]
+        for name, languages, size in (("source.spm", ("en", "fr"), 350), ("target.spm", ("de",), 300)):
+            spm_model = _sentencepiece_model(training_corpus(languages), size, model_type="unigram")
+            with open(os.path.join(staging, name), "wb") as handle:
+                handle.write(spm_model)
+            processor = sentencepiece.SentencePieceProcessor(model_proto=spm_model)
+            pieces += [processor.id_to_piece(i) for i in range(3, processor.get_piece_size())]
+        vocab = {piece: index for index, piece in enumerate(dict.fromkeys([*pieces, "<pad>"]))}
+        with open(os.path.join(staging, "vocab.json"), "w", encoding="utf-8") as handle:
+            json.dump(vocab, handle, ensure_ascii=False)
+        tokenizer = MarianTokenizer(
+            source_spm=os.path.join(staging, "source.spm"),
+            target_spm=os.path.join(staging, "target.spm"),
+            vocab=os.path.join(staging, "vocab.json"),
+            source_lang="en",
+            target_lang="de",
+            model_max_length=max_positions,
+        )
+    config = MarianConfig(
+        vocab_size=len(vocab),
+        decoder_vocab_size=len(vocab),
+        **_encoder_decoder_dims(**dims),
+        max_position_embeddings=max_positions,
+        init_std=weight_scale,
+        scale_embedding=True,
+        share_encoder_decoder_embeddings=True,
+        pad_token_id=vocab["<pad>"],
+        eos_token_id=0,
+        decoder_start_token_id=vocab["<pad>"],
+        forced_eos_token_id=0,
+    )
+    return tokenizer, MarianMTModel(config)
+
+
+def _gpt2(dims, weight_scale, max_positions):
+    """openai-community/gpt2: byte-level BPE, <|endoftext|> last in the vocabulary and bos = eos = unk; no padding
+    token, nothing added around the text."""
+    vocab, merges = _byte_level_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False), None, 1200)
+    vocab["<|endoftext|>"] = len(vocab)
+    tokenizer = GPT2Tokenizer(vocab=vocab, merges=merges, model_max_length=max_positions)
+    config = GPT2Config(
+        vocab_size=len(vocab),
+        n_embd=dims["d_model"],
+        n_layer=dims["layers"],
+        n_head=dims["heads"],
+        n_inner=dims["ffn"],
+        n_positions=max_positions,
+        initializer_range=weight_scale,
+        bos_token_id=vocab["<|endoftext|>"],
+        eos_token_id=vocab["<|endoftext|>"],
+    )
+    return tokenizer, GPT2LMHeadModel(config)
+
+
+def _opt(dims, weight_scale, max_positions):
+    """facebook/opt-125m: GPT-2's tokenizer class over a vocabulary starting <s>, <pad>, </s>, <unk>; bos = eos = </s>
+    (id 2), added at the start of every text; <pad> (id 1)."""
+    vocab, merges = _byte_level_bpe(
+        pre_tokenizers.ByteLevel(add_prefix_space=False), None, 1200, special_tokens=("<s>", "<pad>", "</s>", "<unk>")
+    )
+    tokenizer = GPT2Tokenizer(
+        vocab=vocab,
+        merges=merges,
+        bos_token="</s>",
+        eos_token="</s>",
+        unk_token="</s>",
+        pad_token="<pad>",
+        add_bos_token=True,
+    )
+    config = OPTConfig(
+        vocab_size=len(vocab),
+        hidden_size=dims["d_model"],
+        word_embed_proj_dim=dims["d_model"],
+        num_hidden_layers=dims["layers"],
+        num_attention_heads=dims["heads"],
+        ffn_dim=dims["ffn"],
+        max_position_embeddings=max_positions,
+        init_std=weight_scale,
+        pad_token_id=1,
+        bos_token_id=2,
+        eos_token_id=2,
+    )
+    return tokenizer, OPTForCausalLM(config)
+
+
+def _llama(dims, weight_scale, max_positions):
+    """meta-llama/Llama-2-7b-hf: a sentencepiece BPE with byte fallback, <unk>=0, <s>=1, </s>=2; <s> added at the
+    start of every text; no padding token."""
+    spm_model = _sentencepiece_model(
+        training_corpus(), 1200, model_type="bpe", byte_fallback=True, split_digits=True, **_FAIRSEQ_SPM_IDS
+    )
+    tokenizer = _tokenizer_from_sentencepiece(LlamaTokenizer, "tokenizer.model", spm_model, add_bos_token=True)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        **_decoder_dims(**dims),
+        max_position_embeddings=max_positions,
+        initializer_range=weight_scale,
+        bos_token_id=1,
+        eos_token_id=2,
+        tie_word_embeddings=False,
+    )
+    return tokenizer, LlamaForCausalLM(config)
+
+
+def _qwen2(dims, weight_scale, max_positions):
+    """Qwen/Qwen2.5-0.5B: byte-level BPE with Qwen2's pre-tokenizer and NFC normalizer, no BOS token, <|endoftext|>
+    (last) as eos and padding; tied embeddings; model vocabulary padded past the tokenizer's."""
+    template = Qwen2Tokenizer().backend_tokenizer
+    vocab, merges = _byte_level_bpe(template.pre_tokenizer, template.normalizer, 1200)
+    vocab["<|endoftext|>"] = len(vocab)
+    tokenizer = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, model_max_length=max_positions)
+    config = Qwen2Config(
+        vocab_size=_padded(len(tokenizer)),
+        **_decoder_dims(**dims),
+        max_position_embeddings=max_positions,
+        initializer_range=weight_scale,
+        bos_token_id=vocab["<|endoftext|>"],
+        eos_token_id=vocab["<|endoftext|>"],
+        tie_word_embeddings=True,
+    )
+    return tokenizer, Qwen2ForCausalLM(config)
+
+
+# family: (builder, position limit of the checkpoint it imitates or None where positions are relative, weight scale:
+# init_std, or T5's initializer_factor, chosen so that the log-probabilities of a target's tokens spread over nats)
+_BUILDERS = {
+    "mbart50": (_mbart50, 1024, 0.3),
+    "mbart": (_mbart_cc25, 1024, 0.3),
+    "t5": (_t5, 512, 1.0),
+    "flan-t5": (_flan_t5, 512, 0.5),
+    "mt5": (_mt5, None, 0.5),
+    "pegasus": (_pegasus, 1024, 0.3),
+    "marian": (_marian, 512, 0.3),
+    "gpt2": (_gpt2, 1024, 0.3),
+    "opt": (_opt, 2048, 0.3),
+    "llama": (_llama, 4096, 0.3),
+    "qwen2": (_qwen2, 32768, 0.3),
+}
+
+
+def build_tiny(family, directory, *, seed=0, d_model=32, layers=2, heads=4, ffn=64, init_std=None, max_positions=None):
+    """Saves a freshly trained tokenizer and a random model of `family` (one of FAMILIES) into `directory`.
+
+    `max_positions` replaces the position limit of the imitated checkpoint (model positions and the tokenizer's
+    model_max_length); `init_std` replaces the family's weight scale (for T5 families, the initializer_factor).
+    Returns the directory as a string."""
+    if family == "bart":
+        options = {"max_positions": max_positions, "init_std": init_std}
+        return build_tiny_bart(
+            directory,
+            seed=seed,
+            d_model=d_model,
+            layers=layers,
+            heads=heads,
+            ffn=ffn,
+            **{name: value for name, value in options.items() if value is not None},
+        )
+    if family not in _BUILDERS:
+        raise ValueError(f"family: unknown {family!r}; known: {', '.join(FAMILIES)}")
+    builder, default_positions, default_scale = _BUILDERS[family]
+    dims = {"d_model": d_model, "layers": layers, "heads": heads, "ffn": ffn}
+    torch.manual_seed(seed)
+    tokenizer, model = builder(dims, init_std or default_scale, max_positions or default_positions)
+    if hasattr(model, "final_logits_bias"):  # a non-zero output bias, so that the tests see it is applied
+        with torch.no_grad():
+            model.final_logits_bias.normal_(0.0, 0.5)
+    model.eval()
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    # What loading the staged sentencepiece file left in the tokenizer's init arguments; no public checkpoint has it.
+    _rewrite_json(os.path.join(directory, "tokenizer_config.json"), drop=("is_local", "local_files_only", "unk_id"))
+    if family in ("flan-t5", "mt5"):
+        # These checkpoints publish `"tie_word_embeddings": false`, which transformers 5 reads as "no output scaling"
+        # (T5) and then keeps the stored lm_head apart from the embeddings; save_pretrained spells the same model
+        # differently (tie true, scale_decoder_outputs false), so the file is written the way the public ones are.
+        config_path = os.path.join(directory, "config.json")
+        _rewrite_json(config_path, drop=("scale_decoder_outputs",), update={"tie_word_embeddings": False})
+    return str(directory)
+
+
+def _rewrite_json(path, drop=(), update=None):
+    with open(path, encoding="utf-8") as handle:
+        content = json.load(handle)
+    content = {key: value for key, value in content.items() if key not in drop} | (update or {})
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(content, handle, indent=2, ensure_ascii=False)
+
+
+_BUILT = {}
+
+
+def tiny_checkpoint_for(tmp_path_factory, family, **options):
+    """The directory of a tiny `family` checkpoint, built once per test session (per family and options).
+
+    For a session fixture: `return tiny_checkpoint_for(tmp_path_factory, request.param)`."""
+    key = (str(tmp_path_factory.getbasetemp()), family, tuple(sorted(options.items())))
+    if key not in _BUILT:
+        _BUILT[key] = build_tiny(family, tmp_path_factory.mktemp(f"tiny-{family}"), **options)
+    return _BUILT[key]
+
+
+def load_tiny(directory):
+    """(model, tokenizer) loaded the way users load a checkpoint: through the Auto classes, in eval mode."""
+    auto = AutoModelForSeq2SeqLM if AutoConfig.from_pretrained(directory).is_encoder_decoder else AutoModelForCausalLM
+    return auto.from_pretrained(directory).eval(), AutoTokenizer.from_pretrained(directory)
