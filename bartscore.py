@@ -107,7 +107,7 @@ class BARTScore(evaluate.Metric):
         *,
         device=None,
         dtype="float32",
-        max_length=1024,
+        max_length=None,
         max_tokens=DEFAULT_MAX_TOKENS,
         distributed=True,
         results_on="all",

@@ -20,7 +20,14 @@ from . import __version__, directions
 from .distributed import default_device, process_group
 from .inputs import optional_positive_int, reference_lists, text_list
 from .models import IGNORED, CheckpointNotFoundError, load_family, resolve_checkpoint
-from .variants import DEFAULT_CHECKPOINT, DEFAULT_MAX_TOKENS, DTYPE_NAMES, ORIGINAL_PARA_WEIGHTS, PARA_WEIGHTS_ENV
+from .variants import (
+    DEFAULT_CHECKPOINT,
+    DEFAULT_MAX_LENGTH,
+    DEFAULT_MAX_TOKENS,
+    DTYPE_NAMES,
+    ORIGINAL_PARA_WEIGHTS,
+    PARA_WEIGHTS_ENV,
+)
 
 logger = logging.getLogger("bart_score")
 
@@ -85,6 +92,7 @@ class BARTScorer:
         Hub id, or a local directory of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM
         checkpoint.
     device: "cuda", "cuda:1", "cpu", ...; default CUDA when available.
+    max_length: tokens a text is truncated to (default 1024, as the original, or the model's positions if fewer).
     dtype: "float32" (default, the original's numbers), or "bfloat16"/"float16" for speed on GPUs.
     max_tokens: padded tokens per model batch; lower it if memory is short (scores do not change).
     distributed: when a torch.distributed process group is initialised (torchrun, accelerate launch), every rank
@@ -100,7 +108,7 @@ class BARTScorer:
     def __init__(
         self,
         device=None,
-        max_length=1024,
+        max_length=None,
         checkpoint=DEFAULT_CHECKPOINT,
         dtype="float32",
         max_tokens=DEFAULT_MAX_TOKENS,
@@ -121,7 +129,9 @@ class BARTScorer:
         self.results_on = results_on
         self.device = _checked_device(device)
         self.dtype = dtype
-        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+        if max_length is not None and (
+            isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2
+        ):
             raise ValueError(f"max_length must be an integer of at least 2, got {max_length!r}")
         self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
         self.family = load_family(
@@ -134,7 +144,9 @@ class BARTScorer:
         )
         self.tokenizer, self.model = self.family.tokenizer, self.family.model
         positions = self.family.max_positions
-        if positions is not None and max_length > positions:
+        if max_length is None:
+            max_length = min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
+        elif positions is not None and max_length > positions:
             raise ValueError(
                 f"max_length must be an integer from 2 to {positions} (the model's positions), got {max_length}"
             )

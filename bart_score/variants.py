@@ -25,5 +25,7 @@ PARA_WEIGHTS_ENV = "BARTSCORE_PARA_WEIGHTS"
 ORIGINAL_PARA_WEIGHTS = os.path.join("models", "bart.pth")
 
 DTYPE_NAMES = ("float32", "bfloat16", "float16")
+# Tokens a text is truncated to, as the original (fewer where the model has fewer positions).
+DEFAULT_MAX_LENGTH = 1024
 # Padded tokens per model batch. Scores do not depend on it; memory and speed do.
 DEFAULT_MAX_TOKENS = 8192

@@ -113,12 +113,13 @@ def seq2seq_score(model, tokenizer, condition, target, max_length=1024, src_lang
 def causal_ids(tokenizer, condition, target, template="{condition}\n", max_length=1024):
     """(prefix ids, target ids) of the causal policy: the prefix is the tokenizer's encoding of the filled template,
     with the tokenizer's BOS put first where it has one but does not add it itself; the target is encoded without
-    special tokens. The target keeps its first max_length - 1 tokens, the prefix its first max_length - len(target)."""
+    special tokens, then the EOS is appended. The target keeps its first max_length - 2 tokens and its EOS, the
+    prefix its first max_length - len(target)."""
     prefix = tokenizer(template.format(condition=condition))["input_ids"]
     bos = tokenizer.bos_token_id
     if bos is not None and tokenizer("")["input_ids"][:1] != [bos]:
         prefix = [bos, *prefix]
-    target_ids = tokenizer(target, add_special_tokens=False)["input_ids"][: max_length - 1]
+    target_ids = [*tokenizer(target, add_special_tokens=False)["input_ids"][: max_length - 2], tokenizer.eos_token_id]
     return prefix[: max_length - len(target_ids)], target_ids
 
 
@@ -135,5 +136,5 @@ def causal_token_log_probs(model, tokenizer, condition, target, template="{condi
 
 
 def causal_score(model, tokenizer, condition, target, template="{condition}\n", max_length=1024):
-    """Mean log-prob of the target tokens (an empty target has none: statistics.StatisticsError)."""
+    """Mean log-prob of the target tokens and the EOS."""
     return statistics.fmean(causal_token_log_probs(model, tokenizer, condition, target, template, max_length))

@@ -305,7 +305,7 @@ def test_causal_prefix_starts_with_one_bos_where_the_family_has_one(family, tiny
     words = tokenizer(CONDITION + "\n", add_special_tokens=False)["input_ids"]
     bos = [] if tokenizer.bos_token_id is None else [tokenizer.bos_token_id]
     assert prefix == bos + words
-    assert target_ids == tokenizer(TARGET, add_special_tokens=False)["input_ids"]
+    assert target_ids == [*tokenizer(TARGET, add_special_tokens=False)["input_ids"], tokenizer.eos_token_id]
     assert (family == "qwen2") == (bos == [])
 
 
@@ -328,7 +328,7 @@ def test_causal_reference_truncates_the_prefix_first(family, tiny):
     short_prefix, short_target = reference.causal_ids(tokenizer, CONDITION, TARGET, max_length=len(target_ids) + 3)
     assert short_target == target_ids and short_prefix == prefix[:3]
     tiny_prefix, tiny_target = reference.causal_ids(tokenizer, CONDITION, TARGET, max_length=5)
-    assert tiny_target == target_ids[:4] and tiny_prefix == prefix[:1]
+    assert tiny_target == [*target_ids[:3], tokenizer.eos_token_id] and tiny_prefix == prefix[:1]
     assert len(reference.causal_token_log_probs(model, tokenizer, CONDITION, TARGET, max_length=5)) == 4
 
 
@@ -362,10 +362,10 @@ def test_t5score_on_mbart50_scores_the_source_language_code_on_the_target(tiny, 
     assert policy != pytest.approx(-loss, abs=1e-3)
 
 
-def test_gptscore_is_the_causal_policy_on_opt_with_a_newline_prompt(tiny):
+def test_gptscore_is_the_causal_policy_without_its_eos_on_opt_with_a_newline_prompt(tiny):
     model, tokenizer = tiny("opt")
     sources, targets = zip(*PAIRS)
-    expected = [reference.causal_score(model, tokenizer, s, t) for s, t in PAIRS]
+    expected = [statistics.fmean(reference.causal_token_log_probs(model, tokenizer, s, t)[:-1]) for s, t in PAIRS]
     assert peers.gptscore_causal(model, tokenizer, sources, targets, "\n") == pytest.approx(expected, abs=1e-5)
 
 

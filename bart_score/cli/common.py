@@ -88,7 +88,9 @@ def add_model_arguments(parser):
         default=DEFAULT_MAX_TOKENS,
         help=f"padded tokens per batch (default {DEFAULT_MAX_TOKENS})",
     )
-    model.add_argument("--max-length", type=int, default=1024, help="truncate texts to this many tokens")
+    model.add_argument(
+        "--max-length", type=int, help="truncate texts to this many tokens (default 1024, or the model's positions)"
+    )
     model.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 

@@ -34,11 +34,13 @@ class EncodedConditions:
 class Seq2SeqFamily(Family):
     auto_class = AutoModelForSeq2SeqLM
     written_pad_scores_zero = True
+    # What the model's own shift of the labels needs from the config.
+    teacher_forcing_ids = ("pad_token_id", "decoder_start_token_id")
 
     def __init__(self, tokenizer, model):
         super().__init__(tokenizer, model)
         config = model.config
-        missing = [name for name in ("pad_token_id", "decoder_start_token_id") if getattr(config, name, None) is None]
+        missing = [name for name in self.teacher_forcing_ids if getattr(config, name, None) is None]
         if missing:
             raise ValueError(
                 f"the checkpoint has no {' or '.join(missing)} in its config; teacher forcing needs both "
@@ -100,7 +102,7 @@ class Seq2SeqFamily(Family):
         own cross-attention modules project each layer's keys and values into the cache once."""
         ids, mask = self.pad(sequences)
         hidden = self.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
-        start = ids.new_full((len(sequences), 1), self.model.config.decoder_start_token_id)
+        start = ids.new_full((len(sequences), 1), self.pad_id)  # any token: only the cross-attention cache is kept
         cache = EncoderDecoderCache(_UnkeptCache(), DynamicCache())
         self.model.get_decoder()(
             input_ids=start, encoder_hidden_states=hidden, encoder_attention_mask=mask, cache=cache, use_cache=True
@@ -165,6 +167,7 @@ class MBartFamily(BartFamily):
 
     name = "mbart"
     model_types = ("mbart",)
+    teacher_forcing_ids = ("pad_token_id",)  # the shift starts the decoder from the labels' own last token
 
     def __init__(self, tokenizer, model, source_lang, target_lang):
         super().__init__(tokenizer, model)

@@ -1,0 +1,291 @@
+"""Every model family through the engine, against the plain one-example-at-a-time references of its token policy:
+all four directions, both prompt sides, several references (mean and max), every batch size and token budget, and
+truncation; then parity with the peers' own scoring code, and the errors a family's requirements give."""
+
+import functools
+import random
+import statistics
+
+import numpy as np
+import peer_reference as peers
+import pytest
+import reference
+import torch
+from tiny_bart import english_like_text
+from tiny_models import FAMILIES, load_tiny, tiny_checkpoint_for
+
+import bart_score
+
+TOLERANCE = 1e-5
+CAUSAL = {"gpt2", "opt", "llama", "qwen2"}
+LANGUAGES = {"mbart50": ("de_DE", "en_XX"), "mbart": ("de_DE", "en_XX")}
+
+
+@pytest.fixture(scope="session")
+def family_checkpoint(tmp_path_factory):
+    return lambda family: tiny_checkpoint_for(tmp_path_factory, family)
+
+
+_SCORERS = {}
+
+
+@pytest.fixture(scope="session")
+def engine(family_checkpoint):
+    """The engine on a family's tiny checkpoint, loaded once per family."""
+
+    def get(family):
+        if family not in _SCORERS:
+            source_lang, target_lang = LANGUAGES.get(family, (None, None))
+            _SCORERS[family] = bart_score.BARTScorer(
+                checkpoint=family_checkpoint(family), device="cpu", source_lang=source_lang, target_lang=target_lang
+            )
+        return _SCORERS[family]
+
+    return get
+
+
+@functools.cache
+def loaded(directory):
+    return load_tiny(directory)
+
+
+def pair_reference(family, directory, max_length=1024):
+    """score(condition, target, condition_is_source) under the family's token policy, one pair at a time."""
+    model, tokenizer = loaded(directory)
+    if family in CAUSAL:
+        return lambda c, t, is_source: reference.causal_score(model, tokenizer, c, t, max_length=max_length)
+    source_lang, target_lang = LANGUAGES.get(family, (None, None))
+
+    def score(condition, target, is_source):
+        language = source_lang if is_source else target_lang
+        return reference.seq2seq_score(model, tokenizer, condition, target, max_length, language, target_lang)
+
+    return score
+
+
+def prompted(score, condition, target, is_source, prompts, side):
+    """The mean over prompts; encoder side: condition + " " + p + ","; decoder side: p + ", " + target."""
+    if not prompts:
+        return score(condition, target, is_source)
+    values = []
+    for p in prompts:
+        if side == "encoder":
+            values.append(score(condition + " " + p + ",", target, is_source))
+        else:
+            values.append(score(condition, p + ", " + target, is_source))
+    return statistics.fmean(values)
+
+
+def reference_directions(score, predictions, references, sources, aggregation="mean", prompts=(), side="encoder"):
+    combine = max if aggregation == "max" else statistics.fmean
+    out = {"faithfulness": [], "precision": [], "recall": [], "f_score": []}
+    for source, prediction, refs in zip(sources, predictions, references):
+        out["faithfulness"].append(prompted(score, source, prediction, True, prompts, side))
+        p = combine([prompted(score, ref, prediction, False, prompts, side) for ref in refs])
+        r = combine([prompted(score, prediction, ref, False, prompts, side) for ref in refs])
+        out["precision"].append(p)
+        out["recall"].append(r)
+        out["f_score"].append((p + r) / 2)
+    return out
+
+
+def examples(seed, n=3):
+    rng = random.Random(seed)
+    sources = [english_like_text(rng, rng.randint(8, 30)) for _ in range(n)]
+    predictions = [english_like_text(rng, rng.randint(2, 12)) for _ in range(n)]
+    references = [[english_like_text(rng, rng.randint(2, 12)) for _ in range(rng.randint(1, 3))] for _ in range(n)]
+    # Non-ASCII text, an empty prediction, a shared source and a repeated reference.
+    sources[-1], predictions[-1] = "Die Stadt ist schön, und das Café ist groß.", ""
+    sources[0] = sources[1]
+    references[1].append(references[0][0])
+    return sources, predictions, references
+
+
+def assert_directions(result, expected):
+    for direction, values in expected.items():
+        assert np.max(np.abs(np.array(result[direction]) - values)) < TOLERANCE, direction
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("aggregation", ["mean", "max"])
+def test_every_direction_equals_the_reference(family, aggregation, engine, family_checkpoint):
+    sources, predictions, references = examples(seed=1)
+    result = engine(family).score_directions(predictions, references, sources, aggregation=aggregation)
+    score = pair_reference(family, family_checkpoint(family))
+    assert_directions(result, reference_directions(score, predictions, references, sources, aggregation))
+    assert f"|policy:{engine(family).token_policy}|" in result["signature"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("side", ["encoder", "decoder"])
+def test_both_prompt_sides_equal_the_reference(family, side, engine, family_checkpoint):
+    sources, predictions, references = examples(seed=2, n=2)
+    prompts = ["In summary", "To put it another way"]
+    result = engine(family).score_directions(predictions, references, sources, prompt=prompts, prompt_side=side)
+    score = pair_reference(family, family_checkpoint(family))
+    assert_directions(result, reference_directions(score, predictions, references, sources, "mean", prompts, side))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("batch_size,max_tokens", [(1, None), (2, None), (None, 1), (None, 60), (3, 100000)])
+def test_scores_do_not_depend_on_batching(family, batch_size, max_tokens, engine, family_checkpoint):
+    rng = random.Random(3)
+    conditions = [english_like_text(rng, rng.randint(1, 40)) for _ in range(5)]
+    conditions += [conditions[0], conditions[0], "Das Café ist groß."]
+    targets = [english_like_text(rng, rng.randint(1, 15)) for _ in range(len(conditions))]
+    targets[-2] = targets[0]  # a repeated pair
+    got = engine(family).score(conditions, targets, batch_size=batch_size, max_tokens=max_tokens)
+    score = pair_reference(family, family_checkpoint(family))
+    expected = [score(c, t, True) for c, t in zip(conditions, targets)]
+    assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_truncation_equals_the_reference_and_is_reported(family, family_checkpoint):
+    source_lang, target_lang = LANGUAGES.get(family, (None, None))
+    short = bart_score.BARTScorer(
+        checkpoint=family_checkpoint(family),
+        device="cpu",
+        max_length=12,
+        source_lang=source_lang,
+        target_lang=target_lang,
+    )
+    rng = random.Random(4)
+    conditions = [english_like_text(rng, 40), "Short.", english_like_text(rng, 30)]
+    targets = ["A short one.", english_like_text(rng, 30), english_like_text(rng, 25)]
+    with pytest.warns(UserWarning, match=r"BARTScore truncated [1-9]\d* distinct source text\(s\) and [1-9]"):
+        got = short.score(conditions, targets)
+    score = pair_reference(family, family_checkpoint(family), max_length=12)
+    expected = [score(c, t, True) for c, t in zip(conditions, targets)]
+    assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_token_log_probs_read_back_as_the_scored_text(family, engine, family_checkpoint):
+    scorer = engine(family)
+    condition, target = "The cat sat on the mat.", "Das Café ist schön."
+    (tokens,) = scorer.score_tokens([condition], [target])
+    assert statistics.fmean(lp for _, lp in tokens) == pytest.approx(scorer.score([condition], [target])[0], abs=1e-6)
+    text = "".join(piece for piece, _ in tokens)
+    specials = [t for t in scorer.tokenizer.all_special_tokens if t]
+    for special in sorted(specials, key=len, reverse=True):
+        text = text.replace(special, "")
+    assert text.strip() == target  # sentencepiece word starts read as spaces, byte-level pieces joined whole
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Parity with the peers' own scoring code
+
+
+def test_t5score_parity(family_checkpoint, engine):
+    for family in ("t5", "mt5"):
+        model, tokenizer = loaded(family_checkpoint(family))
+        sources, targets = zip(*[(s, p) for s, p in zip(*examples(seed=5, n=4)[:2])])
+        expected = peers.t5score(model, tokenizer, list(sources), list(targets), batch_size=2)
+        assert np.max(np.abs(np.array(engine(family).score(sources, targets)) - expected)) < TOLERANCE
+
+
+def test_gptscore_flan_parity(family_checkpoint, engine):
+    model, tokenizer = loaded(family_checkpoint("flan-t5"))
+    sources, targets = examples(seed=6, n=4)[:2]
+    expected = peers.gptscore_flan(model, tokenizer, sources, targets, batch_size=3)
+    assert np.max(np.abs(np.array(engine("flan-t5").score(sources, targets)) - expected)) < TOLERANCE
+
+
+@pytest.mark.parametrize("family", sorted(CAUSAL))
+@pytest.mark.parametrize("prompt_text", [" In other words , ", "\nTL;DR:"])
+def test_gptscore_parity_through_the_compatibility_option(family, prompt_text, family_checkpoint):
+    model, tokenizer = loaded(family_checkpoint(family))
+    sources, targets = examples(seed=7, n=4)[:2]
+    targets[-1] = "A good game."  # GPTScore has nothing to score in an empty target
+    scorer = bart_score.BARTScorer(
+        checkpoint=family_checkpoint(family),
+        device="cpu",
+        compatibility="gptscore",
+        template="{condition}" + prompt_text,
+    )
+    expected = peers.gptscore_causal(model, tokenizer, sources, targets, prompt_text)
+    assert np.max(np.abs(np.array(scorer.score(sources, targets, batch_size=2)) - expected)) < TOLERANCE
+    assert scorer.token_policy.startswith("gptscore:")
+
+
+def test_gptscore_truncation_through_the_compatibility_option(family_checkpoint):
+    model, tokenizer = loaded(family_checkpoint("opt"))
+    rng = random.Random(8)
+    sources = [english_like_text(rng, 60), "A short source."]
+    targets = [english_like_text(rng, 10), "A target."]
+    scorer = bart_score.BARTScorer(
+        checkpoint=family_checkpoint("opt"),
+        device="cpu",
+        compatibility="gptscore",
+        template="{condition}\n",
+        max_length=30,
+    )
+    with pytest.warns(UserWarning, match=r"truncated 1 distinct source"):
+        got = scorer.score(sources, targets)
+    expected = peers.gptscore_causal(model, tokenizer, sources, targets, "\n", max_length=30)
+    assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What each family needs, said clearly
+
+
+def test_mbart_needs_known_language_codes(family_checkpoint):
+    directory = family_checkpoint("mbart50")
+    with pytest.raises(ValueError, match=r"mBART needs source_lang= and target_lang=.*source_lang was not given"):
+        bart_score.BARTScorer(checkpoint=directory, device="cpu")
+    with pytest.raises(ValueError, match=r"target_lang='english' is not one of this tokenizer's language codes"):
+        bart_score.BARTScorer(checkpoint=directory, device="cpu", source_lang="de_DE", target_lang="english")
+
+
+def test_options_of_other_families_are_refused(family_checkpoint):
+    with pytest.raises(ValueError, match=r"source_lang and target_lang are for families with language codes"):
+        bart_score.BARTScorer(checkpoint=family_checkpoint("t5"), device="cpu", source_lang="de_DE")
+    with pytest.raises(ValueError, match=r"template is for causal language models"):
+        bart_score.BARTScorer(checkpoint=family_checkpoint("bart"), device="cpu", template="{condition}:")
+    with pytest.raises(ValueError, match=r"compatibility='gptscore' is for causal language models"):
+        bart_score.BARTScorer(checkpoint=family_checkpoint("flan-t5"), device="cpu", compatibility="gptscore")
+    with pytest.raises(ValueError, match=r"compatibility must be None or one of \('gptscore',\)"):
+        bart_score.BARTScorer(checkpoint=family_checkpoint("gpt2"), device="cpu", compatibility="t5score")
+
+
+@pytest.mark.parametrize("template", ["no placeholder", "{condition} and {condition}", "{condition} {other}", 3])
+def test_a_malformed_template_is_refused(template, family_checkpoint):
+    with pytest.raises(ValueError, match=r"template"):
+        bart_score.BARTScorer(checkpoint=family_checkpoint("gpt2"), device="cpu", template=template)
+
+
+def test_a_causal_lm_without_bos_needs_template_text(family_checkpoint):
+    with pytest.raises(ValueError, match=r"no BOS token, so a template that adds no text of its own"):
+        bart_score.BARTScorer(checkpoint=family_checkpoint("qwen2"), device="cpu", template="{condition}")
+    # With a BOS to start from (GPT-2's), the bare template is fine.
+    scorer = bart_score.BARTScorer(checkpoint=family_checkpoint("gpt2"), device="cpu", template="{condition}")
+    assert np.isfinite(scorer.score([""], ["A target."])[0])
+
+
+def test_causal_prefixes_are_run_once_per_condition(engine, monkeypatch):
+    scorer = engine("llama")
+    encoded = []
+    original = scorer._encode
+
+    def counting(sequences):
+        encoded.extend(map(tuple, sequences))
+        return original(sequences)
+
+    monkeypatch.setattr(scorer, "_encode", counting)
+    scorer.score(["one source"] * 5 + ["another source"] * 3, [f"target {i}" for i in range(8)], batch_size=2)
+    assert len(encoded) == 2 and len(set(encoded)) == 2
+
+
+def test_seq2seq_cross_attention_is_projected_once_per_condition(engine, monkeypatch):
+    scorer = engine("t5")
+    calls = []
+    first_layer = scorer.model.get_decoder().block[0].layer[1].EncDecAttention.k
+    handle = first_layer.register_forward_hook(lambda module, args, output: calls.append(args[0].shape[0]))
+    try:
+        scorer.score(["one source"] * 6 + ["another"] * 2, [f"target {i}" for i in range(8)], batch_size=2)
+    finally:
+        handle.remove()
+    assert calls == [2]  # one projection, of both conditions, however many decoder batches ran
+    assert torch.is_grad_enabled()
