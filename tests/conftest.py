@@ -12,7 +12,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+import torch
 from tiny_bart import build_tiny_bart
+
+# The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine).
+torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")
