@@ -3,7 +3,9 @@ all four directions, both prompt sides, several references (mean and max), every
 truncation; then parity with the peers' own scoring code, and the errors a family's requirements give."""
 
 import functools
+import html
 import random
+import re
 import statistics
 
 import numpy as np
@@ -289,3 +291,78 @@ def test_seq2seq_cross_attention_is_projected_once_per_condition(engine, monkeyp
         handle.remove()
     assert calls == [2]  # one projection, of both conditions, however many decoder batches ran
     assert torch.is_grad_enabled()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Through the metric, the command line and the Space
+
+
+def test_the_metric_takes_any_family_and_its_options(family_checkpoint, engine):
+    import evaluate
+    from test_metric import MODULE
+
+    metric = evaluate.load(MODULE, family_checkpoint("mbart50"), device="cpu", source_lang="de_DE", target_lang="en_XX")
+    sources, predictions, references = examples(seed=9)
+    result = metric.compute(predictions=predictions, references=references, sources=sources)
+    expected = engine("mbart50").score_directions(predictions, references, sources)
+    assert_directions(result, {d: expected[d] for d in bart_score.DIRECTIONS})
+    assert result["signature"] == expected["signature"]
+    assert "|policy:mbart:de_DE>en_XX|" in result["signature"]
+
+
+def test_the_command_line_takes_a_causal_lm_with_a_template(family_checkpoint, tmp_path):
+    from test_cli import run_cli, tsv_scores
+
+    (tmp_path / "src.txt").write_text("The cat sat.\nA dog ran home.\n", encoding="utf-8")
+    (tmp_path / "sys.txt").write_text("A cat.\nThe dog ran.\n", encoding="utf-8")
+    template = "Text: {condition}\nSummary:"
+    code, stdout, stderr = run_cli(
+        "score",
+        "-m",
+        family_checkpoint("gpt2"),
+        "--template",
+        template,
+        "-s",
+        str(tmp_path / "src.txt"),
+        "-t",
+        str(tmp_path / "sys.txt"),
+        "-q",
+    )
+    assert code == 0, stderr
+    _, rows = tsv_scores(stdout)
+    scorer = bart_score.BARTScorer(checkpoint=family_checkpoint("gpt2"), device="cpu", template=template)
+    expected = scorer.score(["The cat sat.", "A dog ran home."], ["A cat.", "The dog ran."])
+    assert [float(row["faithfulness"]) for row in rows] == pytest.approx(expected, abs=1e-5)
+    assert f"policy:{scorer.token_policy}" in stderr
+
+
+def test_the_command_line_names_what_mbart_needs(family_checkpoint, tmp_path):
+    from test_cli import run_cli
+
+    (tmp_path / "src.txt").write_text("Das ist gut.\n", encoding="utf-8")
+    (tmp_path / "sys.txt").write_text("That is good.\n", encoding="utf-8")
+    arguments = ["score", "-m", family_checkpoint("mbart50"), "-s", str(tmp_path / "src.txt"), "-t"]
+    code, _, stderr = run_cli(*arguments, str(tmp_path / "sys.txt"), "-q")
+    assert code == 2 and "mBART needs source_lang= and target_lang=" in stderr and "Traceback" not in stderr
+    code, _stdout, stderr = run_cli(
+        *arguments, str(tmp_path / "sys.txt"), "-q", "--source-lang", "de_DE", "--target-lang", "en_XX"
+    )
+    assert code == 0, stderr
+
+
+def test_the_space_shows_sentencepiece_tokens_as_words(engine):
+    import app
+
+    comparison = app.compare_candidates(
+        engine("t5"),
+        source="The cat sat on the mat.",
+        references=[],
+        candidates=[("Candidate 1", "A cat sat on a mat."), ("Candidate 2", "Das Café ist groß.")],
+        directions=["faithfulness"],
+    )
+    page = app.token_heatmap(comparison)
+    blocks = page.split('<div class="candidate"')[1:]
+    for block, text in zip(blocks, ("A cat sat on a mat.", "Das Café ist groß.")):
+        pieces = re.findall(r'<span class="token[^"]*"[^>]*>([^<]*)</span>', block)
+        assert html.unescape("".join(pieces)) == text + "</s>"
+        assert 'class="token special"' in block  # T5's </s>, set apart
