@@ -152,9 +152,33 @@ class BARTScorer:
             )
         self.max_length = max_length
         self.model.to(device=self.device)
+        self._check_family()
         self.weights = None
         if para_weights:
             self.load(para_weights)
+
+    def _check_family(self):
+        """Scores a probe pair both the engine's way (condition run once, cached, output layer applied apart) and by
+        the model's own forward pass, and refuses a model on which they differ: a family member whose architecture
+        does something the engine does not (logit soft-capping or scaling, an attention that ignores the cache)."""
+        tokenized = self.family.tokenize(["The cat sat on the mat."], ["A cat sat."], [self.source_lang], 64)
+        condition, target = tokenized.conditions[0], tokenized.targets[0]
+        with torch.inference_mode():
+            engine = self._decode(self._encode([condition]), [0], [target])[0]
+            logits = self.family.full_logits(condition, target).float()
+        labels = torch.tensor(target.labels, device=logits.device)
+        scored = labels != IGNORED
+        model = torch.log_softmax(logits[scored], dim=-1).gather(1, labels[scored][:, None]).squeeze(1).cpu()
+        if self.family.written_pad_scores_zero:
+            model[labels[scored].cpu() == self.family.pad_id] = 0.0
+        tolerance = 1e-3 if self.dtype == "float32" else 0.25
+        difference = float((engine - model).abs().max()) if len(model) else 0.0
+        if not difference <= tolerance:
+            raise ValueError(
+                f"{self.checkpoint!r} ({self.model.config.model_type}) gives different log-probabilities through the "
+                f"engine's cached computation than through its own forward pass (by {difference:.3g}); its "
+                f"architecture does something the {self.family.name} family does not support"
+            )
 
     # -- loading --------------------------------------------------------------------------------------------------
 

@@ -366,3 +366,29 @@ def test_the_space_shows_sentencepiece_tokens_as_words(engine):
         pieces = re.findall(r'<span class="token[^"]*"[^>]*>([^<]*)</span>', block)
         assert html.unescape("".join(pieces)) == text + "</s>"
         assert 'class="token special"' in block  # T5's </s>, set apart
+
+
+def test_a_model_whose_output_layer_the_engine_cannot_split_is_refused(family_checkpoint, tmp_path):
+    """Gemma 2 soft-caps its logits after the output layer: the load-time self-check sees the difference."""
+    from transformers import AutoTokenizer, Gemma2Config, Gemma2ForCausalLM
+
+    tokenizer = AutoTokenizer.from_pretrained(family_checkpoint("gpt2"))
+    config = Gemma2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        final_logit_softcapping=1.0,
+        initializer_range=1.0,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.eos_token_id,
+    )
+    torch.manual_seed(0)
+    Gemma2ForCausalLM(config).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match=r"\(gemma2\) gives different log-probabilities .* does not support"):
+        bart_score.BARTScorer(checkpoint=str(tmp_path), device="cpu")

@@ -77,6 +77,11 @@ class Family:
         pad = self.model.config.pad_token_id
         return pad if pad is not None else 0
 
+    def full_logits(self, condition, target):
+        """Logits at each of `target`'s label positions from the model's own, unsplit forward pass (the engine's
+        self-check at load time compares its split computation with this)."""
+        raise NotImplementedError
+
     def output_layer(self):
         """(weight: vocabulary x hidden, bias or None, scale applied to the decoder states before the product)."""
         head = self.model.get_output_embeddings()

@@ -126,6 +126,12 @@ class CausalFamily(Family):
         last = states[torch.arange(len(sequences), device=self.device), mask.sum(dim=1) - 1]
         return EncodedPrefixes(cache, mask, last)
 
+    def full_logits(self, condition, target):
+        """The model's own forward pass on one pair, prefix and target as one sequence: logits at each label
+        position."""
+        ids = torch.tensor([[*condition, *target.inputs]], device=self.device)
+        return self.model(input_ids=ids).logits[0, len(condition) - 1 :]
+
     def decode(self, prefixes, rows, targets):
         """States at every label position of each target, in order: the prefix's last state predicts the first
         label, the target's own inputs the rest. The targets continue their prefixes' positions; padding between a

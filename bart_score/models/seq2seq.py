@@ -109,6 +109,13 @@ class Seq2SeqFamily(Family):
         )
         return EncodedConditions(hidden, mask, cache.cross_attention_cache)
 
+    def full_logits(self, condition, target):
+        """The model's own forward pass on one pair, reading the decoder inputs its own shift made of the labels:
+        logits at each label position."""
+        ids = torch.tensor([condition], device=self.device)
+        inputs = torch.tensor([target.inputs], device=self.device)
+        return self.model(input_ids=ids, attention_mask=torch.ones_like(ids), decoder_input_ids=inputs).logits[0]
+
     def decode(self, encoded, rows, targets):
         """Decoder states at every label position of each target (rows: each target's condition row in `encoded`),
         concatenated in order, with the labels they predict."""
