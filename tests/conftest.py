@@ -12,13 +12,26 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from tiny_bart import build_tiny_bart
+from tiny_bart import build_copying_bart, build_tiny_bart
 
 
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory):
     """A random BART checkpoint directory, saved with save_pretrained, shared by the whole session."""
     return build_tiny_bart(tmp_path_factory.mktemp("tiny-bart"))
+
+
+@pytest.fixture(scope="session")
+def copying_checkpoint(tmp_path_factory):
+    """A tiny BART briefly trained to copy: a text given itself scores above a text given an unrelated one."""
+    return build_copying_bart(tmp_path_factory.mktemp("copying-bart"))
+
+
+@pytest.fixture(scope="session")
+def copier(copying_checkpoint):
+    import bart_score
+
+    return bart_score.BARTScorer(checkpoint=copying_checkpoint, device="cpu")
 
 
 @pytest.fixture
