@@ -51,6 +51,15 @@ def _read_lines(path):
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def read_texts(path):
+    """A plain-text file's texts, one per line, and the number of blank lines, which are not texts and are skipped."""
+    lines = _read_lines(path)
+    texts = [line for line in lines if line.strip()]
+    if not texts:
+        raise UsageError(f"{path} has no text: it is empty or blank")
+    return texts, len(lines) - len(texts)
+
+
 def read_plain_corpus(sources=None, references=(), hypotheses=()):
     """Plain-text files, one segment per line: a sources file, reference files (one reference each per segment; a
     blank line is no reference, so segments may have different counts, but each needs one), and one file per system

@@ -20,7 +20,6 @@ being scored (``rescale="corpus"``: cross-row pairs and the targets given themse
 as the corpus; comparable only within that corpus). A baseline is valid for one model, token policy, prompt setting
 and max_length: its key."""
 
-import datetime
 import hashlib
 import importlib.metadata
 import json
@@ -534,8 +533,9 @@ def build_baseline(
         raise ValueError("build_baseline takes texts= (plain texts) or corpus= (a Corpus), one of them")
     if texts is not None:
         texts = text_list(texts, "texts")
-        options = resolve_options(has_references=True, has_sources=True, prompt=prompt, prompt_side=prompt_side)
-        wanted = POINT_DIRECTIONS
+        options = resolve_options(
+            has_references=True, has_sources=True, directions=directions, prompt=prompt, prompt_side=prompt_side
+        )
         rows = {"text": [[text] for text in texts]}
         documents = document_ids(len(texts), sources=texts)  # a text repeated on several lines is one document
         roles = dict.fromkeys(POINT_DIRECTIONS, ("text", "text"))
@@ -550,7 +550,6 @@ def build_baseline(
             prompt=prompt,
             prompt_side=prompt_side,
         )
-        wanted = point_directions(options.directions)
         sources = corpus.sources * len(names) if corpus.sources is not None else None
         references = corpus.references * len(names) if corpus.references is not None else None
         rows = {
@@ -561,7 +560,9 @@ def build_baseline(
         documents = document_ids(segments * len(names), sources, references)
         roles = ROLES
         described = {"kind": "table", "rows": segments, "systems": names}
-    reference_pairs = sample_reference_pairs(rows, documents, wanted, roles=roles, pairs=pairs, seed=seed)
+    reference_pairs = sample_reference_pairs(
+        rows, documents, point_directions(options.directions), roles=roles, pairs=pairs, seed=seed
+    )
     sample_scores = score_pair_groups(
         scorer,
         reference_pairs.samples,
@@ -592,7 +593,6 @@ def build_baseline(
             "bart_score": __version__,
             "transformers": importlib.metadata.version("transformers"),
             "engine": scorer.signature_fields(),
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         },
         "corpus": {"file": os.path.basename(corpus_file), "sha256": _sha256(corpus_file), **described},
         "sampling": {"pairs": pairs, "seed": seed},
