@@ -66,3 +66,11 @@ def reference_directions(
             out["recall"].append(r)
             out["f_score"].append((p + r) / 2)
     return {k: v for k, v in out.items() if v}
+
+
+def reference_points(model, tokenizer, unrelated_pairs, copied_texts, prompts=(), side="encoder"):
+    """(unrelated, copy): the mean score of the given unrelated (condition, target) pairs, and of each text given
+    itself, as plain loops."""
+    unrelated = [prompted_score(model, tokenizer, c, t, prompts, side) for c, t in unrelated_pairs]
+    copies = [prompted_score(model, tokenizer, t, t, prompts, side) for t in copied_texts]
+    return statistics.fmean(unrelated), statistics.fmean(copies)

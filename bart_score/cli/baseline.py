@@ -4,6 +4,7 @@ Its input is one corpus of texts rather than systems to score, so it takes the m
 shared input options."""
 
 import argparse
+import os
 import sys
 
 from ..corpus import UsageError, read_table_corpus, read_texts
@@ -64,7 +65,7 @@ def check(args):
     if args.pairs < 1 or args.seed < 0:
         raise UsageError("--pairs must be a positive integer and --seed at least 0")
     if args.output:
-        common.check_output_path(args.output)
+        check_output_file(args.output)
     options = common.scoring_options(args)
     del options["aggregation"]
     if is_table:
@@ -86,6 +87,15 @@ def check(args):
         raise UsageError(f"{args.corpus}: unrelated pairs need at least two different texts")
     resolve_options(has_references=True, has_sources=True, **options)
     return {"texts": texts}, options
+
+
+def check_output_file(path):
+    """The output may be in folders still to be made (the default location's, say), under a writable one."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write {path}: not a file under an existing, writable folder")
 
 
 def run(args, inputs, options):
