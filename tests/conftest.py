@@ -34,6 +34,16 @@ def copier(copying_checkpoint):
     return bart_score.BARTScorer(checkpoint=copying_checkpoint, device="cpu")
 
 
+@pytest.fixture(scope="session")
+def copier_reference_model(copying_checkpoint):
+    """The copying checkpoint loaded independently of the code under test, for the reference implementation."""
+    from transformers import AutoTokenizer, BartForConditionalGeneration
+
+    tokenizer = AutoTokenizer.from_pretrained(copying_checkpoint)
+    model = BartForConditionalGeneration.from_pretrained(copying_checkpoint).eval()
+    return model, tokenizer
+
+
 @pytest.fixture
 def empty_hf_cache(tmp_path, monkeypatch):
     """A Hugging Face cache with nothing in it, so that a real checkpoint is missing even where it is cached."""
@@ -47,11 +57,13 @@ def empty_hf_cache(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def app_settings(tiny_checkpoint, tmp_path_factory):
+def app_settings(tiny_checkpoint, copying_checkpoint, tmp_path_factory):
     """The Space's operator settings for the tests (app_server.py): no process environment is changed."""
     import app_server
 
-    return app_server.settings_for_tests(tiny_checkpoint, tmp_path_factory.mktemp("models") / "not-downloaded")
+    return app_server.settings_for_tests(
+        tiny_checkpoint, tmp_path_factory.mktemp("models") / "not-downloaded", copying_checkpoint
+    )
 
 
 @pytest.fixture(scope="session")

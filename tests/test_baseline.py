@@ -24,16 +24,6 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def copier_reference(copying_checkpoint):
-    from transformers import AutoTokenizer, BartForConditionalGeneration
-
-    return (
-        BartForConditionalGeneration.from_pretrained(copying_checkpoint).eval(),
-        AutoTokenizer.from_pretrained(copying_checkpoint),
-    )
-
-
 @pytest.fixture
 def baselines(tmp_path, monkeypatch):
     """An empty default baseline folder, for this process and the command lines it runs."""
@@ -53,10 +43,10 @@ def built(scorer, texts_file, **options):
     return rescale.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file, **options)
 
 
-def test_baseline_figures_are_plain_statistics_of_every_pair(copier, copier_reference, texts_file):
+def test_baseline_figures_are_plain_statistics_of_every_pair(copier, copier_reference_model, texts_file):
     document = built(copier, texts_file, pairs=1000)  # every pair of 5 texts fits: the figures are exact
-    unrelated = [reference_score(*copier_reference, c, t) for c, t in itertools.permutations(TEXTS, 2)]
-    copies = [reference_score(*copier_reference, t, t) for t in TEXTS]
+    unrelated = [reference_score(*copier_reference_model, c, t) for c, t in itertools.permutations(TEXTS, 2)]
+    copies = [reference_score(*copier_reference_model, t, t) for t in TEXTS]
     assert list(document["directions"]) == ["faithfulness", "precision", "recall"]
     for direction in document["directions"].values():
         for figures, scores in ((direction["unrelated"], unrelated), (direction["copy"], copies)):
@@ -83,7 +73,7 @@ def test_baseline_figures_are_plain_statistics_of_every_pair(copier, copier_refe
     assert "rescaled = (score - unrelated.mean) / (copy.mean - unrelated.mean)" in document["about"]
 
 
-def test_a_table_corpus_gives_each_direction_its_roles(copier, copier_reference, tmp_path):
+def test_a_table_corpus_gives_each_direction_its_roles(copier, copier_reference_model, tmp_path):
     path = tmp_path / "table.jsonl"
     rows = [
         {"source": TEXTS[0], "reference": TEXTS[1], "sys": TEXTS[3]},
@@ -95,7 +85,7 @@ def test_a_table_corpus_gives_each_direction_its_roles(copier, copier_reference,
     prompts = bart_score.PROMPT_SETS["mt"]
 
     def mean(pairs):
-        return np.mean([prompted_score(*copier_reference, c, t, prompts, "encoder") for c, t in pairs])
+        return np.mean([prompted_score(*copier_reference_model, c, t, prompts, "encoder") for c, t in pairs])
 
     recall = document["directions"]["recall"]
     assert recall["unrelated"]["mean"] == pytest.approx(mean([(TEXTS[3], TEXTS[4]), ("A cat.", TEXTS[1])]), abs=1e-5)

@@ -26,17 +26,6 @@ PREDICTIONS = ["A cat sat on a mat.", "The team won.", "The market was high."]
 REFERENCES = [["The cat was on the mat."], ["They won the game.", "The team won a game."], ["Markets were high."]]
 
 
-@pytest.fixture(scope="module")
-def copier_reference(copying_checkpoint):
-    """The copying checkpoint loaded independently of the code under test."""
-    from transformers import AutoTokenizer, BartForConditionalGeneration
-
-    return (
-        BartForConditionalGeneration.from_pretrained(copying_checkpoint).eval(),
-        AutoTokenizer.from_pretrained(copying_checkpoint),
-    )
-
-
 def rescaled_by_hand(raw, unrelated, copy):
     return [(x - unrelated) / (copy - unrelated) for x in raw]
 
@@ -70,7 +59,7 @@ def hand_points(model_and_tokenizer, predictions, references, sources, prompts=(
     "prompt, side, aggregation", [(None, "encoder", "mean"), (["In other words", "That is to say"], "decoder", "max")]
 )
 def test_corpus_reference_points_are_the_means_of_cross_row_pairs_and_copies(
-    copier, copier_reference, prompt, side, aggregation
+    copier, copier_reference_model, prompt, side, aggregation
 ):
     result = copier.score_directions(
         PREDICTIONS,
@@ -82,9 +71,15 @@ def test_corpus_reference_points_are_the_means_of_cross_row_pairs_and_copies(
         rescale="corpus",
     )
     raw = reference_directions(
-        *copier_reference, PREDICTIONS, REFERENCES, SOURCES, aggregation=aggregation, prompts=prompt or (), side=side
+        *copier_reference_model,
+        PREDICTIONS,
+        REFERENCES,
+        SOURCES,
+        aggregation=aggregation,
+        prompts=prompt or (),
+        side=side,
     )
-    points = hand_points(copier_reference, PREDICTIONS, REFERENCES, SOURCES, prompt or (), side)
+    points = hand_points(copier_reference_model, PREDICTIONS, REFERENCES, SOURCES, prompt or (), side)
     for direction in bart_score.DIRECTIONS:
         unrelated, copy = points[direction]
         assert copy > unrelated, direction  # the copying model tells them apart
@@ -98,7 +93,7 @@ def test_corpus_reference_points_are_the_means_of_cross_row_pairs_and_copies(
     assert result["signature"].split("|")[5].startswith("rescale:corpus-")
 
 
-def test_systems_of_one_corpus_are_one_document_per_segment(copier, copier_reference):
+def test_systems_of_one_corpus_are_one_document_per_segment(copier, copier_reference_model):
     """score_corpus repeats each segment's source for every system: those rows are one document, so an unrelated pair
     never takes a system's output of the same segment."""
     corpus = bart_score.Corpus(
@@ -107,12 +102,12 @@ def test_systems_of_one_corpus_are_one_document_per_segment(copier, copier_refer
     per_system, signature = bart_score.score_corpus(copier, corpus, rescale="corpus")
     outputs = [(segment, text) for texts in corpus.systems.values() for segment, text in enumerate(texts)]
     unrelated, copy = reference_points(
-        *copier_reference,
+        *copier_reference_model,
         [(SOURCES[i], text) for i in range(3) for segment, text in outputs if segment != i],
         [text for _, text in outputs],
     )
     for name, texts in corpus.systems.items():
-        raw = reference_directions(*copier_reference, texts, sources=SOURCES)["faithfulness"]
+        raw = reference_directions(*copier_reference_model, texts, sources=SOURCES)["faithfulness"]
         assert per_system[name]["faithfulness"] == pytest.approx(raw, abs=TOLERANCE)
         assert per_system[name]["faithfulness_rescaled"] == pytest.approx(
             rescaled_by_hand(raw, unrelated, copy), abs=1e-4
@@ -120,7 +115,7 @@ def test_systems_of_one_corpus_are_one_document_per_segment(copier, copier_refer
     assert "|rescale:corpus-" in signature
 
 
-def test_fixed_unrelated_texts_serve_inputs_that_share_one_source(copier, copier_reference):
+def test_fixed_unrelated_texts_serve_inputs_that_share_one_source(copier, copier_reference_model):
     unrelated_texts = ["Bake the bread for an hour.", "Rain is expected in the north."]
     with pytest.raises(ValueError, match=r"every row shares its source .* pass unrelated_texts="):
         copier.score_directions(PREDICTIONS, sources=[SOURCES[0]] * 3, rescale="corpus")
@@ -133,9 +128,9 @@ def test_fixed_unrelated_texts_serve_inputs_that_share_one_source(copier, copier
         unrelated_texts=unrelated_texts,
     )
     faithfulness = reference_points(
-        *copier_reference, [(u, p) for u in unrelated_texts for p in PREDICTIONS], PREDICTIONS
+        *copier_reference_model, [(u, p) for u in unrelated_texts for p in PREDICTIONS], PREDICTIONS
     )
-    recall = reference_points(*copier_reference, [(u, REFERENCES[0][0]) for u in unrelated_texts], REFERENCES[0])
+    recall = reference_points(*copier_reference_model, [(u, REFERENCES[0][0]) for u in unrelated_texts], REFERENCES[0])
     shown = result["reference_points"]
     assert [shown["faithfulness"]["unrelated"], shown["faithfulness"]["copy"]] == pytest.approx(faithfulness, abs=1e-5)
     assert [shown["recall"]["unrelated"], shown["recall"]["copy"]] == pytest.approx(recall, abs=1e-5)
