@@ -783,12 +783,11 @@ def test_api_batch_rescales_with_the_saved_baseline_or_says_how_to_make_it(clien
     inputs = [*settings_inputs(model="copier", directions=["faithfulness"]), handle_file(path), "baseline"]
     with pytest.raises(AppError, match=r"no BARTScore baseline for .*\n    bartscore baseline -m "):
         client.predict(*inputs, api_name="/score_file")
-    texts = tmp_path / "texts.txt"
-    texts.write_text("\n".join(text for row in DOCUMENTS for text in row) + "\n", encoding="utf-8")
-    document = bart_score.rescale.build_baseline(
-        copier, texts=texts.read_text().split("\n")[:-1], corpus_file=str(texts)
-    )
-    bart_score.rescale.write_baseline(document, bart_score.rescale.default_baseline_path(document["settings"]))
+    texts = [text for row in DOCUMENTS for text in row]
+    corpus_file = tmp_path / "texts.txt"
+    corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    document = rescale.build_baseline(copier, texts=texts, corpus_file=str(corpus_file))
+    rescale.write_baseline(document, rescale.default_baseline_path(document["settings"]))
     summary, _, _, _, signature, _ = client.predict(*inputs, api_name="/score_file")
     assert f"|rescale:baseline-{document['id']}|" in signature
     per_system, _ = bart_score.score_corpus(
