@@ -19,6 +19,8 @@ Operator settings, read from the environment when the app is built:
                                  (default 20000), so that one request cannot hold the queue for hours.
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
                                  an existing file.
+    BARTSCORE_BASELINES          where the Batch tab's "saved baseline" is looked for (files made by `bartscore
+                                 baseline`; default ~/.cache/bartscore/baselines).
 
 Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, custom prompt
 phrases of at most 200 characters, uploads of at most 20 MB. Models are loaded on first use, one per model name,
@@ -699,8 +701,11 @@ BATCH_HELP = """Upload a **.csv** or **.jsonl** (UTF-8) file with one row per se
 skipped; in JSONL a reference cell may also be a list), `id` (optional, kept in the results), and one column per
 system: **every other column is a system's output**. At least a source or a reference column is needed, and 1 to 6
 systems. Texts are scored exactly as written: an empty output cell is scored as the empty text. The summary
-gives each system's mean with a 95% bootstrap confidence interval (1000 resamples), and for each pair of systems a
-paired bootstrap test and a paired t-test; "better" names the winner at p < 0.05."""
+gives each system's mean with a 95% bootstrap confidence interval (1000 resamples), plotted per direction, and for
+each pair of systems a paired bootstrap test and a paired t-test; "better" names the winner at p < 0.05.
+**Rescaled scores** place each score between two reference points, 0 = an unrelated text and 1 = a copy: taken from
+the file itself (its targets given other rows' texts and given themselves; comparable within this file only), or
+from the baseline the operator saved for this model with `bartscore baseline`. The winners do not change."""
 
 
 def candidate_boxes_update(count, values=None):
