@@ -129,7 +129,7 @@ def rescaled_scores(scores, points):
                 f"BARTScore: {direction} cannot be rescaled: a copy scores {point.copy:.4f} on average and an "
                 f"unrelated text {point.unrelated:.4f}, so this model does not tell a copy from an unrelated text "
                 f"here; its rescaled scores are NaN",
-                stacklevel=3,
+                stacklevel=4,  # the caller of BARTScorer.score_directions
             )
         rescaled[direction] = point.rescale(values)
     return rescaled
@@ -253,6 +253,14 @@ def sample_reference_pairs(
         condition_role, target_role = roles[direction]
         unrelated = ("unrelated", "fixed texts" if unrelated_texts else condition_role, target_role)
         points_of[direction] = (unrelated, ("copy", target_role))
+    if not len(documents):
+        raise ValueError("rescaling needs texts to take reference points from; there are none")
+    if not unrelated_texts and len(set(documents)) < 2:
+        raise ValueError(
+            f"rescale='corpus' needs unrelated pairs, from different documents, but the {len(documents)} row(s) form "
+            f"one document (rows that share a source or a reference are one document); pass unrelated_texts= or "
+            f"rescale with a baseline file"
+        )
     keys = list(dict.fromkeys(key for both in points_of.values() for key in both))
     share = max(1, pairs // len(keys))
     documents = np.asarray(documents)
@@ -269,8 +277,7 @@ def sample_reference_pairs(
             chosen = _subset(len(unrelated_texts) * len(texts), share, rng)
             samples[key] = [(unrelated_texts[i // len(texts)], texts[i % len(texts)]) for i in chosen]
         else:
-            conditions = _distinct_items(rows[key[1]], documents)
-            samples[key] = _unrelated_pairs(conditions, targets, share, rng, roles_named=key[1:])
+            samples[key] = _unrelated_pairs(_distinct_items(rows[key[1]], documents), targets, share, rng)
     digest = hashlib.sha256(
         json.dumps([pairs, seed, [[list(key), samples[key]] for key in keys]], ensure_ascii=False).encode("utf-8")
     ).hexdigest()[:12]
@@ -293,9 +300,10 @@ def _subset(count, share, rng):
     return np.sort(rng.choice(count, size=share, replace=False)).tolist()
 
 
-def _unrelated_pairs(conditions, targets, share, rng, roles_named):
-    """Pairs of a condition item and a target item from different documents: all of them when they fit in `share`,
-    else `share` drawn uniformly (with replacement) among all such pairs."""
+def _unrelated_pairs(conditions, targets, share, rng):
+    """Pairs of a condition item and a target item from different documents (there are some: every row has texts in
+    every role, and there are two documents or more): all of them when they fit in `share`, else `share` drawn
+    uniformly (with replacement) among all such pairs."""
     order = sorted(range(len(conditions)), key=lambda i: conditions[i][1])  # conditions grouped by document
     condition_docs = np.array([conditions[i][1] for i in order])
     first = {}
@@ -304,12 +312,6 @@ def _unrelated_pairs(conditions, targets, share, rng, roles_named):
     counts = {doc: int(n) for doc, n in zip(*np.unique(condition_docs, return_counts=True))}
     others = np.array([len(conditions) - counts.get(doc, 0) for _, doc in targets])  # valid conditions per target
     population = int(others.sum())
-    if population == 0:
-        raise ValueError(
-            f"unrelated pairs need a {roles_named[0]} and a {roles_named[1]} from different documents, but every row "
-            f"shares its source or a reference with the others (one document); pass unrelated_texts= or rescale "
-            f"with a baseline file"
-        )
 
     def condition_at(target, k):  # the k-th condition outside the target's document
         doc = targets[target][1]
@@ -469,9 +471,9 @@ def baseline_for(scorer, options, prompt, directions, path=None):
     command = baseline_command(scorer, prompt, options.prompt_side, target)
     try:
         baseline = load_baseline(target)
-    except BaselineNotFoundError:
+    except BaselineNotFoundError as missing:
         if path is not None:
-            raise
+            raise BaselineNotFoundError(f"{missing}; make it with:\n    {command}") from None
         raise BaselineNotFoundError(
             f"no BARTScore baseline for {settings['model']} with prompt {settings['prompt']!r} and max_length "
             f"{settings['max_length']} at {target}. Make one from a few thousand texts like those you score (a file "

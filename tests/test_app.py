@@ -336,6 +336,15 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
     assert 'class="token fragment"' in page and "part of the next character: log p = " in page
 
 
+def test_a_direction_without_a_scale_is_a_ui_warning(scorer):
+    """The tests' random BART scores copies of these candidates below the candidates given unrelated texts."""
+    with pytest.warns(UserWarning, match="BARTScore: faithfulness cannot be rescaled"), app.shown_in_ui():
+        comparison = app.compare_candidates(
+            scorer, source=SOURCE, references=[], candidates=list(zip("ABC", CANDIDATES)), directions=["faithfulness"]
+        )
+    assert all(math.isnan(value) for value in comparison.rescaled["faithfulness"])
+
+
 def test_engine_truncation_notices_become_ui_warnings_and_errors_become_messages(scorer):
     long_source = "é" * MAX_CHARS  # two byte-level tokens a character: past the 1024-token limit
     # gr.Warning outside a request is a UserWarning

@@ -166,7 +166,7 @@ def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, t
     incomplete = {key: value for key, value in document.items() if key != "settings"}
     refused(incomplete, r"is not a complete baseline file: 'settings' is missing or malformed")
     refused(document, r"has no reference points for precision, recall \(it has faithfulness\)")
-    with pytest.raises(rescale.BaselineNotFoundError, match=r"no baseline file at .*nowhere\.json"):
+    with pytest.raises(rescale.BaselineNotFoundError, match=r"no baseline file at .*nowhere\.json; make it with:\n"):
         copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], baseline_path=str(tmp_path / "nowhere.json"))
 
 

@@ -117,8 +117,10 @@ def test_systems_of_one_corpus_are_one_document_per_segment(copier, copier_refer
 
 def test_fixed_unrelated_texts_serve_inputs_that_share_one_source(copier, copier_reference_model):
     unrelated_texts = ["Bake the bread for an hour.", "Rain is expected in the north."]
-    with pytest.raises(ValueError, match=r"every row shares its source .* pass unrelated_texts="):
+    with pytest.raises(ValueError, match=r"the 3 row\(s\) form one document .* pass unrelated_texts="):
         copier.score_directions(PREDICTIONS, sources=[SOURCES[0]] * 3, rescale="corpus")
+    with pytest.raises(ValueError, match="rescaling needs texts to take reference points from; there are none"):
+        copier.score_directions([], sources=[], rescale="corpus", unrelated_texts=unrelated_texts)
     result = copier.score_directions(
         PREDICTIONS,
         references=[REFERENCES[0]] * 3,
