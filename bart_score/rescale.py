@@ -263,11 +263,17 @@ def sample_reference_pairs(
         )
     keys = list(dict.fromkeys(key for both in points_of.values() for key in both))
     share = max(1, pairs // len(keys))
-    documents = np.asarray(documents)
+    items = {}  # role -> its distinct (text, document) items
+
+    def items_of(role):
+        if role not in items:
+            items[role] = _distinct_items(rows[role], documents)
+        return items[role]
+
     samples = {}
     for key in keys:
         rng = np.random.default_rng([seed, zlib.crc32(repr(key).encode("utf-8"))])
-        targets = _distinct_items(rows[key[-1]], documents)
+        targets = items_of(key[-1])
         if key[0] == "copy":
             texts = list(dict.fromkeys(text for text, _ in targets))
             chosen = _subset(len(texts), share, rng)
@@ -277,7 +283,7 @@ def sample_reference_pairs(
             chosen = _subset(len(unrelated_texts) * len(texts), share, rng)
             samples[key] = [(unrelated_texts[i // len(texts)], texts[i % len(texts)]) for i in chosen]
         else:
-            samples[key] = _unrelated_pairs(_distinct_items(rows[key[1]], documents), targets, share, rng)
+            samples[key] = _unrelated_pairs(items_of(key[1]), targets, share, rng)
     digest = hashlib.sha256(
         json.dumps([pairs, seed, [[list(key), samples[key]] for key in keys]], ensure_ascii=False).encode("utf-8")
     ).hexdigest()[:12]
@@ -286,11 +292,7 @@ def sample_reference_pairs(
 
 def _distinct_items(texts_per_row, documents):
     """(text, document) of every text in the role, each once, in order of first appearance."""
-    items = {}
-    for row, texts in enumerate(texts_per_row):
-        for text in texts:
-            items.setdefault((text, int(documents[row])), None)
-    return list(items)
+    return list(dict.fromkeys((text, document) for texts, document in zip(texts_per_row, documents) for text in texts))
 
 
 def _subset(count, share, rng):
