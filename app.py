@@ -23,6 +23,8 @@ Operator settings, read from the environment when the app is built:
                                  (default 20000), so that one request cannot hold the queue for hours.
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
                                  an existing file.
+    BARTSCORE_BASELINES          where the Batch tab's "saved baseline" is looked for (files made by `bartscore
+                                 baseline`; default ~/.cache/bartscore/baselines).
 
 Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, custom prompt
 phrases of at most 200 characters, uploads of at most 20 MB. Models are loaded on first use, one per model name,
@@ -49,6 +51,7 @@ import gradio as gr
 import pandas as pd
 
 import bart_score
+from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 MAX_CANDIDATES = 6  # also the most system columns in an uploaded file
 MIN_CANDIDATES = 2
@@ -227,16 +230,34 @@ def check_references(references, max_chars):
 class Comparison:
     names: list
     scores: dict  # direction -> one score per candidate
+    rescaled: dict  # direction -> one rescaled score per candidate (NaN where the direction has no scale)
+    reference_points: dict  # direction -> {"unrelated": raw score, "copy": raw score}
     signature: str
     tokens: list  # per candidate: [(token text, log-probability), ...]
     tokens_given: str  # what the heatmap's tokens are conditioned on, in words
     special_tokens: set  # the tokenizer's special tokens, which the heatmap sets apart
 
 
+# The unrelated texts of the Compare tab's reference points: every candidate shares the one source, so "unrelated"
+# cannot come from other rows; these texts, on unrelated topics and of varied lengths, stand in for them.
+UNRELATED_TEXTS = (
+    "Preheat the oven to 200 degrees and bake the bread for forty minutes, until the crust is golden.",
+    "The train to the coast leaves from platform four at ten past nine.",
+    "Water boils at a lower temperature on a mountain, because the air pressure there is lower.",
+    "She planted tomatoes, beans and a row of sunflowers along the garden fence.",
+    "Please bring a photo ID and your booking number to the front desk.",
+    "The museum's new exhibition brings together two hundred paintings from private collections across Europe, "
+    "many of them never shown in public before.",
+)
+REFERENCE_ROWS = {"copy": "copy (each text given itself)", "unrelated": "unrelated (given unrelated texts)"}
+
+
 def compare_candidates(
     scorer, *, source, references, candidates, directions, aggregation="mean", prompt=None, prompt_side="encoder"
 ):
-    """Scores each candidate against the same source and references, and their tokens for the heatmap."""
+    """Scores each candidate against the same source and references, with the reference points of each direction
+    (in the same engine call: the candidates and references given themselves, and given UNRELATED_TEXTS), and their
+    tokens for the heatmap."""
     names = [name for name, _ in candidates]
     texts = [text for _, text in candidates]
     result = scorer.score_directions(
@@ -247,6 +268,8 @@ def compare_candidates(
         aggregation=aggregation,
         prompt=prompt,
         prompt_side=prompt_side,
+        rescale="corpus",
+        unrelated_texts=UNRELATED_TEXTS,
     )
     # Unprompted tokens given the source (faithfulness), else given the first reference (precision): the text the
     # candidate was written from, or the nearest stand-in for it.
@@ -255,6 +278,8 @@ def compare_candidates(
     return Comparison(
         names=names,
         scores={direction: result[direction] for direction in directions},
+        rescaled={direction: result[f"{direction}_rescaled"] for direction in directions},
+        reference_points=result["reference_points"],
         signature=result["signature"],
         tokens=scorer.score_tokens([condition] * len(texts), texts, condition_lang=language),
         tokens_given=tokens_given,
@@ -268,38 +293,57 @@ def best_candidates(scores):
     return [index for index, score in enumerate(scores) if score == top]
 
 
+def rescaled_column(direction):
+    return f"{direction} 0–1"
+
+
 def comparison_table(comparison):
-    """Candidates x directions, the best cell of each direction highlighted and listed in the "best in" column."""
-    frame = pd.DataFrame({"candidate": comparison.names})
+    """Candidates x directions, each raw column followed by its rescaled one, the best candidate of each direction
+    highlighted and listed in the "best in" column, and two rows more: the direction's reference points."""
+    count = len(comparison.names)
+    frame = pd.DataFrame({"candidate": [*comparison.names, REFERENCE_ROWS["copy"], REFERENCE_ROWS["unrelated"]]})
     best_in = [[] for _ in comparison.names]
     for direction, scores in comparison.scores.items():
-        frame[direction] = scores
+        points = comparison.reference_points[direction]
+        frame[direction] = [*scores, points["copy"], points["unrelated"]]
+        scale = [1.0, 0.0] if points["copy"] > points["unrelated"] else [math.nan, math.nan]
+        frame[rescaled_column(direction)] = [*comparison.rescaled[direction], *scale]
         for index in best_candidates(scores):
             best_in[index].append(direction)
-    frame["best in"] = ["★ " + ", ".join(directions) if directions else "" for directions in best_in]
+    frame["best in"] = ["★ " + ", ".join(directions) if directions else "" for directions in best_in] + ["", ""]
+    reference_style = "color: #666; font-style: italic"
 
     def highlight(column):
-        if column.name not in comparison.scores:
-            return [""] * len(column)
-        winners = best_candidates(list(column))
-        return ["font-weight: bold; background-color: #c8f0c8" if i in winners else "" for i in range(len(column))]
+        styles = [""] * count + [reference_style] * 2
+        if column.name in comparison.scores:
+            for index in best_candidates(list(column[:count])):
+                styles[index] = "font-weight: bold; background-color: #c8f0c8"
+        return styles
 
-    return frame.style.apply(highlight).format("{:.4f}", subset=list(comparison.scores))
+    rescaled = [rescaled_column(direction) for direction in comparison.scores]
+    return (
+        frame.style.apply(highlight)
+        .format("{:.4f}", subset=list(comparison.scores))
+        .format("{:.3f}", subset=rescaled, na_rep="–")
+    )
 
 
 def comparison_chart(comparison):
-    """The bar plot's rows: one bar per direction and candidate, grouped by direction."""
+    """The bar plot's rows: one bar per direction and candidate, grouped by direction, of the rescaled score (the raw
+    one shown on hover). A direction without a scale (its copies do not score above unrelated texts) has no bars."""
     rows = [
-        {"bar": f"{direction} · {name}", "candidate": name, "direction": direction, "score": score}
+        {"bar": f"{direction} · {name}", "candidate": name, "direction": direction, "rescaled": value, "score": score}
         for direction, scores in comparison.scores.items()
-        for name, score in zip(comparison.names, scores)
+        for name, score, value in zip(comparison.names, scores, comparison.rescaled[direction])
+        if not math.isnan(value)
     ]
-    return pd.DataFrame(rows, columns=["bar", "candidate", "direction", "score"])
+    return pd.DataFrame(rows, columns=["bar", "candidate", "direction", "rescaled", "score"])
 
 
 def chart_y_limits(chart):
-    """From below the lowest score to 0, so that bar lengths are the scores (which are negative)."""
-    return [math.floor(min(chart["score"].min(), 0) * 1.1) - 0.5, 0]
+    """From 0 (an unrelated text) to 1 (a copy), widened to whole tenths to hold every bar: bars start at 0."""
+    values = [*chart["rescaled"], 0.0, 1.0]
+    return [math.floor(min(values) * 10) / 10, math.ceil(max(values) * 10) / 10]
 
 
 def token_heatmap(comparison):
@@ -395,18 +439,20 @@ def check_upload_limits(corpus, *, max_rows, max_chars):
             check_length(text, f"Row {row + 1}, {where}", max_chars)
 
 
-def check_work(corpus, directions, prompt, max_pairs):
-    """Refuses a file whose scoring would need more than max_pairs (condition, text) pairs."""
+def check_work(corpus, directions, prompt, max_pairs, rescale=None):
+    """Refuses a file whose scoring would need more than max_pairs (condition, text) pairs, counting the reference
+    pairs that rescale="corpus" adds."""
     references = corpus.references or [[] for _ in range(row_count(corpus))]
     sides = ("precision" in directions or "f_score" in directions) + ("recall" in directions or "f_score" in directions)
     per_system = sum(("faithfulness" in directions) + sides * len(refs) for refs in references)
     prompts = 1 if prompt is None else len(bart_score.PROMPT_SETS[prompt] if isinstance(prompt, str) else prompt)
-    pairs = per_system * len(corpus.systems) * prompts
+    reference_pairs = DEFAULT_RESCALE_PAIRS if rescale == "corpus" else 0
+    pairs = (per_system * len(corpus.systems) + reference_pairs) * prompts
     if pairs > max_pairs:
         raise ValueError(
             f"Scoring this file needs {pairs:,} scored pairs (rows × systems × directions and references "
-            f"× prompts); the limit here is {max_pairs:,}. Use fewer rows, systems, directions or "
-            f"prompts, or score it with the command line (bartscore score)"
+            f"{'+ reference points ' if reference_pairs else ''}× prompts); the limit here is {max_pairs:,}. Use "
+            f"fewer rows, systems, directions or prompts, or score it with the command line (bartscore score)"
         )
 
 
@@ -432,9 +478,10 @@ class BatchResult:
     signature: str
 
 
-def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None, prompt_side="encoder"):
+def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None, prompt_side="encoder", rescale=None):
     """Scores every system of the file with bart_score.score_corpus (one engine call, so that a source shared by the
-    systems is encoded once) and compares the systems."""
+    systems is encoded once) and compares the systems; with rescale ("corpus" or "baseline"), the rescaled
+    directions too."""
     per_system, signature = bart_score.score_corpus(
         scorer,
         corpus,
@@ -442,13 +489,14 @@ def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None,
         aggregation=aggregation,
         prompt=prompt,
         prompt_side=prompt_side,
+        rescale=rescale,
         show_progress=True,  # the engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser
     )
     rows = pd.DataFrame({"row": range(1, row_count(corpus) + 1)})
     if corpus.ids is not None:
         rows["id"] = corpus.ids
     for name, scores in per_system.items():
-        for direction in directions:
+        for direction in scores:
             rows[f"{name}/{direction}"] = scores[direction]
 
     summary, pairs = [], []
@@ -481,6 +529,102 @@ def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None,
     return BatchResult(
         rows=rows, summary=pd.DataFrame(summary), pairs=pd.DataFrame(pairs, columns=pair_columns), signature=signature
     )
+
+
+RESCALE_CHOICES = [
+    ("no", "none"),
+    ("yes, reference points from this file", "corpus"),
+    ("yes, the saved baseline of this model", "baseline"),
+]
+
+
+def parse_rescale(choice):
+    """score_corpus's rescale argument for the Batch tab's choice."""
+    modes = {value: (None if value == "none" else value) for _, value in RESCALE_CHOICES}
+    if choice not in modes:
+        raise ValueError(f"Unknown rescaling {choice!r}; choose one of {', '.join(modes)}")
+    return modes[choice]
+
+
+INTERVAL_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
+
+
+def interval_plot(summary):
+    """HTML with one SVG panel per direction: each system's mean (dot) and 95% confidence interval (line) on a common
+    axis, so that overlapping intervals show at a glance. With rescaled directions, only those are drawn, with the
+    reference points 0 (unrelated text) and 1 (copy) marked when they fall inside the axis."""
+    directions = list(dict.fromkeys(summary["direction"]))
+    rescaled = [d for d in directions if d.endswith("_rescaled")]
+    panels = [interval_panel(summary[summary["direction"] == d], d) for d in rescaled or directions]
+    scale = "rescaled scores (0 = an unrelated text, 1 = a copy)" if rescaled else "raw scores (higher is better)"
+    legend = (
+        f'<p class="legend">Each system\'s mean (dot) and 95% bootstrap confidence interval (line), {scale}. Where '
+        f"two intervals overlap, the difference may be chance: the significance table below has the tests.</p>"
+    )
+    return f'<div class="intervals">{legend}<div class="panels">{"".join(panels)}</div></div>'
+
+
+def interval_panel(rows, direction, *, label_width=150, plot_width=330, row_height=26):
+    low, high = rows.columns[3], rows.columns[4]  # the CI columns, named after the confidence level
+    values = [*rows["mean"], *rows[low], *rows[high]]
+    start, end, ticks = axis_ticks(min(values), max(values))
+
+    def x(value):
+        return label_width + (value - start) / (end - start) * plot_width
+
+    top, height = 8, 8 + row_height * len(rows) + 34
+    parts = [f'<line x1="{x(start):.1f}" x2="{x(end):.1f}" y1="{height - 30}" y2="{height - 30}" stroke="#888"/>']
+    for tick in ticks:
+        parts.append(
+            f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{top}" y2="{height - 26}" stroke="#eee"/>'
+            f'<text x="{x(tick):.1f}" y="{height - 14}" font-size="11" text-anchor="middle" fill="#444">'
+            f"{tick:g}</text>"
+        )
+    if direction.endswith("_rescaled"):
+        for value, name in ((0, "unrelated"), (1, "copy")):
+            if start <= value <= end:
+                parts.append(
+                    f'<line class="reference" x1="{x(value):.1f}" x2="{x(value):.1f}" y1="{top}" y2="{height - 30}" '
+                    f'stroke="#999" stroke-dasharray="4 3"><title>{value}: {name}</title></line>'
+                )
+    for index, (name, mean, ci_low, ci_high) in enumerate(zip(rows["system"], rows["mean"], rows[low], rows[high])):
+        y = top + row_height * index + row_height / 2
+        colour = INTERVAL_COLOURS[index % len(INTERVAL_COLOURS)]
+        shown = name if len(name) <= 20 else name[:19] + "…"
+        parts.append(
+            f'<g class="system" data-system="{html.escape(name)}" data-mean="{mean:.6f}">'
+            f"<title>{html.escape(name)}: mean {mean:.4f}, 95% CI {ci_low:.4f} to {ci_high:.4f}</title>"
+            f'<text x="{label_width - 8}" y="{y + 4:.1f}" font-size="12" text-anchor="end" fill="#222">'
+            f"{html.escape(shown)}</text>"
+            f'<line x1="{x(ci_low):.1f}" x2="{x(ci_high):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" '
+            f'stroke-width="3"/>'
+            f'<circle cx="{x(mean):.1f}" cy="{y:.1f}" r="5" fill="{colour}"/></g>'
+        )
+    width = label_width + plot_width + 20
+    return (
+        f'<div class="panel" data-direction="{html.escape(direction)}"><div class="title">{html.escape(direction)}'
+        f'</div><svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{html.escape(direction)}: means with confidence intervals">{"".join(parts)}</svg></div>'
+    )
+
+
+def axis_ticks(low, high):
+    """A padded axis from about `low` to `high` and its ticks, at steps of 1, 2 or 5 times a power of ten."""
+    if high - low < 1e-9:
+        low, high = low - 0.5, high + 0.5
+    raw_step = (high - low) / 4
+    power = 10 ** math.floor(math.log10(raw_step))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw_step)
+    start, end = math.floor(low / step) * step, math.ceil(high / step) * step
+    ticks = [start + i * step for i in range(round((end - start) / step) + 1)]
+    return start, end, [round(tick, 10) for tick in ticks]
+
+
+INTERVALS_CSS = """
+.legend { font-size: 0.9em; margin-bottom: 0.5em; }
+.panels { display: flex; flex-wrap: wrap; gap: 1em 2em; }
+.panel .title { font-weight: bold; margin-bottom: 0.2em; }
+"""
 
 
 _results_folder = None
@@ -570,13 +714,22 @@ candidate), **precision** (reference → candidate), **recall** (candidate → r
 are mean log-probabilities per token: negative, and **higher is better**. Compare scores only under the same
 signature."""
 
+RESCALE_HELP = """**Where the scores fall.** A raw score is a mean log-probability per token, so it only means something
+next to another. The last two rows of the table are each direction's reference points, computed on the texts above:
+**copy**, the candidates (or, for recall, the references) given themselves, and **unrelated**, the same texts given a
+fixed set of unrelated sentences. The *0–1* columns and the chart place each score between them: 0 is no better than
+an unrelated text, 1 is as likely as a copy. The map is linear, so it never changes which candidate is best."""
+
 BATCH_HELP = """Upload a **.csv** or **.jsonl** (UTF-8) file with one row per segment:
 `source` (optional), `reference`, `references` or `reference_1`, `reference_2`, ... (optional; empty cells are
 skipped; in JSONL a reference cell may also be a list), `id` (optional, kept in the results), and one column per
 system: **every other column is a system's output**. At least a source or a reference column is needed, and 1 to 6
 systems. Texts are scored exactly as written: an empty output cell is scored as the empty text. The summary
-gives each system's mean with a 95% bootstrap confidence interval (1000 resamples), and for each pair of systems a
-paired bootstrap test and a paired t-test; "better" names the winner at p < 0.05."""
+gives each system's mean with a 95% bootstrap confidence interval (1000 resamples), plotted per direction, and for
+each pair of systems a paired bootstrap test and a paired t-test; "better" names the winner at p < 0.05.
+**Rescaled scores** place each score between two reference points, 0 = an unrelated text and 1 = a copy: taken from
+the file itself (its targets given other rows' texts and given themselves; comparable within this file only), or
+from the baseline the operator saved for this model with `bartscore baseline`. The winners do not change."""
 
 
 def candidate_boxes_update(count, values=None):
@@ -630,6 +783,7 @@ def build_demo(settings=None):
         prompt_phrase,
         prompt_side,
         file,
+        rescale_choice="none",
         progress=gr.Progress(track_tqdm=True),
     ):
         with shown_in_ui():
@@ -638,11 +792,18 @@ def build_demo(settings=None):
                 directions, has_source=corpus.sources is not None, has_references=corpus.references is not None
             )
             prompt = parse_prompt(prompt_choice, prompt_phrase)
-            check_work(corpus, directions, prompt, settings.max_pairs)
+            rescale = parse_rescale(rescale_choice)
+            check_work(corpus, directions, prompt, settings.max_pairs, rescale)
             progress(0, desc=f"Loading {model}")
             scorer = load_scorer(settings, model)
             result = score_upload(
-                scorer, corpus, directions=directions, aggregation=aggregation, prompt=prompt, prompt_side=prompt_side
+                scorer,
+                corpus,
+                directions=directions,
+                aggregation=aggregation,
+                prompt=prompt,
+                prompt_side=prompt_side,
+                rescale=rescale,
             )
         score_columns = [column for column in result.rows.columns if "/" in column]
         return (
@@ -653,6 +814,7 @@ def build_demo(settings=None):
             formatted(result.rows, dict.fromkeys(score_columns, "{:.4f}")),
             write_results_csv(result.rows),
             result.signature,
+            interval_plot(result.summary),
         )
 
     def add_candidate(count):
@@ -759,15 +921,16 @@ def build_demo(settings=None):
                 )
                 chart_output = gr.BarPlot(
                     x="bar",
-                    y="score",
+                    y="rescaled",
                     color="candidate",
-                    label="Scores by direction",
+                    label="Rescaled scores by direction (hover for the raw score)",
                     x_title="direction · candidate",
-                    y_title="score (higher is better)",
+                    y_title="rescaled: 0 = unrelated text, 1 = copy",
                     x_label_angle=-30,
-                    tooltip="all",
+                    tooltip=["candidate", "direction", "rescaled", "score"],
                     elem_id="comparison-chart",
                 )
+                gr.Markdown(RESCALE_HELP)
                 heatmap_output = gr.HTML(
                     label="Token log-probabilities", css_template=HEATMAP_CSS, js_on_load=None, elem_id="heatmap"
                 )
@@ -777,11 +940,21 @@ def build_demo(settings=None):
                 gr.Markdown(BATCH_HELP)
                 with gr.Row():
                     upload = gr.File(label="CSV or JSONL file", file_types=[".csv", ".jsonl"], elem_id="upload")
+                    rescale_choice = gr.Radio(
+                        RESCALE_CHOICES,
+                        value="none",
+                        label="Rescaled scores too",
+                        info="0 = an unrelated text, 1 = a copy; the same winners as the raw scores",
+                        elem_id="rescale",
+                    )
                     batch_button = gr.Button("Score file", variant="primary", elem_id="batch-button")
                 summary_output = gr.Dataframe(
                     label="Systems: mean and 95% bootstrap confidence interval",
                     interactive=False,
                     elem_id="summary-table",
+                )
+                intervals_output = gr.HTML(
+                    label="Means with 95% confidence intervals", css_template=INTERVALS_CSS, elem_id="intervals"
                 )
                 pairs_output = gr.Dataframe(
                     label="Paired significance (bootstrap and t-test)", interactive=False, elem_id="pairs-table"
@@ -827,8 +1000,8 @@ def build_demo(settings=None):
         )
         batch_button.click(
             score_file,
-            [*settings_inputs, upload],
-            [summary_output, pairs_output, rows_output, download_output, batch_signature],
+            [*settings_inputs, upload, rescale_choice],
+            [summary_output, pairs_output, rows_output, download_output, batch_signature, intervals_output],
             api_name="score_file",
             concurrency_id="model",
         )

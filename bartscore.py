@@ -20,6 +20,7 @@ import evaluate
 from bart_score import BARTScorer, score_dataset  # noqa: F401  (names the original module offered)
 from bart_score.directions import resolve_options
 from bart_score.inputs import describe, reference_lists, text_list
+from bart_score.rescale import DEFAULT_PAIRS, DEFAULT_SEED, resolve_rescaling
 from bart_score.variants import DEFAULT_CHECKPOINT, DEFAULT_MAX_TOKENS
 
 _CITATION = """\
@@ -62,6 +63,18 @@ Args:
         is read as a set name; to use one as a phrase, put it in a list.
     prompt_side ("encoder" or "decoder"): "encoder" appends " <prompt>," to the conditioning text, "decoder" prepends
         "<prompt>, " to the scored text (the original code's strings). Default "encoder".
+    rescale_with_baseline (bool): also return rescaled scores, on a scale where 0 is the mean score of an unrelated
+        text and 1 that of a copy (a text given itself), taken from a baseline file made by `bartscore baseline`:
+        baseline_path, or the default location for this model and settings (an error gives the command that makes
+        it). The map is linear per direction, so rankings and correlations do not change. Default False.
+    baseline_path (str): the baseline file (implies rescale_with_baseline=True).
+    rescale ("baseline" or "corpus"): "baseline" is rescale_with_baseline=True; "corpus" computes the reference
+        points from the texts being scored, in the same pass (targets given texts of other rows, and targets given
+        themselves), so no file is needed, but the scale is comparable only within these inputs.
+    rescale_pairs (int): with rescale="corpus", at most this many extra pairs for the reference points (default 1000).
+    rescale_seed (int): with rescale="corpus", the sampling seed (default 12345).
+    unrelated_texts (list of str): with rescale="corpus", fixed unrelated conditions instead of other rows' texts (for
+        inputs that all share one source).
     batch_size (int): at most this many pairs per model batch (default: no limit but max_tokens).
     max_tokens (int): padded tokens per model batch (default 8192); lower it when memory is short.
     show_progress (bool): a progress bar on stderr (default False).
@@ -69,7 +82,9 @@ Args:
 Returns:
     faithfulness, precision, recall, f_score: one score per prediction, in input order, for each direction computed.
     faithfulness_mean, ...: the mean over predictions of each direction computed.
-    signature: the settings that produced the numbers, for reproducibility.
+    faithfulness_rescaled, ..., faithfulness_rescaled_mean, ...: when rescaling, beside the raw scores.
+    reference_points: when rescaling, {direction: {"unrelated": ..., "copy": ...}} in raw scores.
+    signature: the settings that produced the numbers, for reproducibility (with rescale:<baseline or corpus id>).
 
 Examples:
     >>> import evaluate
@@ -84,6 +99,15 @@ Examples:
     >>> sorted(results)
     ['f_score', 'f_score_mean', 'recall', 'recall_mean', 'signature']
 """
+
+_RESCALE_OPTIONS = {
+    "rescale",
+    "rescale_with_baseline",
+    "baseline_path",
+    "rescale_pairs",
+    "rescale_seed",
+    "unrelated_texts",
+}
 
 _FEATURES = datasets.Features(
     {
@@ -209,6 +233,7 @@ class BARTScore(evaluate.Metric):
             has_sources=given["sources"],
             **{k: v for k, v in kwargs.items() if k in option_names},
         )
+        resolve_rescaling(**{k: v for k, v in kwargs.items() if k in _RESCALE_OPTIONS})
         try:
             if predictions is not None:
                 self.add_batch(predictions=predictions, references=references, sources=sources)
@@ -233,6 +258,12 @@ class BARTScore(evaluate.Metric):
         aggregation="mean",
         prompt=None,
         prompt_side="encoder",
+        rescale=None,
+        rescale_with_baseline=False,
+        baseline_path=None,
+        rescale_pairs=DEFAULT_PAIRS,
+        rescale_seed=DEFAULT_SEED,
+        unrelated_texts=None,
         batch_size=None,
         max_tokens=None,
         show_progress=False,
@@ -251,6 +282,12 @@ class BARTScore(evaluate.Metric):
             aggregation=aggregation,
             prompt=prompt,
             prompt_side=prompt_side,
+            rescale=rescale,
+            rescale_with_baseline=rescale_with_baseline,
+            baseline_path=baseline_path,
+            rescale_pairs=rescale_pairs,
+            rescale_seed=rescale_seed,
+            unrelated_texts=unrelated_texts,
             batch_size=batch_size,
             max_tokens=max_tokens,
             show_progress=show_progress,

@@ -10,6 +10,7 @@
     distributed   splitting one call across torch.distributed ranks
     corpus        plain-text and table readers, score_corpus, score_dataset
     stats         bootstrap confidence intervals, paired bootstrap and paired t-test
+    rescale       reference points (unrelated text, copy), rescaled scores, baseline files
     cli           the ``bartscore`` command
 
 Names are imported from their modules on first use, so that importing the package (and the command line's help)
@@ -39,6 +40,10 @@ _EXPORTS = {
     "compare_systems": "stats",
     "compare_directions": "stats",
     "paired_t_test": "stats",
+    "BaselineError": "rescale",
+    "build_baseline": "rescale",
+    "load_baseline": "rescale",
+    "write_baseline": "rescale",
     "main": "cli",
 }
 __all__ = ["__version__", *_EXPORTS]

@@ -51,6 +51,15 @@ def _read_lines(path):
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def read_texts(path):
+    """A plain-text file's texts, one per line, and the number of blank lines, which are not texts and are skipped."""
+    lines = _read_lines(path)
+    texts = [line for line in lines if line.strip()]
+    if not texts:
+        raise UsageError(f"{path} has no text: it is empty or blank")
+    return texts, len(lines) - len(texts)
+
+
 def read_plain_corpus(sources=None, references=(), hypotheses=()):
     """Plain-text files, one segment per line: a sources file, reference files (one reference each per segment; a
     blank line is no reference, so segments may have different counts, but each needs one), and one file per system
@@ -214,7 +223,9 @@ def _jsonl_rows(path, text):
 
 def score_corpus(scorer, corpus, **options):
     """Scores every system in one planned call (sources and references shared by all systems are encoded once) and
-    returns ({system: {direction: per-segment scores}}, signature), or (None, None) on ranks that get no results."""
+    returns ({system: {direction: per-segment scores}}, signature), or (None, None) on ranks that get no results.
+    When rescaling, each system also has ``<direction>_rescaled``; rescale="corpus" takes the reference points from
+    every system's outputs together, so that the systems share one scale."""
     names = list(corpus.systems)
     segments = len(corpus.systems[names[0]])
     result = scorer.score_directions(
@@ -225,7 +236,7 @@ def score_corpus(scorer, corpus, **options):
     )
     if result is None:
         return None, None
-    directions = [d for d in DIRECTIONS if d in result]
+    directions = [key for d in DIRECTIONS for key in (d, f"{d}_rescaled") if key in result]
     per_system = {
         name: {d: result[d][k * segments : (k + 1) * segments] for d in directions} for k, name in enumerate(names)
     }
@@ -259,7 +270,10 @@ def score_dataset(
     or the CPU. Under torchrun, give each rank its shard (``datasets.distributed.split_dataset_by_node``); a dict builds
     scorers with distributed=False, since each rank scores different rows.
     predictions, references, sources: column names (a reference cell may hold a list of references).
-    options: as ``BARTScorer.score_directions`` (directions, aggregation, prompt, prompt_side, batch_size, ...)."""
+    options: as ``BARTScorer.score_directions`` (directions, aggregation, prompt, prompt_side, batch_size, ...);
+    rescaling takes a baseline file (rescale_with_baseline=True, baseline_path=...), which adds
+    ``bartscore_<direction>_rescaled`` columns. rescale="corpus" is refused: each batch would get reference points of
+    its own."""
     import datasets
 
     from .engine import BARTScorer
@@ -281,6 +295,11 @@ def score_dataset(
         has_sources=sources is not None,
         **{k: v for k, v in options.items() if k in ("directions", "aggregation", "prompt", "prompt_side")},
     )
+    if options.get("rescale") == "corpus":
+        raise ValueError(
+            "score_dataset scores the dataset in batches, and rescale='corpus' would give each batch reference points "
+            "of its own; rescale with a baseline file (rescale_with_baseline=True or baseline_path=)"
+        )
 
     arguments = {
         "scorer": scorer,
@@ -323,7 +342,7 @@ def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, s
             str(error),
         )
         raise type(error)(message) from None
-    return {prefix + d: result[d] for d in DIRECTIONS if d in result}
+    return {prefix + key: result[key] for d in DIRECTIONS for key in (d, f"{d}_rescaled") if key in result}
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import rescale as rescale_module
 from .inputs import reference_lists, text_list
 from .prompts import PROMPT_SETS
 
@@ -116,13 +117,26 @@ def score_directions(
     aggregation="mean",
     prompt=None,
     prompt_side="encoder",
+    rescale=None,
+    rescale_with_baseline=False,
+    baseline_path=None,
+    rescale_pairs=rescale_module.DEFAULT_PAIRS,
+    rescale_seed=rescale_module.DEFAULT_SEED,
+    unrelated_texts=None,
     batch_size=None,
     max_tokens=None,
     show_progress=False,
 ):
     """The directions for each prediction, in input order, with their means and a signature: see the module's text.
     Every direction's pairs go to `scorer.score` in one call, so that texts shared across directions are planned
-    once. None on ranks that get no results (see BARTScorer's results_on)."""
+    once. None on ranks that get no results (see BARTScorer's results_on).
+
+    Rescaling (see bart_score.rescale) adds ``<direction>_rescaled`` and its mean beside each raw direction, the
+    ``reference_points`` used, and a ``rescale:`` field to the signature. rescale="baseline" (or bert_score's
+    rescale_with_baseline=True) takes the points from baseline_path, or from the default location for this model and
+    settings; rescale="corpus" computes them from these inputs, in the same engine call, from at most rescale_pairs
+    extra pairs (seeded by rescale_seed): targets given conditions of other documents (or given unrelated_texts),
+    and targets given themselves."""
     predictions = text_list(predictions, "predictions")
     if references is not None:
         references = reference_lists(references, "references", len(predictions))
@@ -136,6 +150,18 @@ def score_directions(
         prompt=prompt,
         prompt_side=prompt_side,
     )
+    rescaling = rescale_module.resolve_rescaling(
+        rescale,
+        rescale_with_baseline=rescale_with_baseline,
+        baseline_path=baseline_path,
+        rescale_pairs=rescale_pairs,
+        rescale_seed=rescale_seed,
+        unrelated_texts=unrelated_texts,
+    )
+    point_directions = rescale_module.point_directions(options.directions)
+    baseline = None
+    if rescaling and rescaling.mode == "baseline":  # found and checked before any scoring
+        baseline = rescale_module.baseline_for(scorer, options, prompt, point_directions, rescaling.baseline_path)
 
     wanted = set(options.directions)
     if "f_score" in wanted:
@@ -143,55 +169,103 @@ def score_directions(
     ref_counts = [len(refs) for refs in references] if references is not None else []
     owners = [i for i, n in enumerate(ref_counts) for _ in range(n)]
     flat_refs = [ref for refs in references for ref in refs] if references is not None else []
-    unprompted = {
+    groups = {
         "faithfulness": list(zip(sources, predictions)) if "faithfulness" in wanted else [],
         "precision": [(ref, predictions[i]) for i, ref in zip(owners, flat_refs)] if "precision" in wanted else [],
         "recall": [(predictions[i], ref) for i, ref in zip(owners, flat_refs)] if "recall" in wanted else [],
     }
+    reference_pairs = None
+    if rescaling and rescaling.mode == "corpus":
+        rows = {
+            "prediction": [[text] for text in predictions],
+            "source": [[text] for text in sources] if sources is not None else None,
+            "reference": references,
+        }
+        reference_pairs = rescale_module.sample_reference_pairs(
+            rows,
+            rescale_module.document_ids(len(predictions), sources, references),
+            point_directions,
+            pairs=rescaling.pairs,
+            seed=rescaling.seed,
+            unrelated_texts=rescaling.unrelated_texts,
+        )
+        groups.update(reference_pairs.samples)
+    averaged = score_pair_groups(
+        scorer, groups, options, batch_size=batch_size, max_tokens=max_tokens, show_progress=show_progress
+    )
+    if averaged is None:
+        return None
+
+    scores = {}
+    if "faithfulness" in wanted:
+        scores["faithfulness"] = averaged["faithfulness"]
+    for direction in ("precision", "recall"):
+        if direction in wanted:
+            scores[direction] = aggregate(averaged[direction], ref_counts, options.aggregation)
+    if "f_score" in wanted:
+        scores["f_score"] = (scores["precision"] + scores["recall"]) / 2
+
+    result = {direction: scores[direction].tolist() for direction in options.directions}
+    for direction in options.directions:
+        result[f"{direction}_mean"] = _mean(scores[direction])
+    rescale_label = None
+    if rescaling:
+        points = baseline.points if baseline else reference_pairs.points(averaged)
+        points = rescale_module.with_f_score({d: points[d] for d in point_directions})
+        rescaled = rescale_module.rescaled_scores({d: scores[d] for d in options.directions}, points)
+        for direction in options.directions:
+            result[f"{direction}_rescaled"] = rescaled[direction].tolist()
+            result[f"{direction}_rescaled_mean"] = _mean(rescaled[direction])
+        result["reference_points"] = {
+            d: {"unrelated": points[d].unrelated, "copy": points[d].copy} for d in options.directions
+        }
+        rescale_label = baseline.label if baseline else reference_pairs.label
+    result["signature"] = signature(scorer, options, ref_counts, rescale_label)
+    return result
+
+
+def _mean(values):
+    return float(values.mean()) if len(values) else float("nan")
+
+
+def score_pair_groups(scorer, groups, options, *, batch_size=None, max_tokens=None, show_progress=False):
+    """Scores groups of (condition, target) pairs (key -> pairs) in one engine call, each pair under every prompt of
+    `options`, and returns each group's scores averaged over the prompts (key -> array), or None on ranks that get no
+    results."""
     conditions, targets, spans = [], [], {}
-    for direction, pairs in unprompted.items():
+    for key, pairs in groups.items():
         start = len(conditions)
         for condition, target in pairs:
             for phrase in options.prompts:
                 prompted = apply_prompt(condition, target, phrase, options.prompt_side)
                 conditions.append(prompted[0])
                 targets.append(prompted[1])
-        spans[direction] = slice(start, len(conditions))
+        spans[key] = slice(start, len(conditions))
     languages = {}
     if getattr(scorer, "source_lang", None) is not None:  # families with language codes: sources in theirs
-        faithfulness = spans["faithfulness"]
-        languages["condition_lang"] = [
-            scorer.source_lang if faithfulness.start <= i < faithfulness.stop else scorer.target_lang
-            for i in range(len(conditions))
-        ]
+        languages["condition_lang"] = [None] * len(conditions)
+        for key, span in spans.items():
+            language = scorer.source_lang if _condition_role(key) == "source" else scorer.target_lang
+            languages["condition_lang"][span] = [language] * (span.stop - span.start)
     flat_scores = scorer.score(
         conditions, targets, batch_size, max_tokens=max_tokens, show_progress=show_progress, **languages
     )
     if flat_scores is None:
         return None
     flat_scores = np.asarray(flat_scores, dtype=np.float64)
-
-    def prompt_averaged(direction):
-        return flat_scores[spans[direction]].reshape(-1, len(options.prompts)).mean(axis=1)
-
-    scores = {}
-    if "faithfulness" in wanted:
-        scores["faithfulness"] = prompt_averaged("faithfulness")
-    for direction in ("precision", "recall"):
-        if direction in wanted:
-            scores[direction] = aggregate(prompt_averaged(direction), ref_counts, options.aggregation)
-    if "f_score" in wanted:
-        scores["f_score"] = (scores["precision"] + scores["recall"]) / 2
-
-    result = {direction: scores[direction].tolist() for direction in options.directions}
-    for direction in options.directions:
-        result[f"{direction}_mean"] = float(scores[direction].mean()) if len(predictions) else float("nan")
-    result["signature"] = signature(scorer, options, ref_counts)
-    return result
+    return {key: flat_scores[span].reshape(-1, len(options.prompts)).mean(axis=1) for key, span in spans.items()}
 
 
-def signature(scorer, options, ref_counts=()):
-    """A sacrebleu-style reproducibility string for a result of `scorer` under `options`."""
+def _condition_role(key):
+    """Which kind of text a group's conditions are: a direction's, or a reference-point sample's (rescale keys)."""
+    if isinstance(key, str):
+        return {"faithfulness": "source", "precision": "reference", "recall": "prediction"}[key]
+    return key[1]  # ("unrelated", condition role, target role) or ("copy", role)
+
+
+def signature(scorer, options, ref_counts=(), rescale_label=None):
+    """A sacrebleu-style reproducibility string for a result of `scorer` under `options` (and rescaled with the
+    reference points that rescale_label names)."""
     low, high = (min(ref_counts), max(ref_counts)) if ref_counts else (0, 0)
     nrefs = "-" if not ref_counts else str(low) if low == high else f"{low}-{high}"
     return "|".join(
@@ -201,6 +275,7 @@ def signature(scorer, options, ref_counts=()):
             f"agg:{options.aggregation}",
             f"nrefs:{nrefs}",
             f"prompt:{options.prompt_label}",
+            *([f"rescale:{rescale_label}"] if rescale_label else []),
             *scorer.signature_fields(),
         ]
     )

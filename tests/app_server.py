@@ -1,5 +1,6 @@
-"""The Space as the tests run it: the tiny checkpoint offered through the operator's settings (and one model that
-cannot be loaded), with smaller limits, served on a free local port. Nothing here changes the process environment."""
+"""The Space as the tests run it: the tiny checkpoint offered through the operator's settings (with one model that
+cannot be loaded, and a tiny one trained to copy, whose reference points are ordered as a real model's), with smaller
+limits, served on a free local port. Nothing here changes the process environment."""
 
 import contextlib
 import socket
@@ -10,10 +11,10 @@ MAX_CHARS = 600
 MAX_ROWS = 300
 
 
-def settings_for_tests(tiny_checkpoint, missing_checkpoint):
+def settings_for_tests(tiny_checkpoint, missing_checkpoint, copying_checkpoint):
     return app.settings_from_env(
         {
-            "BARTSCORE_APP_MODELS": f"tiny={tiny_checkpoint},missing={missing_checkpoint}",
+            "BARTSCORE_APP_MODELS": f"tiny={tiny_checkpoint},missing={missing_checkpoint},copier={copying_checkpoint}",
             "BARTSCORE_APP_DEFAULT_MODEL": "tiny",
             "BARTSCORE_APP_DEVICE": "cpu",
             "BARTSCORE_APP_MAX_CHARS": str(MAX_CHARS),

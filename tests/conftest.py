@@ -13,7 +13,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import torch
-from tiny_bart import build_tiny_bart
+from tiny_bart import build_copying_bart, build_tiny_bart
 
 # The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine).
 torch.set_num_threads(1)
@@ -23,6 +23,29 @@ torch.set_num_threads(1)
 def tiny_checkpoint(tmp_path_factory):
     """A random BART checkpoint directory, saved with save_pretrained, shared by the whole session."""
     return build_tiny_bart(tmp_path_factory.mktemp("tiny-bart"))
+
+
+@pytest.fixture(scope="session")
+def copying_checkpoint(tmp_path_factory):
+    """A tiny BART briefly trained to copy: a text given itself scores above a text given an unrelated one."""
+    return build_copying_bart(tmp_path_factory.mktemp("copying-bart"))
+
+
+@pytest.fixture(scope="session")
+def copier(copying_checkpoint):
+    import bart_score
+
+    return bart_score.BARTScorer(checkpoint=copying_checkpoint, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def copier_reference_model(copying_checkpoint):
+    """The copying checkpoint loaded independently of the code under test, for the reference implementation."""
+    from transformers import AutoTokenizer, BartForConditionalGeneration
+
+    tokenizer = AutoTokenizer.from_pretrained(copying_checkpoint)
+    model = BartForConditionalGeneration.from_pretrained(copying_checkpoint).eval()
+    return model, tokenizer
 
 
 @pytest.fixture
@@ -38,11 +61,13 @@ def empty_hf_cache(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def app_settings(tiny_checkpoint, tmp_path_factory):
+def app_settings(tiny_checkpoint, copying_checkpoint, tmp_path_factory):
     """The Space's operator settings for the tests (app_server.py): no process environment is changed."""
     import app_server
 
-    return app_server.settings_for_tests(tiny_checkpoint, tmp_path_factory.mktemp("models") / "not-downloaded")
+    return app_server.settings_for_tests(
+        tiny_checkpoint, tmp_path_factory.mktemp("models") / "not-downloaded", copying_checkpoint
+    )
 
 
 @pytest.fixture(scope="session")

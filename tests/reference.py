@@ -138,3 +138,11 @@ def causal_token_log_probs(model, tokenizer, condition, target, template="{condi
 def causal_score(model, tokenizer, condition, target, template="{condition}\n", max_length=1024):
     """Mean log-prob of the target tokens and the EOS."""
     return statistics.fmean(causal_token_log_probs(model, tokenizer, condition, target, template, max_length))
+
+
+def reference_points(model, tokenizer, unrelated_pairs, copied_texts, prompts=(), side="encoder"):
+    """(unrelated, copy): the mean score of the given unrelated (condition, target) pairs, and of each text given
+    itself, as plain loops."""
+    unrelated = [prompted_score(model, tokenizer, c, t, prompts, side) for c, t in unrelated_pairs]
+    copies = [prompted_score(model, tokenizer, t, t, prompts, side) for t in copied_texts]
+    return statistics.fmean(unrelated), statistics.fmean(copies)

@@ -10,14 +10,18 @@ import re
 import time
 
 import gradio as gr
+import numpy as np
 import pandas as pd
 import pytest
 from app_server import MAX_CHARS, MAX_ROWS
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
+from reference import reference_directions, reference_points
+from test_cli import run_cli
 
 import app
 import bart_score
+from bart_score import rescale
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
 
@@ -189,6 +193,7 @@ def test_directions_are_checked_against_the_inputs_given():
 # The comparison and its presentation
 
 
+@pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # the random model tells no copy apart
 def test_comparison_gives_the_engines_scores_and_tokens(scorer):
     candidates = list(zip(["A", "B", "C"], CANDIDATES))
     comparison = app.compare_candidates(
@@ -199,10 +204,17 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
         directions=list(bart_score.DIRECTIONS),
         aggregation="max",
     )
-    expected = scorer.score_directions(CANDIDATES, references=[REFERENCES] * 3, sources=[SOURCE] * 3, aggregation="max")
+    expected = scorer.score_directions(
+        CANDIDATES,
+        references=[REFERENCES] * 3,
+        sources=[SOURCE] * 3,
+        aggregation="max",
+        rescale="corpus",
+        unrelated_texts=app.UNRELATED_TEXTS,
+    )
     for direction in bart_score.DIRECTIONS:
         assert comparison.scores[direction] == pytest.approx(expected[direction], abs=TOLERANCE)
-    assert comparison.signature == expected["signature"]
+    assert comparison.signature == expected["signature"] and "|rescale:corpus-" in comparison.signature
     # The heatmap's tokens are those of faithfulness: their mean is each candidate's faithfulness score.
     assert comparison.tokens_given == "the source"
     for tokens, score in zip(comparison.tokens, expected["faithfulness"]):
@@ -210,6 +222,35 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
         assert sum(log_prob for _, log_prob in tokens) / len(tokens) == pytest.approx(score, abs=1e-5)
 
 
+def test_comparison_reference_points_are_copies_and_texts_given_unrelated_texts(copier, copier_reference_model):
+    comparison = app.compare_candidates(
+        copier,
+        source=SOURCE,
+        references=REFERENCES,
+        candidates=list(zip(["A", "B", "C"], CANDIDATES)),
+        directions=list(bart_score.DIRECTIONS),
+    )
+    unrelated = app.UNRELATED_TEXTS
+    faithfulness = reference_points(
+        *copier_reference_model, [(u, c) for u in unrelated for c in CANDIDATES], CANDIDATES
+    )
+    recall = reference_points(*copier_reference_model, [(u, r) for u in unrelated for r in REFERENCES], REFERENCES)
+    expected = {
+        "faithfulness": faithfulness,
+        "precision": faithfulness,  # precision's targets are the candidates too
+        "recall": recall,
+        "f_score": ((faithfulness[0] + recall[0]) / 2, (faithfulness[1] + recall[1]) / 2),
+    }
+    raw = reference_directions(*copier_reference_model, CANDIDATES, [REFERENCES] * 3, [SOURCE] * 3)
+    for direction, (low, high) in expected.items():
+        points = comparison.reference_points[direction]
+        assert [points["unrelated"], points["copy"]] == pytest.approx([low, high], abs=TOLERANCE)
+        assert high > low
+        rescaled = [(x - low) / (high - low) for x in raw[direction]]
+        assert comparison.rescaled[direction] == pytest.approx(rescaled, abs=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")
 def test_without_a_source_the_heatmap_conditions_on_the_first_reference(scorer):
     comparison = app.compare_candidates(
         scorer,
@@ -228,6 +269,9 @@ def made_up_comparison():
     return app.Comparison(
         names=["Candidate 1", "Candidate 2", "Candidate 3"],
         scores={"faithfulness": [-2.0, -1.5, -3.0], "f_score": [-1.0, -4.0, -1.0]},
+        # f_score's copy scores below its unrelated texts: no scale, so NaN
+        rescaled={"faithfulness": [0.5, 0.75, 0.0], "f_score": [math.nan] * 3},
+        reference_points={"faithfulness": {"unrelated": -3.0, "copy": -1.0}, "f_score": {"unrelated": -2, "copy": -3}},
         signature="sig",
         tokens=[[("<s>", -0.5), ("<b>&", -3.25), (' "q"', -12.0), ("</s>", -1.0)], [("x", -1.0)], [("y", -2.0)]],
         tokens_given="the source",
@@ -237,20 +281,36 @@ def made_up_comparison():
 
 def test_table_marks_the_best_candidate_of_each_direction_including_ties():
     table = app.comparison_table(made_up_comparison())
-    assert list(table.data.columns) == ["candidate", "faithfulness", "f_score", "best in"]
-    assert list(table.data["best in"]) == ["★ f_score", "★ faithfulness", "★ f_score"]
+    columns = ["candidate", "faithfulness", "faithfulness 0–1", "f_score", "f_score 0–1", "best in"]
+    assert list(table.data.columns) == columns
+    assert list(table.data["best in"]) == ["★ f_score", "★ faithfulness", "★ f_score", "", ""]
     shown = gr.Dataframe(interactive=False).postprocess(table)
-    highlighted = [[bool(style) for style in row] for row in shown.metadata["styling"]]
-    assert highlighted == [[False, False, True, False], [False, True, False, False], [False, False, True, False]]
-    assert shown.metadata["display_value"][1][1] == "-1.5000"
+    best = "font-weight: bold; background-color: #c8f0c8"
+    marked = [[columns[i] for i, style in enumerate(row) if style == best] for row in shown.metadata["styling"][:3]]
+    assert marked == [["f_score"], ["faithfulness"], ["f_score"]]
+    assert shown.metadata["display_value"][1][1:3] == ["-1.5000", "0.750"]
 
 
-def test_chart_has_one_bar_per_direction_and_candidate_down_from_zero():
+def test_table_ends_with_each_directions_reference_points_at_1_and_0():
+    table = app.comparison_table(made_up_comparison())
+    shown = gr.Dataframe(interactive=False).postprocess(table)
+    assert [row[0] for row in shown.data[3:]] == [app.REFERENCE_ROWS["copy"], app.REFERENCE_ROWS["unrelated"]]
+    assert [row[1:5] for row in shown.metadata["display_value"][3:]] == [
+        ["-1.0000", "1.000", "-3.0000", "–"],
+        ["-3.0000", "0.000", "-2.0000", "–"],  # f_score has no scale: its copy scores below unrelated texts
+    ]
+    assert all("italic" in style for row in shown.metadata["styling"][3:] for style in row)
+    assert shown.metadata["display_value"][0][4] == "–"
+
+
+def test_chart_has_a_rescaled_bar_per_direction_and_candidate_from_zero_with_the_raw_score_beside():
     chart = app.comparison_chart(made_up_comparison())
-    assert list(chart["bar"]) == [f"{d} · Candidate {i}" for d in ("faithfulness", "f_score") for i in (1, 2, 3)]
-    assert list(chart["score"]) == [-2.0, -1.5, -3.0, -1.0, -4.0, -1.0]
-    low, high = app.chart_y_limits(chart)
-    assert high == 0 and low < -4.0
+    # f_score has no scale (NaN): its bars are left out, and the engine's warning says why
+    assert list(chart["bar"]) == [f"faithfulness · Candidate {i}" for i in (1, 2, 3)]
+    assert list(chart["rescaled"]) == [0.5, 0.75, 0.0]
+    assert list(chart["score"]) == [-2.0, -1.5, -3.0]
+    assert app.chart_y_limits(chart) == [0.0, 1.0]
+    assert app.chart_y_limits(pd.DataFrame({"rescaled": [-0.23, 1.31]})) == [-0.3, 1.4]
 
 
 def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_apart():
@@ -277,6 +337,8 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
     comparison = app.Comparison(
         names=["Candidate 1"],
         scores={},
+        rescaled={},
+        reference_points={},
         signature="",
         tokens=scorer.score_tokens(["A source."], ["Café 😀"]),
         tokens_given="the source",
@@ -286,6 +348,15 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
     texts = re.findall(r'<span class="token[^"]*"[^>]*>([^<]*)</span>', page)
     assert "".join(texts) == "<s>Café 😀</s>".replace("<", "&lt;").replace(">", "&gt;")
     assert 'class="token fragment"' in page and "part of the next character: log p = " in page
+
+
+def test_a_direction_without_a_scale_is_a_ui_warning(scorer):
+    """The tests' random BART scores copies of these candidates below the candidates given unrelated texts."""
+    with pytest.warns(UserWarning, match="BARTScore: faithfulness cannot be rescaled"), app.shown_in_ui():
+        comparison = app.compare_candidates(
+            scorer, source=SOURCE, references=[], candidates=list(zip("ABC", CANDIDATES)), directions=["faithfulness"]
+        )
+    assert all(math.isnan(value) for value in comparison.rescaled["faithfulness"])
 
 
 def test_engine_truncation_notices_become_ui_warnings_and_errors_become_messages(scorer):
@@ -465,25 +536,52 @@ def compare(client, *candidates, source=SOURCE, references=REFERENCE_LINES, **se
     )
 
 
-def test_api_compare_gives_the_engines_scores_with_the_best_marked(client, scorer):
+def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_they_fall(client, copier):
     boxes = [CANDIDATES[0], "", CANDIDATES[1], CANDIDATES[2]]  # the blank second box is skipped
-    table, chart, heatmap, signature = compare(client, *boxes)
-    expected = scorer.score_directions(CANDIDATES, references=[REFERENCES] * 3, sources=[SOURCE] * 3)
-    assert table["headers"] == ["candidate", *bart_score.DIRECTIONS, "best in"]
-    assert [row[0] for row in table["data"]] == ["Candidate 1", "Candidate 3", "Candidate 4"]
-    for column, direction in enumerate(bart_score.DIRECTIONS, 1):
-        assert [row[column] for row in table["data"]] == pytest.approx(expected[direction], abs=1e-6)
+    table, chart, heatmap, signature = compare(client, *boxes, model="copier")
+    expected = copier.score_directions(
+        CANDIDATES,
+        references=[REFERENCES] * 3,
+        sources=[SOURCE] * 3,
+        rescale="corpus",
+        unrelated_texts=app.UNRELATED_TEXTS,
+    )
+    assert table["headers"] == [
+        "candidate",
+        *(column for d in bart_score.DIRECTIONS for column in (d, app.rescaled_column(d))),
+        "best in",
+    ]
+    assert [row[0] for row in table["data"]] == [
+        "Candidate 1",
+        "Candidate 3",
+        "Candidate 4",
+        *app.REFERENCE_ROWS.values(),
+    ]
+    for direction in bart_score.DIRECTIONS:
+        column = table["headers"].index(direction)
+        points = expected["reference_points"][direction]
+        shown = [row[column] for row in table["data"]]
+        assert shown == pytest.approx([*expected[direction], points["copy"], points["unrelated"]], abs=1e-6)
+        rescaled = [row[column + 1] for row in table["data"]]
+        assert rescaled == pytest.approx([*expected[f"{direction}_rescaled"], 1.0, 0.0], abs=1e-6)
         best = max(range(3), key=lambda i: expected[direction][i])
         assert direction in table["data"][best][-1]
         assert table["metadata"]["display_value"][best][column] == f"{expected[direction][best]:.4f}"
-    assert signature == expected["signature"]
+        assert table["metadata"]["display_value"][best][column + 1] == f"{expected[f'{direction}_rescaled'][best]:.3f}"
+    assert signature == expected["signature"] and "|rescale:corpus-" in signature
 
-    bars = {(candidate, direction): score for _, candidate, direction, score in chart["value"]["data"]}
+    assert chart["value"]["columns"] == ["bar", "candidate", "direction", "rescaled", "score"]
+    bars = {
+        (candidate, direction): (rescaled, raw) for _, candidate, direction, rescaled, raw in chart["value"]["data"]
+    }
     assert len(bars) == 12
-    assert bars[("Candidate 4", "recall")] == pytest.approx(expected["recall"][2], abs=1e-6)
-    assert chart["y_lim"][1] == 0 and chart["y_lim"][0] < min(bars.values())
+    assert bars[("Candidate 4", "recall")] == pytest.approx(
+        (expected["recall_rescaled"][2], expected["recall"][2]), abs=1e-6
+    )
+    low, high = chart["y_lim"]
+    assert low <= min(0, *(r for r, _ in bars.values())) and high >= max(1, *(r for r, _ in bars.values()))
 
-    tokens = scorer.score_tokens([SOURCE] * 3, CANDIDATES)
+    tokens = copier.score_tokens([SOURCE] * 3, CANDIDATES)
     shown = [
         [float(v) for v in re.findall(r'data-logprob="([^"]+)"', block)]
         for block in heatmap.split('<div class="candidate"')[1:]
@@ -491,6 +589,15 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked(client, score
     assert [len(values) for values in shown] == [len(t) for t in tokens]
     for values, pair in zip(shown, tokens):
         assert values == pytest.approx([lp for _, lp in pair], abs=1e-5)
+
+
+def test_api_compare_with_a_model_that_tells_no_copy_apart_shows_no_scale_and_says_why(client, scorer):
+    """The tests' random BART scores copies of the candidates below the candidates given unrelated texts: faithfulness
+    and precision get no rescaled values (and no bars), and a warning says why."""
+    table, chart, _, _ = compare(client, *CANDIDATES)
+    column = table["headers"].index("faithfulness 0–1")
+    assert [row[column] for row in table["metadata"]["display_value"]] == ["–"] * 5
+    assert {row[2] for row in chart["value"]["data"]} == {"recall", "f_score"}
 
 
 def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
@@ -513,10 +620,11 @@ def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
         prompt=["In other words"],
         prompt_side="decoder",
     )
-    assert table["headers"] == ["candidate", "recall", "f_score", "best in"]
-    assert [row[1] for row in table["data"]] == pytest.approx(expected["recall"], abs=1e-6)
-    assert [row[2] for row in table["data"]] == pytest.approx(expected["f_score"], abs=1e-6)
-    assert signature == expected["signature"] and "prompt:custom-" in signature and "agg:max" in signature
+    assert table["headers"] == ["candidate", "recall", "recall 0–1", "f_score", "f_score 0–1", "best in"]
+    assert [row[1] for row in table["data"][:2]] == pytest.approx(expected["recall"], abs=1e-6)
+    assert [row[3] for row in table["data"][:2]] == pytest.approx(expected["f_score"], abs=1e-6)
+    assert signature.replace(re.search(r"\|rescale:[^|]+", signature)[0], "") == expected["signature"]
+    assert "prompt:custom-" in signature and "agg:max" in signature
     assert "given the first reference" in heatmap
 
 
@@ -542,16 +650,15 @@ def test_api_compare_explains_user_mistakes_and_keeps_running(client, arguments,
         compare(client, *candidates, **arguments)
     assert "Traceback" not in str(raised.value)
     table, *_ = compare(client, *CANDIDATES[:2])  # the app still answers
-    assert len(table["data"]) == 2
+    assert len(table["data"]) == 2 + 2  # the candidates and the two reference points
 
 
 def test_api_compare_refuses_a_model_outside_the_allowlist(client, tiny_checkpoint):
     loaded = dict(app._scorers)
     for model in (tiny_checkpoint, "facebook/bart-large"):
         # Gradio refuses a value outside the menu before the app runs (load_scorer checks again, tested above).
-        with pytest.raises(
-            AppError, match=re.escape(f"{model} is not in the list of choices: ['vanilla', 'cnn', 'tiny', 'missing']")
-        ):
+        choices = ["vanilla", "cnn", "tiny", "missing", "copier"]
+        with pytest.raises(AppError, match=re.escape(f"{model} is not in the list of choices: {choices}")):
             compare(client, *CANDIDATES[:2], model=model)
     assert app._scorers == loaded  # nothing was loaded for it
 
@@ -584,7 +691,7 @@ OUTPUT_ROWS = [
 
 def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer, tmp_path):
     path = write_outputs_csv(tmp_path / "outputs.csv", OUTPUT_ROWS)
-    summary, pairs, rows, download, signature = client.predict(
+    summary, pairs, rows, download, signature, intervals = client.predict(
         *settings_inputs(directions=["faithfulness", "f_score"]), handle_file(path), api_name="/score_file"
     )
 
@@ -627,9 +734,90 @@ def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer
     assert pairs["headers"][3:7] == ["Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
     assert signature == expected["good"]["signature"]
 
+    for direction in ("faithfulness", "f_score"):
+        panel = intervals.split(f'data-direction="{direction}"')[1].split('<div class="panel"')[0]
+        means = [float(v) for v in re.findall(r'data-mean="([^"]+)"', panel)]
+        assert means == pytest.approx([row[2] for row in summary["data"] if row[0] == direction], abs=1e-6)
     downloaded = pd.read_csv(download)
     assert list(downloaded.columns) == rows["headers"]
     assert list(downloaded["good/faithfulness"]) == pytest.approx([row[2] for row in rows["data"]], abs=1e-9)
+
+
+DOCUMENTS = [
+    ("The council voted to build a library.", "A library will be built.", "A new library.", "The vote failed."),
+    ("Heavy rain closed the main road on Monday.", "Rain closed the road.", "The road closed.", "It was sunny."),
+    ("The team won the final after extra time.", "The team won the final.", "They won.", "The team lost."),
+    ("Prices at the market rose for a third week.", "Market prices rose again.", "Prices rose.", "Prices fell."),
+    ("A new bridge opened across the river today.", "The bridge opened.", "A bridge opened.", "No bridge."),
+]
+
+
+def write_documents_csv(path):
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["source", "reference", "close", "far"])
+        writer.writerows(DOCUMENTS)
+    return str(path)
+
+
+def test_api_batch_rescales_as_the_library_and_the_command_line_do(client, copier, copying_checkpoint, tmp_path):
+    path = write_documents_csv(tmp_path / "documents.csv")
+    directions = ["faithfulness", "recall"]
+    summary, _, rows, _, signature, intervals = client.predict(
+        *settings_inputs(model="copier", directions=directions), handle_file(path), "corpus", api_name="/score_file"
+    )
+    corpus = bart_score.read_table_corpus(path)
+    per_system, expected_signature = bart_score.score_corpus(copier, corpus, directions=directions, rescale="corpus")
+    assert signature == expected_signature and "|rescale:corpus-" in signature
+    code, stdout, stderr = run_cli(
+        "score",
+        "-m",
+        copying_checkpoint,
+        "-i",
+        path,
+        "-d",
+        ",".join(directions),
+        "--rescale",
+        "corpus",
+        "-q",
+        "-f",
+        "jsonl",
+    )
+    assert code == 0, stderr
+    from_cli = [json.loads(line) for line in stdout.splitlines()]
+    for name in ("close", "far"):
+        for key in ("faithfulness", "faithfulness_rescaled", "recall", "recall_rescaled"):
+            shown = [row[rows["headers"].index(f"{name}/{key}")] for row in rows["data"]]
+            assert shown == pytest.approx(per_system[name][key], abs=TOLERANCE), key
+            assert [row[key] for row in from_cli if row["system"] == name] == pytest.approx(shown, abs=TOLERANCE)
+            means = [row[2] for row in summary["data"] if row[0] == key]
+            assert means == pytest.approx([np.mean(per_system[n][key]) for n in ("close", "far")], abs=TOLERANCE)
+    # The plot shows the rescaled directions, with the reference points that fall on its axis.
+    assert re.findall(r'<div class="panel" data-direction="([^"]+)"', intervals) == [
+        "faithfulness_rescaled",
+        "recall_rescaled",
+    ]
+    assert intervals.count('<g class="system"') == 4 and "0: unrelated" in intervals
+
+
+def test_api_batch_rescales_with_the_saved_baseline_or_says_how_to_make_it(client, copier, tmp_path, monkeypatch):
+    monkeypatch.setenv(rescale.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
+    path = write_documents_csv(tmp_path / "documents.csv")
+    inputs = [*settings_inputs(model="copier", directions=["faithfulness"]), handle_file(path), "baseline"]
+    with pytest.raises(AppError, match=r"no BARTScore baseline for .*\n    bartscore baseline -m "):
+        client.predict(*inputs, api_name="/score_file")
+    texts = [text for row in DOCUMENTS for text in row]
+    corpus_file = tmp_path / "texts.txt"
+    corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    document = rescale.build_baseline(copier, texts=texts, corpus_file=str(corpus_file))
+    rescale.write_baseline(document, rescale.default_baseline_path(document["settings"]))
+    summary, _, _, _, signature, _ = client.predict(*inputs, api_name="/score_file")
+    assert f"|rescale:baseline-{document['id']}|" in signature
+    per_system, _ = bart_score.score_corpus(
+        copier, bart_score.read_table_corpus(path), directions=["faithfulness"], rescale_with_baseline=True
+    )
+    means = [row[2] for row in summary["data"] if row[0] == "faithfulness_rescaled"]
+    assert means == pytest.approx([np.mean(per_system[n]["faithfulness_rescaled"]) for n in ("close", "far")], 1e-5)
 
 
 def test_api_batch_reports_progress_while_scoring(client, tmp_path):

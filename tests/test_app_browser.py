@@ -4,8 +4,9 @@ on the tiny checkpoint. Screenshots go to artifacts/; look at them."""
 import os
 import re
 
+import numpy as np
 import pytest
-from test_app import OUTPUT_ROWS, write_outputs_csv
+from test_app import OUTPUT_ROWS, write_documents_csv, write_outputs_csv
 
 import app
 import bart_score
@@ -60,9 +61,12 @@ def cell(table, row, column):
     return table.locator(f'[data-testid="cell-{row}-{column}"]')
 
 
-def test_compare_tab_shows_table_chart_and_heatmap(page, scorer):
+def test_compare_tab_shows_table_reference_points_rescaled_chart_and_heatmap(page, copier):
     example = app.EXAMPLES["summarization"]
     expect(page.locator("#model input")).to_have_value("tiny")
+    page.locator("#model input").click()
+    page.get_by_role("option", name="copier").click()
+    expect(page.locator("#model input")).to_have_value("copier")
     expect(page.locator("#source textarea")).to_have_value(example["source"])
     expect(page.locator("#candidate-3")).to_be_hidden()
 
@@ -72,22 +76,49 @@ def test_compare_tab_shows_table_chart_and_heatmap(page, scorer):
     page.locator("#compare-button").click()
 
     candidates = example["candidates"] + [third]
-    expected = scorer.score_directions(
-        candidates, references=[[example["references"]]] * 3, sources=[example["source"]] * 3
+    # The app's own engine call (the same inputs, so the same batching and the same digits).
+    expected = copier.score_directions(
+        candidates,
+        references=[[example["references"]]] * 3,
+        sources=[example["source"]] * 3,
+        rescale="corpus",
+        unrelated_texts=app.UNRELATED_TEXTS,
     )
-    expect(page.locator("#comparison-chart .mark-rect path")).to_have_count(3 * 4)
+    bars = page.locator("#comparison-chart .mark-rect path")
+    expect(bars).to_have_count(3 * 4)
     table = page.locator("#comparison-table")
-    for row in range(3):
-        expect(cell(table, row, 0)).to_have_text(f"Candidate {row + 1}")
-        for column, direction in enumerate(bart_score.DIRECTIONS, 1):
-            expect(cell(table, row, column)).to_have_text(f"{expected[direction][row]:.4f}")
-    for column, direction in enumerate(bart_score.DIRECTIONS, 1):
+    best_in = 1 + 2 * len(bart_score.DIRECTIONS)
+    for row, name in enumerate(["Candidate 1", "Candidate 2", "Candidate 3", *app.REFERENCE_ROWS.values()]):
+        expect(cell(table, row, 0)).to_have_text(name)
+    for index, direction in enumerate(bart_score.DIRECTIONS):
+        column = 1 + 2 * index
+        points = expected["reference_points"][direction]
+        raw = [*expected[direction], points["copy"], points["unrelated"]]
+        rescaled = [*expected[f"{direction}_rescaled"], 1.0, 0.0]
+        for row in range(5):
+            expect(cell(table, row, column)).to_have_text(f"{raw[row]:.4f}")
+            expect(cell(table, row, column + 1)).to_have_text(f"{rescaled[row]:.3f}")
         best = max(range(3), key=lambda i: expected[direction][i])
         expect(cell(table, best, column)).to_have_css("font-weight", "700")
-        expect(cell(table, best, 5)).to_contain_text(direction)
-        expect(cell(table, best, 5)).to_contain_text("★")
+        expect(cell(table, best, best_in)).to_contain_text(direction)
+        expect(cell(table, best, best_in)).to_contain_text("★")
+    expect(cell(table, 3, 1)).to_have_css("font-style", "italic")  # the reference rows are set apart
 
-    tokens = scorer.score_tokens([example["source"]] * 3, candidates)
+    # Bar heights are the rescaled scores; hovering one shows the raw score too.
+    heights = bars.evaluate_all("paths => paths.map(path => path.getBBox().height)")
+    values = [value for direction in bart_score.DIRECTIONS for value in expected[f"{direction}_rescaled"]]
+    assert np.corrcoef(heights, np.abs(values))[0, 1] > 0.999
+    bars.nth(5).hover()  # precision · Candidate 3
+    tooltip = page.locator("#vg-tooltip-element")
+    expect(tooltip).to_contain_text("precision · Candidate 3")
+    shown = {
+        line.split("\t")[0].strip(): line.split("\t")[-1].strip()
+        for line in tooltip.inner_text().replace("\t\n", "\t").splitlines()
+    }
+    assert float(shown["score"].replace("−", "-")) == pytest.approx(expected["precision"][2], abs=1e-6)
+    screenshot(page, "compare-chart-hover.png")
+
+    tokens = copier.score_tokens([example["source"]] * 3, candidates)
     heatmap = page.locator("#heatmap")
     expect(heatmap.locator(".candidate")).to_have_count(3)
     expect(heatmap).to_contain_text("given the source")
@@ -151,8 +182,54 @@ def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_pat
     expect(page.locator("#rows-table [role=row][data-index]")).to_have_count(len(rows))
     expect(page.locator("#download a[href$='/bartscore-results.csv']")).to_have_count(1)
     expect(page.locator("#batch-signature textarea")).to_have_value(expected.signature)
+    panels = page.locator("#intervals .panel")
+    expect(panels).to_have_count(2)
+    for index, direction in enumerate(["faithfulness", "f_score"]):
+        expect(panels.nth(index).locator(".title")).to_have_text(direction)
+        expect(panels.nth(index).locator("g.system circle")).to_have_count(3)
 
     screenshot(page, "batch.png")
+
+
+def test_batch_tab_plots_rescaled_means_with_their_intervals(page, copier, tmp_path):
+    path = write_documents_csv(tmp_path / "documents.csv")
+    page.locator("#model input").click()
+    page.get_by_role("option", name="copier").click()
+    page.get_by_role("tab", name="Batch").click()
+    page.locator("#upload input[type=file]").set_input_files(path)
+    expect(page.locator("#upload a[href$='/documents.csv']")).to_have_count(1)
+    page.locator("#rescale").get_by_label("yes, reference points from this file").check()
+    page.locator("#batch-button").click()
+
+    expected = app.score_upload(
+        copier, bart_score.read_table_corpus(path), directions=list(bart_score.DIRECTIONS), rescale="corpus"
+    )
+    panels = page.locator("#intervals .panel")
+    expect(panels).to_have_count(4)
+    for index, direction in enumerate(bart_score.DIRECTIONS):
+        panel = panels.nth(index)
+        expect(panel.locator(".title")).to_have_text(f"{direction}_rescaled")
+        rows = expected.summary[expected.summary["direction"] == f"{direction}_rescaled"]
+        systems = panel.locator("g.system")
+        expect(systems).to_have_count(2)
+        for position, (name, mean, low, high) in enumerate(
+            rows[["system", "mean", "95% CI low", "95% CI high"]].values
+        ):
+            expect(systems.nth(position)).to_have_attribute("data-system", name)
+            expect(systems.nth(position).locator("title")).to_have_text(
+                f"{name}: mean {mean:.4f}, 95% CI {low:.4f} to {high:.4f}"
+            )
+        # The interval's line spans the CI and the dot sits at the mean, on one linear axis.
+        line = systems.nth(0).locator("line")
+        x1, x2 = float(line.get_attribute("x1")), float(line.get_attribute("x2"))
+        dot = float(systems.nth(0).locator("circle").get_attribute("cx"))
+        low, high, mean = rows.iloc[0][["95% CI low", "95% CI high", "mean"]]
+        assert (dot - x1) / (x2 - x1) == pytest.approx((mean - low) / (high - low), abs=0.01)
+        expect(panel.locator("line.reference")).not_to_have_count(0)  # 0 (unrelated) and/or 1 (copy) marked
+    expect(page.locator("#summary-table [role=row][data-index]")).to_have_count(2 * 8)
+    expect(page.locator("#batch-signature textarea")).to_have_value(expected.signature)
+    page.locator("#intervals").scroll_into_view_if_needed()
+    screenshot(page, "batch-rescaled.png")
 
 
 def test_examples_and_candidate_buttons(page):

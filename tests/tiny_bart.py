@@ -186,3 +186,32 @@ def build_tiny_bart(
         model.final_logits_bias.normal_(0.0, 0.5)
     model.save_pretrained(directory)
     return str(directory)
+
+
+def build_copying_bart(directory, *, steps=150, seed=1):
+    """A tiny BART trained for a few seconds to copy short sentences, so that, as with real checkpoints, a text scores
+    higher given itself than given an unrelated text (a random model cannot tell them apart)."""
+    build_tiny_bart(directory, seed=seed)
+    tokenizer = BartTokenizer.from_pretrained(directory)
+    model = BartForConditionalGeneration.from_pretrained(directory)
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # steps this small spend more time synchronising threads than computing
+    try:
+        _train(model, tokenizer, optimizer, rng, steps)
+    finally:
+        torch.set_num_threads(threads)
+    model.save_pretrained(directory)
+    return str(directory)
+
+
+def _train(model, tokenizer, optimizer, rng, steps):
+    for _ in range(steps):
+        batch = tokenizer([english_like(rng, rng.randint(2, 12)) for _ in range(32)], return_tensors="pt", padding=True)
+        labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+        loss = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

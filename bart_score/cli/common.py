@@ -6,6 +6,7 @@ import sys
 
 from ..corpus import UsageError, read_plain_corpus, read_table_corpus
 from ..directions import AGGREGATIONS, PROMPT_SIDES, resolve_options
+from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES, BaselineError, load_baseline
 from ..variants import DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
 
@@ -29,15 +30,49 @@ def add_input_arguments(parser):
         help="one file per system; the file name names the system",
     )
     inputs.add_argument("-i", "--input", metavar="FILE", help="a .jsonl or .csv file with one row per segment")
-    inputs.add_argument("--source-column", help="source column of --input (default: source, if there is one)")
-    inputs.add_argument(
+    add_column_arguments(inputs, "--input")
+
+
+def add_column_arguments(group, table_option):
+    group.add_argument("--source-column", help=f"source column of {table_option} (default: source, if there is one)")
+    group.add_argument(
         "--reference-columns",
         nargs="+",
         metavar="COLUMN",
-        help="reference columns of --input (default: reference, references, reference_<n>)",
+        help=f"reference columns of {table_option} (default: reference, references, reference_<n>)",
     )
-    inputs.add_argument(
-        "--system-columns", nargs="+", metavar="COLUMN", help="system columns of --input (default: every other column)"
+    group.add_argument(
+        "--system-columns",
+        nargs="+",
+        metavar="COLUMN",
+        help=f"system columns of {table_option} (default: every other column)",
+    )
+
+
+def add_rescale_arguments(parser, effect):
+    """--rescale and --baseline; `effect` says what rescaled scores change in this subcommand's output."""
+    rescaling = parser.add_argument_group(
+        "rescaled scores (0 = an unrelated text, 1 = a copy; raw scores stay beside them)",
+        f"A linear map per direction, so it never changes a ranking: {effect}",
+    )
+    rescaling.add_argument(
+        "--rescale",
+        nargs="?",
+        const="baseline",
+        choices=RESCALE_MODES,
+        help="add rescaled scores: 'baseline' (the default when no value is given) uses the baseline file made by "
+        "`bartscore baseline` for this model and these settings; 'corpus' takes the reference points from the texts "
+        "being scored (comparable only within them)",
+    )
+    rescaling.add_argument("--baseline", metavar="FILE", help="rescale with this baseline file (implies --rescale)")
+    rescaling.add_argument(
+        "--rescale-pairs",
+        type=int,
+        metavar="N",
+        help=f"--rescale corpus: at most N extra pairs for the reference points (default {DEFAULT_PAIRS})",
+    )
+    rescaling.add_argument(
+        "--rescale-seed", type=int, metavar="S", help=f"--rescale corpus: sampling seed (default {DEFAULT_SEED})"
     )
 
 
@@ -107,13 +142,25 @@ def corpus_from_args(args):
 def checked_request(args):
     """The corpus and scoring options of a command line, every mistake reported before any model is loaded."""
     corpus = corpus_from_args(args)
-    options = dict(
+    options = scoring_options(args)
+    resolved = resolve_options(
+        has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options
+    )
+    check_engine_arguments(args)
+    options.update(rescale_options(args, resolved.prompt_label))
+    return corpus, options
+
+
+def scoring_options(args):
+    return dict(
         directions=args.directions.split(",") if args.directions else None,
         aggregation=args.aggregation,
         prompt=args.prompt_phrases or args.prompt,
         prompt_side=args.prompt_side,
     )
-    resolve_options(has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options)
+
+
+def check_engine_arguments(args):
     for flag, value in (
         ("--batch-size", args.batch_size),
         ("--max-tokens", args.max_tokens),
@@ -123,7 +170,33 @@ def checked_request(args):
             raise UsageError(f"{flag} must be a positive integer, got {value}")
     if args.device is not None and not _looks_like_a_device(args.device):
         raise UsageError(f"--device {args.device!r} is not a device; use cpu, cuda or cuda:<n>")
-    return corpus, options
+
+
+def rescale_options(args, prompt_label):
+    """score_directions' rescaling options; a --baseline file is read and checked against the settings known
+    before the model loads (the model itself is checked once it is loaded)."""
+    if args.rescale == "corpus" and args.baseline:
+        raise UsageError("--rescale corpus takes the reference points from the texts being scored; drop --baseline")
+    corpus_only = {"--rescale-pairs": args.rescale_pairs, "--rescale-seed": args.rescale_seed}
+    given = [flag for flag, value in corpus_only.items() if value is not None]
+    if given and args.rescale != "corpus":
+        raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --rescale corpus only")
+    if args.rescale_pairs is not None and args.rescale_pairs < 1:
+        raise UsageError(f"--rescale-pairs must be a positive integer, got {args.rescale_pairs}")
+    if args.rescale_seed is not None and args.rescale_seed < 0:
+        raise UsageError(f"--rescale-seed must be at least 0, got {args.rescale_seed}")
+    if args.baseline:
+        problems = load_baseline(args.baseline).mismatches({"prompt": prompt_label, "max_length": args.max_length})
+        if problems:
+            raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
+        return {"baseline_path": args.baseline}
+    if args.rescale == "corpus":
+        return {
+            "rescale": "corpus",
+            "rescale_pairs": DEFAULT_PAIRS if args.rescale_pairs is None else args.rescale_pairs,
+            "rescale_seed": DEFAULT_SEED if args.rescale_seed is None else args.rescale_seed,
+        }
+    return {"rescale": args.rescale}
 
 
 def _looks_like_a_device(name):
@@ -171,6 +244,9 @@ def score_all_systems(args, scorer, corpus, options):
         per_system, signature = score_corpus(
             scorer, corpus, batch_size=args.batch_size, show_progress=not args.quiet, **options
         )
+    except BaselineError as error:  # missing, or made for another model: the request's mistake
+        print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
+        return None, None, 2
     except (OSError, RuntimeError, ValueError) as error:
         print(f"bartscore {args.command}: scoring failed: {error}", file=sys.stderr)
         return None, None, 1

@@ -4,7 +4,7 @@ import json
 import math
 
 from ..corpus import UsageError
-from .common import checked_request, load_scorer, score_all_systems
+from .common import add_rescale_arguments, checked_request, load_scorer, score_all_systems
 
 
 def add_parser(commands, parents):
@@ -13,6 +13,11 @@ def add_parser(commands, parents):
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    add_rescale_arguments(
+        parser,
+        "each <direction>_rescaled section has the same winners and p-values as the raw one, on a scale that says "
+        "where the means fall.",
+    )
     parser.set_defaults(check=check, run=run)
 
 

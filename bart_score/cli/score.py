@@ -3,7 +3,7 @@
 import json
 import sys
 
-from .common import check_output_path, checked_request, load_scorer, score_all_systems
+from .common import add_rescale_arguments, check_output_path, checked_request, load_scorer, score_all_systems
 
 
 def add_parser(commands, parents):
@@ -17,6 +17,7 @@ def add_parser(commands, parents):
         default="-",
         help="per-segment output file (default: stdout; the system summary then goes to stderr)",
     )
+    add_rescale_arguments(parser, "each <direction>_rescaled column orders segments and systems as the raw one does.")
     parser.set_defaults(check=check, run=run)
 
 
@@ -52,10 +53,11 @@ def run(args, corpus, options):
 def summary_lines(per_system, signature):
     directions = list(next(iter(per_system.values())))
     width = max(6, *map(len, per_system))
-    lines = ["system".ljust(width) + "".join(f"  {d:>12}" for d in directions)]
+    widths = [max(12, len(d)) for d in directions]
+    lines = ["system".ljust(width) + "".join(f"  {d:>{w}}" for d, w in zip(directions, widths))]
     for name, scores in per_system.items():
         means = [sum(scores[d]) / len(scores[d]) for d in directions]
-        lines.append(name.ljust(width) + "".join(f"  {mean:12.4f}" for mean in means))
+        lines.append(name.ljust(width) + "".join(f"  {mean:{w}.4f}" for mean, w in zip(means, widths)))
     lines.append(f"signature: {signature}")
     return lines
 

@@ -1,0 +1,146 @@
+"""`bartscore baseline`: the reference points of rescaled scores (unrelated texts, copies), written to a baseline file.
+
+Its input is one corpus of texts rather than systems to score, so it takes the model and scoring options but not the
+shared input options."""
+
+import argparse
+import os
+import sys
+
+from ..corpus import UsageError, read_table_corpus, read_texts
+from ..directions import resolve_options
+from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, document_ids, point_directions
+from . import common
+
+TABLE_EXTENSIONS = (".csv", ".jsonl", ".json")
+
+
+def add_parser(commands, parents):
+    model_options = argparse.ArgumentParser(add_help=False)
+    common.add_model_arguments(model_options)
+    parser = commands.add_parser(
+        "baseline",
+        parents=[model_options],
+        help="reference points for rescaled scores, from a corpus of texts like those you score",
+        description="Scores random pairs of unrelated texts (from different lines, rows or documents) and texts given "
+        "themselves, and writes their means, spread and quantiles per direction to a JSON baseline file, which "
+        "`score --rescale` / `compare --rescale` and rescale_with_baseline=True use. A baseline holds for one model, "
+        "prompt setting and --max-length.",
+    )
+    parser.add_argument(
+        "--corpus",
+        required=True,
+        metavar="FILE",
+        help="plain text with one text per line, or a .csv/.jsonl table as `score -i` reads (sources, references "
+        "and system outputs each play their role)",
+    )
+    common.add_column_arguments(parser.add_argument_group("columns of a .csv/.jsonl corpus"), "--corpus")
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=DEFAULT_PAIRS,
+        metavar="N",
+        help=f"pairs scored in all, shared equally among the reference points (default {DEFAULT_PAIRS})",
+    )
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"sampling seed (default {DEFAULT_SEED})")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="the baseline file (default: where rescaling looks for this model and these settings, under "
+        "$BARTSCORE_BASELINES or ~/.cache/bartscore/baselines)",
+    )
+    parser.set_defaults(check=check, run=run)
+
+
+def check(args):
+    is_table = args.corpus.lower().endswith(TABLE_EXTENSIONS)
+    columns = {"--source-column": args.source_column, "--reference-columns": args.reference_columns}
+    columns["--system-columns"] = args.system_columns
+    if not is_table and any(value is not None for value in columns.values()):
+        raise UsageError(f"{', '.join(f for f, v in columns.items() if v is not None)} are for .csv/.jsonl corpora")
+    if args.aggregation != "mean":
+        raise UsageError("--aggregation does not apply to a baseline: each of its pairs has one reference")
+    common.check_engine_arguments(args)
+    if args.pairs < 1 or args.seed < 0:
+        raise UsageError("--pairs must be a positive integer and --seed at least 0")
+    if args.output:
+        check_output_file(args.output)
+    options = common.scoring_options(args)
+    del options["aggregation"]
+    if is_table:
+        corpus = read_table_corpus(args.corpus, args.source_column, args.reference_columns, args.system_columns)
+        resolved = resolve_options(
+            has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options
+        )
+        segments = len(next(iter(corpus.systems.values())))
+        if len(set(document_ids(segments, corpus.sources, corpus.references))) < 2:
+            raise UsageError(f"{args.corpus}: unrelated pairs need rows with different sources and references")
+        return {"corpus": corpus}, {**options, "directions": point_directions(resolved.directions)}
+    texts, blank = read_texts(args.corpus)
+    if blank:
+        print(
+            f"bartscore baseline: note: {blank} blank line(s) of {args.corpus} are not texts and were skipped",
+            file=sys.stderr,
+        )
+    if len(set(texts)) < 2:
+        raise UsageError(f"{args.corpus}: unrelated pairs need at least two different texts")
+    resolve_options(has_references=True, has_sources=True, **options)
+    return {"texts": texts}, options
+
+
+def check_output_file(path):
+    """The output may be in folders still to be made (the default location's, say), under a writable one."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write {path}: not a file under an existing, writable folder")
+
+
+def run(args, inputs, options):
+    from ..rescale import build_baseline, default_baseline_path, write_baseline
+
+    scorer, status = common.load_scorer(args)
+    if scorer is None:
+        return status
+    try:
+        document = build_baseline(
+            scorer,
+            **inputs,
+            corpus_file=args.corpus,
+            pairs=args.pairs,
+            seed=args.seed,
+            batch_size=args.batch_size,
+            show_progress=not args.quiet,
+            **options,
+        )
+    except (OSError, RuntimeError, ValueError) as error:
+        print(f"bartscore baseline: {error}", file=sys.stderr)
+        return 1
+    if document is None:  # a rank other than 0 under torchrun
+        return 0
+    path = args.output or default_baseline_path(document["settings"])
+    try:
+        write_baseline(document, path)
+    except OSError as error:
+        print(f"bartscore baseline: cannot write {path}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    print("\n".join(summary_lines(document, path, default=args.output is None)))
+    return 0
+
+
+def summary_lines(document, path, default):
+    lines = [f"baseline {document['id']} written to {path}", "direction        unrelated (std)      copy (std)"]
+    for direction, points in document["directions"].items():
+        unrelated, copy = points["unrelated"], points["copy"]
+        lines.append(
+            f"{direction:<14} {unrelated['mean']:9.4f} ({_spread(unrelated)})  {copy['mean']:9.4f} ({_spread(copy)})"
+        )
+    use = "--rescale" if default else f"--baseline {path}"
+    lines.append(f"rescale with it: bartscore score {use} ... (same model, prompt and --max-length)")
+    return lines
+
+
+def _spread(point):
+    return "n/a" if point["std"] is None else f"{point['std']:.4f}"

@@ -1,0 +1,636 @@
+"""Scores people can read: two reference points per direction, and the linear map between them.
+
+A raw BARTScore is a mean token log-probability, so it only means something next to other scores. Two reference
+points give it a scale, for each direction (faithfulness, precision, recall):
+
+    unrelated   the mean score of a target given a text it has nothing to do with (a condition from another row or
+                document, or one of a fixed set of unrelated texts)
+    copy        the mean score of a target given itself
+
+    rescaled = (score - unrelated) / (copy - unrelated)
+
+0 is "no better than an unrelated text", 1 is "as likely as a copy". The map is one increasing linear function per
+direction and set of reference points, so it never changes a ranking, a correlation with human judgements or a
+paired test's verdict. f_score's points are the means of precision's and recall's, so rescaled f_score is the mean of
+rescaled precision and rescaled recall weighted by their ranges (copy - unrelated): equal weights when the two ranges
+are equal, and always the same ranking as raw f_score.
+
+The reference points come from a baseline file (``bartscore baseline``, see ``build_baseline``) or from the corpus
+being scored (``rescale="corpus"``: cross-row pairs and the targets given themselves, scored in the same engine call
+as the corpus; comparable only within that corpus). A baseline is valid for one model, token policy, prompt setting
+and max_length: its key."""
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import shlex
+import tempfile
+import warnings
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import __version__
+from .inputs import describe, text_list
+from .prompts import PROMPT_SETS
+
+RESCALE_MODES = ("baseline", "corpus")
+DEFAULT_PAIRS = 1000
+DEFAULT_SEED = 12345
+# Directions with reference points of their own; f_score's are derived from precision's and recall's.
+POINT_DIRECTIONS = ("faithfulness", "precision", "recall")
+# The role of each direction's condition and target in a row.
+ROLES = {
+    "faithfulness": ("source", "prediction"),
+    "precision": ("reference", "prediction"),
+    "recall": ("prediction", "reference"),
+}
+BASELINE_FORMAT = "bartscore-baseline"
+BASELINE_FORMAT_VERSION = 1
+BASELINE_FOLDER_ENV = "BARTSCORE_BASELINES"
+SETTING_NAMES = {
+    "model": "model",
+    "token_policy": "token policy",
+    "prompt": "prompt setting",
+    "max_length": "max_length",
+}
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+# Target-length buckets (words) of a baseline's breakdown: short texts score lower, copies included.
+WORD_BUCKETS = ((0, 0), (1, 5), (6, 10), (11, 20), (21, 40), (41, 80), (81, 160), (161, None))
+ABOUT = (
+    "BARTScore reference points (bart_score.rescale). For each direction, 'unrelated' describes the scores of targets "
+    "given unrelated conditions (random pairs from different rows or documents of the corpus) and 'copy' the scores "
+    "of targets given themselves: mean, std, quantiles, number of pairs, and means by target length in words. "
+    "rescaled = (score - unrelated.mean) / (copy.mean - unrelated.mean); f_score uses the means of precision's and "
+    "recall's points. 'settings' must match the scorer and options that use this file; 'id' is a digest of "
+    "everything else in the file and names it in signatures (rescale:baseline-<id>)."
+)
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be used: unreadable, malformed, edited, or made with other settings."""
+
+
+class BaselineNotFoundError(BaselineError):
+    """No baseline file where one was looked for."""
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The linear map
+
+
+@dataclass(frozen=True)
+class ReferencePoints:
+    unrelated: float
+    copy: float
+
+    @property
+    def ordered(self):
+        """Whether a copy scores above an unrelated text; only then does the scale mean anything."""
+        return self.copy > self.unrelated
+
+    def rescale(self, scores):
+        """(score - unrelated) / (copy - unrelated), as float64; NaN when the points are not ordered."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if not self.ordered:
+            return np.full(scores.shape, np.nan)
+        return (scores - self.unrelated) / (self.copy - self.unrelated)
+
+
+def point_directions(directions):
+    """The directions whose reference points `directions` need (f_score needs precision's and recall's)."""
+    return [
+        d for d in POINT_DIRECTIONS if d in directions or (d in ("precision", "recall") and "f_score" in directions)
+    ]
+
+
+def with_f_score(points):
+    """Adds f_score's points (the means of precision's and recall's) when both are there."""
+    points = dict(points)
+    if "precision" in points and "recall" in points:
+        precision, recall = points["precision"], points["recall"]
+        points["f_score"] = ReferencePoints(
+            (precision.unrelated + recall.unrelated) / 2, (precision.copy + recall.copy) / 2
+        )
+    return points
+
+
+def rescaled_scores(scores, points):
+    """{direction: rescaled scores} for each direction of `scores` (direction -> raw scores). A direction whose copy
+    does not score above its unrelated texts has no scale: its rescaled scores are NaN, with a warning."""
+    rescaled = {}
+    for direction, values in scores.items():
+        point = points[direction]
+        if not point.ordered:
+            warnings.warn(
+                f"BARTScore: {direction} cannot be rescaled: a copy scores {point.copy:.4f} on average and an "
+                f"unrelated text {point.unrelated:.4f}, so this model does not tell a copy from an unrelated text "
+                f"here; its rescaled scores are NaN",
+                stacklevel=4,  # the caller of BARTScorer.score_directions
+            )
+        rescaled[direction] = point.rescale(values)
+    return rescaled
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What a call asks for
+
+
+@dataclass(frozen=True)
+class Rescaling:
+    """A checked rescaling request."""
+
+    mode: str  # "baseline" or "corpus"
+    baseline_path: str = None  # baseline mode: the file, or None for the default location
+    pairs: int = DEFAULT_PAIRS  # corpus mode: the most reference pairs added to the call
+    seed: int = DEFAULT_SEED
+    unrelated_texts: tuple = None  # corpus mode: fixed unrelated conditions instead of other rows'
+
+
+def resolve_rescaling(
+    rescale=None,
+    *,
+    rescale_with_baseline=False,
+    baseline_path=None,
+    rescale_pairs=DEFAULT_PAIRS,
+    rescale_seed=DEFAULT_SEED,
+    unrelated_texts=None,
+):
+    """Checks the rescaling arguments (None when no rescaling is asked for). rescale_with_baseline=True (bert_score's
+    name) and a baseline_path both mean rescale="baseline"."""
+    if rescale is not None and rescale not in RESCALE_MODES:
+        raise ValueError(f"rescale must be None, 'baseline' or 'corpus', got {rescale!r}")
+    if not isinstance(rescale_with_baseline, bool):
+        raise TypeError(f"rescale_with_baseline must be True or False, got {describe(rescale_with_baseline)}")
+    if baseline_path is not None and not isinstance(baseline_path, (str, os.PathLike)):
+        raise TypeError(f"baseline_path must be a file path, got {describe(baseline_path)}")
+    wants_baseline = rescale_with_baseline or baseline_path is not None
+    if rescale == "corpus" and wants_baseline:
+        raise ValueError(
+            "rescale='corpus' takes its reference points from the texts being scored; it cannot be combined with "
+            "rescale_with_baseline=True or baseline_path="
+        )
+    mode = "baseline" if wants_baseline else rescale
+    if mode != "corpus":
+        for name, value, default in (
+            ("rescale_pairs", rescale_pairs, DEFAULT_PAIRS),
+            ("rescale_seed", rescale_seed, DEFAULT_SEED),
+            ("unrelated_texts", unrelated_texts, None),
+        ):
+            if value != default:
+                raise ValueError(f"{name} is for rescale='corpus' only; this call rescales with {mode or 'nothing'}")
+    if mode is None:
+        return None
+    if mode == "baseline":
+        return Rescaling("baseline", baseline_path=os.fspath(baseline_path) if baseline_path is not None else None)
+    if isinstance(rescale_pairs, bool) or not isinstance(rescale_pairs, int) or rescale_pairs < 1:
+        raise ValueError(f"rescale_pairs must be a positive integer, got {rescale_pairs!r}")
+    if isinstance(rescale_seed, bool) or not isinstance(rescale_seed, int) or rescale_seed < 0:
+        raise ValueError(f"rescale_seed must be an integer of at least 0, got {rescale_seed!r}")
+    if unrelated_texts is not None:
+        unrelated_texts = tuple(dict.fromkeys(text_list(unrelated_texts, "unrelated_texts")))
+        if not unrelated_texts:
+            raise ValueError("unrelated_texts is empty; leave it out to pair texts from different rows")
+    return Rescaling("corpus", pairs=rescale_pairs, seed=rescale_seed, unrelated_texts=unrelated_texts)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Sampling reference pairs
+
+
+@dataclass
+class ReferencePairs:
+    """The (condition, target) pairs of each reference point's sample, and the samples each direction uses."""
+
+    samples: dict  # sample key -> [(condition, target), ...]
+    points_of: dict  # direction -> (unrelated sample key, copy sample key)
+    label: str  # the signature's rescale field
+
+    def points(self, sample_scores):
+        """{direction: ReferencePoints} from the scores of each sample (sample key -> one score per pair)."""
+        return {
+            direction: ReferencePoints(float(np.mean(sample_scores[unrelated])), float(np.mean(sample_scores[copy])))
+            for direction, (unrelated, copy) in self.points_of.items()
+        }
+
+
+def document_ids(count, sources=None, references=None):
+    """One id per row; rows that share a source or any reference belong to one document (connected components)."""
+    parent = list(range(count))
+
+    def root(row):
+        while parent[row] != row:
+            parent[row] = parent[parent[row]]
+            row = parent[row]
+        return row
+
+    first_row = {}
+    for row in range(count):
+        keys = [("source", sources[row])] if sources is not None else []
+        keys += [("reference", ref) for ref in references[row]] if references is not None else []
+        for key in keys:
+            other = first_row.setdefault(key, row)
+            parent[root(row)] = root(other)
+    return [root(row) for row in range(count)]
+
+
+def sample_reference_pairs(
+    rows, documents, directions, *, roles=ROLES, pairs=DEFAULT_PAIRS, seed=DEFAULT_SEED, unrelated_texts=None
+):
+    """The reference pairs of `directions` (of POINT_DIRECTIONS) for a corpus.
+
+    rows: role -> one list of texts per row; documents: one id per row (see document_ids); roles: direction ->
+    (condition role, target role). Unrelated: a condition and a target of rows from different documents (or, with
+    unrelated_texts, each of those texts as the condition); copy: a target given itself. Directions that share a
+    sample (faithfulness and precision share their copies) share its pairs. The `pairs` budget is split equally among
+    the samples, at least one pair each; a sample whose pairs all fit is taken whole (its mean is then exact), a larger
+    one is drawn at random (seeded): unrelated pairs uniformly, with replacement, copies without."""
+    points_of = {}
+    for direction in directions:
+        condition_role, target_role = roles[direction]
+        unrelated = ("unrelated", "fixed texts" if unrelated_texts else condition_role, target_role)
+        points_of[direction] = (unrelated, ("copy", target_role))
+    if not len(documents):
+        raise ValueError("rescaling needs texts to take reference points from; there are none")
+    if not unrelated_texts and len(set(documents)) < 2:
+        raise ValueError(
+            f"rescale='corpus' needs unrelated pairs, from different documents, but the {len(documents)} row(s) form "
+            f"one document (rows that share a source or a reference are one document); pass unrelated_texts= or "
+            f"rescale with a baseline file"
+        )
+    keys = list(dict.fromkeys(key for both in points_of.values() for key in both))
+    share = max(1, pairs // len(keys))
+    items = {}  # role -> its distinct (text, document) items
+
+    def items_of(role):
+        if role not in items:
+            items[role] = _distinct_items(rows[role], documents)
+        return items[role]
+
+    samples = {}
+    for key in keys:
+        rng = np.random.default_rng([seed, zlib.crc32(repr(key).encode("utf-8"))])
+        targets = items_of(key[-1])
+        if key[0] == "copy":
+            texts = list(dict.fromkeys(text for text, _ in targets))
+            chosen = _subset(len(texts), share, rng)
+            samples[key] = [(texts[i], texts[i]) for i in chosen]
+        elif unrelated_texts:
+            texts = list(dict.fromkeys(text for text, _ in targets))
+            chosen = _subset(len(unrelated_texts) * len(texts), share, rng)
+            samples[key] = [(unrelated_texts[i // len(texts)], texts[i % len(texts)]) for i in chosen]
+        else:
+            samples[key] = _unrelated_pairs(items_of(key[1]), targets, share, rng)
+    digest = hashlib.sha256(
+        json.dumps([pairs, seed, [[list(key), samples[key]] for key in keys]], ensure_ascii=False).encode("utf-8")
+    ).hexdigest()[:12]
+    return ReferencePairs(samples, points_of, f"corpus-{digest}")
+
+
+def _distinct_items(texts_per_row, documents):
+    """(text, document) of every text in the role, each once, in order of first appearance."""
+    return list(dict.fromkeys((text, document) for texts, document in zip(texts_per_row, documents) for text in texts))
+
+
+def _subset(count, share, rng):
+    """All of range(count) when it fits in `share`, else `share` of them drawn without replacement (in order)."""
+    if count <= share:
+        return range(count)
+    return np.sort(rng.choice(count, size=share, replace=False)).tolist()
+
+
+def _unrelated_pairs(conditions, targets, share, rng):
+    """Pairs of a condition item and a target item from different documents (there are some: every row has texts in
+    every role, and there are two documents or more): all of them when they fit in `share`, else `share` drawn
+    uniformly (with replacement) among all such pairs."""
+    order = sorted(range(len(conditions)), key=lambda i: conditions[i][1])  # conditions grouped by document
+    condition_docs = np.array([conditions[i][1] for i in order])
+    first = {}
+    for position, doc in enumerate(condition_docs.tolist()):
+        first.setdefault(doc, position)
+    counts = {doc: int(n) for doc, n in zip(*np.unique(condition_docs, return_counts=True))}
+    others = np.array([len(conditions) - counts.get(doc, 0) for _, doc in targets])  # valid conditions per target
+    population = int(others.sum())
+
+    def condition_at(target, k):  # the k-th condition outside the target's document
+        doc = targets[target][1]
+        start = first.get(doc, len(conditions))
+        position = k if k < start else k + counts.get(doc, 0)
+        return conditions[order[position]][0]
+
+    if population <= share:
+        return [(condition_at(t, k), targets[t][0]) for t in range(len(targets)) for k in range(others[t])]
+    chosen = rng.choice(len(targets), size=share, p=others / population)
+    offsets = (rng.random(share) * others[chosen]).astype(np.int64)
+    return [(condition_at(int(t), int(k)), targets[t][0]) for t, k in zip(chosen, offsets)]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Baseline files
+
+
+def baseline_settings(scorer, prompt_label):
+    """A baseline's key: what must be the same for its reference points to apply."""
+    return {
+        "model": scorer.model_label,
+        "token_policy": scorer.token_policy,
+        "prompt": prompt_label,
+        "max_length": scorer.max_length,
+    }
+
+
+@dataclass(frozen=True)
+class Baseline:
+    path: str
+    document: dict
+
+    @property
+    def id(self):
+        return self.document["id"]
+
+    @property
+    def label(self):
+        return f"baseline-{self.id}"
+
+    @property
+    def settings(self):
+        return self.document["settings"]
+
+    @property
+    def points(self):
+        return {
+            direction: ReferencePoints(stats["unrelated"]["mean"], stats["copy"]["mean"])
+            for direction, stats in self.document["directions"].items()
+        }
+
+    def mismatches(self, settings):
+        """'<setting>: this file has X, this call uses Y' for each of `settings` that differs from the file's."""
+        return [
+            f"{SETTING_NAMES[name]}: the file has {self.settings[name]!r}, this call uses {value!r}"
+            for name, value in settings.items()
+            if self.settings[name] != value
+        ]
+
+
+def default_baseline_folder():
+    """$BARTSCORE_BASELINES, else bartscore/baselines in the user's cache folder ($XDG_CACHE_HOME or ~/.cache)."""
+    if os.environ.get(BASELINE_FOLDER_ENV):
+        return os.environ[BASELINE_FOLDER_ENV]
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "bartscore", "baselines")
+
+
+def default_baseline_path(settings):
+    """Where the baseline of these settings is written and looked for: a readable name plus a digest of the key."""
+
+    def readable(value):
+        return re.sub(r"[^A-Za-z0-9.-]+", "_", str(value)).strip("_")[-60:]
+
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()[:8]
+    name = (
+        f"{readable(settings['model'])}.{readable(settings['token_policy'])}.prompt-{readable(settings['prompt'])}."
+        f"maxlen-{settings['max_length']}.{digest}.json"
+    )
+    return os.path.join(default_baseline_folder(), name)
+
+
+def baseline_command(scorer, prompt, prompt_side, path):
+    """The `bartscore baseline` command line that makes a baseline for this scorer and prompt setting at `path`.
+
+    prompt: the call's prompt argument (None, a set name, a phrase or a list of phrases)."""
+    model, _, weights = scorer.model_label.partition("+")
+    words = ["bartscore", "baseline", "-m", model, "--corpus", "TEXTS.txt"]
+    environment = ""
+    if weights:  # paraphrase-tuned weights loaded over the checkpoint: the cnn-para variant
+        words[3] = "cnn-para"
+        environment = f"BARTSCORE_PARA_WEIGHTS=/path/to/{weights} "
+    if isinstance(prompt, str) and prompt in PROMPT_SETS:
+        words += ["-p", prompt, "--prompt-side", prompt_side]
+    elif prompt is not None:
+        words += ["--prompt-phrases", *([prompt] if isinstance(prompt, str) else prompt), "--prompt-side", prompt_side]
+    if scorer.max_length != 1024:
+        words += ["--max-length", str(scorer.max_length)]
+    words += ["-o", path]
+    return environment + " ".join(shlex.quote(word) for word in words)
+
+
+def load_baseline(path):
+    """Reads and checks a baseline file; BaselineError says what is wrong with it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except FileNotFoundError:
+        raise BaselineNotFoundError(f"no baseline file at {path}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise BaselineError(f"cannot read the baseline file {path}: {reason}") from None
+    except json.JSONDecodeError as error:
+        raise BaselineError(f"{path} is not a baseline file (not valid JSON: {error.msg})") from None
+    if not isinstance(document, dict) or document.get("format") != BASELINE_FORMAT:
+        raise BaselineError(f"{path} is not a baseline file (made by `bartscore baseline`)")
+    if document.get("format_version") != BASELINE_FORMAT_VERSION:
+        raise BaselineError(
+            f"{path} is a version {document.get('format_version')!r} baseline file; this bart_score reads version "
+            f"{BASELINE_FORMAT_VERSION}: make it again with `bartscore baseline`"
+        )
+    try:
+        settings, directions = document["settings"], document["directions"]
+        missing = [name for name in SETTING_NAMES if name not in settings]
+        if missing:
+            raise KeyError(f"settings.{missing[0]}")
+        for direction, stats in directions.items():
+            if direction not in POINT_DIRECTIONS:
+                raise KeyError(f"directions.{direction} (not a direction with reference points)")
+            for point in ("unrelated", "copy"):
+                if not isinstance(stats[point]["mean"], (int, float)):
+                    raise KeyError(f"directions.{direction}.{point}.mean")
+    except (KeyError, TypeError) as error:
+        raise BaselineError(f"{path} is not a complete baseline file: {error} is missing or malformed") from None
+    if document.get("id") != baseline_id(document):
+        raise BaselineError(
+            f"{path} does not match its id {document.get('id')!r}: it was changed after `bartscore baseline` wrote it. "
+            f"Make it again rather than editing it, so that its id in signatures names its numbers"
+        )
+    return Baseline(os.fspath(path), document)
+
+
+def baseline_id(document):
+    """A digest of everything in the file but the id itself."""
+    content = {key: value for key, value in document.items() if key != "id"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+
+
+def baseline_for(scorer, options, prompt, directions, path=None):
+    """The baseline a call rescales with, checked against its scorer and options before any scoring.
+
+    options: the call's resolved ScoringOptions; prompt: its prompt argument (for the command in messages);
+    directions: the point directions it needs. Without a path, the default location for these settings."""
+    settings = baseline_settings(scorer, options.prompt_label)
+    target = path or default_baseline_path(settings)
+    command = baseline_command(scorer, prompt, options.prompt_side, target)
+    try:
+        baseline = load_baseline(target)
+    except BaselineNotFoundError as missing:
+        if path is not None:
+            raise BaselineNotFoundError(f"{missing}; make it with:\n    {command}") from None
+        raise BaselineNotFoundError(
+            f"no BARTScore baseline for {settings['model']} with prompt {settings['prompt']!r} and max_length "
+            f"{settings['max_length']} at {target}. Make one from a few thousand texts like those you score (a file "
+            f"with one text per line, or a CSV/JSONL as `bartscore score` reads):\n    {command}\n"
+            f"or take the reference points from the texts being scored: rescale='corpus' (--rescale corpus)"
+        ) from None
+    problems = baseline.mismatches(settings)
+    if problems:
+        raise BaselineError(
+            f"the baseline {target} was made with other settings ({'; '.join(problems)}). Make one for these "
+            f"settings:\n    {command}"
+        )
+    lacking = [d for d in directions if d not in baseline.document["directions"]]
+    if lacking:
+        raise BaselineError(
+            f"the baseline {target} has no reference points for {', '.join(lacking)} (it has "
+            f"{', '.join(baseline.document['directions'])}); make it from a corpus with the texts those need"
+        )
+    return baseline
+
+
+def write_baseline(document, path):
+    """Writes the file atomically: a reader sees the old file or the whole new one, never a part."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".baseline-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(document, stream, indent=2, ensure_ascii=False)
+            stream.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def build_baseline(
+    scorer,
+    texts=None,
+    corpus=None,
+    *,
+    corpus_file,
+    pairs=DEFAULT_PAIRS,
+    seed=DEFAULT_SEED,
+    directions=None,
+    prompt=None,
+    prompt_side="encoder",
+    batch_size=None,
+    max_tokens=None,
+    show_progress=False,
+):
+    """A baseline document (see ABOUT) from plain texts (`texts`, one per line of the file: every direction's pairs
+    are pairs of these texts) or a Corpus of systems with sources and/or references (each direction from the roles
+    its texts play). corpus_file: the file they were read from (its sha256 is recorded). All reference pairs go to
+    the engine in one call. None on ranks that get no results."""
+    from .directions import resolve_options, score_pair_groups  # directions imports this module
+
+    if (texts is None) == (corpus is None):
+        raise ValueError("build_baseline takes texts= (plain texts) or corpus= (a Corpus), one of them")
+    if texts is not None:
+        texts = text_list(texts, "texts")
+        options = resolve_options(
+            has_references=True, has_sources=True, directions=directions, prompt=prompt, prompt_side=prompt_side
+        )
+        rows = {"text": [[text] for text in texts]}
+        documents = document_ids(len(texts), sources=texts)  # a text repeated on several lines is one document
+        roles = dict.fromkeys(POINT_DIRECTIONS, ("text", "text"))
+        described = {"kind": "plain text", "texts": len(texts), "distinct texts": len(set(texts))}
+    else:
+        names = list(corpus.systems)
+        segments = len(corpus.systems[names[0]])
+        options = resolve_options(
+            has_references=corpus.references is not None,
+            has_sources=corpus.sources is not None,
+            directions=directions,
+            prompt=prompt,
+            prompt_side=prompt_side,
+        )
+        sources = corpus.sources * len(names) if corpus.sources is not None else None
+        references = corpus.references * len(names) if corpus.references is not None else None
+        rows = {
+            "prediction": [[text] for name in names for text in corpus.systems[name]],
+            "source": [[text] for text in sources] if sources is not None else None,
+            "reference": references,
+        }
+        documents = document_ids(segments * len(names), sources, references)
+        roles = ROLES
+        described = {"kind": "table", "rows": segments, "systems": names}
+    reference_pairs = sample_reference_pairs(
+        rows, documents, point_directions(options.directions), roles=roles, pairs=pairs, seed=seed
+    )
+    sample_scores = score_pair_groups(
+        scorer,
+        reference_pairs.samples,
+        options,
+        batch_size=batch_size,
+        max_tokens=max_tokens,
+        show_progress=show_progress,
+    )
+    if sample_scores is None:
+        return None
+    for direction, point in reference_pairs.points(sample_scores).items():
+        if not point.ordered:
+            raise ValueError(
+                f"no baseline written: for {direction}, a copy scores {point.copy:.4f} on average and an unrelated "
+                f"text {point.unrelated:.4f}, so this model does not tell a copy from an unrelated text and a scale "
+                f"between the two would mean nothing"
+            )
+    stats = {
+        key: _describe(sample_scores[key], [target for _, target in reference_pairs.samples[key]])
+        for key in reference_pairs.samples
+    }
+    document = {
+        "format": BASELINE_FORMAT,
+        "format_version": BASELINE_FORMAT_VERSION,
+        "about": ABOUT,
+        "settings": baseline_settings(scorer, options.prompt_label),
+        "made_with": {
+            "bart_score": __version__,
+            "transformers": importlib.metadata.version("transformers"),
+            "engine": scorer.signature_fields(),
+        },
+        "corpus": {"file": os.path.basename(corpus_file), "sha256": _sha256(corpus_file), **described},
+        "sampling": {"pairs": pairs, "seed": seed},
+        "directions": {
+            direction: {"unrelated": stats[unrelated], "copy": stats[copy]}
+            for direction, (unrelated, copy) in reference_pairs.points_of.items()
+        },
+    }
+    document["id"] = baseline_id(document)
+    return document
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _describe(scores, targets):
+    """A sample's figures: mean, std, quantiles, pairs, and means by the target's length in words."""
+    scores = np.asarray(scores, dtype=np.float64)
+    words = np.array([len(target.split()) for target in targets])
+    buckets = []
+    for low, high in WORD_BUCKETS:
+        inside = (words >= low) & (words <= high if high is not None else True)
+        if inside.any():
+            label = f"{low}+" if high is None else str(low) if low == high else f"{low}-{high}"
+            buckets.append({"words": label, "pairs": int(inside.sum()), "mean": float(scores[inside].mean())})
+    return {
+        "mean": float(scores.mean()),
+        "std": float(scores.std(ddof=1)) if len(scores) > 1 else None,
+        "quantiles": {f"{q:g}": float(value) for q, value in zip(QUANTILES, np.quantile(scores, QUANTILES))},
+        "pairs": len(scores),
+        "by_target_words": buckets,
+    }

@@ -1,0 +1,281 @@
+"""Baseline files: their figures equal plain-loop statistics, they survive a round trip, a file made with other
+settings (or edited) is refused with the setting named, a missing one is answered with the command that makes it, and
+the command line (`baseline`, `score --rescale`, `compare --rescale`) agrees with the library."""
+
+import itertools
+import json
+import re
+import shlex
+
+import numpy as np
+import pytest
+from reference import prompted_score, reference_score
+from test_cli import run_cli, tsv_scores
+
+import bart_score
+from bart_score import rescale
+
+TEXTS = [
+    "The cat sat on the mat.",
+    "Rain is expected in the north tomorrow.",
+    "The team won the game last week after a long season.",
+    "Good.",
+    "A report says the market was high.",
+]
+
+
+@pytest.fixture
+def baselines(tmp_path, monkeypatch):
+    """An empty default baseline folder, for this process and the command lines it runs."""
+    folder = tmp_path / "baselines"
+    monkeypatch.setenv(rescale.BASELINE_FOLDER_ENV, str(folder))
+    return folder
+
+
+@pytest.fixture
+def texts_file(tmp_path):
+    path = tmp_path / "texts.txt"
+    path.write_text("\n".join(TEXTS[:2]) + "\n\n" + "\n".join(TEXTS[2:]) + "\n", encoding="utf-8")  # one blank line
+    return str(path)
+
+
+def built(scorer, texts_file, **options):
+    return rescale.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file, **options)
+
+
+def test_baseline_figures_are_plain_statistics_of_every_pair(copier, copier_reference_model, texts_file):
+    document = built(copier, texts_file, pairs=1000)  # every pair of 5 texts fits: the figures are exact
+    unrelated = [reference_score(*copier_reference_model, c, t) for c, t in itertools.permutations(TEXTS, 2)]
+    copies = [reference_score(*copier_reference_model, t, t) for t in TEXTS]
+    assert list(document["directions"]) == ["faithfulness", "precision", "recall"]
+    for direction in document["directions"].values():
+        for figures, scores in ((direction["unrelated"], unrelated), (direction["copy"], copies)):
+            assert figures["pairs"] == len(scores)
+            assert figures["mean"] == pytest.approx(np.mean(scores), abs=1e-5)
+            assert figures["std"] == pytest.approx(np.std(scores, ddof=1), abs=1e-5)
+            assert list(figures["quantiles"]) == ["0.05", "0.25", "0.5", "0.75", "0.95"]
+            assert list(figures["quantiles"].values()) == pytest.approx(
+                np.quantile(scores, [0.05, 0.25, 0.5, 0.75, 0.95]), abs=1e-5
+            )
+    # Targets by length in words: "Good." has 1, three have 6 or 7, one has 11.
+    copy_buckets = document["directions"]["recall"]["copy"]["by_target_words"]
+    assert [(b["words"], b["pairs"]) for b in copy_buckets] == [("1-5", 1), ("6-10", 3), ("11-20", 1)]
+    assert copy_buckets[0]["mean"] == pytest.approx(copies[3], abs=1e-5)
+    assert document["settings"] == {
+        "model": copier.model_label,
+        "token_policy": "bart",
+        "prompt": "none",
+        "max_length": 1024,
+    }
+    assert document["corpus"]["kind"] == "plain text" and len(document["corpus"]["sha256"]) == 64
+    assert document["sampling"] == {"pairs": 1000, "seed": rescale.DEFAULT_SEED}
+    assert document["made_with"]["bart_score"] == bart_score.__version__
+    assert "rescaled = (score - unrelated.mean) / (copy.mean - unrelated.mean)" in document["about"]
+
+
+def test_a_table_corpus_gives_each_direction_its_roles(copier, copier_reference_model, tmp_path):
+    path = tmp_path / "table.jsonl"
+    rows = [
+        {"source": TEXTS[0], "reference": TEXTS[1], "sys": TEXTS[3]},
+        {"source": TEXTS[2], "reference": TEXTS[4], "sys": "A cat."},
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    corpus = bart_score.read_table_corpus(str(path))
+    document = rescale.build_baseline(copier, corpus=corpus, corpus_file=str(path), prompt="mt")
+    prompts = bart_score.PROMPT_SETS["mt"]
+
+    def mean(pairs):
+        return np.mean([prompted_score(*copier_reference_model, c, t, prompts, "encoder") for c, t in pairs])
+
+    recall = document["directions"]["recall"]
+    assert recall["unrelated"]["mean"] == pytest.approx(mean([(TEXTS[3], TEXTS[4]), ("A cat.", TEXTS[1])]), abs=1e-5)
+    assert recall["copy"]["mean"] == pytest.approx(mean([(TEXTS[1], TEXTS[1]), (TEXTS[4], TEXTS[4])]), abs=1e-5)
+    faithfulness = document["directions"]["faithfulness"]
+    assert faithfulness["unrelated"]["mean"] == pytest.approx(mean([(TEXTS[2], TEXTS[3]), (TEXTS[0], "A cat.")]), 1e-5)
+    assert document["settings"]["prompt"] == "mt(1)@encoder"
+    assert document["corpus"] == {**document["corpus"], "kind": "table", "rows": 2, "systems": ["sys"]}
+
+
+def test_baseline_files_survive_a_round_trip_and_rescale_like_their_points(copier, texts_file, tmp_path):
+    document = built(copier, texts_file, pairs=12, seed=3)
+    assert built(copier, texts_file, pairs=12, seed=3)["id"] == document["id"]  # the same inputs, the same file
+    assert built(copier, texts_file, pairs=12, seed=4)["id"] != document["id"]
+    path = str(tmp_path / "base.json")
+    rescale.write_baseline(document, path)
+    loaded = rescale.load_baseline(path)
+    assert loaded.document == document and loaded.id == document["id"]
+    for direction, point in loaded.points.items():
+        assert point.unrelated == document["directions"][direction]["unrelated"]["mean"]
+        assert point.copy == document["directions"][direction]["copy"]["mean"]
+    predictions, references = TEXTS[:2], [TEXTS[2], TEXTS[3]]
+    result = copier.score_directions(predictions, references, rescale_with_baseline=True, baseline_path=path)
+    points = rescale.with_f_score(loaded.points)
+    for direction in ("precision", "recall", "f_score"):
+        expected = (np.array(result[direction]) - points[direction].unrelated) / (
+            points[direction].copy - points[direction].unrelated
+        )
+        assert result[f"{direction}_rescaled"] == pytest.approx(expected.tolist(), abs=1e-12)
+        assert result["reference_points"][direction] == {
+            "unrelated": points[direction].unrelated,
+            "copy": points[direction].copy,
+        }
+    assert f"|rescale:baseline-{document['id']}|" in result["signature"]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(prompt="summary"), "prompt setting: the file has 'none', this call uses 'summary(70)@encoder'"),
+        (dict(max_length=512), "max_length: the file has 1024, this call uses 512"),
+        (dict(model="tiny"), "model: the file has '{copier}', this call uses '{tiny}'"),
+    ],
+)
+def test_a_baseline_made_with_other_settings_is_refused_naming_the_setting(
+    copier, scorer, copying_checkpoint, texts_file, tmp_path, change, message
+):
+    path = str(tmp_path / "base.json")
+    rescale.write_baseline(built(copier, texts_file, pairs=10), path)
+    user = copier
+    if "max_length" in change:
+        user = bart_score.BARTScorer(checkpoint=copying_checkpoint, device="cpu", max_length=512)
+    elif "model" in change:
+        user = scorer
+    prompt = change.get("prompt")
+    with pytest.raises(rescale.BaselineError) as raised:
+        user.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=prompt, baseline_path=path)
+    text = str(raised.value)
+    assert message.format(copier=copier.model_label, tiny=scorer.model_label) in text
+    assert "Make one for these settings:\n    bartscore baseline -m " in text
+
+
+def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, tmp_path):
+    document = built(copier, texts_file, pairs=10, directions=["faithfulness"])
+    path = tmp_path / "base.json"
+
+    def refused(content, message):
+        path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+        with pytest.raises(rescale.BaselineError, match=message):
+            copier.score_directions(TEXTS[:2], references=TEXTS[2:4], sources=TEXTS[2:4], baseline_path=str(path))
+
+    refused("{not json", r"is not a baseline file \(not valid JSON")
+    refused({"format": "something else"}, r"is not a baseline file \(made by `bartscore baseline`\)")
+    refused({**document, "format_version": 99}, "is a version 99 baseline file; this bart_score reads version 1")
+    edited = json.loads(json.dumps(document))
+    edited["directions"]["faithfulness"]["copy"]["mean"] = 0.0
+    refused(edited, "does not match its id .*: it was changed after `bartscore baseline` wrote it")
+    incomplete = {key: value for key, value in document.items() if key != "settings"}
+    refused(incomplete, r"is not a complete baseline file: 'settings' is missing or malformed")
+    refused(document, r"has no reference points for precision, recall \(it has faithfulness\)")
+    with pytest.raises(rescale.BaselineNotFoundError, match=r"no baseline file at .*nowhere\.json; make it with:\n"):
+        copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], baseline_path=str(tmp_path / "nowhere.json"))
+
+
+def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baselines, texts_file, monkeypatch):
+    calls = []
+    with monkeypatch.context() as patch, pytest.raises(rescale.BaselineNotFoundError) as raised:
+        patch.setattr(copier, "score", lambda *args, **kwargs: calls.append(args))
+        copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], rescale_with_baseline=True)
+    assert calls == []  # found missing before any scoring
+    command = re.search(r"\n    (bartscore baseline .*)\n", str(raised.value))[1]
+    words = shlex.split(command)
+    assert words[:6] == ["bartscore", "baseline", "-m", copier.model_label, "--corpus", "TEXTS.txt"]
+    assert words[6:9] == ["--prompt-phrases", "In short", "--prompt-side"]
+    assert words[-2] == "-o" and words[-1].startswith(str(baselines))
+    assert "rescale='corpus' (--rescale corpus)" in str(raised.value)
+
+    words[5] = texts_file
+    code, stdout, stderr = run_cli(*words[1:], "-q", "--pairs", "20")
+    assert code == 0, stderr
+    assert "1 blank line(s) of" in stderr and f"written to {words[-1]}" in stdout
+    result = copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], rescale="baseline")
+    same = copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], baseline_path=words[-1])
+    assert result == same and "|rescale:baseline-" in result["signature"]
+
+
+def test_cli_score_and_compare_agree_with_the_library(copier, copying_checkpoint, baselines, texts_file, tmp_path):
+    table = tmp_path / "outputs.csv"
+    table.write_text(
+        "source,reference,good,bad\n"
+        + "".join(f'"{TEXTS[i]}","{TEXTS[(i + 1) % 5]}","{TEXTS[i]}","{TEXTS[(i + 2) % 5]}"\n' for i in range(5)),
+        encoding="utf-8",
+    )
+    code, stdout, stderr = run_cli("baseline", "-m", copying_checkpoint, "--corpus", texts_file, "-q", "--pairs", "30")
+    assert code == 0, stderr
+    assert re.search(r"faithfulness +-\d+\.\d{4} \(\d+\.\d{4}\) +-\d+\.\d{4} \(\d+\.\d{4}\)", stdout)
+    corpus = bart_score.read_table_corpus(str(table))
+
+    code, stdout, stderr = run_cli("score", "-m", copying_checkpoint, "-i", str(table), "-q", "--rescale")
+    assert code == 0, stderr
+    header, rows = tsv_scores(stdout)
+    assert header[2:4] == ["faithfulness", "faithfulness_rescaled"] and len(header) == 10
+    per_system, signature = bart_score.score_corpus(copier, corpus, rescale_with_baseline=True)
+    for name in ("good", "bad"):
+        shown = [row for row in rows if row["system"] == name]
+        for key in header[2:]:
+            assert [float(row[key]) for row in shown] == pytest.approx(per_system[name][key], abs=2e-6), key
+    assert f"signature: {signature}" in stderr
+
+    code, stdout, stderr = run_cli(
+        "compare", "-m", copying_checkpoint, "-i", str(table), "-q", "--json", "--rescale", "corpus", "-d", "recall"
+    )
+    assert code == 0, stderr
+    shown = json.loads(stdout)
+    per_system, signature = bart_score.score_corpus(copier, corpus, directions=["recall"], rescale="corpus")
+    assert shown["signature"] == signature and "|rescale:corpus-" in signature
+    assert list(shown["directions"]) == ["recall", "recall_rescaled"]
+    means = [s["mean"] for s in shown["directions"]["recall_rescaled"]["systems"]]
+    assert means == pytest.approx([np.mean(per_system[n]["recall_rescaled"]) for n in ("good", "bad")], abs=1e-5)
+    raw, rescaled = shown["directions"]["recall"]["pairs"][0], shown["directions"]["recall_rescaled"]["pairs"][0]
+    assert (rescaled["winner"], rescaled["bootstrap_p"]) == (raw["winner"], raw["bootstrap_p"])
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--rescale", "corpus", "--baseline", "b.json"], "--rescale corpus takes the reference points from the texts"),
+        (["--rescale-pairs", "10"], "--rescale-pairs is for --rescale corpus only"),
+        (["--rescale", "corpus", "--rescale-pairs", "0"], "--rescale-pairs must be a positive integer, got 0"),
+        (["--baseline", "{missing}"], "no baseline file at {missing}"),
+        (["--baseline", "{texts}"], r"is not a baseline file \(not valid JSON"),
+        (["--baseline", "{base}", "-p", "mt"], r"prompt setting: the file has 'none', this call uses 'mt\(1\)@"),
+    ],
+)
+def test_cli_rescale_mistakes_are_usage_errors_found_before_loading(copier, texts_file, tmp_path, arguments, message):
+    base = str(tmp_path / "base.json")
+    rescale.write_baseline(built(copier, texts_file, pairs=10), base)
+    names = {"missing": str(tmp_path / "missing.json"), "texts": texts_file, "base": base}
+    arguments = [argument.format(**names) for argument in arguments]
+    code, _, stderr = run_cli("score", "-m", str(tmp_path / "no-model"), "-s", texts_file, "-t", texts_file, *arguments)
+    assert code == 2, stderr
+    assert re.search(message.format(**names), stderr), stderr
+
+
+@pytest.mark.parametrize(
+    "corpus, arguments, message",
+    [
+        ("one.txt", [], "unrelated pairs need at least two different texts"),
+        ("texts.txt", ["--aggregation", "max"], "--aggregation does not apply to a baseline"),
+        ("texts.txt", ["--system-columns", "a"], "--system-columns are for .csv/.jsonl corpora"),
+        ("texts.txt", ["--pairs", "0"], "--pairs must be a positive integer"),
+        ("same.csv", [], "unrelated pairs need rows with different sources and references"),
+        ("empty.txt", [], "has no text: it is empty or blank"),
+    ],
+)
+def test_cli_baseline_mistakes_are_usage_errors(tmp_path, texts_file, corpus, arguments, message):
+    files = {
+        "one.txt": "Same text.\nSame text.\n",
+        "same.csv": "source,sys\nA source.,x\nA source.,y\n",
+        "empty.txt": "\n \n",
+    }
+    path = texts_file if corpus == "texts.txt" else str(tmp_path / corpus)
+    if corpus in files:
+        (tmp_path / corpus).write_text(files[corpus], encoding="utf-8")
+    code, _, stderr = run_cli("baseline", "-m", str(tmp_path / "no-model"), "--corpus", path, *arguments)
+    assert code == 2, stderr
+    assert message in stderr
+
+
+def test_a_model_that_cannot_tell_a_copy_from_an_unrelated_text_writes_no_baseline(scorer, texts_file):
+    """The tests' random BART scores copies no higher than unrelated texts: a scale between them would be noise."""
+    with pytest.raises(ValueError, match=r"no baseline written: for faithfulness, a copy scores .* on average"):
+        rescale.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file)
