@@ -392,3 +392,23 @@ def test_a_model_whose_output_layer_the_engine_cannot_split_is_refused(family_ch
     tokenizer.save_pretrained(tmp_path)
     with pytest.raises(ValueError, match=r"\(gemma2\) gives different log-probabilities .* does not support"):
         bart_score.BARTScorer(checkpoint=str(tmp_path), device="cpu")
+
+
+def test_mbart_reads_each_condition_in_its_language_including_reference_point_samples(engine, monkeypatch):
+    scorer = engine("mbart50")
+    seen = []
+    score = scorer.score
+
+    def recording(conditions, targets, *args, condition_lang=None, **kwargs):
+        seen.extend(zip(conditions, condition_lang))
+        return score(conditions, targets, *args, condition_lang=condition_lang, **kwargs)
+
+    monkeypatch.setattr(scorer, "score", recording)
+    sources = ["Die Katze sitzt.", "Der Hund läuft.", "Das Haus ist alt."]
+    predictions = ["The cat sits.", "The dog runs.", "The house is old."]
+    references = [["A cat is sitting."], ["A dog is running."], ["An old house."]]
+    with pytest.warns(UserWarning):  # a random model has no scale: the rescaled scores are NaN, with a warning
+        scorer.score_directions(predictions, references, sources, rescale="corpus")
+    assert {language for condition, language in seen if condition in sources} == {"de_DE"}
+    assert {language for condition, language in seen if condition not in sources} == {"en_XX"}
+    assert any(condition in sources for condition, _ in seen[len(sources) :])  # unrelated pairs read sources too
