@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 import torch
+from transformers.cache_utils import DynamicCache, DynamicLayer
 
 # A label position that is run through the model but neither scored nor counted (as -100 in Hugging Face labels).
 IGNORED = -100
@@ -134,6 +135,45 @@ class Family:
             texts.append(decoded[len(previous) :] if decoded.startswith(previous) else decoded)
             previous = decoded
         return texts
+
+
+class StoredRows(DynamicLayer):
+    """One layer's cached keys and values for a batch, read as rows of a store computed once per condition: the rows
+    are taken (a view when every row is the same condition, else a copy) only when the layer reads them, so a batch
+    never holds every layer's copy at once. Keys and values a causal target adds are joined to them for that layer's
+    attention and not kept: each target is scored in one pass."""
+
+    def __init__(self, keys, values, rows, width):
+        self.store, self.rows, self.width = (keys, values), rows, width
+        self.is_initialized = True
+        self.device = keys.device
+
+    def _rows_of(self, stored):
+        stored = stored[:, :, : self.width]
+        if bool((self.rows == self.rows[0]).all()):
+            return stored[self.rows[:1]].expand(len(self.rows), -1, -1, -1)
+        return stored[self.rows]
+
+    @property
+    def keys(self):
+        return self._rows_of(self.store[0])
+
+    @property
+    def values(self):
+        return self._rows_of(self.store[1])
+
+    def update(self, key_states, value_states, *args, **kwargs):
+        return torch.cat([self.keys, key_states], dim=-2), torch.cat([self.values, value_states], dim=-2)
+
+    def get_seq_length(self):
+        return self.width
+
+
+def stored_rows_cache(keys_values, rows, width):
+    """A cache whose every layer reads the given rows of its stored (keys, values), up to `width` positions."""
+    cache = DynamicCache()
+    cache.layers = [StoredRows(keys, values, rows, width) for keys, values in keys_values]
+    return cache
 
 
 def dedupe(items):

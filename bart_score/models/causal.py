@@ -19,7 +19,7 @@ import torch
 from transformers import AutoModelForCausalLM
 from transformers.cache_utils import DynamicCache
 
-from .base import Family, Target, Tokenized, dedupe
+from .base import Family, Target, Tokenized, dedupe, stored_rows_cache
 
 DEFAULT_TEMPLATE = "{condition}\n"
 
@@ -141,11 +141,7 @@ class CausalFamily(Family):
         steps = None
         if inputs.shape[1]:
             width = int(prefixes.lengths[rows].max())
-            cache = DynamicCache(
-                ddp_cache_data=[
-                    (keys[rows, :, :width], values[rows, :, :width]) for keys, values in prefixes.keys_values
-                ]
-            )
+            cache = stored_rows_cache(prefixes.keys_values, rows, width)
             offsets = prefixes.lengths[rows, None]
             steps = self.model.get_decoder()(
                 input_ids=inputs,

@@ -10,7 +10,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 
-from .base import IGNORED, Family, Target, Tokenized, dedupe
+from .base import IGNORED, Family, Target, Tokenized, dedupe, stored_rows_cache
 
 
 class _UnkeptCache(DynamicCache):
@@ -121,9 +121,7 @@ class Seq2SeqFamily(Family):
         concatenated in order, with the labels they predict."""
         rows = torch.tensor(rows, device=self.device)
         width = int(encoded.mask[rows].sum(dim=1).max())
-        cross = DynamicCache(
-            ddp_cache_data=[(keys[rows, :, :width], values[rows, :, :width]) for keys, values in encoded.cross]
-        )
+        cross = stored_rows_cache(encoded.cross, rows, width)
         inputs, input_mask = self.pad([target.inputs for target in targets])
         # No decoder mask, as the original: padding only follows the real tokens of a causal decoder.
         states = self.model.get_decoder()(
