@@ -66,8 +66,10 @@ H200_BF16_PEAK_TFLOPS = 989.0
 CPU_TARGETS = {"a": 3.0, "b": 1.5, "c": 3.0}
 GPU_TARGETS = {"b": 20.0}
 MAX_DIFF_TARGET = 1e-5
+CONDITION_PASS = "condition pass (outside its encoder and decoder step)"
 STAGE_ORDER = (
     "tokenization",
+    CONDITION_PASS,
     "encoder",
     "cross K/V projection, once per condition",
     "cross K/V projection, in decoder",
@@ -464,8 +466,11 @@ class StageClock:
             return args[0].numel() // in_features * in_features * out_features
 
         def cross_kv_label():
-            inside_decoder = any(entry[0].startswith("decoder") for entry in self.stack)
-            return "cross K/V projection, in decoder" if inside_decoder else "cross K/V projection, once per condition"
+            # The engine projects each condition's cross K/V in one decoder step of its condition pass.
+            per_target = any(e[0].startswith("decoder") for e in self.stack) and not any(
+                e[0] == CONDITION_PASS for e in self.stack
+            )
+            return "cross K/V projection, in decoder" if per_target else "cross K/V projection, once per condition"
 
         self.watch_module(model.get_encoder(), "encoder", encoder_call)
         self.watch_module(model.get_decoder(), "decoder (excl. cross K/V)", decoder_call)
@@ -499,7 +504,8 @@ def breakdown_run(scorer, job, run):
     clock = StageClock(scorer.device, ModelShape.of(scorer.model.config))
     clock.watch_model(scorer.model)
     if job.method == "engine":
-        _wrap_method(scorer, "_tokenize", clock, "tokenization")
+        _wrap_method(scorer, "_plan", clock, "tokenization")
+        _wrap_method(scorer, "_encode", clock, CONDITION_PASS)
         # The engine multiplies by the output embedding itself inside _target_log_probs (one reused logits buffer).
         _wrap_method(
             scorer,
@@ -511,7 +517,7 @@ def breakdown_run(scorer, job, run):
     with clock.stage("other (planning, padding, Python, copies)"):
         run(scorer, job.case, clock.stage)
     clock.remove()
-    for name in ("_tokenize", "_target_log_probs"):
+    for name in ("_plan", "_encode", "_target_log_probs"):
         scorer.__dict__.pop(name, None)
     return {name: dict(seconds=seconds, macs=clock.macs[name]) for name, seconds in clock.seconds.items()}
 
