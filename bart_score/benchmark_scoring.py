@@ -72,7 +72,7 @@ def score_benchmarks(
     for name in benchmarks:
         groups.setdefault(planned_directions(name, directions), []).append(name)
 
-    scores, signatures = {}, {}
+    scores, signatures, lead = {}, {}, True
     for wanted, names in groups.items():
         uses_references = any(d != "faithfulness" for d in wanted)
         predictions, references, sources, owners = [], [], [], []
@@ -100,8 +100,9 @@ def score_benchmarks(
             max_tokens=max_tokens,
             show_progress=show_progress,
         )
-        if result is None:
-            return None, None
+        if result is None:  # a rank without results: it still takes part in every group's scoring
+            lead = False
+            continue
         start = 0
         for name in names:
             counts = [len(refs) if uses_references else 1 for _, refs, _ in texts[name]]
@@ -125,4 +126,4 @@ def score_benchmarks(
             )
             signatures[name] = signature(scorer, options, counts if uses_references else ())
             start = end
-    return scores, signatures
+    return (scores, signatures) if lead else (None, None)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY
 from .meta_eval import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
-from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED
+from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES
 
 TABLE_TITLES = {
     "3": "Table 3: machine translation (WMT19 DARR), Kendall's tau (WMT's Kendall-like: ties count as discordant)",
@@ -138,9 +138,15 @@ def build_report(datasets, rows, *, paper_notes=None, with_significance=True):
         "rows": [_row_json(row) for row in rows],
         "significance": _significance(datasets, doc_ids, columns, rows) if with_significance else {},
         "published_not_placed": [
-            {"column": e.column, "metric": e.metric, "value": e.value, "source": e.source}
+            {
+                "column": e.column,
+                "what": UNPLACED_AVERAGES[e.column],
+                "metric": e.metric,
+                "value": e.value,
+                "source": e.source,
+            }
             for e in PUBLISHED
-            if AVERAGES.get(e.column, ()) is None and AVERAGE_TABLES[e.column] in {c.table for c in columns}
+            if e.column in UNPLACED_AVERAGES and AVERAGE_TABLES[e.column] in {c.table for c in columns}
         ],
     }
     return report, render(report, columns, rows)
@@ -179,6 +185,8 @@ def _matches(row, entry, column):
 
 
 def _paper_only_note(entry, paper_notes):
+    if entry.note:
+        return f"paper only: {entry.note}"
     if entry.variant == "omega":
         return "paper only: Ω is the paper's best BARTScore variant for each dataset, which it does not name"
     if entry.variant is not None:
@@ -291,11 +299,10 @@ def render(report, columns, rows):
                 ]
                 where = f"{BENCHMARKS[column.benchmark].title} {column.label}"
                 lines.append(f"  {where}: best {', '.join(result['best'])}" + (f"; {'; '.join(wins)}" if wins else ""))
-    for entry in report["published_not_placed"]:
-        lines.append(
-            f"paper, not placed in a column: {entry['metric']} {entry['value']:.3f}, the average over BAGEL, SFRES "
-            f"and SFHOT in {entry['source']}; the sources at hand do not say which aspect it correlates with"
-        )
+    for column in dict.fromkeys(entry["column"] for entry in report["published_not_placed"]):
+        entries = [entry for entry in report["published_not_placed"] if entry["column"] == column]
+        values = ", ".join(f"{entry['metric']} {entry['value']:.3f}" for entry in entries)
+        lines.append(f"paper, in no column: {entries[0]['source']}, {entries[0]['what']}: {values}")
     return "\n".join(lines).lstrip("\n")
 
 

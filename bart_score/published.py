@@ -25,6 +25,7 @@ class Published:
     variant: str = None
     prompt: str = None
     release_key: str = None
+    note: str = None  # what the row is, where it is not a metric one could run
 
 
 # Averages the paper reports, as the columns they average; None where the sources do not say which columns.
@@ -44,6 +45,9 @@ AVERAGES = {
     "avg:data-to-text": None,  # over BAGEL, SFRES and SFHOT; the aspect is not stated in the sources at hand
 }
 AVERAGE_TABLES = {"avg:wmt19": "3", "avg:summarization": "4", "avg:data-to-text": "6"}
+UNPLACED_AVERAGES = {
+    "avg:data-to-text": "the average over BAGEL, SFRES and SFHOT; the sources at hand do not say which human aspect"
+}
 
 _T3 = "Table 3 (WMT19 DARR, Kendall's tau)"
 _T4 = "Table 4 (summarization, Spearman)"
@@ -71,7 +75,7 @@ PUBLISHED = (
     Published("avg:summarization", "BARTScore", 0.465, _T4, "vanilla"),
     Published("avg:summarization", "PRISM", 0.410, _T4),
     Published("rank19/fact", "BARTScore+CNN", 0.836, _T5, "cnn"),
-    Published("rank19/fact", "Human", 0.839, _T5),
+    Published("rank19/fact", "Human", 0.839, _T5, note="the paper's figure for human annotators"),
     Published("rank19/fact", "PRISM", 0.780, _T5),
     Published("rank19/fact", "QAGS", 0.721, _T5),
     Published("qags-cnn/fact", "BARTScore+CNN", 0.735, _T5, "cnn"),

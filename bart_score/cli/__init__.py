@@ -1,4 +1,5 @@
-"""The command line: ``bartscore score`` and ``bartscore compare`` (also ``python -m bart_score``).
+"""The command line: ``bartscore score``, ``bartscore compare`` and ``bartscore meta-eval`` (also
+``python -m bart_score``).
 
 Each subcommand is a module with ``add_parser``, a ``check`` that finds every mistake in the request before any
 model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failure at run time). Heavy libraries are
@@ -8,9 +9,9 @@ import argparse
 import sys
 
 from ..corpus import UsageError
-from . import common, compare, score
+from . import common, compare, meta_eval, score
 
-SUBCOMMANDS = (score, compare)
+SUBCOMMANDS = (score, compare, meta_eval)
 
 
 def build_parser():

@@ -41,7 +41,9 @@ def add_input_arguments(parser):
     )
 
 
-def add_model_arguments(parser):
+def add_model_arguments(
+    parser, *, directions_default_text="all the inputs allow", aggregation_default="mean", aggregation_default_text=None
+):
     model = parser.add_argument_group("model and scoring")
     model.add_argument(
         "-m", "--model", default="cnn", help="vanilla, cnn (default), cnn-para, a Hub id or a checkpoint directory"
@@ -49,10 +51,13 @@ def add_model_arguments(parser):
     model.add_argument(
         "-d",
         "--directions",
-        help="comma-separated: faithfulness,precision,recall,f_score (default: all the inputs allow)",
+        help=f"comma-separated: faithfulness,precision,recall,f_score (default: {directions_default_text})",
     )
     model.add_argument(
-        "--aggregation", choices=AGGREGATIONS, default="mean", help="over several references (default: mean)"
+        "--aggregation",
+        choices=AGGREGATIONS,
+        default=aggregation_default,
+        help=f"over several references (default: {aggregation_default_text or aggregation_default})",
     )
     prompts = model.add_mutually_exclusive_group()
     prompts.add_argument("-p", "--prompt", help="a prompt set (summary, paraphrase, mt) or one prompt phrase")
@@ -96,6 +101,12 @@ def checked_request(args):
         prompt_side=args.prompt_side,
     )
     resolve_options(has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options)
+    check_engine_options(args)
+    return corpus, options
+
+
+def check_engine_options(args):
+    """The model options' values that argparse cannot check (positive sizes, a device name)."""
     for flag, value in (
         ("--batch-size", args.batch_size),
         ("--max-tokens", args.max_tokens),
@@ -105,7 +116,6 @@ def checked_request(args):
             raise UsageError(f"{flag} must be a positive integer, got {value}")
     if args.device is not None and not _looks_like_a_device(args.device):
         raise UsageError(f"--device {args.device!r} is not a device; use cpu, cuda or cuda:<n>")
-    return corpus, options
 
 
 def _looks_like_a_device(name):
