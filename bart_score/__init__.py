@@ -10,6 +10,10 @@
     distributed   splitting one call across torch.distributed ranks
     corpus        plain-text and table readers, score_corpus, score_dataset
     stats         bootstrap confidence intervals, paired bootstrap and paired t-test
+    benchmarks    the release's human judgments (SummEval, REALSumm, ..., WMT19) as datasets
+    benchmark_scoring, meta_eval, meta_eval_table, published, score_cache
+                  the paper's meta-evaluation: scoring the benchmarks (resumably), the release's correlation
+                  protocol and significance test, tables beside the published numbers
     cli           the ``bartscore`` command
 
 Names are imported from their modules on first use, so that importing the package (and the command line's help)
@@ -39,6 +43,10 @@ _EXPORTS = {
     "compare_systems": "stats",
     "compare_directions": "stats",
     "paired_t_test": "stats",
+    "BENCHMARKS": "benchmarks",
+    "load_benchmark": "benchmarks",
+    "score_benchmarks": "benchmark_scoring",
+    "ResumableScorer": "score_cache",
     "main": "cli",
 }
 __all__ = ["__version__", *_EXPORTS]
