@@ -193,7 +193,7 @@ def _paper_only_note(entry, paper_notes):
         run = f"-m {entry.variant}" + (f" --prompt {entry.prompt}" if entry.prompt else "")
         status = paper_notes.get(entry.variant)
         return f"paper only: not run here; run with {run}" + (f" ({status})" if status else "")
-    hint = f", named {entry.release_key}" if entry.release_key else ""
+    hint = f" named {entry.release_key}" if entry.release_key else ""
     return f"paper only: give its scores as a --metrics-csv column{hint} to compare"
 
 

@@ -235,6 +235,12 @@ def metric_rows(metrics, datasets, path):
     return rows
 
 
+def _is_rank_0():
+    import torch
+
+    return not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
+
+
 def checkpoint_status(variant):
     """Whether a paper variant's checkpoint is on this machine (nothing is downloaded to find out)."""
     from huggingface_hub import try_to_load_from_cache
@@ -275,7 +281,7 @@ def run(args, request, options):
         return 2
 
     scorer, status = load_scorer(args)
-    if scorer is None and status != 1:
+    if scorer is None and (status != 1 or not _is_rank_0()):
         return status
     variant = args.model if args.model in VARIANTS else _CHECKPOINT_VARIANTS.get(getattr(scorer, "model_label", None))
     prompt = options["prompt"]
@@ -320,13 +326,18 @@ def run(args, request, options):
                 max_tokens=args.max_tokens,
                 show_progress=not args.quiet,
             )
-        except (OSError, RuntimeError, ValueError, CacheFileError) as error:
-            print(
-                f"{command}: scoring failed: {error}\n{command}: the scores finished so far are kept in "
-                f"{request['cache']}; run the same command again to resume",
-                file=sys.stderr,
-            )
+        except CacheFileError as error:
+            print(f"{command}: {error}", file=sys.stderr)
             return 1
+        except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
+            stopped = "interrupted" if isinstance(error, KeyboardInterrupt) else f"scoring failed: {error}"
+            if _is_rank_0():  # rank 0 keeps the cache
+                print(
+                    f"{command}: {stopped}\n{command}: the {resumable.scored_pairs} pair(s) scored before are kept in "
+                    f"{request['cache']}; run the same command again to resume",
+                    file=sys.stderr,
+                )
+            return 130 if isinstance(error, KeyboardInterrupt) else 1
         if scores is None:  # a rank other than 0 under torchrun: rank 0 reports
             return 0
         for row in ours:
