@@ -11,6 +11,10 @@
     corpus        plain-text and table readers, score_corpus, score_dataset
     stats         bootstrap confidence intervals, paired bootstrap and paired t-test
     rescale       reference points (unrelated text, copy), rescaled scores, baseline files
+    benchmarks    the release's human judgments (SummEval, REALSumm, ..., WMT19) as datasets
+    benchmark_scoring, meta_eval, meta_eval_table, published, score_cache
+                  the paper's meta-evaluation: scoring the benchmarks (resumably), the release's correlation
+                  protocol and significance test, tables beside the published numbers
     cli           the ``bartscore`` command
 
 Names are imported from their modules on first use, so that importing the package (and the command line's help)
@@ -44,6 +48,10 @@ _EXPORTS = {
     "build_baseline": "rescale",
     "load_baseline": "rescale",
     "write_baseline": "rescale",
+    "BENCHMARKS": "benchmarks",
+    "load_benchmark": "benchmarks",
+    "score_benchmarks": "benchmark_scoring",
+    "ResumableScorer": "score_cache",
     "main": "cli",
 }
 __all__ = ["__version__", *_EXPORTS]

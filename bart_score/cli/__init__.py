@@ -1,4 +1,4 @@
-"""The command line: ``bartscore score``, ``compare`` and ``baseline`` (also ``python -m bart_score``).
+"""The command line: ``bartscore score``, ``compare``, ``baseline`` and ``meta-eval`` (also ``python -m bart_score``).
 
 Each subcommand is a module with ``add_parser``, a ``check`` that finds every mistake in the request before any
 model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failure at run time). Heavy libraries are
@@ -8,9 +8,9 @@ import argparse
 import sys
 
 from ..corpus import UsageError
-from . import baseline, common, compare, score
+from . import baseline, common, compare, meta_eval, score
 
-SUBCOMMANDS = (score, compare, baseline)
+SUBCOMMANDS = (score, compare, baseline, meta_eval)
 
 
 def build_parser():

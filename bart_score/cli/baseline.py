@@ -61,7 +61,7 @@ def check(args):
         raise UsageError(f"{', '.join(f for f, v in columns.items() if v is not None)} are for .csv/.jsonl corpora")
     if args.aggregation != "mean":
         raise UsageError("--aggregation does not apply to a baseline: each of its pairs has one reference")
-    common.check_engine_arguments(args)
+    common.check_engine_options(args)
     if args.pairs < 1 or args.seed < 0:
         raise UsageError("--pairs must be a positive integer and --seed at least 0")
     if args.output:

@@ -76,7 +76,9 @@ def add_rescale_arguments(parser, effect):
     )
 
 
-def add_model_arguments(parser):
+def add_model_arguments(
+    parser, *, directions_default_text="all the inputs allow", aggregation_default="mean", aggregation_default_text=None
+):
     model = parser.add_argument_group("model and scoring")
     model.add_argument(
         "-m",
@@ -100,10 +102,13 @@ def add_model_arguments(parser):
     model.add_argument(
         "-d",
         "--directions",
-        help="comma-separated: faithfulness,precision,recall,f_score (default: all the inputs allow)",
+        help=f"comma-separated: faithfulness,precision,recall,f_score (default: {directions_default_text})",
     )
     model.add_argument(
-        "--aggregation", choices=AGGREGATIONS, default="mean", help="over several references (default: mean)"
+        "--aggregation",
+        choices=AGGREGATIONS,
+        default=aggregation_default,
+        help=f"over several references (default: {aggregation_default_text or aggregation_default})",
     )
     prompts = model.add_mutually_exclusive_group()
     prompts.add_argument("-p", "--prompt", help="a prompt set (summary, paraphrase, mt) or one prompt phrase")
@@ -146,7 +151,7 @@ def checked_request(args):
     resolved = resolve_options(
         has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options
     )
-    check_engine_arguments(args)
+    check_engine_options(args)
     options.update(rescale_options(args, resolved.prompt_label))
     return corpus, options
 
@@ -160,7 +165,8 @@ def scoring_options(args):
     )
 
 
-def check_engine_arguments(args):
+def check_engine_options(args):
+    """The model options' values that argparse cannot check (positive sizes, a device name)."""
     for flag, value in (
         ("--batch-size", args.batch_size),
         ("--max-tokens", args.max_tokens),
@@ -186,7 +192,10 @@ def rescale_options(args, prompt_label):
     if args.rescale_seed is not None and args.rescale_seed < 0:
         raise UsageError(f"--rescale-seed must be at least 0, got {args.rescale_seed}")
     if args.baseline:
-        problems = load_baseline(args.baseline).mismatches({"prompt": prompt_label, "max_length": args.max_length})
+        known = {"prompt": prompt_label}
+        if args.max_length is not None:  # else the model's, checked once it is loaded
+            known["max_length"] = args.max_length
+        problems = load_baseline(args.baseline).mismatches(known)
         if problems:
             raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
         return {"baseline_path": args.baseline}

@@ -1,0 +1,129 @@
+"""BARTScore for every record of the release's benchmarks, computed the way the release's scripts compute it.
+
+For each benchmark, by default (``Benchmark`` in bart_score.benchmarks): the paper's direction; several references
+aggregated by mean (summarization, SUM/score.py) or max (data-to-text, D2T/score.py), and F taken per reference and
+then aggregated, as D2T/score.py's ``(0.5 * (ref_hypo + hypo_ref)).max()`` does (for a mean the order does not matter);
+summarization and data-to-text texts detokenized with Moses first (the release used the mosestokenizer package's
+wrapper of the Moses Perl script; here sacremoses, its Python port), WMT texts scored as they are. With a prompt, each
+(hypothesis, reference) pair's score is the mean over the prompts, as ``score_directions`` computes it; the release's
+data-to-text script takes the max over references before the mean over prompts, so prompted data-to-text F scores can
+differ slightly from the release's.
+
+Benchmarks that use the same directions are scored together, in one ``score_directions`` call."""
+
+import numpy as np
+
+from .benchmarks import BENCHMARKS
+from .directions import DIRECTIONS, aggregate, resolve_options, score_directions, signature
+
+
+def moses_detokenizer():
+    """The release's ``detokenize``: the text split on spaces, detokenized as English by Moses (sacremoses)."""
+    try:
+        from sacremoses import MosesDetokenizer
+    except ImportError:
+        raise ImportError(
+            "the release detokenizes summarization and data-to-text texts with Moses before scoring; install "
+            "sacremoses (pip install sacremoses), or score the texts as they are with detokenize=False "
+            "(--no-detokenize)"
+        ) from None
+    moses = MosesDetokenizer(lang="en")
+    done = {}
+
+    def detokenize(text):
+        if text not in done:
+            done[text] = moses.detokenize(text.split(" "))
+        return done[text]
+
+    return detokenize
+
+
+def planned_directions(name, directions=None):
+    """The directions scored for a benchmark: the given ones (in DIRECTIONS order), else the paper's."""
+    if directions is None:
+        return BENCHMARKS[name].directions
+    return tuple(d for d in DIRECTIONS if d in directions)
+
+
+def score_benchmarks(
+    scorer,
+    benchmarks,
+    *,
+    directions=None,
+    aggregation=None,
+    prompt=None,
+    prompt_side="encoder",
+    detokenize=True,
+    batch_size=None,
+    max_tokens=None,
+    show_progress=False,
+):
+    """Scores every record of `benchmarks` (name -> Dataset from ``load_benchmark``).
+
+    directions / aggregation: override the paper's per-benchmark choices for all benchmarks. detokenize=False scores
+    every text as the file has it. Returns ({benchmark: {direction: per-record scores}}, {benchmark: signature}),
+    or (None, None) on ranks that get no results under torch.distributed."""
+    for name in benchmarks:
+        resolve_options(
+            has_references=True, has_sources=True, directions=planned_directions(name, directions), prompt=prompt
+        )
+    detokenizer = moses_detokenizer() if detokenize and any(BENCHMARKS[n].detokenize for n in benchmarks) else None
+    groups = {}
+    for name in benchmarks:
+        groups.setdefault(planned_directions(name, directions), []).append(name)
+
+    scores, signatures, lead = {}, {}, True
+    for wanted, names in groups.items():
+        uses_references = any(d != "faithfulness" for d in wanted)
+        predictions, references, sources, owners = [], [], [], []
+        texts = {}
+        for name in names:
+            prepare = detokenizer if detokenizer and BENCHMARKS[name].detokenize else (lambda text: text)
+            dataset = benchmarks[name]
+            records = list(zip(dataset["source"], dataset["references"], dataset["hypothesis"]))
+            texts[name] = records
+            for record, (source, refs, hypothesis) in enumerate(records):
+                for ref in refs if uses_references else [None]:
+                    predictions.append(prepare(hypothesis))
+                    sources.append(prepare(source))
+                    references.append([prepare(ref)] if uses_references else None)
+                    owners.append((name, record))
+        result = score_directions(
+            scorer,
+            predictions,
+            references=references if uses_references else None,
+            sources=sources,
+            directions=wanted,
+            prompt=prompt,
+            prompt_side=prompt_side,
+            batch_size=batch_size,
+            max_tokens=max_tokens,
+            show_progress=show_progress,
+        )
+        if result is None:  # a rank without results: it still takes part in every group's scoring
+            lead = False
+            continue
+        start = 0
+        for name in names:
+            counts = [len(refs) if uses_references else 1 for _, refs, _ in texts[name]]
+            end = start + sum(counts)
+            how = aggregation or BENCHMARKS[name].aggregation
+            scores[name] = {}
+            for direction in wanted:
+                flat = np.asarray(result[direction][start:end], dtype=np.float64)
+                if direction == "faithfulness":  # the same pair for every reference: its first score
+                    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+                    scores[name][direction] = flat[firsts]
+                else:
+                    scores[name][direction] = aggregate(flat, counts, how)
+            options = resolve_options(
+                has_references=True,
+                has_sources=True,
+                directions=wanted,
+                aggregation=how,
+                prompt=prompt,
+                prompt_side=prompt_side,
+            )
+            signatures[name] = signature(scorer, options, counts if uses_references else ())
+            start = end
+    return (scores, signatures) if lead else (None, None)

@@ -1,0 +1,374 @@
+"""`bartscore meta-eval`: the paper's correlations with human judgments on the BARTScore release's benchmarks, for
+any checkpoint, directions or prompt, beside the published numbers (and any other metrics' scores from a CSV)."""
+
+import argparse
+import csv
+import math
+import os
+import re
+import sys
+
+from ..benchmarks import BENCHMARKS, DATA_CACHE_ENV, GROUPS, RELEASE_DIR_ENV, resolve_benchmarks
+from ..corpus import UsageError
+from ..directions import DIRECTIONS, resolve_options
+from ..prompts import PROMPT_SETS
+from ..score_cache import DEFAULT_CHUNK_PAIRS
+from ..variants import PARA_WEIGHTS_ENV, VARIANTS
+from .common import add_model_arguments, check_engine_options, load_scorer
+
+DEFAULT_OUTPUT_DIR = "meta-eval"
+_CHECKPOINT_VARIANTS = {"facebook/bart-large": "vanilla", "facebook/bart-large-cnn": "cnn"}
+
+
+def add_parser(commands, parents):
+    # The corpus options of `score` do not apply: the texts come from the benchmarks.
+    model = argparse.ArgumentParser(add_help=False)
+    add_model_arguments(
+        model,
+        directions_default_text="the paper's for each benchmark",
+        aggregation_default=None,
+        aggregation_default_text="the release's: mean, max for data-to-text",
+    )
+    parser = commands.add_parser(
+        "meta-eval",
+        parents=[model],
+        help="the paper's correlations with human judgments on its benchmarks, beside the published numbers",
+        description=(
+            "Scores every text of the BARTScore release's benchmarks and correlates the scores with the human "
+            "judgments as the release's analysis code does; prints the paper-style table (ours, paper, difference) "
+            "and writes it as CSV and JSON. Without --directions/--aggregation each benchmark uses the paper's "
+            "choices (REALSumm recall; SummEval, NeR18, Rank19, QAGS faithfulness; WMT19 and data-to-text F; mean "
+            "over references, max for data-to-text)."
+        ),
+    )
+    names = ", ".join([*BENCHMARKS, *GROUPS])
+    parser.add_argument("-b", "--benchmark", nargs="+", required=True, metavar="NAME", help=f"one or more of: {names}")
+    parser.add_argument(
+        "--metrics-csv",
+        metavar="FILE",
+        help="other metrics' scores to compare under the same protocol: columns doc_id, system (empty for "
+        "data-to-text), benchmark (when several are run) and one column per metric",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="PREFIX",
+        help=f"writes PREFIX.json and PREFIX.csv (default: {DEFAULT_OUTPUT_DIR}/<benchmarks>.<model>)",
+    )
+    parser.add_argument(
+        "--cache",
+        metavar="FILE",
+        help="scores kept across runs, so an interrupted run resumes (default: scores-cache.jsonl beside the output)",
+    )
+    parser.add_argument(
+        "--save-every",
+        type=int,
+        default=DEFAULT_CHUNK_PAIRS,
+        metavar="PAIRS",
+        help=f"append finished scores to the cache every this many pairs (default {DEFAULT_CHUNK_PAIRS})",
+    )
+    parser.add_argument(
+        "--no-detokenize",
+        dest="detokenize",
+        action="store_false",
+        help="score summarization and data-to-text texts as the files have them (the release detokenizes them "
+        "with Moses first)",
+    )
+    parser.add_argument("--no-significance", dest="significance", action="store_false", help="skip the tests")
+    data = parser.add_argument_group("benchmark data (default: downloaded once from the release into a cache)")
+    data.add_argument("--release-dir", metavar="DIR", help=f"a checkout of the release (or ${RELEASE_DIR_ENV})")
+    data.add_argument("--data-cache", metavar="DIR", help=f"where downloads are kept (or ${DATA_CACHE_ENV})")
+    data.add_argument(
+        "--data",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="read a benchmark from your own file in the release's layout (not checked against the release)",
+    )
+    parser.set_defaults(check=check, run=run)
+
+
+def check(args):
+    try:
+        benchmarks = resolve_benchmarks(args.benchmark)
+    except ValueError as error:
+        raise UsageError(f"--benchmark: {error}") from None
+    directions = args.directions.split(",") if args.directions else None
+    prompt = args.prompt_phrases or args.prompt
+    resolve_options(has_references=True, has_sources=True, directions=directions, prompt=prompt)
+    check_engine_options(args)
+    if args.save_every < 1:
+        raise UsageError(f"--save-every must be a positive integer, got {args.save_every}")
+    if args.detokenize and any(BENCHMARKS[name].detokenize for name in benchmarks):
+        try:
+            import sacremoses  # noqa: F401
+        except ImportError:
+            raise UsageError(
+                "the release detokenizes summarization and data-to-text texts with Moses before scoring: install "
+                "sacremoses (pip install sacremoses), or pass --no-detokenize to score them as they are"
+            ) from None
+    data_files = {}
+    for item in args.data:
+        name, _, path = item.partition("=")
+        if not path or name.lower() not in benchmarks:
+            raise UsageError(f"--data {item!r}: give NAME=FILE with NAME one of the benchmarks run ({benchmarks})")
+        if not os.path.isfile(path):
+            raise UsageError(f"--data {item!r}: {path} is not a file")
+        data_files[name.lower()] = path
+    if args.release_dir and not os.path.isdir(args.release_dir):
+        raise UsageError(f"--release-dir {args.release_dir!r} is not a folder")
+    metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
+
+    prefix = args.output or os.path.join(DEFAULT_OUTPUT_DIR, f"{'+'.join(args.benchmark)}.{_slug(args.model)}")
+    cache = args.cache or os.path.join(os.path.dirname(prefix) or ".", "scores-cache.jsonl")
+    for path in (prefix + ".json", prefix + ".csv", cache):
+        _check_writable(path)
+    request = {
+        "benchmarks": benchmarks,
+        "data_files": data_files,
+        "metrics": metrics,
+        "prefix": prefix,
+        "cache": cache,
+    }
+    options = {"directions": directions, "prompt": prompt}
+    return request, options
+
+
+def _model_name(model):
+    """A checkpoint directory by its folder's name; variants and Hub ids as given."""
+    return os.path.basename(os.path.normpath(model)) if os.path.isdir(model) else model
+
+
+def _slug(model):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", _model_name(model)) or "model"
+
+
+def _check_writable(path):
+    """The file can be written once its folder is made: the nearest existing folder above it is writable."""
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write {path}: it is a folder")
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"cannot write {path}: {folder} is not writable")
+
+
+def read_metrics_csv(path, benchmarks):
+    """{metric: {benchmark: {(doc_id, system): score}}} from a CSV (UTF-8) of other metrics' scores."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            lines = list(csv.reader(handle))
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text; save it as UTF-8") from None
+    except csv.Error as error:
+        raise UsageError(f"{path} is not valid CSV: {error}") from None
+    if not lines:
+        raise UsageError(f"--metrics-csv {path} is empty")
+    header = [name.strip() for name in lines[0]]
+    keys = ["doc_id", "system"] + (["benchmark"] if len(benchmarks) > 1 else [])
+    missing = [key for key in keys if key not in header]
+    if missing:
+        raise UsageError(f"--metrics-csv {path} needs the columns {keys}; it lacks {missing} (it has {header})")
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise UsageError(f"--metrics-csv {path}: column names appear more than once: {', '.join(repeated)}")
+    metric_names = [name for name in header if name not in ("doc_id", "system", "benchmark")]
+    if not metric_names or any(not name for name in metric_names):
+        raise UsageError(f"--metrics-csv {path} needs one named column per metric besides {keys}")
+    metrics = {name: {} for name in metric_names}
+    for number, cells in enumerate(lines[1:], start=2):
+        if not any(cell.strip() for cell in cells):
+            continue
+        if len(cells) != len(header):
+            raise UsageError(
+                f"--metrics-csv {path} line {number} has {len(cells)} fields but the header has {len(header)}"
+            )
+        row = dict(zip(header, cells))
+        benchmark = row["benchmark"].strip().lower() if "benchmark" in row else benchmarks[0]
+        if benchmark not in benchmarks:
+            raise UsageError(
+                f"--metrics-csv {path} line {number}: benchmark {row['benchmark']!r} is not one of those run "
+                f"({', '.join(benchmarks)})"
+            )
+        key = (row["doc_id"], row["system"])
+        for name in metric_names:
+            try:
+                value = float(row[name])
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                raise UsageError(f"--metrics-csv {path} line {number}, column {name!r}: {row[name]!r} is not a number")
+            scores = metrics[name].setdefault(benchmark, {})
+            if key in scores:
+                raise UsageError(f"--metrics-csv {path} line {number}: document {key[0]!r}, system {key[1]!r} again")
+            scores[key] = value
+    return metrics
+
+
+def metric_rows(metrics, datasets, path):
+    """The metrics CSV's columns as table rows: every record of each benchmark it covers needs a score."""
+    from ..meta_eval_table import MetricRow
+
+    rows = []
+    for name, per_benchmark in metrics.items():
+        scores = {}
+        for benchmark, values in per_benchmark.items():
+            dataset = datasets[benchmark]
+            records = list(zip(dataset["doc_id"], dataset["system"]))
+            unknown = [key for key in values if key not in set(records)]
+            if unknown:
+                raise UsageError(
+                    f"--metrics-csv {path}: {benchmark} has no record with doc_id {unknown[0][0]!r} and system "
+                    f"{unknown[0][1]!r} ({len(unknown)} such row(s))"
+                )
+            absent = [key for key in records if key not in values]
+            if absent:
+                raise UsageError(
+                    f"--metrics-csv {path}: column {name!r} has no score for {benchmark} doc_id {absent[0][0]!r}, "
+                    f"system {absent[0][1]!r} ({len(absent)} of {len(records)} records lack one)"
+                )
+            scores[benchmark] = [values[key] for key in records]
+        rows.append(MetricRow(name, "metrics-csv", scores=scores))
+    return rows
+
+
+def _is_rank_0():
+    import torch
+
+    return not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
+
+
+def checkpoint_status(variant):
+    """Whether a paper variant's checkpoint is on this machine (nothing is downloaded to find out)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    missing = []
+    if not isinstance(try_to_load_from_cache(VARIANTS[variant], "config.json"), str):
+        missing.append(f"{VARIANTS[variant]} is not in the Hugging Face cache")
+    if variant == "cnn-para":
+        weights = os.environ.get(PARA_WEIGHTS_ENV)
+        if not weights or not os.path.isfile(weights):
+            missing.append(f"the paraphrase weights (bart.pth) are not set in ${PARA_WEIGHTS_ENV}")
+    return "checkpoint missing: " + "; ".join(missing) if missing else "checkpoint available"
+
+
+def run(args, request, options):
+    from ..benchmark_scoring import planned_directions, score_benchmarks
+    from ..benchmarks import BenchmarkDataError, load_benchmark
+    from ..meta_eval_table import MetricRow, build_report, write_outputs
+    from ..score_cache import CacheFileError, ResumableScorer
+
+    command = f"bartscore {args.command}"
+    datasets = {}
+    try:
+        for name in request["benchmarks"]:
+            datasets[name] = load_benchmark(
+                name,
+                release_dir=args.release_dir,
+                cache_dir=args.data_cache,
+                data_file=request["data_files"].get(name),
+            )
+    except BenchmarkDataError as error:
+        print(f"{command}: {error}", file=sys.stderr)
+        return 1
+    try:
+        rows = metric_rows(request["metrics"], datasets, args.metrics_csv)
+    except UsageError as error:
+        print(f"{command}: error: {error}", file=sys.stderr)
+        return 2
+
+    scorer, status = load_scorer(args)
+    if scorer is None and (status != 1 or not _is_rank_0()):
+        return status
+    variant = args.model if args.model in VARIANTS else _CHECKPOINT_VARIANTS.get(getattr(scorer, "model_label", None))
+    prompt = options["prompt"]
+    prompt_set = prompt if isinstance(prompt, str) and prompt in PROMPT_SETS else None
+    # One row with the paper's direction for each benchmark, or one row per direction asked for.
+    wanted = [None] if options["directions"] is None else [d for d in DIRECTIONS if d in options["directions"]]
+    label = f"BARTScore {_model_name(args.model)}"
+    if prompt:
+        label += f" +prompt {args.prompt or 'phrases'} ({args.prompt_side})"
+    ours = [
+        MetricRow(
+            label if direction is None else f"{label} {direction}",
+            "bartscore",
+            variant=variant,
+            prompt=prompt_set,
+            directions={b: direction or planned_directions(b)[0] for b in request["benchmarks"]},
+        )
+        for direction in wanted
+    ]
+    taken = {row.name for row in ours} & {row.name for row in rows}
+    if taken:
+        name = sorted(taken)[0]
+        print(f"{command}: error: --metrics-csv column {name!r} has the name of a BARTScore row", file=sys.stderr)
+        return 2
+
+    resumable = None
+    if scorer is None:
+        for row in ours:
+            row.note = "not computed: the checkpoint could not be loaded (see the message above)"
+    else:
+        resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
+        try:
+            scores, signatures = score_benchmarks(
+                resumable,
+                datasets,
+                directions=options["directions"],
+                aggregation=args.aggregation,
+                prompt=options["prompt"],
+                prompt_side=args.prompt_side,
+                detokenize=args.detokenize,
+                batch_size=args.batch_size,
+                max_tokens=args.max_tokens,
+                show_progress=not args.quiet,
+            )
+        except CacheFileError as error:
+            print(f"{command}: {error}", file=sys.stderr)
+            return 1
+        except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
+            stopped = "interrupted" if isinstance(error, KeyboardInterrupt) else f"scoring failed: {error}"
+            if _is_rank_0():  # rank 0 keeps the cache
+                print(
+                    f"{command}: {stopped}\n{command}: the {resumable.scored_pairs} pair(s) scored before are kept in "
+                    f"{request['cache']}; run the same command again to resume",
+                    file=sys.stderr,
+                )
+            return 130 if isinstance(error, KeyboardInterrupt) else 1
+        if scores is None:  # a rank other than 0 under torchrun: rank 0 reports
+            return 0
+        for row in ours:
+            row.scores = {b: scores[b][row.directions[b]] for b in request["benchmarks"]}
+            row.signatures = signatures
+
+    others = {v for v in VARIANTS if v != variant}
+    report, text = build_report(
+        datasets,
+        ours + rows,
+        paper_notes={v: checkpoint_status(v) for v in others},
+        with_significance=args.significance,
+    )
+    report["run"] = {
+        "model": args.model,
+        "detokenize": args.detokenize,
+        "aggregation": args.aggregation or "the release's per benchmark",
+        "cache": request["cache"],
+    }
+    print(text)
+    os.makedirs(os.path.dirname(os.path.abspath(request["prefix"])), exist_ok=True)
+    try:
+        written = write_outputs(report, request["prefix"])
+    except OSError as error:
+        print(f"{command}: cannot write {request['prefix']}.json/.csv: {error.strerror or error}", file=sys.stderr)
+        return 1
+    if resumable is not None:
+        print(
+            f"{command}: {resumable.scored_pairs} pair(s) scored, {resumable.cached_pairs} taken from "
+            f"{request['cache']}",
+            file=sys.stderr,
+        )
+    print(f"{command}: wrote {' and '.join(written)}", file=sys.stderr)
+    return 0 if scorer is not None else 1

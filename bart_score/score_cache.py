@@ -1,0 +1,163 @@
+"""Scores that survive an interruption: a scorer wrapper backed by an append-only cache file.
+
+``ResumableScorer(scorer, path)`` has the scorer's interface as ``score_directions`` uses it (``score``,
+``model_label``, ``token_policy``, ``signature_fields``). Its ``score(conditions, targets)`` answers every pair it
+finds in the cache file, scores only the missing ones (each distinct pair once) in chunks, and appends each chunk to
+the file, flushed and fsynced, before the next starts: a run that is stopped keeps every finished chunk, and running
+it again scores nothing twice.
+
+The file is JSON lines. A line ``{"scorer": ID, "signature": [...]}`` describes each scorer the file holds scores of
+(the checkpoint, the token policy and the engine's signature fields; ID is a hash of them); each score is a line
+``{"scorer": ID, "pair": KEY, "score": S}``, KEY being a hash of the (condition, target) texts. Scores of other scorers
+in the same file are kept and left alone."""
+
+import hashlib
+import json
+import os
+import warnings
+
+DEFAULT_CHUNK_PAIRS = 2048
+
+
+def pair_key(condition, target):
+    return hashlib.sha256(json.dumps([condition, target], ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
+
+
+class CacheFileError(ValueError):
+    """The cache file cannot be used (unreadable, or a damaged line before its end)."""
+
+
+class ResumableScorer:
+    """See the module's text. Under torch.distributed, rank 0 reads and writes the file, tells the other ranks which
+    pairs are missing, and is the only rank that gets results (the others get None, as with results_on="rank0")."""
+
+    def __init__(self, scorer, path, *, chunk_pairs=DEFAULT_CHUNK_PAIRS):
+        if isinstance(chunk_pairs, bool) or not isinstance(chunk_pairs, int) or chunk_pairs < 1:
+            raise ValueError(f"chunk_pairs must be a positive integer, got {chunk_pairs!r}")
+        self.scorer = scorer
+        self.path = path
+        self.chunk_pairs = chunk_pairs
+        self.description = [f"ckpt:{scorer.model_label}", f"tokens:{scorer.token_policy}", *scorer.signature_fields()]
+        self.scorer_id = hashlib.sha256("|".join(self.description).encode("utf-8")).hexdigest()[:16]
+        self.cached_pairs = 0  # distinct pairs answered from the file, over all calls
+        self.scored_pairs = 0  # distinct pairs the model scored, over all calls
+        self.repaired_lines = 0  # torn last lines (an interrupted write) dropped from the file
+
+    @property
+    def model_label(self):
+        return self.scorer.model_label
+
+    @property
+    def token_policy(self):
+        return self.scorer.token_policy
+
+    def signature_fields(self):
+        return self.scorer.signature_fields()
+
+    def score(self, conditions, targets, batch_size=None, *, max_tokens=None, show_progress=False):
+        """The scorer's scores of the pairs (from the file where it has them), or None on ranks other than 0."""
+        from tqdm.auto import tqdm
+
+        if len(conditions) != len(targets):
+            raise ValueError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
+        keys = [pair_key(c, t) for c, t in zip(conditions, targets)]
+        group = self._group()
+        lead = group is None or group.rank == 0
+        known, missing, failure = {}, [], None
+        if lead:
+            try:
+                known = self._read()
+            except CacheFileError as error:
+                if group is None:
+                    raise
+                failure = error
+            first_position = {}
+            for position, key in enumerate(keys):
+                if key not in known and key not in first_position:
+                    first_position[key] = position
+            missing = list(first_position.values())
+            self.cached_pairs += len(set(keys)) - len(missing)
+        if group is not None:  # every rank takes part in each chunk's scoring, so all must know the missing pairs
+            missing, failure = _from_rank0((missing, failure), self.scorer.device)
+            if failure is not None:
+                raise CacheFileError(str(failure))
+
+        with tqdm(total=len(missing), unit="pair", desc="BARTScore", disable=not (show_progress and lead)) as bar:
+            for start in range(0, len(missing), self.chunk_pairs):
+                chunk = missing[start : start + self.chunk_pairs]
+                scores = self.scorer.score(
+                    [conditions[p] for p in chunk],
+                    [targets[p] for p in chunk],
+                    batch_size,
+                    max_tokens=max_tokens,
+                    show_progress=False,
+                )
+                if lead:
+                    new = {keys[p]: float(s) for p, s in zip(chunk, scores)}
+                    self._append(new, first=not known)
+                    known.update(new)
+                    self.scored_pairs += len(chunk)
+                bar.update(len(chunk))
+        return [known[key] for key in keys] if lead else None
+
+    def _group(self):
+        from .distributed import process_group
+
+        return process_group(getattr(self.scorer, "distributed", True))
+
+    def _read(self):
+        """This scorer's scores in the file; a torn last line (a write cut short) is dropped from the file."""
+        if not os.path.exists(self.path):
+            return {}
+        try:
+            with open(self.path, "rb") as handle:
+                content = handle.read()
+        except OSError as error:
+            raise CacheFileError(f"cannot read the score cache {self.path}: {error.strerror or error}") from None
+        lines = content.split(b"\n")
+        complete = lines[:-1]  # text after the last newline was never finished
+        torn = lines[-1]
+        scores = {}
+        for number, line in enumerate(complete, start=1):
+            try:
+                entry = json.loads(line)
+                if entry["scorer"] == self.scorer_id and "pair" in entry:
+                    scores[entry["pair"]] = float(entry["score"])
+            except (ValueError, KeyError, TypeError):
+                raise CacheFileError(
+                    f"the score cache {self.path} is damaged at line {number}; delete the file to score afresh"
+                ) from None
+        if torn:
+            self.repaired_lines += 1
+            warnings.warn(
+                f"the score cache {self.path} ended in an unfinished line (an interrupted write); it was dropped and "
+                f"its pair will be scored again",
+                stacklevel=3,
+            )
+            with open(self.path, "r+b") as handle:
+                handle.truncate(len(content) - len(torn))
+        return scores
+
+    def _append(self, scores, first):
+        lines = []
+        if first:
+            lines.append(json.dumps({"scorer": self.scorer_id, "signature": self.description}))
+        for key, value in scores.items():
+            lines.append(json.dumps({"scorer": self.scorer_id, "pair": key, "score": value}))
+        folder = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(folder, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def _from_rank0(value, device):
+    import torch
+
+    from .distributed import current_device
+
+    holder = [value]
+    with current_device(device):
+        torch.distributed.broadcast_object_list(holder, src=0)
+    return holder[0]

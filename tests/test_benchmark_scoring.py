@@ -1,0 +1,88 @@
+"""Benchmark records scored as the release's scripts score them, against the simple per-example reference: the
+paper's direction per benchmark, F per reference then the max over references for data-to-text, the mean for
+summarization, Moses detokenization for summarization and data-to-text only."""
+
+import numpy as np
+import pytest
+from meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL, write_fixture_files
+from reference import reference_score
+
+from bart_score.benchmark_scoring import moses_detokenizer, score_benchmarks
+from bart_score.benchmarks import load_benchmark
+
+TOLERANCE = 1e-5
+
+
+@pytest.fixture(scope="module")
+def benchmark_data(tmp_path_factory):
+    paths = write_fixture_files(tmp_path_factory.mktemp("benchmarks"))
+    return {name: load_benchmark(name, data_file=path) for name, path in paths.items()}
+
+
+def detokenized(text):
+    """What Moses makes of the fixtures' texts, whose only detached punctuation is a final " ."."""
+    return text.replace(" .", ".")
+
+
+def test_moses_detokenization_of_the_release_texts():
+    detokenize = moses_detokenizer()
+    assert detokenize("The cat 's mat , he said .") == "The cat's mat, he said."
+    for record in SUMMEVAL.values():
+        for text in [record["src"], *record["ref_summs"], *(s["sys_summ"] for s in record["sys_summs"].values())]:
+            assert detokenize(text) == detokenized(text)
+
+
+def test_scores_follow_the_release_scripts(scorer, reference_model, benchmark_data):
+    model, tokenizer = reference_model
+
+    def score(source, target):
+        return reference_score(model, tokenizer, source, target)
+
+    scores, signatures = score_benchmarks(scorer, benchmark_data)
+
+    # SummEval: faithfulness, source -> summary, both detokenized.
+    expected = [
+        score(detokenized(record["src"]), detokenized(output["sys_summ"]))
+        for record in SUMMEVAL.values()
+        for output in record["sys_summs"].values()
+    ]
+    assert set(scores["summeval"]) == {"faithfulness"}
+    assert np.max(np.abs(scores["summeval"]["faithfulness"] - expected)) < TOLERANCE
+
+    # Data-to-text: F per reference, the best reference's, texts detokenized.
+    expected = []
+    for record in BAGEL.values():
+        hypothesis = detokenized(record["sys_summ"])
+        per_reference = [
+            (score(detokenized(ref), hypothesis) + score(hypothesis, detokenized(ref))) / 2
+            for ref in record["ref_summs"]
+        ]
+        expected.append(max(per_reference))
+    assert np.max(np.abs(scores["bagel"]["f_score"] - expected)) < TOLERANCE
+
+    # WMT19: F against the one reference, texts as they are.
+    expected = []
+    for record in KK_EN.values():
+        for side in ("better", "worse"):
+            hypothesis = record[side]["sys"]
+            expected.append((score(record["ref"], hypothesis) + score(hypothesis, record["ref"])) / 2)
+    assert np.max(np.abs(scores["wmt19-kk-en"]["f_score"] - expected)) < TOLERANCE
+
+    assert "agg:max|nrefs:2-3" in signatures["bagel"] and "dirs:f_score" in signatures["bagel"]
+    assert "dirs:faithfulness" in signatures["summeval"]
+
+
+def test_options_apply_to_every_benchmark(scorer, reference_model, benchmark_data):
+    model, tokenizer = reference_model
+    summeval = {"summeval": benchmark_data["summeval"]}
+    scores, signatures = score_benchmarks(
+        scorer, summeval, directions=["precision", "recall"], aggregation="max", detokenize=False
+    )
+    expected = [
+        max(reference_score(model, tokenizer, ref, output["sys_summ"]) for ref in record["ref_summs"])
+        for record in SUMMEVAL.values()
+        for output in record["sys_summs"].values()
+    ]
+    assert set(scores["summeval"]) == {"precision", "recall"}
+    assert np.max(np.abs(scores["summeval"]["precision"] - expected)) < TOLERANCE
+    assert "agg:max" in signatures["summeval"]
