@@ -184,7 +184,7 @@ def test_a_missing_checkpoint_still_shows_the_papers_numbers(tmp_path):
         env={"HF_HUB_CACHE": str(empty_cache)},
     )  # fmt: skip
     assert code == 1
-    assert "Cannot load the BART checkpoint 'facebook/bart-large-cnn'" in stderr
+    assert "Cannot load the checkpoint 'facebook/bart-large-cnn'" in stderr
     assert "BARTScore cnn: not computed: the checkpoint could not be loaded" in stdout
     report = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
     ours = report["rows"][0]
