@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .inputs import reference_lists, text_list
+from .inputs import check_text, reference_lists, text_list
 from .prompts import PROMPT_SETS
 
 DIRECTIONS = ("faithfulness", "precision", "recall", "f_score")
@@ -75,7 +75,7 @@ def resolve_prompts(prompt):
                     f"--prompt-phrases {prompt})"
                 )
             return PROMPT_SETS[prompt], f"{prompt}({len(PROMPT_SETS[prompt])})"
-        phrases = [prompt]
+        phrases = [check_text(prompt, "prompt")]
     else:
         phrases = text_list(prompt, "prompt")
         if not phrases:
