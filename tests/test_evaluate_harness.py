@@ -48,9 +48,8 @@ def loads_from(folder, *config):
 
 def run_docstring_examples():
     """LocalModuleTest.test_load's steps: load the module from its folder, check _compute, run the doctests."""
-    module = importlib.import_module(
-        evaluate.loading.evaluation_module_factory(os.path.join("metrics", "bartscore"), module_type="metric").module_path
-    )
+    factory = evaluate.loading.evaluation_module_factory(os.path.join("metrics", "bartscore"), module_type="metric")
+    module = importlib.import_module(factory.module_path)
     metric_class = evaluate.loading.import_main_class(module.__name__)
     parameters = inspect.signature(metric_class._compute).parameters
     assert all(parameter.kind != parameter.VAR_KEYWORD for parameter in parameters.values())
