@@ -3,7 +3,6 @@
 import collections
 import contextlib
 import csv
-import io
 import json
 import os
 import re
@@ -42,6 +41,20 @@ def _read_text(path):
         raise UsageError(
             f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line}); save it as UTF-8"
         ) from None
+
+
+@contextlib.contextmanager
+def _text_lines(path):
+    """The lines of a UTF-8 file (a byte-order mark is dropped), read and decoded as they are needed, so that a
+    reader that stops early (a limit crossed) costs little; non-UTF-8 files are usage errors naming byte and line."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            yield handle
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        _read_text(path)  # finds the byte and its line, and raises the usage error that names them
+        raise
 
 
 def _read_lines(path):
@@ -113,13 +126,14 @@ def read_table_corpus(
     scored exactly as written: an empty output is the empty text, while a JSONL row that lacks a system's or the
     source's value is an error. `limits` are checked row by row as the file is read; reading takes time linear in
     the file's size."""
-    text = _read_text(path)
     if path.lower().endswith((".jsonl", ".json")):
-        columns, rows = _jsonl_rows(path, text, limits)
+        read_rows = _jsonl_rows
     elif path.lower().endswith(".csv"):
-        columns, rows = _csv_rows(path, text, limits)
+        read_rows = _csv_rows
     else:
         raise UsageError(f"{path}: a table must be a .jsonl or .csv file")
+    with _text_lines(path) as lines:
+        columns, rows = read_rows(path, lines, limits)
     if not columns:
         raise UsageError(f"{path} is empty")
     for number, name in enumerate(columns, start=1):
@@ -236,9 +250,9 @@ def _encodable(text, where):
         raise UsageError(str(error)) from None
 
 
-def _csv_rows(path, text, limits):
+def _csv_rows(path, lines, limits):
     """Column names (stripped) and one dict per data row (lines with no text at all are skipped)."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(lines)
     columns, rows = [], []
     try:
         for row in reader:
@@ -261,10 +275,10 @@ def _csv_rows(path, text, limits):
     return columns, rows
 
 
-def _jsonl_rows(path, text, limits):
+def _jsonl_rows(path, lines, limits):
     """Column names (in order of first appearance) and one dict per non-blank line."""
     columns, rows = {}, []
-    for number, line in enumerate(io.StringIO(text, newline="\n"), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:

@@ -209,6 +209,11 @@ def test_jsonl_that_cannot_be_read_is_a_usage_error_naming_the_line(tmp_path, ca
     assert re.search(message, stderr) and "Traceback" not in stderr
 
 
+def test_a_missing_table_is_a_usage_error(tmp_path, capsys):
+    assert main("score", "-i", str(tmp_path / "missing.csv"), model=NO_MODEL) == 2
+    assert f"cannot read {tmp_path / 'missing.csv'}: No such file or directory" in capsys.readouterr().err
+
+
 def test_a_prompt_phrase_with_undecodable_bytes_is_a_usage_error(inputs, capsys):
     phrase = os.fsdecode(b"In other words\xff")
     arguments = ("score", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), "--prompt-phrases", phrase)
