@@ -5,7 +5,7 @@ import os
 import re
 
 import pytest
-from test_app import OUTPUT_ROWS, write_outputs_csv
+from test_app import OUTPUT_ROWS, shown_signature, write_outputs_csv
 
 import app
 import bart_score
@@ -24,7 +24,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-dev-shm-usage",
 ]
-ARTIFACTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "artifacts")
 TIMEOUT_MS = 60_000
 expect.set_options(timeout=TIMEOUT_MS)
 
@@ -51,16 +50,23 @@ def page(browser, app_url):
     context.close()
 
 
-def screenshot(page, name):
-    os.makedirs(ARTIFACTS, exist_ok=True)
-    page.screenshot(path=os.path.join(ARTIFACTS, name), full_page=True)
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory):
+    """Where screenshots go: $BARTSCORE_SCREENSHOTS when set (to keep and look at them), else a temporary folder."""
+    folder = os.environ.get("BARTSCORE_SCREENSHOTS") or str(tmp_path_factory.mktemp("screenshots"))
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def screenshot(page, folder, name):
+    page.screenshot(path=os.path.join(folder, name), full_page=True)
 
 
 def cell(table, row, column):
     return table.locator(f'[data-testid="cell-{row}-{column}"]')
 
 
-def test_compare_tab_shows_table_chart_and_heatmap(page, scorer):
+def test_compare_tab_shows_table_chart_and_heatmap(page, scorer, screenshots):
     example = app.EXAMPLES["summarization"]
     expect(page.locator("#model input")).to_have_value("tiny")
     expect(page.locator("#source textarea")).to_have_value(example["source"])
@@ -103,13 +109,13 @@ def test_compare_tab_shows_table_chart_and_heatmap(page, scorer):
     # The third candidate's markup is shown as text, never run as HTML.
     expect(heatmap.locator(".candidate").nth(2)).to_contain_text("<b>stadium</b> &")
     expect(heatmap.locator("b")).to_have_count(0)
-    expect(page.locator("#compare-signature textarea")).to_have_value(expected["signature"])
+    expect(page.locator("#compare-signature textarea")).to_have_value(shown_signature(expected["signature"], scorer))
 
     page.locator("#heatmap .candidate").nth(1).scroll_into_view_if_needed()
-    screenshot(page, "compare.png")
+    screenshot(page, screenshots, "compare.png")
 
 
-def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_path):
+def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_path, screenshots):
     rows = OUTPUT_ROWS + [
         [
             f"extra{i}",
@@ -150,9 +156,9 @@ def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_pat
         expect(cell(pairs, row, 6)).to_have_text(better)
     expect(page.locator("#rows-table [role=row][data-index]")).to_have_count(len(rows))
     expect(page.locator("#download a[href$='/bartscore-results.csv']")).to_have_count(1)
-    expect(page.locator("#batch-signature textarea")).to_have_value(expected.signature)
+    expect(page.locator("#batch-signature textarea")).to_have_value(shown_signature(expected.signature, scorer))
 
-    screenshot(page, "batch.png")
+    screenshot(page, screenshots, "batch.png")
 
 
 def test_examples_and_candidate_buttons(page):
@@ -177,3 +183,19 @@ def test_examples_and_candidate_buttons(page):
     expect(page.get_by_text("At least 2 candidates are compared")).to_be_visible()
     page.get_by_role("button", name="+ Add candidate").click()
     expect(page.locator("#candidate-3 textarea")).to_have_value("")  # a removed candidate's text is gone
+
+
+def test_markup_in_an_error_message_shows_as_text(page, tmp_path, screenshots):
+    markup = '<img src="x" id="injected"><a href="https://example.com" id="link">click</a><form id="form"></form>'
+    path = tmp_path / "markup.csv"
+    path.write_text(f"{markup.replace(chr(34), chr(39))},other\nx,y\n", encoding="utf-8")
+    page.get_by_role("tab", name="Batch").click()
+    page.locator("#upload input[type=file]").set_input_files(str(path))
+    expect(page.locator("#upload a[href$='/markup.csv']")).to_have_count(1)
+    page.locator("#batch-button").click()
+    toast = page.locator('[data-testid="toast-body"]')
+    expect(toast).to_contain_text("needs a 'source' column")
+    expect(toast).to_contain_text("<img src='x' id='injected'>")  # the user's markup, shown as written
+    for element in ("#injected", "#link", "#form"):
+        expect(page.locator(element)).to_have_count(0)
+    screenshot(page, screenshots, "error-with-markup.png")
