@@ -19,10 +19,13 @@ Operator settings, read from the environment when the app is built:
                                  (default 20000), so that one request cannot hold the queue for hours.
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
                                  an existing file.
+    GRADIO_ANALYTICS_MAX_EVENTS  how many past requests Gradio keeps a record of (default here 1000, Gradio's own
+                                 10,000): each record pins memory (bench/README.md).
 
-Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, custom prompt
-phrases of at most 200 characters, uploads of at most 20 MB. Models are loaded on first use, one per model name,
-and kept; the queue runs one scoring job at a time.
+Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, 16 columns per file,
+custom prompt phrases of at most 200 characters, uploads of at most 20 MB. The menu's models are checked when the app
+starts (space_guards.py: those that cannot be loaded are marked and refused at once); they are loaded on first use,
+one per model name, and kept; the queue runs one scoring job at a time.
 
 Uploaded files are read by `bart_score.read_table_corpus`, the reader of the command line's `--input` (columns
 `source`, `reference`, `references` or `reference_<n>`, `id`, and one per system); the limits above are the Space's
