@@ -301,6 +301,19 @@ def test_a_failed_compute_leaves_pending_batches_as_they_were(metric, reference_
         metric.compute()
 
 
+def test_pending_batches_kept_in_memory_survive_a_failed_compute_too(tiny_checkpoint, reference_model, monkeypatch):
+    in_memory = evaluate.load(MODULE, tiny_checkpoint, device="cpu", keep_in_memory=True)
+    sources, predictions, _ = examples(seed=12, n=3)
+    in_memory.add_batch(predictions=predictions, sources=sources)
+    with monkeypatch.context() as patch:
+        patch.setattr(in_memory.scorer, "score", fail_while_scoring(RuntimeError("out of memory")))
+        with pytest.raises(RuntimeError):
+            in_memory.compute()
+    assert_matches(
+        in_memory.compute(), reference_directions(*reference_model, predictions, sources=sources), ("faithfulness",)
+    )
+
+
 def test_a_failed_compute_with_nothing_pending_leaves_nothing_pending(metric, monkeypatch):
     monkeypatch.setattr(metric.scorer, "score", fail_while_scoring(RuntimeError("out of memory")))
     with pytest.raises(RuntimeError):
