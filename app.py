@@ -25,10 +25,13 @@ Operator settings, read from the environment when the app is built:
                                  an existing file.
     BARTSCORE_BASELINES          where the Batch tab's "saved baseline" is looked for (files made by `bartscore
                                  baseline`; default ~/.cache/bartscore/baselines).
+    GRADIO_ANALYTICS_MAX_EVENTS  how many past requests Gradio keeps a record of (default here 1000, Gradio's own
+                                 10,000): each record pins memory (bench/README.md).
 
-Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, custom prompt
-phrases of at most 200 characters, uploads of at most 20 MB. Models are loaded on first use, one per model name,
-and kept; the queue runs one scoring job at a time.
+Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, 16 columns per file,
+custom prompt phrases of at most 200 characters, uploads of at most 20 MB. The menu's models are checked when the app
+starts (space_guards.py: those that cannot be loaded are marked and refused at once); they are loaded on first use,
+one per model name, and kept; the queue runs one scoring job at a time.
 
 Uploaded files are read by `bart_score.read_table_corpus`, the reader of the command line's `--input` (columns
 `source`, `reference`, `references` or `reference_<n>`, `id`, and one per system); the limits above are the Space's
@@ -51,7 +54,18 @@ import gradio as gr
 import pandas as pd
 
 import bart_score
+from bart_score.inputs import check_text
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
+from space_guards import (
+    load_failure,
+    memory_returned_after,
+    model_problems,
+    not_available,
+    public_signature,
+    refuse_special_tokens,
+    remembered_failure,
+    spreadsheet_safe,
+)
 
 MAX_CANDIDATES = 6  # also the most system columns in an uploaded file
 MIN_CANDIDATES = 2
@@ -62,6 +76,8 @@ DEFAULT_MAX_ROWS = 1000
 DEFAULT_MAX_PAIRS = 20_000
 MAX_PROMPT_CHARS = 200
 MODEL_OPTIONS = ("source_lang", "target_lang", "template", "compatibility")  # per-model BARTScorer options
+ANALYTICS_EVENTS_KEPT = 1000
+MAX_COLUMNS = 2 + MAX_REFERENCES + MAX_CANDIDATES  # an id, a source, reference columns and system columns
 
 PROMPT_CHOICES = (
     [("none", "none")]
@@ -141,19 +157,42 @@ def _positive_int(environ, name, default):
     return int(value)
 
 
-_scorers = {}
+_scorers = {}  # (BARTScorer options, device) -> the loaded engine
+_unavailable = {}  # (BARTScorer options, device) -> the browser's message, for models that cannot be loaded here
 _scorers_lock = threading.Lock()
 
 
+def _scorer_key(settings, model):
+    return tuple(sorted(settings.models[model].items())), settings.device
+
+
+def check_models(settings):
+    """Marks the menu's models that cannot be loaded on this server (found at start, without loading weights), so
+    that choosing one fails at once; returns their names."""
+    problems = model_problems({name: options["checkpoint"] for name, options in settings.models.items()})
+    for name in problems:
+        _unavailable[_scorer_key(settings, name)] = not_available(name)
+    return set(problems)
+
+
 def load_scorer(settings, model):
-    """The engine for a model name on the allowlist, loaded on first use and kept (loading costs more than scoring)."""
+    """The engine for a model name on the allowlist, loaded on first use and kept (loading costs more than scoring).
+    A model that cannot be loaded is reported by its menu name, never by a server path."""
     if model not in settings.models:
         raise ValueError(f"Unknown model {model!r}; choose one of {', '.join(settings.models)}")
     options = settings.models[model]
-    key = (tuple(sorted(options.items())), settings.device)
+    key = _scorer_key(settings, model)
     with _scorers_lock:
         if key not in _scorers:
-            _scorers[key] = bart_score.BARTScorer(device=settings.device, **options)
+            if key in _unavailable:
+                raise ValueError(_unavailable[key])
+            try:
+                _scorers[key] = bart_score.BARTScorer(device=settings.device, **options)
+            except Exception as error:
+                message = load_failure(model, options["checkpoint"], error)
+                if remembered_failure(error):
+                    _unavailable[key] = message
+                raise ValueError(message) from None
         return _scorers[key]
 
 
@@ -173,7 +212,7 @@ def parse_prompt(choice, phrase):
     if choice == "custom":
         if not (phrase or "").strip():
             raise ValueError("Enter a custom prompt phrase, or choose another prompt")
-        check_length(phrase.strip(), "The custom prompt phrase", MAX_PROMPT_CHARS)
+        check_field(phrase.strip(), "The custom prompt phrase", MAX_PROMPT_CHARS)
         return [phrase.strip()]  # a list, so that a lowercase single word is a phrase, not a set name
     if choice in bart_score.PROMPT_SETS:
         return choice
@@ -182,9 +221,16 @@ def parse_prompt(choice, phrase):
     )
 
 
-def check_length(text, what, max_chars):
+def custom_phrase(choice, prompt):
+    """[(where, phrase)] for a custom prompt phrase, [] for a prompt set or none: the phrase to check like a text."""
+    return [("The custom prompt phrase", prompt[0])] if choice == "custom" else []
+
+
+def check_field(text, what, max_chars):
+    """A text the user typed: within the length limit, and valid Unicode (JSON can carry lone surrogates)."""
     if len(text) > max_chars:
         raise ValueError(f"{what} has {len(text)} characters; the limit is {max_chars}")
+    check_text(text, what)
 
 
 def check_directions(directions, *, has_source, has_references):
@@ -211,7 +257,7 @@ def collect_candidates(texts, max_chars):
     if len(candidates) > MAX_CANDIDATES:
         raise ValueError(f"At most {MAX_CANDIDATES} candidates can be compared (found {len(candidates)})")
     for name, text in candidates:
-        check_length(text, name, max_chars)
+        check_field(text, name, max_chars)
     return candidates
 
 
@@ -219,7 +265,7 @@ def check_references(references, max_chars):
     if len(references) > MAX_REFERENCES:
         raise ValueError(f"At most {MAX_REFERENCES} references are allowed (found {len(references)})")
     for number, reference in enumerate(references, 1):
-        check_length(reference, f"Reference {number}", max_chars)
+        check_field(reference, f"Reference {number}", max_chars)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -402,20 +448,22 @@ HEATMAP_CSS = """
 
 
 def parse_upload(path, *, max_rows, max_chars):
-    """Reads an uploaded .csv or .jsonl file with the CLI's reader, bart_score.read_table_corpus, and applies the
-    Space's limits; every problem is a ValueError saying what and where."""
+    """Reads an uploaded .csv or .jsonl file with the CLI's reader, bart_score.read_table_corpus, which enforces the
+    Space's limits on rows, columns and text lengths as it reads (a file over them costs little to refuse); then the
+    limits on systems and references. Every problem is a ValueError saying what and where."""
     if not path:
         raise ValueError("Upload a .csv or .jsonl file first")
     if os.path.splitext(path)[1].lower() not in (".csv", ".jsonl"):
         raise ValueError(f"Upload a .csv or .jsonl file (got {os.path.basename(path)!r})")
     if os.path.getsize(path) > MAX_UPLOAD_BYTES:  # checked before the reader loads the whole file
         raise ValueError(f"The file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
+    limits = bart_score.TableLimits(max_rows=max_rows, max_columns=MAX_COLUMNS, max_chars=max_chars)
     try:
-        corpus = bart_score.read_table_corpus(path)
+        corpus = bart_score.read_table_corpus(path, limits=limits)
     except bart_score.UsageError as error:
         # The reader names the file by its path: show the name the user uploaded, not Gradio's temporary copy.
         raise ValueError(str(error).replace(path, os.path.basename(path))) from None
-    check_upload_limits(corpus, max_rows=max_rows, max_chars=max_chars)
+    check_upload_limits(corpus)
     return corpus
 
 
@@ -423,20 +471,13 @@ def row_count(corpus):
     return len(next(iter(corpus.systems.values())))
 
 
-def check_upload_limits(corpus, *, max_rows, max_chars):
-    """The Space's limits on rows, systems, references and text lengths (the reader has none)."""
-    rows = row_count(corpus)
-    if rows > max_rows:
-        raise ValueError(f"The file has {rows} rows; the limit is {max_rows}. Split it into smaller files")
+def check_upload_limits(corpus):
+    """The Space's limits on systems and references per row (the reader checked rows, columns and lengths)."""
     if len(corpus.systems) > MAX_CANDIDATES:
         raise ValueError(f"The file has {len(corpus.systems)} system columns; the limit is {MAX_CANDIDATES}")
-    for row in range(rows):
-        if corpus.references and len(corpus.references[row]) > MAX_REFERENCES:
-            raise ValueError(
-                f"Row {row + 1} has {len(corpus.references[row])} references; the limit is {MAX_REFERENCES}"
-            )
-        for where, text in row_texts(corpus, row):
-            check_length(text, f"Row {row + 1}, {where}", max_chars)
+    for row, references in enumerate(corpus.references or [], 1):
+        if len(references) > MAX_REFERENCES:
+            raise ValueError(f"Row {row} has {len(references)} references; the limit is {MAX_REFERENCES}")
 
 
 def check_work(corpus, directions, prompt, max_pairs, rescale=None):
@@ -454,6 +495,13 @@ def check_work(corpus, directions, prompt, max_pairs, rescale=None):
             f"{'+ reference points ' if reference_pairs else ''}× prompts); the limit here is {max_pairs:,}. Use "
             f"fewer rows, systems, directions or prompts, or score it with the command line (bartscore score)"
         )
+
+
+def upload_texts(corpus):
+    """(where, text) for every text of an uploaded file, row by row."""
+    for row in range(row_count(corpus)):
+        for where, text in row_texts(corpus, row):
+            yield f"Row {row + 1}, {where}", text
 
 
 def row_texts(corpus, row):
@@ -638,7 +686,7 @@ def write_results_csv(rows):
         shutil.rmtree(_results_folder, ignore_errors=True)
     _results_folder = tempfile.mkdtemp(prefix="bartscore-")
     path = os.path.join(_results_folder, "bartscore-results.csv")
-    rows.to_csv(path, index=False)
+    spreadsheet_safe(rows).to_csv(path, index=False)  # ids, column names and texts can hold formulas
     return path
 
 
@@ -657,16 +705,25 @@ def p_value_text(p):
 
 @contextlib.contextmanager
 def shown_in_ui():
-    """User mistakes, unloadable models and the engine's warnings become messages in the browser, never a traceback."""
+    """User mistakes, unloadable models and the engine's warnings become messages in the browser, never a traceback.
+    Gradio renders a message as HTML, and messages quote what the user sent (column names, texts), so every message
+    is escaped: markup shows as text."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             yield
         except (ValueError, TypeError, OSError, RuntimeError) as error:
-            raise gr.Error(str(error), print_exception=False) from None
+            raise gr.Error(as_text(str(error)), print_exception=False) from None
+        except MemoryError:
+            raise gr.Error("The server ran out of memory for this request; send fewer or shorter texts") from None
     for warning in caught:
         if str(warning.message).startswith("BARTScore"):  # the engine's truncation notices
-            gr.Warning(str(warning.message))
+            gr.Warning(as_text(str(warning.message)))
+
+
+def as_text(message):
+    """A message that a browser shows as written, whatever markup it quotes."""
+    return html.escape(message, quote=False)
 
 
 EXAMPLES = {
@@ -744,19 +801,34 @@ def build_demo(settings=None):
     """The Blocks of the app; builds the UI only (models load on first use)."""
     settings = settings or settings_from_env()
     example = EXAMPLES["summarization"]
+    unavailable = check_models(settings)
+    available = [name for name in settings.models if name not in unavailable]
+    # An unavailable default would fail every first click: the page opens on the first model that can be loaded.
+    default_model = (
+        settings.default_model if settings.default_model not in unavailable or not available else available[0]
+    )
 
     def compare(
         model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, source, references, *candidate_texts
     ):
-        with shown_in_ui():
+        with shown_in_ui(), memory_returned_after():
             source = (source or "").strip()
-            check_length(source, "The source", settings.max_chars)
+            check_field(source, "The source", settings.max_chars)
             references = parse_references(references)
             check_references(references, settings.max_chars)
             candidates = collect_candidates(candidate_texts, settings.max_chars)
             directions = check_directions(directions, has_source=bool(source), has_references=bool(references))
             prompt = parse_prompt(prompt_choice, prompt_phrase)
             scorer = load_scorer(settings, model)
+            refuse_special_tokens(
+                [
+                    ("The source", source),
+                    *((f"Reference {number}", reference) for number, reference in enumerate(references, 1)),
+                    *candidates,
+                    *custom_phrase(prompt_choice, prompt),
+                ],
+                scorer.tokenizer.all_special_tokens,
+            )
             comparison = compare_candidates(
                 scorer,
                 source=source,
@@ -772,7 +844,7 @@ def build_demo(settings=None):
             comparison_table(comparison),
             gr.BarPlot(value=chart, sort=list(chart["bar"]), y_lim=chart_y_limits(chart)),
             token_heatmap(comparison),
-            comparison.signature,
+            public_signature(comparison.signature, model, settings.models[model]["checkpoint"]),
         )
 
     def score_file(
@@ -786,7 +858,7 @@ def build_demo(settings=None):
         rescale_choice="none",
         progress=gr.Progress(track_tqdm=True),
     ):
-        with shown_in_ui():
+        with shown_in_ui(), memory_returned_after():
             corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
             directions = check_directions(
                 directions, has_source=corpus.sources is not None, has_references=corpus.references is not None
@@ -796,6 +868,9 @@ def build_demo(settings=None):
             check_work(corpus, directions, prompt, settings.max_pairs, rescale)
             progress(0, desc=f"Loading {model}")
             scorer = load_scorer(settings, model)
+            refuse_special_tokens(
+                [*custom_phrase(prompt_choice, prompt), *upload_texts(corpus)], scorer.tokenizer.all_special_tokens
+            )
             result = score_upload(
                 scorer,
                 corpus,
@@ -813,7 +888,7 @@ def build_demo(settings=None):
             ),
             formatted(result.rows, dict.fromkeys(score_columns, "{:.4f}")),
             write_results_csv(result.rows),
-            result.signature,
+            public_signature(result.signature, model, settings.models[model]["checkpoint"]),
             interval_plot(result.summary),
         )
 
@@ -847,8 +922,8 @@ def build_demo(settings=None):
         with gr.Accordion("Settings (both tabs)", open=True):
             with gr.Row():
                 model = gr.Dropdown(
-                    list(settings.models),
-                    value=settings.default_model,
+                    [(name + (" (not available)" if name in unavailable else ""), name) for name in settings.models],
+                    value=default_model,
                     label="Model",
                     info="BART checkpoint that does the scoring",
                     elem_id="model",
@@ -1005,6 +1080,9 @@ def build_demo(settings=None):
             api_name="score_file",
             concurrency_id="model",
         )
+    # Gradio keeps a record of the last GRADIO_ANALYTICS_MAX_EVENTS requests (10,000 unless set); each pins memory
+    # that is not given back, so the resident size grew with every request up to that number (bench/README.md).
+    os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", str(ANALYTICS_EVENTS_KEPT))
     demo.queue(default_concurrency_limit=1, max_size=32)
     return demo
 

@@ -12,6 +12,7 @@ if __name__ == "__main__":  # the command line, without loading evaluate first
 
     raise SystemExit(main())
 
+import os
 import re
 
 import datasets
@@ -19,7 +20,7 @@ import evaluate
 
 from bart_score import BARTScorer, score_dataset  # noqa: F401  (names the original module offered)
 from bart_score.directions import resolve_options
-from bart_score.inputs import describe, reference_lists, text_list
+from bart_score.inputs import describe, optional_positive_int, reference_lists, text_list
 from bart_score.rescale import DEFAULT_PAIRS, DEFAULT_SEED, resolve_rescaling
 from bart_score.variants import DEFAULT_CHECKPOINT, DEFAULT_MAX_TOKENS
 
@@ -86,35 +87,65 @@ Returns:
     reference_points: when rescaling, {direction: {"unrelated": ..., "copy": ...}} in raw scores.
     signature: the settings that produced the numbers, for reproducibility (with rescale:<baseline or corpus id>).
 
+Pending batches: add/add_batch keep examples for the next compute, which scores and clears them. A compute that
+fails (a bad option, bad new inputs, an error while scoring, an interrupt) leaves them as they were, so that the call
+can be repeated; inputs passed to that failed compute itself are not kept.
+
+In evaluate.combine: combine passes a metric only the inputs its features name. This metric names predictions and
+references unless loaded with inputs="sources" (predictions and sources) or inputs="both"; called directly, it takes
+any of them whatever it was loaded with.
+
 Examples:
     >>> import evaluate
-    >>> bartscore = evaluate.load("./bartscore.py")  # "cnn": facebook/bart-large-cnn
+    >>> bartscore = evaluate.load("bartscore")  # "cnn": facebook/bart-large-cnn
     >>> results = bartscore.compute(predictions=["This is fun."], sources=["This is interesting."])
-    >>> round(results["faithfulness"][0], 4)
-    -2.5107
+    >>> sorted(results)
+    ['faithfulness', 'faithfulness_mean', 'signature']
+    >>> results["faithfulness"][0] < 0  # a mean log-probability: negative, and higher is better
+    True
     >>> results = bartscore.compute(
     ...     predictions=["There is a cat on the mat.", "Look! a wonderful day."],
     ...     references=[["The cat is playing on the mat.", "A cat sits on a mat."], "Today is a wonderful day"],
-    ...     directions=["recall", "f_score"], aggregation="max", prompt="paraphrase", prompt_side="decoder")
-    >>> sorted(results)
-    ['f_score', 'f_score_mean', 'recall', 'recall_mean', 'signature']
+    ...     directions=["recall", "f_score"], aggregation="max", prompt="mt", prompt_side="decoder")
+    >>> [len(results["recall"]), len(results["f_score"])]
+    [2, 2]
+    >>> results["signature"].split("|")[1:5]
+    ['dirs:recall+f_score', 'agg:max', 'nrefs:1-2', 'prompt:mt(1)@decoder']
+    >>> for batch in (["A cat.", "A dog."], ["A day."]):
+    ...     bartscore.add_batch(predictions=batch, sources=["A cat sat on a mat."] * len(batch))
+    >>> len(bartscore.compute()["faithfulness"])
+    3
 """
 
-_RESCALE_OPTIONS = {
+_RESCALE_OPTIONS = (
     "rescale",
     "rescale_with_baseline",
     "baseline_path",
     "rescale_pairs",
     "rescale_seed",
     "unrelated_texts",
+)
+_INPUT_FEATURES = {
+    "predictions": datasets.Value("string"),
+    "references": datasets.List(datasets.Value("string")),
+    "sources": datasets.Value("string"),
 }
-
-_FEATURES = datasets.Features(
-    {
-        "predictions": datasets.Value("string"),
-        "references": datasets.List(datasets.Value("string")),
-        "sources": datasets.Value("string"),
-    }
+# The feature variants, one per kind of input a batch may carry (as evaluate's bertscore offers one per reference
+# type); the first one listed is what the metric asks evaluate.combine for.
+_INPUTS = {"references": ("references",), "sources": ("sources",), "both": ("references", "sources")}
+_FEATURE_VARIANTS = {
+    option: datasets.Features({name: _INPUT_FEATURES[name] for name in ("predictions", *names)})
+    for option, names in _INPUTS.items()
+}
+_COMPUTE_OPTIONS = (
+    "directions",
+    "aggregation",
+    "prompt",
+    "prompt_side",
+    *_RESCALE_OPTIONS,
+    "batch_size",
+    "max_tokens",
+    "show_progress",
 )
 
 
@@ -122,7 +153,8 @@ _FEATURES = datasets.Features(
 class BARTScore(evaluate.Metric):
     """The BARTScore metric. Init options (also through ``evaluate.load``): device, dtype, max_length, max_tokens,
     distributed, results_on, source_lang and target_lang (mBART), template and compatibility (causal LMs); see
-    ``BARTScorer``. Under torch.distributed, each rank computes on its own examples and
+    ``BARTScorer``; and inputs ("references", the default, "sources" or "both": the inputs the metric asks
+    evaluate.combine for). Under torch.distributed, each rank computes on its own examples and
     every rank (or rank 0) gets the scores of all ranks' examples, rank 0's first."""
 
     def __init__(
@@ -139,8 +171,12 @@ class BARTScore(evaluate.Metric):
         target_lang=None,
         template=None,
         compatibility=None,
+        inputs="references",
         **kwargs,
     ):
+        if inputs not in _INPUTS:
+            raise ValueError(f"inputs must be one of {tuple(_INPUTS)}, got {inputs!r}")
+        self._inputs = inputs  # read by _info, which evaluate's __init__ calls
         self.model_name = config_name or "default"
         # evaluate joins the config name into a cache path; a checkpoint path or Hub id must not steer it.
         cache_name = (
@@ -165,16 +201,30 @@ class BARTScore(evaluate.Metric):
         }
         self._scorer = None
         self._inputs_given = None  # which of references/sources the pending batches carry
+        self._pending_count = 0  # examples in the pending batches
 
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
+            homepage="https://github.com/neulab/BARTScore",
+            license="Apache-2.0 (this implementation; each checkpoint has its own license)",
             inputs_description=_KWARGS_DESCRIPTION,
-            features=_FEATURES,
+            features=[_FEATURE_VARIANTS[self._inputs]]
+            + [features for option, features in _FEATURE_VARIANTS.items() if option != self._inputs],
             codebase_urls=["https://github.com/neulab/BARTScore"],
             reference_urls=["https://arxiv.org/abs/2106.11520"],
         )
+
+    def _feature_names(self):
+        """The inputs of the pending batches; with none pending, those of the first feature variant (which
+        evaluate.combine asks for)."""
+        if self._inputs_given is None:
+            return super()._feature_names()
+        return ["predictions", *(name for name, present in self._inputs_given.items() if present)]
+
+    def _infer_feature_from_batch(self, batch):
+        return next(features for features in _FEATURE_VARIANTS.values() if set(features) == set(batch))
 
     def _download_and_prepare(self, dl_manager):
         # The model loads once, here at evaluate.load time, so that a missing checkpoint is reported there.
@@ -190,20 +240,35 @@ class BARTScore(evaluate.Metric):
 
     def add_batch(self, *, predictions=None, references=None, sources=None, **kwargs):
         """Adds a batch of predictions with their references and/or sources (as in compute) for a later compute."""
+        if kwargs:
+            raise TypeError(
+                f"add_batch got unexpected inputs {sorted(kwargs)}; it takes predictions, references and sources"
+            )
         predictions = text_list(predictions, "predictions")
         given = {"references": references is not None, "sources": sources is not None}
+        if not any(given.values()):
+            raise ValueError(
+                "BARTScore needs sources=, references= or both, besides predictions (in evaluate.combine, load the "
+                'metric with inputs="sources" or inputs="both" so that combine passes sources on)'
+            )
         if self._inputs_given is not None and given != self._inputs_given:
             raise ValueError(
                 f"this batch gives {_input_names(given)} but earlier batches gave {_input_names(self._inputs_given)}; "
                 f"give the same inputs in every add/add_batch call"
             )
-        if references is None:
-            references = [[] for _ in predictions]
-        else:
-            references = reference_lists(references, "references", len(predictions))
-        sources = [""] * len(predictions) if sources is None else text_list(sources, "sources", len(predictions))
-        super().add_batch(predictions=predictions, references=references, sources=sources, **kwargs)
-        self._inputs_given = given
+        batch = {"predictions": predictions}
+        if references is not None:
+            batch["references"] = reference_lists(references, "references", len(predictions))
+        if sources is not None:
+            batch["sources"] = text_list(sources, "sources", len(predictions))
+        pending = self._inputs_given
+        self._inputs_given = given  # the feature names evaluate's add_batch writes
+        try:
+            super().add_batch(**batch)
+        except BaseException:
+            self._inputs_given = pending
+            raise
+        self._pending_count += len(predictions)
 
     def add(self, *, prediction=None, reference=None, source=None, **kwargs):
         """Adds one prediction with its reference(s) and/or source for a later compute."""
@@ -217,7 +282,8 @@ class BARTScore(evaluate.Metric):
         )
 
     def compute(self, *, predictions=None, references=None, sources=None, **kwargs):
-        """Scores the given inputs, or those added with add/add_batch, and returns the results dict."""
+        """Scores the given inputs, or those added with add/add_batch, and returns the results dict. Every option is
+        checked before anything is scored; a failed compute leaves the pending batches as they were."""
         if predictions is None and (references is not None or sources is not None):
             raise TypeError("predictions must be a list of strings, got None")
         given = self._inputs_given
@@ -227,33 +293,42 @@ class BARTScore(evaluate.Metric):
             raise ValueError(
                 "nothing to score: pass predictions= (with sources= and/or references=), or call add/add_batch first"
             )
-        option_names = {"directions", "aggregation", "prompt", "prompt_side"}
-        resolve_options(
-            has_references=given["references"],
-            has_sources=given["sources"],
-            **{k: v for k, v in kwargs.items() if k in option_names},
-        )
-        resolve_rescaling(**{k: v for k, v in kwargs.items() if k in _RESCALE_OPTIONS})
+        _check_compute_options(given, kwargs)
+        pending = (self._inputs_given, self._pending_count)
+        if predictions is not None:
+            self.add_batch(predictions=predictions, references=references, sources=sources)
         try:
-            if predictions is not None:
-                self.add_batch(predictions=predictions, references=references, sources=sources)
-            return super().compute(**kwargs)
+            result = super().compute(**kwargs)
         except BaseException:
-            self._discard_pending()
+            self._restore_pending(*pending)
             raise
-        finally:
-            self._inputs_given = None
+        self._inputs_given, self._pending_count = None, 0
+        return result
 
-    def _discard_pending(self):
-        """Drops evaluate's half-written batch state after a failed compute, so that the next call starts clean."""
-        for name in ("writer", "buf_writer", "data", "filelock", "cache_file_name", "selected_feature_format"):
+    def _restore_pending(self, inputs_given, count):
+        """After a failed compute: the examples that were pending before it, and only those, are pending again.
+        evaluate has by then read them back from its cache files (self.data); those files are released as after a
+        successful compute, and the examples written anew."""
+        kept = None
+        if self.data is not None and count:
+            names = ["predictions", *(name for name, present in inputs_given.items() if present)]
+            kept = {name: self.data[name][:count] for name in names}
+        if self.buf_writer is None and self.filelocks:
+            for filelock, path in zip(self.filelocks, self.file_paths):
+                os.remove(path)
+                filelock.release()
+        for name in ("writer", "buf_writer", "data", "filelock", "filelocks", "file_paths", "cache_file_name"):
             setattr(self, name, None)
+        self.selected_feature_format = None
+        self._inputs_given, self._pending_count = None, 0
+        if kept:
+            self.add_batch(**kept)
 
     def _compute(
         self,
         predictions,
-        references,
-        sources,
+        references=None,
+        sources=None,
         directions=None,
         aggregation="mean",
         prompt=None,
@@ -268,16 +343,22 @@ class BARTScore(evaluate.Metric):
         max_tokens=None,
         show_progress=False,
     ):
-        given = self._inputs_given
         group = self.scorer._process_group()
         if group:
+            given = {"references": references is not None, "sources": sources is not None}
             predictions, references, sources, given = group.gather_examples(
-                predictions, references, sources, given, self.scorer.device
+                predictions,
+                references if given["references"] else [[] for _ in predictions],
+                sources if given["sources"] else ["" for _ in predictions],
+                given,
+                self.scorer.device,
             )
+            references = references if given["references"] else None
+            sources = sources if given["sources"] else None
         return self.scorer.score_directions(
             predictions,
-            references=references if given["references"] else None,
-            sources=sources if given["sources"] else None,
+            references=references,
+            sources=sources,
             directions=directions,
             aggregation=aggregation,
             prompt=prompt,
@@ -292,6 +373,23 @@ class BARTScore(evaluate.Metric):
             max_tokens=max_tokens,
             show_progress=show_progress,
         )
+
+
+def _check_compute_options(given, options):
+    """Every compute option checked against the inputs, before anything is scored or any batch is touched."""
+    unknown = sorted(set(options) - set(_COMPUTE_OPTIONS))
+    if unknown:
+        raise TypeError(f"compute got unexpected options {unknown}; its options are {list(_COMPUTE_OPTIONS)}")
+    resolve_options(
+        has_references=given["references"],
+        has_sources=given["sources"],
+        **{name: options[name] for name in ("directions", "aggregation", "prompt", "prompt_side") if name in options},
+    )
+    resolve_rescaling(**{name: options[name] for name in _RESCALE_OPTIONS if name in options})
+    optional_positive_int(options.get("batch_size"), "batch_size")
+    optional_positive_int(options.get("max_tokens"), "max_tokens")
+    if not isinstance(options.get("show_progress", False), bool):
+        raise TypeError(f"show_progress must be True or False, got {options['show_progress']!r}")
 
 
 def _input_names(given):

@@ -39,6 +39,7 @@ _EXPORTS = {
     "UsageError": "corpus",
     "read_plain_corpus": "corpus",
     "read_table_corpus": "corpus",
+    "TableLimits": "corpus",
     "score_corpus": "corpus",
     "score_dataset": "corpus",
     "compare_systems": "stats",

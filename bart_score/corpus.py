@@ -1,15 +1,15 @@
 """Corpora: plain-text and table readers, and scoring every system of a corpus, or a `datasets` corpus, at once."""
 
+import collections
 import contextlib
 import csv
-import io
 import json
 import os
 import re
 from dataclasses import dataclass
 
 from .directions import DIRECTIONS, resolve_options
-from .inputs import describe
+from .inputs import check_text, describe
 
 
 class UsageError(Exception):
@@ -41,6 +41,20 @@ def _read_text(path):
         raise UsageError(
             f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line}); save it as UTF-8"
         ) from None
+
+
+@contextlib.contextmanager
+def _text_lines(path):
+    """The lines of a UTF-8 file (a byte-order mark is dropped), read and decoded as they are needed, so that a
+    reader that stops early (a limit crossed) costs little; non-UTF-8 files are usage errors naming byte and line."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            yield handle
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        _read_text(path)  # finds the byte and its line, and raises the usage error that names them
+        raise
 
 
 def _read_lines(path):
@@ -99,7 +113,19 @@ def read_plain_corpus(sources=None, references=(), hypotheses=()):
     return Corpus(systems, files[sources] if sources else None, refs, blank_references=blank)
 
 
-def read_table_corpus(path, source_column=None, reference_columns=None, system_columns=None, id_column="id"):
+@dataclass(frozen=True)
+class TableLimits:
+    """Limits a table reader enforces while it reads, so that a file over them is refused before it is built: the
+    most data rows, columns, and characters in one cell (None: no limit)."""
+
+    max_rows: int = None
+    max_columns: int = None
+    max_chars: int = None
+
+
+def read_table_corpus(
+    path, source_column=None, reference_columns=None, system_columns=None, id_column="id", limits=TableLimits()
+):
     """A .csv or .jsonl file (UTF-8) with one row per segment.
 
     Source: the given column (which must exist), else a ``source`` column if there is one. References: the given
@@ -107,40 +133,45 @@ def read_table_corpus(path, source_column=None, reference_columns=None, system_c
     empty or blank cells are no reference and are counted in ``blank_references``; every row needs one). Systems: the
     given columns, else every column but the source, the references and the id. A column has one role. Texts are
     scored exactly as written: an empty output is the empty text, while a JSONL row that lacks a system's or the
-    source's value is an error."""
-    text = _read_text(path)
+    source's value is an error. `limits` are checked row by row as the file is read; reading takes time linear in
+    the file's size."""
     if path.lower().endswith((".jsonl", ".json")):
-        columns, rows = _jsonl_rows(path, text)
+        read_rows = _jsonl_rows
     elif path.lower().endswith(".csv"):
-        columns, rows = _csv_rows(path, text)
+        read_rows = _csv_rows
     else:
         raise UsageError(f"{path}: a table must be a .jsonl or .csv file")
+    with _text_lines(path) as lines:
+        columns, rows = read_rows(path, lines, limits)
     if not columns:
         raise UsageError(f"{path} is empty")
     for number, name in enumerate(columns, start=1):
         if not name.strip():
             raise UsageError(f"{path}: column {number} has no name")
-    repeated = sorted({name for name in columns if columns.count(name) > 1})
+    repeated = sorted(name for name, count in collections.Counter(columns).items() if count > 1)
     if repeated:
-        raise UsageError(f"{path}: column names appear more than once: {', '.join(repeated)}")
+        raise UsageError(f"{path}: column names appear more than once: {', '.join(_first(repeated))}")
     given = [*([source_column] if source_column else []), *(reference_columns or []), *(system_columns or [])]
-    missing = [c for c in given if c not in columns]
+    known = set(columns)
+    missing = [c for c in given if c not in known]
     if missing:
-        raise UsageError(f"{path} has no column {missing[0]!r}; its columns are {columns}")
-    twice = sorted({c for c in given if given.count(c) > 1})
+        raise UsageError(f"{path} has no column {missing[0]!r}; its columns are {_listed(columns)}")
+    twice = sorted(name for name, count in collections.Counter(given).items() if count > 1)
     if twice:
         raise UsageError(f"column {twice[0]!r} is given two roles (source, reference or system); give it one")
     source_column = source_column or "source"
     if reference_columns is None:
+        systems_given = set(system_columns or ())
         reference_columns = [
-            c for c in columns if re.fullmatch(r"references?|reference_\d+", c) and c not in (system_columns or [])
+            c for c in columns if re.fullmatch(r"references?|reference_\d+", c) and c not in systems_given
         ]
     if system_columns is None:
-        system_columns = [c for c in columns if c not in (source_column, id_column, *reference_columns)]
-    if source_column not in columns and not reference_columns:
+        not_systems = {source_column, id_column, *reference_columns}
+        system_columns = [c for c in columns if c not in not_systems]
+    if source_column not in known and not reference_columns:
         raise UsageError(
             f"{path} needs a {source_column!r} column and/or reference columns (reference, references "
-            f"or reference_1, reference_2, ...); its columns are {columns}"
+            f"or reference_1, reference_2, ...); its columns are {_listed(columns)}"
         )
     if not system_columns:
         raise UsageError(
@@ -172,51 +203,110 @@ def read_table_corpus(path, source_column=None, reference_columns=None, system_c
                     else:
                         blank += 1
             if not refs:
-                raise UsageError(f"{path} row {number} has no reference (its columns {reference_columns} are empty)")
+                raise UsageError(
+                    f"{path} row {number} has no reference (its columns {_listed(reference_columns)} are empty)"
+                )
             references.append(refs)
     numbered = list(enumerate(rows, start=1))
     return Corpus(
         systems={c: [text_of(row, n, c) for n, row in numbered] for c in system_columns},
-        sources=[text_of(row, n, source_column) for n, row in numbered] if source_column in columns else None,
+        sources=[text_of(row, n, source_column) for n, row in numbered] if source_column in known else None,
         references=references,
-        ids=[_id_text(row.get(id_column)) for row in rows] if id_column in columns else None,
+        ids=[_id_text(row.get(id_column)) for row in rows] if id_column in known else None,
         blank_references=blank,
     )
+
+
+def _listed(names):
+    """Column names for a message, as a list: all of a few, the first ones of many."""
+    return str(_first(names)).replace("'...'", "...")
+
+
+def _first(names, shown=12):
+    """The names, or the first `shown` of them and '...' (a file may have many thousands of columns)."""
+    return list(names) if len(names) <= shown else [*names[:shown], "..."]
 
 
 def _id_text(value):
     return "" if value is None else str(value)  # JSONL ids are often numbers
 
 
-def _csv_rows(path, text):
-    """Column names (stripped) and one dict per data row (lines with no text at all are skipped)."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+def _check_size(path, limits, rows, columns, line=None):
+    """The limits on rows and columns, checked as each row is read (`line`: a JSONL line, whose columns add up)."""
+    if limits.max_rows is not None and rows > limits.max_rows:
+        raise UsageError(f"{path} has more than {limits.max_rows} rows; the limit is {limits.max_rows}")
+    if limits.max_columns is not None and len(columns) > limits.max_columns:
+        counted = f"at least {len(columns)} columns (by line {line})" if line else f"{len(columns)} columns"
+        raise UsageError(f"{path} has {counted}; the limit is {limits.max_columns}")
+
+
+def _check_length(path, limits, number, column, value):
+    """Each text of a cell (a JSONL cell may hold a list) within the length limit."""
+    if limits.max_chars is None:
+        return
+    for text in value if isinstance(value, list) else [value]:
+        if isinstance(text, str) and len(text) > limits.max_chars:
+            raise UsageError(
+                f"{path} row {number}, column {column!r} has {len(text)} characters; the limit is {limits.max_chars}"
+            )
+
+
+def _encodable(text, where):
+    """JSON escapes can spell lone surrogates, which no file, tokenizer or web page can take."""
     try:
-        lines = [(reader.line_num, row) for row in reader if any(row)]
+        return check_text(text, where)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _csv_rows(path, lines, limits):
+    """Column names (stripped) and one dict per data row (lines with no text at all are skipped)."""
+    reader = csv.reader(lines)
+    columns, rows = [], []
+    try:
+        for row in reader:
+            if not any(row):
+                continue
+            if not columns:
+                columns = [name.strip() for name in row]
+                _check_size(path, limits, 0, columns)
+                continue
+            if len(row) != len(columns):
+                raise UsageError(
+                    f"{path} line {reader.line_num} has {len(row)} fields but the header has {len(columns)}"
+                )
+            _check_size(path, limits, len(rows) + 1, columns)
+            for column, value in zip(columns, row):
+                _check_length(path, limits, len(rows) + 1, column, value)
+            rows.append(dict(zip(columns, row)))
     except csv.Error as error:
         raise UsageError(f"{path} line {reader.line_num} is not valid CSV: {error}") from None
-    if not lines:
-        return [], []
-    columns = [name.strip() for name in lines[0][1]]
-    for line_number, row in lines[1:]:
-        if len(row) != len(columns):
-            raise UsageError(f"{path} line {line_number} has {len(row)} fields but the header has {len(columns)}")
-    return columns, [dict(zip(columns, row)) for _, row in lines[1:]]
+    return columns, rows
 
 
-def _jsonl_rows(path, text):
+def _jsonl_rows(path, lines, limits):
     """Column names (in order of first appearance) and one dict per non-blank line."""
     columns, rows = {}, []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{path} line {number} is not valid JSON: {error.msg}") from None
+        except RecursionError:
+            raise UsageError(f"{path} line {number} nests JSON too deeply to be read") from None
+        except ValueError as error:  # JSONDecodeError, and numbers too long to convert
+            raise UsageError(f"{path} line {number} is not valid JSON: {getattr(error, 'msg', error)}") from None
         if not isinstance(row, dict):
             raise UsageError(f"{path} line {number} is not a JSON object")
-        columns.update(dict.fromkeys(row))
+        for name in row:
+            if name not in columns:
+                columns[_encodable(name, f"{path} line {number}: the column name {name!r}")] = None
+        _check_size(path, limits, len(rows) + 1, columns, number)
+        for column, value in row.items():
+            _check_length(path, limits, len(rows) + 1, column, value)
+            for text in value if isinstance(value, list) else [value]:
+                if isinstance(text, str):
+                    _encodable(text, f"{path} row {len(rows) + 1}, column {column!r}")
         rows.append(row)
     return list(columns), rows
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import rescale as rescale_module
-from .inputs import reference_lists, text_list
+from .inputs import check_text, reference_lists, text_list
 from .prompts import PROMPT_SETS
 
 DIRECTIONS = ("faithfulness", "precision", "recall", "f_score")
@@ -76,7 +76,7 @@ def resolve_prompts(prompt):
                     f"--prompt-phrases {prompt})"
                 )
             return PROMPT_SETS[prompt], f"{prompt}({len(PROMPT_SETS[prompt])})"
-        phrases = [prompt]
+        phrases = [check_text(prompt, "prompt")]
     else:
         phrases = text_list(prompt, "prompt")
         if not phrases:

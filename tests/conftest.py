@@ -18,6 +18,27 @@ from tiny_bart import build_copying_bart, build_tiny_bart
 # The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine).
 torch.set_num_threads(1)
 
+# What tools of the test environment keep beside the sources on their own (ignored by git), not the tests' output.
+_TOOL_CACHES = {".git", ".pytest_cache", ".ruff_cache", ".benchmarks", "__pycache__"}
+
+
+def _checkout_entries():
+    entries = set()
+    for folder, subfolders, names in os.walk(ROOT):
+        subfolders[:] = [name for name in subfolders if name not in _TOOL_CACHES]
+        entries.update(os.path.relpath(os.path.join(folder, name), ROOT) for name in [*subfolders, *names])
+    return entries
+
+
+@pytest.fixture(scope="session", autouse=True)
+def checkout_stays_clean():
+    """Tests write only into temporary folders: a session that leaves anything new in the checkout (build/,
+    *.egg-info, screenshots, outputs) fails."""
+    before = _checkout_entries()
+    yield
+    added = sorted(_checkout_entries() - before)
+    assert not added, f"the tests wrote into the checkout: {added[:20]}"
+
 
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory):

@@ -56,6 +56,12 @@ def candidate_boxes(*texts):
     return list(texts) + [""] * (app.MAX_CANDIDATES - len(texts))
 
 
+def shown_signature(signature, scorer, menu_name="tiny"):
+    """The engine's signature as the browser sees it: the checkpoint, a folder on the server, by its menu name."""
+    assert signature.startswith(f"ckpt:{scorer.checkpoint}|")
+    return signature.replace(f"ckpt:{scorer.checkpoint}|", f"ckpt:{menu_name}|")
+
+
 def assert_close(actual, expected):
     assert actual == pytest.approx(expected, abs=1e-6)
 
@@ -448,18 +454,44 @@ BAD_UPLOADS = [
     (
         "long.csv",
         f"source,sys\na,{'w' * (MAX_CHARS + 1)}\n",
-        f"Row 1, column 'sys' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
+        f"long.csv row 1, column 'sys' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
     ),
     (
         "longsource.csv",
         f"source,sys\na,b\n{'s' * (MAX_CHARS + 1)},b\n",
-        f"Row 2, column 'source' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
+        f"longsource.csv row 2, column 'source' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
     ),
     (
         "longref.jsonl",
         json.dumps({"reference": "r", "reference_2": "r" * (MAX_CHARS + 1), "sys": "o"}),
-        f"Row 1, reference 2 has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
+        f"longref.jsonl row 1, column 'reference_2' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
     ),
+    (
+        "longlistref.jsonl",
+        json.dumps({"references": ["r", "r" * (MAX_CHARS + 1)], "sys": "o"}),
+        f"longlistref.jsonl row 1, column 'references' has {MAX_CHARS + 1} characters; the limit is {MAX_CHARS}",
+    ),
+    (
+        "longid.csv",
+        f"id,source,sys\n{'i' * (MAX_CHARS + 1)},a,b\n",
+        f"longid.csv row 1, column 'id' has {MAX_CHARS + 1} characters",
+    ),
+    (
+        "manycolumns.csv",
+        ",".join(f"c{i}" for i in range(app.MAX_COLUMNS + 1)) + "\n",
+        f"manycolumns.csv has {app.MAX_COLUMNS + 1} columns; the limit is {app.MAX_COLUMNS}",
+    ),
+    (
+        "manycolumns.jsonl",
+        json.dumps({"source": "s", "sys": "o"}) + "\n" + json.dumps({f"c{i}": "x" for i in range(app.MAX_COLUMNS)}),
+        f"manycolumns.jsonl has at least {app.MAX_COLUMNS + 2} columns (by line 2); the limit is {app.MAX_COLUMNS}",
+    ),
+    (
+        "surrogate.jsonl",
+        '{"source": "a", "sys": "b\\ud800"}\n',
+        "surrogate.jsonl row 1, column 'sys' holds '\\ud800' at character 1, a lone surrogate",
+    ),
+    ("deep.jsonl", '{"source": "a", "sys": ' + "[" * 100_000 + "]" * 100_000 + "}\n", "deep.jsonl line 1 nests JSON"),
     ("manyrefs.jsonl", json.dumps({"references": ["r"] * 9, "sys": "o"}), "Row 1 has 9 references; the limit is 8"),
     (
         "wide.csv",
@@ -469,7 +501,12 @@ BAD_UPLOADS = [
     (
         "long.jsonl",
         "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
-        f"The file has {MAX_ROWS + 1} rows; the limit is {MAX_ROWS}",
+        f"long.jsonl has more than {MAX_ROWS} rows; the limit is {MAX_ROWS}",
+    ),
+    (
+        "longrows.csv",
+        "source,sys\n" + "s,o\n" * (MAX_ROWS + 1),
+        f"longrows.csv has more than {MAX_ROWS} rows; the limit is {MAX_ROWS}",
     ),
 ]
 
@@ -568,7 +605,7 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_the
         assert direction in table["data"][best][-1]
         assert table["metadata"]["display_value"][best][column] == f"{expected[direction][best]:.4f}"
         assert table["metadata"]["display_value"][best][column + 1] == f"{expected[f'{direction}_rescaled'][best]:.3f}"
-    assert signature == expected["signature"] and "|rescale:corpus-" in signature
+    assert signature == shown_signature(expected["signature"], copier, "copier") and "|rescale:corpus-" in signature
 
     assert chart["value"]["columns"] == ["bar", "candidate", "direction", "rescaled", "score"]
     bars = {
@@ -623,7 +660,9 @@ def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
     assert table["headers"] == ["candidate", "recall", "recall 0–1", "f_score", "f_score 0–1", "best in"]
     assert [row[1] for row in table["data"][:2]] == pytest.approx(expected["recall"], abs=1e-6)
     assert [row[3] for row in table["data"][:2]] == pytest.approx(expected["f_score"], abs=1e-6)
-    assert signature.replace(re.search(r"\|rescale:[^|]+", signature)[0], "") == expected["signature"]
+    assert signature.replace(re.search(r"\|rescale:[^|]+", signature)[0], "") == shown_signature(
+        expected["signature"], scorer
+    )
     assert "prompt:custom-" in signature and "agg:max" in signature
     assert "given the first reference" in heatmap
 
@@ -641,7 +680,7 @@ def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
         (dict(source=""), "faithfulness (source → candidate) needs a source"),
         (dict(directions=[]), "Choose at least one direction"),
         (dict(prompt="custom", phrase="  "), "Enter a custom prompt phrase"),
-        (dict(model="missing"), "Cannot load the checkpoint"),
+        (dict(model="missing"), "The model 'missing' is not available on this server; choose another model"),
     ],
 )
 def test_api_compare_explains_user_mistakes_and_keeps_running(client, arguments, message):
@@ -732,7 +771,7 @@ def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer
             assert row[6] == (pair["winner"] or "no significant difference (both tests need p < 0.05)")
     assert summary["headers"] == ["direction", "system", "mean", "95% CI low", "95% CI high"]
     assert pairs["headers"][3:7] == ["Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
-    assert signature == expected["good"]["signature"]
+    assert signature == shown_signature(expected["good"]["signature"], scorer)
 
     for direction in ("faithfulness", "f_score"):
         panel = intervals.split(f'data-direction="{direction}"')[1].split('<div class="panel"')[0]
@@ -859,7 +898,7 @@ def test_api_batch_reports_progress_while_scoring(client, tmp_path):
         (
             "rows.jsonl",
             "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
-            f"The file has {MAX_ROWS + 1} rows; the limit is {MAX_ROWS}",
+            f"rows.jsonl has more than {MAX_ROWS} rows; the limit is {MAX_ROWS}",
         ),
         ("refs.csv", "source,sys\na,b\n", "precision, recall, f_score need at least one reference"),
     ],

@@ -1,12 +1,12 @@
 """The Space in a real browser: Playwright drives Debian's Chromium (never a downloaded browser) against the app running
-on the tiny checkpoint. Screenshots go to artifacts/; look at them."""
+on the tiny checkpoint. Screenshots go to a temporary folder, or to $BARTSCORE_SCREENSHOTS; look at them."""
 
 import os
 import re
 
 import numpy as np
 import pytest
-from test_app import OUTPUT_ROWS, write_documents_csv, write_outputs_csv
+from test_app import OUTPUT_ROWS, shown_signature, write_documents_csv, write_outputs_csv
 
 import app
 import bart_score
@@ -25,7 +25,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-dev-shm-usage",
 ]
-ARTIFACTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "artifacts")
 TIMEOUT_MS = 60_000
 expect.set_options(timeout=TIMEOUT_MS)
 
@@ -52,16 +51,23 @@ def page(browser, app_url):
     context.close()
 
 
-def screenshot(page, name):
-    os.makedirs(ARTIFACTS, exist_ok=True)
-    page.screenshot(path=os.path.join(ARTIFACTS, name), full_page=True)
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory):
+    """Where screenshots go: $BARTSCORE_SCREENSHOTS when set (to keep and look at them), else a temporary folder."""
+    folder = os.environ.get("BARTSCORE_SCREENSHOTS") or str(tmp_path_factory.mktemp("screenshots"))
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def screenshot(page, folder, name):
+    page.screenshot(path=os.path.join(folder, name), full_page=True)
 
 
 def cell(table, row, column):
     return table.locator(f'[data-testid="cell-{row}-{column}"]')
 
 
-def test_compare_tab_shows_table_reference_points_rescaled_chart_and_heatmap(page, copier):
+def test_compare_tab_shows_table_reference_points_rescaled_chart_and_heatmap(page, copier, screenshots):
     example = app.EXAMPLES["summarization"]
     expect(page.locator("#model input")).to_have_value("tiny")
     page.locator("#model input").click()
@@ -116,7 +122,7 @@ def test_compare_tab_shows_table_reference_points_rescaled_chart_and_heatmap(pag
         for line in tooltip.inner_text().replace("\t\n", "\t").splitlines()
     }
     assert float(shown["score"].replace("−", "-")) == pytest.approx(expected["precision"][2], abs=1e-6)
-    screenshot(page, "compare-chart-hover.png")
+    screenshot(page, screenshots, "compare-chart-hover.png")
 
     tokens = copier.score_tokens([example["source"]] * 3, candidates)
     heatmap = page.locator("#heatmap")
@@ -134,13 +140,15 @@ def test_compare_tab_shows_table_reference_points_rescaled_chart_and_heatmap(pag
     # The third candidate's markup is shown as text, never run as HTML.
     expect(heatmap.locator(".candidate").nth(2)).to_contain_text("<b>stadium</b> &")
     expect(heatmap.locator("b")).to_have_count(0)
-    expect(page.locator("#compare-signature textarea")).to_have_value(expected["signature"])
+    expect(page.locator("#compare-signature textarea")).to_have_value(
+        shown_signature(expected["signature"], copier, "copier")
+    )
 
     page.locator("#heatmap .candidate").nth(1).scroll_into_view_if_needed()
-    screenshot(page, "compare.png")
+    screenshot(page, screenshots, "compare.png")
 
 
-def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_path):
+def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_path, screenshots):
     rows = OUTPUT_ROWS + [
         [
             f"extra{i}",
@@ -181,17 +189,17 @@ def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_pat
         expect(cell(pairs, row, 6)).to_have_text(better)
     expect(page.locator("#rows-table [role=row][data-index]")).to_have_count(len(rows))
     expect(page.locator("#download a[href$='/bartscore-results.csv']")).to_have_count(1)
-    expect(page.locator("#batch-signature textarea")).to_have_value(expected.signature)
+    expect(page.locator("#batch-signature textarea")).to_have_value(shown_signature(expected.signature, scorer))
     panels = page.locator("#intervals .panel")
     expect(panels).to_have_count(2)
     for index, direction in enumerate(["faithfulness", "f_score"]):
         expect(panels.nth(index).locator(".title")).to_have_text(direction)
         expect(panels.nth(index).locator("g.system circle")).to_have_count(3)
 
-    screenshot(page, "batch.png")
+    screenshot(page, screenshots, "batch.png")
 
 
-def test_batch_tab_plots_rescaled_means_with_their_intervals(page, copier, tmp_path):
+def test_batch_tab_plots_rescaled_means_with_their_intervals(page, copier, tmp_path, screenshots):
     path = write_documents_csv(tmp_path / "documents.csv")
     page.locator("#model input").click()
     page.get_by_role("option", name="copier").click()
@@ -227,9 +235,11 @@ def test_batch_tab_plots_rescaled_means_with_their_intervals(page, copier, tmp_p
         assert (dot - x1) / (x2 - x1) == pytest.approx((mean - low) / (high - low), abs=0.01)
         expect(panel.locator("line.reference")).not_to_have_count(0)  # 0 (unrelated) and/or 1 (copy) marked
     expect(page.locator("#summary-table [role=row][data-index]")).to_have_count(2 * 8)
-    expect(page.locator("#batch-signature textarea")).to_have_value(expected.signature)
+    expect(page.locator("#batch-signature textarea")).to_have_value(
+        shown_signature(expected.signature, copier, "copier")
+    )
     page.locator("#intervals").scroll_into_view_if_needed()
-    screenshot(page, "batch-rescaled.png")
+    screenshot(page, screenshots, "batch-rescaled.png")
 
 
 def test_examples_and_candidate_buttons(page):
@@ -254,3 +264,19 @@ def test_examples_and_candidate_buttons(page):
     expect(page.get_by_text("At least 2 candidates are compared")).to_be_visible()
     page.get_by_role("button", name="+ Add candidate").click()
     expect(page.locator("#candidate-3 textarea")).to_have_value("")  # a removed candidate's text is gone
+
+
+def test_markup_in_an_error_message_shows_as_text(page, tmp_path, screenshots):
+    markup = '<img src="x" id="injected"><a href="https://example.com" id="link">click</a><form id="form"></form>'
+    path = tmp_path / "markup.csv"
+    path.write_text(f"{markup.replace(chr(34), chr(39))},other\nx,y\n", encoding="utf-8")
+    page.get_by_role("tab", name="Batch").click()
+    page.locator("#upload input[type=file]").set_input_files(str(path))
+    expect(page.locator("#upload a[href$='/markup.csv']")).to_have_count(1)
+    page.locator("#batch-button").click()
+    toast = page.locator('[data-testid="toast-body"]')
+    expect(toast).to_contain_text("needs a 'source' column")
+    expect(toast).to_contain_text("<img src='x' id='injected'>")  # the user's markup, shown as written
+    for element in ("#injected", "#link", "#form"):
+        expect(page.locator(element)).to_have_count(0)
+    screenshot(page, screenshots, "error-with-markup.png")

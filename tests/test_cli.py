@@ -376,9 +376,25 @@ def test_missing_checkpoint_is_a_runtime_failure_with_one_clear_line(files, tmp_
 
 
 def test_pip_install_gives_the_bartscore_command(tmp_path, files, tiny_checkpoint):
+    # Built from a copy: setuptools writes build/ and *.egg-info beside the sources, which must stay clean.
+    sources = tmp_path / "sources"
+    shutil.copytree(
+        ROOT, sources, ignore=shutil.ignore_patterns(".*", "__pycache__", "build", "*.egg-info", "artifacts")
+    )
     wheel_dir = tmp_path / "wheel"
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheel_dir), ROOT],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheel_dir),
+            sources,
+        ],
         capture_output=True,
         text=True,
     )

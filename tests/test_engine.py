@@ -212,11 +212,52 @@ def test_a_pair_that_cannot_fit_alone_is_named(scorer, monkeypatch):
         (lambda s: s.multi_ref_score(["a"], [[]]), ValueError, r"tgts\[0\] is an empty list"),
         (lambda s: s.multi_ref_score(["a"], [["b", None]]), TypeError, r"tgts\[0\]\[1\] is None"),
         (lambda s: s.multi_ref_score(["a"], [["b"]], agg="median"), ValueError, r"agg must be one of"),
+        # Unordered or single-pass collections: scores come back in input order, so the order must be the caller's.
+        (
+            lambda s: s.score({"a", "b"}, ["c", "d"]),
+            TypeError,
+            r"srcs must be a list of strings, got a set \(its order",
+        ),
+        (lambda s: s.score(["a"], (t for t in ["b"])), TypeError, r"tgts must be a list of strings, got a generator"),
+        (
+            lambda s: s.score({"k": "a"}.values(), ["b"]),
+            TypeError,
+            r"srcs must be a list of strings, got a dict_values",
+        ),
+        (lambda s: s.score(["a"], iter(["b"])), TypeError, r"tgts must be a list of strings, got a list_iterator"),
+        (
+            lambda s: s.multi_ref_score(["a"], [{"b", "c"}]),
+            TypeError,
+            r"tgts\[0\] must be a list of strings, got a set",
+        ),
+        (lambda s: s.multi_ref_score(["a"], {"b": ["c"]}.keys()), TypeError, r"tgts must be a list .*got a dict_keys"),
+        # Lone surrogates: Python holds them, no tokenizer can encode them.
+        (lambda s: s.score(["ok", "x\ud800"], ["a", "b"]), ValueError, r"srcs\[1\] holds '\\ud800' at character 1"),
+        (
+            lambda s: s.score(["a"], ["\udcff"]),
+            ValueError,
+            r"tgts\[0\] holds '\\udcff' at character 0, a lone surrogate",
+        ),
+        (lambda s: s.multi_ref_score(["a"], [["b", "c\udfff"]]), ValueError, r"tgts\[0\]\[1\] holds '\\udfff'"),
+        (lambda s: s.multi_ref_score(["a"], ["\ud83d"]), ValueError, r"tgts\[0\] holds '\\ud83d'"),
+        (lambda s: s.score_tokens(["a"], ["b\ud800"]), ValueError, r"tgts\[0\] holds '\\ud800'"),
+        (lambda s: s.score_directions(["a", "\ud800"], sources=["s", "t"]), ValueError, r"predictions\[1\] holds"),
+        (lambda s: s.score_directions(["a"], sources=["s"], prompt="Say \ud800"), ValueError, r"prompt holds"),
+        (lambda s: s.score_directions(["a"], sources=["s"], prompt=["ok", "\ud800"]), ValueError, r"prompt\[1\] holds"),
     ],
 )
 def test_bad_input_is_named(scorer, call, error, message):
     with pytest.raises(error, match=message):
         call(scorer)
+
+
+def test_ordered_sequences_other_than_lists_are_taken_in_their_order(scorer):
+    import pandas as pd
+
+    sources, targets = ["A cat.", "A dog sat.", "Rain."], ["The cat.", "Dogs.", "It rained all day."]
+    expected = scorer.score(sources, targets)
+    assert scorer.score(tuple(sources), np.array(targets)) == pytest.approx(expected, abs=TOLERANCE)
+    assert scorer.score(pd.Series(sources), targets) == pytest.approx(expected, abs=TOLERANCE)
 
 
 def test_token_outside_the_model_vocabulary_is_a_clear_error(tiny_checkpoint):

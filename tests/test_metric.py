@@ -242,3 +242,191 @@ def test_no_input_at_all(metric):
 def test_empty_predictions(metric):
     result = metric.compute(predictions=[], sources=[])
     assert result["faithfulness"] == [] and np.isnan(result["faithfulness_mean"])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The pending-batch rule: a failed compute leaves the pending batches as they were
+
+
+def fail_while_scoring(error):
+    def score(*args, **kwargs):
+        raise error
+
+    return score
+
+
+FAILED_COMPUTES = {
+    "unknown direction": (dict(directions="bogus"), ValueError, r"directions\[0\] is 'bogus'"),
+    "direction without its input": (dict(directions=["recall"]), ValueError, r"'recall' needs references="),
+    "unknown aggregation": (dict(aggregation="median"), ValueError, r"aggregation must be one of"),
+    "unknown prompt set": (dict(prompt="sumary"), ValueError, r"unknown prompt set 'sumary'"),
+    "unknown prompt side": (dict(prompt_side="middle"), ValueError, r"prompt_side must be"),
+    "zero batch size": (dict(batch_size=0), ValueError, r"batch_size must be a positive integer"),
+    "negative token budget": (dict(max_tokens=-1), ValueError, r"max_tokens must be a positive integer"),
+    "progress not a bool": (dict(show_progress="yes"), TypeError, r"show_progress must be True or False"),
+    "unknown option": (dict(beam=4), TypeError, r"compute got unexpected options \['beam'\]"),
+    "bad new predictions": (dict(predictions=["x", None], sources=["a", "b"]), TypeError, r"predictions\[1\] is None"),
+    "new inputs of another kind": (dict(predictions=["x"], references=["r"]), ValueError, r"this batch gives"),
+    "new predictions as a set": (dict(predictions={"x"}, sources=["a"]), TypeError, r"got a set"),
+    "lone surrogate in new inputs": (dict(predictions=["x"], sources=["\ud800"]), ValueError, r"sources\[0\] holds"),
+    "engine error": (dict(), RuntimeError, r"out of memory", RuntimeError("out of memory")),
+    "engine error with new predictions": (
+        dict(predictions=["new"], sources=["new source"]),
+        RuntimeError,
+        r"out of memory",
+        RuntimeError("out of memory"),
+    ),
+    "memory error": (dict(), MemoryError, None, MemoryError()),
+    "interrupt": (dict(), KeyboardInterrupt, None, KeyboardInterrupt()),
+}
+
+
+@pytest.mark.parametrize("kind", list(FAILED_COMPUTES))
+def test_a_failed_compute_leaves_pending_batches_as_they_were(metric, reference_model, monkeypatch, kind):
+    arguments, error, message, *raised_while_scoring = FAILED_COMPUTES[kind]
+    sources, predictions, _ = examples(seed=10, n=5)
+    metric.add_batch(predictions=predictions[:3], sources=sources[:3])
+    metric.add(prediction=predictions[3], source=sources[3])
+    metric.add_batch(predictions=predictions[4:], sources=sources[4:])
+    with monkeypatch.context() as patch:
+        if raised_while_scoring:
+            patch.setattr(metric.scorer, "score", fail_while_scoring(raised_while_scoring[0]))
+        with pytest.raises(error, match=message):
+            metric.compute(**arguments)
+    # The same five examples are pending, nothing more (inputs passed to the failed call are not kept).
+    result = metric.compute()
+    expected = reference_directions(*reference_model, predictions, sources=sources)
+    assert_matches(result, expected, ("faithfulness",))
+    with pytest.raises(ValueError, match="nothing to score"):  # a successful compute clears them
+        metric.compute()
+
+
+def test_pending_batches_kept_in_memory_survive_a_failed_compute_too(tiny_checkpoint, reference_model, monkeypatch):
+    in_memory = evaluate.load(MODULE, tiny_checkpoint, device="cpu", keep_in_memory=True)
+    sources, predictions, _ = examples(seed=12, n=3)
+    in_memory.add_batch(predictions=predictions, sources=sources)
+    with monkeypatch.context() as patch:
+        patch.setattr(in_memory.scorer, "score", fail_while_scoring(RuntimeError("out of memory")))
+        with pytest.raises(RuntimeError):
+            in_memory.compute()
+    assert_matches(
+        in_memory.compute(), reference_directions(*reference_model, predictions, sources=sources), ("faithfulness",)
+    )
+
+
+def test_a_failed_compute_with_nothing_pending_leaves_nothing_pending(metric, monkeypatch):
+    monkeypatch.setattr(metric.scorer, "score", fail_while_scoring(RuntimeError("out of memory")))
+    with pytest.raises(RuntimeError):
+        metric.compute(predictions=["a"], sources=["b"])
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="nothing to score"):
+        metric.compute()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Ordered inputs only, and text that can be encoded
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(predictions={"a", "b"}, sources=["c", "d"]), r"predictions must be a list of strings, got a set"),
+        (dict(predictions=["a"], sources=(s for s in ["c"])), r"sources must be a list of strings, got a generator"),
+        (dict(predictions=["a"], references={"k": "r"}.values()), r"references must be a list .*got a dict_values"),
+        (dict(predictions=["a"], references=[{"r", "s"}]), r"references\[0\] must be a list of strings, got a set"),
+        (dict(predictions=["a"], references={"r": 1}), r"references must be a list .*got a dict"),
+        (dict(predictions=["a"], sources=["b"], directions={"faithfulness"}), r"directions must be a list .*a set"),
+        (dict(predictions=["a"], sources=["b"], prompt={"In short"}), r"prompt must be a list of strings, got a set"),
+    ],
+)
+def test_unordered_collections_are_refused(metric, kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        metric.compute(**kwargs)
+    inputs = {k: v for k, v in kwargs.items() if k in ("predictions", "references", "sources")}
+    if inputs != {"predictions": ["a"], "sources": ["b"]}:  # the inputs themselves are refused by add_batch too
+        with pytest.raises(TypeError, match=message.split(",")[0]):
+            metric.add_batch(**inputs)
+    with pytest.raises(ValueError, match="nothing to score"):  # nothing was left pending
+        metric.compute()
+
+
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda m: m.compute(predictions=["ok", "b\ud800d"], sources=["s", "t"]), r"predictions\[1\] holds '\\ud800'"),
+        (lambda m: m.compute(predictions=["a"], references=[["r", "\udc80"]]), r"references\[0\]\[1\] holds"),
+        (lambda m: m.compute(predictions=["a"], references=["\udc80"]), r"references\[0\] holds"),
+        (lambda m: m.compute(predictions=["a"], sources=["\ud800"]), r"sources\[0\] holds '\\ud800' at character 0"),
+        (lambda m: m.compute(predictions=["a"], sources=["b"], prompt="Say \ud800"), r"prompt holds"),
+        (lambda m: m.compute(predictions=["a"], sources=["b"], prompt=["ok", "\ud800"]), r"prompt\[1\] holds"),
+        (lambda m: m.add_batch(predictions=["\ud800"], sources=["b"]), r"predictions\[0\] holds"),
+        (lambda m: m.add(prediction="a", source="\udfff"), r"sources\[0\] holds"),
+    ],
+)
+def test_lone_surrogates_are_named_by_argument_and_index(metric, call, message):
+    with pytest.raises(ValueError, match=message + r".*a lone surrogate"):
+        call(metric)
+    with pytest.raises(ValueError, match="nothing to score"):  # the refused batch was not kept
+        metric.compute()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# evaluate.combine
+
+
+PREDICTION_LENGTHS = """
+import datasets
+import evaluate
+
+
+class PredictionLengths(evaluate.Measurement):
+    def _info(self):
+        return evaluate.MeasurementInfo(
+            description="", citation="", features=datasets.Features({"predictions": datasets.Value("string")})
+        )
+
+    def _compute(self, predictions):
+        return {"mean_length": sum(map(len, predictions)) / len(predictions)}
+"""
+
+
+@pytest.fixture(scope="module")
+def prediction_lengths(tmp_path_factory):
+    path = tmp_path_factory.mktemp("measurement") / "prediction_lengths.py"
+    path.write_text(PREDICTION_LENGTHS, encoding="utf-8")
+    return evaluate.load(str(path))
+
+
+@pytest.mark.parametrize("inputs", ["references", "sources", "both"])
+def test_combine_passes_the_inputs_the_metric_was_loaded_for(
+    tiny_checkpoint, reference_model, prediction_lengths, inputs
+):
+    sources, predictions, references = examples(seed=11, n=4)
+    given = {
+        "references": references if inputs in ("references", "both") else None,
+        "sources": sources if inputs in ("sources", "both") else None,
+    }
+    options = {} if inputs == "references" else {"inputs": inputs}  # the default asks for references
+    combined = evaluate.combine([evaluate.load(MODULE, tiny_checkpoint, device="cpu", **options), prediction_lengths])
+    combined.add_batch(predictions=predictions[:2], **{k: v[:2] for k, v in given.items() if v is not None})
+    combined.add_batch(predictions=predictions[2:], **{k: v[2:] for k, v in given.items() if v is not None})
+    result = combined.compute()
+    expected = reference_directions(*reference_model, predictions, given["references"], given["sources"])
+    assert_matches(result, expected, list(expected))
+    assert result["mean_length"] == pytest.approx(np.mean([len(p) for p in predictions]))
+
+
+def test_combine_explains_how_to_pass_sources(tiny_checkpoint, prediction_lengths):
+    combined = evaluate.combine([evaluate.load(MODULE, tiny_checkpoint, device="cpu"), prediction_lengths])
+    with pytest.raises(ValueError, match=r'needs sources=, references= or both.*load the metric with inputs="sources"'):
+        combined.add_batch(predictions=["a"], sources=["b"])
+
+
+def test_inputs_option_is_checked(tiny_checkpoint):
+    with pytest.raises(ValueError, match=r"inputs must be one of \('references', 'sources', 'both'\), got 'source'"):
+        evaluate.load(MODULE, tiny_checkpoint, device="cpu", inputs="source")
+
+
+def test_info_names_homepage_and_license(metric):
+    assert metric.info.homepage == "https://github.com/neulab/BARTScore"
+    assert metric.info.license.startswith("Apache-2.0")

@@ -80,3 +80,9 @@ def test_mismatched_segment_counts_are_refused():
 def test_a_single_segment_is_no_evidence():
     (pair,) = bart_score.compare_systems({"a": [-1.0], "b": [-2.0]})["pairs"]
     assert np.isnan(pair["bootstrap_p"]) and np.isnan(pair["t_test_p"]) and pair["winner"] == ""
+
+
+@pytest.mark.parametrize("resamples", [0, 100_001, 10**12, 2.5, True])
+def test_resamples_are_bounded(resamples):
+    with pytest.raises(ValueError, match=r"resamples must be an integer from 1 to 100,000"):
+        bart_score.compare_systems({"a": [1.0, 2.0], "b": [2.0, 3.0]}, resamples=resamples)

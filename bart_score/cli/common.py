@@ -1,8 +1,12 @@
 """What the subcommands share: the input and model options, reading the corpus, and checking a request before any
 model is loaded. Nothing here imports torch, so that --help and usage errors answer at once."""
 
+import contextlib
 import os
+import re
+import stat
 import sys
+import tempfile
 
 from ..corpus import UsageError, read_plain_corpus, read_table_corpus
 from ..directions import AGGREGATIONS, PROMPT_SIDES, resolve_options
@@ -131,7 +135,9 @@ def add_model_arguments(
     model.add_argument(
         "--max-length", type=int, help="truncate texts to this many tokens (default 1024, or the model's positions)"
     )
-    model.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    model.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress or loading bars (notes about the input still show)"
+    )
 
 
 def corpus_from_args(args):
@@ -144,9 +150,29 @@ def corpus_from_args(args):
     return read_plain_corpus(args.sources, args.references, args.hypotheses)
 
 
+# Characters that would split a line or a TSV cell when a name is written out (tabs, line breaks, other controls).
+_BREAKING = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def check_written_name(text, what):
+    """A name the output writes as it is (a system name, a segment id): no character that would forge rows or
+    columns, and valid Unicode (a file name's undecodable bytes arrive as lone surrogates)."""
+    bad = _BREAKING.search(text)
+    if bad:
+        raise UsageError(
+            f"{what} {text!r} holds {bad[0]!r}, which would break the output's lines or columns; rename it"
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise UsageError(f"{what} {text!r} holds {text[error.start]!r}, which is not valid Unicode text") from None
+
+
 def checked_request(args):
     """The corpus and scoring options of a command line, every mistake reported before any model is loaded."""
     corpus = corpus_from_args(args)
+    for name in corpus.systems:
+        check_written_name(name, "the system name")
     options = scoring_options(args)
     resolved = resolve_options(
         has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options
@@ -214,15 +240,58 @@ def _looks_like_a_device(name):
 
 
 def check_output_path(path):
-    """An output file must be writable before any work is done (a usage error otherwise)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+    """An output file must be writable before any work is done (a usage error otherwise). It is written as a new
+    file renamed over the old one, so its folder must be writable; an existing read-only file is not replaced."""
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target)
+    if os.path.isdir(target) or not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
         raise UsageError(f"cannot write {path}: not a file in an existing, writable folder")
+    # os.access alone would let root through; no write permission bit at all is a file its owner made read-only.
+    if os.path.exists(target) and (not os.access(target, os.W_OK) or not os.stat(target).st_mode & 0o222):
+        raise UsageError(f"cannot write {path}: the file exists and is read-only")
+
+
+def write_atomically(path, write):
+    """Writes a file through `write(handle)` into a temporary file beside it, flushed to disk, then renamed over it:
+    an error, a kill or a full disk midway leaves the previous file whole and no partial file under its name. A link
+    keeps pointing where it did (its target is replaced); the file keeps the old one's permissions, or the umask's."""
+    target = os.path.realpath(path)
+    folder, name = os.path.split(target)
+    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".partial")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o666 & ~_umask())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    descriptor = os.open(folder, os.O_RDONLY)  # the rename itself reaches the disk
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def load_scorer(args):
     """The engine the options ask for, or (None, exit status) after saying why it cannot be had."""
     from ..engine import BARTScorer
+
+    if args.quiet:  # transformers and huggingface_hub draw their own bars while loading and downloading
+        import huggingface_hub
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()
+        huggingface_hub.utils.disable_progress_bars()
 
     try:
         return BARTScorer(

@@ -25,8 +25,12 @@ def check(args):
     corpus, options = checked_request(args)
     if len(corpus.systems) < 2:
         raise UsageError(f"compare needs two or more systems; got {list(corpus.systems)}")
-    if args.resamples < 1 or not 0 < args.alpha < 1 or args.seed < 0:
-        raise UsageError("--resamples must be positive, --alpha between 0 and 1 and --seed at least 0")
+    from ..stats import MAX_RESAMPLES
+
+    if not 1 <= args.resamples <= MAX_RESAMPLES or not 0 < args.alpha < 1 or args.seed < 0:
+        raise UsageError(
+            f"--resamples must be from 1 to {MAX_RESAMPLES:,}, --alpha between 0 and 1 and --seed at least 0"
+        )
     return corpus, options
 
 

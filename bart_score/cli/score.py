@@ -3,7 +3,15 @@
 import json
 import sys
 
-from .common import add_rescale_arguments, check_output_path, checked_request, load_scorer, score_all_systems
+from .common import (
+    add_rescale_arguments,
+    check_output_path,
+    check_written_name,
+    checked_request,
+    load_scorer,
+    score_all_systems,
+    write_atomically,
+)
 
 
 def add_parser(commands, parents):
@@ -23,6 +31,9 @@ def add_parser(commands, parents):
 
 def check(args):
     corpus, options = checked_request(args)
+    if args.format == "tsv":
+        for row, segment_id in enumerate(corpus.ids or [], start=1):
+            check_written_name(segment_id, f"row {row}'s id")
     if args.output != "-":
         check_output_path(args.output)
     return corpus, options
@@ -40,8 +51,7 @@ def run(args, corpus, options):
         summary = sys.stderr
     else:
         try:
-            with open(args.output, "w", encoding="utf-8") as handle:
-                write_segments(per_system, corpus.ids, args.format, handle)
+            write_atomically(args.output, lambda handle: write_segments(per_system, corpus.ids, args.format, handle))
         except OSError as error:
             print(f"bartscore score: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
             return 1

@@ -1,0 +1,188 @@
+"""What the Space (app.py) guards against, apart from its user interface (nothing here imports Gradio):
+
+- models that cannot be loaded, found when the app starts without reading any weights, and load failures told to
+  browser users in words that name the menu entry and never show a server path (the operator's log has the details);
+- model special tokens written in a user's text, which the Space refuses rather than score as BART's own markers;
+- spreadsheet formulas in the downloadable CSV, neutralised as OWASP advises, numbers kept as numbers;
+- memory that a scoring job freed, returned to the system when the job ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import logging
+import os
+import re
+
+import huggingface_hub
+from safetensors import SafetensorError
+
+import bart_score
+
+logger = logging.getLogger("bartscore.app")
+
+_WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+_HUB_PROBE_SECONDS = 10
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Models
+
+
+def model_problems(models):
+    """{menu name: why it cannot be loaded} for the menu's models (name -> checkpoint), each reason logged for the
+    operator. Local folders are looked at, Hub ids looked up in the Hugging Face cache and, when the server is
+    online, on the Hub (one probe; after one that cannot reach the Hub, no more)."""
+    problems, hub = {}, {"reachable": not huggingface_hub.constants.HF_HUB_OFFLINE}
+    for name, checkpoint in models.items():
+        problem = checkpoint_problem(checkpoint, hub)
+        if problem:
+            logger.warning("BARTScore Space: model %r (%s) is marked unavailable: %s", name, checkpoint, problem)
+            problems[name] = problem
+    return problems
+
+
+def checkpoint_problem(checkpoint, hub):
+    """Why `checkpoint` cannot be loaded here (for the operator), or None; `hub` remembers whether the Hub answered."""
+    try:
+        location, _ = bart_score.resolve_checkpoint(checkpoint)
+    except OSError as error:  # cnn-para without its weights file
+        return str(error)
+    if os.path.isdir(location):
+        if not os.access(location, os.R_OK | os.X_OK):
+            return f"its folder {location} cannot be read"
+        if not os.path.isfile(os.path.join(location, "config.json")):
+            return f"its folder {location} has no config.json"
+        if not any(os.path.isfile(os.path.join(location, name)) for name in _WEIGHT_FILES):
+            return f"its folder {location} has no weights file ({', '.join(_WEIGHT_FILES)})"
+        return None
+    if os.path.isabs(location) or location.startswith((".", "~")):
+        return f"there is no folder {location}"
+    if isinstance(huggingface_hub.try_to_load_from_cache(location, "config.json"), str):
+        return None
+    if not hub["reachable"]:
+        offline = "HF_HUB_OFFLINE is set" if huggingface_hub.constants.HF_HUB_OFFLINE else "the Hub cannot be reached"
+        return f"{location} is not in the Hugging Face cache ({huggingface_hub.constants.HF_HUB_CACHE}) and {offline}"
+    try:
+        huggingface_hub.model_info(location, timeout=_HUB_PROBE_SECONDS)
+    except huggingface_hub.errors.RepositoryNotFoundError:
+        return f"{location} is not a model on the Hugging Face Hub"
+    except Exception as error:  # no network: every later Hub model would wait for the same timeout
+        hub["reachable"] = False
+        return f"{location} is not in the Hugging Face cache and the Hub cannot be reached ({type(error).__name__})"
+    return None  # downloaded on first use
+
+
+def not_available(model):
+    """The browser's message for a model marked unavailable when the app started."""
+    return f"The model {model!r} is not available on this server; choose another model"
+
+
+def load_failure(model, checkpoint, error):
+    """The browser's message for a model that failed to load: what is wrong, with the menu name, no path."""
+    logger.error("BARTScore Space: model %r (%s) failed to load: %r", model, checkpoint, error)
+    if isinstance(error, bart_score.CheckpointNotFoundError):
+        return not_available(model)
+    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
+        reason = "the server does not have enough free memory to load it now; try again later or choose another model"
+    elif isinstance(error, PermissionError):
+        reason = "its files cannot be read on this server"
+    elif isinstance(error, (SafetensorError, OSError, EOFError, RuntimeError)):
+        reason = "its files on this server are damaged or incomplete"
+    elif isinstance(error, ValueError):
+        reason = "its files on this server are not a BART checkpoint that BARTScore can use"
+    else:
+        reason = "it failed to load (the server's log says why)"
+    return f"The model {model!r} cannot be loaded: {reason}"
+
+
+def remembered_failure(error):
+    """Whether a load failure will happen again on every try (a memory shortage may pass)."""
+    return not (isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError")
+
+
+def public_signature(signature, model, checkpoint):
+    """The signature as browser users see it: a checkpoint that is a folder on this server is named by its menu name
+    (a Hub id stays, so that signatures match those of the command line)."""
+    location, _ = bart_score.resolve_checkpoint(checkpoint)
+    if not os.path.isdir(location):
+        return signature
+    fields = signature.split("|")
+    return "|".join([f"ckpt:{model}", *(field for field in fields if not field.startswith("ckpt:"))])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Texts
+
+
+def refuse_special_tokens(texts, special_tokens):
+    """Refuses the first of `texts` ((where, text) pairs) that holds one of the model's special tokens (<s>, </s>,
+    <pad>, ...): BART would read it as its own marker, and a candidate of "<pad>" repeated would score near 0 and win.
+    The engine keeps the original's numbers and tokenizes them as specials; the Space does not score them at all."""
+    for where, text in texts:
+        for token in special_tokens:
+            if token in text:
+                raise ValueError(
+                    f"{where} contains {token}, one of the model's special tokens; written in a text it would be read "
+                    f"as the model's own marker, so it is not scored here. Remove it or write it differently"
+                )
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Downloads
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_cell(value):
+    """A text cell a spreadsheet would run as a formula (starting with =, +, -, @, tab or carriage return) gets a
+    leading apostrophe, so that it shows as text; numbers, and texts that are plain numbers, are left as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def spreadsheet_safe(frame):
+    """A copy of a DataFrame whose column names and text cells are spreadsheet_cell'ed; numeric columns untouched."""
+    import pandas as pd
+
+    safe = frame.rename(columns=spreadsheet_cell)
+    for column in safe.columns:
+        if not pd.api.types.is_numeric_dtype(safe[column]):
+            safe[column] = safe[column].map(spreadsheet_cell)
+    return safe
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Memory
+
+
+def _malloc_trim():
+    """glibc's malloc_trim, or None where the C library has none."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim
+    except (OSError, AttributeError, TypeError):
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+@contextlib.contextmanager
+def memory_returned_after():
+    """Returns the memory a scoring job freed to the system when the job ends. glibc keeps freed blocks in one arena
+    per thread, and Gradio runs each job on whichever worker thread is free, so without this the resident size grows
+    request after request (bench/bench_app_memory.py, bench/README.md)."""
+    try:
+        yield
+    finally:
+        if _MALLOC_TRIM is not None:
+            _MALLOC_TRIM(0)

@@ -1,0 +1,260 @@
+"""What the Space guards against (space_guards.py and the places app.py uses it): models that cannot be loaded,
+special tokens and lone surrogates in what users type, markup in messages, formulas in the CSV download, and limits
+checked while an upload is read."""
+
+import csv
+import os
+import re
+import shutil
+
+import gradio as gr
+import pandas as pd
+import pytest
+from app_server import MAX_CHARS
+from gradio_client import Client, handle_file
+from gradio_client.exceptions import AppError
+
+import app
+import bart_score
+import space_guards
+
+
+@pytest.fixture(scope="module")
+def client(app_url):
+    return Client(app_url, analytics_enabled=False, verbose=False)
+
+
+def event_function(demo, api_name):
+    """The function behind one of the app's events, called directly (as Gradio calls it), so that inputs an HTTP
+    client cannot encode (lone surrogates) reach it."""
+    return next(block_function.fn for block_function in demo.fns.values() if block_function.api_name == api_name)
+
+
+SETTINGS = ["tiny", ["faithfulness", "precision"], "mean", "none", "", "encoder"]
+
+
+def compare_arguments(source="A council voted for a new library.", references="A library.", candidates=("a", "b")):
+    return [*SETTINGS, source, references, *candidates, *[""] * (app.MAX_CANDIDATES - len(candidates))]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Models that cannot be loaded
+
+
+def tiny_copy(tiny_checkpoint, folder, damage=None):
+    """A copy of the tiny checkpoint, optionally damaged by `damage(folder)`."""
+    shutil.copytree(tiny_checkpoint, folder)
+    if damage:
+        damage(str(folder))
+    return str(folder)
+
+
+def truncate_weights(folder):
+    path = os.path.join(folder, "model.safetensors")
+    with open(path, "rb") as handle:
+        data = handle.read()
+    with open(path, "wb") as handle:
+        handle.write(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        (lambda folder: os.remove(os.path.join(folder, "config.json")), r"has no config\.json"),
+        (lambda folder: os.remove(os.path.join(folder, "model.safetensors")), r"has no weights file"),
+    ],
+)
+def test_a_menu_folder_without_its_files_is_found_at_start(tiny_checkpoint, tmp_path, damage, problem):
+    folder = tiny_copy(tiny_checkpoint, tmp_path / "model", damage)
+    assert re.search(problem, space_guards.checkpoint_problem(folder, {"reachable": False}))
+
+
+def test_menu_models_that_cannot_be_loaded_are_marked_at_start_and_fail_fast(
+    tiny_checkpoint, tmp_path, empty_hf_cache, monkeypatch
+):
+    settings = app.settings_from_env(
+        {
+            "BARTSCORE_APP_MODELS": f"tiny={tiny_checkpoint},gone={tmp_path / 'gone'}",
+            "BARTSCORE_APP_DEFAULT_MODEL": "cnn",  # a Hub model that is not in the (empty) cache, offline
+            "BARTSCORE_APP_DEVICE": "cpu",
+        }
+    )
+    demo = app.build_demo(settings)
+    (menu,) = [block for block in demo.blocks.values() if getattr(block, "elem_id", None) == "model"]
+    assert menu.choices == [
+        ("vanilla (not available)", "vanilla"),
+        ("cnn (not available)", "cnn"),
+        ("tiny", "tiny"),
+        ("gone (not available)", "gone"),
+    ]
+    assert menu.value == "tiny"  # the page opens on a model that can be loaded
+    monkeypatch.setattr(bart_score, "BARTScorer", lambda **kwargs: pytest.fail("an unavailable model was loaded"))
+    compare = event_function(demo, "compare")
+    for model in ("cnn", "gone"):
+        with pytest.raises(gr.Error, match=f"The model '{model}' is not available on this server"):
+            compare(model, *compare_arguments()[1:])
+
+
+def test_a_model_outside_the_cache_offline_is_named_by_its_hub_id(empty_hf_cache):
+    problem = space_guards.checkpoint_problem("vanilla", {"reachable": False})
+    assert problem.startswith("facebook/bart-large is not in the Hugging Face cache") and "HF_HUB_OFFLINE" in problem
+
+
+def settings_with(model, checkpoint):
+    return app.settings_from_env({"BARTSCORE_APP_MODELS": f"{model}={checkpoint}", "BARTSCORE_APP_DEVICE": "cpu"})
+
+
+def test_damaged_weights_are_reported_by_menu_name_without_a_path_and_remembered(
+    tiny_checkpoint, tmp_path, monkeypatch
+):
+    folder = tiny_copy(tiny_checkpoint, tmp_path / "broken", truncate_weights)
+    settings = settings_with("broken", folder)
+    message = "The model 'broken' cannot be loaded: its files on this server are damaged or incomplete"
+    with pytest.raises(ValueError, match=re.escape(message)) as raised:
+        app.load_scorer(settings, "broken")
+    assert str(tmp_path) not in str(raised.value)
+    monkeypatch.setattr(bart_score, "BARTScorer", lambda **kwargs: pytest.fail("a failed model was loaded again"))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        app.load_scorer(settings, "broken")
+
+
+@pytest.mark.parametrize(
+    "error, reason, remembered",
+    [
+        (MemoryError(), "the server does not have enough free memory to load it now", False),
+        (PermissionError(13, "Permission denied", "/srv/models/x/model.safetensors"), "its files cannot be read", True),
+        (ValueError("'/srv/models/x' is a 't5' model"), "its files on this server are not a BART checkpoint", True),
+        (KeyError("encoder.layers.0"), "it failed to load (the server's log says why)", True),
+    ],
+)
+def test_each_kind_of_load_failure_says_what_is_wrong(tmp_path, monkeypatch, error, reason, remembered):
+    def failing(**kwargs):
+        raise error
+
+    checkpoint = str(tmp_path / f"model-{type(error).__name__}")
+    settings = settings_with("mine", checkpoint)
+    monkeypatch.setattr(bart_score, "BARTScorer", failing)
+    with pytest.raises(ValueError, match=re.escape(f"The model 'mine' cannot be loaded: {reason}")) as raised:
+        app.load_scorer(settings, "mine")
+    assert "/srv" not in str(raised.value) and str(tmp_path) not in str(raised.value)
+    assert (checkpoint in app._unavailable) == remembered
+
+
+def test_the_signature_names_a_server_folder_by_its_menu_name(tiny_checkpoint):
+    signature = f"ckpt:{tiny_checkpoint}|dirs:faithfulness|agg:mean"
+    assert space_guards.public_signature(signature, "tiny", tiny_checkpoint) == "ckpt:tiny|dirs:faithfulness|agg:mean"
+    hub = "ckpt:facebook/bart-large-cnn|dirs:faithfulness"
+    assert space_guards.public_signature(hub, "cnn", "cnn") == hub  # a Hub id is no server path, and matches the CLI
+
+
+def test_running_out_of_memory_while_scoring_is_a_message():
+    with pytest.raises(gr.Error, match="The server ran out of memory for this request"), app.shown_in_ui():
+        raise MemoryError()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What users type
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (dict(candidates=("fine", "<pad><pad><pad>")), "Candidate 2 contains <pad>, one of the model's special tokens"),
+        (dict(source="A source </s> with an end"), "The source contains </s>"),
+        (dict(references="ok\nA <s> reference"), "Reference 2 contains <s>"),
+        (dict(candidates=("<unk> first", "b")), "Candidate 1 contains <unk>"),
+    ],
+)
+def test_special_tokens_in_compare_are_refused_naming_the_field_and_token(client, arguments, message):
+    with pytest.raises(AppError, match=re.escape(app.as_text(message))):
+        client.predict(*compare_arguments(**arguments), api_name="/compare")
+
+
+def test_special_tokens_in_a_custom_prompt_phrase_or_an_upload_are_refused(client, tmp_path):
+    arguments = compare_arguments()
+    arguments[3:5] = ["custom", "In other <mask> words"]
+    with pytest.raises(AppError, match=re.escape(app.as_text("The custom prompt phrase contains <mask>"))):
+        client.predict(*arguments, api_name="/compare")
+    path = tmp_path / "outputs.csv"
+    path.write_text("source,reference,good,bad\ns,r,fine,fine\ns,r,fine,<pad> <pad>\n", encoding="utf-8")
+    with pytest.raises(AppError, match=re.escape(app.as_text("Row 2, column 'bad' contains <pad>"))):
+        client.predict(*SETTINGS, handle_file(str(path)), api_name="/score_file")
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (dict(source="A source \ud800"), r"The source holds '\\ud800' at character 9, a lone surrogate"),
+        (dict(references="ok\nr\udc80"), r"Reference 2 holds '\\udc80'"),
+        (dict(candidates=("a", "b\udfff")), r"Candidate 2 holds '\\udfff'"),
+    ],
+)
+def test_lone_surrogates_in_compare_are_named(app_settings, arguments, message):
+    compare = event_function(app.build_demo(app_settings), "compare")
+    with pytest.raises(gr.Error) as raised:
+        compare(*compare_arguments(**arguments))
+    assert re.search(message, raised.value.message)
+
+
+def test_markup_in_what_users_send_is_shown_as_text(client, tmp_path):
+    path = tmp_path / "markup.csv"
+    markup = '<img src=x onerror="alert(1)"><a href="https://example.com">click</a>'
+    path.write_text(f"{markup},other\nx,y\n", encoding="utf-8")
+    with pytest.raises(AppError) as raised:
+        client.predict(*SETTINGS, handle_file(str(path)), api_name="/score_file")
+    message = str(raised.value)
+    assert "&lt;img src=x onerror=" in message and "&lt;a href=" in message
+    assert "<img" not in message and "<a " not in message
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The CSV download
+
+
+def test_spreadsheet_formulas_are_neutralised_and_numbers_kept():
+    cells = ["=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=x", "\r=x", "-5", "+3.25", "1e-3", "text", "a=b", ""]
+    assert [space_guards.spreadsheet_cell(c) for c in cells] == [
+        "'=1+1",
+        "'+cmd|' /C calc'!A0",
+        "'-2+3",
+        "'@SUM(A1)",
+        "'\t=x",
+        "'\r=x",
+        "-5",
+        "+3.25",
+        "1e-3",
+        "text",
+        "a=b",
+        "",
+    ]
+    assert space_guards.spreadsheet_cell(-2.5) == -2.5
+
+
+def test_the_downloaded_csv_carries_no_formulas_and_keeps_scores_numeric(client, tmp_path):
+    path = tmp_path / "outputs.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "source", "reference", '=HYPERLINK("http://x")', "@sys"])
+        writer.writerow(["=cmd|' /C calc'!A0", "The cat sat.", "A cat.", "A cat sat.", "Cats."])
+        writer.writerow(["-7", "The dog ran.", "A dog.", "A dog ran.", "Dogs."])
+    _, _, rows, download, _ = client.predict(
+        *["tiny", ["faithfulness"], "mean", "none", "", "encoder"], handle_file(str(path)), api_name="/score_file"
+    )
+    with open(download, newline="", encoding="utf-8") as handle:
+        table = list(csv.reader(handle))
+    header, *lines = table
+    assert header == ["row", "id", '\'=HYPERLINK("http://x")/faithfulness', "'@sys/faithfulness"]
+    assert [line[1] for line in lines] == ["'=cmd|' /C calc'!A0", "-7"]
+    for line in [header, *lines]:
+        assert not any(cell.startswith(("=", "+", "@")) for cell in line)
+    scores = pd.read_csv(download)
+    assert [pd.api.types.is_float_dtype(scores[column]) for column in scores.columns[2:]] == [True, True]
+    assert [float(line[2]) for line in lines] == pytest.approx([row[2] for row in rows["data"]], abs=1e-9)
+    assert all(float(line[2]) < 0 for line in lines)  # negative scores stay numbers, not neutralised text
+
+
+def test_a_long_upload_is_refused_while_reading(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text("source,sys\n" + "s,o\n" * 100_000, encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape("rows.csv has more than 10 rows; the limit is 10")):
+        app.parse_upload(str(path), max_rows=10, max_chars=MAX_CHARS)

@@ -1,0 +1,236 @@
+"""The command line's output and limits: -o written atomically, names that would forge TSV rows or columns refused,
+read-only outputs and unservable requests refused before any model loads, and -q quiet."""
+
+import errno
+import json
+import os
+import re
+import stat
+
+import pytest
+from test_cli import SOURCES, SYSTEM_A, SYSTEM_B, run_cli
+
+import bart_score
+import bart_score.cli.score
+
+NO_MODEL = "/nonexistent/checkpoint"  # loading it would fail with exit status 1: a 2 means it was never tried
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    for name, lines in (("src.txt", SOURCES), ("sysA.txt", SYSTEM_A), ("sysB.txt", SYSTEM_B)):
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+def main(*args, model):
+    try:
+        return bart_score.main([args[0], "-m", model, "-q", *args[1:]])
+    except SystemExit as exit_:
+        return exit_.code
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# -o: a new file renamed over the old one
+
+
+def leftovers(folder):
+    return sorted(name for name in os.listdir(folder) if name.endswith(".partial"))
+
+
+@pytest.mark.parametrize(
+    "failure, status",
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), 1),  # a full disk: a clear line, exit 1
+        (KeyboardInterrupt(), None),  # an interrupt (as a kill) propagates, the old file untouched
+    ],
+)
+def test_a_failure_while_writing_leaves_the_previous_output_whole(
+    inputs, tiny_checkpoint, monkeypatch, capsys, failure, status
+):
+    output = inputs / "segments.tsv"
+    output.write_text("the previous results\n", encoding="utf-8")
+    write_segments = bart_score.cli.score.write_segments
+
+    def failing_midway(per_system, ids, output_format, handle):
+        write_segments(per_system, ids, output_format, handle)  # everything written, then the failure
+        raise failure
+
+    monkeypatch.setattr(bart_score.cli.score, "write_segments", failing_midway)
+    arguments = ("score", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), "-o", str(output))
+    if status is None:
+        with pytest.raises(type(failure)):
+            main(*arguments, model=tiny_checkpoint)
+    else:
+        assert main(*arguments, model=tiny_checkpoint) == status
+        assert f"cannot write {output}: No space left on device" in capsys.readouterr().err
+    assert output.read_text(encoding="utf-8") == "the previous results\n"
+    assert leftovers(inputs) == []
+
+
+def test_a_successful_write_replaces_the_file_keeping_its_permissions_and_links(inputs, tiny_checkpoint):
+    real = inputs / "results" / "segments.tsv"
+    real.parent.mkdir()
+    real.write_text("old\n", encoding="utf-8")
+    real.chmod(0o640)
+    link = inputs / "latest.tsv"
+    link.symlink_to(real)
+    arguments = ("score", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), "-o", str(link))
+    assert main(*arguments, model=tiny_checkpoint) == 0
+    assert link.is_symlink() and real.read_text(encoding="utf-8").startswith("system\tsegment\tfaithfulness\n")
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert leftovers(real.parent) == [] and leftovers(inputs) == []
+
+
+def test_a_new_output_file_gets_the_umasks_permissions(inputs, tiny_checkpoint):
+    output = inputs / "new.tsv"
+    previous = os.umask(0o022)
+    try:
+        assert (
+            main(
+                "score",
+                "-s",
+                str(inputs / "src.txt"),
+                "-t",
+                str(inputs / "sysA.txt"),
+                "-o",
+                str(output),
+                model=tiny_checkpoint,
+            )
+            == 0
+        )
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(output.stat().st_mode) == 0o644
+
+
+def test_a_read_only_output_is_refused_before_the_model_loads(inputs, capsys):
+    output = inputs / "segments.tsv"
+    output.write_text("keep me\n", encoding="utf-8")
+    output.chmod(0o444)
+    arguments = ("score", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), "-o", str(output))
+    assert main(*arguments, model=NO_MODEL) == 2
+    assert f"cannot write {output}: the file exists and is read-only" in capsys.readouterr().err
+    assert output.read_text(encoding="utf-8") == "keep me\n"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Names written into the output as they are
+
+
+@pytest.mark.parametrize(
+    "file_name, shown",
+    [("sys\tA.txt", r"'sys\\tA.txt' holds '\\t'"), ("sys\nA.txt", r"holds '\\n'"), ("sys\rA.txt", r"holds '\\r'")],
+)
+def test_a_hypothesis_file_name_that_would_forge_rows_or_columns_is_refused(inputs, capsys, file_name, shown):
+    (inputs / file_name).write_text("\n".join(SYSTEM_A) + "\n", encoding="utf-8")
+    assert main("score", "-s", str(inputs / "src.txt"), "-t", str(inputs / file_name), model=NO_MODEL) == 2
+    assert re.search(r"the system name .*" + shown + r", which would break the output's lines", capsys.readouterr().err)
+
+
+def test_a_file_name_that_is_not_unicode_is_refused(inputs, capsys):
+    name = os.fsdecode(b"sys\xff.txt")  # an undecodable byte arrives as the lone surrogate \udcff
+    (inputs / name).write_text("\n".join(SYSTEM_A) + "\n", encoding="utf-8")
+    assert (
+        main(
+            "compare", "-s", str(inputs / "src.txt"), "-t", str(inputs / name), str(inputs / "sysB.txt"), model=NO_MODEL
+        )
+        == 2
+    )
+    assert "holds '\\udcff', which is not valid Unicode text" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "header, row",
+    [
+        ('source,"sys\nA"', "s,o"),
+        ('source,"sys\tA"', "s,o"),
+        ("source,sys\u2028A", "s,o"),
+    ],
+)
+def test_a_column_name_that_would_forge_rows_or_columns_is_refused_by_both_commands(tmp_path, capsys, header, row):
+    path = tmp_path / "table.csv"
+    path.write_text(f"{header},other\n{row},x\n", encoding="utf-8")
+    for command in ("score", "compare"):
+        assert main(command, "-i", str(path), model=NO_MODEL) == 2
+        assert "the system name 'sys" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("segment_id", ["doc\t1", "doc\n1", "doc\r\n1", "doc\x0b1", "doc\u20281", "\x85"])
+def test_ids_that_would_forge_tsv_rows_or_columns_are_refused_and_kept_in_jsonl(
+    tmp_path, tiny_checkpoint, capsys, segment_id
+):
+    path = tmp_path / "table.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "source": s, "sys": h}) + "\n"
+            for i, s, h in [(segment_id, "S.", "H."), ("x", "T.", "I.")]
+        ),
+        encoding="utf-8",
+    )
+    assert main("score", "-i", str(path), model=NO_MODEL) == 2
+    assert "row 1's id" in capsys.readouterr().err
+    output = tmp_path / "segments.jsonl"
+    assert main("score", "-i", str(path), "-f", "jsonl", "-o", str(output), model=tiny_checkpoint) == 0
+    assert [json.loads(line)["id"] for line in output.read_text(encoding="utf-8").splitlines()] == [segment_id, "x"]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Requests that cannot be served, refused before any work
+
+
+@pytest.mark.parametrize("resamples", ["0", "100001", "1000000000000"])
+def test_bootstrap_resamples_are_bounded(inputs, capsys, resamples):
+    arguments = ("compare", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), str(inputs / "sysB.txt"))
+    assert main(*arguments, "--resamples", resamples, model=NO_MODEL) == 2
+    assert "--resamples must be from 1 to 100,000" in capsys.readouterr().err
+
+
+def test_the_largest_number_of_resamples_is_served(inputs, tiny_checkpoint, capsys):
+    arguments = ("compare", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), str(inputs / "sysB.txt"))
+    assert main(*arguments, "--resamples", "100000", "--json", model=tiny_checkpoint) == 0
+    assert json.loads(capsys.readouterr().out)["directions"]["faithfulness"]["resamples"] == 100_000
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"source": "a", "sys": ' + "[" * 100_000 + "]" * 100_000 + "}", r"line 1 nests JSON too deeply"),
+        ('{"source": "a", "sys": ' + "9" * 5000 + "}", r"line 1 is not valid JSON"),
+        ('{"source": "a\\ud800", "sys": "b"}', r"row 1, column 'source' holds '\\ud800' at character 1"),
+        ('{"source": "a", "sys\\udc80": "b"}', r"line 1: the column name 'sys\\udc80' holds '\\udc80'"),
+    ],
+)
+def test_jsonl_that_cannot_be_read_is_a_usage_error_naming_the_line(tmp_path, capsys, line, message):
+    path = tmp_path / "table.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    assert main("score", "-i", str(path), model=NO_MODEL) == 2
+    stderr = capsys.readouterr().err
+    assert re.search(message, stderr) and "Traceback" not in stderr
+
+
+def test_a_missing_table_is_a_usage_error(tmp_path, capsys):
+    assert main("score", "-i", str(tmp_path / "missing.csv"), model=NO_MODEL) == 2
+    assert f"cannot read {tmp_path / 'missing.csv'}: No such file or directory" in capsys.readouterr().err
+
+
+def test_a_prompt_phrase_with_undecodable_bytes_is_a_usage_error(inputs, capsys):
+    phrase = os.fsdecode(b"In other words\xff")
+    arguments = ("score", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), "--prompt-phrases", phrase)
+    assert main(*arguments, model=NO_MODEL) == 2
+    assert "prompt[0] holds '\\udcff'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# -q
+
+
+def test_quiet_means_nothing_on_stderr(inputs, tiny_checkpoint):
+    code, stdout, stderr = run_cli(
+        "score", "-m", tiny_checkpoint, "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), "-q"
+    )
+    assert code == 0 and stdout.startswith("system\tsegment\tfaithfulness\n")
+    summary = "\n".join(
+        line for line in stderr.splitlines() if not line.startswith(("system", "sysA.txt", "signature"))
+    )
+    assert summary == "", stderr  # the means and the signature only: no loading or progress bars
