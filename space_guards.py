@@ -97,7 +97,7 @@ def load_failure(model, checkpoint, error):
     elif isinstance(error, (SafetensorError, OSError, EOFError, RuntimeError)):
         reason = "its files on this server are damaged or incomplete"
     elif isinstance(error, ValueError):
-        reason = "its files on this server are not a BART checkpoint that BARTScore can use"
+        reason = "its files on this server are not a checkpoint that BARTScore can use"
     else:
         reason = "it failed to load (the server's log says why)"
     return f"The model {model!r} cannot be loaded: {reason}"

@@ -123,7 +123,11 @@ def test_damaged_weights_are_reported_by_menu_name_without_a_path_and_remembered
     [
         (MemoryError(), "the server does not have enough free memory to load it now", False),
         (PermissionError(13, "Permission denied", "/srv/models/x/model.safetensors"), "its files cannot be read", True),
-        (ValueError("'/srv/models/x' is a 't5' model"), "its files on this server are not a BART checkpoint", True),
+        (
+            ValueError("'/srv/models/x' is a 't5' model"),
+            "its files on this server are not a checkpoint that BARTScore can use",
+            True,
+        ),
         (KeyError("encoder.layers.0"), "it failed to load (the server's log says why)", True),
     ],
 )
@@ -137,7 +141,7 @@ def test_each_kind_of_load_failure_says_what_is_wrong(tmp_path, monkeypatch, err
     with pytest.raises(ValueError, match=re.escape(f"The model 'mine' cannot be loaded: {reason}")) as raised:
         app.load_scorer(settings, "mine")
     assert "/srv" not in str(raised.value) and str(tmp_path) not in str(raised.value)
-    assert (checkpoint in app._unavailable) == remembered
+    assert (app._scorer_key(settings, "mine") in app._unavailable) == remembered
 
 
 def test_the_signature_names_a_server_folder_by_its_menu_name(tiny_checkpoint):
@@ -237,7 +241,7 @@ def test_the_downloaded_csv_carries_no_formulas_and_keeps_scores_numeric(client,
         writer.writerow(["id", "source", "reference", '=HYPERLINK("http://x")', "@sys"])
         writer.writerow(["=cmd|' /C calc'!A0", "The cat sat.", "A cat.", "A cat sat.", "Cats."])
         writer.writerow(["-7", "The dog ran.", "A dog.", "A dog ran.", "Dogs."])
-    _, _, rows, download, _ = client.predict(
+    _, _, rows, download, _, _ = client.predict(
         *["tiny", ["faithfulness"], "mean", "none", "", "encoder"], handle_file(str(path)), api_name="/score_file"
     )
     with open(download, newline="", encoding="utf-8") as handle:

@@ -60,14 +60,14 @@ def run_docstring_examples():
 
 
 def test_docstring_examples_run_in_evaluates_module_harness(metrics_folder, tiny_checkpoint):
-    load_checkpoint = bart_score.engine.load_checkpoint
+    load_family = bart_score.engine.load_family
     loaded = []
 
-    def tiny_instead(checkpoint):  # the harness's intensive-call patch: no real BART is downloaded
+    def tiny_instead(checkpoint, **options):  # the harness's intensive-call patch: no real BART is downloaded
         loaded.append(checkpoint)
-        return load_checkpoint(tiny_checkpoint)
+        return load_family(tiny_checkpoint, **options)
 
-    with patch("bart_score.engine.load_checkpoint", side_effect=tiny_instead), loads_from(str(metrics_folder)):
+    with patch("bart_score.engine.load_family", side_effect=tiny_instead), loads_from(str(metrics_folder)):
         run_docstring_examples()
     assert loaded == ["facebook/bart-large-cnn"]  # the examples ask for the default checkpoint, loaded once
 

@@ -5,7 +5,8 @@ The tiny test checkpoint is put in a private Hugging Face cache under the names 
 they read are written into a temporary working folder, and the examples run there, offline, in a fresh process:
 every Python block in order (later blocks use earlier blocks' names, as a reader would run them), then every
 command-line example, with `bartscore` standing for the installed command. Commands that need a GPU, several
-processes (torchrun, accelerate) or a server (app.py), and the set-up commands, are not run."""
+processes (torchrun, accelerate), a server (app.py) or the BARTScore release's human judgments (meta-eval), and the
+set-up commands, are not run."""
 
 import json
 import os
@@ -16,6 +17,7 @@ import sys
 
 import pytest
 import torch
+from tiny_models import tiny_checkpoint_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMIT = "0" * 40
@@ -36,9 +38,22 @@ def hub_cache(folder, checkpoint, names):
     return folder
 
 
+# The family examples' Hub ids (directly or through named configurations), each served by a tiny model of its family.
+FAMILY_CHECKPOINTS = {
+    "mbart50": "facebook/mbart-large-50-many-to-many-mmt",
+    "mt5": "google/mt5-base",
+    "pegasus": "google/pegasus-xsum",
+    "marian": "Helsinki-NLP/opus-mt-de-en",
+    "qwen2": "Qwen/Qwen2.5-0.5B",
+    "opt": "facebook/opt-350m",
+}
+
+
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory, tiny_checkpoint):
-    """The working folder and the environment the examples run in."""
+def workdir(tmp_path_factory, copying_checkpoint):
+    """The working folder and the environment the examples run in. BART's names are served by the tiny BART trained
+    to copy (so that baselines have a scale), the other families' by tiny models of their own."""
+    tiny_checkpoint = copying_checkpoint
     root = tmp_path_factory.mktemp("readme")
     work = root / "work"
     work.mkdir()
@@ -67,6 +82,13 @@ def workdir(tmp_path_factory, tiny_checkpoint):
         "source,reference,systemA,systemB\n" + "".join(f'"{s}","{r}","{a}","{b}"\n' for s, r, a, b in rows),
         encoding="utf-8",
     )
+    (work / "texts.txt").write_text(  # the corpus of `bartscore baseline --corpus texts.txt`
+        "\n".join(line for name in ("source.txt", "ref1.txt", "ref2.txt", "systemA.txt") for line in lines[name]),
+        encoding="utf-8",
+    )
+    hub = hub_cache(root / "hub", tiny_checkpoint, ["facebook/bart-large-cnn", "facebook/bart-large"])
+    for family, name in FAMILY_CHECKPOINTS.items():
+        hub_cache(hub, tiny_checkpoint_for(tmp_path_factory, family), [name])
     command = root / "bin" / "bartscore"  # the command `pip install .` puts on the PATH
     command.parent.mkdir()
     command.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m bart_score "$@"\n')
@@ -76,12 +98,20 @@ def workdir(tmp_path_factory, tiny_checkpoint):
         "PATH": f"{command.parent}{os.pathsep}{os.environ['PATH']}",
         "PYTHONPATH": ROOT,
         "HF_HUB_OFFLINE": "1",
-        "HF_HUB_CACHE": str(
-            hub_cache(root / "hub", tiny_checkpoint, ["facebook/bart-large-cnn", "facebook/bart-large"])
-        ),
+        "HF_HUB_CACHE": str(hub),
         "HF_HOME": str(root / "hf-home"),  # evaluate's and datasets' caches
         "CUDA_VISIBLE_DEVICES": "",
+        "BARTSCORE_BASELINES": str(root / "baselines"),
     }
+    # The baselines the rescaling examples use, made as the README says: at the default place and in a named file.
+    for output in ([], ["-o", "cnn-baseline.json"]):
+        subprocess.run(
+            ["bartscore", "baseline", "-m", "cnn", "--corpus", "texts.txt", "-q", *output],
+            cwd=work,
+            env=environment,
+            check=True,
+            capture_output=True,
+        )
     return work, environment
 
 
@@ -112,6 +142,7 @@ RUNNABLE = [
     for command in command_lines()
     if command.startswith(("bartscore ", ".venv/bin/python bartscore.py "))
     and not re.search(r"cuda|torchrun|accelerate", command)
+    and " meta-eval " not in command  # needs the release's human judgments; tests/test_meta_eval_cli.py runs it
 ]
 
 
