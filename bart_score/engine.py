@@ -517,6 +517,10 @@ def _checked_device(device):
         return torch.device(default_device())
     if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
         raise TypeError(f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}")
+    if isinstance(device, int):  # torch's convention: a number is a CUDA device's index
+        if device < 0:
+            raise ValueError(f"device {device} is not a device; a number names a CUDA device, from 0")
+        device = f"cuda:{device}"
     try:
         checked = torch.device(device)
     except (RuntimeError, ValueError):

@@ -297,6 +297,55 @@ def test_asking_for_cuda_without_one_is_a_clear_error(tiny_checkpoint):
         bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cuda:0")
 
 
+@pytest.mark.parametrize(
+    "device, error, message",
+    [
+        ("tpu", ValueError, r"device 'tpu' is not a device; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'"),
+        ("cuda:x", ValueError, r"device 'cuda:x' is not a device"),
+        (3.5, TypeError, r"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got 3.5"),
+        (True, TypeError, r"device must be a string"),
+        ("meta", ValueError, r"device 'meta' is not supported here"),
+    ],
+)
+def test_a_device_that_is_not_one_is_refused_before_any_model_loads(device, error, message):
+    with pytest.raises(error, match=message):
+        bart_score.BARTScorer(checkpoint="/nowhere/no-model", device=device)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="reason: this machine has a CUDA device")
+@pytest.mark.parametrize("device", [5, "cuda", "cuda:5"])
+def test_a_cuda_device_index_without_cuda_is_refused(device):
+    with pytest.raises(ValueError, match=r"was asked for, but this torch build sees no CUDA device"):
+        bart_score.BARTScorer(checkpoint="/nowhere/no-model", device=device)
+
+
+def test_a_folder_that_is_not_a_checkpoint_is_named(tmp_path):
+    with pytest.raises(bart_score.CheckpointNotFoundError, match=r"'/etc' is a directory without a config.json"):
+        bart_score.BARTScorer(checkpoint="/etc", device="cpu")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(OSError, match=r"cannot .* of '.*broken'"):
+        bart_score.BARTScorer(checkpoint=str(broken), device="cpu")
+
+
+def test_truncated_weights_are_named(tiny_checkpoint, tmp_path):
+    import shutil
+
+    copy = shutil.copytree(tiny_checkpoint, tmp_path / "truncated")
+    weights = copy / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    with pytest.raises(OSError, match=r"cannot load '.*truncated'"):
+        bart_score.BARTScorer(checkpoint=str(copy), device="cpu")
+
+
+@pytest.mark.parametrize("text", ["<pad><pad><pad>", "A cat </s> sat.", "<s>"])
+def test_texts_with_special_token_strings_are_scored_as_the_original_but_warned_about(scorer, reference_model, text):
+    with pytest.warns(UserWarning, match=r"1 distinct text\(s\) contain special-token strings .* as the original"):
+        (got,) = scorer.score(["A plain source."], [text])
+    assert got == pytest.approx(reference_score(*reference_model, "A plain source.", text), abs=TOLERANCE)
+
+
 def test_unknown_dtype(tiny_checkpoint):
     with pytest.raises(ValueError, match=r"dtype must be one of"):
         bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", dtype="float64")

@@ -8,6 +8,7 @@ decoder-only model that AutoModelForCausalLM loads."""
 import os
 
 import huggingface_hub
+import torch
 from transformers import AutoConfig, AutoTokenizer
 
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
@@ -76,8 +77,10 @@ def load_family(checkpoint, *, dtype, source_lang=None, target_lang=None, templa
     try:
         tokenizer = AutoTokenizer.from_pretrained(checkpoint, **where)
         model = family.auto_class.from_pretrained(checkpoint, config=config, dtype=dtype, **where)
-    except (OSError, ValueError, RuntimeError, EOFError) as error:
-        raise CheckpointLoadError(f"cannot load {checkpoint!r}: {str(error).splitlines()[0]}") from None
+    except (MemoryError, torch.OutOfMemoryError):
+        raise  # not the files' fault: the caller may try again, or elsewhere
+    except Exception as error:  # truncated or foreign files fail in many libraries' own ways
+        raise CheckpointLoadError(f"cannot load {checkpoint!r}: {_first_line(error)}") from None
     model.eval()
     if family is MBartFamily:
         return family(tokenizer, model, source_lang, target_lang)
@@ -151,4 +154,12 @@ def _config(checkpoint, where):
     try:
         return AutoConfig.from_pretrained(checkpoint, **where)
     except ValueError as error:  # a config.json that transformers cannot read
-        raise CheckpointLoadError(f"cannot read the config of {checkpoint!r}: {str(error).splitlines()[0]}") from None
+        raise CheckpointLoadError(f"cannot read the config of {checkpoint!r}: {_first_line(error)}") from None
+    except OSError as error:
+        if os.path.isdir(checkpoint):  # there, but unreadable or not JSON
+            raise CheckpointLoadError(f"cannot read the config of {checkpoint!r}: {_first_line(error)}") from None
+        raise
+
+
+def _first_line(error):
+    return (str(error).splitlines() or [type(error).__name__])[0]
