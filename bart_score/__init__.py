@@ -49,9 +49,9 @@ _EXPORTS = {
     "build_baseline": "rescale",
     "load_baseline": "rescale",
     "write_baseline": "rescale",
-    "BENCHMARKS": "benchmarks",
-    "load_benchmark": "benchmarks",
-    "score_benchmarks": "benchmark_scoring",
+    "BENCHMARKS": "meta_eval.benchmarks",
+    "load_benchmark": "meta_eval.benchmarks",
+    "score_benchmarks": "meta_eval.scoring",
     "ResumableScorer": "score_cache",
     "main": "cli",
 }

@@ -13,8 +13,8 @@ Benchmarks that use the same directions are scored together, in one ``score_dire
 
 import numpy as np
 
+from ..directions import DIRECTIONS, aggregate, resolve_options, score_directions, signature
 from .benchmarks import BENCHMARKS
-from .directions import DIRECTIONS, aggregate, resolve_options, score_directions, signature
 
 
 def moses_detokenizer():
