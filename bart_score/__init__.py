@@ -11,10 +11,10 @@
     corpus        plain-text and table readers, score_corpus, score_dataset
     stats         bootstrap confidence intervals, paired bootstrap and paired t-test
     rescale       reference points (unrelated text, copy), rescaled scores, baseline files
-    benchmarks    the release's human judgments (SummEval, REALSumm, ..., WMT19) as datasets
-    benchmark_scoring, meta_eval, meta_eval_table, published, score_cache
-                  the paper's meta-evaluation: scoring the benchmarks (resumably), the release's correlation
-                  protocol and significance test, tables beside the published numbers
+    score_cache   resumable scoring: a scorer wrapper backed by an append-only cache file
+    meta_eval/    the paper's meta-evaluation: the release's human judgments (benchmarks), scoring them (scoring),
+                  the release's correlation protocol and significance test (protocol), tables beside the paper's
+                  numbers (table, published)
     cli           the ``bartscore`` command
 
 Names are imported from their modules on first use, so that importing the package (and the command line's help)
@@ -49,9 +49,9 @@ _EXPORTS = {
     "build_baseline": "rescale",
     "load_baseline": "rescale",
     "write_baseline": "rescale",
-    "BENCHMARKS": "benchmarks",
-    "load_benchmark": "benchmarks",
-    "score_benchmarks": "benchmark_scoring",
+    "BENCHMARKS": "meta_eval.benchmarks",
+    "load_benchmark": "meta_eval.benchmarks",
+    "score_benchmarks": "meta_eval.scoring",
     "ResumableScorer": "score_cache",
     "main": "cli",
 }

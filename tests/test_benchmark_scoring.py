@@ -7,8 +7,8 @@ import pytest
 from meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL, write_fixture_files
 from reference import reference_score
 
-from bart_score.benchmark_scoring import moses_detokenizer, score_benchmarks
-from bart_score.benchmarks import load_benchmark
+from bart_score.meta_eval.benchmarks import load_benchmark
+from bart_score.meta_eval.scoring import moses_detokenizer, score_benchmarks
 
 TOLERANCE = 1e-5
 

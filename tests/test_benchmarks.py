@@ -13,8 +13,8 @@ import threading
 
 import pytest
 
-from bart_score import benchmarks
-from bart_score.benchmarks import BenchmarkDataError, load_benchmark, resolve_benchmarks
+from bart_score.meta_eval import benchmarks
+from bart_score.meta_eval.benchmarks import BenchmarkDataError, load_benchmark, resolve_benchmarks
 
 SUMMARIES = {
     7: {

@@ -16,7 +16,7 @@ from scipy.stats import spearmanr
 from test_meta_eval_protocol import reference_kendall_like, reference_summary_level
 
 from bart_score.cli import main
-from bart_score.meta_eval_table import CSV_FIELDS
+from bart_score.meta_eval.table import CSV_FIELDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS = ("summeval", "bagel", "wmt19-kk-en")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 
-from bart_score import meta_eval
+from bart_score.meta_eval import protocol as meta_eval
 
 TOLERANCE = 1e-9
 METRICS = ("m_a", "m_b", "m_c")

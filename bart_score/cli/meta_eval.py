@@ -8,9 +8,9 @@ import os
 import re
 import sys
 
-from ..benchmarks import BENCHMARKS, DATA_CACHE_ENV, GROUPS, RELEASE_DIR_ENV, resolve_benchmarks
 from ..corpus import UsageError
 from ..directions import DIRECTIONS, resolve_options
+from ..meta_eval.benchmarks import BENCHMARKS, DATA_CACHE_ENV, GROUPS, RELEASE_DIR_ENV, resolve_benchmarks
 from ..prompts import PROMPT_SETS
 from ..score_cache import DEFAULT_CHUNK_PAIRS
 from ..variants import PARA_WEIGHTS_ENV, VARIANTS
@@ -210,7 +210,7 @@ def read_metrics_csv(path, benchmarks):
 
 def metric_rows(metrics, datasets, path):
     """The metrics CSV's columns as table rows: every record of each benchmark it covers needs a score."""
-    from ..meta_eval_table import MetricRow
+    from ..meta_eval.table import MetricRow
 
     rows = []
     for name, per_benchmark in metrics.items():
@@ -256,9 +256,9 @@ def checkpoint_status(variant):
 
 
 def run(args, request, options):
-    from ..benchmark_scoring import planned_directions, score_benchmarks
-    from ..benchmarks import BenchmarkDataError, load_benchmark
-    from ..meta_eval_table import MetricRow, build_report, write_outputs
+    from ..meta_eval.benchmarks import BenchmarkDataError, load_benchmark
+    from ..meta_eval.scoring import planned_directions, score_benchmarks
+    from ..meta_eval.table import MetricRow, build_report, write_outputs
     from ..score_cache import CacheFileError, ResumableScorer
 
     command = f"bartscore {args.command}"

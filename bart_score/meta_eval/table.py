@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY
-from .meta_eval import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
+from .protocol import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
 from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES
 
 TABLE_TITLES = {

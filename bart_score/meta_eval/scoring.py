@@ -1,6 +1,6 @@
 """BARTScore for every record of the release's benchmarks, computed the way the release's scripts compute it.
 
-For each benchmark, by default (``Benchmark`` in bart_score.benchmarks): the paper's direction; several references
+For each benchmark, by default (``Benchmark`` in meta_eval.benchmarks): the paper's direction; several references
 aggregated by mean (summarization, SUM/score.py) or max (data-to-text, D2T/score.py), and F taken per reference and
 then aggregated, as D2T/score.py's ``(0.5 * (ref_hypo + hypo_ref)).max()`` does (for a mean the order does not matter);
 summarization and data-to-text texts detokenized with Moses first (the release used the mosestokenizer package's
@@ -13,8 +13,8 @@ Benchmarks that use the same directions are scored together, in one ``score_dire
 
 import numpy as np
 
+from ..directions import DIRECTIONS, aggregate, resolve_options, score_directions, signature
 from .benchmarks import BENCHMARKS
-from .directions import DIRECTIONS, aggregate, resolve_options, score_directions, signature
 
 
 def moses_detokenizer():

@@ -2,7 +2,7 @@
 their own, as Python data.
 
 Only numbers whose source could be checked are here; each says where it comes from. A column is a
-"<benchmark>/<aspect>" of bart_score.benchmarks, or an average over several ("avg:<name>", see AVERAGES). For
+"<benchmark>/<aspect>" of meta_eval.benchmarks, or an average over several ("avg:<name>", see AVERAGES). For
 BARTScore rows, `variant` is the model ("vanilla", "cnn", "cnn-para"), or "omega" for the paper's Ω (its best variant
 per dataset, which it does not name); `prompt` is the prompt set of a "+Prompt" row (the paper does not say on which
 side the prompt went). The direction of a BARTScore row is the paper's for that benchmark (``Benchmark.directions``).

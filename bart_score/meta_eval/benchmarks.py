@@ -57,7 +57,7 @@ class ReleaseFile:
 class Benchmark:
     """One benchmark: where its judgments are, and how the paper scores and correlates it.
 
-    protocol: how metric scores meet human scores (see bart_score.meta_eval). directions, aggregation, detokenize:
+    protocol: how metric scores meet human scores (see meta_eval.protocol). directions, aggregation, detokenize:
     how the release's scripts compute BARTScore for it (SUM/score.py, D2T/score.py, WMT/score.py)."""
 
     name: str
