@@ -30,7 +30,7 @@ Operator settings, read from the environment when the app is built:
 
 Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, 16 columns per file,
 custom prompt phrases of at most 200 characters, uploads of at most 20 MB. The menu's models are checked when the app
-starts (space_guards.py: those that cannot be loaded are marked and refused at once); they are loaded on first use,
+starts (space/guards.py: those that cannot be loaded are marked and refused at once); they are loaded on first use,
 one per model name, and kept; the queue runs one scoring job at a time.
 
 Uploaded files are read by `bart_score.read_table_corpus`, the reader of the command line's `--input` (columns
@@ -56,7 +56,7 @@ import pandas as pd
 import bart_score
 from bart_score.inputs import check_text
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
-from space_guards import (
+from space.guards import (
     load_failure,
     memory_returned_after,
     model_problems,

@@ -1,4 +1,4 @@
-"""What the Space guards against (space_guards.py and the places app.py uses it): models that cannot be loaded,
+"""What the Space guards against (space/guards.py and the places the Space uses it): models that cannot be loaded,
 special tokens and lone surrogates in what users type, markup in messages, formulas in the CSV download, and limits
 checked while an upload is read."""
 
@@ -16,7 +16,7 @@ from gradio_client.exceptions import AppError
 
 import app
 import bart_score
-import space_guards
+import space.guards
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def truncate_weights(folder):
 )
 def test_a_menu_folder_without_its_files_is_found_at_start(tiny_checkpoint, tmp_path, damage, problem):
     folder = tiny_copy(tiny_checkpoint, tmp_path / "model", damage)
-    assert re.search(problem, space_guards.checkpoint_problem(folder, {"reachable": False}))
+    assert re.search(problem, space.guards.checkpoint_problem(folder, {"reachable": False}))
 
 
 def test_menu_models_that_cannot_be_loaded_are_marked_at_start_and_fail_fast(
@@ -96,7 +96,7 @@ def test_menu_models_that_cannot_be_loaded_are_marked_at_start_and_fail_fast(
 
 
 def test_a_model_outside_the_cache_offline_is_named_by_its_hub_id(empty_hf_cache):
-    problem = space_guards.checkpoint_problem("vanilla", {"reachable": False})
+    problem = space.guards.checkpoint_problem("vanilla", {"reachable": False})
     assert problem.startswith("facebook/bart-large is not in the Hugging Face cache") and "HF_HUB_OFFLINE" in problem
 
 
@@ -146,9 +146,9 @@ def test_each_kind_of_load_failure_says_what_is_wrong(tmp_path, monkeypatch, err
 
 def test_the_signature_names_a_server_folder_by_its_menu_name(tiny_checkpoint):
     signature = f"ckpt:{tiny_checkpoint}|dirs:faithfulness|agg:mean"
-    assert space_guards.public_signature(signature, "tiny", tiny_checkpoint) == "ckpt:tiny|dirs:faithfulness|agg:mean"
+    assert space.guards.public_signature(signature, "tiny", tiny_checkpoint) == "ckpt:tiny|dirs:faithfulness|agg:mean"
     hub = "ckpt:facebook/bart-large-cnn|dirs:faithfulness"
-    assert space_guards.public_signature(hub, "cnn", "cnn") == hub  # a Hub id is no server path, and matches the CLI
+    assert space.guards.public_signature(hub, "cnn", "cnn") == hub  # a Hub id is no server path, and matches the CLI
 
 
 def test_running_out_of_memory_while_scoring_is_a_message():
@@ -217,7 +217,7 @@ def test_markup_in_what_users_send_is_shown_as_text(client, tmp_path):
 
 def test_spreadsheet_formulas_are_neutralised_and_numbers_kept():
     cells = ["=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=x", "\r=x", "-5", "+3.25", "1e-3", "text", "a=b", ""]
-    assert [space_guards.spreadsheet_cell(c) for c in cells] == [
+    assert [space.guards.spreadsheet_cell(c) for c in cells] == [
         "'=1+1",
         "'+cmd|' /C calc'!A0",
         "'-2+3",
@@ -231,7 +231,7 @@ def test_spreadsheet_formulas_are_neutralised_and_numbers_kept():
         "a=b",
         "",
     ]
-    assert space_guards.spreadsheet_cell(-2.5) == -2.5
+    assert space.guards.spreadsheet_cell(-2.5) == -2.5
 
 
 def test_the_downloaded_csv_carries_no_formulas_and_keeps_scores_numeric(client, tmp_path):
