@@ -6,13 +6,14 @@ import contextlib
 import socket
 
 import app
+import space.settings
 
 MAX_CHARS = 600
 MAX_ROWS = 300
 
 
 def settings_for_tests(tiny_checkpoint, missing_checkpoint, copying_checkpoint):
-    return app.settings_from_env(
+    return space.settings.settings_from_env(
         {
             "BARTSCORE_APP_MODELS": f"tiny={tiny_checkpoint},missing={missing_checkpoint},copier={copying_checkpoint}",
             "BARTSCORE_APP_DEFAULT_MODEL": "tiny",

@@ -21,6 +21,7 @@ from test_cli import run_cli
 
 import app
 import bart_score
+import space.settings
 from bart_score import rescale
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
@@ -71,7 +72,7 @@ def assert_close(actual, expected):
 
 
 def test_allowlist_has_the_built_in_variants_and_the_operators_models():
-    settings = app.settings_from_env(
+    settings = space.settings.settings_from_env(
         {
             "BARTSCORE_APP_MODELS": " tiny = /models/tiny , hub=org/bart-x,"
             "mb=org/mbart;source_lang=de_DE;target_lang=en_XX"
@@ -86,14 +87,22 @@ def test_allowlist_has_the_built_in_variants_and_the_operators_models():
     }
     assert settings.default_model == "cnn"
     assert settings.device is None
-    assert (settings.max_chars, settings.max_rows) == (app.DEFAULT_MAX_CHARS, app.DEFAULT_MAX_ROWS)
+    assert (settings.max_chars, settings.max_rows) == (
+        space.settings.DEFAULT_MAX_CHARS,
+        space.settings.DEFAULT_MAX_ROWS,
+    )
 
 
 def test_cnn_para_is_offered_only_when_its_weights_file_exists(tmp_path):
-    assert "cnn-para" not in app.settings_from_env({}).models
-    assert "cnn-para" not in app.settings_from_env({bart_score.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    assert "cnn-para" not in space.settings.settings_from_env({}).models
+    assert (
+        "cnn-para"
+        not in space.settings.settings_from_env({bart_score.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    )
     (tmp_path / "bart.pth").write_bytes(b"weights")
-    assert "cnn-para" in app.settings_from_env({bart_score.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    assert (
+        "cnn-para" in space.settings.settings_from_env({bart_score.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    )
 
 
 @pytest.mark.parametrize(
@@ -109,19 +118,19 @@ def test_cnn_para_is_offered_only_when_its_weights_file_exists(tmp_path):
 )
 def test_malformed_operator_settings_stop_the_app_at_start(environ, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        app.settings_from_env(environ)
+        space.settings.settings_from_env(environ)
 
 
 def test_only_allowlisted_names_reach_the_engine():
-    settings = app.settings_from_env({})
+    settings = space.settings.settings_from_env({})
     with pytest.raises(ValueError, match="Unknown model '/etc'; choose one of vanilla, cnn"):
-        app.load_scorer(settings, "/etc")
+        space.settings.load_scorer(settings, "/etc")
 
 
 def test_building_the_app_loads_no_model(app_settings):
-    app._scorers.clear()
+    space.settings._scorers.clear()
     app.build_demo(app_settings)
-    assert app._scorers == {}
+    assert space.settings._scorers == {}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -693,13 +702,13 @@ def test_api_compare_explains_user_mistakes_and_keeps_running(client, arguments,
 
 
 def test_api_compare_refuses_a_model_outside_the_allowlist(client, tiny_checkpoint):
-    loaded = dict(app._scorers)
+    loaded = dict(space.settings._scorers)
     for model in (tiny_checkpoint, "facebook/bart-large"):
         # Gradio refuses a value outside the menu before the app runs (load_scorer checks again, tested above).
         choices = ["vanilla", "cnn", "tiny", "missing", "copier"]
         with pytest.raises(AppError, match=re.escape(f"{model} is not in the list of choices: {choices}")):
             compare(client, *CANDIDATES[:2], model=model)
-    assert app._scorers == loaded  # nothing was loaded for it
+    assert space.settings._scorers == loaded  # nothing was loaded for it
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from gradio_client.exceptions import AppError
 import app
 import bart_score
 import space.guards
+import space.settings
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,7 @@ def test_a_menu_folder_without_its_files_is_found_at_start(tiny_checkpoint, tmp_
 def test_menu_models_that_cannot_be_loaded_are_marked_at_start_and_fail_fast(
     tiny_checkpoint, tmp_path, empty_hf_cache, monkeypatch
 ):
-    settings = app.settings_from_env(
+    settings = space.settings.settings_from_env(
         {
             "BARTSCORE_APP_MODELS": f"tiny={tiny_checkpoint},gone={tmp_path / 'gone'}",
             "BARTSCORE_APP_DEFAULT_MODEL": "cnn",  # a Hub model that is not in the (empty) cache, offline
@@ -101,7 +102,9 @@ def test_a_model_outside_the_cache_offline_is_named_by_its_hub_id(empty_hf_cache
 
 
 def settings_with(model, checkpoint):
-    return app.settings_from_env({"BARTSCORE_APP_MODELS": f"{model}={checkpoint}", "BARTSCORE_APP_DEVICE": "cpu"})
+    return space.settings.settings_from_env(
+        {"BARTSCORE_APP_MODELS": f"{model}={checkpoint}", "BARTSCORE_APP_DEVICE": "cpu"}
+    )
 
 
 def test_damaged_weights_are_reported_by_menu_name_without_a_path_and_remembered(
@@ -111,11 +114,11 @@ def test_damaged_weights_are_reported_by_menu_name_without_a_path_and_remembered
     settings = settings_with("broken", folder)
     message = "The model 'broken' cannot be loaded: its files on this server are damaged or incomplete"
     with pytest.raises(ValueError, match=re.escape(message)) as raised:
-        app.load_scorer(settings, "broken")
+        space.settings.load_scorer(settings, "broken")
     assert str(tmp_path) not in str(raised.value)
     monkeypatch.setattr(bart_score, "BARTScorer", lambda **kwargs: pytest.fail("a failed model was loaded again"))
     with pytest.raises(ValueError, match=re.escape(message)):
-        app.load_scorer(settings, "broken")
+        space.settings.load_scorer(settings, "broken")
 
 
 @pytest.mark.parametrize(
@@ -139,9 +142,9 @@ def test_each_kind_of_load_failure_says_what_is_wrong(tmp_path, monkeypatch, err
     settings = settings_with("mine", checkpoint)
     monkeypatch.setattr(bart_score, "BARTScorer", failing)
     with pytest.raises(ValueError, match=re.escape(f"The model 'mine' cannot be loaded: {reason}")) as raised:
-        app.load_scorer(settings, "mine")
+        space.settings.load_scorer(settings, "mine")
     assert "/srv" not in str(raised.value) and str(tmp_path) not in str(raised.value)
-    assert (app._scorer_key(settings, "mine") in app._unavailable) == remembered
+    assert (space.settings._scorer_key(settings, "mine") in space.settings._unavailable) == remembered
 
 
 def test_the_signature_names_a_server_folder_by_its_menu_name(tiny_checkpoint):
