@@ -21,6 +21,7 @@ from test_cli import run_cli
 
 import app
 import bart_score
+import space.inputs
 import space.settings
 from bart_score import rescale
 
@@ -54,7 +55,7 @@ def settings_inputs(
 
 
 def candidate_boxes(*texts):
-    return list(texts) + [""] * (app.MAX_CANDIDATES - len(texts))
+    return list(texts) + [""] * (space.inputs.MAX_CANDIDATES - len(texts))
 
 
 def shown_signature(signature, scorer, menu_name="tiny"):
@@ -138,20 +139,20 @@ def test_building_the_app_loads_no_model(app_settings):
 
 
 def test_references_are_the_non_blank_lines():
-    assert app.parse_references("  first \n\n\tsecond\n  \n") == ["first", "second"]
-    assert app.parse_references(None) == []
+    assert space.inputs.parse_references("  first \n\n\tsecond\n  \n") == ["first", "second"]
+    assert space.inputs.parse_references(None) == []
 
 
 def test_prompt_choices_map_to_the_engines_prompt_argument():
-    assert app.parse_prompt("none", "ignored") is None
-    assert app.parse_prompt("summary", "") == "summary"
-    assert app.parse_prompt("custom", "  paraphrase ") == ["paraphrase"]  # a phrase, not the set of that name
+    assert space.inputs.parse_prompt("none", "ignored") is None
+    assert space.inputs.parse_prompt("summary", "") == "summary"
+    assert space.inputs.parse_prompt("custom", "  paraphrase ") == ["paraphrase"]  # a phrase, not the set of that name
     with pytest.raises(ValueError, match="Enter a custom prompt phrase"):
-        app.parse_prompt("custom", "   ")
+        space.inputs.parse_prompt("custom", "   ")
     with pytest.raises(ValueError, match="Unknown prompt 'poetry'"):
-        app.parse_prompt("poetry", "")
+        space.inputs.parse_prompt("poetry", "")
     with pytest.raises(ValueError, match="The custom prompt phrase has 201 characters; the limit is 200"):
-        app.parse_prompt("custom", "p" * 201)
+        space.inputs.parse_prompt("custom", "p" * 201)
 
 
 def test_files_that_need_too_much_work_are_refused_before_scoring():
@@ -168,7 +169,10 @@ def test_files_that_need_too_much_work_are_refused_before_scoring():
 
 
 def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
-    assert app.collect_candidates(["a", " ", "", " d \n"], MAX_CHARS) == [("Candidate 1", "a"), ("Candidate 4", "d")]
+    assert space.inputs.collect_candidates(["a", " ", "", " d \n"], MAX_CHARS) == [
+        ("Candidate 1", "a"),
+        ("Candidate 4", "d"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -182,26 +186,26 @@ def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
 )
 def test_candidate_mistakes_are_explained(texts, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        app.collect_candidates(texts, MAX_CHARS)
+        space.inputs.collect_candidates(texts, MAX_CHARS)
 
 
 def test_directions_are_checked_against_the_inputs_given():
-    assert app.check_directions(["f_score", "faithfulness"], has_source=True, has_references=True) == [
+    assert space.inputs.check_directions(["f_score", "faithfulness"], has_source=True, has_references=True) == [
         "faithfulness",
         "f_score",
     ]
     with pytest.raises(ValueError, match="Choose at least one direction"):
-        app.check_directions([], has_source=True, has_references=True)
+        space.inputs.check_directions([], has_source=True, has_references=True)
     with pytest.raises(ValueError, match=r"faithfulness .* needs a source"):
-        app.check_directions(["faithfulness"], has_source=False, has_references=True)
+        space.inputs.check_directions(["faithfulness"], has_source=False, has_references=True)
     with pytest.raises(ValueError, match="precision, recall need"):
-        app.check_directions(["precision", "recall"], has_source=True, has_references=False)
+        space.inputs.check_directions(["precision", "recall"], has_source=True, has_references=False)
     with pytest.raises(ValueError, match="recall needs at least one reference"):
-        app.check_directions(["recall"], has_source=True, has_references=False)
+        space.inputs.check_directions(["recall"], has_source=True, has_references=False)
     with pytest.raises(ValueError, match="At most 8 references"):
-        app.check_references(["r"] * 9, MAX_CHARS)
+        space.inputs.check_references(["r"] * 9, MAX_CHARS)
     with pytest.raises(ValueError, match=f"Reference 2 has {MAX_CHARS + 1} characters"):
-        app.check_references(["r", "r" * (MAX_CHARS + 1)], MAX_CHARS)
+        space.inputs.check_references(["r", "r" * (MAX_CHARS + 1)], MAX_CHARS)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -380,7 +384,7 @@ def test_engine_truncation_notices_become_ui_warnings_and_errors_become_messages
     with pytest.warns(UserWarning, match="BARTScore truncated 1 distinct source text"), app.shown_in_ui():
         scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2)
     with pytest.raises(gr.Error) as raised, app.shown_in_ui():
-        app.check_directions([], has_source=True, has_references=False)
+        space.inputs.check_directions([], has_source=True, has_references=False)
     assert raised.value.message == "Choose at least one direction"
     assert raised.value.print_exception is False
 

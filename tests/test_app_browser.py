@@ -10,6 +10,7 @@ from test_app import OUTPUT_ROWS, shown_signature, write_documents_csv, write_ou
 
 import app
 import bart_score
+import space.inputs
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="reason: the playwright package is not installed")
 expect = sync_api.expect
@@ -251,13 +252,13 @@ def test_examples_and_candidate_buttons(page):
     expect(page.locator("#directions").get_by_label("faithfulness")).not_to_be_checked()
     expect(page.locator("#directions").get_by_label("f_score")).to_be_checked()
 
-    for number in range(4, app.MAX_CANDIDATES + 1):
+    for number in range(4, space.inputs.MAX_CANDIDATES + 1):
         page.get_by_role("button", name="+ Add candidate").click()
         expect(page.locator(f"#candidate-{number}")).to_be_visible()
     page.get_by_role("button", name="+ Add candidate").click()
-    expect(page.get_by_text(f"At most {app.MAX_CANDIDATES} candidates can be compared")).to_be_visible()
+    expect(page.get_by_text(f"At most {space.inputs.MAX_CANDIDATES} candidates can be compared")).to_be_visible()
 
-    for number in range(app.MAX_CANDIDATES, 2, -1):
+    for number in range(space.inputs.MAX_CANDIDATES, 2, -1):
         page.get_by_role("button", name="− Remove last candidate").click()
         expect(page.locator(f"#candidate-{number}")).to_be_hidden()
     page.get_by_role("button", name="− Remove last candidate").click()

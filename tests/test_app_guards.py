@@ -17,6 +17,7 @@ from gradio_client.exceptions import AppError
 import app
 import bart_score
 import space.guards
+import space.inputs
 import space.settings
 
 
@@ -35,7 +36,7 @@ SETTINGS = ["tiny", ["faithfulness", "precision"], "mean", "none", "", "encoder"
 
 
 def compare_arguments(source="A council voted for a new library.", references="A library.", candidates=("a", "b")):
-    return [*SETTINGS, source, references, *candidates, *[""] * (app.MAX_CANDIDATES - len(candidates))]
+    return [*SETTINGS, source, references, *candidates, *[""] * (space.inputs.MAX_CANDIDATES - len(candidates))]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
