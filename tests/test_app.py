@@ -21,6 +21,7 @@ from test_cli import run_cli
 
 import app
 import bart_score
+import space.compare
 import space.inputs
 import space.settings
 from bart_score import rescale
@@ -215,7 +216,7 @@ def test_directions_are_checked_against_the_inputs_given():
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # the random model tells no copy apart
 def test_comparison_gives_the_engines_scores_and_tokens(scorer):
     candidates = list(zip(["A", "B", "C"], CANDIDATES))
-    comparison = app.compare_candidates(
+    comparison = space.compare.compare_candidates(
         scorer,
         source=SOURCE,
         references=REFERENCES,
@@ -229,7 +230,7 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
         sources=[SOURCE] * 3,
         aggregation="max",
         rescale="corpus",
-        unrelated_texts=app.UNRELATED_TEXTS,
+        unrelated_texts=space.compare.UNRELATED_TEXTS,
     )
     for direction in bart_score.DIRECTIONS:
         assert comparison.scores[direction] == pytest.approx(expected[direction], abs=TOLERANCE)
@@ -242,14 +243,14 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
 
 
 def test_comparison_reference_points_are_copies_and_texts_given_unrelated_texts(copier, copier_reference_model):
-    comparison = app.compare_candidates(
+    comparison = space.compare.compare_candidates(
         copier,
         source=SOURCE,
         references=REFERENCES,
         candidates=list(zip(["A", "B", "C"], CANDIDATES)),
         directions=list(bart_score.DIRECTIONS),
     )
-    unrelated = app.UNRELATED_TEXTS
+    unrelated = space.compare.UNRELATED_TEXTS
     faithfulness = reference_points(
         *copier_reference_model, [(u, c) for u in unrelated for c in CANDIDATES], CANDIDATES
     )
@@ -271,7 +272,7 @@ def test_comparison_reference_points_are_copies_and_texts_given_unrelated_texts(
 
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")
 def test_without_a_source_the_heatmap_conditions_on_the_first_reference(scorer):
-    comparison = app.compare_candidates(
+    comparison = space.compare.compare_candidates(
         scorer,
         source="",
         references=REFERENCES,
@@ -285,7 +286,7 @@ def test_without_a_source_the_heatmap_conditions_on_the_first_reference(scorer):
 
 
 def made_up_comparison():
-    return app.Comparison(
+    return space.compare.Comparison(
         names=["Candidate 1", "Candidate 2", "Candidate 3"],
         scores={"faithfulness": [-2.0, -1.5, -3.0], "f_score": [-1.0, -4.0, -1.0]},
         # f_score's copy scores below its unrelated texts: no scale, so NaN
@@ -299,7 +300,7 @@ def made_up_comparison():
 
 
 def test_table_marks_the_best_candidate_of_each_direction_including_ties():
-    table = app.comparison_table(made_up_comparison())
+    table = space.compare.comparison_table(made_up_comparison())
     columns = ["candidate", "faithfulness", "faithfulness 0–1", "f_score", "f_score 0–1", "best in"]
     assert list(table.data.columns) == columns
     assert list(table.data["best in"]) == ["★ f_score", "★ faithfulness", "★ f_score", "", ""]
@@ -311,9 +312,12 @@ def test_table_marks_the_best_candidate_of_each_direction_including_ties():
 
 
 def test_table_ends_with_each_directions_reference_points_at_1_and_0():
-    table = app.comparison_table(made_up_comparison())
+    table = space.compare.comparison_table(made_up_comparison())
     shown = gr.Dataframe(interactive=False).postprocess(table)
-    assert [row[0] for row in shown.data[3:]] == [app.REFERENCE_ROWS["copy"], app.REFERENCE_ROWS["unrelated"]]
+    assert [row[0] for row in shown.data[3:]] == [
+        space.compare.REFERENCE_ROWS["copy"],
+        space.compare.REFERENCE_ROWS["unrelated"],
+    ]
     assert [row[1:5] for row in shown.metadata["display_value"][3:]] == [
         ["-1.0000", "1.000", "-3.0000", "–"],
         ["-3.0000", "0.000", "-2.0000", "–"],  # f_score has no scale: its copy scores below unrelated texts
@@ -323,13 +327,13 @@ def test_table_ends_with_each_directions_reference_points_at_1_and_0():
 
 
 def test_chart_has_a_rescaled_bar_per_direction_and_candidate_from_zero_with_the_raw_score_beside():
-    chart = app.comparison_chart(made_up_comparison())
+    chart = space.compare.comparison_chart(made_up_comparison())
     # f_score has no scale (NaN): its bars are left out, and the engine's warning says why
     assert list(chart["bar"]) == [f"faithfulness · Candidate {i}" for i in (1, 2, 3)]
     assert list(chart["rescaled"]) == [0.5, 0.75, 0.0]
     assert list(chart["score"]) == [-2.0, -1.5, -3.0]
-    assert app.chart_y_limits(chart) == [0.0, 1.0]
-    assert app.chart_y_limits(pd.DataFrame({"rescaled": [-0.23, 1.31]})) == [-0.3, 1.4]
+    assert space.compare.chart_y_limits(chart) == [0.0, 1.0]
+    assert space.compare.chart_y_limits(pd.DataFrame({"rescaled": [-0.23, 1.31]})) == [-0.3, 1.4]
 
 
 def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_apart():
@@ -353,7 +357,7 @@ def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_ap
 
 
 def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_character_whole(scorer):
-    comparison = app.Comparison(
+    comparison = space.compare.Comparison(
         names=["Candidate 1"],
         scores={},
         rescaled={},
@@ -372,7 +376,7 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
 def test_a_direction_without_a_scale_is_a_ui_warning(scorer):
     """The tests' random BART scores copies of these candidates below the candidates given unrelated texts."""
     with pytest.warns(UserWarning, match="BARTScore: faithfulness cannot be rescaled"), app.shown_in_ui():
-        comparison = app.compare_candidates(
+        comparison = space.compare.compare_candidates(
             scorer, source=SOURCE, references=[], candidates=list(zip("ABC", CANDIDATES)), directions=["faithfulness"]
         )
     assert all(math.isnan(value) for value in comparison.rescaled["faithfulness"])
@@ -594,18 +598,18 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_the
         references=[REFERENCES] * 3,
         sources=[SOURCE] * 3,
         rescale="corpus",
-        unrelated_texts=app.UNRELATED_TEXTS,
+        unrelated_texts=space.compare.UNRELATED_TEXTS,
     )
     assert table["headers"] == [
         "candidate",
-        *(column for d in bart_score.DIRECTIONS for column in (d, app.rescaled_column(d))),
+        *(column for d in bart_score.DIRECTIONS for column in (d, space.compare.rescaled_column(d))),
         "best in",
     ]
     assert [row[0] for row in table["data"]] == [
         "Candidate 1",
         "Candidate 3",
         "Candidate 4",
-        *app.REFERENCE_ROWS.values(),
+        *space.compare.REFERENCE_ROWS.values(),
     ]
     for direction in bart_score.DIRECTIONS:
         column = table["headers"].index(direction)

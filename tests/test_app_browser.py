@@ -10,6 +10,7 @@ from test_app import OUTPUT_ROWS, shown_signature, write_documents_csv, write_ou
 
 import app
 import bart_score
+import space.compare
 import space.inputs
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="reason: the playwright package is not installed")
@@ -89,13 +90,13 @@ def test_compare_tab_shows_table_reference_points_rescaled_chart_and_heatmap(pag
         references=[[example["references"]]] * 3,
         sources=[example["source"]] * 3,
         rescale="corpus",
-        unrelated_texts=app.UNRELATED_TEXTS,
+        unrelated_texts=space.compare.UNRELATED_TEXTS,
     )
     bars = page.locator("#comparison-chart .mark-rect path")
     expect(bars).to_have_count(3 * 4)
     table = page.locator("#comparison-table")
     best_in = 1 + 2 * len(bart_score.DIRECTIONS)
-    for row, name in enumerate(["Candidate 1", "Candidate 2", "Candidate 3", *app.REFERENCE_ROWS.values()]):
+    for row, name in enumerate(["Candidate 1", "Candidate 2", "Candidate 3", *space.compare.REFERENCE_ROWS.values()]):
         expect(cell(table, row, 0)).to_have_text(name)
     for index, direction in enumerate(bart_score.DIRECTIONS):
         column = 1 + 2 * index
