@@ -22,6 +22,7 @@ from test_cli import run_cli
 import app
 import bart_score
 import space.compare
+import space.heatmap
 import space.inputs
 import space.settings
 from bart_score import rescale
@@ -337,7 +338,7 @@ def test_chart_has_a_rescaled_bar_per_direction_and_candidate_from_zero_with_the
 
 
 def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_apart():
-    page = app.token_heatmap(made_up_comparison())
+    page = space.heatmap.token_heatmap(made_up_comparison())
     assert "&lt;b&gt;&amp;" in page and "<b>&" not in page
     spans = re.findall(
         r'<span class="token( special)?" style="background: ([^"]+)" title="([^"]+)" '
@@ -351,8 +352,8 @@ def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_ap
     assert first[1][2] == "&#x27;&lt;b&gt;&amp;&#x27;: log p = -3.2500"
     assert first[2][2] == "&#x27; &quot;q&quot;&#x27;: log p = -12.0000"
     # Colours deepen with unlikeliness and saturate at the floor, the same scale for every candidate.
-    assert first[2][1] == app.token_colour(app.HEATMAP_FLOOR) == app.token_colour(-50)
-    assert app.token_colour(0) != app.token_colour(-3.25) != app.token_colour(-12.0)
+    assert first[2][1] == space.heatmap.token_colour(space.heatmap.HEATMAP_FLOOR) == space.heatmap.token_colour(-50)
+    assert space.heatmap.token_colour(0) != space.heatmap.token_colour(-3.25) != space.heatmap.token_colour(-12.0)
     assert "given the source" in page and "mean log-probability -4.1875" in page
 
 
@@ -367,7 +368,7 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
         tokens_given="the source",
         special_tokens=set(scorer.tokenizer.all_special_tokens),
     )
-    page = app.token_heatmap(comparison)
+    page = space.heatmap.token_heatmap(comparison)
     texts = re.findall(r'<span class="token[^"]*"[^>]*>([^<]*)</span>', page)
     assert "".join(texts) == "<s>Café 😀</s>".replace("<", "&lt;").replace(">", "&gt;")
     assert 'class="token fragment"' in page and "part of the next character: log p = " in page
