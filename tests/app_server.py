@@ -6,6 +6,7 @@ import contextlib
 import socket
 
 import app
+import space.batch
 import space.settings
 
 MAX_CHARS = 600
@@ -37,7 +38,7 @@ def serving(settings):
         prevent_thread_lock=True,
         quiet=True,
         ssr_mode=False,
-        max_file_size=app.MAX_UPLOAD_BYTES,
+        max_file_size=space.batch.MAX_UPLOAD_BYTES,
     )
     try:
         yield f"http://127.0.0.1:{port}/"

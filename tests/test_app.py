@@ -21,6 +21,7 @@ from test_cli import run_cli
 
 import app
 import bart_score
+import space.batch
 import space.compare
 import space.heatmap
 import space.inputs
@@ -162,12 +163,12 @@ def test_files_that_need_too_much_work_are_refused_before_scoring():
         sources=["s"] * 10, references=[["r1", "r2"]] * 10, systems={"a": ["x"] * 10, "b": ["y"] * 10}
     )
     # per row: faithfulness 1 + precision 2 + recall 2 = 5 pairs; x 10 rows x 2 systems = 100 pairs
-    app.check_work(corpus, ["faithfulness", "f_score"], None, max_pairs=100)
-    app.check_work(corpus, ["precision"], "summary", max_pairs=2 * 10 * 2 * 70)
+    space.batch.check_work(corpus, ["faithfulness", "f_score"], None, max_pairs=100)
+    space.batch.check_work(corpus, ["precision"], "summary", max_pairs=2 * 10 * 2 * 70)
     with pytest.raises(ValueError, match=r"needs 7,000 scored pairs"):
-        app.check_work(corpus, ["faithfulness", "recall", "precision"], "summary", max_pairs=6_999)
+        space.batch.check_work(corpus, ["faithfulness", "recall", "precision"], "summary", max_pairs=6_999)
     with pytest.raises(ValueError, match=r"needs 100 scored pairs .* the limit here is 99\. Use fewer rows"):
-        app.check_work(corpus, bart_score.DIRECTIONS, None, max_pairs=99)
+        space.batch.check_work(corpus, bart_score.DIRECTIONS, None, max_pairs=99)
 
 
 def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
@@ -405,7 +406,7 @@ def write(tmp_path, name, content):
 
 
 def parse(path, max_rows=MAX_ROWS, max_chars=MAX_CHARS):
-    return app.parse_upload(path, max_rows=max_rows, max_chars=max_chars)
+    return space.batch.parse_upload(path, max_rows=max_rows, max_chars=max_chars)
 
 
 def test_csv_upload_with_several_reference_columns_keeps_texts_as_written(tmp_path):
@@ -496,13 +497,16 @@ BAD_UPLOADS = [
     ),
     (
         "manycolumns.csv",
-        ",".join(f"c{i}" for i in range(app.MAX_COLUMNS + 1)) + "\n",
-        f"manycolumns.csv has {app.MAX_COLUMNS + 1} columns; the limit is {app.MAX_COLUMNS}",
+        ",".join(f"c{i}" for i in range(space.batch.MAX_COLUMNS + 1)) + "\n",
+        f"manycolumns.csv has {space.batch.MAX_COLUMNS + 1} columns; the limit is {space.batch.MAX_COLUMNS}",
     ),
     (
         "manycolumns.jsonl",
-        json.dumps({"source": "s", "sys": "o"}) + "\n" + json.dumps({f"c{i}": "x" for i in range(app.MAX_COLUMNS)}),
-        f"manycolumns.jsonl has at least {app.MAX_COLUMNS + 2} columns (by line 2); the limit is {app.MAX_COLUMNS}",
+        json.dumps({"source": "s", "sys": "o"})
+        + "\n"
+        + json.dumps({f"c{i}": "x" for i in range(space.batch.MAX_COLUMNS)}),
+        f"manycolumns.jsonl has at least {space.batch.MAX_COLUMNS + 2} columns (by line 2); "
+        f"the limit is {space.batch.MAX_COLUMNS}",
     ),
     (
         "surrogate.jsonl",
@@ -537,7 +541,7 @@ def test_malformed_uploads_are_explained(tmp_path, name, content, message):
 
 
 def test_uploads_over_the_size_limit_are_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(app, "MAX_UPLOAD_BYTES", 1024 * 1024)
+    monkeypatch.setattr(space.batch, "MAX_UPLOAD_BYTES", 1024 * 1024)
     path = write(tmp_path, "big.csv", "source,sys\n" + "a,b\n" * (1024 * 1024 // 4))
     with pytest.raises(ValueError, match="The file is larger than 1 MB"):
         parse(path)
@@ -549,7 +553,7 @@ def test_file_scores_match_the_engine_and_compare_systems(scorer):
         references=[REFERENCES, ["The team won."], ["Rain all day."]],
         systems={"a": CANDIDATES, "b": ["A library.", "", "Sunny."]},
     )  # "" is scored too
-    result = app.score_upload(scorer, corpus, directions=["faithfulness", "f_score"], aggregation="max")
+    result = space.batch.score_upload(scorer, corpus, directions=["faithfulness", "f_score"], aggregation="max")
     expected = {
         name: scorer.score_directions(
             outputs,
@@ -947,5 +951,5 @@ def test_hidden_helper_events_are_not_part_of_the_api(client):
 
 
 def test_p_values_are_shown_rounded_but_never_as_zero():
-    assert app.p_value_text(0.012345) == "0.0123"
-    assert app.p_value_text(3e-7) == "< 0.0001"
+    assert space.batch.p_value_text(0.012345) == "0.0123"
+    assert space.batch.p_value_text(3e-7) == "< 0.0001"

@@ -10,6 +10,7 @@ from test_app import OUTPUT_ROWS, shown_signature, write_documents_csv, write_ou
 
 import app
 import bart_score
+import space.batch
 import space.compare
 import space.inputs
 
@@ -172,7 +173,9 @@ def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_pat
     page.locator("#batch-button").click()
 
     # The same single engine call as the app's (so the same batching and the same digits), on the same weights.
-    expected = app.score_upload(scorer, bart_score.read_table_corpus(path), directions=["faithfulness", "f_score"])
+    expected = space.batch.score_upload(
+        scorer, bart_score.read_table_corpus(path), directions=["faithfulness", "f_score"]
+    )
     assert list(expected.summary["system"][:3]) == ["good", "bad", "odd"]
     summary = page.locator("#summary-table")
     pairs = page.locator("#pairs-table")
@@ -187,7 +190,7 @@ def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_pat
         expect(cell(pairs, row, 0)).to_have_text(direction)
         expect(cell(pairs, row, 1)).to_have_text(system_a)
         expect(cell(pairs, row, 2)).to_have_text(system_b)
-        expect(cell(pairs, row, 4)).to_have_text(app.p_value_text(bootstrap_p))
+        expect(cell(pairs, row, 4)).to_have_text(space.batch.p_value_text(bootstrap_p))
         expect(cell(pairs, row, 6)).to_have_text(better)
     expect(page.locator("#rows-table [role=row][data-index]")).to_have_count(len(rows))
     expect(page.locator("#download a[href$='/bartscore-results.csv']")).to_have_count(1)
@@ -211,7 +214,7 @@ def test_batch_tab_plots_rescaled_means_with_their_intervals(page, copier, tmp_p
     page.locator("#rescale").get_by_label("yes, reference points from this file").check()
     page.locator("#batch-button").click()
 
-    expected = app.score_upload(
+    expected = space.batch.score_upload(
         copier, bart_score.read_table_corpus(path), directions=list(bart_score.DIRECTIONS), rescale="corpus"
     )
     panels = page.locator("#intervals .panel")

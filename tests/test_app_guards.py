@@ -16,6 +16,7 @@ from gradio_client.exceptions import AppError
 
 import app
 import bart_score
+import space.batch
 import space.guards
 import space.inputs
 import space.settings
@@ -265,4 +266,4 @@ def test_a_long_upload_is_refused_while_reading(tmp_path):
     path = tmp_path / "rows.csv"
     path.write_text("source,sys\n" + "s,o\n" * 100_000, encoding="utf-8")
     with pytest.raises(ValueError, match=re.escape("rows.csv has more than 10 rows; the limit is 10")):
-        app.parse_upload(str(path), max_rows=10, max_chars=MAX_CHARS)
+        space.batch.parse_upload(str(path), max_rows=10, max_chars=MAX_CHARS)
