@@ -36,7 +36,7 @@ SERVER = textwrap.dedent(
     import sys
     sys.path[:0] = [{repo!r}, {tests!r}]
     import app, app_server, space.batch
-    settings = app_server.settings_for_tests({checkpoint!r}, {missing!r})
+    settings = app_server.settings_for_tests({checkpoint!r}, {missing!r}, {checkpoint!r})  # no request uses the copier
     app.build_demo(settings).launch(
         server_name="127.0.0.1",
         server_port={port},
