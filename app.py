@@ -2,7 +2,9 @@
 whole files of system outputs with confidence intervals and paired significance tests.
 
 Run it with `python app.py` (or as a Hugging Face Space: `app_file: app.py`). All scoring is done by
-`bart_score.BARTScorer`; this file only reads inputs, checks them, and presents the engine's results.
+`bart_score.BARTScorer`. This file is the user interface only: the page's layout, its texts and examples, and the
+event handlers, which call the package `space/` beside it (its docstring lists the modules) to read and check the
+inputs, score them, and present the engine's results.
 
 Operator settings, read from the environment when the app is built:
 
@@ -28,10 +30,10 @@ Operator settings, read from the environment when the app is built:
     GRADIO_ANALYTICS_MAX_EVENTS  how many past requests Gradio keeps a record of (default here 1000, Gradio's own
                                  10,000): each record pins memory (bench/README.md).
 
-Fixed limits: 2 to 6 candidates (and at most 6 system columns per file), at most 8 references, 16 columns per file,
-custom prompt phrases of at most 200 characters, uploads of at most 20 MB. The menu's models are checked when the app
-starts (space/guards.py: those that cannot be loaded are marked and refused at once); they are loaded on first use,
-one per model name, and kept; the queue runs one scoring job at a time.
+Fixed limits (space/inputs.py, space/batch.py): 2 to 6 candidates (and at most 6 system columns per file), at most 8
+references, 16 columns per file, custom prompt phrases of at most 200 characters, uploads of at most 20 MB. The menu's
+models are checked when the app starts (space/guards.py: those that cannot be loaded are marked and refused at once);
+they are loaded on first use, one per model name, and kept; the queue runs one scoring job at a time.
 
 Uploaded files are read by `bart_score.read_table_corpus`, the reader of the command line's `--input` (columns
 `source`, `reference`, `references` or `reference_<n>`, `id`, and one per system); the limits above are the Space's
