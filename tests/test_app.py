@@ -1,4 +1,4 @@
-"""The Gradio Space (app.py): its pure functions, and both tabs through the HTTP API with gradio_client.
+"""The Gradio Space (app.py and space/): its pure functions, and both tabs through the HTTP API with gradio_client.
 
 The app runs on the tiny checkpoint that the tests build, offered to the browser through BARTSCORE_APP_MODELS exactly
 as an operator would offer a local checkpoint. Expected values come from the engine, called directly."""
