@@ -35,10 +35,14 @@ SERVER = textwrap.dedent(
     """
     import sys
     sys.path[:0] = [{repo!r}, {tests!r}]
-    import app, app_server
-    settings = app_server.settings_for_tests({checkpoint!r}, {missing!r})
+    import app, app_server, space.batch
+    settings = app_server.settings_for_tests({checkpoint!r}, {missing!r}, {checkpoint!r})  # no request uses the copier
     app.build_demo(settings).launch(
-        server_name="127.0.0.1", server_port={port}, quiet=True, ssr_mode=False, max_file_size=app.MAX_UPLOAD_BYTES
+        server_name="127.0.0.1",
+        server_port={port},
+        quiet=True,
+        ssr_mode=False,
+        max_file_size=space.batch.MAX_UPLOAD_BYTES,
     )
     """
 )

@@ -6,13 +6,15 @@ import contextlib
 import socket
 
 import app
+import space.batch
+import space.settings
 
 MAX_CHARS = 600
 MAX_ROWS = 300
 
 
 def settings_for_tests(tiny_checkpoint, missing_checkpoint, copying_checkpoint):
-    return app.settings_from_env(
+    return space.settings.settings_from_env(
         {
             "BARTSCORE_APP_MODELS": f"tiny={tiny_checkpoint},missing={missing_checkpoint},copier={copying_checkpoint}",
             "BARTSCORE_APP_DEFAULT_MODEL": "tiny",
@@ -36,7 +38,7 @@ def serving(settings):
         prevent_thread_lock=True,
         quiet=True,
         ssr_mode=False,
-        max_file_size=app.MAX_UPLOAD_BYTES,
+        max_file_size=space.batch.MAX_UPLOAD_BYTES,
     )
     try:
         yield f"http://127.0.0.1:{port}/"

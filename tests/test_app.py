@@ -1,4 +1,4 @@
-"""The Gradio Space (app.py): its pure functions, and both tabs through the HTTP API with gradio_client.
+"""The Gradio Space (app.py and space/): its pure functions, and both tabs through the HTTP API with gradio_client.
 
 The app runs on the tiny checkpoint that the tests build, offered to the browser through BARTSCORE_APP_MODELS exactly
 as an operator would offer a local checkpoint. Expected values come from the engine, called directly."""
@@ -21,6 +21,11 @@ from test_cli import run_cli
 
 import app
 import bart_score
+import space.batch
+import space.compare
+import space.heatmap
+import space.inputs
+import space.settings
 from bart_score import rescale
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
@@ -53,7 +58,7 @@ def settings_inputs(
 
 
 def candidate_boxes(*texts):
-    return list(texts) + [""] * (app.MAX_CANDIDATES - len(texts))
+    return list(texts) + [""] * (space.inputs.MAX_CANDIDATES - len(texts))
 
 
 def shown_signature(signature, scorer, menu_name="tiny"):
@@ -71,7 +76,7 @@ def assert_close(actual, expected):
 
 
 def test_allowlist_has_the_built_in_variants_and_the_operators_models():
-    settings = app.settings_from_env(
+    settings = space.settings.settings_from_env(
         {
             "BARTSCORE_APP_MODELS": " tiny = /models/tiny , hub=org/bart-x,"
             "mb=org/mbart;source_lang=de_DE;target_lang=en_XX"
@@ -86,14 +91,22 @@ def test_allowlist_has_the_built_in_variants_and_the_operators_models():
     }
     assert settings.default_model == "cnn"
     assert settings.device is None
-    assert (settings.max_chars, settings.max_rows) == (app.DEFAULT_MAX_CHARS, app.DEFAULT_MAX_ROWS)
+    assert (settings.max_chars, settings.max_rows) == (
+        space.settings.DEFAULT_MAX_CHARS,
+        space.settings.DEFAULT_MAX_ROWS,
+    )
 
 
 def test_cnn_para_is_offered_only_when_its_weights_file_exists(tmp_path):
-    assert "cnn-para" not in app.settings_from_env({}).models
-    assert "cnn-para" not in app.settings_from_env({bart_score.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    assert "cnn-para" not in space.settings.settings_from_env({}).models
+    assert (
+        "cnn-para"
+        not in space.settings.settings_from_env({bart_score.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    )
     (tmp_path / "bart.pth").write_bytes(b"weights")
-    assert "cnn-para" in app.settings_from_env({bart_score.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    assert (
+        "cnn-para" in space.settings.settings_from_env({bart_score.PARA_WEIGHTS_ENV: str(tmp_path / "bart.pth")}).models
+    )
 
 
 @pytest.mark.parametrize(
@@ -109,19 +122,19 @@ def test_cnn_para_is_offered_only_when_its_weights_file_exists(tmp_path):
 )
 def test_malformed_operator_settings_stop_the_app_at_start(environ, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        app.settings_from_env(environ)
+        space.settings.settings_from_env(environ)
 
 
 def test_only_allowlisted_names_reach_the_engine():
-    settings = app.settings_from_env({})
+    settings = space.settings.settings_from_env({})
     with pytest.raises(ValueError, match="Unknown model '/etc'; choose one of vanilla, cnn"):
-        app.load_scorer(settings, "/etc")
+        space.settings.load_scorer(settings, "/etc")
 
 
 def test_building_the_app_loads_no_model(app_settings):
-    app._scorers.clear()
+    space.settings._scorers.clear()
     app.build_demo(app_settings)
-    assert app._scorers == {}
+    assert space.settings._scorers == {}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -129,20 +142,20 @@ def test_building_the_app_loads_no_model(app_settings):
 
 
 def test_references_are_the_non_blank_lines():
-    assert app.parse_references("  first \n\n\tsecond\n  \n") == ["first", "second"]
-    assert app.parse_references(None) == []
+    assert space.inputs.parse_references("  first \n\n\tsecond\n  \n") == ["first", "second"]
+    assert space.inputs.parse_references(None) == []
 
 
 def test_prompt_choices_map_to_the_engines_prompt_argument():
-    assert app.parse_prompt("none", "ignored") is None
-    assert app.parse_prompt("summary", "") == "summary"
-    assert app.parse_prompt("custom", "  paraphrase ") == ["paraphrase"]  # a phrase, not the set of that name
+    assert space.inputs.parse_prompt("none", "ignored") is None
+    assert space.inputs.parse_prompt("summary", "") == "summary"
+    assert space.inputs.parse_prompt("custom", "  paraphrase ") == ["paraphrase"]  # a phrase, not the set of that name
     with pytest.raises(ValueError, match="Enter a custom prompt phrase"):
-        app.parse_prompt("custom", "   ")
+        space.inputs.parse_prompt("custom", "   ")
     with pytest.raises(ValueError, match="Unknown prompt 'poetry'"):
-        app.parse_prompt("poetry", "")
+        space.inputs.parse_prompt("poetry", "")
     with pytest.raises(ValueError, match="The custom prompt phrase has 201 characters; the limit is 200"):
-        app.parse_prompt("custom", "p" * 201)
+        space.inputs.parse_prompt("custom", "p" * 201)
 
 
 def test_files_that_need_too_much_work_are_refused_before_scoring():
@@ -150,16 +163,19 @@ def test_files_that_need_too_much_work_are_refused_before_scoring():
         sources=["s"] * 10, references=[["r1", "r2"]] * 10, systems={"a": ["x"] * 10, "b": ["y"] * 10}
     )
     # per row: faithfulness 1 + precision 2 + recall 2 = 5 pairs; x 10 rows x 2 systems = 100 pairs
-    app.check_work(corpus, ["faithfulness", "f_score"], None, max_pairs=100)
-    app.check_work(corpus, ["precision"], "summary", max_pairs=2 * 10 * 2 * 70)
+    space.batch.check_work(corpus, ["faithfulness", "f_score"], None, max_pairs=100)
+    space.batch.check_work(corpus, ["precision"], "summary", max_pairs=2 * 10 * 2 * 70)
     with pytest.raises(ValueError, match=r"needs 7,000 scored pairs"):
-        app.check_work(corpus, ["faithfulness", "recall", "precision"], "summary", max_pairs=6_999)
+        space.batch.check_work(corpus, ["faithfulness", "recall", "precision"], "summary", max_pairs=6_999)
     with pytest.raises(ValueError, match=r"needs 100 scored pairs .* the limit here is 99\. Use fewer rows"):
-        app.check_work(corpus, bart_score.DIRECTIONS, None, max_pairs=99)
+        space.batch.check_work(corpus, bart_score.DIRECTIONS, None, max_pairs=99)
 
 
 def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
-    assert app.collect_candidates(["a", " ", "", " d \n"], MAX_CHARS) == [("Candidate 1", "a"), ("Candidate 4", "d")]
+    assert space.inputs.collect_candidates(["a", " ", "", " d \n"], MAX_CHARS) == [
+        ("Candidate 1", "a"),
+        ("Candidate 4", "d"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -173,26 +189,26 @@ def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
 )
 def test_candidate_mistakes_are_explained(texts, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        app.collect_candidates(texts, MAX_CHARS)
+        space.inputs.collect_candidates(texts, MAX_CHARS)
 
 
 def test_directions_are_checked_against_the_inputs_given():
-    assert app.check_directions(["f_score", "faithfulness"], has_source=True, has_references=True) == [
+    assert space.inputs.check_directions(["f_score", "faithfulness"], has_source=True, has_references=True) == [
         "faithfulness",
         "f_score",
     ]
     with pytest.raises(ValueError, match="Choose at least one direction"):
-        app.check_directions([], has_source=True, has_references=True)
+        space.inputs.check_directions([], has_source=True, has_references=True)
     with pytest.raises(ValueError, match=r"faithfulness .* needs a source"):
-        app.check_directions(["faithfulness"], has_source=False, has_references=True)
+        space.inputs.check_directions(["faithfulness"], has_source=False, has_references=True)
     with pytest.raises(ValueError, match="precision, recall need"):
-        app.check_directions(["precision", "recall"], has_source=True, has_references=False)
+        space.inputs.check_directions(["precision", "recall"], has_source=True, has_references=False)
     with pytest.raises(ValueError, match="recall needs at least one reference"):
-        app.check_directions(["recall"], has_source=True, has_references=False)
+        space.inputs.check_directions(["recall"], has_source=True, has_references=False)
     with pytest.raises(ValueError, match="At most 8 references"):
-        app.check_references(["r"] * 9, MAX_CHARS)
+        space.inputs.check_references(["r"] * 9, MAX_CHARS)
     with pytest.raises(ValueError, match=f"Reference 2 has {MAX_CHARS + 1} characters"):
-        app.check_references(["r", "r" * (MAX_CHARS + 1)], MAX_CHARS)
+        space.inputs.check_references(["r", "r" * (MAX_CHARS + 1)], MAX_CHARS)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -202,7 +218,7 @@ def test_directions_are_checked_against_the_inputs_given():
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # the random model tells no copy apart
 def test_comparison_gives_the_engines_scores_and_tokens(scorer):
     candidates = list(zip(["A", "B", "C"], CANDIDATES))
-    comparison = app.compare_candidates(
+    comparison = space.compare.compare_candidates(
         scorer,
         source=SOURCE,
         references=REFERENCES,
@@ -216,7 +232,7 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
         sources=[SOURCE] * 3,
         aggregation="max",
         rescale="corpus",
-        unrelated_texts=app.UNRELATED_TEXTS,
+        unrelated_texts=space.compare.UNRELATED_TEXTS,
     )
     for direction in bart_score.DIRECTIONS:
         assert comparison.scores[direction] == pytest.approx(expected[direction], abs=TOLERANCE)
@@ -229,14 +245,14 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
 
 
 def test_comparison_reference_points_are_copies_and_texts_given_unrelated_texts(copier, copier_reference_model):
-    comparison = app.compare_candidates(
+    comparison = space.compare.compare_candidates(
         copier,
         source=SOURCE,
         references=REFERENCES,
         candidates=list(zip(["A", "B", "C"], CANDIDATES)),
         directions=list(bart_score.DIRECTIONS),
     )
-    unrelated = app.UNRELATED_TEXTS
+    unrelated = space.compare.UNRELATED_TEXTS
     faithfulness = reference_points(
         *copier_reference_model, [(u, c) for u in unrelated for c in CANDIDATES], CANDIDATES
     )
@@ -258,7 +274,7 @@ def test_comparison_reference_points_are_copies_and_texts_given_unrelated_texts(
 
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")
 def test_without_a_source_the_heatmap_conditions_on_the_first_reference(scorer):
-    comparison = app.compare_candidates(
+    comparison = space.compare.compare_candidates(
         scorer,
         source="",
         references=REFERENCES,
@@ -272,7 +288,7 @@ def test_without_a_source_the_heatmap_conditions_on_the_first_reference(scorer):
 
 
 def made_up_comparison():
-    return app.Comparison(
+    return space.compare.Comparison(
         names=["Candidate 1", "Candidate 2", "Candidate 3"],
         scores={"faithfulness": [-2.0, -1.5, -3.0], "f_score": [-1.0, -4.0, -1.0]},
         # f_score's copy scores below its unrelated texts: no scale, so NaN
@@ -286,7 +302,7 @@ def made_up_comparison():
 
 
 def test_table_marks_the_best_candidate_of_each_direction_including_ties():
-    table = app.comparison_table(made_up_comparison())
+    table = space.compare.comparison_table(made_up_comparison())
     columns = ["candidate", "faithfulness", "faithfulness 0–1", "f_score", "f_score 0–1", "best in"]
     assert list(table.data.columns) == columns
     assert list(table.data["best in"]) == ["★ f_score", "★ faithfulness", "★ f_score", "", ""]
@@ -298,9 +314,12 @@ def test_table_marks_the_best_candidate_of_each_direction_including_ties():
 
 
 def test_table_ends_with_each_directions_reference_points_at_1_and_0():
-    table = app.comparison_table(made_up_comparison())
+    table = space.compare.comparison_table(made_up_comparison())
     shown = gr.Dataframe(interactive=False).postprocess(table)
-    assert [row[0] for row in shown.data[3:]] == [app.REFERENCE_ROWS["copy"], app.REFERENCE_ROWS["unrelated"]]
+    assert [row[0] for row in shown.data[3:]] == [
+        space.compare.REFERENCE_ROWS["copy"],
+        space.compare.REFERENCE_ROWS["unrelated"],
+    ]
     assert [row[1:5] for row in shown.metadata["display_value"][3:]] == [
         ["-1.0000", "1.000", "-3.0000", "–"],
         ["-3.0000", "0.000", "-2.0000", "–"],  # f_score has no scale: its copy scores below unrelated texts
@@ -310,17 +329,17 @@ def test_table_ends_with_each_directions_reference_points_at_1_and_0():
 
 
 def test_chart_has_a_rescaled_bar_per_direction_and_candidate_from_zero_with_the_raw_score_beside():
-    chart = app.comparison_chart(made_up_comparison())
+    chart = space.compare.comparison_chart(made_up_comparison())
     # f_score has no scale (NaN): its bars are left out, and the engine's warning says why
     assert list(chart["bar"]) == [f"faithfulness · Candidate {i}" for i in (1, 2, 3)]
     assert list(chart["rescaled"]) == [0.5, 0.75, 0.0]
     assert list(chart["score"]) == [-2.0, -1.5, -3.0]
-    assert app.chart_y_limits(chart) == [0.0, 1.0]
-    assert app.chart_y_limits(pd.DataFrame({"rescaled": [-0.23, 1.31]})) == [-0.3, 1.4]
+    assert space.compare.chart_y_limits(chart) == [0.0, 1.0]
+    assert space.compare.chart_y_limits(pd.DataFrame({"rescaled": [-0.23, 1.31]})) == [-0.3, 1.4]
 
 
 def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_apart():
-    page = app.token_heatmap(made_up_comparison())
+    page = space.heatmap.token_heatmap(made_up_comparison())
     assert "&lt;b&gt;&amp;" in page and "<b>&" not in page
     spans = re.findall(
         r'<span class="token( special)?" style="background: ([^"]+)" title="([^"]+)" '
@@ -334,13 +353,13 @@ def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_ap
     assert first[1][2] == "&#x27;&lt;b&gt;&amp;&#x27;: log p = -3.2500"
     assert first[2][2] == "&#x27; &quot;q&quot;&#x27;: log p = -12.0000"
     # Colours deepen with unlikeliness and saturate at the floor, the same scale for every candidate.
-    assert first[2][1] == app.token_colour(app.HEATMAP_FLOOR) == app.token_colour(-50)
-    assert app.token_colour(0) != app.token_colour(-3.25) != app.token_colour(-12.0)
+    assert first[2][1] == space.heatmap.token_colour(space.heatmap.HEATMAP_FLOOR) == space.heatmap.token_colour(-50)
+    assert space.heatmap.token_colour(0) != space.heatmap.token_colour(-3.25) != space.heatmap.token_colour(-12.0)
     assert "given the source" in page and "mean log-probability -4.1875" in page
 
 
 def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_character_whole(scorer):
-    comparison = app.Comparison(
+    comparison = space.compare.Comparison(
         names=["Candidate 1"],
         scores={},
         rescaled={},
@@ -350,7 +369,7 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
         tokens_given="the source",
         special_tokens=set(scorer.tokenizer.all_special_tokens),
     )
-    page = app.token_heatmap(comparison)
+    page = space.heatmap.token_heatmap(comparison)
     texts = re.findall(r'<span class="token[^"]*"[^>]*>([^<]*)</span>', page)
     assert "".join(texts) == "<s>Café 😀</s>".replace("<", "&lt;").replace(">", "&gt;")
     assert 'class="token fragment"' in page and "part of the next character: log p = " in page
@@ -359,7 +378,7 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
 def test_a_direction_without_a_scale_is_a_ui_warning(scorer):
     """The tests' random BART scores copies of these candidates below the candidates given unrelated texts."""
     with pytest.warns(UserWarning, match="BARTScore: faithfulness cannot be rescaled"), app.shown_in_ui():
-        comparison = app.compare_candidates(
+        comparison = space.compare.compare_candidates(
             scorer, source=SOURCE, references=[], candidates=list(zip("ABC", CANDIDATES)), directions=["faithfulness"]
         )
     assert all(math.isnan(value) for value in comparison.rescaled["faithfulness"])
@@ -371,7 +390,7 @@ def test_engine_truncation_notices_become_ui_warnings_and_errors_become_messages
     with pytest.warns(UserWarning, match="BARTScore truncated 1 distinct source text"), app.shown_in_ui():
         scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2)
     with pytest.raises(gr.Error) as raised, app.shown_in_ui():
-        app.check_directions([], has_source=True, has_references=False)
+        space.inputs.check_directions([], has_source=True, has_references=False)
     assert raised.value.message == "Choose at least one direction"
     assert raised.value.print_exception is False
 
@@ -387,7 +406,7 @@ def write(tmp_path, name, content):
 
 
 def parse(path, max_rows=MAX_ROWS, max_chars=MAX_CHARS):
-    return app.parse_upload(path, max_rows=max_rows, max_chars=max_chars)
+    return space.batch.parse_upload(path, max_rows=max_rows, max_chars=max_chars)
 
 
 def test_csv_upload_with_several_reference_columns_keeps_texts_as_written(tmp_path):
@@ -478,13 +497,16 @@ BAD_UPLOADS = [
     ),
     (
         "manycolumns.csv",
-        ",".join(f"c{i}" for i in range(app.MAX_COLUMNS + 1)) + "\n",
-        f"manycolumns.csv has {app.MAX_COLUMNS + 1} columns; the limit is {app.MAX_COLUMNS}",
+        ",".join(f"c{i}" for i in range(space.batch.MAX_COLUMNS + 1)) + "\n",
+        f"manycolumns.csv has {space.batch.MAX_COLUMNS + 1} columns; the limit is {space.batch.MAX_COLUMNS}",
     ),
     (
         "manycolumns.jsonl",
-        json.dumps({"source": "s", "sys": "o"}) + "\n" + json.dumps({f"c{i}": "x" for i in range(app.MAX_COLUMNS)}),
-        f"manycolumns.jsonl has at least {app.MAX_COLUMNS + 2} columns (by line 2); the limit is {app.MAX_COLUMNS}",
+        json.dumps({"source": "s", "sys": "o"})
+        + "\n"
+        + json.dumps({f"c{i}": "x" for i in range(space.batch.MAX_COLUMNS)}),
+        f"manycolumns.jsonl has at least {space.batch.MAX_COLUMNS + 2} columns (by line 2); "
+        f"the limit is {space.batch.MAX_COLUMNS}",
     ),
     (
         "surrogate.jsonl",
@@ -519,7 +541,7 @@ def test_malformed_uploads_are_explained(tmp_path, name, content, message):
 
 
 def test_uploads_over_the_size_limit_are_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(app, "MAX_UPLOAD_BYTES", 1024 * 1024)
+    monkeypatch.setattr(space.batch, "MAX_UPLOAD_BYTES", 1024 * 1024)
     path = write(tmp_path, "big.csv", "source,sys\n" + "a,b\n" * (1024 * 1024 // 4))
     with pytest.raises(ValueError, match="The file is larger than 1 MB"):
         parse(path)
@@ -531,7 +553,7 @@ def test_file_scores_match_the_engine_and_compare_systems(scorer):
         references=[REFERENCES, ["The team won."], ["Rain all day."]],
         systems={"a": CANDIDATES, "b": ["A library.", "", "Sunny."]},
     )  # "" is scored too
-    result = app.score_upload(scorer, corpus, directions=["faithfulness", "f_score"], aggregation="max")
+    result = space.batch.score_upload(scorer, corpus, directions=["faithfulness", "f_score"], aggregation="max")
     expected = {
         name: scorer.score_directions(
             outputs,
@@ -581,18 +603,18 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_the
         references=[REFERENCES] * 3,
         sources=[SOURCE] * 3,
         rescale="corpus",
-        unrelated_texts=app.UNRELATED_TEXTS,
+        unrelated_texts=space.compare.UNRELATED_TEXTS,
     )
     assert table["headers"] == [
         "candidate",
-        *(column for d in bart_score.DIRECTIONS for column in (d, app.rescaled_column(d))),
+        *(column for d in bart_score.DIRECTIONS for column in (d, space.compare.rescaled_column(d))),
         "best in",
     ]
     assert [row[0] for row in table["data"]] == [
         "Candidate 1",
         "Candidate 3",
         "Candidate 4",
-        *app.REFERENCE_ROWS.values(),
+        *space.compare.REFERENCE_ROWS.values(),
     ]
     for direction in bart_score.DIRECTIONS:
         column = table["headers"].index(direction)
@@ -693,13 +715,13 @@ def test_api_compare_explains_user_mistakes_and_keeps_running(client, arguments,
 
 
 def test_api_compare_refuses_a_model_outside_the_allowlist(client, tiny_checkpoint):
-    loaded = dict(app._scorers)
+    loaded = dict(space.settings._scorers)
     for model in (tiny_checkpoint, "facebook/bart-large"):
         # Gradio refuses a value outside the menu before the app runs (load_scorer checks again, tested above).
         choices = ["vanilla", "cnn", "tiny", "missing", "copier"]
         with pytest.raises(AppError, match=re.escape(f"{model} is not in the list of choices: {choices}")):
             compare(client, *CANDIDATES[:2], model=model)
-    assert app._scorers == loaded  # nothing was loaded for it
+    assert space.settings._scorers == loaded  # nothing was loaded for it
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -929,5 +951,5 @@ def test_hidden_helper_events_are_not_part_of_the_api(client):
 
 
 def test_p_values_are_shown_rounded_but_never_as_zero():
-    assert app.p_value_text(0.012345) == "0.0123"
-    assert app.p_value_text(3e-7) == "< 0.0001"
+    assert space.batch.p_value_text(0.012345) == "0.0123"
+    assert space.batch.p_value_text(3e-7) == "< 0.0001"

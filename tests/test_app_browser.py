@@ -10,6 +10,9 @@ from test_app import OUTPUT_ROWS, shown_signature, write_documents_csv, write_ou
 
 import app
 import bart_score
+import space.batch
+import space.compare
+import space.inputs
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="reason: the playwright package is not installed")
 expect = sync_api.expect
@@ -88,13 +91,13 @@ def test_compare_tab_shows_table_reference_points_rescaled_chart_and_heatmap(pag
         references=[[example["references"]]] * 3,
         sources=[example["source"]] * 3,
         rescale="corpus",
-        unrelated_texts=app.UNRELATED_TEXTS,
+        unrelated_texts=space.compare.UNRELATED_TEXTS,
     )
     bars = page.locator("#comparison-chart .mark-rect path")
     expect(bars).to_have_count(3 * 4)
     table = page.locator("#comparison-table")
     best_in = 1 + 2 * len(bart_score.DIRECTIONS)
-    for row, name in enumerate(["Candidate 1", "Candidate 2", "Candidate 3", *app.REFERENCE_ROWS.values()]):
+    for row, name in enumerate(["Candidate 1", "Candidate 2", "Candidate 3", *space.compare.REFERENCE_ROWS.values()]):
         expect(cell(table, row, 0)).to_have_text(name)
     for index, direction in enumerate(bart_score.DIRECTIONS):
         column = 1 + 2 * index
@@ -170,7 +173,9 @@ def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_pat
     page.locator("#batch-button").click()
 
     # The same single engine call as the app's (so the same batching and the same digits), on the same weights.
-    expected = app.score_upload(scorer, bart_score.read_table_corpus(path), directions=["faithfulness", "f_score"])
+    expected = space.batch.score_upload(
+        scorer, bart_score.read_table_corpus(path), directions=["faithfulness", "f_score"]
+    )
     assert list(expected.summary["system"][:3]) == ["good", "bad", "odd"]
     summary = page.locator("#summary-table")
     pairs = page.locator("#pairs-table")
@@ -185,7 +190,7 @@ def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_pat
         expect(cell(pairs, row, 0)).to_have_text(direction)
         expect(cell(pairs, row, 1)).to_have_text(system_a)
         expect(cell(pairs, row, 2)).to_have_text(system_b)
-        expect(cell(pairs, row, 4)).to_have_text(app.p_value_text(bootstrap_p))
+        expect(cell(pairs, row, 4)).to_have_text(space.batch.p_value_text(bootstrap_p))
         expect(cell(pairs, row, 6)).to_have_text(better)
     expect(page.locator("#rows-table [role=row][data-index]")).to_have_count(len(rows))
     expect(page.locator("#download a[href$='/bartscore-results.csv']")).to_have_count(1)
@@ -209,7 +214,7 @@ def test_batch_tab_plots_rescaled_means_with_their_intervals(page, copier, tmp_p
     page.locator("#rescale").get_by_label("yes, reference points from this file").check()
     page.locator("#batch-button").click()
 
-    expected = app.score_upload(
+    expected = space.batch.score_upload(
         copier, bart_score.read_table_corpus(path), directions=list(bart_score.DIRECTIONS), rescale="corpus"
     )
     panels = page.locator("#intervals .panel")
@@ -251,13 +256,13 @@ def test_examples_and_candidate_buttons(page):
     expect(page.locator("#directions").get_by_label("faithfulness")).not_to_be_checked()
     expect(page.locator("#directions").get_by_label("f_score")).to_be_checked()
 
-    for number in range(4, app.MAX_CANDIDATES + 1):
+    for number in range(4, space.inputs.MAX_CANDIDATES + 1):
         page.get_by_role("button", name="+ Add candidate").click()
         expect(page.locator(f"#candidate-{number}")).to_be_visible()
     page.get_by_role("button", name="+ Add candidate").click()
-    expect(page.get_by_text(f"At most {app.MAX_CANDIDATES} candidates can be compared")).to_be_visible()
+    expect(page.get_by_text(f"At most {space.inputs.MAX_CANDIDATES} candidates can be compared")).to_be_visible()
 
-    for number in range(app.MAX_CANDIDATES, 2, -1):
+    for number in range(space.inputs.MAX_CANDIDATES, 2, -1):
         page.get_by_role("button", name="− Remove last candidate").click()
         expect(page.locator(f"#candidate-{number}")).to_be_hidden()
     page.get_by_role("button", name="− Remove last candidate").click()

@@ -1,4 +1,4 @@
-"""What the Space guards against (space_guards.py and the places app.py uses it): models that cannot be loaded,
+"""What the Space guards against (space/guards.py and the places the Space uses it): models that cannot be loaded,
 special tokens and lone surrogates in what users type, markup in messages, formulas in the CSV download, and limits
 checked while an upload is read."""
 
@@ -16,7 +16,10 @@ from gradio_client.exceptions import AppError
 
 import app
 import bart_score
-import space_guards
+import space.batch
+import space.guards
+import space.inputs
+import space.settings
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +37,7 @@ SETTINGS = ["tiny", ["faithfulness", "precision"], "mean", "none", "", "encoder"
 
 
 def compare_arguments(source="A council voted for a new library.", references="A library.", candidates=("a", "b")):
-    return [*SETTINGS, source, references, *candidates, *[""] * (app.MAX_CANDIDATES - len(candidates))]
+    return [*SETTINGS, source, references, *candidates, *[""] * (space.inputs.MAX_CANDIDATES - len(candidates))]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -66,13 +69,13 @@ def truncate_weights(folder):
 )
 def test_a_menu_folder_without_its_files_is_found_at_start(tiny_checkpoint, tmp_path, damage, problem):
     folder = tiny_copy(tiny_checkpoint, tmp_path / "model", damage)
-    assert re.search(problem, space_guards.checkpoint_problem(folder, {"reachable": False}))
+    assert re.search(problem, space.guards.checkpoint_problem(folder, {"reachable": False}))
 
 
 def test_menu_models_that_cannot_be_loaded_are_marked_at_start_and_fail_fast(
     tiny_checkpoint, tmp_path, empty_hf_cache, monkeypatch
 ):
-    settings = app.settings_from_env(
+    settings = space.settings.settings_from_env(
         {
             "BARTSCORE_APP_MODELS": f"tiny={tiny_checkpoint},gone={tmp_path / 'gone'}",
             "BARTSCORE_APP_DEFAULT_MODEL": "cnn",  # a Hub model that is not in the (empty) cache, offline
@@ -96,12 +99,14 @@ def test_menu_models_that_cannot_be_loaded_are_marked_at_start_and_fail_fast(
 
 
 def test_a_model_outside_the_cache_offline_is_named_by_its_hub_id(empty_hf_cache):
-    problem = space_guards.checkpoint_problem("vanilla", {"reachable": False})
+    problem = space.guards.checkpoint_problem("vanilla", {"reachable": False})
     assert problem.startswith("facebook/bart-large is not in the Hugging Face cache") and "HF_HUB_OFFLINE" in problem
 
 
 def settings_with(model, checkpoint):
-    return app.settings_from_env({"BARTSCORE_APP_MODELS": f"{model}={checkpoint}", "BARTSCORE_APP_DEVICE": "cpu"})
+    return space.settings.settings_from_env(
+        {"BARTSCORE_APP_MODELS": f"{model}={checkpoint}", "BARTSCORE_APP_DEVICE": "cpu"}
+    )
 
 
 def test_damaged_weights_are_reported_by_menu_name_without_a_path_and_remembered(
@@ -111,11 +116,11 @@ def test_damaged_weights_are_reported_by_menu_name_without_a_path_and_remembered
     settings = settings_with("broken", folder)
     message = "The model 'broken' cannot be loaded: its files on this server are damaged or incomplete"
     with pytest.raises(ValueError, match=re.escape(message)) as raised:
-        app.load_scorer(settings, "broken")
+        space.settings.load_scorer(settings, "broken")
     assert str(tmp_path) not in str(raised.value)
     monkeypatch.setattr(bart_score, "BARTScorer", lambda **kwargs: pytest.fail("a failed model was loaded again"))
     with pytest.raises(ValueError, match=re.escape(message)):
-        app.load_scorer(settings, "broken")
+        space.settings.load_scorer(settings, "broken")
 
 
 @pytest.mark.parametrize(
@@ -139,16 +144,16 @@ def test_each_kind_of_load_failure_says_what_is_wrong(tmp_path, monkeypatch, err
     settings = settings_with("mine", checkpoint)
     monkeypatch.setattr(bart_score, "BARTScorer", failing)
     with pytest.raises(ValueError, match=re.escape(f"The model 'mine' cannot be loaded: {reason}")) as raised:
-        app.load_scorer(settings, "mine")
+        space.settings.load_scorer(settings, "mine")
     assert "/srv" not in str(raised.value) and str(tmp_path) not in str(raised.value)
-    assert (app._scorer_key(settings, "mine") in app._unavailable) == remembered
+    assert (space.settings._scorer_key(settings, "mine") in space.settings._unavailable) == remembered
 
 
 def test_the_signature_names_a_server_folder_by_its_menu_name(tiny_checkpoint):
     signature = f"ckpt:{tiny_checkpoint}|dirs:faithfulness|agg:mean"
-    assert space_guards.public_signature(signature, "tiny", tiny_checkpoint) == "ckpt:tiny|dirs:faithfulness|agg:mean"
+    assert space.guards.public_signature(signature, "tiny", tiny_checkpoint) == "ckpt:tiny|dirs:faithfulness|agg:mean"
     hub = "ckpt:facebook/bart-large-cnn|dirs:faithfulness"
-    assert space_guards.public_signature(hub, "cnn", "cnn") == hub  # a Hub id is no server path, and matches the CLI
+    assert space.guards.public_signature(hub, "cnn", "cnn") == hub  # a Hub id is no server path, and matches the CLI
 
 
 def test_running_out_of_memory_while_scoring_is_a_message():
@@ -217,7 +222,7 @@ def test_markup_in_what_users_send_is_shown_as_text(client, tmp_path):
 
 def test_spreadsheet_formulas_are_neutralised_and_numbers_kept():
     cells = ["=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=x", "\r=x", "-5", "+3.25", "1e-3", "text", "a=b", ""]
-    assert [space_guards.spreadsheet_cell(c) for c in cells] == [
+    assert [space.guards.spreadsheet_cell(c) for c in cells] == [
         "'=1+1",
         "'+cmd|' /C calc'!A0",
         "'-2+3",
@@ -231,7 +236,7 @@ def test_spreadsheet_formulas_are_neutralised_and_numbers_kept():
         "a=b",
         "",
     ]
-    assert space_guards.spreadsheet_cell(-2.5) == -2.5
+    assert space.guards.spreadsheet_cell(-2.5) == -2.5
 
 
 def test_the_downloaded_csv_carries_no_formulas_and_keeps_scores_numeric(client, tmp_path):
@@ -261,4 +266,4 @@ def test_a_long_upload_is_refused_while_reading(tmp_path):
     path = tmp_path / "rows.csv"
     path.write_text("source,sys\n" + "s,o\n" * 100_000, encoding="utf-8")
     with pytest.raises(ValueError, match=re.escape("rows.csv has more than 10 rows; the limit is 10")):
-        app.parse_upload(str(path), max_rows=10, max_chars=MAX_CHARS)
+        space.batch.parse_upload(str(path), max_rows=10, max_chars=MAX_CHARS)

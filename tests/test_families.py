@@ -351,16 +351,17 @@ def test_the_command_line_names_what_mbart_needs(family_checkpoint, tmp_path):
 
 
 def test_the_space_shows_sentencepiece_tokens_as_words(engine):
-    import app
+    import space.compare
+    import space.heatmap
 
-    comparison = app.compare_candidates(
+    comparison = space.compare.compare_candidates(
         engine("t5"),
         source="The cat sat on the mat.",
         references=[],
         candidates=[("Candidate 1", "A cat sat on a mat."), ("Candidate 2", "Das Café ist groß.")],
         directions=["faithfulness"],
     )
-    page = app.token_heatmap(comparison)
+    page = space.heatmap.token_heatmap(comparison)
     blocks = page.split('<div class="candidate"')[1:]
     for block, text in zip(blocks, ("A cat sat on a mat.", "Das Café ist groß.")):
         pieces = re.findall(r'<span class="token[^"]*"[^>]*>([^<]*)</span>', block)

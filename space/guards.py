@@ -1,4 +1,4 @@
-"""What the Space (app.py) guards against, apart from its user interface (nothing here imports Gradio):
+"""What the Space guards against, apart from its user interface (nothing here imports Gradio):
 
 - models that cannot be loaded, found when the app starts without reading any weights, and load failures told to
   browser users in words that name the menu entry and never show a server path (the operator's log has the details);

@@ -1,0 +1,200 @@
+"""The Batch tab's computation: an uploaded .csv or .jsonl file read with the command line's reader under the Space's
+limits, the work it needs counted before any model loads, every system scored and compared (means with bootstrap
+confidence intervals, paired tests), and the per-row results as a downloadable CSV."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+import pandas as pd
+
+import bart_score
+from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
+
+from .guards import spreadsheet_safe
+from .inputs import MAX_CANDIDATES, MAX_REFERENCES
+
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+MAX_COLUMNS = 2 + MAX_REFERENCES + MAX_CANDIDATES  # an id, a source, reference columns and system columns
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Uploaded files
+
+
+def parse_upload(path, *, max_rows, max_chars):
+    """Reads an uploaded .csv or .jsonl file with the CLI's reader, bart_score.read_table_corpus, which enforces the
+    Space's limits on rows, columns and text lengths as it reads (a file over them costs little to refuse); then the
+    limits on systems and references. Every problem is a ValueError saying what and where."""
+    if not path:
+        raise ValueError("Upload a .csv or .jsonl file first")
+    if os.path.splitext(path)[1].lower() not in (".csv", ".jsonl"):
+        raise ValueError(f"Upload a .csv or .jsonl file (got {os.path.basename(path)!r})")
+    if os.path.getsize(path) > MAX_UPLOAD_BYTES:  # checked before the reader loads the whole file
+        raise ValueError(f"The file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
+    limits = bart_score.TableLimits(max_rows=max_rows, max_columns=MAX_COLUMNS, max_chars=max_chars)
+    try:
+        corpus = bart_score.read_table_corpus(path, limits=limits)
+    except bart_score.UsageError as error:
+        # The reader names the file by its path: show the name the user uploaded, not Gradio's temporary copy.
+        raise ValueError(str(error).replace(path, os.path.basename(path))) from None
+    check_upload_limits(corpus)
+    return corpus
+
+
+def row_count(corpus):
+    return len(next(iter(corpus.systems.values())))
+
+
+def check_upload_limits(corpus):
+    """The Space's limits on systems and references per row (the reader checked rows, columns and lengths)."""
+    if len(corpus.systems) > MAX_CANDIDATES:
+        raise ValueError(f"The file has {len(corpus.systems)} system columns; the limit is {MAX_CANDIDATES}")
+    for row, references in enumerate(corpus.references or [], 1):
+        if len(references) > MAX_REFERENCES:
+            raise ValueError(f"Row {row} has {len(references)} references; the limit is {MAX_REFERENCES}")
+
+
+def check_work(corpus, directions, prompt, max_pairs, rescale=None):
+    """Refuses a file whose scoring would need more than max_pairs (condition, text) pairs, counting the reference
+    pairs that rescale="corpus" adds."""
+    references = corpus.references or [[] for _ in range(row_count(corpus))]
+    sides = ("precision" in directions or "f_score" in directions) + ("recall" in directions or "f_score" in directions)
+    per_system = sum(("faithfulness" in directions) + sides * len(refs) for refs in references)
+    prompts = 1 if prompt is None else len(bart_score.PROMPT_SETS[prompt] if isinstance(prompt, str) else prompt)
+    reference_pairs = DEFAULT_RESCALE_PAIRS if rescale == "corpus" else 0
+    pairs = (per_system * len(corpus.systems) + reference_pairs) * prompts
+    if pairs > max_pairs:
+        raise ValueError(
+            f"Scoring this file needs {pairs:,} scored pairs (rows × systems × directions and references "
+            f"{'+ reference points ' if reference_pairs else ''}× prompts); the limit here is {max_pairs:,}. Use "
+            f"fewer rows, systems, directions or prompts, or score it with the command line (bartscore score)"
+        )
+
+
+def upload_texts(corpus):
+    """(where, text) for every text of an uploaded file, row by row."""
+    for row in range(row_count(corpus)):
+        for where, text in row_texts(corpus, row):
+            yield f"Row {row + 1}, {where}", text
+
+
+def row_texts(corpus, row):
+    """(where, text) for each text of a row: its source, references and outputs."""
+    if corpus.sources is not None:
+        yield "column 'source'", corpus.sources[row]
+    for number, reference in enumerate(corpus.references[row] if corpus.references else [], 1):
+        yield f"reference {number}", reference  # the reader merges reference columns, so they are numbered
+    for name, outputs in corpus.systems.items():
+        yield f"column {name!r}", outputs[row]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Scoring a file
+
+
+@dataclass
+class BatchResult:
+    rows: pd.DataFrame  # one row per input row, one column per system and direction
+    summary: pd.DataFrame  # per direction and system: mean and bootstrap confidence interval
+    pairs: pd.DataFrame  # per direction and pair of systems: paired bootstrap and t-test
+    signature: str
+
+
+def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None, prompt_side="encoder", rescale=None):
+    """Scores every system of the file with bart_score.score_corpus (one engine call, so that a source shared by the
+    systems is encoded once) and compares the systems; with rescale ("corpus" or "baseline"), the rescaled
+    directions too."""
+    per_system, signature = bart_score.score_corpus(
+        scorer,
+        corpus,
+        directions=directions,
+        aggregation=aggregation,
+        prompt=prompt,
+        prompt_side=prompt_side,
+        rescale=rescale,
+        show_progress=True,  # the engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser
+    )
+    rows = pd.DataFrame({"row": range(1, row_count(corpus) + 1)})
+    if corpus.ids is not None:
+        rows["id"] = corpus.ids
+    for name, scores in per_system.items():
+        for direction in scores:
+            rows[f"{name}/{direction}"] = scores[direction]
+
+    summary, pairs = [], []
+    for direction, comparison in bart_score.compare_directions(per_system).items():
+        level = f"{comparison['confidence']:.0%}"
+        for system in comparison["systems"]:
+            summary.append(
+                {
+                    "direction": direction,
+                    "system": system["system"],
+                    "mean": system["mean"],
+                    f"{level} CI low": system["ci_low"],
+                    f"{level} CI high": system["ci_high"],
+                }
+            )
+        for pair in comparison["pairs"]:
+            pairs.append(
+                {
+                    "direction": direction,
+                    "system A": pair["system_a"],
+                    "system B": pair["system_b"],
+                    "Δ mean (A − B)": pair["delta"],
+                    "bootstrap p": pair["bootstrap_p"],
+                    "t-test p": pair["t_test_p"],
+                    "better": pair["winner"]
+                    or f"no significant difference (both tests need p < {comparison['alpha']})",
+                }
+            )
+    pair_columns = ["direction", "system A", "system B", "Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
+    return BatchResult(
+        rows=rows, summary=pd.DataFrame(summary), pairs=pd.DataFrame(pairs, columns=pair_columns), signature=signature
+    )
+
+
+RESCALE_CHOICES = [
+    ("no", "none"),
+    ("yes, reference points from this file", "corpus"),
+    ("yes, the saved baseline of this model", "baseline"),
+]
+
+
+def parse_rescale(choice):
+    """score_corpus's rescale argument for the Batch tab's choice."""
+    modes = {value: (None if value == "none" else value) for _, value in RESCALE_CHOICES}
+    if choice not in modes:
+        raise ValueError(f"Unknown rescaling {choice!r}; choose one of {', '.join(modes)}")
+    return modes[choice]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The results
+
+
+_results_folder = None
+
+
+def write_results_csv(rows):
+    """The per-row results as a CSV file in a fresh temporary folder. Gradio copies a returned file into its own cache
+    (which delete_cache empties) before the next job runs, so the previous job's folder is removed here."""
+    global _results_folder
+    if _results_folder:
+        shutil.rmtree(_results_folder, ignore_errors=True)
+    _results_folder = tempfile.mkdtemp(prefix="bartscore-")
+    path = os.path.join(_results_folder, "bartscore-results.csv")
+    spreadsheet_safe(rows).to_csv(path, index=False)  # ids, column names and texts can hold formulas
+    return path
+
+
+def formatted(frame, formats):
+    """A Styler that shows the listed columns rounded (format string or function); the data keeps full precision."""
+    return frame.style.format({column: form for column, form in formats.items() if column in frame.columns}, na_rep="–")
+
+
+def p_value_text(p):
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"

@@ -1,0 +1,117 @@
+"""The operator's settings, read from the environment when the app is built (app.py's docstring lists them), and
+the menu's models: checked when the app starts, loaded on first use and kept, one engine per model name."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+import bart_score
+
+from .guards import load_failure, model_problems, not_available, remembered_failure
+
+DEFAULT_MAX_CHARS = 5000
+DEFAULT_MAX_ROWS = 1000
+DEFAULT_MAX_PAIRS = 20_000
+MODEL_OPTIONS = ("source_lang", "target_lang", "template", "compatibility")  # per-model BARTScorer options
+
+
+@dataclass(frozen=True)
+class Settings:
+    models: dict  # the allowlist: name shown in the browser -> BARTScorer arguments (checkpoint and options)
+    default_model: str
+    device: str | None
+    max_chars: int
+    max_rows: int
+    max_pairs: int
+
+
+def settings_from_env(environ=os.environ):
+    """The operator's settings; a malformed value stops the app at start, where the operator sees it."""
+    models = {"vanilla": {"checkpoint": "vanilla"}, "cnn": {"checkpoint": "cnn"}}
+    para_weights = environ.get(bart_score.PARA_WEIGHTS_ENV, "")
+    if para_weights and os.path.isfile(para_weights):
+        models["cnn-para"] = {"checkpoint": "cnn-para"}
+    for entry in filter(None, (part.strip() for part in environ.get("BARTSCORE_APP_MODELS", "").split(","))):
+        name, options = _model_entry(entry)
+        models[name] = options
+    default_model = environ.get("BARTSCORE_APP_DEFAULT_MODEL", "cnn")
+    if default_model not in models:
+        raise ValueError(
+            f"BARTSCORE_APP_DEFAULT_MODEL is {default_model!r}, which is not one of the models {list(models)}"
+        )
+    return Settings(
+        models=models,
+        default_model=default_model,
+        device=environ.get("BARTSCORE_APP_DEVICE") or None,
+        max_chars=_positive_int(environ, "BARTSCORE_APP_MAX_CHARS", DEFAULT_MAX_CHARS),
+        max_rows=_positive_int(environ, "BARTSCORE_APP_MAX_ROWS", DEFAULT_MAX_ROWS),
+        max_pairs=_positive_int(environ, "BARTSCORE_APP_MAX_PAIRS", DEFAULT_MAX_PAIRS),
+    )
+
+
+def _model_entry(entry):
+    """'name=checkpoint' with optional ';option=value' parts (source_lang, target_lang, template, compatibility)."""
+    head, *parts = entry.split(";")
+    name, separator, checkpoint = (part.strip() for part in head.partition("="))
+    if not separator or not name or not checkpoint:
+        raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r} is not of the form name=checkpoint[;option=value...]")
+    options = {"checkpoint": checkpoint}
+    for part in parts:
+        key, separator, value = part.partition("=")
+        if not separator or key.strip() not in MODEL_OPTIONS:
+            raise ValueError(
+                f"BARTSCORE_APP_MODELS entry {entry!r}: {part!r} is not one of option=value with the "
+                f"options {', '.join(MODEL_OPTIONS)}"
+            )
+        options[key.strip()] = value
+    return name, options
+
+
+def _positive_int(environ, name, default):
+    value = environ.get(name, "")
+    if not value:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+_scorers = {}  # (BARTScorer options, device) -> the loaded engine
+_unavailable = {}  # (BARTScorer options, device) -> the browser's message, for models that cannot be loaded here
+_scorers_lock = threading.Lock()
+
+
+def _scorer_key(settings, model):
+    return tuple(sorted(settings.models[model].items())), settings.device
+
+
+def check_models(settings):
+    """Marks the menu's models that cannot be loaded on this server (found at start, without loading weights), so
+    that choosing one fails at once; returns their names."""
+    problems = model_problems({name: options["checkpoint"] for name, options in settings.models.items()})
+    for name in problems:
+        _unavailable[_scorer_key(settings, name)] = not_available(name)
+    return set(problems)
+
+
+def load_scorer(settings, model):
+    """The engine for a model name on the allowlist, loaded on first use and kept (loading costs more than scoring).
+    A model that cannot be loaded is reported by its menu name, never by a server path."""
+    if model not in settings.models:
+        raise ValueError(f"Unknown model {model!r}; choose one of {', '.join(settings.models)}")
+    options = settings.models[model]
+    key = _scorer_key(settings, model)
+    with _scorers_lock:
+        if key not in _scorers:
+            if key in _unavailable:
+                raise ValueError(_unavailable[key])
+            try:
+                _scorers[key] = bart_score.BARTScorer(device=settings.device, **options)
+            except Exception as error:
+                message = load_failure(model, options["checkpoint"], error)
+                if remembered_failure(error):
+                    _unavailable[key] = message
+                raise ValueError(message) from None
+        return _scorers[key]
