@@ -36,6 +36,8 @@ DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 # float32) and positions.
 _LOGIT_ELEMENTS = 1 << 25
 _LOGIT_POSITIONS = 512
+# Conditions are run max_tokens / CONDITION_BUDGET_SHARE padded tokens at a time (see _score_share).
+CONDITION_BUDGET_SHARE = 8
 
 
 class Plan:
@@ -425,8 +427,11 @@ class BARTScorer:
             def encoder_too_big(condition):
                 self._fail_alone(plan, share[condition][0], conditions, targets)
 
+            # A group's conditions keep every layer's keys and values (2 x layers x width per padded token) until
+            # their targets are scored, so groups get a fraction of the budget that each decoder batch gets.
+            group_tokens = max(1, max_tokens // CONDITION_BUDGET_SHARE)
             by_length = sorted(share, key=plan.condition_length, reverse=True)
-            for group in token_batches(by_length, lambda c: (plan.condition_length(c),), max_tokens, batch_size):
+            for group in token_batches(by_length, lambda c: (plan.condition_length(c),), group_tokens, batch_size):
                 self._halving_on_oom(group, score_conditions, encoder_too_big)
         return results
 
