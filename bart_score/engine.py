@@ -299,9 +299,24 @@ class BARTScorer:
     # -- the planned computation ----------------------------------------------------------------------------------
 
     def _condition_languages(self, condition_lang, count):
+        """The language code of each condition (None for families without language codes)."""
+        if self.source_lang is None:
+            if condition_lang is not None:
+                raise ValueError(
+                    f"condition_lang is for families with language codes (mBART); this is a {self.family.name} model"
+                )
+            return [None] * count
         if condition_lang is None or isinstance(condition_lang, str):
-            return [condition_lang or self.source_lang] * count
-        languages = text_list(condition_lang, "condition_lang", count)
+            languages = [condition_lang or self.source_lang] * count
+        else:
+            languages = text_list(condition_lang, "condition_lang", count)
+        for index, language in enumerate(languages):
+            if language not in self.family.language_codes:
+                where = "" if isinstance(condition_lang, str) else f"[{index}]"
+                raise ValueError(
+                    f"condition_lang{where}={language!r} is not one of this tokenizer's language codes: "
+                    f"{', '.join(self.family.language_codes)}"
+                )
         return languages
 
     def _log_likelihoods(

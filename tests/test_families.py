@@ -241,6 +241,15 @@ def test_mbart_needs_known_language_codes(family_checkpoint):
         bart_score.BARTScorer(checkpoint=directory, device="cpu", source_lang="de_DE", target_lang="english")
 
 
+def test_condition_languages_are_checked(engine):
+    with pytest.raises(ValueError, match=r"condition_lang is for families with language codes \(mBART\)"):
+        engine("t5").score(["a"], ["b"], condition_lang="de_DE")
+    with pytest.raises(ValueError, match=r"condition_lang\[1\]='xx_XX' is not one of this tokenizer's language"):
+        engine("mbart50").score(["a", "b"], ["c", "d"], condition_lang=["de_DE", "xx_XX"])
+    german = engine("mbart50").score(["Das ist gut."], ["That is good."], condition_lang="de_DE")
+    assert german == engine("mbart50").score(["Das ist gut."], ["That is good."])  # source_lang is de_DE
+
+
 def test_options_of_other_families_are_refused(family_checkpoint):
     with pytest.raises(ValueError, match=r"source_lang and target_lang are for families with language codes"):
         bart_score.BARTScorer(checkpoint=family_checkpoint("t5"), device="cpu", source_lang="de_DE")

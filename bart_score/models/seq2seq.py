@@ -193,6 +193,7 @@ class MBartFamily(BartFamily):
                     f"{argument}={code!r} is not one of this tokenizer's language codes: {', '.join(codes)}"
                 )
         self.source_lang, self.target_lang = source_lang, target_lang
+        self.language_codes = tuple(codes)
         self._code_ids = set(codes.values())
 
     @property
