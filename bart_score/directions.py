@@ -212,7 +212,7 @@ def score_directions(
     if rescaling:
         points = baseline.points if baseline else reference_pairs.points(averaged)
         points = rescale_module.with_f_score({d: points[d] for d in point_directions})
-        rescaled = rescale_module.rescaled_scores({d: scores[d] for d in options.directions}, points)
+        rescaled = rescale_module.rescaled_scores(scores, points)
         for direction in options.directions:
             result[f"{direction}_rescaled"] = rescaled[direction].tolist()
             result[f"{direction}_rescaled_mean"] = _mean(rescaled[direction])

@@ -11,9 +11,9 @@ points give it a scale, for each direction (faithfulness, precision, recall):
 
 0 is "no better than an unrelated text", 1 is "as likely as a copy". The map is one increasing linear function per
 direction and set of reference points, so it never changes a ranking, a correlation with human judgements or a
-paired test's verdict. f_score's points are the means of precision's and recall's, so rescaled f_score is the mean of
-rescaled precision and rescaled recall weighted by their ranges (copy - unrelated): equal weights when the two ranges
-are equal, and always the same ranking as raw f_score.
+paired test's verdict. Rescaled f_score is the mean of rescaled precision and rescaled recall (a copy 1, an unrelated
+text 0); it is linear in those two, so it ranks as raw f_score exactly when their ranges (copy - unrelated) are
+equal. Its points, shown beside it, are the means of precision's and recall's.
 
 The reference points come from a baseline file (``bartscore baseline``, see ``build_baseline``) or from the corpus
 being scored (``rescale="corpus"``: cross-row pairs and the targets given themselves, scored in the same engine call
@@ -120,9 +120,14 @@ def with_f_score(points):
 
 def rescaled_scores(scores, points):
     """{direction: rescaled scores} for each direction of `scores` (direction -> raw scores). A direction whose copy
-    does not score above its unrelated texts has no scale: its rescaled scores are NaN, with a warning."""
+    does not score above its unrelated texts has no scale: its rescaled scores are NaN, with a warning. f_score's are
+    the mean of rescaled precision and rescaled recall (which `scores` must then hold too), so that a copy gets 1 and
+    an unrelated text 0 in every direction; f_score's own points (the means of precision's and recall's) are those
+    of a copy and an unrelated text, and its scale is linear in precision and recall, not in raw f_score."""
     rescaled = {}
     for direction, values in scores.items():
+        if direction == "f_score":
+            continue
         point = points[direction]
         if not point.ordered:
             warnings.warn(
@@ -132,6 +137,8 @@ def rescaled_scores(scores, points):
                 stacklevel=4,  # the caller of BARTScorer.score_directions
             )
         rescaled[direction] = point.rescale(values)
+    if "f_score" in scores:
+        rescaled["f_score"] = (rescaled["precision"] + rescaled["recall"]) / 2
     return rescaled
 
 

@@ -264,11 +264,14 @@ def test_comparison_reference_points_are_copies_and_texts_given_unrelated_texts(
         "f_score": ((faithfulness[0] + recall[0]) / 2, (faithfulness[1] + recall[1]) / 2),
     }
     raw = reference_directions(*copier_reference_model, CANDIDATES, [REFERENCES] * 3, [SOURCE] * 3)
+    by_hand = {}
     for direction, (low, high) in expected.items():
         points = comparison.reference_points[direction]
         assert [points["unrelated"], points["copy"]] == pytest.approx([low, high], abs=TOLERANCE)
         assert high > low
-        rescaled = [(x - low) / (high - low) for x in raw[direction]]
+        by_hand[direction] = [(x - low) / (high - low) for x in raw[direction]]
+    by_hand["f_score"] = [(p + r) / 2 for p, r in zip(by_hand["precision"], by_hand["recall"])]
+    for direction, rescaled in by_hand.items():
         assert comparison.rescaled[direction] == pytest.approx(rescaled, abs=1e-4)
 
 

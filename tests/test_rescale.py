@@ -86,7 +86,16 @@ def test_corpus_reference_points_are_the_means_of_cross_row_pairs_and_copies(
         shown = result["reference_points"][direction]
         assert [shown["unrelated"], shown["copy"]] == pytest.approx([unrelated, copy], abs=TOLERANCE), direction
         assert result[direction] == pytest.approx(raw[direction], abs=TOLERANCE)  # raw scores stay
-        expected = rescaled_by_hand(raw[direction], unrelated, copy)
+        if direction == "f_score":  # the mean of rescaled precision and rescaled recall
+            expected = [
+                (p + r) / 2
+                for p, r in zip(
+                    rescaled_by_hand(raw["precision"], *points["precision"]),
+                    rescaled_by_hand(raw["recall"], *points["recall"]),
+                )
+            ]
+        else:
+            expected = rescaled_by_hand(raw[direction], unrelated, copy)
         assert result[f"{direction}_rescaled"] == pytest.approx(expected, abs=1e-4), direction
         assert result[f"{direction}_rescaled_mean"] == pytest.approx(np.mean(expected), abs=1e-4)
     assert "|prompt:" in result["signature"]
@@ -208,7 +217,7 @@ def test_rescaling_is_linear_and_keeps_every_ranking(copier):
     predictions = [english_like_text(rng, rng.randint(2, 15)) for _ in range(14)]
     references = [[english_like_text(rng, rng.randint(2, 15)) for _ in range(rng.randint(1, 2))] for _ in range(14)]
     result = copier.score_directions(predictions, references, sources, rescale="corpus")
-    for direction in bart_score.DIRECTIONS:
+    for direction in ("faithfulness", "precision", "recall"):
         raw, rescaled = np.array(result[direction]), np.array(result[f"{direction}_rescaled"])
         points = result["reference_points"][direction]
         slope = 1 / (points["copy"] - points["unrelated"])
@@ -218,13 +227,32 @@ def test_rescaling_is_linear_and_keeps_every_ranking(copier):
         for correlation in (stats.spearmanr, stats.kendalltau):
             assert correlation(rescaled, humans).statistic == correlation(raw, humans).statistic, direction
             assert correlation(rescaled, raw).statistic == 1.0
-    # Rescaled f_score: the mean of rescaled precision and recall, each weighted by its range.
-    spans = {d: points["copy"] - points["unrelated"] for d, points in result["reference_points"].items()}
-    weighted = (
-        spans["precision"] * np.array(result["precision_rescaled"])
-        + spans["recall"] * np.array(result["recall_rescaled"])
-    ) / (spans["precision"] + spans["recall"])
-    np.testing.assert_allclose(result["f_score_rescaled"], weighted, rtol=0, atol=1e-12)
+    # Rescaled f_score: the mean of rescaled precision and rescaled recall; a copy's is 1 and an unrelated text's 0.
+    mean = (np.array(result["precision_rescaled"]) + np.array(result["recall_rescaled"])) / 2
+    np.testing.assert_allclose(result["f_score_rescaled"], mean, rtol=0, atol=1e-12)
+    points = {d: result["reference_points"][d] for d in ("precision", "recall", "f_score")}
+    for point in ("copy", "unrelated"):
+        assert points["f_score"][point] == pytest.approx((points["precision"][point] + points["recall"][point]) / 2)
+
+
+def test_rescaled_f_score_keeps_raw_f_scores_ranking_when_precision_and_recall_share_a_range():
+    """The mean of rescaled precision and recall is linear in raw f_score when both directions have the same range
+    (copy - unrelated), as with baselines made from plain texts; otherwise it weights them by 1 / range."""
+    rng = np.random.default_rng(3)
+    precision, recall = rng.normal(-3, 1, 50), rng.normal(-3, 1, 50)
+    points = {
+        "precision": rescale.ReferencePoints(unrelated=-5.0, copy=-1.0),
+        "recall": rescale.ReferencePoints(unrelated=-4.5, copy=-0.5),
+    }
+    rescaled = rescale.rescaled_scores(
+        {"precision": precision, "recall": recall, "f_score": (precision + recall) / 2}, points
+    )
+    humans = rng.random(50)
+    for correlation in (stats.spearmanr, stats.kendalltau):
+        assert correlation(rescaled["f_score"], humans).statistic == pytest.approx(
+            correlation((precision + recall) / 2, humans).statistic, abs=1e-12
+        )
+    np.testing.assert_allclose(rescaled["f_score"], ((precision + recall) / 2 + 4.75) / 4, atol=1e-12)
 
 
 def test_system_comparisons_have_the_same_winners_and_p_values_when_rescaled(copier):
