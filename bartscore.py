@@ -22,7 +22,7 @@ from bart_score import BARTScorer, score_dataset  # noqa: F401  (names the origi
 from bart_score.directions import resolve_options
 from bart_score.inputs import describe, optional_positive_int, reference_lists, text_list
 from bart_score.rescale import DEFAULT_PAIRS, DEFAULT_SEED, resolve_rescaling
-from bart_score.variants import DEFAULT_CHECKPOINT, DEFAULT_MAX_TOKENS
+from bart_score.variants import DEFAULT_CHECKPOINT
 
 _CITATION = """\
 @inproceedings{yuan2021bartscore,
@@ -77,7 +77,8 @@ Args:
     unrelated_texts (list of str): with rescale="corpus", fixed unrelated conditions instead of other rows' texts (for
         inputs that all share one source).
     batch_size (int): at most this many pairs per model batch (default: no limit but max_tokens).
-    max_tokens (int): padded tokens per model batch (default 8192); lower it when memory is short.
+    max_tokens (int): padded tokens per model batch (default: the engine's, 8192 on a GPU and 2048 on a CPU); lower
+        it when memory is short.
     show_progress (bool): a progress bar on stderr (default False).
 
 Returns:
@@ -164,7 +165,7 @@ class BARTScore(evaluate.Metric):
         device=None,
         dtype="float32",
         max_length=None,
-        max_tokens=DEFAULT_MAX_TOKENS,
+        max_tokens=None,
         distributed=True,
         results_on="all",
         source_lang=None,

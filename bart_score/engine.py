@@ -22,6 +22,7 @@ from .inputs import optional_positive_int, reference_lists, text_list
 from .models import IGNORED, CheckpointNotFoundError, load_family, resolve_checkpoint
 from .variants import (
     DEFAULT_CHECKPOINT,
+    DEFAULT_CPU_MAX_TOKENS,
     DEFAULT_MAX_LENGTH,
     DEFAULT_MAX_TOKENS,
     DTYPE_NAMES,
@@ -96,7 +97,8 @@ class BARTScorer:
     device: "cuda", "cuda:1", "cpu", ...; default CUDA when available.
     max_length: tokens a text is truncated to (default 1024, as the original, or the model's positions if fewer).
     dtype: "float32" (default, the original's numbers), or "bfloat16"/"float16" for speed on GPUs.
-    max_tokens: padded tokens per model batch; lower it if memory is short (scores do not change).
+    max_tokens: padded tokens per model batch (default 8192 on a GPU, 2048 on a CPU); lower it if memory is short
+        (scores do not change).
     distributed: when a torch.distributed process group is initialised (torchrun, accelerate launch), every rank
         passes the same inputs and each scores a share of the work, balanced by tokens; False scores alone.
     results_on: "all" (every rank gets all scores) or "rank0" (other ranks get None).
@@ -113,7 +115,7 @@ class BARTScorer:
         max_length=None,
         checkpoint=DEFAULT_CHECKPOINT,
         dtype="float32",
-        max_tokens=DEFAULT_MAX_TOKENS,
+        max_tokens=None,
         distributed=True,
         results_on="all",
         *,
@@ -126,10 +128,13 @@ class BARTScorer:
             raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {dtype!r}")
         if results_on not in ("all", "rank0"):
             raise ValueError(f"results_on must be 'all' or 'rank0', got {results_on!r}")
-        self.max_tokens = optional_positive_int(max_tokens, "max_tokens") or DEFAULT_MAX_TOKENS
+        max_tokens = optional_positive_int(max_tokens, "max_tokens")
         self.distributed = distributed
         self.results_on = results_on
         self.device = _checked_device(device)
+        if max_tokens is None:
+            max_tokens = DEFAULT_CPU_MAX_TOKENS if self.device.type == "cpu" else DEFAULT_MAX_TOKENS
+        self.max_tokens = max_tokens
         self.dtype = dtype
         if max_length is not None and (
             isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2

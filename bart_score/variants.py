@@ -27,5 +27,7 @@ ORIGINAL_PARA_WEIGHTS = os.path.join("models", "bart.pth")
 DTYPE_NAMES = ("float32", "bfloat16", "float16")
 # Tokens a text is truncated to, as the original (fewer where the model has fewer positions).
 DEFAULT_MAX_LENGTH = 1024
-# Padded tokens per model batch. Scores do not depend on it; memory and speed do.
+# Padded tokens per model batch, on an accelerator and on a CPU. Scores do not depend on it; memory and speed do. A
+# CPU gains nothing from larger batches, while their activations (rows x ffn width per layer) raise the peak memory.
 DEFAULT_MAX_TOKENS = 8192
+DEFAULT_CPU_MAX_TOKENS = 2048

@@ -11,7 +11,7 @@ import tempfile
 from ..corpus import UsageError, read_plain_corpus, read_table_corpus
 from ..directions import AGGREGATIONS, PROMPT_SIDES, resolve_options
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES, BaselineError, load_baseline
-from ..variants import DEFAULT_MAX_TOKENS, DTYPE_NAMES
+from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
 
 def add_input_arguments(parser):
@@ -129,8 +129,7 @@ def add_model_arguments(
     model.add_argument(
         "--max-tokens",
         type=int,
-        default=DEFAULT_MAX_TOKENS,
-        help=f"padded tokens per batch (default {DEFAULT_MAX_TOKENS})",
+        help=f"padded tokens per batch (default {DEFAULT_MAX_TOKENS} on a GPU, {DEFAULT_CPU_MAX_TOKENS} on a CPU)",
     )
     model.add_argument(
         "--max-length", type=int, help="truncate texts to this many tokens (default 1024, or the model's positions)"
