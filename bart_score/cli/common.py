@@ -313,10 +313,14 @@ def load_scorer(args):
         return None, 1
 
 
-def score_all_systems(args, scorer, corpus, options):
-    """score_corpus with the command line's options: (per_system, signature, exit status)."""
+def score_all_systems(args, corpus, options):
+    """The engine the options ask for, then score_corpus with them: (per_system, signature, exit status); per_system
+    is None after a failure (said on stderr) and on ranks other than 0 under torchrun."""
     from ..corpus import score_corpus
 
+    scorer, status = load_scorer(args)
+    if scorer is None:
+        return None, None, status
     try:
         per_system, signature = score_corpus(
             scorer, corpus, batch_size=args.batch_size, show_progress=not args.quiet, **options

@@ -4,7 +4,7 @@ import json
 import math
 
 from ..corpus import UsageError
-from .common import add_rescale_arguments, checked_request, load_scorer, score_all_systems
+from .common import add_rescale_arguments, checked_request, score_all_systems
 
 
 def add_parser(commands, parents):
@@ -37,10 +37,7 @@ def check(args):
 def run(args, corpus, options):
     from ..stats import compare_directions
 
-    scorer, status = load_scorer(args)
-    if scorer is None:
-        return status
-    per_system, signature, status = score_all_systems(args, scorer, corpus, options)
+    per_system, signature, status = score_all_systems(args, corpus, options)
     if per_system is None:
         return status
     segments = len(next(iter(corpus.systems.values())))

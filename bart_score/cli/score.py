@@ -8,7 +8,6 @@ from .common import (
     check_output_path,
     check_written_name,
     checked_request,
-    load_scorer,
     score_all_systems,
     write_atomically,
 )
@@ -40,10 +39,7 @@ def check(args):
 
 
 def run(args, corpus, options):
-    scorer, status = load_scorer(args)
-    if scorer is None:
-        return status
-    per_system, signature, status = score_all_systems(args, scorer, corpus, options)
+    per_system, signature, status = score_all_systems(args, corpus, options)
     if per_system is None:  # a failure, or a rank other than 0 under torchrun (rank 0 reports)
         return status
     if args.output == "-":
