@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import baselines
 from . import rescale as rescale_module
 from .inputs import check_text, reference_lists, text_list
 from .prompts import PROMPT_SETS
@@ -161,7 +162,7 @@ def score_directions(
     point_directions = rescale_module.point_directions(options.directions)
     baseline = None
     if rescaling and rescaling.mode == "baseline":  # found and checked before any scoring
-        baseline = rescale_module.baseline_for(scorer, options, prompt, point_directions, rescaling.baseline_path)
+        baseline = baselines.baseline_for(scorer, options, prompt, point_directions, rescaling.baseline_path)
 
     wanted = set(options.directions)
     if "f_score" in wanted:

@@ -26,7 +26,7 @@ import space.compare
 import space.heatmap
 import space.inputs
 import space.settings
-from bart_score import rescale
+from bart_score import baselines
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
 
@@ -867,7 +867,7 @@ def test_api_batch_rescales_as_the_library_and_the_command_line_do(client, copie
 
 
 def test_api_batch_rescales_with_the_saved_baseline_or_says_how_to_make_it(client, copier, tmp_path, monkeypatch):
-    monkeypatch.setenv(rescale.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
+    monkeypatch.setenv(baselines.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
     path = write_documents_csv(tmp_path / "documents.csv")
     inputs = [*settings_inputs(model="copier", directions=["faithfulness"]), handle_file(path), "baseline"]
     with pytest.raises(AppError, match=r"no BARTScore baseline for .*\n    bartscore baseline -m "):
@@ -875,8 +875,8 @@ def test_api_batch_rescales_with_the_saved_baseline_or_says_how_to_make_it(clien
     texts = [text for row in DOCUMENTS for text in row]
     corpus_file = tmp_path / "texts.txt"
     corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
-    document = rescale.build_baseline(copier, texts=texts, corpus_file=str(corpus_file))
-    rescale.write_baseline(document, rescale.default_baseline_path(document["settings"]))
+    document = baselines.build_baseline(copier, texts=texts, corpus_file=str(corpus_file))
+    baselines.write_baseline(document, baselines.default_baseline_path(document["settings"]))
     summary, _, _, _, signature, _ = client.predict(*inputs, api_name="/score_file")
     assert f"|rescale:baseline-{document['id']}|" in signature
     per_system, _ = bart_score.score_corpus(

@@ -13,6 +13,7 @@ from reference import prompted_score, reference_score
 from test_cli import run_cli, tsv_scores
 
 import bart_score
+from bart_score import baselines as baseline_files
 from bart_score import rescale
 
 TEXTS = [
@@ -28,7 +29,7 @@ TEXTS = [
 def baselines(tmp_path, monkeypatch):
     """An empty default baseline folder, for this process and the command lines it runs."""
     folder = tmp_path / "baselines"
-    monkeypatch.setenv(rescale.BASELINE_FOLDER_ENV, str(folder))
+    monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(folder))
     return folder
 
 
@@ -40,7 +41,7 @@ def texts_file(tmp_path):
 
 
 def built(scorer, texts_file, **options):
-    return rescale.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file, **options)
+    return baseline_files.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file, **options)
 
 
 def test_baseline_figures_are_plain_statistics_of_every_pair(copier, copier_reference_model, texts_file):
@@ -81,7 +82,7 @@ def test_a_table_corpus_gives_each_direction_its_roles(copier, copier_reference_
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     corpus = bart_score.read_table_corpus(str(path))
-    document = rescale.build_baseline(copier, corpus=corpus, corpus_file=str(path), prompt="mt")
+    document = baseline_files.build_baseline(copier, corpus=corpus, corpus_file=str(path), prompt="mt")
     prompts = bart_score.PROMPT_SETS["mt"]
 
     def mean(pairs):
@@ -101,8 +102,8 @@ def test_baseline_files_survive_a_round_trip_and_rescale_like_their_points(copie
     assert built(copier, texts_file, pairs=12, seed=3)["id"] == document["id"]  # the same inputs, the same file
     assert built(copier, texts_file, pairs=12, seed=4)["id"] != document["id"]
     path = str(tmp_path / "base.json")
-    rescale.write_baseline(document, path)
-    loaded = rescale.load_baseline(path)
+    baseline_files.write_baseline(document, path)
+    loaded = baseline_files.load_baseline(path)
     assert loaded.document == document and loaded.id == document["id"]
     for direction, point in loaded.points.items():
         assert point.unrelated == document["directions"][direction]["unrelated"]["mean"]
@@ -134,14 +135,14 @@ def test_a_baseline_made_with_other_settings_is_refused_naming_the_setting(
     copier, scorer, copying_checkpoint, texts_file, tmp_path, change, message
 ):
     path = str(tmp_path / "base.json")
-    rescale.write_baseline(built(copier, texts_file, pairs=10), path)
+    baseline_files.write_baseline(built(copier, texts_file, pairs=10), path)
     user = copier
     if "max_length" in change:
         user = bart_score.BARTScorer(checkpoint=copying_checkpoint, device="cpu", max_length=512)
     elif "model" in change:
         user = scorer
     prompt = change.get("prompt")
-    with pytest.raises(rescale.BaselineError) as raised:
+    with pytest.raises(baseline_files.BaselineError) as raised:
         user.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=prompt, baseline_path=path)
     text = str(raised.value)
     assert message.format(copier=copier.model_label, tiny=scorer.model_label) in text
@@ -154,7 +155,7 @@ def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, t
 
     def refused(content, message):
         path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
-        with pytest.raises(rescale.BaselineError, match=message):
+        with pytest.raises(baseline_files.BaselineError, match=message):
             copier.score_directions(TEXTS[:2], references=TEXTS[2:4], sources=TEXTS[2:4], baseline_path=str(path))
 
     refused("{not json", r"is not a baseline file \(not valid JSON")
@@ -166,13 +167,14 @@ def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, t
     incomplete = {key: value for key, value in document.items() if key != "settings"}
     refused(incomplete, r"is not a complete baseline file: 'settings' is missing or malformed")
     refused(document, r"has no reference points for precision, recall \(it has faithfulness\)")
-    with pytest.raises(rescale.BaselineNotFoundError, match=r"no baseline file at .*nowhere\.json; make it with:\n"):
+    missing = r"no baseline file at .*nowhere\.json; make it with:\n"
+    with pytest.raises(baseline_files.BaselineNotFoundError, match=missing):
         copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], baseline_path=str(tmp_path / "nowhere.json"))
 
 
 def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baselines, texts_file, monkeypatch):
     calls = []
-    with monkeypatch.context() as patch, pytest.raises(rescale.BaselineNotFoundError) as raised:
+    with monkeypatch.context() as patch, pytest.raises(baseline_files.BaselineNotFoundError) as raised:
         patch.setattr(copier, "score", lambda *args, **kwargs: calls.append(args))
         copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], rescale_with_baseline=True)
     assert calls == []  # found missing before any scoring
@@ -242,7 +244,7 @@ def test_cli_score_and_compare_agree_with_the_library(copier, copying_checkpoint
 )
 def test_cli_rescale_mistakes_are_usage_errors_found_before_loading(copier, texts_file, tmp_path, arguments, message):
     base = str(tmp_path / "base.json")
-    rescale.write_baseline(built(copier, texts_file, pairs=10), base)
+    baseline_files.write_baseline(built(copier, texts_file, pairs=10), base)
     names = {"missing": str(tmp_path / "missing.json"), "texts": texts_file, "base": base}
     arguments = [argument.format(**names) for argument in arguments]
     code, _, stderr = run_cli("score", "-m", str(tmp_path / "no-model"), "-s", texts_file, "-t", texts_file, *arguments)
@@ -278,4 +280,4 @@ def test_cli_baseline_mistakes_are_usage_errors(tmp_path, texts_file, corpus, ar
 def test_a_model_that_cannot_tell_a_copy_from_an_unrelated_text_writes_no_baseline(scorer, texts_file):
     """The tests' random BART scores copies no higher than unrelated texts: a scale between them would be noise."""
     with pytest.raises(ValueError, match=r"no baseline written: for faithfulness, a copy scores .* on average"):
-        rescale.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file)
+        baseline_files.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file)

@@ -16,7 +16,7 @@ from scipy import stats
 from tiny_bart import english_like_text
 
 import bart_score
-from bart_score import rescale
+from bart_score import baselines, rescale
 
 TOLERANCE = 1e-5
 MODULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
@@ -323,8 +323,8 @@ def test_score_dataset_refuses_corpus_rescaling_and_adds_rescaled_columns_from_a
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(SOURCES + PREDICTIONS) + "\n", encoding="utf-8")
     path = str(tmp_path / "baseline.json")
-    rescale.write_baseline(
-        rescale.build_baseline(copier, texts=SOURCES + PREDICTIONS, corpus_file=str(texts), pairs=40), path
+    baselines.write_baseline(
+        baselines.build_baseline(copier, texts=SOURCES + PREDICTIONS, corpus_file=str(texts), pairs=40), path
     )
     dataset = datasets.Dataset.from_dict({"prediction": PREDICTIONS, "source": SOURCES})
     with pytest.raises(ValueError, match="each batch reference points of its own"):

@@ -99,7 +99,7 @@ def check_output_file(path):
 
 
 def run(args, inputs, options):
-    from ..rescale import build_baseline, default_baseline_path, write_baseline
+    from ..baselines import build_baseline, default_baseline_path, write_baseline
 
     scorer, status = common.load_scorer(args)
     if scorer is None:

@@ -8,9 +8,10 @@ import stat
 import sys
 import tempfile
 
+from ..baselines import BaselineError, load_baseline
 from ..corpus import UsageError, read_plain_corpus, read_table_corpus
 from ..directions import AGGREGATIONS, PROMPT_SIDES, resolve_options
-from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES, BaselineError, load_baseline
+from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
 

@@ -1,0 +1,363 @@
+"""Baseline files: a model's reference points (see bart_score.rescale), measured once on a corpus and kept in a
+documented JSON file, with the settings they are valid for (model, token policy, prompt setting, max_length) as its key.
+
+``build_baseline`` samples and scores the pairs, ``write_baseline`` writes the file atomically, ``load_baseline``
+reads and checks one, and ``baseline_for`` finds the file a scoring call needs and checks that its key matches."""
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import shlex
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import __version__
+from .inputs import text_list
+from .prompts import PROMPT_SETS
+from .rescale import (
+    DEFAULT_PAIRS,
+    DEFAULT_SEED,
+    POINT_DIRECTIONS,
+    ROLES,
+    ReferencePoints,
+    document_ids,
+    point_directions,
+    sample_reference_pairs,
+)
+
+BASELINE_FORMAT = "bartscore-baseline"
+BASELINE_FORMAT_VERSION = 1
+BASELINE_FOLDER_ENV = "BARTSCORE_BASELINES"
+SETTING_NAMES = {
+    "model": "model",
+    "token_policy": "token policy",
+    "prompt": "prompt setting",
+    "max_length": "max_length",
+}
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+# Target-length buckets (words) of a baseline's breakdown: short texts score lower, copies included.
+WORD_BUCKETS = ((0, 0), (1, 5), (6, 10), (11, 20), (21, 40), (41, 80), (81, 160), (161, None))
+ABOUT = (
+    "BARTScore reference points (bart_score.rescale). For each direction, 'unrelated' describes the scores of targets "
+    "given unrelated conditions (random pairs from different rows or documents of the corpus) and 'copy' the scores "
+    "of targets given themselves: mean, std, quantiles, number of pairs, and means by target length in words. "
+    "rescaled = (score - unrelated.mean) / (copy.mean - unrelated.mean); f_score uses the means of precision's and "
+    "recall's points. 'settings' must match the scorer and options that use this file; 'id' is a digest of "
+    "everything else in the file and names it in signatures (rescale:baseline-<id>)."
+)
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be used: unreadable, malformed, edited, or made with other settings."""
+
+
+class BaselineNotFoundError(BaselineError):
+    """No baseline file where one was looked for."""
+
+
+def baseline_settings(scorer, prompt_label):
+    """A baseline's key: what must be the same for its reference points to apply."""
+    return {
+        "model": scorer.model_label,
+        "token_policy": scorer.token_policy,
+        "prompt": prompt_label,
+        "max_length": scorer.max_length,
+    }
+
+
+@dataclass(frozen=True)
+class Baseline:
+    path: str
+    document: dict
+
+    @property
+    def id(self):
+        return self.document["id"]
+
+    @property
+    def label(self):
+        return f"baseline-{self.id}"
+
+    @property
+    def settings(self):
+        return self.document["settings"]
+
+    @property
+    def points(self):
+        return {
+            direction: ReferencePoints(stats["unrelated"]["mean"], stats["copy"]["mean"])
+            for direction, stats in self.document["directions"].items()
+        }
+
+    def mismatches(self, settings):
+        """'<setting>: this file has X, this call uses Y' for each of `settings` that differs from the file's."""
+        return [
+            f"{SETTING_NAMES[name]}: the file has {self.settings[name]!r}, this call uses {value!r}"
+            for name, value in settings.items()
+            if self.settings[name] != value
+        ]
+
+
+def default_baseline_folder():
+    """$BARTSCORE_BASELINES, else bartscore/baselines in the user's cache folder ($XDG_CACHE_HOME or ~/.cache)."""
+    if os.environ.get(BASELINE_FOLDER_ENV):
+        return os.environ[BASELINE_FOLDER_ENV]
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "bartscore", "baselines")
+
+
+def default_baseline_path(settings):
+    """Where the baseline of these settings is written and looked for: a readable name plus a digest of the key."""
+
+    def readable(value):
+        return re.sub(r"[^A-Za-z0-9.-]+", "_", str(value)).strip("_")[-60:]
+
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()[:8]
+    name = (
+        f"{readable(settings['model'])}.{readable(settings['token_policy'])}.prompt-{readable(settings['prompt'])}."
+        f"maxlen-{settings['max_length']}.{digest}.json"
+    )
+    return os.path.join(default_baseline_folder(), name)
+
+
+def baseline_command(scorer, prompt, prompt_side, path):
+    """The `bartscore baseline` command line that makes a baseline for this scorer and prompt setting at `path`.
+
+    prompt: the call's prompt argument (None, a set name, a phrase or a list of phrases)."""
+    model, _, weights = scorer.model_label.partition("+")
+    words = ["bartscore", "baseline", "-m", model, "--corpus", "TEXTS.txt"]
+    environment = ""
+    if weights:  # paraphrase-tuned weights loaded over the checkpoint: the cnn-para variant
+        words[3] = "cnn-para"
+        environment = f"BARTSCORE_PARA_WEIGHTS=/path/to/{weights} "
+    if isinstance(prompt, str) and prompt in PROMPT_SETS:
+        words += ["-p", prompt, "--prompt-side", prompt_side]
+    elif prompt is not None:
+        words += ["--prompt-phrases", *([prompt] if isinstance(prompt, str) else prompt), "--prompt-side", prompt_side]
+    if scorer.max_length != 1024:
+        words += ["--max-length", str(scorer.max_length)]
+    words += ["-o", path]
+    return environment + " ".join(shlex.quote(word) for word in words)
+
+
+def load_baseline(path):
+    """Reads and checks a baseline file; BaselineError says what is wrong with it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except FileNotFoundError:
+        raise BaselineNotFoundError(f"no baseline file at {path}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise BaselineError(f"cannot read the baseline file {path}: {reason}") from None
+    except json.JSONDecodeError as error:
+        raise BaselineError(f"{path} is not a baseline file (not valid JSON: {error.msg})") from None
+    if not isinstance(document, dict) or document.get("format") != BASELINE_FORMAT:
+        raise BaselineError(f"{path} is not a baseline file (made by `bartscore baseline`)")
+    if document.get("format_version") != BASELINE_FORMAT_VERSION:
+        raise BaselineError(
+            f"{path} is a version {document.get('format_version')!r} baseline file; this bart_score reads version "
+            f"{BASELINE_FORMAT_VERSION}: make it again with `bartscore baseline`"
+        )
+    try:
+        settings, directions = document["settings"], document["directions"]
+        missing = [name for name in SETTING_NAMES if name not in settings]
+        if missing:
+            raise KeyError(f"settings.{missing[0]}")
+        for direction, stats in directions.items():
+            if direction not in POINT_DIRECTIONS:
+                raise KeyError(f"directions.{direction} (not a direction with reference points)")
+            for point in ("unrelated", "copy"):
+                if not isinstance(stats[point]["mean"], (int, float)):
+                    raise KeyError(f"directions.{direction}.{point}.mean")
+    except (KeyError, TypeError) as error:
+        raise BaselineError(f"{path} is not a complete baseline file: {error} is missing or malformed") from None
+    if document.get("id") != baseline_id(document):
+        raise BaselineError(
+            f"{path} does not match its id {document.get('id')!r}: it was changed after `bartscore baseline` wrote it. "
+            f"Make it again rather than editing it, so that its id in signatures names its numbers"
+        )
+    return Baseline(os.fspath(path), document)
+
+
+def baseline_id(document):
+    """A digest of everything in the file but the id itself."""
+    content = {key: value for key, value in document.items() if key != "id"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+
+
+def baseline_for(scorer, options, prompt, directions, path=None):
+    """The baseline a call rescales with, checked against its scorer and options before any scoring.
+
+    options: the call's resolved ScoringOptions; prompt: its prompt argument (for the command in messages);
+    directions: the point directions it needs. Without a path, the default location for these settings."""
+    settings = baseline_settings(scorer, options.prompt_label)
+    target = path or default_baseline_path(settings)
+    command = baseline_command(scorer, prompt, options.prompt_side, target)
+    try:
+        baseline = load_baseline(target)
+    except BaselineNotFoundError as missing:
+        if path is not None:
+            raise BaselineNotFoundError(f"{missing}; make it with:\n    {command}") from None
+        raise BaselineNotFoundError(
+            f"no BARTScore baseline for {settings['model']} with prompt {settings['prompt']!r} and max_length "
+            f"{settings['max_length']} at {target}. Make one from a few thousand texts like those you score (a file "
+            f"with one text per line, or a CSV/JSONL as `bartscore score` reads):\n    {command}\n"
+            f"or take the reference points from the texts being scored: rescale='corpus' (--rescale corpus)"
+        ) from None
+    problems = baseline.mismatches(settings)
+    if problems:
+        raise BaselineError(
+            f"the baseline {target} was made with other settings ({'; '.join(problems)}). Make one for these "
+            f"settings:\n    {command}"
+        )
+    lacking = [d for d in directions if d not in baseline.document["directions"]]
+    if lacking:
+        raise BaselineError(
+            f"the baseline {target} has no reference points for {', '.join(lacking)} (it has "
+            f"{', '.join(baseline.document['directions'])}); make it from a corpus with the texts those need"
+        )
+    return baseline
+
+
+def write_baseline(document, path):
+    """Writes the file atomically: a reader sees the old file or the whole new one, never a part."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".baseline-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(document, stream, indent=2, ensure_ascii=False)
+            stream.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def build_baseline(
+    scorer,
+    texts=None,
+    corpus=None,
+    *,
+    corpus_file,
+    pairs=DEFAULT_PAIRS,
+    seed=DEFAULT_SEED,
+    directions=None,
+    prompt=None,
+    prompt_side="encoder",
+    batch_size=None,
+    max_tokens=None,
+    show_progress=False,
+):
+    """A baseline document (see ABOUT) from plain texts (`texts`, one per line of the file: every direction's pairs
+    are pairs of these texts) or a Corpus of systems with sources and/or references (each direction from the roles
+    its texts play). corpus_file: the file they were read from (its sha256 is recorded). All reference pairs go to
+    the engine in one call. None on ranks that get no results."""
+    from .directions import resolve_options, score_pair_groups  # directions imports this module
+
+    if (texts is None) == (corpus is None):
+        raise ValueError("build_baseline takes texts= (plain texts) or corpus= (a Corpus), one of them")
+    if texts is not None:
+        texts = text_list(texts, "texts")
+        options = resolve_options(
+            has_references=True, has_sources=True, directions=directions, prompt=prompt, prompt_side=prompt_side
+        )
+        rows = {"text": [[text] for text in texts]}
+        documents = document_ids(len(texts), sources=texts)  # a text repeated on several lines is one document
+        roles = dict.fromkeys(POINT_DIRECTIONS, ("text", "text"))
+        described = {"kind": "plain text", "texts": len(texts), "distinct texts": len(set(texts))}
+    else:
+        names = list(corpus.systems)
+        segments = len(corpus.systems[names[0]])
+        options = resolve_options(
+            has_references=corpus.references is not None,
+            has_sources=corpus.sources is not None,
+            directions=directions,
+            prompt=prompt,
+            prompt_side=prompt_side,
+        )
+        sources = corpus.sources * len(names) if corpus.sources is not None else None
+        references = corpus.references * len(names) if corpus.references is not None else None
+        rows = {
+            "prediction": [[text] for name in names for text in corpus.systems[name]],
+            "source": [[text] for text in sources] if sources is not None else None,
+            "reference": references,
+        }
+        documents = document_ids(segments * len(names), sources, references)
+        roles = ROLES
+        described = {"kind": "table", "rows": segments, "systems": names}
+    reference_pairs = sample_reference_pairs(
+        rows, documents, point_directions(options.directions), roles=roles, pairs=pairs, seed=seed
+    )
+    sample_scores = score_pair_groups(
+        scorer,
+        reference_pairs.samples,
+        options,
+        batch_size=batch_size,
+        max_tokens=max_tokens,
+        show_progress=show_progress,
+    )
+    if sample_scores is None:
+        return None
+    for direction, point in reference_pairs.points(sample_scores).items():
+        if not point.ordered:
+            raise ValueError(
+                f"no baseline written: for {direction}, a copy scores {point.copy:.4f} on average and an unrelated "
+                f"text {point.unrelated:.4f}, so this model does not tell a copy from an unrelated text and a scale "
+                f"between the two would mean nothing"
+            )
+    stats = {
+        key: _describe(sample_scores[key], [target for _, target in reference_pairs.samples[key]])
+        for key in reference_pairs.samples
+    }
+    document = {
+        "format": BASELINE_FORMAT,
+        "format_version": BASELINE_FORMAT_VERSION,
+        "about": ABOUT,
+        "settings": baseline_settings(scorer, options.prompt_label),
+        "made_with": {
+            "bart_score": __version__,
+            "transformers": importlib.metadata.version("transformers"),
+            "engine": scorer.signature_fields(),
+        },
+        "corpus": {"file": os.path.basename(corpus_file), "sha256": _sha256(corpus_file), **described},
+        "sampling": {"pairs": pairs, "seed": seed},
+        "directions": {
+            direction: {"unrelated": stats[unrelated], "copy": stats[copy]}
+            for direction, (unrelated, copy) in reference_pairs.points_of.items()
+        },
+    }
+    document["id"] = baseline_id(document)
+    return document
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _describe(scores, targets):
+    """A sample's figures: mean, std, quantiles, pairs, and means by the target's length in words."""
+    scores = np.asarray(scores, dtype=np.float64)
+    words = np.array([len(target.split()) for target in targets])
+    buckets = []
+    for low, high in WORD_BUCKETS:
+        inside = (words >= low) & (words <= high if high is not None else True)
+        if inside.any():
+            label = f"{low}+" if high is None else str(low) if low == high else f"{low}-{high}"
+            buckets.append({"words": label, "pairs": int(inside.sum()), "mean": float(scores[inside].mean())})
+    return {
+        "mean": float(scores.mean()),
+        "std": float(scores.std(ddof=1)) if len(scores) > 1 else None,
+        "quantiles": {f"{q:g}": float(value) for q, value in zip(QUANTILES, np.quantile(scores, QUANTILES))},
+        "pairs": len(scores),
+        "by_target_words": buckets,
+    }
