@@ -198,6 +198,8 @@ def test_a_missing_checkpoint_still_shows_the_papers_numbers(tmp_path):
         (["-b", "summeval", "--data", "bagel=x.pkl"], "--data 'bagel=x.pkl': give NAME=FILE"),
         (["-b", "summeval", "-d", "faithfulness,nope"], "directions[1] is 'nope'"),
         (["-b", "summeval", "--save-every", "0"], "--save-every must be a positive integer"),
+        (["-b", "summeval", "--rescale"], "--rescale baseline: meta-eval does not rescale"),
+        (["-b", "summeval", "--rescale", "corpus"], "every correlation, accuracy and significance verdict"),
         (["-b", "summeval", "--metrics-csv", "{nokeys}"], "needs the columns ['doc_id', 'system']"),
         (["-b", "summeval", "--metrics-csv", "{notanumber}"], "line 2, column 'm': 'high' is not a number"),
         (["-b", "summeval", "--data", "summeval={data}", "--metrics-csv", "{unknown}"], "has no record with"),

@@ -75,6 +75,14 @@ def add_parser(commands, parents):
         "with Moses first)",
     )
     parser.add_argument("--no-significance", dest="significance", action="store_false", help="skip the tests")
+    parser.add_argument(
+        "--rescale",
+        nargs="?",
+        const="baseline",
+        metavar="MODE",
+        help="not offered here: rescaling is one increasing linear map per direction, so it leaves every "
+        "correlation and significance verdict of the table as the raw scores give them",
+    )
     data = parser.add_argument_group("benchmark data (default: downloaded once from the release into a cache)")
     data.add_argument("--release-dir", metavar="DIR", help=f"a checkout of the release (or ${RELEASE_DIR_ENV})")
     data.add_argument("--data-cache", metavar="DIR", help=f"where downloads are kept (or ${DATA_CACHE_ENV})")
@@ -89,6 +97,12 @@ def add_parser(commands, parents):
 
 
 def check(args):
+    if args.rescale is not None:
+        raise UsageError(
+            f"--rescale {args.rescale}: meta-eval does not rescale; rescaled scores are one increasing linear map "
+            "per direction of the raw ones, so every correlation, accuracy and significance verdict in the table "
+            "would be exactly the same; run meta-eval without --rescale"
+        )
     try:
         benchmarks = resolve_benchmarks(args.benchmark)
     except ValueError as error:
