@@ -255,11 +255,11 @@ RELEASE_DIR = os.environ.get(benchmarks.RELEASE_DIR_ENV)
 @pytest.mark.parametrize("name", sorted(benchmarks.BENCHMARKS))
 def test_release_files(name):
     if not RELEASE_DIR:
-        pytest.skip(f"set {benchmarks.RELEASE_DIR_ENV} to a checkout of github.com/neulab/BARTScore to check its files")
+        pytest.skip(reason=f"set {benchmarks.RELEASE_DIR_ENV} to a checkout of neulab/BARTScore to check its files")
     benchmark = benchmarks.BENCHMARKS[name]
     path = os.path.join(RELEASE_DIR, benchmark.file.path)
     if not os.path.isfile(path):
-        pytest.skip(f"{path} is not in this checkout")
+        pytest.skip(reason=f"{path} is not in this checkout")
     dataset = load_benchmark(name, release_dir=RELEASE_DIR)
     with open(path, "rb") as handle:
         data = pickle.load(handle)  # the release's own file, checked by the loader just above

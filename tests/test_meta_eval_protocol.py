@@ -371,10 +371,10 @@ _SCORE_FILES = {
 @pytest.mark.parametrize("path", sorted(_SCORE_FILES))
 def test_release_score_files(path):
     if not RELEASE_DIR:
-        pytest.skip("set BARTSCORE_RELEASE_DIR to a checkout of github.com/neulab/BARTScore to check its score files")
+        pytest.skip(reason="set BARTSCORE_RELEASE_DIR to a checkout of neulab/BARTScore to check its score files")
     full = os.path.join(RELEASE_DIR, path)
     if not os.path.isfile(full):
-        pytest.skip(f"{full} is not in this checkout (the release's score files are 4 MiB and more)")
+        pytest.skip(reason=f"{full} is not in this checkout (the release's score files are 4 MiB and more)")
     with open(full, "rb") as handle:
         data = pickle.load(handle)  # the release's own file, trusted here
     human, protocol = _SCORE_FILES[path]

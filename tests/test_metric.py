@@ -101,7 +101,7 @@ def test_prompt_sets_are_the_papers():
     assert "To put it another way" in bart_score.PROMPT_SETS["paraphrase"]
     shared = os.path.join(os.path.dirname(bart_score.__file__), "..", "..", "shared", "data", "prompts")
     if not os.path.isdir(shared):
-        pytest.skip("reason: the paper's prompt files (../shared/data/prompts) are not beside this checkout")
+        pytest.skip(reason="the paper's prompt files (../shared/data/prompts) are not beside this checkout")
     for name in bart_score.PROMPT_SETS:
         with open(os.path.join(shared, f"{name}.txt"), encoding="utf-8") as handle:
             assert tuple(handle.read().splitlines()) == bart_score.PROMPT_SETS[name]

@@ -16,7 +16,7 @@ def engine_or_skip(checkpoint):
     try:
         return bart_score.BARTScorer(checkpoint=checkpoint, device="cpu")
     except bart_score.CheckpointNotFoundError as error:
-        pytest.skip(f"reason: real weights absent for {checkpoint!r} ({str(error)[:160]}...)")
+        pytest.skip(reason=f"real weights absent for {checkpoint!r} ({str(error)[:160]}...)")
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +62,6 @@ def test_cnn_through_the_metric(cnn, monkeypatch):
 
 def test_cnn_para(monkeypatch):
     if not os.environ.get(bart_score.PARA_WEIGHTS_ENV):
-        pytest.skip(f"reason: the paraphrase weights are absent (set {bart_score.PARA_WEIGHTS_ENV} to bart.pth)")
+        pytest.skip(reason=f"the paraphrase weights are absent (set {bart_score.PARA_WEIGHTS_ENV} to bart.pth)")
     para = engine_or_skip("cnn-para")
     assert para.score(["This is interesting."], ["This is fun."])[0] == pytest.approx(-2.336203098297119, abs=TOLERANCE)
