@@ -23,7 +23,8 @@ import torch.multiprocessing
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "tests"), HERE]
 
-from bench_engine import build_or_reuse_checkpoint, make_workload  # noqa: E402
+from bench_engine import build_or_reuse_checkpoint  # noqa: E402
+from workload import make_workload  # noqa: E402
 
 
 def rank_main(rank, world, init_file, checkpoint, threads, request, out_dir):
@@ -49,7 +50,8 @@ def rank_main(rank, world, init_file, checkpoint, threads, request, out_dir):
             for r in range(world)
         ]
         loads = [
-            sum(map(plan.length, share)) + sum(plan.length(plan.pairs[p][1]) for ps in share.values() for p in ps)
+            sum(map(plan.condition_length, share))
+            + sum(plan.target_length(plan.pairs[p][1]) for ps in share.values() for p in ps)
             for share in shares
         ]
         with open(os.path.join(out_dir, f"world{world}.json"), "w", encoding="utf-8") as handle:

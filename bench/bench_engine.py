@@ -19,23 +19,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing
 import os
 import platform
-import random
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.stats
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, "tests")]
@@ -45,6 +42,20 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
+from flops import ModelShape, baseline_macs, breakdown_run, minimal_macs, print_breakdown  # noqa: E402
+from workload import (  # noqa: E402
+    CASE_TITLES,
+    MAX_LENGTH,
+    Case,
+    build_case,
+    length_summary,
+    make_workload,
+    naive_scores,
+    reset_peak_rss,
+    run_baseline,
+    run_engine,
+    status_bytes,
+)
 
 transformers.utils.logging.disable_progress_bar()  # no loading bars between the figures (children import this too)
 
@@ -54,36 +65,12 @@ MODEL_DIMS = {
     "base": dict(d_model=768, layers=6, heads=12, ffn=3072),  # facebook/bart-base
     "large": dict(d_model=1024, layers=12, heads=16, ffn=4096),  # facebook/bart-large(-cnn)
 }
-# SummEval's shape, in tokens (with <s> and </s>): mean length of each kind of text, each drawn within +-20%.
-SOURCE_TOKENS, HYPOTHESIS_TOKENS, REFERENCE_TOKENS = 450, 85, 60
-LENGTH_SPREAD = 0.2
-ORIGINAL_BATCH_SIZE = 4  # the original BARTScorer.score's default batch size
-MAX_LENGTH = 1024
-PROMPT_SET = "summary"  # 70 prompts
 # Dense bf16 tensor-core peak of an H200 (SXM), the same as an H100 SXM: 989.4 TFLOP/s without sparsity.
 H200_BF16_PEAK_TFLOPS = 989.0
 # The issue's targets: minimum speed-up per case, and the largest score difference allowed in float32.
 CPU_TARGETS = {"a": 3.0, "b": 1.5, "c": 3.0}
 GPU_TARGETS = {"b": 20.0}
 MAX_DIFF_TARGET = 1e-5
-CONDITION_PASS = "condition pass (outside its encoder and decoder step)"
-STAGE_ORDER = (
-    "tokenization",
-    CONDITION_PASS,
-    "encoder",
-    "cross K/V projection, once per condition",
-    "cross K/V projection, in decoder",
-    "decoder (excl. cross K/V)",
-    "LM head matmul",
-    "log-softmax / log-prob readout",
-    "LM head matmul + log-prob readout, fused",
-    "other (planning, padding, Python, copies)",
-)
-CASE_TITLES = {
-    "a": "(a) faithfulness",
-    "b": "(b) 4 directions x refs",
-    "c": "(c) faithfulness x prompts",
-}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -113,278 +100,6 @@ def build_or_reuse_checkpoint(workdir, dims, seed=0):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# The workload
-
-
-@dataclass
-class Workload:
-    sources: list  # one text per source document
-    hypotheses: list  # per source, its system outputs
-    references: list  # per source, its references
-
-
-def tokens_per_word(tokenizer, seed):
-    """How many tokens the tokenizer makes of one generated word, measured on a sample of generated text."""
-    from tiny_bart import english_like_text
-
-    rng = random.Random(seed)
-    words = 300
-    sample = [english_like_text(rng, words) for _ in range(20)]
-    lengths = [len(ids) - 2 for ids in tokenizer(sample)["input_ids"]]  # without <s> and </s>
-    return sum(lengths) / (words * len(sample))
-
-
-def make_workload(tokenizer, sources, hypotheses_per_source, references_per_source, seed):
-    """Seeded English-like texts whose token lengths have SummEval's shape: each text's length is drawn uniformly
-    within +-20% of its kind's mean, and converted to words with the measured tokens-per-word ratio."""
-    from tiny_bart import english_like_text
-
-    ratio = tokens_per_word(tokenizer, seed + 1)
-    rng = random.Random(seed)
-
-    def text(mean_tokens):
-        tokens = rng.uniform(1 - LENGTH_SPREAD, 1 + LENGTH_SPREAD) * mean_tokens
-        return english_like_text(rng, max(1, round((tokens - 2) / ratio)))
-
-    return Workload(
-        sources=[text(SOURCE_TOKENS) for _ in range(sources)],
-        hypotheses=[[text(HYPOTHESIS_TOKENS) for _ in range(hypotheses_per_source)] for _ in range(sources)],
-        references=[[text(REFERENCE_TOKENS) for _ in range(references_per_source)] for _ in range(sources)],
-    )
-
-
-def length_summary(lengths):
-    lengths = np.asarray(lengths)
-    return f"mean {lengths.mean():.1f}, min {lengths.min()}, max {lengths.max()} tokens"
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The cases: what the engine is asked, and the passes the naive baseline makes for the same numbers
-
-
-@dataclass
-class Pass:
-    """One loop of the original code over (condition, target) pairs: one direction, one reference index or prompt."""
-
-    direction: str
-    conditions: list
-    targets: list
-
-
-@dataclass
-class Case:
-    key: str
-    engine_kwargs: dict  # the score_directions call, as a user of the metric makes it
-    passes: list  # the baseline's passes, in its order
-    hypotheses: int
-
-    @property
-    def pairs(self):
-        return [pair for p in self.passes for pair in zip(p.conditions, p.targets)]
-
-
-def build_case(key, workload, prompt_sources, prompts):
-    predictions = [h for hyps in workload.hypotheses for h in hyps]
-    sources = [s for s, hyps in zip(workload.sources, workload.hypotheses) for _ in hyps]
-    if key == "a":
-        return Case(
-            key,
-            dict(predictions=predictions, sources=sources, directions="faithfulness"),
-            [Pass("faithfulness", sources, predictions)],
-            len(predictions),
-        )
-    if key == "b":
-        references = [refs for refs, hyps in zip(workload.references, workload.hypotheses) for _ in hyps]
-        passes = [Pass("faithfulness", sources, predictions)]
-        for k in range(len(workload.references[0])):  # the original scores each reference index as its own pass
-            kth = [refs[k] for refs in references]
-            passes.append(Pass("precision", kth, predictions))
-            passes.append(Pass("recall", predictions, kth))
-        return Case(
-            key, dict(predictions=predictions, references=references, sources=sources), passes, len(predictions)
-        )
-    if key == "c":
-        from bart_score import PROMPT_SETS
-
-        subset = workload.hypotheses[:prompt_sources]
-        predictions = [h for hyps in subset for h in hyps]
-        sources = [s for s, hyps in zip(workload.sources, subset) for _ in hyps]
-        phrases = PROMPT_SETS[PROMPT_SET][:prompts]
-        # The engine gets the set by name, as users call it; a shortened set (smoke runs) as the list of phrases.
-        prompt = PROMPT_SET if len(phrases) == len(PROMPT_SETS[PROMPT_SET]) else list(phrases)
-        # Decoder side, as the original's prefix prompt: "<prompt>, <hypothesis>" is the scored text.
-        passes = [Pass("faithfulness", sources, [f"{phrase}, {h}" for h in predictions]) for phrase in phrases]
-        return Case(
-            key,
-            dict(
-                predictions=predictions,
-                sources=sources,
-                directions="faithfulness",
-                prompt=prompt,
-                prompt_side="decoder",
-            ),
-            passes,
-            len(predictions),
-        )
-    raise ValueError(f"unknown case {key!r}")
-
-
-def combine_passes(passes, pass_scores):
-    """Per direction, the mean over its passes (references or prompts); f_score = (precision + recall) / 2 after the
-    mean over references, as the paper's scripts."""
-    by_direction = defaultdict(list)
-    for p, scores in zip(passes, pass_scores):
-        by_direction[p.direction].append(scores)
-    combined = {d: np.mean(np.stack(lists), axis=0) for d, lists in by_direction.items()}
-    if "precision" in combined and "recall" in combined:
-        combined["f_score"] = (combined["precision"] + combined["recall"]) / 2
-    return combined
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The naive baseline: the original BARTScorer.score, one pass at a time
-
-
-def naive_scores(model, tokenizer, conditions, targets, device, stage=None):
-    """The original algorithm, deliberately unoptimised: pairs in input order, fixed batches of 4, every pair's
-    condition encoded on its own, the model called with labels= (so it also computes its own loss), a log-softmax
-    over the whole vocabulary for the whole batch, then NLL (pad ignored) summed and divided by the target length."""
-    stage = stage or (lambda name: nullcontext())
-    nll = torch.nn.NLLLoss(reduction="none", ignore_index=model.config.pad_token_id)
-    scores = []
-    with torch.inference_mode():
-        for start in range(0, len(conditions), ORIGINAL_BATCH_SIZE):
-            with stage("tokenization"):
-                src = tokenizer(
-                    conditions[start : start + ORIGINAL_BATCH_SIZE],
-                    max_length=MAX_LENGTH,
-                    truncation=True,
-                    padding=True,
-                    return_tensors="pt",
-                )
-                tgt = tokenizer(
-                    targets[start : start + ORIGINAL_BATCH_SIZE],
-                    max_length=MAX_LENGTH,
-                    truncation=True,
-                    padding=True,
-                    return_tensors="pt",
-                )
-            tgt_ids = tgt["input_ids"].to(device)
-            tgt_lengths = tgt["attention_mask"].sum(dim=1).to(device)
-            logits = model(
-                input_ids=src["input_ids"].to(device), attention_mask=src["attention_mask"].to(device), labels=tgt_ids
-            ).logits
-            with stage("log-softmax / log-prob readout"):
-                log_probs = torch.log_softmax(logits.view(-1, logits.shape[-1]), dim=-1)
-                loss = nll(log_probs, tgt_ids.view(-1)).view(tgt_ids.shape[0], -1).sum(dim=1) / tgt_lengths
-                scores.extend((-loss).tolist())
-    return np.asarray(scores)
-
-
-def run_baseline(scorer, case, stage=None):
-    pass_scores = [
-        naive_scores(scorer.model, scorer.tokenizer, p.conditions, p.targets, scorer.device, stage) for p in case.passes
-    ]
-    return combine_passes(case.passes, pass_scores)
-
-
-def run_engine(scorer, case, stage=None):
-    result = scorer.score_directions(**case.engine_kwargs)
-    return {d: np.asarray(result[d]) for d in ("faithfulness", "precision", "recall", "f_score") if d in result}
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# The FLOP model: multiply-accumulates (MACs) of the matmuls. Layer norms, softmaxes, embeddings, the GELU and the
-# log-softmax are element-wise work, left out (they are a few percent of the matmuls here, and memory-bound).
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    d_model: int
-    encoder_layers: int
-    decoder_layers: int
-    encoder_ffn: int
-    decoder_ffn: int
-    vocab: int
-
-    @classmethod
-    def of(cls, config):
-        return cls(
-            config.d_model,
-            config.encoder_layers,
-            config.decoder_layers,
-            config.encoder_ffn_dim,
-            config.decoder_ffn_dim,
-            config.vocab_size,
-        )
-
-
-def encoder_macs(m, rows, width):
-    """The encoder over `rows` texts padded to `width` tokens (padding costs as much as real tokens)."""
-    tokens = rows * width
-    per_layer = (
-        tokens * 4 * m.d_model**2  # self-attention Q, K, V and output projections
-        + rows * 2 * width * width * m.d_model  # attention scores Q.K^T and the weighted sum of V
-        + tokens * 2 * m.d_model * m.encoder_ffn
-    )  # feed-forward: two matmuls
-    return m.encoder_layers * per_layer
-
-
-def cross_kv_macs(m, rows, width):
-    """Each decoder layer's cross-attention keys and values from the encoder states of `rows` x `width` tokens."""
-    return m.decoder_layers * rows * width * 2 * m.d_model**2
-
-
-def decoder_macs(m, rows, target_width, source_width):
-    """The decoder over `rows` targets padded to `target_width`, attending to sources of `source_width` tokens whose
-    cross-attention keys and values are already projected (counted by cross_kv_macs)."""
-    tokens = rows * target_width
-    per_layer = (
-        tokens * 4 * m.d_model**2  # self-attention Q, K, V and output projections
-        # self-attention scores and weighted sum over the full square, as both implementations compute it
-        # (the causal mask discards half, but neither skips it)
-        + rows * 2 * target_width * target_width * m.d_model
-        + tokens * 2 * m.d_model**2  # cross-attention Q and output projections
-        + rows * 2 * target_width * source_width * m.d_model  # cross-attention scores and weighted sum
-        + tokens * 2 * m.d_model * m.decoder_ffn
-    )  # feed-forward: two matmuls
-    return m.decoder_layers * per_layer
-
-
-def lm_head_macs(m, positions):
-    """Logits over the whole vocabulary at `positions` decoder positions (needed in full for the log-softmax)."""
-    return positions * m.d_model * m.vocab
-
-
-def baseline_macs(m, case, length_of):
-    """What the naive baseline computes: per batch of 4 in input order, everything at the padded batch shape, and the
-    cross-attention K/V of each pair's condition projected again in every decoder layer."""
-    total = 0
-    for p in case.passes:
-        for start in range(0, len(p.conditions), ORIGINAL_BATCH_SIZE):
-            rows = len(p.conditions[start : start + ORIGINAL_BATCH_SIZE])
-            source = max(length_of[c] for c in p.conditions[start : start + ORIGINAL_BATCH_SIZE])
-            target = max(length_of[t] for t in p.targets[start : start + ORIGINAL_BATCH_SIZE])
-            total += (
-                encoder_macs(m, rows, source)
-                + cross_kv_macs(m, rows, source)
-                + decoder_macs(m, rows, target, source)
-                + lm_head_macs(m, rows * target)
-            )
-    return total
-
-
-def minimal_macs(m, case, length_of):
-    """The least the math needs: the encoder and the cross-attention K/V once per distinct condition on its real
-    tokens, the decoder and the LM head once per distinct (condition, target) pair on its real tokens."""
-    pairs = set(case.pairs)
-    conditions = {c for c, _ in pairs}
-    encoding = sum(encoder_macs(m, 1, length_of[c]) + cross_kv_macs(m, 1, length_of[c]) for c in conditions)
-    decoding = sum(decoder_macs(m, 1, length_of[t], length_of[c]) + lm_head_macs(m, length_of[t]) for c, t in pairs)
-    return encoding + decoding
-
-
-# ---------------------------------------------------------------------------------------------------------------------
 # Measurement, each in a fresh child process
 
 
@@ -398,146 +113,6 @@ class Job:
     max_tokens: int | None
     threads: int
     breakdown: bool
-
-
-class StageClock:
-    """Exclusive wall-clock seconds per stage (a stage's time excludes the stages nested in it), and the MACs each
-    stage actually executed, read from the shapes the modules receive (so the engine's own padding is counted).
-    Fed by forward hooks on the model's modules and by explicit `stage(name)` blocks; synchronises CUDA at each
-    edge, so it slows the run and is used only for the breakdown, never for the headline timings."""
-
-    def __init__(self, device, shape):
-        self.cuda = device.type == "cuda"
-        self.shape = shape
-        self.seconds = defaultdict(float)
-        self.macs = defaultdict(int)
-        self.stack = []  # [name, start, seconds of nested stages]
-        self.handles = []
-
-    def _now(self):
-        if self.cuda:
-            torch.cuda.synchronize()
-        return time.perf_counter()
-
-    def enter(self, name, macs=0):
-        self.macs[name] += macs
-        self.stack.append([name, self._now(), 0.0])
-
-    def exit(self):
-        name, start, nested = self.stack.pop()
-        elapsed = self._now() - start
-        self.seconds[name] += elapsed - nested
-        if self.stack:
-            self.stack[-1][2] += elapsed
-
-    @contextmanager
-    def stage(self, name):
-        self.enter(name)
-        try:
-            yield
-        finally:
-            self.exit()
-
-    def watch_module(self, module, label, macs_of_call):
-        def before(module, args, kwargs):
-            self.enter(label() if callable(label) else label, macs_of_call(module, args, kwargs))
-
-        self.handles.append(module.register_forward_pre_hook(before, with_kwargs=True))
-        self.handles.append(module.register_forward_hook(lambda *_: self.exit()))
-
-    def watch_model(self, model):
-        m = self.shape
-
-        def tokens_shape(args, kwargs):  # (rows, width) of the ids or embeddings a stack is called with
-            ids = kwargs.get("input_ids", args[0] if args else None)
-            return tuple((ids if ids is not None else kwargs["inputs_embeds"]).shape[:2])
-
-        def encoder_call(module, args, kwargs):
-            return encoder_macs(m, *tokens_shape(args, kwargs))
-
-        def decoder_call(module, args, kwargs):
-            source = kwargs.get("encoder_hidden_states")
-            if source is None:
-                source = kwargs.get("encoder_attention_mask")
-            return decoder_macs(m, *tokens_shape(args, kwargs), source.shape[1] if source is not None else 0)
-
-        def linear_call(module, args, kwargs):
-            out_features, in_features = module.weight.shape
-            return args[0].numel() // in_features * in_features * out_features
-
-        def cross_kv_label():
-            # The engine projects each condition's cross K/V in one decoder step of its condition pass.
-            per_target = any(e[0].startswith("decoder") for e in self.stack) and not any(
-                e[0] == CONDITION_PASS for e in self.stack
-            )
-            return "cross K/V projection, in decoder" if per_target else "cross K/V projection, once per condition"
-
-        self.watch_module(model.get_encoder(), "encoder", encoder_call)
-        self.watch_module(model.get_decoder(), "decoder (excl. cross K/V)", decoder_call)
-        self.watch_module(model.get_output_embeddings(), "LM head matmul", linear_call)
-        for layer in model.get_decoder().layers:
-            self.watch_module(layer.encoder_attn.k_proj, cross_kv_label, linear_call)
-            self.watch_module(layer.encoder_attn.v_proj, cross_kv_label, linear_call)
-
-    def remove(self):
-        for handle in self.handles:
-            handle.remove()
-
-
-def _wrap_method(obj, name, clock, stage_name, macs_of_call=lambda *args: 0):
-    """Times a method of the engine by shadowing it on the instance (diagnostic only; skipped if it does not exist)."""
-    method = getattr(obj, name, None)
-    if method is None:
-        return
-
-    def timed(*args, **kwargs):
-        clock.enter(stage_name, macs_of_call(*args))
-        try:
-            return method(*args, **kwargs)
-        finally:
-            clock.exit()
-
-    setattr(obj, name, timed)
-
-
-def breakdown_run(scorer, job, run):
-    clock = StageClock(scorer.device, ModelShape.of(scorer.model.config))
-    clock.watch_model(scorer.model)
-    if job.method == "engine":
-        _wrap_method(scorer, "_plan", clock, "tokenization")
-        _wrap_method(scorer, "_encode", clock, CONDITION_PASS)
-        # The engine multiplies by the output embedding itself inside _target_log_probs (one reused logits buffer).
-        _wrap_method(
-            scorer,
-            "_target_log_probs",
-            clock,
-            "LM head matmul + log-prob readout, fused",
-            lambda states, labels: lm_head_macs(clock.shape, states.shape[0]),
-        )
-    with clock.stage("other (planning, padding, Python, copies)"):
-        run(scorer, job.case, clock.stage)
-    clock.remove()
-    for name in ("_plan", "_encode", "_target_log_probs"):
-        scorer.__dict__.pop(name, None)
-    return {name: dict(seconds=seconds, macs=clock.macs[name]) for name, seconds in clock.seconds.items()}
-
-
-def _cpu_peak_reset():
-    """Resets the kernel's peak-RSS mark of this process (Linux >= 4.0: writing 5 to clear_refs)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _proc_status_bytes(field_name):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field_name + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def measure(job):
@@ -571,10 +146,10 @@ def measure(job):
         resident_before = torch.cuda.memory_allocated(device)
         memory_method = "torch.cuda.max_memory_allocated"
     else:
-        resident_before = _proc_status_bytes("VmRSS")
+        resident_before = status_bytes("VmRSS")
         memory_method = (
             "process peak RSS (VmHWM, reset before the run)"
-            if _cpu_peak_reset()
+            if reset_peak_rss()
             else "process peak RSS (ru_maxrss since start: includes model loading)"
         )
     synchronize()
@@ -593,7 +168,7 @@ def measure(job):
     if device.type == "cuda":
         peak = torch.cuda.max_memory_allocated(device)
     elif "VmHWM" in memory_method:
-        peak = _proc_status_bytes("VmHWM")
+        peak = status_bytes("VmHWM")
     else:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
@@ -630,27 +205,6 @@ def matmul_probe_gflops(device):
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Statistics
-
-
-def kendall_tau_b(x, y):
-    """Kendall's tau-b (ties corrected) in O(n^2) with numpy, row blocks at a time to bound memory."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    n = len(x)
-    if n < 2:
-        return float("nan")
-    concordance = tied_x = tied_y = 0  # concordant minus discordant pairs; pairs tied in x; pairs tied in y
-    block = max(1, (1 << 22) // n)
-    for start in range(0, n, block):
-        rows = np.arange(start, min(n, start + block))
-        later = np.arange(n)[None, :] > rows[:, None]  # each unordered pair once
-        sign_x = np.sign(x[rows, None] - x[None, :])
-        sign_y = np.sign(y[rows, None] - y[None, :])
-        concordance += int((sign_x * sign_y)[later].sum())
-        tied_x += int(((sign_x == 0) & later).sum())
-        tied_y += int(((sign_y == 0) & later).sum())
-    pairs = n * (n - 1) // 2
-    denominator = math.sqrt((pairs - tied_x) * (pairs - tied_y))
-    return concordance / denominator if denominator else float("nan")
 
 
 def max_abs_difference(a, b):
@@ -836,41 +390,6 @@ def print_targets(rows, args):
         print()
 
 
-def print_breakdown(rows):
-    print(
-        "### Where the time goes (a separate instrumented run: exclusive seconds per stage, the MACs each stage "
-        "executed at the shapes it ran, and its GFLOP/s)\n"
-    )
-    for row in rows:
-        names = [n for n, r in row["runs"].items() if r.get("stages")]
-        seen = {stage for n in names for stage in row["runs"][n]["stages"]}
-        stages = [stage for stage in STAGE_ORDER if stage in seen] + sorted(seen - set(STAGE_ORDER))
-        print(f"{CASE_TITLES[row['case']]}\n")
-        print("| stage | " + " | ".join(f"{n} s | % | GMAC | GFLOP/s" for n in names) + " |")
-        print("|---|" + "---|---|---|---|" * len(names))
-        totals = {
-            n: (
-                sum(v["seconds"] for v in row["runs"][n]["stages"].values()),
-                sum(v["macs"] for v in row["runs"][n]["stages"].values()),
-            )
-            for n in names
-        }
-        for stage in [*stages, "total"]:
-            cells = []
-            for n in names:
-                figures = row["runs"][n]["stages"].get(stage, dict(seconds=0.0, macs=0))
-                seconds, macs = totals[n] if stage == "total" else (figures["seconds"], figures["macs"])
-                rate = f"{2 * macs / seconds / 1e9:,.1f}" if macs and seconds else ""
-                cells += [f"{seconds:.3f}", f"{seconds / totals[n][0]:.0%}", f"{macs / 1e9:,.1f}" if macs else "", rate]
-            print(f"| {stage} | " + " | ".join(cells) + " |")
-        for n in names:
-            executed = totals[n][1]
-            reference = row["baseline_macs"] if n == "baseline" else row["minimal_macs"]
-            kind = "the FLOP model's baseline count" if n == "baseline" else "the minimal count"
-            print(f"\n- {n}: executed {executed / 1e9:,.1f} GMAC = {executed / reference:.3f} x {kind}")
-        print()
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Main
 
@@ -1048,7 +567,9 @@ def main(argv=None):
             reduced, full = measured[f"engine {args.dtype}"], measured["engine float32"]
             run = row["runs"][f"engine {args.dtype}"]
             run["max_abs_diff_vs_float32"] = max_abs_difference(reduced, full)
-            run["kendall_tau_vs_float32"] = {d: kendall_tau_b(reduced[d], full[d]) for d in reduced}
+            run["kendall_tau_vs_float32"] = {
+                d: float(scipy.stats.kendalltau(reduced[d], full[d]).statistic) for d in reduced
+            }
         report_case(row)
         if device_type == "cuda":
             for name, run in row["runs"].items():

@@ -3,7 +3,7 @@
 
 For a T5-base-shaped sequence-to-sequence model and a GPT-2-shaped causal LM (random weights, the real checkpoints'
 dimensions and output-layer sizes, a tokenizer trained on the spot; built once under --workdir and loaded through
-BARTScorer(checkpoint=dir) as users load checkpoints), it scores the cases of bench_engine.py on a SummEval-shaped
+BARTScorer(checkpoint=dir) as users load checkpoints), it scores the cases of workload.py on a SummEval-shaped
 workload:
 
   (a) faithfulness: source -> hypothesis, every pair;
@@ -41,9 +41,9 @@ sys.path[:0] = [REPO, os.path.join(REPO, "tests"), BENCH]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-import bench_engine  # noqa: E402  (the workload and the cases)
 import torch  # noqa: E402
 import transformers  # noqa: E402
+import workload  # noqa: E402
 
 transformers.utils.logging.disable_progress_bar()
 
@@ -108,7 +108,7 @@ def build_or_reuse(workdir, family, tiny):
 
 def naive_t5(model, tokenizer, conditions, targets, device):
     """T5Score's loop: batches of 4 in input order, labels=, a full log-softmax, NLL ignoring pad / target length."""
-    return bench_engine.naive_scores(model, tokenizer, conditions, targets, device)
+    return workload.naive_scores(model, tokenizer, conditions, targets, device)
 
 
 def naive_gpt2(model, tokenizer, conditions, targets, device, family):
@@ -138,7 +138,7 @@ def run_baseline(scorer, case, family_name):
             passes.append(
                 naive_gpt2(scorer.model, scorer.tokenizer, p.conditions, p.targets, scorer.device, scorer.family)
             )
-    return bench_engine.combine_passes(case.passes, passes)
+    return workload.combine_passes(case.passes, passes)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -170,26 +170,24 @@ def measure(job):
     else:
         run_baseline(
             scorer,
-            bench_engine.Case(
-                "warm-up", {}, [bench_engine.Pass(first.direction, first.conditions[:4], first.targets[:4])], 4
-            ),
+            workload.Case("warm-up", {}, [workload.Pass(first.direction, first.conditions[:4], first.targets[:4])], 4),
             job.family,
         )
     cuda = scorer.device.type == "cuda"
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats(scorer.device)
-    resident = bench_engine._proc_status_bytes("VmRSS")
-    bench_engine._cpu_peak_reset()
+    resident = workload.status_bytes("VmRSS")
+    workload.reset_peak_rss()
     start = time.perf_counter()
     if job.method == "engine":
-        scores = bench_engine.run_engine(scorer, job.case)
+        scores = workload.run_engine(scorer, job.case)
     else:
         scores = run_baseline(scorer, job.case, job.family)
     if cuda:
         torch.cuda.synchronize()
     seconds = time.perf_counter() - start
-    peak = torch.cuda.max_memory_allocated(scorer.device) if cuda else bench_engine._proc_status_bytes("VmHWM")
+    peak = torch.cuda.max_memory_allocated(scorer.device) if cuda else workload.status_bytes("VmHWM")
     return dict(seconds=seconds, scores=scores, peak=peak, resident=resident)
 
 
@@ -229,9 +227,9 @@ def main(argv=None):
     for family in args.families:
         checkpoint = build_or_reuse(args.workdir, family, args.tiny)
         tokenizer = transformers.AutoTokenizer.from_pretrained(checkpoint)
-        workload = bench_engine.make_workload(tokenizer, args.sources, args.hypotheses, args.references, seed=0)
+        texts = workload.make_workload(tokenizer, args.sources, args.hypotheses, args.references, seed=0)
         for key in args.cases:
-            case = bench_engine.build_case(key, workload, args.prompt_sources, args.prompts)
+            case = workload.build_case(key, texts, args.prompt_sources, args.prompts)
             results = {}
             for _ in range(args.repeat):  # alternating, so that a change in a shared machine's load hits both
                 for method in ("baseline", "engine"):
@@ -245,7 +243,7 @@ def main(argv=None):
             )
             row = dict(
                 family=family,
-                case=bench_engine.CASE_TITLES[key],
+                case=workload.CASE_TITLES[key],
                 pairs=len(case.pairs),
                 baseline_s=base["seconds"],
                 engine_s=engine["seconds"],
