@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from . import __version__, directions
 from .distributed import default_device, process_group
-from .inputs import optional_positive_int, reference_lists, text_list
+from .inputs import optional_positive_int, reference_lists, text_list, whole_number
 from .models import IGNORED, CheckpointNotFoundError, load_family, resolve_checkpoint
 from .variants import (
     DEFAULT_CHECKPOINT,
@@ -136,10 +136,10 @@ class BARTScorer:
             max_tokens = DEFAULT_CPU_MAX_TOKENS if self.device.type == "cpu" else DEFAULT_MAX_TOKENS
         self.max_tokens = max_tokens
         self.dtype = dtype
-        if max_length is not None and (
-            isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2
-        ):
-            raise ValueError(f"max_length must be an integer of at least 2, got {max_length!r}")
+        if max_length is not None:
+            if whole_number(max_length) is None or max_length < 2:
+                raise ValueError(f"max_length must be an integer of at least 2, got {max_length!r}")
+            max_length = whole_number(max_length)
         self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
         self.family = load_family(
             self.checkpoint,
@@ -256,7 +256,7 @@ class BARTScorer:
         if agg not in directions.AGGREGATIONS:
             raise ValueError(f"agg must be one of {directions.AGGREGATIONS}, got {agg!r}")
         srcs = text_list(srcs, "srcs")
-        tgts = reference_lists(tgts, "tgts", len(srcs))
+        tgts = reference_lists(tgts, "tgts", len(srcs), counted_by="srcs")
         counts = [len(refs) for refs in tgts]
         flat = self.score(
             [src for src, n in zip(srcs, counts) for _ in range(n)],
@@ -314,7 +314,7 @@ class BARTScorer:
         if condition_lang is None or isinstance(condition_lang, str):
             languages = [condition_lang or self.source_lang] * count
         else:
-            languages = text_list(condition_lang, "condition_lang", count)
+            languages = text_list(condition_lang, "condition_lang", count, counted_by="srcs")
         for index, language in enumerate(languages):
             if language not in self.family.language_codes:
                 where = "" if isinstance(condition_lang, str) else f"[{index}]"
@@ -540,12 +540,13 @@ def _checked_device(device):
     """A torch.device for `device` (None: CUDA when available), refused up front when it is not one or is absent."""
     if device is None:
         return torch.device(default_device())
-    if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
-        raise TypeError(f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}")
-    if isinstance(device, int):  # torch's convention: a number is a CUDA device's index
+    if whole_number(device) is not None:  # torch's convention: a number is a CUDA device's index
+        device = whole_number(device)
         if device < 0:
             raise ValueError(f"device {device} is not a device; a number names a CUDA device, from 0")
         device = f"cuda:{device}"
+    elif not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}")
     try:
         checked = torch.device(device)
     except (RuntimeError, ValueError):

@@ -1,5 +1,6 @@
 """Checks of what callers pass in: every problem is reported with the argument's name and the item's index."""
 
+import numbers
 from collections.abc import Mapping
 
 
@@ -36,11 +37,11 @@ def ordered_items(value, name, expected):
     return list(value)
 
 
-def text_list(value, name, count=None):
-    """A list of strings; with `count`, one per prediction."""
+def text_list(value, name, count=None, counted_by="predictions"):
+    """A list of strings; with `count`, one per entry of the argument named `counted_by`."""
     items = ordered_items(value, name, "a list of strings")
     if count is not None and len(items) != count:
-        raise ValueError(f"{name} has {len(items)} entries but predictions has {count}")
+        raise ValueError(f"{name} has {len(items)} entries but {counted_by} has {count}")
     for index, item in enumerate(items):
         if not isinstance(item, str):
             raise TypeError(f"{name}[{index}] is {describe(item)}; expected a string")
@@ -48,11 +49,11 @@ def text_list(value, name, count=None):
     return items
 
 
-def reference_lists(value, name, count):
+def reference_lists(value, name, count, counted_by="predictions"):
     """References as one list per example: a string is one reference, a list of strings several."""
-    items = ordered_items(value, name, "a list (one entry per prediction)")
+    items = ordered_items(value, name, f"a list (one entry per entry of {counted_by})")
     if len(items) != count:
-        raise ValueError(f"{name} has {len(items)} entries but predictions has {count}")
+        raise ValueError(f"{name} has {len(items)} entries but {counted_by} has {count}")
     lists = []
     for index, item in enumerate(items):
         if isinstance(item, str):
@@ -67,9 +68,17 @@ def reference_lists(value, name, count):
     return lists
 
 
+def whole_number(value):
+    """`value` as an int when it is an integer (numpy's included; True and False are not), else None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
 def optional_positive_int(value, name):
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    number = whole_number(value)
+    if number is None or number < 1:
         raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
-    return value
+    return number

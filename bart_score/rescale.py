@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .inputs import describe, text_list
+from .inputs import describe, text_list, whole_number
 
 RESCALE_MODES = ("baseline", "corpus")
 DEFAULT_PAIRS = 1000
@@ -159,10 +159,11 @@ def resolve_rescaling(
         return None
     if mode == "baseline":
         return Rescaling("baseline", baseline_path=os.fspath(baseline_path) if baseline_path is not None else None)
-    if isinstance(rescale_pairs, bool) or not isinstance(rescale_pairs, int) or rescale_pairs < 1:
+    if whole_number(rescale_pairs) is None or rescale_pairs < 1:
         raise ValueError(f"rescale_pairs must be a positive integer, got {rescale_pairs!r}")
-    if isinstance(rescale_seed, bool) or not isinstance(rescale_seed, int) or rescale_seed < 0:
+    if whole_number(rescale_seed) is None or rescale_seed < 0:
         raise ValueError(f"rescale_seed must be an integer of at least 0, got {rescale_seed!r}")
+    rescale_pairs, rescale_seed = whole_number(rescale_pairs), whole_number(rescale_seed)
     if unrelated_texts is not None:
         unrelated_texts = tuple(dict.fromkeys(text_list(unrelated_texts, "unrelated_texts")))
         if not unrelated_texts:

@@ -16,6 +16,8 @@ import json
 import os
 import warnings
 
+from .inputs import whole_number
+
 DEFAULT_CHUNK_PAIRS = 2048
 
 
@@ -32,8 +34,9 @@ class ResumableScorer:
     pairs are missing, and is the only rank that gets results (the others get None, as with results_on="rank0")."""
 
     def __init__(self, scorer, path, *, chunk_pairs=DEFAULT_CHUNK_PAIRS):
-        if isinstance(chunk_pairs, bool) or not isinstance(chunk_pairs, int) or chunk_pairs < 1:
+        if whole_number(chunk_pairs) is None or chunk_pairs < 1:
             raise ValueError(f"chunk_pairs must be a positive integer, got {chunk_pairs!r}")
+        chunk_pairs = whole_number(chunk_pairs)
         self.scorer = scorer
         self.path = path
         self.chunk_pairs = chunk_pairs

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from .inputs import whole_number
+
 _RESAMPLED_VALUES = 1 << 24  # bootstrap values held at once (128 MiB of float64)
 # The resampled means are kept (8 bytes per system and resample), and the work grows with resamples x segments: a
 # bound keeps an absurd request (10^12) from running until the kernel kills it. Published tests use 1,000 to 10,000.
@@ -17,8 +19,9 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
     Both are required because on a handful of segments the bootstrap alone is far too eager (two segments that
     agree in sign give p = 0.002); with a single segment the p-values are NaN and there is no winner. No correction
     is made for testing many pairs. Resampling is seeded, so the same inputs give the same figures."""
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or not 1 <= resamples <= MAX_RESAMPLES:
+    if whole_number(resamples) is None or not 1 <= resamples <= MAX_RESAMPLES:
         raise ValueError(f"resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got {resamples!r}")
+    resamples = whole_number(resamples)
     names = list(scores)
     if len(names) < 1:
         raise ValueError("compare_systems needs at least one system")

@@ -113,14 +113,27 @@ def seq2seq_score(model, tokenizer, condition, target, max_length=1024, src_lang
 def causal_ids(tokenizer, condition, target, template="{condition}\n", max_length=1024):
     """(prefix ids, target ids) of the causal policy: the prefix is the tokenizer's encoding of the filled template,
     with the tokenizer's BOS put first where it has one but does not add it itself; the target is encoded without
-    special tokens, then the EOS is appended. The target keeps its first max_length - 2 tokens and its EOS, the
-    prefix its first max_length - len(target)."""
-    prefix = tokenizer(template.format(condition=condition))["input_ids"]
+    special tokens, then the EOS is appended. The target keeps its first max_length - 2 tokens and its EOS; a prefix
+    too long for the rest loses the condition's last tokens, keeping its BOS and the tokens that start in the
+    template's text after the condition."""
+    text = template.format(condition=condition)
+    encoded = tokenizer(text, return_offsets_mapping=True)
+    prefix = encoded["input_ids"]
     bos = tokenizer.bos_token_id
     if bos is not None and tokenizer("")["input_ids"][:1] != [bos]:
         prefix = [bos, *prefix]
     target_ids = [*tokenizer(target, add_special_tokens=False)["input_ids"][: max_length - 2], tokenizer.eos_token_id]
-    return prefix[: max_length - len(target_ids)], target_ids
+    room = max_length - len(target_ids)
+    if len(prefix) <= room:
+        return prefix, target_ids
+    tail_text = template[template.index("{condition}") + len("{condition}") :]
+    tail_start = len(text) - len(tail_text)
+    tail = sum(1 for start, _ in encoded["offset_mapping"] if start >= tail_start)
+    tail_ids = prefix[len(prefix) - tail :]
+    starts_with_bos = 1 if bos is not None and prefix[:1] == [bos] else 0
+    if room - tail >= starts_with_bos:
+        return prefix[: room - tail] + tail_ids, target_ids
+    return (prefix[:starts_with_bos] + tail_ids)[:room], target_ids  # the BOS stays, then what fits of the tail
 
 
 def causal_token_log_probs(model, tokenizer, condition, target, template="{condition}\n", max_length=1024):

@@ -210,6 +210,8 @@ def test_a_pair_that_cannot_fit_alone_is_named(scorer, monkeypatch):
         (lambda s: s.score(["a"], ["b"], batch_size=0), ValueError, r"batch_size must be a positive integer"),
         (lambda s: s.score(["a"], ["b"], max_tokens=-5), ValueError, r"max_tokens must be a positive integer"),
         (lambda s: s.multi_ref_score(["a"], [[]]), ValueError, r"tgts\[0\] is an empty list"),
+        (lambda s: s.multi_ref_score(["a", "b"], [["c"]]), ValueError, r"tgts has 1 entries but srcs has 2"),
+        (lambda s: s.score(["a"], ["b"], batch_size=np.float64(2)), ValueError, r"batch_size must be a positive"),
         (lambda s: s.multi_ref_score(["a"], [["b", None]]), TypeError, r"tgts\[0\]\[1\] is None"),
         (lambda s: s.multi_ref_score(["a"], [["b"]], agg="median"), ValueError, r"agg must be one of"),
         # Unordered or single-pass collections: scores come back in input order, so the order must be the caller's.
@@ -249,6 +251,26 @@ def test_a_pair_that_cannot_fit_alone_is_named(scorer, monkeypatch):
 def test_bad_input_is_named(scorer, call, error, message):
     with pytest.raises(error, match=message):
         call(scorer)
+
+
+def test_numpy_integers_are_integers_wherever_a_count_is_asked_for(scorer, tiny_checkpoint, tmp_path):
+    sources, targets = ["A cat.", "A dog sat.", "Rain."], ["The cat.", "Dogs.", "It rained all day."]
+    expected = scorer.score(sources, targets)
+    got = scorer.score(sources, targets, batch_size=np.int64(2), max_tokens=np.int32(64))
+    assert got == pytest.approx(expected, abs=TOLERANCE)
+    short = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=np.int64(64))
+    assert short.max_length == 64 and type(short.max_length) is int
+    assert short.score(sources, targets) == pytest.approx(expected, abs=TOLERANCE)
+    corpus = scorer.score_directions(
+        targets, sources=sources, rescale="corpus", rescale_pairs=np.int64(6), rescale_seed=np.uint8(3)
+    )
+    again = scorer.score_directions(targets, sources=sources, rescale="corpus", rescale_pairs=6, rescale_seed=3)
+    assert corpus["faithfulness_rescaled"] == pytest.approx(again["faithfulness_rescaled"], abs=TOLERANCE)
+    assert corpus["signature"] == again["signature"]
+    comparison = bart_score.compare_systems({"a": [1.0, 2.0, 3.0], "b": [1.5, 2.5, 2.0]}, resamples=np.int64(50))
+    assert comparison == bart_score.compare_systems({"a": [1.0, 2.0, 3.0], "b": [1.5, 2.5, 2.0]}, resamples=50)
+    resumable = bart_score.ResumableScorer(scorer, str(tmp_path / "cache.jsonl"), chunk_pairs=np.int64(2))
+    assert resumable.chunk_pairs == 2
 
 
 def test_ordered_sequences_other_than_lists_are_taken_in_their_order(scorer):
@@ -312,8 +334,8 @@ def test_a_device_that_is_not_one_is_refused_before_any_model_loads(device, erro
         bart_score.BARTScorer(checkpoint="/nowhere/no-model", device=device)
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="reason: this machine has a CUDA device")
-@pytest.mark.parametrize("device", [5, "cuda", "cuda:5"])
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
+@pytest.mark.parametrize("device", [5, np.int64(5), "cuda", "cuda:5"])
 def test_a_cuda_device_index_without_cuda_is_refused(device):
     with pytest.raises(ValueError, match=r"was asked for, but this torch build sees no CUDA device"):
         bart_score.BARTScorer(checkpoint="/nowhere/no-model", device=device)

@@ -261,10 +261,75 @@ def test_options_of_other_families_are_refused(family_checkpoint):
         bart_score.BARTScorer(checkpoint=family_checkpoint("gpt2"), device="cpu", compatibility="t5score")
 
 
-@pytest.mark.parametrize("template", ["no placeholder", "{condition} and {condition}", "{condition} {other}", 3])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "no placeholder",
+        "{condition} and {condition}",
+        "{condition} {other}",
+        3,
+        "Q: {{condition}}",  # a literal "{condition}": the condition would be dropped
+        "{condition!r}",
+        "{condition:>9}",
+        "{condition} }",
+    ],
+)
 def test_a_malformed_template_is_refused(template, family_checkpoint):
     with pytest.raises(ValueError, match=r"template"):
         bart_score.BARTScorer(checkpoint=family_checkpoint("gpt2"), device="cpu", template=template)
+
+
+@pytest.mark.parametrize("compatibility", [None, "gptscore"])
+def test_escaped_braces_in_a_template_are_literal_text(compatibility, family_checkpoint):
+    scorer = bart_score.BARTScorer(
+        checkpoint=family_checkpoint("opt"),
+        device="cpu",
+        template="{{condition}} {{x}}: {condition} }}",
+        compatibility=compatibility,
+    )
+    prefix = scorer.tokenizer.decode(scorer._plan(["THE SOURCE"], ["A target."]).conditions[0])
+    assert "{condition} {x}: THE SOURCE }" in prefix
+    assert "{{" not in prefix and "}}" not in prefix
+
+
+@pytest.mark.parametrize("family", sorted(CAUSAL))
+def test_causal_truncation_cuts_the_condition_and_keeps_the_templates_text(family, family_checkpoint):
+    template = "Text: {condition}\nSummary:"
+    scorer = bart_score.BARTScorer(checkpoint=family_checkpoint(family), device="cpu", template=template, max_length=24)
+    rng = random.Random(9)
+    conditions = [english_like_text(rng, 60), "Short.", english_like_text(rng, 40)]
+    targets = ["A short one.", english_like_text(rng, 8), english_like_text(rng, 30)]
+    with pytest.warns(UserWarning, match=r"BARTScore truncated [1-9]"):
+        got = scorer.score(conditions, targets)
+        plan = scorer._plan(conditions[:1], targets[:1])
+    assert scorer.tokenizer.decode(plan.conditions[0]).endswith("\nSummary:")
+    model, tokenizer = loaded(family_checkpoint(family))
+    expected = [
+        reference.causal_score(model, tokenizer, c, t, template=template, max_length=24)
+        for c, t in zip(conditions, targets)
+    ]
+    assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
+
+
+def test_gptscore_text_longer_than_the_models_positions_is_refused_clearly(family_checkpoint):
+    directory = family_checkpoint("gpt2")
+    positions = loaded(directory)[0].config.n_positions
+    scorer = bart_score.BARTScorer(
+        checkpoint=directory, device="cpu", compatibility="gptscore", template="{condition} In other words , "
+    )
+    assert scorer.max_length == positions
+    long_source = english_like_text(random.Random(3), 2 * positions)
+    with pytest.raises(ValueError, match=r"pair 1: GPTScore's text .* more than the model's \d+ positions"):
+        scorer.score(["A short source.", long_source], ["A cat sat on the mat.", "A cat sat on the mat."])
+    roomy = bart_score.BARTScorer(
+        checkpoint=directory,
+        device="cpu",
+        compatibility="gptscore",
+        template="{condition} In other words , ",
+        max_length=positions - 24,
+    )
+    with pytest.warns(UserWarning, match=r"truncated 1 distinct source"):
+        assert np.isfinite(roomy.score([long_source], ["A cat sat on the mat."])[0])
 
 
 def test_a_causal_lm_without_bos_needs_template_text(family_checkpoint):

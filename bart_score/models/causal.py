@@ -6,7 +6,8 @@ not add, as GPT-2's) + the tokens of `template` with the condition filled in (de
 tokenized on its own, without special tokens, and the EOS token is appended, so that every target (even an empty one)
 has a token to score and an unfinished text is not as likely as a finished one. Every target token and the EOS are
 scored; the first from the prefix's last position. Within max_length: the target keeps its first max_length - 1
-tokens (its EOS last), then the prefix its first max_length - len(target).
+tokens (its EOS last), then the prefix is cut to the remaining max_length - len(target) tokens by dropping the
+condition's last tokens, so that the template's text after the condition (an instruction such as "Summary:") stays.
 
 "gptscore" policy (compatibility="gptscore"), GPTScore's own convention (jinlanfu/GPTScore, opt_score.py): the text
 template-head + condition, cut as GPTScore cuts it when too long, + template-tail + target is tokenized as one
@@ -14,6 +15,7 @@ sequence; the labels are the target's own encoding without its first token, alig
 and the score is the mean over them. Its template is GPTScore's `src + prompt_text`: "{condition}" + prompt_text."""
 
 import hashlib
+import string
 
 import torch
 from transformers import AutoModelForCausalLM
@@ -41,22 +43,14 @@ class CausalFamily(Family):
     def __init__(self, tokenizer, model, template=None):
         super().__init__(tokenizer, model)
         self.template = DEFAULT_TEMPLATE if template is None else template
-        if not isinstance(self.template, str) or self.template.count("{condition}") != 1:
-            raise ValueError(f"template must be a string holding '{{condition}}' once, got {self.template!r}")
-        try:
-            self.template.format(condition="")
-        except (IndexError, KeyError, ValueError) as error:
-            raise ValueError(
-                f"template {self.template!r} has braces other than {{condition}} ({error}); write a "
-                f"literal brace as {{{{ or }}}}"
-            ) from None
+        self.head, self.tail = _template_sides(self.template)
         self.start_ids = self._start_ids()
         if tokenizer.eos_token_id is None:
             raise ValueError(
                 "this causal LM's tokenizer has no eos_token, which the causal token policy scores at "
                 "the end of every target"
             )
-        if not self.start_ids and not self.template.format(condition=""):
+        if not self.start_ids and not self.head + self.tail:
             raise ValueError(
                 "this tokenizer has no BOS token, so a template that adds no text of its own leaves an "
                 "empty condition with nothing to predict the target's first token from; give a template "
@@ -89,9 +83,8 @@ class CausalFamily(Family):
         tokenized = Tokenized([], [], [])
         condition_texts, condition_of_pair = dedupe(conditions)
         target_texts, target_of_pair = dedupe(targets)
-        prefixes = [
-            self.start_ids + ids for ids in self._ids([self.template.format(condition=c) for c in condition_texts])
-        ]
+        filled = [self.head + c + self.tail for c in condition_texts]
+        prefixes = [self.start_ids + ids for ids in self._ids(filled)]
         target_ids = []
         for ids in self._ids(target_texts):
             tokenized.truncated_targets += len(ids) > max_length - 2
@@ -99,9 +92,13 @@ class CausalFamily(Family):
         self.check_vocabulary(condition_texts, prefixes)
         self.check_vocabulary(target_texts, target_ids)
         # A prefix is cut to leave room for its target, so the same condition may give different prefixes.
-        pair_prefixes = [
-            tuple(prefixes[c][: max_length - len(target_ids[t])]) for c, t in zip(condition_of_pair, target_of_pair)
-        ]
+        tails = {}  # condition -> how many of its prefix's last tokens are the template's tail, for those cut
+        pair_prefixes = []
+        for c, t in zip(condition_of_pair, target_of_pair):
+            room = max_length - len(target_ids[t])
+            if len(prefixes[c]) > room and c not in tails:
+                tails[c] = self._tail_length(filled[c], len(prefixes[c]) - len(self.start_ids))
+            pair_prefixes.append(tuple(_cut_keeping_tail(prefixes[c], room, tails.get(c, 0), len(self.start_ids))))
         tokenized.truncated_conditions = len(
             {c for c, prefix in zip(condition_of_pair, pair_prefixes) if len(prefix) < len(prefixes[c])}
         )
@@ -113,6 +110,18 @@ class CausalFamily(Family):
 
     def _ids(self, texts):
         return self.tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+
+    def _tail_length(self, filled, length):
+        """How many of the filled template's `length` tokens are the template's text after the condition: the
+        tokens that start at or after it (a token across the boundary counts as the condition's). Tokenizers
+        without offsets (slow ones) count the tail's own tokens."""
+        if not self.tail:
+            return 0
+        if not self.tokenizer.is_fast:
+            return min(len(self._ids([self.tail])[0]), length)
+        offsets = self.tokenizer(filled, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        boundary = len(filled) - len(self.tail)
+        return sum(start >= boundary for start, _ in offsets)
 
     # -- running the model ------------------------------------------------------------------------------------------
 
@@ -161,19 +170,22 @@ class CausalFamily(Family):
 class GPTScoreFamily(CausalFamily):
     name = "gptscore"
 
-    def __init__(self, tokenizer, model, template=None, max_length=None):
-        super().__init__(tokenizer, model, template)
-        self.head, self.tail = self.template.split("{condition}")
-
     def tokenize(self, conditions, targets, condition_languages, max_length):
         tokenized = Tokenized([], [], [])
         encode = self.tokenizer.encode
         pair_conditions, pair_targets, truncated = [], [], set()
-        for condition, target in zip(conditions, targets):
+        for index, (condition, target) in enumerate(zip(conditions, targets)):
             source = self._cut(self.head + condition, target, max_length)
             if source != self.head + condition:
                 truncated.add(condition)
             joint = encode(source + self.tail + target)
+            if self.max_positions is not None and len(joint) > self.max_positions:
+                raise ValueError(
+                    f"pair {index}: GPTScore's text (source, template tail and target) has {len(joint)} tokens, more "
+                    f"than the model's {self.max_positions} positions: GPTScore's cut counts only the source's and "
+                    f"the target's tokens (max_length={max_length}), so leave room for the rest with a smaller "
+                    f"max_length (GPTScore itself uses 1000 for GPT-2 and 2000 for OPT)"
+                )
             labels = encode(target)[1:]
             start = max(len(joint) - len(labels), 1)  # the model's loss never scores position 0
             if not labels or len(labels) > len(joint):
@@ -185,6 +197,7 @@ class GPTScoreFamily(CausalFamily):
             pair_conditions.append(tuple(joint[:start]))
             pair_targets.append(Target(tuple(joint[start:-1]), tuple(labels[len(labels) - (len(joint) - start) :])))
         self.check_vocabulary(conditions, pair_conditions)
+        self.check_vocabulary(targets, [target.inputs for target in pair_targets])
         tokenized.conditions, condition_of_pair = dedupe(pair_conditions)
         tokenized.targets, target_of_pair = dedupe(pair_targets)
         tokenized.pairs = list(zip(condition_of_pair, target_of_pair))
@@ -202,6 +215,39 @@ class GPTScoreFamily(CausalFamily):
             return source
         kept = source_ids[: len(source_ids) - (total - max_length)]
         return self.tokenizer.decode(kept[1:-1])
+
+
+def _template_sides(template):
+    """The literal text before and after the template's one {condition} field, with {{ and }} read as braces."""
+    if not isinstance(template, str):
+        raise ValueError(f"template must be a string holding '{{condition}}' once, got {type(template).__name__}")
+    try:
+        pieces = list(string.Formatter().parse(template))
+    except ValueError as error:
+        raise ValueError(
+            f"template {template!r} has a stray brace ({error}); write a literal brace as {{{{ or }}}}"
+        ) from None
+    fields = [(name, spec, conversion) for _, name, spec, conversion in pieces if name is not None]
+    if fields != [("condition", "", None)]:
+        raise ValueError(
+            f"template must hold the field {{condition}} once and no other field, got {template!r}; write a "
+            f"literal brace as {{{{ or }}}}"
+        )
+    sides, side = ["", ""], 0
+    for literal, name, _, _ in pieces:
+        sides[side] += literal
+        if name is not None:
+            side = 1
+    return tuple(sides)
+
+
+def _cut_keeping_tail(prefix, room, tail_length, start_length):
+    """`prefix` within `room` tokens: the condition's last tokens go first, then (when even that is not enough) the
+    tail's last ones; the start tokens stay."""
+    if len(prefix) <= room:
+        return prefix
+    keep = max(room - tail_length, min(start_length, room))
+    return (prefix[:keep] + prefix[len(prefix) - tail_length :])[:room]
 
 
 def _positions(mask):
