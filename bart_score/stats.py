@@ -18,7 +18,16 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
     t-test, and the winner: the better system when both tests find the difference significant at `alpha`, else "".
     Both are required because on a handful of segments the bootstrap alone is far too eager (two segments that
     agree in sign give p = 0.002); with a single segment the p-values are NaN and there is no winner. No correction
-    is made for testing many pairs. Resampling is seeded, so the same inputs give the same figures."""
+    is made for testing many pairs. Resampling is seeded, so the same inputs give the same figures.
+
+    A NaN score (a direction that cannot be rescaled, say) leaves its system's mean undefined: the system's mean and
+    interval are NaN, and every pair it is in has a NaN difference, NaN p-values and t statistic, and no winner.
+    The same holds for a pair whose difference is undefined (+inf in both systems)."""
+    with np.errstate(invalid="ignore"):  # inf - inf: a NaN the figures report, not a warning
+        return _compare_systems(scores, resamples, confidence, alpha, seed)
+
+
+def _compare_systems(scores, resamples, confidence, alpha, seed):
     if whole_number(resamples) is None or not 1 <= resamples <= MAX_RESAMPLES:
         raise ValueError(f"resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got {resamples!r}")
     resamples = whole_number(resamples)
@@ -30,6 +39,7 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
         raise ValueError(f"every system needs the same, non-zero number of segments; got {counts}")
     matrix = np.asarray([np.asarray(scores[name], dtype=np.float64) for name in names])
     segments = matrix.shape[1]
+    undefined = np.isnan(matrix.mean(axis=1))  # per system: a NaN score (or +inf and -inf) leaves it undefined
     rng = np.random.default_rng(seed)
     chunk = max(1, _RESAMPLED_VALUES // matrix.size)  # resamples at a time, so memory stays flat on long corpora
     resampled_means = np.concatenate(  # (systems, resamples)
@@ -40,12 +50,13 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
         axis=1,
     )
     tail = (1 - confidence) / 2 * 100
+    nan = float("nan")
     systems = [
         {
             "system": name,
-            "mean": float(matrix[i].mean()),
-            "ci_low": float(np.percentile(resampled_means[i], tail)),
-            "ci_high": float(np.percentile(resampled_means[i], 100 - tail)),
+            "mean": nan if undefined[i] else float(matrix[i].mean()),
+            "ci_low": nan if undefined[i] else float(np.percentile(resampled_means[i], tail)),
+            "ci_high": nan if undefined[i] else float(np.percentile(resampled_means[i], 100 - tail)),
         }
         for i, name in enumerate(names)
     ]
@@ -53,11 +64,14 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
     for i in range(len(names)):
         for j in range(i + 1, len(names)):
             deltas = resampled_means[i] - resampled_means[j]
+            delta = nan if undefined[i] or undefined[j] else float(matrix[i].mean() - matrix[j].mean())
+            if np.isnan(delta) or np.isnan(deltas).any():  # NaN deltas count as neither side: no p-value at all
+                pairs.append(_undefined_pair(names[i], names[j]))
+                continue
             not_better = min(int((deltas <= 0).sum()), int((deltas >= 0).sum()))
             # One segment resamples to itself: no evidence either way.
-            bootstrap_p = min(1.0, 2 * (not_better + 1) / (resamples + 1)) if segments > 1 else float("nan")
+            bootstrap_p = min(1.0, 2 * (not_better + 1) / (resamples + 1)) if segments > 1 else nan
             t_statistic, t_p = paired_t_test(matrix[i], matrix[j])
-            delta = float(matrix[i].mean() - matrix[j].mean())
             significant = bootstrap_p < alpha and t_p < alpha and delta != 0  # False for NaN
             winner = (names[i] if delta > 0 else names[j]) if significant else ""
             pairs.append(
@@ -74,6 +88,19 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
     return {"systems": systems, "pairs": pairs, "resamples": resamples, "confidence": confidence, "alpha": alpha}
 
 
+def _undefined_pair(system_a, system_b):
+    nan = float("nan")
+    return {
+        "system_a": system_a,
+        "system_b": system_b,
+        "delta": nan,
+        "bootstrap_p": nan,
+        "t_statistic": nan,
+        "t_test_p": nan,
+        "winner": "",
+    }
+
+
 def compare_directions(per_system, **options):
     """compare_systems for each direction of score_corpus's {system: {direction: scores}}; options as there."""
     directions = next(iter(per_system.values()))
@@ -84,14 +111,15 @@ def compare_directions(per_system, **options):
 
 
 def paired_t_test(a, b):
-    """Two-sided paired t-test of mean(a - b) = 0: (t statistic, p-value); p is NaN with fewer than two segments.
+    """Two-sided paired t-test of mean(a - b) = 0: (t statistic, p-value); both are NaN with fewer than two segments
+    or when a difference is NaN (a NaN score, or +inf in both).
 
     Differences that are all equal have no spread: identical systems give (0, 1), a constant non-zero difference
     (+-inf, 0), where scipy would give NaN."""
     from scipy import stats
 
     differences = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    if len(differences) < 2:
+    if len(differences) < 2 or np.isnan(differences).any():
         return float("nan"), float("nan")
     if np.all(differences == differences[0]):
         mean = differences[0]

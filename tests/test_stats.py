@@ -86,3 +86,60 @@ def test_a_single_segment_is_no_evidence():
 def test_resamples_are_bounded(resamples):
     with pytest.raises(ValueError, match=r"resamples must be an integer from 1 to 100,000"):
         bart_score.compare_systems({"a": [1.0, 2.0], "b": [2.0, 3.0]}, resamples=resamples)
+
+
+def _is_nan(value):
+    return isinstance(value, float) and np.isnan(value)
+
+
+@pytest.mark.parametrize("position", [0, 7, 39])
+def test_a_nan_score_leaves_its_system_and_each_of_its_pairs_undefined(position):
+    rng = np.random.default_rng(4)
+    good = rng.normal(-2, 1, size=40)
+    broken = good + 1.0  # better on every segment, but for one NaN
+    broken[position] = np.nan
+    other = good - 0.3
+    result = bart_score.compare_systems({"broken": broken, "good": good, "other": other}, resamples=500)
+    systems = {s["system"]: s for s in result["systems"]}
+    assert all(_is_nan(systems["broken"][key]) for key in ("mean", "ci_low", "ci_high"))
+    for pair in result["pairs"][:2]:  # broken vs good, broken vs other
+        assert "broken" in (pair["system_a"], pair["system_b"])
+        assert all(_is_nan(pair[key]) for key in ("delta", "bootstrap_p", "t_statistic", "t_test_p"))
+        assert pair["winner"] == ""
+    # the pair without NaN is unaffected: the same figures as comparing those two systems alone
+    alone = bart_score.compare_systems({"good": good, "other": other}, resamples=500)
+    assert result["pairs"][2] == alone["pairs"][0] and alone["pairs"][0]["winner"] == "good"
+    assert [s for s in result["systems"] if s["system"] != "broken"] == alone["systems"]
+
+
+def test_nan_scores_in_both_systems_give_no_p_value_rather_than_the_smallest():
+    # every resampled difference is NaN: counted as neither side, the bootstrap would give its minimum, 2/1001
+    (pair,) = bart_score.compare_systems({"a": [np.nan] * 5, "b": [np.nan] * 5})["pairs"]
+    assert all(_is_nan(pair[key]) for key in ("delta", "bootstrap_p", "t_statistic", "t_test_p"))
+    assert pair["winner"] == ""
+
+
+def test_an_undefined_difference_is_nan_too():
+    # +inf in both systems: each mean is +inf, their difference inf - inf is undefined
+    a, b = [-1.0, np.inf, -2.0, -1.5], [-3.0, np.inf, -4.0, -3.5]
+    (pair,) = bart_score.compare_systems({"a": a, "b": b})["pairs"]
+    assert all(_is_nan(pair[key]) for key in ("delta", "bootstrap_p", "t_statistic", "t_test_p"))
+    assert pair["winner"] == ""
+
+
+@pytest.mark.parametrize("a, b", [([1.0, np.nan, 2.0], [0.0, 1.0, 1.0]), ([1.0, 2.0, 3.0], [np.nan] * 3)])
+def test_the_t_test_is_nan_when_a_difference_is(a, b):
+    statistic, p_value = bart_score.paired_t_test(a, b)
+    assert np.isnan(statistic) and np.isnan(p_value)
+
+
+def test_compare_output_names_nan_scores_instead_of_a_tie():
+    from bart_score.cli.compare import comparison_lines, finite_or_null
+
+    comparisons = {"faithfulness": bart_score.compare_systems({"a": [np.nan, 1.0, 2.0], "b": [0.0, 0.5, 1.0]})}
+    text = "\n".join(comparison_lines(comparisons, 3, "SIG"))
+    assert "none (NaN)" in text and " tie" not in text and "0.0020" not in text
+    assert "note: a has NaN scores in faithfulness" in text
+    assert text.index("  b  ") < text.index("  a  ")  # the defined mean is listed first
+    written = finite_or_null(comparisons)["faithfulness"]["pairs"][0]
+    assert written["delta"] is None and written["bootstrap_p"] is None and written["winner"] == ""

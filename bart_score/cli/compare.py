@@ -72,7 +72,7 @@ def comparison_lines(comparisons, segments, signature):
             f"({comparison['resamples']} resamples of {segments} segments)"
         )
         width = max(6, *(len(s["system"]) for s in comparison["systems"]))
-        for system in sorted(comparison["systems"], key=lambda s: -s["mean"]):
+        for system in sorted(comparison["systems"], key=lambda s: (math.isnan(s["mean"]), -s["mean"])):
             lines.append(
                 f"  {system['system']:<{width}}  {system['mean']:9.4f}  "
                 f"[{system['ci_low']:.4f}, {system['ci_high']:.4f}]"
@@ -84,13 +84,24 @@ def comparison_lines(comparisons, segments, signature):
         for pair in comparison["pairs"]:
             lines.append(
                 f"  {pair['system_a']:<{width}}  {pair['system_b']:<{width}}  {pair['delta']:+9.4f}  "
-                f"{pair['bootstrap_p']:11.4f}  {pair['t_test_p']:9.4f}  {pair['winner'] or 'tie'}"
+                f"{pair['bootstrap_p']:11.4f}  {pair['t_test_p']:9.4f}  {pair['winner'] or _no_winner(pair)}"
             )
         wins = {
             s["system"]: sum(p["winner"] == s["system"] for p in comparison["pairs"]) for s in comparison["systems"]
         }
+        undefined = [s["system"] for s in comparison["systems"] if math.isnan(s["mean"])]
+        if undefined:
+            lines.append(
+                f"  note: {', '.join(undefined)} {'have' if len(undefined) > 1 else 'has'} NaN scores in {direction}, "
+                f"so no mean, interval or test is defined for {'them' if len(undefined) > 1 else 'it'}"
+            )
         lines.append(
             "  wins: " + ", ".join(f"{name} {count}" for name, count in sorted(wins.items(), key=lambda item: -item[1]))
         )
     lines.append(f"signature: {signature}")
     return lines
+
+
+def _no_winner(pair):
+    """'tie' when the tests found no difference; 'none' when there is no difference to test (NaN scores)."""
+    return "none (NaN)" if math.isnan(pair["delta"]) else "tie"
