@@ -7,6 +7,7 @@ reads and checks one, and ``baseline_for`` finds the file a scoring call needs a
 import hashlib
 import importlib.metadata
 import json
+import math
 import os
 import re
 import shlex
@@ -163,25 +164,64 @@ def load_baseline(path):
             f"{path} is a version {document.get('format_version')!r} baseline file; this bart_score reads version "
             f"{BASELINE_FORMAT_VERSION}: make it again with `bartscore baseline`"
         )
-    try:
-        settings, directions = document["settings"], document["directions"]
-        missing = [name for name in SETTING_NAMES if name not in settings]
-        if missing:
-            raise KeyError(f"settings.{missing[0]}")
-        for direction, stats in directions.items():
-            if direction not in POINT_DIRECTIONS:
-                raise KeyError(f"directions.{direction} (not a direction with reference points)")
-            for point in ("unrelated", "copy"):
-                if not isinstance(stats[point]["mean"], (int, float)):
-                    raise KeyError(f"directions.{direction}.{point}.mean")
-    except (KeyError, TypeError) as error:
-        raise BaselineError(f"{path} is not a complete baseline file: {error} is missing or malformed") from None
+    _check_structure(document, path)
     if document.get("id") != baseline_id(document):
         raise BaselineError(
             f"{path} does not match its id {document.get('id')!r}: it was changed after `bartscore baseline` wrote it. "
             f"Make it again rather than editing it, so that its id in signatures names its numbers"
         )
     return Baseline(os.fspath(path), document)
+
+
+# The type each setting must have: the key compares them with the scorer's, and messages and file names print them.
+_SETTING_TYPES = {"model": str, "token_policy": str, "prompt": str, "max_length": int}
+
+
+def _check_structure(document, path):
+    """Every field load_baseline and its users read, with its type; BaselineError names the first that is wrong."""
+
+    def wrong(field, problem):
+        return BaselineError(f"{path} is not a complete baseline file: {field} {problem}")
+
+    def mapping(value, field):
+        if not isinstance(value, dict):
+            raise wrong(field, f"must be a mapping (a JSON object), got {_json_kind(value)}")
+        return value
+
+    def member(parent, key, field):
+        if key not in parent:
+            raise wrong(field, "is missing")
+        return parent[key]
+
+    if not isinstance(document.get("id"), str):
+        raise wrong("id", f"must be a string, got {_json_kind(document.get('id'))}")
+    settings = mapping(member(document, "settings", "settings"), "settings")
+    for name, kind in _SETTING_TYPES.items():
+        value = member(settings, name, f"settings.{name}")
+        if not isinstance(value, kind) or isinstance(value, bool) or (kind is str and not value):
+            wanted = "a non-empty string" if kind is str else "an integer"
+            raise wrong(f"settings.{name}", f"must be {wanted}, got {_json_kind(value)}")
+    directions = mapping(member(document, "directions", "directions"), "directions")
+    if not directions:
+        raise wrong("directions", "has no directions")
+    for direction, stats in directions.items():
+        if direction not in POINT_DIRECTIONS:
+            raise wrong(f"directions.{direction}", f"is not a direction with reference points ({POINT_DIRECTIONS})")
+        mapping(stats, f"directions.{direction}")
+        for point in ("unrelated", "copy"):
+            field = f"directions.{direction}.{point}"
+            figures = mapping(member(stats, point, field), field)
+            mean = member(figures, "mean", f"{field}.mean")
+            if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not math.isfinite(mean):
+                raise wrong(f"{field}.mean", f"must be a finite number, got {_json_kind(mean)}")
+
+
+def _json_kind(value):
+    """A value as a message names it: its JSON kind, and the value itself when it is short."""
+    kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    kind = kinds.get(type(value), "a number")
+    shown = repr(value)
+    return f"{kind} {shown}" if len(shown) <= 40 and not isinstance(value, (dict, type(None))) else kind
 
 
 def baseline_id(document):

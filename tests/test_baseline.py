@@ -165,11 +165,85 @@ def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, t
     edited["directions"]["faithfulness"]["copy"]["mean"] = 0.0
     refused(edited, "does not match its id .*: it was changed after `bartscore baseline` wrote it")
     incomplete = {key: value for key, value in document.items() if key != "settings"}
-    refused(incomplete, r"is not a complete baseline file: 'settings' is missing or malformed")
+    refused(incomplete, r"is not a complete baseline file: settings is missing")
     refused(document, r"has no reference points for precision, recall \(it has faithfulness\)")
     missing = r"no baseline file at .*nowhere\.json; make it with:\n"
     with pytest.raises(baseline_files.BaselineNotFoundError, match=missing):
         copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], baseline_path=str(tmp_path / "nowhere.json"))
+
+
+def _malformed(document, change):
+    """A copy of `document` with `change(copy)` applied and its id recomputed, so that only the structure is wrong."""
+    copy = json.loads(json.dumps(document))
+    change(copy)
+    copy["id"] = baseline_files.baseline_id(copy)
+    return copy
+
+
+def _setter(*keys, value):
+    def change(document):
+        target = document
+        for key in keys[:-1]:
+            target = target[key]
+        if value is _DELETE:
+            del target[keys[-1]]
+        else:
+            target[keys[-1]] = value
+
+    return change
+
+
+_DELETE = object()
+MALFORMED = [
+    (("directions",), [], r"directions must be a mapping \(a JSON object\), got a list \[\]"),
+    (("directions",), "faithfulness", r"directions must be a mapping \(a JSON object\), got a string"),
+    (("directions",), {}, r"directions has no directions"),
+    (("directions", "faithfulness"), [1, 2], r"directions\.faithfulness must be a mapping .* got a list"),
+    (("directions", "faithfulness", "copy"), None, r"directions\.faithfulness\.copy must be a mapping .* got null"),
+    (("directions", "faithfulness", "unrelated"), _DELETE, r"directions\.faithfulness\.unrelated is missing"),
+    (("directions", "faithfulness", "copy", "mean"), _DELETE, r"directions\.faithfulness\.copy\.mean is missing"),
+    (("directions", "faithfulness", "copy", "mean"), float("nan"), r"copy\.mean must be a finite number, got .*nan"),
+    (("directions", "faithfulness", "copy", "mean"), float("inf"), r"copy\.mean must be a finite number, got .*inf"),
+    (("directions", "faithfulness", "copy", "mean"), True, r"copy\.mean must be a finite number, got a boolean"),
+    (
+        ("directions", "faithfulness", "unrelated", "mean"),
+        "-3.5",
+        r"unrelated\.mean must be a finite number, got a str",
+    ),
+    (("directions", "faithfulness", "unrelated", "mean"), [-3.5], r"unrelated\.mean must be a finite number, got a li"),
+    (("settings",), ["model"], r"settings must be a mapping \(a JSON object\), got a list"),
+    (("settings", "model"), _DELETE, r"settings\.model is missing"),
+    (("settings", "model"), 7, r"settings\.model must be a non-empty string, got a number 7"),
+    (("settings", "prompt"), None, r"settings\.prompt must be a non-empty string, got null"),
+    (("settings", "token_policy"), {"a": 1}, r"settings\.token_policy must be a non-empty string, got an object"),
+    (("settings", "max_length"), True, r"settings\.max_length must be an integer, got a boolean True"),
+    (("settings", "max_length"), "1024", r"settings\.max_length must be an integer, got a string '1024'"),
+    (("settings", "max_length"), 1024.0, r"settings\.max_length must be an integer, got a number 1024\.0"),
+    (("directions", "fluency"), {}, r"directions\.fluency is not a direction with reference points"),
+]
+
+
+@pytest.mark.parametrize("keys, value, message", MALFORMED)
+def test_a_malformed_baseline_is_refused_naming_the_field(copier, texts_file, tmp_path, keys, value, message):
+    document = _malformed(built(copier, texts_file, pairs=10), _setter(*keys, value=value))
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps(document), encoding="utf-8")  # NaN and Infinity as Python's json writes them
+    whole = "is not a complete baseline file: (directions.faithfulness.)?" + message
+    with pytest.raises(baseline_files.BaselineError, match=whole):
+        baseline_files.load_baseline(str(path))
+    with pytest.raises(baseline_files.BaselineError, match=message):  # the library's baseline_path=, not a crash
+        copier.score_directions(TEXTS[:2], references=TEXTS[2:4], sources=TEXTS[2:4], baseline_path=str(path))
+
+
+@pytest.mark.parametrize("keys, value, message", [MALFORMED[0], MALFORMED[7], MALFORMED[10], MALFORMED[17]])
+def test_cli_a_malformed_baseline_is_a_usage_error(copier, texts_file, tmp_path, keys, value, message):
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps(_malformed(built(copier, texts_file, pairs=10), _setter(*keys, value=value))))
+    code, stdout, stderr = run_cli(
+        "score", "-m", str(tmp_path / "no-model"), "-s", texts_file, "-t", texts_file, "--baseline", str(path)
+    )
+    assert code == 2 and stdout == "", stderr
+    assert re.search(message, stderr) and "Traceback" not in stderr, stderr
 
 
 def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baselines, texts_file, monkeypatch):
