@@ -25,6 +25,7 @@ from .rescale import (
     POINT_DIRECTIONS,
     ROLES,
     ReferencePoints,
+    corpus_documents,
     document_ids,
     point_directions,
     sample_reference_pairs,
@@ -50,6 +51,9 @@ ABOUT = (
     "recall's points. 'settings' must match the scorer and options that use this file; 'id' is a digest of "
     "everything else in the file and names it in signatures (rescale:baseline-<id>)."
 )
+
+
+BASELINE_REMEDY = "make it from a corpus with rows of different sources and references"
 
 
 class BaselineError(ValueError):
@@ -328,6 +332,7 @@ def build_baseline(
             "source": [[text] for text in sources] if sources is not None else None,
             "reference": references,
         }
+        corpus_documents(segments, corpus.sources, corpus.references, option="a baseline", remedy=BASELINE_REMEDY)
         documents = document_ids(segments * len(names), sources, references)
         roles = ROLES
         described = {"kind": "table", "rows": segments, "systems": names}

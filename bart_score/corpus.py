@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .directions import DIRECTIONS, resolve_options
 from .inputs import check_text, describe
+from .rescale import corpus_documents
 
 
 class UsageError(Exception):
@@ -318,6 +319,9 @@ def score_corpus(scorer, corpus, **options):
     every system's outputs together, so that the systems share one scale."""
     names = list(corpus.systems)
     segments = len(corpus.systems[names[0]])
+    if options.get("rescale") == "corpus" and not options.get("unrelated_texts") and not options.get("baseline_path"):
+        # Checked on the segments as given, before score_directions sees each of them once per system.
+        corpus_documents(segments, corpus.sources, corpus.references)
     result = scorer.score_directions(
         [hypothesis for name in names for hypothesis in corpus.systems[name]],
         references=corpus.references * len(names) if corpus.references is not None else None,

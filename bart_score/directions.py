@@ -182,9 +182,14 @@ def score_directions(
             "source": [[text] for text in sources] if sources is not None else None,
             "reference": references,
         }
+        documents = (
+            rescale_module.document_ids(len(predictions), sources, references)
+            if rescaling.unrelated_texts
+            else rescale_module.corpus_documents(len(predictions), sources, references)
+        )
         reference_pairs = rescale_module.sample_reference_pairs(
             rows,
-            rescale_module.document_ids(len(predictions), sources, references),
+            documents,
             point_directions,
             pairs=rescaling.pairs,
             seed=rescaling.seed,

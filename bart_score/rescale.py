@@ -211,6 +211,28 @@ def document_ids(count, sources=None, references=None):
     return [root(row) for row in range(count)]
 
 
+LIBRARY_REMEDY = "pass unrelated_texts= or rescale with a baseline file"
+
+
+def one_document_error(rows, *, option="rescale='corpus'", remedy=LIBRARY_REMEDY):
+    """The error for `rows` rows (as the caller gave them) that are all one document, so no unrelated pair exists."""
+    rows_are = "the 1 row is" if rows == 1 else f"all {rows} rows are"
+    return ValueError(
+        f"{option} needs unrelated pairs, from different documents, but {rows_are} one document (rows that share a "
+        f"source or a reference are one document); {remedy}"
+    )
+
+
+def corpus_documents(count, sources=None, references=None, *, option="rescale='corpus'", remedy=LIBRARY_REMEDY):
+    """document_ids of `count` rows, refusing rows that are all one document: rescale='corpus' draws its unrelated
+    pairs from different documents. Callers that repeat rows (one copy per system) pass the rows as given: repeated
+    rows share their source and references, so they never add a document."""
+    documents = document_ids(count, sources, references)
+    if count and len(set(documents)) < 2:
+        raise one_document_error(count, option=option, remedy=remedy)
+    return documents
+
+
 def sample_reference_pairs(
     rows, documents, directions, *, roles=ROLES, pairs=DEFAULT_PAIRS, seed=DEFAULT_SEED, unrelated_texts=None
 ):
@@ -229,12 +251,8 @@ def sample_reference_pairs(
         points_of[direction] = (unrelated, ("copy", target_role))
     if not len(documents):
         raise ValueError("rescaling needs texts to take reference points from; there are none")
-    if not unrelated_texts and len(set(documents)) < 2:
-        raise ValueError(
-            f"rescale='corpus' needs unrelated pairs, from different documents, but the {len(documents)} row(s) form "
-            f"one document (rows that share a source or a reference are one document); pass unrelated_texts= or "
-            f"rescale with a baseline file"
-        )
+    if not unrelated_texts and len(set(documents)) < 2:  # callers that repeat rows check first (corpus_documents)
+        raise one_document_error(len(documents))
     keys = list(dict.fromkeys(key for both in points_of.values() for key in both))
     share = max(1, pairs // len(keys))
     items = {}  # role -> its distinct (text, document) items

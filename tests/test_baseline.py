@@ -326,6 +326,33 @@ def test_cli_rescale_mistakes_are_usage_errors_found_before_loading(copier, text
     assert re.search(message.format(**names), stderr), stderr
 
 
+@pytest.mark.parametrize("command", ["score", "compare"])
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        {"-s": ["The cat sat."], "-t": [["A cat."], ["A dog."]]},  # one segment
+        {"-s": ["One source."] * 3, "-t": [["a", "b", "c"], ["d", "e", "f"]]},  # every row shares its source
+        {"-r": ["One reference."] * 2, "-t": [["a", "b"], ["c", "d"]]},
+    ],
+)
+def test_cli_rescale_corpus_of_one_document_is_a_usage_error_before_loading(tmp_path, command, inputs):
+    arguments = []
+    for flag, content in inputs.items():
+        files = content if flag == "-t" else [content]
+        arguments.append(flag)
+        for number, lines in enumerate(files):
+            path = tmp_path / f"{flag[1]}{number}.txt"
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            arguments.append(str(path))
+    rows = len(inputs["-t"][0])
+    code, stdout, stderr = run_cli(command, "-m", str(tmp_path / "no-model"), *arguments, "--rescale", "corpus")
+    assert code == 2 and stdout == "", stderr
+    counted = "the 1 row is" if rows == 1 else f"all {rows} rows are"
+    assert f"--rescale corpus needs unrelated pairs, from different documents, but {counted} one document" in stderr
+    assert "--rescale baseline" in stderr and "--baseline FILE" in stderr
+    assert "unrelated_texts" not in stderr and "no-model" not in stderr  # the CLI has no such option; nothing loaded
+
+
 @pytest.mark.parametrize(
     "corpus, arguments, message",
     [

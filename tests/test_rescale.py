@@ -124,9 +124,40 @@ def test_systems_of_one_corpus_are_one_document_per_segment(copier, copier_refer
     assert "|rescale:corpus-" in signature
 
 
+@pytest.mark.parametrize("systems", [1, 3])
+@pytest.mark.parametrize(
+    "rows, sources, references",
+    [
+        (1, [SOURCES[0]], None),
+        (3, [SOURCES[0]] * 3, None),
+        (3, None, [REFERENCES[0]] * 3),
+        (3, SOURCES, [["Shared."], ["Shared.", "Other."], ["Other."]]),  # chained through references
+    ],
+)
+def test_one_document_is_counted_in_the_rows_given(copier, monkeypatch, systems, rows, sources, references):
+    """score_corpus and build_baseline repeat each row once per system: the message counts the rows as given."""
+    calls = []
+    monkeypatch.setattr(copier, "score", lambda *args, **kwargs: calls.append(args))
+    names = ["a", "b", "c"][:systems]
+    corpus = bart_score.Corpus({name: PREDICTIONS[:rows] for name in names}, sources=sources, references=references)
+    counted = "the 1 row is" if rows == 1 else "all 3 rows are"
+    with pytest.raises(ValueError, match=rf"but {counted} one document \(rows that share .*; pass unrelated_texts="):
+        bart_score.score_corpus(copier, corpus, rescale="corpus")
+    with pytest.raises(ValueError, match=rf"but {counted} one document"):
+        copier.score_directions(PREDICTIONS[:rows], sources=sources, references=references, rescale="corpus")
+    with pytest.raises(ValueError, match=rf"a baseline needs unrelated pairs, .* but {counted} one document .*; make"):
+        baselines.build_baseline(copier, corpus=corpus, corpus_file=os.devnull)
+    assert calls == []  # refused before any scoring
+
+
+def test_rows_from_two_documents_or_more_are_accepted(copier):
+    documents = rescale.corpus_documents(3, sources=[SOURCES[0], SOURCES[0], SOURCES[1]])
+    assert len(set(documents)) == 2 and documents[0] == documents[1]
+
+
 def test_fixed_unrelated_texts_serve_inputs_that_share_one_source(copier, copier_reference_model):
     unrelated_texts = ["Bake the bread for an hour.", "Rain is expected in the north."]
-    with pytest.raises(ValueError, match=r"the 3 row\(s\) form one document .* pass unrelated_texts="):
+    with pytest.raises(ValueError, match=r"all 3 rows are one document .* pass unrelated_texts="):
         copier.score_directions(PREDICTIONS, sources=[SOURCES[0]] * 3, rescale="corpus")
     with pytest.raises(ValueError, match="rescaling needs texts to take reference points from; there are none"):
         copier.score_directions([], sources=[], rescale="corpus", unrelated_texts=unrelated_texts)

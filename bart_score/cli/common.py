@@ -11,7 +11,7 @@ import tempfile
 from ..baselines import BaselineError, load_baseline
 from ..corpus import UsageError, read_plain_corpus, read_table_corpus
 from ..directions import AGGREGATIONS, PROMPT_SIDES, resolve_options
-from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES
+from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES, corpus_documents
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
 
@@ -178,7 +178,7 @@ def checked_request(args):
         has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options
     )
     check_engine_options(args)
-    options.update(rescale_options(args, resolved.prompt_label))
+    options.update(rescale_options(args, resolved.prompt_label, corpus))
     return corpus, options
 
 
@@ -204,9 +204,17 @@ def check_engine_options(args):
         raise UsageError(f"--device {args.device!r} is not a device; use cpu, cuda or cuda:<n>")
 
 
-def rescale_options(args, prompt_label):
+# What --rescale corpus on a corpus of one document can do instead (the command line has no unrelated_texts=).
+CLI_ONE_DOCUMENT_REMEDY = (
+    "rescale with a baseline file instead: --rescale baseline (the file `bartscore baseline` makes for this model "
+    "and these settings) or --baseline FILE"
+)
+
+
+def rescale_options(args, prompt_label, corpus):
     """score_directions' rescaling options; a --baseline file is read and checked against the settings known
-    before the model loads (the model itself is checked once it is loaded)."""
+    before the model loads (the model itself is checked once it is loaded), and --rescale corpus needs segments
+    from two documents or more (as the library counts them: bart_score.rescale.corpus_documents)."""
     if args.rescale == "corpus" and args.baseline:
         raise UsageError("--rescale corpus takes the reference points from the texts being scored; drop --baseline")
     corpus_only = {"--rescale-pairs": args.rescale_pairs, "--rescale-seed": args.rescale_seed}
@@ -226,6 +234,13 @@ def rescale_options(args, prompt_label):
             raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
         return {"baseline_path": args.baseline}
     if args.rescale == "corpus":
+        segments = len(corpus.sources if corpus.sources is not None else corpus.references)
+        try:
+            corpus_documents(
+                segments, corpus.sources, corpus.references, option="--rescale corpus", remedy=CLI_ONE_DOCUMENT_REMEDY
+            )
+        except ValueError as error:
+            raise UsageError(str(error)) from None
         return {
             "rescale": "corpus",
             "rescale_pairs": DEFAULT_PAIRS if args.rescale_pairs is None else args.rescale_pairs,
