@@ -53,6 +53,8 @@ ABOUT = (
 )
 
 
+# How a model's identity starts (bart_score.models.checkpoint_identity); older files hold the checkpoint as typed.
+IDENTITY_PREFIXES = ("dir:", "hub:")
 BASELINE_REMEDY = "make it from a corpus with rows of different sources and references"
 
 
@@ -65,9 +67,11 @@ class BaselineNotFoundError(BaselineError):
 
 
 def baseline_settings(scorer, prompt_label):
-    """A baseline's key: what must be the same for its reference points to apply."""
+    """A baseline's key: what must be the same for its reference points to apply. The model is its identity
+    (bart_score.models.checkpoint_identity), not the name it was given: the same checkpoint named by another path
+    matches, another model at the same path, or the same directory saved again, does not."""
     return {
-        "model": scorer.model_label,
+        "model": scorer.model_identity,
         "token_policy": scorer.token_policy,
         "prompt": prompt_label,
         "max_length": scorer.max_length,
@@ -100,11 +104,17 @@ class Baseline:
 
     def mismatches(self, settings):
         """'<setting>: this file has X, this call uses Y' for each of `settings` that differs from the file's."""
-        return [
-            f"{SETTING_NAMES[name]}: the file has {self.settings[name]!r}, this call uses {value!r}"
-            for name, value in settings.items()
-            if self.settings[name] != value
-        ]
+        problems = []
+        for name, value in settings.items():
+            if self.settings[name] != value:
+                problem = f"{SETTING_NAMES[name]}: the file has {self.settings[name]!r}, this call uses {value!r}"
+                if name == "model" and not self.settings[name].startswith(IDENTITY_PREFIXES):
+                    problem += (
+                        " (the file names the model as it was typed, as baseline files made before bart_score keyed "
+                        "them on the model's identity did)"
+                    )
+                problems.append(problem)
+        return problems
 
 
 def default_baseline_folder():
@@ -248,7 +258,7 @@ def baseline_for(scorer, options, prompt, directions, path=None):
         if path is not None:
             raise BaselineNotFoundError(f"{missing}; make it with:\n    {command}") from None
         raise BaselineNotFoundError(
-            f"no BARTScore baseline for {settings['model']} with prompt {settings['prompt']!r} and max_length "
+            f"no BARTScore baseline for {scorer.model_label} with prompt {settings['prompt']!r} and max_length "
             f"{settings['max_length']} at {target}. Make one from a few thousand texts like those you score (a file "
             f"with one text per line, or a CSV/JSONL as `bartscore score` reads):\n    {command}\n"
             f"or take the reference points from the texts being scored: rescale='corpus' (--rescale corpus)"

@@ -19,7 +19,14 @@ from tqdm.auto import tqdm
 from . import __version__, directions
 from .distributed import default_device, process_group
 from .inputs import optional_positive_int, reference_lists, text_list, whole_number
-from .models import IGNORED, CheckpointNotFoundError, load_family, resolve_checkpoint
+from .models import (
+    IGNORED,
+    CheckpointNotFoundError,
+    checkpoint_identity,
+    load_family,
+    resolve_checkpoint,
+    weights_identity,
+)
 from .variants import (
     DEFAULT_CHECKPOINT,
     DEFAULT_CPU_MAX_TOKENS,
@@ -150,6 +157,8 @@ class BARTScorer:
             compatibility=compatibility,
         )
         self.tokenizer, self.model = self.family.tokenizer, self.family.model
+        self._checkpoint_identity = checkpoint_identity(self.checkpoint)
+        self._weights_identity = None
         positions = self.family.max_positions
         if max_length is None:
             max_length = min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
@@ -205,6 +214,7 @@ class BARTScorer:
         except RuntimeError as error:
             raise ValueError(f"{path!r} does not fit the {self.checkpoint!r} model: {error}") from None
         self.weights = path
+        self._weights_identity = weights_identity(path)
         return self
 
     @property
@@ -213,6 +223,14 @@ class BARTScorer:
         if self.weights is None:
             return self.checkpoint
         return f"{self.checkpoint}+{os.path.basename(self.weights)}"
+
+    @property
+    def model_identity(self):
+        """What tells this model apart from others, however the checkpoint was named: the key of baseline files and
+        score caches (see bart_score.models.checkpoint_identity), with the identity of weights loaded over it."""
+        if self._weights_identity is None:
+            return self._checkpoint_identity
+        return f"{self._checkpoint_identity}+{self._weights_identity}"
 
     @property
     def token_policy(self):

@@ -1,13 +1,15 @@
 """Scores that survive an interruption: a scorer wrapper backed by an append-only cache file.
 
 ``ResumableScorer(scorer, path)`` has the scorer's interface as ``score_directions`` uses it (``score``,
-``model_label``, ``token_policy``, ``signature_fields``). Its ``score(conditions, targets)`` answers every pair it
+``model_label``, ``model_identity``, ``token_policy``,
+``signature_fields``). Its ``score(conditions, targets)`` answers every pair it
 finds in the cache file, scores only the missing ones (each distinct pair once) in chunks, and appends each chunk to
 the file, flushed and fsynced, before the next starts: a run that is stopped keeps every finished chunk, and running
 it again scores nothing twice.
 
 The file is JSON lines. A line ``{"scorer": ID, "signature": [...]}`` describes each scorer the file holds scores of
-(the checkpoint, the token policy and the engine's signature fields; ID is a hash of them); each score is a line
+(the model's identity, see bart_score.models.checkpoint_identity, the token policy and the engine's signature
+fields; ID is a hash of them); each score is a line
 ``{"scorer": ID, "pair": KEY, "score": S}``, KEY being a hash of the (condition, target) texts. Scores of other scorers
 in the same file are kept and left alone."""
 
@@ -40,7 +42,13 @@ class ResumableScorer:
         self.scorer = scorer
         self.path = path
         self.chunk_pairs = chunk_pairs
-        self.description = [f"ckpt:{scorer.model_label}", f"tokens:{scorer.token_policy}", *scorer.signature_fields()]
+        # Keyed on the model's identity (its real path and files, or Hub commit), not the name it was given: a
+        # checkpoint saved again at the same path must never be answered with the scores of the old one.
+        self.description = [
+            f"ckpt:{scorer.model_identity}",
+            f"tokens:{scorer.token_policy}",
+            *scorer.signature_fields(),
+        ]
         self.scorer_id = hashlib.sha256("|".join(self.description).encode("utf-8")).hexdigest()[:16]
         self.cached_pairs = 0  # distinct pairs answered from the file, over all calls
         self.scored_pairs = 0  # distinct pairs the model scored, over all calls
@@ -49,6 +57,10 @@ class ResumableScorer:
     @property
     def model_label(self):
         return self.scorer.model_label
+
+    @property
+    def model_identity(self):
+        return self.scorer.model_identity
 
     @property
     def token_policy(self):

@@ -63,7 +63,7 @@ def test_baseline_figures_are_plain_statistics_of_every_pair(copier, copier_refe
     assert [(b["words"], b["pairs"]) for b in copy_buckets] == [("1-5", 1), ("6-10", 3), ("11-20", 1)]
     assert copy_buckets[0]["mean"] == pytest.approx(copies[3], abs=1e-5)
     assert document["settings"] == {
-        "model": copier.model_label,
+        "model": copier.model_identity,
         "token_policy": "bart",
         "prompt": "none",
         "max_length": 1024,
@@ -145,7 +145,7 @@ def test_a_baseline_made_with_other_settings_is_refused_naming_the_setting(
     with pytest.raises(baseline_files.BaselineError) as raised:
         user.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=prompt, baseline_path=path)
     text = str(raised.value)
-    assert message.format(copier=copier.model_label, tiny=scorer.model_label) in text
+    assert message.format(copier=copier.model_identity, tiny=scorer.model_identity) in text
     assert "Make one for these settings:\n    bartscore baseline -m " in text
 
 

@@ -26,6 +26,7 @@ class Recording:
         self.pairs = []
 
     model_label = property(lambda self: self.scorer.model_label)
+    model_identity = property(lambda self: self.scorer.model_identity)
     token_policy = property(lambda self: self.scorer.token_policy)
 
     def signature_fields(self):

@@ -5,6 +5,8 @@ save_pretrained. It is looked for in that directory, then in the Hugging Face ca
 model_type picks the family. A new family is one class (see base.Family) added to SEQ2SEQ_FAMILIES, or any
 decoder-only model that AutoModelForCausalLM loads."""
 
+import hashlib
+import json
 import os
 
 import huggingface_hub
@@ -26,8 +28,10 @@ __all__ = [
     "CheckpointNotFoundError",
     "Family",
     "Target",
+    "checkpoint_identity",
     "load_family",
     "resolve_checkpoint",
+    "weights_identity",
 ]
 
 
@@ -56,6 +60,53 @@ def resolve_checkpoint(name):
     if not os.path.isfile(path):
         raise CheckpointNotFoundError(f"{PARA_WEIGHTS_ENV} is set to {path!r}, but no file is there")
     return NAMED_CHECKPOINTS["cnn-para"], path
+
+
+# Files whose bytes are a checkpoint's weights (sharded ones with their index).
+_WEIGHTS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".index.json")
+
+
+def checkpoint_identity(checkpoint):
+    """What tells a checkpoint apart from every other, however it was named (baselines and score caches are keyed on
+    it; the signature keeps the name as given).
+
+    A local directory: "dir:<absolute real path>#<digest>", the digest covering config.json's bytes and each weights
+    file's name, size and modification time (mtime_ns), so that a directory saved again (retrained, or a different
+    model put at the same path) is a different checkpoint. A Hub id: "hub:<id>@<commit>" with the snapshot commit
+    when the checkpoint is in the Hugging Face cache (where loading finds or downloads it), else "hub:<id>"."""
+    if os.path.isdir(checkpoint):
+        digest = hashlib.sha256()
+        with open(os.path.join(checkpoint, "config.json"), "rb") as handle:
+            digest.update(handle.read())
+        for name in sorted(os.listdir(checkpoint)):
+            if name.endswith(_WEIGHTS_SUFFIXES):
+                digest.update(_file_stamp(os.path.join(checkpoint, name)))
+        return f"dir:{os.path.realpath(checkpoint)}#{digest.hexdigest()[:16]}"
+    commit = _cached_commit(checkpoint)
+    return f"hub:{checkpoint}@{commit}" if commit else f"hub:{checkpoint}"
+
+
+def weights_identity(path):
+    """A state dict loaded over a checkpoint (cnn-para's bart.pth): "weights:<absolute real path>#<digest of its name,
+    size and mtime_ns>"."""
+    return f"weights:{os.path.realpath(path)}#{hashlib.sha256(_file_stamp(path)).hexdigest()[:16]}"
+
+
+def _file_stamp(path):
+    status = os.stat(path)
+    return json.dumps([os.path.basename(path), status.st_size, status.st_mtime_ns]).encode("utf-8")
+
+
+def _cached_commit(repo_id):
+    """The commit of the cached snapshot a Hub id loads from (its config.json's snapshot folder), or None."""
+    try:
+        found = huggingface_hub.try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # not a valid repository id: there is no snapshot to name
+        return None
+    if not isinstance(found, str):
+        return None
+    snapshot = os.path.dirname(found)
+    return os.path.basename(snapshot) if os.path.basename(os.path.dirname(snapshot)) == "snapshots" else None
 
 
 def load_family(checkpoint, *, dtype, source_lang=None, target_lang=None, template=None, compatibility=None):
