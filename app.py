@@ -20,8 +20,9 @@ Operator settings, read from the environment when the app is built:
     BARTSCORE_APP_MAX_CHARS      the most characters in one text: the source, each reference, each candidate, each
                                  text of an uploaded file (default 5000).
     BARTSCORE_APP_MAX_ROWS       the most rows in an uploaded file (default 1000).
-    BARTSCORE_APP_MAX_PAIRS      the most (condition, text) pairs one uploaded file may need scored: rows x systems x
-                                 (1 for faithfulness + references for each of precision and recall) x prompts
+    BARTSCORE_APP_MAX_PAIRS      the most (condition, text) pairs one request may need scored: for an uploaded file rows
+                                 x systems x (1 for faithfulness + references for each of precision and recall) x
+                                 prompts, for Compare candidates x the same + the reference points' pairs, x prompts
                                  (default 20000), so that one request cannot hold the queue for hours.
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
                                  an existing file.
@@ -170,16 +171,18 @@ next to another. The last two rows of the table are each direction's reference p
 fixed set of unrelated sentences. The *0–1* columns and the chart place each score between them: 0 is no better than
 an unrelated text, 1 is as likely as a copy. The map is linear, so it never changes which candidate is best."""
 
-BATCH_HELP = """Upload a **.csv** or **.jsonl** (UTF-8) file with one row per segment:
-`source` (optional), `reference`, `references` or `reference_1`, `reference_2`, ... (optional; empty cells are
-skipped; in JSONL a reference cell may also be a list), `id` (optional, kept in the results), and one column per
-system: **every other column is a system's output**. At least a source or a reference column is needed, and 1 to 6
-systems. Texts are scored exactly as written: an empty output cell is scored as the empty text. The summary
-gives each system's mean with a 95% bootstrap confidence interval (1000 resamples), plotted per direction, and for
-each pair of systems a paired bootstrap test and a paired t-test; "better" names the winner at p < 0.05.
-**Rescaled scores** place each score between two reference points, 0 = an unrelated text and 1 = a copy: taken from
-the file itself (its targets given other rows' texts and given themselves; comparable within this file only), or
-from the baseline the operator saved for this model with `bartscore baseline`. The winners do not change."""
+BATCH_HELP = """Upload a **.csv** or **.jsonl** (UTF-8) file with one row per segment: `source` (optional), `reference`,
+`references` or `reference_1`, `reference_2`, ... (optional; blank cells are skipped, and a note says how many; in JSONL
+a reference cell may also be a list), `id` (optional, kept in the results), and one column per system: **every other
+column is a system's output**. At least a source or a reference column is needed, and 1 to 6 systems. Texts are scored
+exactly as written: an empty output cell is scored as the empty text. The summary gives each system's mean with a 95%
+bootstrap confidence interval (1000 resamples), plotted per direction, and for each pair of systems a paired bootstrap
+test and a paired t-test; "better" names the winner at p < 0.05.
+**Rescaled scores** place each score between two reference points, 0 = an unrelated text and 1 = a copy: taken from the
+file itself (its targets given other rows' texts and given themselves; comparable within this file only), or from the
+baseline the operator saved for this model with `bartscore baseline`. The winners do not change. A value that cannot be
+computed (a direction this model cannot rescale, a test on one row) shows as "–", is an empty cell in the CSV download,
+and is left out of the plot."""
 
 
 def candidate_boxes_update(count, values=None):
