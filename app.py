@@ -20,8 +20,9 @@ Operator settings, read from the environment when the app is built:
     BARTSCORE_APP_MAX_CHARS      the most characters in one text: the source, each reference, each candidate, each
                                  text of an uploaded file (default 5000).
     BARTSCORE_APP_MAX_ROWS       the most rows in an uploaded file (default 1000).
-    BARTSCORE_APP_MAX_PAIRS      the most (condition, text) pairs one uploaded file may need scored: rows x systems x
-                                 (1 for faithfulness + references for each of precision and recall) x prompts
+    BARTSCORE_APP_MAX_PAIRS      the most (condition, text) pairs one request may need scored: for an uploaded file rows
+                                 x systems x (1 for faithfulness + references for each of precision and recall) x
+                                 prompts, for Compare candidates x the same + the reference points' pairs, x prompts
                                  (default 20000), so that one request cannot hold the queue for hours.
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
                                  an existing file.
@@ -53,6 +54,7 @@ import bart_score
 from space.batch import (
     MAX_UPLOAD_BYTES,
     RESCALE_CHOICES,
+    blank_reference_note,
     check_work,
     formatted,
     p_value_text,
@@ -62,8 +64,14 @@ from space.batch import (
     upload_texts,
     write_results_csv,
 )
-from space.compare import chart_y_limits, compare_candidates, comparison_chart, comparison_table
-from space.guards import memory_returned_after, public_signature, refuse_special_tokens
+from space.compare import (
+    chart_y_limits,
+    check_compare_work,
+    compare_candidates,
+    comparison_chart,
+    comparison_table,
+)
+from space.guards import memory_returned_after, public_message, public_signature, refuse_special_tokens
 from space.heatmap import HEATMAP_CSS, token_heatmap
 from space.inputs import (
     MAX_CANDIDATES,
@@ -85,20 +93,26 @@ ANALYTICS_EVENTS_KEPT = 1000
 
 @contextlib.contextmanager
 def shown_in_ui():
-    """User mistakes, unloadable models and the engine's warnings become messages in the browser, never a traceback.
+    """User mistakes, unloadable models and the engine's warnings become messages in the browser, never a traceback
+    or a bare "Error". Yields a list: notes appended to it are shown as warnings when the block ends without error.
     Gradio renders a message as HTML, and messages quote what the user sent (column names, texts), so every message
-    is escaped: markup shows as text."""
+    is escaped: markup shows as text; and none shows a server path (public_message)."""
+    notes = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            yield
-        except (ValueError, TypeError, OSError, RuntimeError) as error:
-            raise gr.Error(as_text(str(error)), print_exception=False) from None
+            yield notes
+        except gr.Error:
+            raise
         except MemoryError:
             raise gr.Error("The server ran out of memory for this request; send fewer or shorter texts") from None
+        except Exception as error:  # anything else a handler calls: a message, with the details in the server's log
+            raise gr.Error(as_text(public_message(error)), print_exception=False) from None
     for warning in caught:
-        if str(warning.message).startswith("BARTScore"):  # the engine's truncation notices
-            gr.Warning(as_text(str(warning.message)))
+        if str(warning.message).startswith("BARTScore"):  # the engine's truncation and rescaling notices
+            gr.Warning(as_text(public_message(str(warning.message))))
+    for note in notes:
+        gr.Warning(as_text(note))
 
 
 def as_text(message):
@@ -157,16 +171,18 @@ next to another. The last two rows of the table are each direction's reference p
 fixed set of unrelated sentences. The *0–1* columns and the chart place each score between them: 0 is no better than
 an unrelated text, 1 is as likely as a copy. The map is linear, so it never changes which candidate is best."""
 
-BATCH_HELP = """Upload a **.csv** or **.jsonl** (UTF-8) file with one row per segment:
-`source` (optional), `reference`, `references` or `reference_1`, `reference_2`, ... (optional; empty cells are
-skipped; in JSONL a reference cell may also be a list), `id` (optional, kept in the results), and one column per
-system: **every other column is a system's output**. At least a source or a reference column is needed, and 1 to 6
-systems. Texts are scored exactly as written: an empty output cell is scored as the empty text. The summary
-gives each system's mean with a 95% bootstrap confidence interval (1000 resamples), plotted per direction, and for
-each pair of systems a paired bootstrap test and a paired t-test; "better" names the winner at p < 0.05.
-**Rescaled scores** place each score between two reference points, 0 = an unrelated text and 1 = a copy: taken from
-the file itself (its targets given other rows' texts and given themselves; comparable within this file only), or
-from the baseline the operator saved for this model with `bartscore baseline`. The winners do not change."""
+BATCH_HELP = """Upload a **.csv** or **.jsonl** (UTF-8) file with one row per segment: `source` (optional), `reference`,
+`references` or `reference_1`, `reference_2`, ... (optional; blank cells are skipped, and a note says how many; in JSONL
+a reference cell may also be a list), `id` (optional, kept in the results), and one column per system: **every other
+column is a system's output**. At least a source or a reference column is needed, and 1 to 6 systems. Texts are scored
+exactly as written: an empty output cell is scored as the empty text. The summary gives each system's mean with a 95%
+bootstrap confidence interval (1000 resamples), plotted per direction, and for each pair of systems a paired bootstrap
+test and a paired t-test; "better" names the winner at p < 0.05.
+**Rescaled scores** place each score between two reference points, 0 = an unrelated text and 1 = a copy: taken from the
+file itself (its targets given other rows' texts and given themselves; comparable within this file only), or from the
+baseline the operator saved for this model with `bartscore baseline`. The winners do not change. A value that cannot be
+computed (a direction this model cannot rescale, a test on one row) shows as "–", is an empty cell in the CSV download,
+and is left out of the plot."""
 
 
 def candidate_boxes_update(count, values=None):
@@ -199,6 +215,14 @@ def build_demo(settings=None):
             candidates = collect_candidates(candidate_texts, settings.max_chars)
             directions = check_directions(directions, has_source=bool(source), has_references=bool(references))
             prompt = parse_prompt(prompt_choice, prompt_phrase)
+            check_compare_work(
+                source=source,
+                references=references,
+                candidates=candidates,
+                directions=directions,
+                prompt=prompt,
+                max_pairs=settings.max_pairs,
+            )
             scorer = load_scorer(settings, model)
             refuse_special_tokens(
                 [
@@ -219,13 +243,13 @@ def build_demo(settings=None):
                 prompt=prompt,
                 prompt_side=prompt_side,
             )
-        chart = comparison_chart(comparison)
-        return (
-            comparison_table(comparison),
-            gr.BarPlot(value=chart, sort=list(chart["bar"]), y_lim=chart_y_limits(chart)),
-            token_heatmap(comparison),
-            public_signature(comparison.signature, model, settings.models[model]["checkpoint"]),
-        )
+            chart = comparison_chart(comparison)
+            return (
+                comparison_table(comparison),
+                gr.BarPlot(value=chart, sort=list(chart["bar"]), y_lim=chart_y_limits(chart)),
+                token_heatmap(comparison),
+                public_signature(comparison.signature, model, settings.models[model]["checkpoint"]),
+            )
 
     def score_file(
         model,
@@ -238,7 +262,7 @@ def build_demo(settings=None):
         rescale_choice="none",
         progress=gr.Progress(track_tqdm=True),
     ):
-        with shown_in_ui(), memory_returned_after():
+        with shown_in_ui() as notes, memory_returned_after():
             corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
             directions = check_directions(
                 directions, has_source=corpus.sources is not None, has_references=corpus.references is not None
@@ -259,18 +283,22 @@ def build_demo(settings=None):
                 prompt=prompt,
                 prompt_side=prompt_side,
                 rescale=rescale,
+                model_name=model,
             )
-        score_columns = [column for column in result.rows.columns if "/" in column]
-        return (
-            formatted(result.summary, dict.fromkeys(result.summary.columns[2:], "{:.4f}")),
-            formatted(
-                result.pairs, {"Δ mean (A − B)": "{:.4f}", "bootstrap p": p_value_text, "t-test p": p_value_text}
-            ),
-            formatted(result.rows, dict.fromkeys(score_columns, "{:.4f}")),
-            write_results_csv(result.rows),
-            public_signature(result.signature, model, settings.models[model]["checkpoint"]),
-            interval_plot(result.summary),
-        )
+            notes.extend(filter(None, [blank_reference_note(corpus)]))
+            score_columns = [column for column in result.rows.columns if "/" in column]
+            # Built inside shown_in_ui too: whatever fails here is a message, not a bare "Error".
+            return (
+                formatted(result.summary, dict.fromkeys(result.summary.columns[2:], "{:.4f}")),
+                formatted(
+                    result.pairs,
+                    {"Δ mean (A − B)": "{:.4f}", "bootstrap p": p_value_text, "t-test p": p_value_text},
+                ),
+                formatted(result.rows, dict.fromkeys(score_columns, "{:.4f}")),
+                write_results_csv(result.rows),
+                public_signature(result.signature, model, settings.models[model]["checkpoint"]),
+                interval_plot(result.summary),
+            )
 
     def add_candidate(count):
         if count >= MAX_CANDIDATES:

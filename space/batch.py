@@ -4,6 +4,7 @@ confidence intervals, paired tests), and the per-row results as a downloadable C
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -12,10 +13,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 import bart_score
+from bart_score.baselines import BaselineError
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
-from .guards import spreadsheet_safe
-from .inputs import MAX_CANDIDATES, MAX_REFERENCES
+from .guards import baseline_failure, spreadsheet_safe
+from .inputs import MAX_CANDIDATES, MAX_REFERENCES, pairs_per_text, prompt_count, refuse_too_much_work
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_COLUMNS = 2 + MAX_REFERENCES + MAX_CANDIDATES  # an id, a source, reference columns and system columns
@@ -62,17 +64,26 @@ def check_work(corpus, directions, prompt, max_pairs, rescale=None):
     """Refuses a file whose scoring would need more than max_pairs (condition, text) pairs, counting the reference
     pairs that rescale="corpus" adds."""
     references = corpus.references or [[] for _ in range(row_count(corpus))]
-    sides = ("precision" in directions or "f_score" in directions) + ("recall" in directions or "f_score" in directions)
-    per_system = sum(("faithfulness" in directions) + sides * len(refs) for refs in references)
-    prompts = 1 if prompt is None else len(bart_score.PROMPT_SETS[prompt] if isinstance(prompt, str) else prompt)
+    per_system = sum(pairs_per_text(directions, True, len(refs)) for refs in references)
     reference_pairs = DEFAULT_RESCALE_PAIRS if rescale == "corpus" else 0
-    pairs = (per_system * len(corpus.systems) + reference_pairs) * prompts
-    if pairs > max_pairs:
-        raise ValueError(
-            f"Scoring this file needs {pairs:,} scored pairs (rows × systems × directions and references "
-            f"{'+ reference points ' if reference_pairs else ''}× prompts); the limit here is {max_pairs:,}. Use "
-            f"fewer rows, systems, directions or prompts, or score it with the command line (bartscore score)"
-        )
+    pairs = (per_system * len(corpus.systems) + reference_pairs) * prompt_count(prompt)
+    refuse_too_much_work(
+        pairs,
+        max_pairs,
+        what="this file",
+        counted=f"rows × systems × directions and references {'+ reference points ' if reference_pairs else ''}"
+        f"× prompts",
+        advice="fewer rows, systems, directions or prompts, or score it with the command line (bartscore score)",
+    )
+
+
+def blank_reference_note(corpus):
+    """The note for reference cells that were blank and so skipped (as the command line says), or None."""
+    count = corpus.blank_references
+    if not count:
+        return None
+    cells = "cell was" if count == 1 else "cells were"
+    return f"{count} blank reference {cells} skipped: a blank cell is no reference (each row is scored with the rest)"
 
 
 def upload_texts(corpus):
@@ -104,20 +115,34 @@ class BatchResult:
     signature: str
 
 
-def score_upload(scorer, corpus, *, directions, aggregation="mean", prompt=None, prompt_side="encoder", rescale=None):
+def score_upload(
+    scorer,
+    corpus,
+    *,
+    directions,
+    aggregation="mean",
+    prompt=None,
+    prompt_side="encoder",
+    rescale=None,
+    model_name="this model",
+):
     """Scores every system of the file with bart_score.score_corpus (one engine call, so that a source shared by the
     systems is encoded once) and compares the systems; with rescale ("corpus" or "baseline"), the rescaled
-    directions too."""
-    per_system, signature = bart_score.score_corpus(
-        scorer,
-        corpus,
-        directions=directions,
-        aggregation=aggregation,
-        prompt=prompt,
-        prompt_side=prompt_side,
-        rescale=rescale,
-        show_progress=True,  # the engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser
-    )
+    directions too. A saved baseline that is missing or cannot be used is a ValueError naming the model by its menu
+    name (model_name), without the baseline's path."""
+    try:
+        per_system, signature = bart_score.score_corpus(
+            scorer,
+            corpus,
+            directions=directions,
+            aggregation=aggregation,
+            prompt=prompt,
+            prompt_side=prompt_side,
+            rescale=rescale,
+            show_progress=True,  # the engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser
+        )
+    except BaselineError as error:
+        raise ValueError(baseline_failure(model_name, error)) from None
     rows = pd.DataFrame({"row": range(1, row_count(corpus) + 1)})
     if corpus.ids is not None:
         rows["id"] = corpus.ids
@@ -177,6 +202,8 @@ def parse_rescale(choice):
 
 
 _results_folder = None
+MISSING_IN_CSV = ""  # a score that is not a number (NaN) in the CSV download: an empty cell, read back as NaN
+MISSING_SHOWN = "–"  # the same in the tables on the page
 
 
 def write_results_csv(rows):
@@ -187,14 +214,19 @@ def write_results_csv(rows):
         shutil.rmtree(_results_folder, ignore_errors=True)
     _results_folder = tempfile.mkdtemp(prefix="bartscore-")
     path = os.path.join(_results_folder, "bartscore-results.csv")
-    spreadsheet_safe(rows).to_csv(path, index=False)  # ids, column names and texts can hold formulas
+    # ids, column names and texts can hold formulas; a score that is not a number is an empty cell
+    spreadsheet_safe(rows).to_csv(path, index=False, na_rep=MISSING_IN_CSV)
     return path
 
 
 def formatted(frame, formats):
     """A Styler that shows the listed columns rounded (format string or function); the data keeps full precision."""
-    return frame.style.format({column: form for column, form in formats.items() if column in frame.columns}, na_rep="–")
+    formats = {column: form for column, form in formats.items() if column in frame.columns}
+    return frame.style.format(formats, na_rep=MISSING_SHOWN)
 
 
 def p_value_text(p):
+    """A p-value rounded, never shown as 0; one that is not a number (a file of one row has no test) is "–"."""
+    if p is None or math.isnan(p):
+        return MISSING_SHOWN
     return "< 0.0001" if p < 1e-4 else f"{p:.4f}"

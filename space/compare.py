@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
+
+from .inputs import pairs_per_text, prompt_count, refuse_too_much_work
+
 
 @dataclass
 class Comparison:
@@ -34,6 +38,26 @@ UNRELATED_TEXTS = (
     "many of them never shown in public before.",
 )
 REFERENCE_ROWS = {"copy": "copy (each text given itself)", "unrelated": "unrelated (given unrelated texts)"}
+
+
+def check_compare_work(*, source, references, candidates, directions, prompt, max_pairs):
+    """Refuses a comparison that would need more than max_pairs (condition, text) pairs: each candidate's pairs, the
+    reference points' pairs (each target given itself and given each of UNRELATED_TEXTS, at most the engine's
+    budget per sample) and the heatmap's, times the prompt's phrases (the heatmap is unprompted)."""
+    count = len(candidates)
+    candidate_pairs = pairs_per_text(directions, bool(source), len(references)) * count
+    targets = [count] * any(d in directions for d in ("faithfulness", "precision", "f_score"))
+    targets += [len(references)] * any(d in directions for d in ("recall", "f_score"))
+    share = max(1, DEFAULT_RESCALE_PAIRS // (2 * len(targets)))  # the engine's budget per sample (unrelated, copy)
+    point_pairs = sum(min(share, len(UNRELATED_TEXTS) * n) + min(share, n) for n in targets)
+    pairs = (candidate_pairs + point_pairs) * prompt_count(prompt) + count
+    refuse_too_much_work(
+        pairs,
+        max_pairs,
+        what="these candidates",
+        counted="candidates × directions and references, + reference points, × prompts",
+        advice="fewer candidates, references, directions or prompts",
+    )
 
 
 def compare_candidates(
@@ -72,8 +96,11 @@ def compare_candidates(
 
 
 def best_candidates(scores):
-    """The indices of the highest score (all of them on a tie)."""
-    top = max(scores)
+    """The indices of the highest score (all of them on a tie); scores that are not numbers are never best."""
+    numbers = [score for score in scores if not math.isnan(score)]
+    if not numbers:
+        return []
+    top = max(numbers)
     return [index for index, score in enumerate(scores) if score == top]
 
 
@@ -107,7 +134,7 @@ def comparison_table(comparison):
     rescaled = [rescaled_column(direction) for direction in comparison.scores]
     return (
         frame.style.apply(highlight)
-        .format("{:.4f}", subset=list(comparison.scores))
+        .format("{:.4f}", subset=list(comparison.scores), na_rep="–")
         .format("{:.3f}", subset=rescaled, na_rep="–")
     )
 

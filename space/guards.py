@@ -20,6 +20,7 @@ import huggingface_hub
 from safetensors import SafetensorError
 
 import bart_score
+from bart_score.baselines import BaselineNotFoundError
 
 logger = logging.getLogger("bartscore.app")
 
@@ -106,6 +107,49 @@ def load_failure(model, checkpoint, error):
 def remembered_failure(error):
     """Whether a load failure will happen again on every try (a memory shortage may pass)."""
     return not (isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError")
+
+
+_SERVER_PATH = re.compile(r"(?<![\w.:/~])~?/(?:[\w.@+-]+/)+[\w.@+-]*")
+SERVER_PATH_SHOWN = "(a path on the server)"
+
+
+def public_message(error):
+    """What a browser user is told about an error (or a warning's text): the message of a mistake the user can mend
+    (ValueError, TypeError, RuntimeError), a general sentence for anything else (the operator's log has the details);
+    in either, any absolute path is replaced, so that no message shows where the server keeps its files."""
+    if isinstance(error, str):
+        text = error
+    elif isinstance(error, OSError):
+        logger.error("BARTScore Space: a request failed: %r", error)
+        reason = f" ({error.strerror})" if error.strerror else ""
+        text = f"The server could not read or write a file for this request{reason}; the server's log says more"
+    elif isinstance(error, (ValueError, TypeError, RuntimeError)):
+        text = str(error)
+    else:
+        logger.error("BARTScore Space: a request failed", exc_info=error)
+        text = f"The request failed on the server ({type(error).__name__}); the server's log says why"
+    return _SERVER_PATH.sub(SERVER_PATH_SHOWN, text)
+
+
+def baseline_failure(model, error):
+    """The browser's message for a saved baseline that is missing or cannot be used (bart_score.baselines'
+    BaselineError): what is wrong, with the menu name, without the file's path or the command that makes it (the
+    operator's log has both)."""
+    logger.error("BARTScore Space: the saved baseline of model %r cannot be used: %s", model, error)
+    text = str(error)
+    if isinstance(error, BaselineNotFoundError):
+        problem = "there is no saved baseline for it with these settings (prompt and length limit)"
+    elif "made with other settings" in text:
+        problem = "its saved baseline was made with other settings than these (prompt, model or length limit)"
+    elif "has no reference points for" in text:
+        lacking = text.split("has no reference points for ", 1)[1].split(" (it has", 1)[0]
+        problem = f"its saved baseline has no reference points for {lacking}"
+    else:
+        problem = "its saved baseline file is damaged or is not a baseline file"
+    return (
+        f"Rescaling with the saved baseline of model {model!r} is not possible: {problem}. Choose "
+        f'"reference points from this file", or ask the operator to save a baseline for these settings'
+    )
 
 
 def public_signature(signature, model, checkpoint):

@@ -89,3 +89,26 @@ def check_references(references, max_chars):
         raise ValueError(f"At most {MAX_REFERENCES} references are allowed (found {len(references)})")
     for number, reference in enumerate(references, 1):
         check_field(reference, f"Reference {number}", max_chars)
+
+
+def prompt_count(prompt):
+    """How many phrases the engine's prompt argument scores each pair with (1 without a prompt)."""
+    if prompt is None:
+        return 1
+    return len(bart_score.PROMPT_SETS[prompt] if isinstance(prompt, str) else prompt)
+
+
+def pairs_per_text(directions, has_source, references):
+    """The (condition, text) pairs one candidate or system output needs: 1 for faithfulness (given a source), and one
+    per reference for each of precision and recall (F needs both)."""
+    sides = ("precision" in directions or "f_score" in directions) + ("recall" in directions or "f_score" in directions)
+    return ("faithfulness" in directions and has_source) + sides * references
+
+
+def refuse_too_much_work(pairs, max_pairs, *, what, counted, advice):
+    """Refuses a request that needs more than max_pairs scored pairs, before any model is used, saying how many and
+    the limit, so that one request cannot hold the scoring slot that every user shares."""
+    if pairs > max_pairs:
+        raise ValueError(
+            f"Scoring {what} needs {pairs:,} scored pairs ({counted}); the limit here is {max_pairs:,}. Use {advice}"
+        )

@@ -4,6 +4,7 @@ The app runs on the tiny checkpoint that the tests build, offered to the browser
 as an operator would offer a local checkpoint. Expected values come from the engine, called directly."""
 
 import csv
+import dataclasses
 import json
 import math
 import re
@@ -25,6 +26,7 @@ import space.batch
 import space.compare
 import space.heatmap
 import space.inputs
+import space.plots
 import space.settings
 from bart_score import baselines
 
@@ -866,12 +868,15 @@ def test_api_batch_rescales_as_the_library_and_the_command_line_do(client, copie
     assert intervals.count('<g class="system"') == 4 and "0: unrelated" in intervals
 
 
-def test_api_batch_rescales_with_the_saved_baseline_or_says_how_to_make_it(client, copier, tmp_path, monkeypatch):
+def test_api_batch_rescales_with_the_saved_baseline_or_says_there_is_none(client, copier, tmp_path, monkeypatch):
     monkeypatch.setenv(baselines.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
     path = write_documents_csv(tmp_path / "documents.csv")
     inputs = [*settings_inputs(model="copier", directions=["faithfulness"]), handle_file(path), "baseline"]
-    with pytest.raises(AppError, match=r"no BARTScore baseline for .*\n    bartscore baseline -m "):
+    with pytest.raises(
+        AppError, match=r"saved baseline of model 'copier' is not possible: there is no saved"
+    ) as raised:
         client.predict(*inputs, api_name="/score_file")
+    assert "/" not in str(raised.value) and "bartscore baseline" not in str(raised.value)
     texts = [text for row in DOCUMENTS for text in row]
     corpus_file = tmp_path / "texts.txt"
     corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
@@ -958,3 +963,272 @@ def test_hidden_helper_events_are_not_part_of_the_api(client):
 def test_p_values_are_shown_rounded_but_never_as_zero():
     assert space.batch.p_value_text(0.012345) == "0.0123"
     assert space.batch.p_value_text(3e-7) == "< 0.0001"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Values that are not numbers, and the smallest results (one system, one row)
+
+SUMMARY_COLUMNS = ["direction", "system", "mean", "95% CI low", "95% CI high"]
+NAN = math.nan
+
+
+def summary_frame(rows):
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def panel_directions(page):
+    return re.findall(r'<div class="panel" data-direction="([^"]+)"', page)
+
+
+@pytest.mark.parametrize(
+    "rows, panels, drawn, note",
+    [
+        # a direction that cannot be rescaled (NaN means and intervals) beside one that can
+        (
+            [
+                ["faithfulness", "A", -2.0, -2.1, -1.9],
+                ["faithfulness", "B", -2.0, -2.1, -1.9],
+                ["faithfulness_rescaled", "A", NAN, NAN, NAN],
+                ["faithfulness_rescaled", "B", NAN, NAN, NAN],
+                ["recall_rescaled", "A", 0.4, 0.3, 0.5],
+                ["recall_rescaled", "B", 0.6, 0.5, 0.7],
+            ],
+            ["recall_rescaled"],
+            2,
+            "faithfulness_rescaled (this direction cannot be rescaled)",
+        ),
+        # no direction can be rescaled: the raw scores are drawn
+        (
+            [
+                ["faithfulness", "A", -2.0, -2.1, -1.9],
+                ["faithfulness", "B", -3.0, -3.1, -2.9],
+                ["faithfulness_rescaled", "A", NAN, NAN, NAN],
+                ["faithfulness_rescaled", "B", NAN, NAN, NAN],
+            ],
+            ["faithfulness"],
+            2,
+            "faithfulness_rescaled (this direction cannot be rescaled)",
+        ),
+        # one row: means without intervals
+        (
+            [["faithfulness", "A", -2.0, NAN, NAN], ["faithfulness", "B", -3.0, NAN, NAN]],
+            ["faithfulness"],
+            2,
+            "A in faithfulness (no interval); B in faithfulness (no interval)",
+        ),
+        # one system, one row, its interval a single point
+        ([["recall", "A", -2.0, -2.0, -2.0]], ["recall"], 1, None),
+        # one system's mean is missing, the other's is drawn
+        (
+            [["recall", "A", NAN, NAN, NAN], ["recall", "B", -1.0, -1.5, -0.5]],
+            ["recall"],
+            1,
+            "A in recall (no mean)",
+        ),
+        # nothing at all can be drawn
+        ([["recall", "A", NAN, NAN, NAN]], [], 0, "A in recall (no mean)"),
+        ([["recall", "A", math.inf, NAN, NAN]], [], 0, "A in recall (no mean)"),
+    ],
+)
+def test_the_interval_plot_leaves_out_values_that_are_not_numbers_and_says_which(rows, panels, drawn, note):
+    page = space.plots.interval_plot(summary_frame(rows))
+    assert panel_directions(page) == panels
+    assert page.count('<g class="system"') == drawn
+    assert not re.search(r"\bnan\b|\binf\b", page, re.IGNORECASE)
+    if note:
+        assert f"Not drawn, as the value is not a number: {note}." in page
+    else:
+        assert 'class="note"' not in page
+    for mean in re.findall(r'data-mean="([^"]+)"', page):
+        assert math.isfinite(float(mean))
+
+
+def test_a_mean_without_an_interval_is_a_dot_alone():
+    page = space.plots.interval_plot(
+        summary_frame([["recall", "A", -2.0, NAN, NAN], ["recall", "B", -1.0, -1.2, -0.8]])
+    )
+    first, second = page.split('<g class="system"')[1:]
+    assert "no confidence interval" in first and "stroke-width" not in first and "<circle" in first
+    assert "95% CI -1.2000 to -0.8000" in second and "stroke-width" in second
+
+
+def shown_rows(styler):
+    """The texts a browser shows for a table: the display values Gradio's Dataframe sends with the data."""
+    metadata = gr.Dataframe().postprocess(styler).metadata  # None for a table without rows
+    return metadata["display_value"] if metadata else []
+
+
+def shown_cells(styler):
+    return [cell for row in shown_rows(styler) for cell in row]
+
+
+def test_tables_show_values_that_are_not_numbers_as_a_dash():
+    assert space.batch.p_value_text(NAN) == "–"
+    assert space.batch.p_value_text(np.float64("nan")) == "–"
+    summary = summary_frame([["faithfulness_rescaled", "A", NAN, NAN, NAN], ["recall", "A", -1.0, NAN, NAN]])
+    pairs = pd.DataFrame(
+        [["recall", "A", "B", NAN, NAN, NAN, "no significant difference"]],
+        columns=["direction", "system A", "system B", "Δ mean (A − B)", "bootstrap p", "t-test p", "better"],
+    )
+    rows = pd.DataFrame({"row": [1], "A/recall": [NAN], "A/recall_rescaled": [0.5]})
+    for styler in (
+        space.batch.formatted(summary, dict.fromkeys(summary.columns[2:], "{:.4f}")),
+        space.batch.formatted(
+            pairs,
+            {"Δ mean (A − B)": "{:.4f}", "bootstrap p": space.batch.p_value_text, "t-test p": space.batch.p_value_text},
+        ),
+        space.batch.formatted(rows, {"A/recall": "{:.4f}", "A/recall_rescaled": "{:.4f}"}),
+    ):
+        cells = shown_cells(styler)
+        assert "–" in cells and not any(re.search(r"\bnan\b", cell, re.IGNORECASE) for cell in cells)
+    assert shown_cells(space.batch.formatted(pairs, {"bootstrap p": space.batch.p_value_text}))[4] == "–"
+
+    comparison = space.compare.Comparison(
+        names=["A", "B"],
+        scores={"faithfulness": [NAN, -2.0], "recall": [NAN, NAN]},
+        rescaled={"faithfulness": [NAN, NAN], "recall": [NAN, NAN]},
+        reference_points={"faithfulness": {"copy": NAN, "unrelated": NAN}, "recall": {"copy": -1.0, "unrelated": -3.0}},
+        signature="sig",
+        tokens=[],
+        tokens_given="the source",
+        special_tokens=set(),
+    )
+    table = space.compare.comparison_table(comparison)
+    cells = shown_cells(table)
+    assert "–" in cells and not any(re.search(r"\bnan\b", cell, re.IGNORECASE) for cell in cells)
+    # B is best in faithfulness; a score that is not a number is never best, so recall has no best candidate
+    assert list(table.data["best in"]) == ["", "★ faithfulness", "", ""]
+    assert len(space.compare.comparison_chart(comparison)) == 0
+    assert space.compare.chart_y_limits(space.compare.comparison_chart(comparison)) == [0.0, 1.0]
+
+
+def test_the_csv_download_writes_a_value_that_is_not_a_number_as_an_empty_cell():
+    rows = pd.DataFrame({"row": [1, 2], "A/recall": [-1.5, NAN], "A/recall_rescaled": [NAN, NAN]})
+    with open(space.batch.write_results_csv(rows), encoding="utf-8") as handle:
+        assert handle.read().splitlines() == ["row,A/recall,A/recall_rescaled", "1,-1.5,", "2,,"]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Handlers, called as Gradio calls them
+
+
+@pytest.fixture(scope="module")
+def handlers(app_settings):
+    demo = app.build_demo(app_settings)
+    return {block.api_name: block.fn for block in demo.fns.values() if block.api_name}
+
+
+def batch_file(tmp_path, name, content):
+    return write(tmp_path, name, content)
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("same.csv", "source,reference,A,B\nthe cat,the dog,a,a\nthe mat,the dog,b,b\nthe hat,x dog,c,c\n"),
+        ("onerow.csv", "source,reference,A,B\nthe cat,the dog,a,b\n"),
+        ("onesystem.csv", "source,reference,A\nthe cat,the dog,a\nthe mat,a dog,b\n"),
+        ("onebyone.csv", "source,reference,A\nthe cat,the dog,a\n"),
+    ],
+)
+@pytest.mark.parametrize("rescale", ["none", "corpus"])
+def test_batch_results_of_any_shape_are_shown_without_an_error(handlers, tmp_path, name, content, rescale):
+    """Systems that score alike, a single row and a single system: directions that cannot be rescaled, tests and
+    intervals that one row cannot give are shown as "–" and left out of the plot, never a crash."""
+    try:
+        summary, pairs, rows, download, _, intervals = handlers["score_file"](
+            *settings_inputs(), batch_file(tmp_path, name, content), rescale
+        )
+    except gr.Error as error:  # one row is one document: corpus reference points need two
+        assert rescale == "corpus" and name in ("onerow.csv", "onebyone.csv"), error.message
+        assert "needs unrelated pairs, from different documents" in error.message
+        return
+    for styler in (summary, pairs, rows):
+        cells = shown_cells(styler)
+        assert not any(re.search(r"\bnan\b", cell, re.IGNORECASE) for cell in cells)
+    if name == "onerow.csv":  # one row: no test can be made, its p-values are shown as "–"
+        assert {tuple(row[4:6]) for row in shown_rows(pairs)} == {("–", "–")}
+    if name in ("onesystem.csv", "onebyone.csv"):
+        assert len(pairs.data) == 0
+    assert not re.search(r"\bnan\b", intervals, re.IGNORECASE)
+    assert panel_directions(intervals)
+    with open(download, encoding="utf-8") as handle:
+        assert "nan" not in handle.read().lower()
+
+
+def test_everything_a_handler_builds_after_scoring_fails_as_a_message(handlers, tmp_path, monkeypatch):
+    path = batch_file(tmp_path, "docs.csv", "source,reference,A,B\nthe cat,the dog,a,b\nthe mat,a dog,c,d\n")
+    for name in ("interval_plot", "write_results_csv", "formatted"):
+        with monkeypatch.context() as patch:
+            patch.setattr(app, name, lambda *args, **kwargs: {}["a key that is not there"])
+            with pytest.raises(gr.Error, match=r"The request failed on the server \(KeyError\)"):
+                handlers["score_file"](*settings_inputs(directions=["faithfulness"]), path, "none")
+    with monkeypatch.context() as patch:
+        patch.setattr(app, "token_heatmap", lambda comparison: 1 / 0)
+        with pytest.raises(gr.Error, match=r"The request failed on the server \(ZeroDivisionError\)"):
+            handlers["compare"](*settings_inputs(directions=["faithfulness"]), SOURCE, "", *candidate_boxes("a", "b"))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Blank reference cells, and how much work a comparison is
+
+
+@pytest.mark.parametrize(
+    "name, content, count",
+    [
+        ("emptyref.csv", "source,reference_1,reference_2,A,B\nthe cat,the dog,,a,b\nthe mat,,a dog,c,d\n", 2),
+        ("reflist.jsonl", json.dumps({"source": "x", "references": ["r1", "  ", ""], "A": "a", "B": "b"}) + "\n", 2),
+        ("one.csv", "source,reference_1,reference_2,A\nthe cat,the dog, ,a\n", 1),
+    ],
+)
+def test_blank_reference_cells_are_counted_in_a_warning(handlers, tmp_path, name, content, count):
+    path = batch_file(tmp_path, name, content)
+    cells = "cell was" if count == 1 else "cells were"
+    with pytest.warns(UserWarning, match=f"^{count} blank reference {cells} skipped"):  # gr.Warning outside a request
+        handlers["score_file"](*settings_inputs(directions=["precision"]), path, "none")
+    assert space.batch.blank_reference_note(parse(path)).startswith(f"{count} blank reference {cells} skipped")
+
+
+def test_a_file_without_blank_references_has_no_note(tmp_path):
+    assert space.batch.blank_reference_note(parse(batch_file(tmp_path, "f.csv", "reference,A\nr,a\n"))) is None
+
+
+def compare_work(candidates=6, references=8, source="s", directions=bart_score.DIRECTIONS, prompt="summary", limit=1):
+    space.compare.check_compare_work(
+        source=source,
+        references=[f"r{i}" for i in range(references)],
+        candidates=[(f"Candidate {i}", f"c{i}") for i in range(candidates)],
+        directions=list(directions),
+        prompt=prompt,
+        max_pairs=limit,
+    )
+
+
+def test_comparisons_that_need_too_much_work_are_refused_saying_how_much():
+    # 6 candidates x (1 + 2 x 8) = 102 pairs; reference points: 6 unrelated texts x 6 candidates + 6 copies, and
+    # 6 x 8 + 8 for the references = 98; x 70 phrases; + 6 for the heatmap
+    with pytest.raises(
+        ValueError, match=r"^Scoring these candidates needs 14,006 scored pairs .*the limit here is 1\."
+    ):
+        compare_work()
+    compare_work(limit=14_006)
+    with pytest.raises(ValueError, match=r"needs 14,006 scored pairs"):
+        compare_work(limit=14_005)
+    # faithfulness only, no prompt: 2 candidates + 2 x 6 unrelated + 2 copies + 2 for the heatmap
+    with pytest.raises(ValueError, match=r"needs 18 scored pairs"):
+        compare_work(candidates=2, references=0, directions=["faithfulness"], prompt=None)
+    compare_work(candidates=2, references=0, directions=["faithfulness"], prompt=None, limit=18)
+    # a custom phrase is one prompt; recall alone needs the references' points only
+    # 2 candidates x 2 references + 2 x 6 unrelated + 2 copies of the references, x 1 phrase; + 2 for the heatmap
+    with pytest.raises(ValueError, match=r"needs 20 scored pairs"):
+        compare_work(candidates=2, references=2, source="", directions=["recall"], prompt=["In short"], limit=19)
+
+
+def test_a_comparison_over_the_limit_is_refused_before_the_model_is_used(app_settings, monkeypatch):
+    demo = app.build_demo(dataclasses.replace(app_settings, max_pairs=100))
+    compare = next(block.fn for block in demo.fns.values() if block.api_name == "compare")
+    monkeypatch.setattr(space.settings, "load_scorer", lambda *args: pytest.fail("the model was used"))
+    monkeypatch.setattr(app, "load_scorer", lambda *args: pytest.fail("the model was used"))
+    references = "\n".join(f"Reference {i}" for i in range(8))
+    with pytest.raises(gr.Error, match=r"needs 14,006 scored pairs .* the limit here is 100\. Use fewer candidates"):
+        compare(*settings_inputs(prompt="summary"), SOURCE, references, *[f"Candidate text {i}" for i in range(6)])

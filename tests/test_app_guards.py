@@ -267,3 +267,122 @@ def test_a_long_upload_is_refused_while_reading(tmp_path):
     path.write_text("source,sys\n" + "s,o\n" * 100_000, encoding="utf-8")
     with pytest.raises(ValueError, match=re.escape("rows.csv has more than 10 rows; the limit is 10")):
         space.batch.parse_upload(str(path), max_rows=10, max_chars=MAX_CHARS)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# No server path in any message
+
+
+@pytest.mark.parametrize(
+    "error, shown",
+    [
+        (ValueError("no file at /srv/data/x.json"), "no file at (a path on the server)"),
+        (RuntimeError("see ~/.cache/bartscore/baselines/a.json now"), "see (a path on the server) now"),
+        (
+            FileNotFoundError(2, "No such file or directory", "/tmp/gradio/abc/file.csv"),
+            "The server could not read or write a file for this request (No such file or directory); the server's "
+            "log says more",
+        ),
+        (KeyError("/srv/a/b"), "The request failed on the server (KeyError); the server's log says why"),
+        ("BARTScore truncated 1 text at /root/x/y", "BARTScore truncated 1 text at (a path on the server)"),
+        # what is not a server path stays: URLs, fractions, "and/or", a file's own name
+        ("see https://hf.co/a/b and/or 1/2/3 in notes.csv", "see https://hf.co/a/b and/or 1/2/3 in notes.csv"),
+    ],
+)
+def test_messages_to_browser_users_never_show_a_server_path(error, shown):
+    assert space.guards.public_message(error) == shown
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        FileNotFoundError(2, "No such file or directory", "/srv/secret/file"),
+        IndexError("list index out of range"),
+        ValueError("cannot read /srv/secret/file"),
+    ],
+)
+def test_every_error_in_a_handler_becomes_a_message_without_a_path(error):
+    with pytest.raises(gr.Error) as raised, app.shown_in_ui():
+        raise error
+    assert raised.value.message and "/srv" not in raised.value.message
+    assert raised.value.print_exception is False
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The saved baseline: missing, malformed or made for other settings, told without its path or the command
+
+
+@pytest.fixture(scope="module")
+def score_file(app_settings):
+    return event_function(app.build_demo(app_settings), "score_file")
+
+
+def documents_file(tmp_path):
+    path = tmp_path / "documents.csv"
+    path.write_text("source,reference,A,B\nthe cat sat,the dog,a,b\nthe rain fell,a road,c,d\n", encoding="utf-8")
+    return str(path)
+
+
+def baseline_path(scorer):
+    from bart_score import baselines
+
+    return baselines.default_baseline_path(baselines.baseline_settings(scorer, "none"))
+
+
+BASELINE_TEXTS = ["the cat sat", "the rain fell", "a road", "the dog"]
+
+
+def saved_baseline(model, scorer, folder, **options):
+    """A valid baseline made with `model`, saved where the tiny model's (`scorer`) is looked for."""
+    from bart_score import baselines
+
+    corpus_file = folder / "texts.txt"
+    corpus_file.write_text("\n".join(BASELINE_TEXTS) + "\n", encoding="utf-8")
+    document = baselines.build_baseline(model, texts=BASELINE_TEXTS, corpus_file=str(corpus_file), **options)
+    baselines.write_baseline(document, baseline_path(scorer))
+
+
+def other_models_baseline(copier, scorer, folder):
+    saved_baseline(copier, scorer, folder)
+
+
+def only_faithfulness_baseline(copier, scorer, folder):
+    """The tiny model's own baseline, without points for precision."""
+    saved_baseline(scorer, scorer, folder, directions=["faithfulness"])
+
+
+def write_text(scorer, text):
+    os.makedirs(os.path.dirname(baseline_path(scorer)), exist_ok=True)
+    with open(baseline_path(scorer), "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+@pytest.mark.parametrize(
+    "make, problem",
+    [
+        (None, "there is no saved baseline for it with these settings"),
+        (lambda copier, scorer, folder: write_text(scorer, "{not json"), "its saved baseline file is damaged"),
+        (
+            lambda copier, scorer, folder: write_text(scorer, '{"format": "other"}'),
+            "its saved baseline file is damaged",
+        ),
+        (other_models_baseline, "its saved baseline was made with other settings"),
+        (only_faithfulness_baseline, "its saved baseline has no reference points for precision"),
+    ],
+)
+def test_a_saved_baseline_that_cannot_be_used_is_explained_without_paths(
+    score_file, scorer, copier, tmp_path, monkeypatch, make, problem
+):
+    from bart_score import baselines
+
+    folder = tmp_path / "server-only-baselines"
+    monkeypatch.setenv(baselines.BASELINE_FOLDER_ENV, str(folder))
+    if make:
+        make(copier, scorer, tmp_path)
+    with pytest.raises(gr.Error) as raised:
+        score_file(*SETTINGS, documents_file(tmp_path), "baseline")
+    message = raised.value.message
+    assert message.startswith(f"Rescaling with the saved baseline of model 'tiny' is not possible: {problem}")
+    assert "reference points from this file" in message
+    for server_only in (str(tmp_path), "/", "bartscore baseline", scorer.checkpoint):
+        assert server_only not in message
