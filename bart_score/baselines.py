@@ -11,13 +11,13 @@ import math
 import os
 import re
 import shlex
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import __version__
 from .inputs import text_list
+from .outputs import finite_or_null, write_atomically
 from .prompts import PROMPT_SETS
 from .rescale import (
     DEFAULT_PAIRS,
@@ -279,18 +279,12 @@ def baseline_for(scorer, options, prompt, directions, path=None):
 
 
 def write_baseline(document, path):
-    """Writes the file atomically: a reader sees the old file or the whole new one, never a part."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".baseline-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(document, stream, indent=2, ensure_ascii=False)
-            stream.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    """Writes the file atomically as every output file is (bart_score.outputs.write_atomically): a reader sees the old
+    file or the whole new one, never a part; missing folders are made; a link keeps pointing where it did; the file
+    gets the umask's permissions or keeps the old one's. Anything but a regular file under `path` (a folder, a device,
+    a FIFO) is refused with OSError, and a document holding NaN or infinity with ValueError (JSON has neither)."""
+    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    write_atomically(path, lambda handle: handle.write(text), make_folders=True)
 
 
 def build_baseline(
@@ -387,6 +381,7 @@ def build_baseline(
             for direction, (unrelated, copy) in reference_pairs.points_of.items()
         },
     }
+    document = finite_or_null(document)  # JSON has no NaN (its id is the digest of what is written)
     document["id"] = baseline_id(document)
     return document
 

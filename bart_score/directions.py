@@ -56,6 +56,8 @@ def resolve_options(
                 raise ValueError("direction 'faithfulness' (source -> prediction) needs sources=, which was not given")
             if direction != "faithfulness" and not has_references:
                 raise ValueError(f"direction {direction!r} needs references=, which were not given")
+            if direction in requested[:index]:
+                raise ValueError(f"directions[{index}] is {direction!r} again; give each direction once")
         wanted = [d for d in DIRECTIONS if d in requested]
 
     prompts, prompt_label = resolve_prompts(prompt)

@@ -204,7 +204,7 @@ def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
         ),
         (["-s", "{src}", "-t", "{sysA}", "-p", "summary", "--prompt-phrases", "x"], r"not allowed with argument -p"),
         (["-s", "{src}", "-t", "{sysA}", "--device", "gpu0"], r"--device 'gpu0' is not a device"),
-        (["-s", "{src}", "-t", "{sysA}", "-o", "{nowhere}"], r"cannot write .*out.tsv: not a file in an existing"),
+        (["-s", "{src}", "-t", "{sysA}", "-o", "{nowhere}"], r"cannot write -o .*out.tsv: .*nowhere does not exist"),
         (["-s", "{empty}", "-t", "{empty}"], r"empty.txt is empty: no segments to score"),
         (["-s", "{src}", "-r", "{blank_ref}", "-t", "{sysA}"], r"segment 2 has no reference: line 2 is blank in"),
         (["-i", "{table}", "--source-column", "artcle"], r"table.csv has no column 'artcle'"),

@@ -110,7 +110,7 @@ def test_a_read_only_output_is_refused_before_the_model_loads(inputs, capsys):
     output.chmod(0o444)
     arguments = ("score", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), "-o", str(output))
     assert main(*arguments, model=NO_MODEL) == 2
-    assert f"cannot write {output}: the file exists and is read-only" in capsys.readouterr().err
+    assert f"cannot write -o {output}: the file exists and is read-only" in capsys.readouterr().err
     assert output.read_text(encoding="utf-8") == "keep me\n"
 
 

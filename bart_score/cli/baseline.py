@@ -4,7 +4,6 @@ Its input is one corpus of texts rather than systems to score, so it takes the m
 shared input options."""
 
 import argparse
-import os
 import sys
 
 from ..corpus import UsageError, read_table_corpus, read_texts
@@ -64,8 +63,9 @@ def check(args):
     common.check_engine_options(args)
     if args.pairs < 1 or args.seed < 0:
         raise UsageError("--pairs must be a positive integer and --seed at least 0")
-    if args.output:
-        check_output_file(args.output)
+    if args.output is not None:  # missing folders are made, as for the default location
+        common.check_output_path(args.output, "-o", make_folders=True)
+        common.check_not_an_input(args.output, [("--corpus", args.corpus)])
     options = common.scoring_options(args)
     del options["aggregation"]
     if is_table:
@@ -87,15 +87,6 @@ def check(args):
         raise UsageError(f"{args.corpus}: unrelated pairs need at least two different texts")
     resolve_options(has_references=True, has_sources=True, **options)
     return {"texts": texts}, options
-
-
-def check_output_file(path):
-    """The output may be in folders still to be made (the default location's, say), under a writable one."""
-    folder = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(folder):
-        folder = os.path.dirname(folder)
-    if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-        raise UsageError(f"cannot write {path}: not a file under an existing, writable folder")
 
 
 def run(args, inputs, options):
@@ -120,7 +111,7 @@ def run(args, inputs, options):
         return 1
     if document is None:  # a rank other than 0 under torchrun
         return 0
-    path = args.output or default_baseline_path(document["settings"])
+    path = default_baseline_path(document["settings"]) if args.output is None else args.output
     try:
         write_baseline(document, path)
     except OSError as error:

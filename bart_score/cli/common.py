@@ -1,16 +1,13 @@
 """What the subcommands share: the input and model options, reading the corpus, and checking a request before any
 model is loaded. Nothing here imports torch, so that --help and usage errors answer at once."""
 
-import contextlib
-import os
 import re
-import stat
 import sys
-import tempfile
 
 from ..baselines import BaselineError, load_baseline
 from ..corpus import UsageError, read_plain_corpus, read_table_corpus
 from ..directions import AGGREGATIONS, PROMPT_SIDES, resolve_options
+from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES, corpus_documents
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
@@ -184,11 +181,27 @@ def checked_request(args):
 
 def scoring_options(args):
     return dict(
-        directions=args.directions.split(",") if args.directions else None,
+        directions=parse_directions(args.directions),
         aggregation=args.aggregation,
         prompt=args.prompt_phrases or args.prompt,
         prompt_side=args.prompt_side,
     )
+
+
+def parse_directions(text):
+    """-d's comma-separated directions (None when -d is not given); an empty -d, an empty item or a direction given
+    twice is a usage error rather than silently meaning all directions or one."""
+    if text is None:
+        return None
+    directions = text.split(",")
+    if not any(item.strip() for item in directions):
+        raise UsageError("-d/--directions is empty; leave it out to compute every direction the inputs allow")
+    if any(not item.strip() for item in directions):
+        raise UsageError(f"-d/--directions {text!r} has an empty item between commas")
+    repeated = sorted({d for d in directions if directions.count(d) > 1})
+    if repeated:
+        raise UsageError(f"-d/--directions {text!r} gives {', '.join(repeated)} more than once")
+    return directions
 
 
 def check_engine_options(args):
@@ -252,49 +265,6 @@ def rescale_options(args, prompt_label, corpus):
 def _looks_like_a_device(name):
     kind, _, index = name.partition(":")
     return kind in ("cpu", "cuda", "mps", "xpu") and (not index or index.isdigit())
-
-
-def check_output_path(path):
-    """An output file must be writable before any work is done (a usage error otherwise). It is written as a new
-    file renamed over the old one, so its folder must be writable; an existing read-only file is not replaced."""
-    target = os.path.realpath(path)
-    folder = os.path.dirname(target)
-    if os.path.isdir(target) or not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot write {path}: not a file in an existing, writable folder")
-    # os.access alone would let root through; no write permission bit at all is a file its owner made read-only.
-    if os.path.exists(target) and (not os.access(target, os.W_OK) or not os.stat(target).st_mode & 0o222):
-        raise UsageError(f"cannot write {path}: the file exists and is read-only")
-
-
-def write_atomically(path, write):
-    """Writes a file through `write(handle)` into a temporary file beside it, flushed to disk, then renamed over it:
-    an error, a kill or a full disk midway leaves the previous file whole and no partial file under its name. A link
-    keeps pointing where it did (its target is replaced); the file keeps the old one's permissions, or the umask's."""
-    target = os.path.realpath(path)
-    folder, name = os.path.split(target)
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".partial")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o666 & ~_umask())
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    descriptor = os.open(folder, os.O_RDONLY)  # the rename itself reaches the disk
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def load_scorer(args):

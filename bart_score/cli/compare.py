@@ -1,9 +1,9 @@
 """`bartscore compare`: means with bootstrap confidence intervals, and paired significance tests between systems."""
 
-import json
 import math
 
 from ..corpus import UsageError
+from ..outputs import json_text
 from .common import add_rescale_arguments, checked_request, score_all_systems
 
 
@@ -43,25 +43,10 @@ def run(args, corpus, options):
     segments = len(next(iter(corpus.systems.values())))
     comparisons = compare_directions(per_system, resamples=args.resamples, alpha=args.alpha, seed=args.seed)
     if args.json:
-        print(
-            json.dumps(
-                finite_or_null({"signature": signature, "segments": segments, "directions": comparisons}), indent=2
-            )
-        )
+        print(json_text({"signature": signature, "segments": segments, "directions": comparisons}, indent=2))
     else:
         print("\n".join(comparison_lines(comparisons, segments, signature)))
     return 0
-
-
-def finite_or_null(value):
-    """JSON has no NaN or infinity (a single segment gives NaN p-values): they are written as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: finite_or_null(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [finite_or_null(item) for item in value]
-    return value
 
 
 def comparison_lines(comparisons, segments, signature):

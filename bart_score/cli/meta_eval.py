@@ -11,10 +11,11 @@ import sys
 from ..corpus import UsageError
 from ..directions import DIRECTIONS, resolve_options
 from ..meta_eval.benchmarks import BENCHMARKS, DATA_CACHE_ENV, GROUPS, RELEASE_DIR_ENV, resolve_benchmarks
+from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
 from ..prompts import PROMPT_SETS
 from ..score_cache import DEFAULT_CHUNK_PAIRS
 from ..variants import PARA_WEIGHTS_ENV, VARIANTS
-from .common import add_model_arguments, check_engine_options, load_scorer
+from .common import add_model_arguments, check_engine_options, load_scorer, parse_directions
 
 DEFAULT_OUTPUT_DIR = "meta-eval"
 _CHECKPOINT_VARIANTS = {"facebook/bart-large": "vanilla", "facebook/bart-large-cnn": "cnn"}
@@ -107,7 +108,7 @@ def check(args):
         benchmarks = resolve_benchmarks(args.benchmark)
     except ValueError as error:
         raise UsageError(f"--benchmark: {error}") from None
-    directions = args.directions.split(",") if args.directions else None
+    directions = parse_directions(args.directions)
     prompt = args.prompt_phrases or args.prompt
     resolve_options(has_references=True, has_sources=True, directions=directions, prompt=prompt)
     check_engine_options(args)
@@ -121,22 +122,38 @@ def check(args):
                 "the release detokenizes summarization and data-to-text texts with Moses before scoring: install "
                 "sacremoses (pip install sacremoses), or pass --no-detokenize to score them as they are"
             ) from None
-    data_files = {}
+    data_files, given = {}, {}
     for item in args.data:
         name, _, path = item.partition("=")
         if not path or name.lower() not in benchmarks:
             raise UsageError(f"--data {item!r}: give NAME=FILE with NAME one of the benchmarks run ({benchmarks})")
         if not os.path.isfile(path):
             raise UsageError(f"--data {item!r}: {path} is not a file")
-        data_files[name.lower()] = path
+        if name.lower() in data_files:
+            raise UsageError(
+                f"--data {item!r}: {name.lower()} was given before (--data {given[name.lower()]}); give each "
+                "benchmark one file"
+            )
+        data_files[name.lower()], given[name.lower()] = path, item
     if args.release_dir and not os.path.isdir(args.release_dir):
         raise UsageError(f"--release-dir {args.release_dir!r} is not a folder")
     metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
 
-    prefix = args.output or os.path.join(DEFAULT_OUTPUT_DIR, f"{'+'.join(args.benchmark)}.{_slug(args.model)}")
-    cache = args.cache or os.path.join(os.path.dirname(prefix) or ".", "scores-cache.jsonl")
-    for path in (prefix + ".json", prefix + ".csv", cache):
-        _check_writable(path)
+    for option, value in (("-o", args.output), ("--cache", args.cache)):
+        if value == "":
+            raise UsageError(f"{option} is empty; give a file name, or leave it out for the default")
+    prefix = args.output
+    if prefix is None:
+        prefix = os.path.join(DEFAULT_OUTPUT_DIR, f"{'+'.join(args.benchmark)}.{_slug(args.model)}")
+    cache = args.cache
+    if cache is None:
+        cache = os.path.join(os.path.dirname(prefix) or ".", "scores-cache.jsonl")
+    outputs = [("-o", prefix + ".json"), ("-o", prefix + ".csv"), ("--cache", cache)]
+    inputs = [*((f"--data {name}=", path) for name, path in data_files.items()), ("--metrics-csv", args.metrics_csv)]
+    for option, path in outputs:
+        check_output_path(path, option, make_folders=True)
+        check_not_an_input(path, inputs, option)
+    check_distinct_outputs(outputs)
     request = {
         "benchmarks": benchmarks,
         "data_files": data_files,
@@ -155,17 +172,6 @@ def _model_name(model):
 
 def _slug(model):
     return re.sub(r"[^A-Za-z0-9._-]+", "_", _model_name(model)) or "model"
-
-
-def _check_writable(path):
-    """The file can be written once its folder is made: the nearest existing folder above it is writable."""
-    if os.path.isdir(path):
-        raise UsageError(f"cannot write {path}: it is a folder")
-    folder = os.path.dirname(os.path.abspath(path))
-    while not os.path.isdir(folder):
-        folder = os.path.dirname(folder)
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"cannot write {path}: {folder} is not writable")
 
 
 def read_metrics_csv(path, benchmarks):
@@ -372,7 +378,6 @@ def run(args, request, options):
         "cache": request["cache"],
     }
     print(text)
-    os.makedirs(os.path.dirname(os.path.abspath(request["prefix"])), exist_ok=True)
     try:
         written = write_outputs(report, request["prefix"])
     except OSError as error:

@@ -1,10 +1,11 @@
 """`bartscore score`: per-segment scores of one or more systems, and their means."""
 
-import json
 import sys
 
+from ..outputs import json_text
 from .common import (
     add_rescale_arguments,
+    check_not_an_input,
     check_output_path,
     check_written_name,
     checked_request,
@@ -34,8 +35,20 @@ def check(args):
         for row, segment_id in enumerate(corpus.ids or [], start=1):
             check_written_name(segment_id, f"row {row}'s id")
     if args.output != "-":
-        check_output_path(args.output)
+        check_output_path(args.output, "-o", stdout_hint="-o - (the default)")
+        check_not_an_input(args.output, input_files(args))
     return corpus, options
+
+
+def input_files(args):
+    """(option, file) for every file a scoring command reads."""
+    return [
+        ("--sources", args.sources),
+        *(("--references", path) for path in args.references),
+        *(("--hypotheses", path) for path in args.hypotheses),
+        ("--input", args.input),
+        ("--baseline", args.baseline),
+    ]
 
 
 def run(args, corpus, options):
@@ -82,4 +95,4 @@ def write_segments(per_system, ids, output_format, handle):
                 handle.write("\t".join([name, str(segment), *segment_id.values(), *values]) + "\n")
             else:
                 row = {"system": name, "segment": segment, **segment_id, **{d: scores[d][segment] for d in directions}}
-                handle.write(json.dumps(row) + "\n")
+                handle.write(json_text(row) + "\n")

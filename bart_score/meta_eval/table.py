@@ -8,14 +8,12 @@ data-to-text); an average column appears when every column it averages is in the
 
 import csv
 import io
-import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..outputs import json_text, write_atomically
 from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY
 from .protocol import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
 from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES
@@ -367,20 +365,10 @@ def report_csv(report):
     return out.getvalue()
 
 
-def write_atomically(path, text):
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".partial-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
 def write_outputs(report, prefix):
     """PREFIX.json (everything) and PREFIX.csv (one line per metric and column), each written atomically."""
-    write_atomically(prefix + ".json", json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
-    write_atomically(prefix + ".csv", report_csv(report))
+    json_report = json_text(report, indent=2, ensure_ascii=False) + "\n"
+    csv_report = report_csv(report)
+    write_atomically(prefix + ".json", lambda handle: handle.write(json_report), make_folders=True, newline="")
+    write_atomically(prefix + ".csv", lambda handle: handle.write(csv_report), make_folders=True, newline="")
     return prefix + ".json", prefix + ".csv"
