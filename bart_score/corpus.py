@@ -6,6 +6,8 @@ import csv
 import json
 import os
 import re
+import sys
+import threading
 from dataclasses import dataclass
 
 from .directions import DIRECTIONS, resolve_options
@@ -132,7 +134,8 @@ def read_table_corpus(
     Source: the given column (which must exist), else a ``source`` column if there is one. References: the given
     columns, else every column named ``reference``, ``references`` or ``reference_<n>`` (a JSONL cell may hold a list;
     empty or blank cells are no reference and are counted in ``blank_references``; every row needs one). Systems: the
-    given columns, else every column but the source, the references and the id. A column has one role. Texts are
+    given columns, else every column but the source, the references and the id. A column has one role, the defaults
+    (source, id) included. A row of empty cells is a row of empty texts; a blank line is no row. Texts are
     scored exactly as written: an empty output is the empty text, while a JSONL row that lacks a system's or the
     source's value is an error. `limits` are checked row by row as the file is read; reading takes time linear in
     the file's size."""
@@ -160,15 +163,15 @@ def read_table_corpus(
     twice = sorted(name for name, count in collections.Counter(given).items() if count > 1)
     if twice:
         raise UsageError(f"column {twice[0]!r} is given two roles (source, reference or system); give it one")
+    source_given = source_column is not None
     source_column = source_column or "source"
-    if reference_columns is None:
-        systems_given = set(system_columns or ())
-        reference_columns = [
-            c for c in columns if re.fullmatch(r"references?|reference_\d+", c) and c not in systems_given
-        ]
+    if reference_columns is None:  # the columns named as references, unless given another role
+        taken = {*(system_columns or ()), *([source_column] if source_given else [])}
+        reference_columns = [c for c in columns if re.fullmatch(r"references?|reference_\d+", c) and c not in taken]
     if system_columns is None:
         not_systems = {source_column, id_column, *reference_columns}
         system_columns = [c for c in columns if c not in not_systems]
+    _check_roles(path, known, source_column, source_given, id_column, reference_columns, system_columns)
     if source_column not in known and not reference_columns:
         raise UsageError(
             f"{path} needs a {source_column!r} column and/or reference columns (reference, references "
@@ -213,7 +216,7 @@ def read_table_corpus(
         systems={c: [text_of(row, n, c) for n, row in numbered] for c in system_columns},
         sources=[text_of(row, n, source_column) for n, row in numbered] if source_column in known else None,
         references=references,
-        ids=[_id_text(row.get(id_column)) for row in rows] if id_column in known else None,
+        ids=[_id_text(path, n, id_column, row.get(id_column)) for n, row in numbered] if id_column in known else None,
         blank_references=blank,
     )
 
@@ -228,8 +231,34 @@ def _first(names, shown=12):
     return list(names) if len(names) <= shown else [*names[:shown], "..."]
 
 
-def _id_text(value):
-    return "" if value is None else str(value)  # JSONL ids are often numbers
+def _check_roles(path, known, source_column, source_given, id_column, reference_columns, system_columns):
+    """A column has one role, the defaults included: a column named source is the source unless another is given,
+    and a column named id holds the segment ids, so neither can also be given another role."""
+    roles, defaults = {}, {}
+    if source_column in known:
+        roles[source_column] = "the source"
+        if not source_given:
+            defaults[source_column] = f"a column named {source_column} is the source unless another column is given"
+    claims = [(id_column, "the id column")] if id_column in known else []
+    claims += [(name, "a reference") for name in reference_columns] + [(name, "a system") for name in system_columns]
+    defaults.setdefault(id_column, f"a column named {id_column} holds the segment ids")
+    for name, role in claims:
+        if name in roles:
+            why = f" ({defaults[name]})" if name in defaults else ""
+            raise UsageError(
+                f"{path}: column {name!r} is {roles[name]} and cannot also be {role}{why}; a column has one role"
+            )
+        roles[name] = role
+
+
+def _id_text(path, number, column, value):
+    """A segment id as text: a JSONL id may be a string or a number (written as JSON writes it); a missing or null id
+    is the empty id; anything else (an object, a list, true/false) is refused."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return json.dumps(value)
+    raise UsageError(f"{path} row {number}, column {column!r}: an id is text or a number, got {describe(value)}")
 
 
 def _check_size(path, limits, rows, columns, line=None):
@@ -260,39 +289,81 @@ def _encodable(text, where):
         raise UsageError(str(error)) from None
 
 
+# csv.field_size_limit is one setting for the whole process; readers raise it (so that a cell's length is checked by
+# the reader's own limit, which names its row and column) and put it back, one at a time.
+_CSV_FIELD_LIMIT_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _csv_field_limit_lifted():
+    with _CSV_FIELD_LIMIT_LOCK:
+        previous = csv.field_size_limit()
+        try:
+            csv.field_size_limit(sys.maxsize)
+        except OverflowError:  # a C long of 32 bits (Windows)
+            csv.field_size_limit(2**31 - 1)
+        try:
+            yield
+        finally:
+            csv.field_size_limit(previous)
+
+
 def _csv_rows(path, lines, limits):
-    """Column names (stripped) and one dict per data row (lines with no text at all are skipped)."""
+    """Column names (stripped) and one dict per data row. A blank line (no field at all: nothing, not even a comma) is
+    no row; a row whose cells are empty is a row of empty texts."""
     reader = csv.reader(lines)
     columns, rows = [], []
     try:
-        for row in reader:
-            if not any(row):
-                continue
-            if not columns:
-                columns = [name.strip() for name in row]
-                _check_size(path, limits, 0, columns)
-                continue
-            if len(row) != len(columns):
-                raise UsageError(
-                    f"{path} line {reader.line_num} has {len(row)} fields but the header has {len(columns)}"
-                )
-            _check_size(path, limits, len(rows) + 1, columns)
-            for column, value in zip(columns, row):
-                _check_length(path, limits, len(rows) + 1, column, value)
-            rows.append(dict(zip(columns, row)))
+        with _csv_field_limit_lifted():
+            for row in reader:
+                if not row:
+                    continue
+                if not columns:
+                    columns = [name.strip() for name in row]
+                    _check_size(path, limits, 0, columns)
+                    continue
+                if len(row) != len(columns):
+                    raise UsageError(
+                        f"{path} line {reader.line_num} has {len(row)} fields but the header has {len(columns)}"
+                    )
+                _check_size(path, limits, len(rows) + 1, columns)
+                for column, value in zip(columns, row):
+                    _check_length(path, limits, len(rows) + 1, column, value)
+                rows.append(dict(zip(columns, row)))
     except csv.Error as error:
         raise UsageError(f"{path} line {reader.line_num} is not valid CSV: {error}") from None
     return columns, rows
 
 
+class _KeyTwice(Exception):
+    def __init__(self, key):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs):
+    """A JSON object's dict, refusing a key that appears twice (json.loads would keep its last value)."""
+    row = dict(pairs)
+    if len(row) < len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _KeyTwice(key)
+            seen.add(key)
+    return row
+
+
 def _jsonl_rows(path, lines, limits):
-    """Column names (in order of first appearance) and one dict per non-blank line."""
+    """Column names (in order of first appearance) and one dict per non-blank line; a key that appears twice in one
+    object (at any depth) is refused."""
     columns, rows = {}, []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json.loads(line, object_pairs_hook=_unique_keys)
+        except _KeyTwice as error:
+            raise UsageError(f"{path} line {number}: key {error.key!r} appears twice") from None
         except RecursionError:
             raise UsageError(f"{path} line {number} nests JSON too deeply to be read") from None
         except ValueError as error:  # JSONDecodeError, and numbers too long to convert

@@ -444,6 +444,20 @@ def test_jsonl_upload_with_references_as_a_list(tmp_path):
     assert corpus.systems == {"s1": ["o1", "o2"], "s2": ["p1", "p2"]}
 
 
+def test_a_csv_row_of_empty_cells_is_a_row_of_empty_texts(tmp_path):
+    # Only a line with no field at all is no row (blank lines, and the final newline).
+    path = write(tmp_path, "emptyrow.csv", "\r\nid,source,A,B\r\n1,x,a,b\r\n,,,\r\n\r\n3,x3,a3,b3\r\n\r\n\r\n")
+    corpus = parse(path)
+    assert (corpus.ids, corpus.sources) == (["1", "", "3"], ["x", "", "x3"])
+    assert corpus.systems == {"A": ["a", "", "a3"], "B": ["b", "", "b3"]}
+
+
+def test_jsonl_ids_are_text_or_numbers_as_json_writes_them(tmp_path):
+    lines = [{"id": "a1"}, {"id": 7}, {"id": 2.5}, {"id": -1e300}, {"id": None}, {}, {"id": ""}]
+    content = "".join(json.dumps({**line, "source": "s", "sys": "o"}) + "\n" for line in lines)
+    assert parse(write(tmp_path, "ids.jsonl", content)).ids == ["a1", "7", "2.5", "-1e+300", "", "", ""]
+
+
 def test_upload_reads_the_same_as_the_command_lines_reader(tmp_path):
     path = write(tmp_path, "outputs.csv", "source,reference,sys\nSrc,Ref,Out\n")
     assert parse(path) == bart_score.read_table_corpus(path)
@@ -535,6 +549,36 @@ BAD_UPLOADS = [
         "source,sys\n" + "s,o\n" * (MAX_ROWS + 1),
         f"longrows.csv has more than {MAX_ROWS} rows; the limit is {MAX_ROWS}",
     ),
+    # A cell longer than the csv module's own field limit (131,072) gets the same message as a shorter one.
+    (
+        "huge.csv",
+        f"source,reference,sys\na,r,{'w' * 200_000}\n",
+        f"huge.csv row 1, column 'sys' has 200000 characters; the limit is {MAX_CHARS}",
+    ),
+    (
+        "hugequoted.csv",
+        f'source,reference,sys\na,r,b\n"{"s" * 140_000}",r,b\n',
+        f"hugequoted.csv row 2, column 'source' has 140000 characters; the limit is {MAX_CHARS}",
+    ),
+    # A row of empty cells is a row (of empty texts), so row numbers stay those of the file.
+    ("emptyrow.csv", "source,reference,A,B\nx,y,a,b\n,,,\nx2,y2,a2,b2\n", "emptyrow.csv row 2 has no reference"),
+    (
+        "dupkey.jsonl",
+        '{"source": "a", "A": "b"}\n{"source": "a", "A": "b", "A": "c"}\n',
+        "dupkey.jsonl line 2: key 'A'",
+    ),
+    (
+        "dupsource.jsonl",
+        '{"source": "a", "source": "b", "A": "c"}\n',
+        "dupsource.jsonl line 1: key 'source' appears twice",
+    ),
+    (
+        "idobject.jsonl",
+        '{"id": {"x": 1}, "source": "a", "A": "b"}\n',
+        "idobject.jsonl row 1, column 'id': an id is text",
+    ),
+    ("idbool.jsonl", '{"id": true, "source": "a", "A": "b"}\n', "idbool.jsonl row 1, column 'id': an id is text"),
+    ("idlist.jsonl", '{"id": [1], "source": "a", "A": "b"}\n', "idlist.jsonl row 1, column 'id': an id is text"),
 ]
 
 

@@ -148,6 +148,77 @@ def test_csv_input_with_reference_columns(tmp_path, scorer, tiny_checkpoint):
     assert np.allclose([float(r["precision"]) for r in rows], expected["precision"], atol=1e-5)
 
 
+def test_a_csv_row_of_empty_cells_is_scored_as_a_segment_of_empty_texts(tmp_path, scorer, tiny_checkpoint):
+    path = tmp_path / "emptyrow.csv"
+    path.write_text("source,hyp\n,\nthe cat,a cat\n\n", encoding="utf-8")  # a blank line at the end is no row
+    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(path), "-q")
+    assert code == 0, stderr
+    _, rows = tsv_scores(stdout)
+    assert [row["segment"] for row in rows] == ["0", "1"]
+    expected = scorer.score_directions(["", "a cat"], sources=["", "the cat"])
+    assert np.allclose([float(row["faithfulness"]) for row in rows], expected["faithfulness"], atol=1e-5)
+
+
+def test_a_csv_cell_longer_than_the_csv_modules_field_limit_is_read(tmp_path):
+    import csv
+
+    path = tmp_path / "big.csv"
+    path.write_text(f'source,hyp\n"{"x" * 300_000}",{"y" * 200_000}\n', encoding="utf-8")
+    before = csv.field_size_limit()
+    corpus = bart_score.read_table_corpus(str(path))  # no limit on lengths: the command line's reading
+    assert (len(corpus.sources[0]), len(corpus.systems["hyp"][0])) == (300_000, 200_000)
+    assert csv.field_size_limit() == before  # the process-wide setting is put back
+
+
+ROLES = '{"source": "s", "id": "x", "reference": "r", "hyp": "h"}\n'
+
+
+@pytest.mark.parametrize(
+    "content, columns, message",
+    [
+        # Every pair of roles that a default (the columns named source, id, reference) can take part in.
+        (ROLES, ["--system-columns", "source"], "column 'source' is the source and cannot also be a system"),
+        (ROLES, ["--reference-columns", "source"], "column 'source' is the source and cannot also be a reference"),
+        (ROLES, ["--source-column", "id"], "column 'id' is the source and cannot also be the id column"),
+        (ROLES, ["--system-columns", "id"], "column 'id' is the id column and cannot also be a system"),
+        (ROLES, ["--reference-columns", "id"], "column 'id' is the id column and cannot also be a reference"),
+        (ROLES, ["--system-columns", "hyp", "id"], "column 'id' is the id column and cannot also be a system"),
+        ('{"source":"a","hyp":"b","hyp":"c"}\n', [], "t.jsonl line 1: key 'hyp' appears twice"),
+        ('{"source":"a","hyp":"b"}\n\n{"source":"a","source":"a","hyp":"c"}\n', [], "t.jsonl line 3: key 'source'"),
+        ('{"source":"a","hyp":"b","x":{"k":1,"k":2}}\n', [], "t.jsonl line 1: key 'k' appears twice"),
+        (
+            '{"id":{"x":1},"source":"a","hyp":"b"}\n',
+            [],
+            "t.jsonl row 1, column 'id': an id is text or a number, got a dict",
+        ),
+        ('{"id":1,"source":"a","hyp":"b"}\n{"id":true,"source":"a","hyp":"b"}\n', [], "row 2, column 'id': an id is"),
+        (
+            '{"id":[1],"source":"a","hyp":"b"}\n',
+            [],
+            "t.jsonl row 1, column 'id': an id is text or a number, got a list",
+        ),
+    ],
+)
+def test_table_errors_exit_2_before_the_model_loads(tmp_path, capsys, content, columns, message):
+    path = tmp_path / "t.jsonl"
+    path.write_text(content, encoding="utf-8")
+    for command in ("score", "compare", "baseline"):
+        table = ["-i", str(path)] if command != "baseline" else ["--corpus", str(path), "-o", str(tmp_path / "b.json")]
+        code = bart_score.main([command, "-m", str(tmp_path / "no-such-model"), "-q", *table, *columns])
+        stderr = capsys.readouterr().err
+        assert code == 2, (command, stderr)
+        assert message in stderr, (command, stderr)
+
+
+def test_explicit_roles_can_use_the_columns_the_defaults_would(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(ROLES, encoding="utf-8")
+    corpus = bart_score.read_table_corpus(str(path), source_column="hyp", system_columns=["source"])
+    assert (corpus.sources, corpus.systems, corpus.ids) == (["h"], {"source": ["s"]}, ["x"])
+    corpus = bart_score.read_table_corpus(str(path), source_column="reference")  # no longer a reference column
+    assert (corpus.sources, corpus.references, corpus.systems) == (["r"], None, {"source": ["s"], "hyp": ["h"]})
+
+
 def test_compare_finds_the_system_better_on_every_segment(tmp_path, scorer, tiny_checkpoint):
     # Per segment, give system "better" whichever of two candidates the model scores higher: better everywhere.
     candidates = [(a, b) for a, b in zip(SYSTEM_A * 4, SYSTEM_B * 4)]

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL, write_fixture_files
@@ -204,6 +205,7 @@ def test_a_missing_checkpoint_still_shows_the_papers_numbers(tmp_path):
         (["-b", "summeval", "--metrics-csv", "{notanumber}"], "line 2, column 'm': 'high' is not a number"),
         (["-b", "summeval", "--data", "summeval={data}", "--metrics-csv", "{unknown}"], "has no record with"),
         (["-b", "summeval", "--data", "summeval={data}", "--metrics-csv", "{partial}"], "has no score for summeval"),
+        (["-b", "summeval", "--metrics-csv", "{emptyrow}"], "line 3, column 'm': '' is not a number"),
     ],
 )
 def test_usage_errors_are_found_before_any_model_loads(tmp_path, capsys, extra, message):
@@ -213,6 +215,7 @@ def test_usage_errors_are_found_before_any_model_loads(tmp_path, capsys, extra, 
         "notanumber": "doc_id,system,m\ndm-test-0,M0,high\n",
         "unknown": "doc_id,system,m\ndm-test-9,M0,1\n",
         "partial": "doc_id,system,m\ndm-test-0,M0,1\n",
+        "emptyrow": "doc_id,system,m\ndm-test-0,M0,1\n,,\n",  # a row of empty cells is a row, not skipped
     }
     files = {"data": paths["summeval"]}
     for key, text in tables.items():
@@ -228,6 +231,18 @@ def test_usage_errors_are_found_before_any_model_loads(tmp_path, capsys, extra, 
     ]
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_matching_a_metrics_csv_takes_time_linear_in_the_records():
+    from bart_score.cli.meta_eval import metric_rows
+
+    records = 200_000  # about 0.5 s; when each key rebuilt the set of records, hours
+    dataset = {"doc_id": [f"d{i // 4}" for i in range(records)], "system": [f"s{i % 4}" for i in range(records)]}
+    values = {key: float(i) for i, key in enumerate(zip(dataset["doc_id"], dataset["system"]))}
+    start = time.perf_counter()
+    (row,) = metric_rows({"m": {"summeval": values}}, {"summeval": dataset}, "m.csv")
+    assert time.perf_counter() - start < 30
+    assert row.scores["summeval"] == [float(i) for i in range(records)]
 
 
 def test_under_torchrun_rank_0_writes_the_single_process_table(first_run, tmp_path, tiny_checkpoint):

@@ -200,7 +200,7 @@ def read_metrics_csv(path, benchmarks):
         raise UsageError(f"--metrics-csv {path} needs one named column per metric besides {keys}")
     metrics = {name: {} for name in metric_names}
     for number, cells in enumerate(lines[1:], start=2):
-        if not any(cell.strip() for cell in cells):
+        if not cells:  # a blank line; a row of empty cells is a row (and is refused below: it has no score)
             continue
         if len(cells) != len(header):
             raise UsageError(
@@ -238,7 +238,8 @@ def metric_rows(metrics, datasets, path):
         for benchmark, values in per_benchmark.items():
             dataset = datasets[benchmark]
             records = list(zip(dataset["doc_id"], dataset["system"]))
-            unknown = [key for key in values if key not in set(records)]
+            known = set(records)
+            unknown = [key for key in values if key not in known]
             if unknown:
                 raise UsageError(
                     f"--metrics-csv {path}: {benchmark} has no record with doc_id {unknown[0][0]!r} and system "
