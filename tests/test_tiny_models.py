@@ -325,10 +325,13 @@ def test_causal_reference_is_the_model_loss_on_the_target(family, tiny):
 def test_causal_reference_truncates_the_prefix_first(family, tiny):
     model, tokenizer = tiny(family)
     prefix, target_ids = reference.causal_ids(tokenizer, CONDITION, TARGET)
+    assert tokenizer.decode(prefix[-1:]) == "\n"  # the default template's text after the condition
     short_prefix, short_target = reference.causal_ids(tokenizer, CONDITION, TARGET, max_length=len(target_ids) + 3)
-    assert short_target == target_ids and short_prefix == prefix[:3]
+    assert short_target == target_ids and short_prefix == prefix[:2] + prefix[-1:]  # the condition is cut, not "\n"
     tiny_prefix, tiny_target = reference.causal_ids(tokenizer, CONDITION, TARGET, max_length=5)
-    assert tiny_target == [*target_ids[:3], tokenizer.eos_token_id] and tiny_prefix == prefix[:1]
+    assert tiny_target == [*target_ids[:3], tokenizer.eos_token_id]
+    starts_with_bos = prefix[0] == tokenizer.bos_token_id
+    assert tiny_prefix == (prefix[:1] if starts_with_bos else prefix[-1:])  # a BOS stays before the template's text
     assert len(reference.causal_token_log_probs(model, tokenizer, CONDITION, TARGET, max_length=5)) == 4
 
 
