@@ -384,6 +384,16 @@ def test_blank_reference_lines_are_skipped_and_reported_as_a_csv_reads_empty_cel
     assert from_table == stdout and "nrefs:1-2" in stderr and "note: 1 blank reference" in table_stderr
 
 
+def test_warnings_are_one_plain_line_each(files, tiny_checkpoint):
+    code, _, stderr = run_cli(
+        "score", "-m", tiny_checkpoint, "-s", files["src.txt"], "-t", files["sysA.txt"], "--max-length", "4", "-q"
+    )
+    assert code == 0, stderr
+    (line,) = [line for line in stderr.splitlines() if "truncated" in line]
+    assert line.startswith("bartscore score: warning: BARTScore truncated 3 distinct source text(s)")
+    assert "warnings.warn" not in stderr and "UserWarning" not in stderr and ".py:" not in stderr
+
+
 def test_one_word_prompt_phrases_and_ids_in_the_output(tmp_path, scorer, tiny_checkpoint):
     path = tmp_path / "data.jsonl"
     path.write_text(

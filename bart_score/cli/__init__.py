@@ -5,7 +5,9 @@ model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failur
 imported only by ``run``, so that help and usage errors answer at once."""
 
 import argparse
+import contextlib
 import sys
+import warnings
 
 from ..corpus import UsageError
 from . import baseline, common, compare, meta_eval, score
@@ -34,5 +36,17 @@ def main(argv=None):
         return 2
     from ..distributed import torchrun_process_group
 
-    with torchrun_process_group():
+    with torchrun_process_group(), warnings_as_lines(f"bartscore {args.command}"):
         return args.run(args, corpus, options)
+
+
+@contextlib.contextmanager
+def warnings_as_lines(prefix):
+    """Warnings (truncation, rescaling, ...) printed as one line each for the user, without the Python source line
+    that raised them."""
+    default = warnings.formatwarning
+    warnings.formatwarning = lambda message, *_args, **_kwargs: f"{prefix}: warning: {message}\n"
+    try:
+        yield
+    finally:
+        warnings.formatwarning = default
