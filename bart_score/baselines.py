@@ -66,6 +66,18 @@ class BaselineNotFoundError(BaselineError):
     """No baseline file where one was looked for."""
 
 
+class BaselineSettingsError(BaselineError):
+    """A baseline made with other settings (model, token policy, prompt setting, max_length) than the call's."""
+
+
+class BaselineDirectionsError(BaselineError):
+    """A baseline without reference points for some of the directions a call needs (`lacking`)."""
+
+    def __init__(self, message, lacking):
+        super().__init__(message)
+        self.lacking = lacking
+
+
 def baseline_settings(scorer, prompt_label):
     """A baseline's key: what must be the same for its reference points to apply. The model is its identity
     (bart_score.models.checkpoint_identity), not the name it was given: the same checkpoint named by another path
@@ -265,15 +277,16 @@ def baseline_for(scorer, options, prompt, directions, path=None):
         ) from None
     problems = baseline.mismatches(settings)
     if problems:
-        raise BaselineError(
+        raise BaselineSettingsError(
             f"the baseline {target} was made with other settings ({'; '.join(problems)}). Make one for these "
             f"settings:\n    {command}"
         )
     lacking = [d for d in directions if d not in baseline.document["directions"]]
     if lacking:
-        raise BaselineError(
+        raise BaselineDirectionsError(
             f"the baseline {target} has no reference points for {', '.join(lacking)} (it has "
-            f"{', '.join(baseline.document['directions'])}); make it from a corpus with the texts those need"
+            f"{', '.join(baseline.document['directions'])}); make it from a corpus with the texts those need",
+            lacking,
         )
     return baseline
 

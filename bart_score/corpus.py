@@ -343,13 +343,11 @@ class _KeyTwice(Exception):
 
 def _unique_keys(pairs):
     """A JSON object's dict, refusing a key that appears twice (json.loads would keep its last value)."""
-    row = dict(pairs)
-    if len(row) < len(pairs):
-        seen = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _KeyTwice(key)
-            seen.add(key)
+    row = {}
+    for key, value in pairs:
+        if key in row:
+            raise _KeyTwice(key)
+        row[key] = value
     return row
 
 

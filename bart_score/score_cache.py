@@ -1,17 +1,15 @@
 """Scores that survive an interruption: a scorer wrapper backed by an append-only cache file.
 
 ``ResumableScorer(scorer, path)`` has the scorer's interface as ``score_directions`` uses it (``score``,
-``model_label``, ``model_identity``, ``token_policy``,
-``signature_fields``). Its ``score(conditions, targets)`` answers every pair it
-finds in the cache file, scores only the missing ones (each distinct pair once) in chunks, and appends each chunk to
-the file, flushed and fsynced, before the next starts: a run that is stopped keeps every finished chunk, and running
-it again scores nothing twice.
+``model_label``, ``model_identity``, ``token_policy``, ``signature_fields``). Its ``score(conditions, targets)``
+answers every pair it finds in the cache file, scores only the missing ones (each distinct pair once) in chunks, and
+appends each chunk to the file, flushed and fsynced, before the next starts: a run that is stopped keeps every
+finished chunk, and running it again scores nothing twice.
 
 The file is JSON lines. A line ``{"scorer": ID, "signature": [...]}`` describes each scorer the file holds scores of
-(the model's identity, see bart_score.models.checkpoint_identity, the token policy and the engine's signature
-fields; ID is a hash of them); each score is a line
-``{"scorer": ID, "pair": KEY, "score": S}``, KEY being a hash of the (condition, target) texts. Scores of other scorers
-in the same file are kept and left alone."""
+(the model's identity, see bart_score.models.checkpoint_identity, the token policy and the engine's signature fields;
+ID is a hash of them); each score is a line ``{"scorer": ID, "pair": KEY, "score": S}``, KEY being a hash of the
+(condition, target) texts. Scores of other scorers in the same file are kept and left alone."""
 
 import hashlib
 import json

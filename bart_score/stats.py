@@ -66,12 +66,12 @@ def _compare_systems(scores, resamples, confidence, alpha, seed):
             deltas = resampled_means[i] - resampled_means[j]
             delta = nan if undefined[i] or undefined[j] else float(matrix[i].mean() - matrix[j].mean())
             if np.isnan(delta) or np.isnan(deltas).any():  # NaN deltas count as neither side: no p-value at all
-                pairs.append(_undefined_pair(names[i], names[j]))
-                continue
-            not_better = min(int((deltas <= 0).sum()), int((deltas >= 0).sum()))
-            # One segment resamples to itself: no evidence either way.
-            bootstrap_p = min(1.0, 2 * (not_better + 1) / (resamples + 1)) if segments > 1 else nan
-            t_statistic, t_p = paired_t_test(matrix[i], matrix[j])
+                delta = bootstrap_p = t_statistic = t_p = nan
+            else:
+                not_better = min(int((deltas <= 0).sum()), int((deltas >= 0).sum()))
+                # One segment resamples to itself: no evidence either way.
+                bootstrap_p = min(1.0, 2 * (not_better + 1) / (resamples + 1)) if segments > 1 else nan
+                t_statistic, t_p = paired_t_test(matrix[i], matrix[j])
             significant = bootstrap_p < alpha and t_p < alpha and delta != 0  # False for NaN
             winner = (names[i] if delta > 0 else names[j]) if significant else ""
             pairs.append(
@@ -86,19 +86,6 @@ def _compare_systems(scores, resamples, confidence, alpha, seed):
                 }
             )
     return {"systems": systems, "pairs": pairs, "resamples": resamples, "confidence": confidence, "alpha": alpha}
-
-
-def _undefined_pair(system_a, system_b):
-    nan = float("nan")
-    return {
-        "system_a": system_a,
-        "system_b": system_b,
-        "delta": nan,
-        "bootstrap_p": nan,
-        "t_statistic": nan,
-        "t_test_p": nan,
-        "winner": "",
-    }
 
 
 def compare_directions(per_system, **options):

@@ -11,6 +11,7 @@ import pandas as pd
 
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
+from .batch import MISSING_SHOWN
 from .inputs import pairs_per_text, prompt_count, refuse_too_much_work
 
 
@@ -134,8 +135,8 @@ def comparison_table(comparison):
     rescaled = [rescaled_column(direction) for direction in comparison.scores]
     return (
         frame.style.apply(highlight)
-        .format("{:.4f}", subset=list(comparison.scores), na_rep="–")
-        .format("{:.3f}", subset=rescaled, na_rep="–")
+        .format("{:.4f}", subset=list(comparison.scores), na_rep=MISSING_SHOWN)
+        .format("{:.3f}", subset=rescaled, na_rep=MISSING_SHOWN)
     )
 
 

@@ -20,7 +20,7 @@ import huggingface_hub
 from safetensors import SafetensorError
 
 import bart_score
-from bart_score.baselines import BaselineNotFoundError
+from bart_score.baselines import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
 
 logger = logging.getLogger("bartscore.app")
 
@@ -136,14 +136,12 @@ def baseline_failure(model, error):
     BaselineError): what is wrong, with the menu name, without the file's path or the command that makes it (the
     operator's log has both)."""
     logger.error("BARTScore Space: the saved baseline of model %r cannot be used: %s", model, error)
-    text = str(error)
     if isinstance(error, BaselineNotFoundError):
         problem = "there is no saved baseline for it with these settings (prompt and length limit)"
-    elif "made with other settings" in text:
+    elif isinstance(error, BaselineSettingsError):
         problem = "its saved baseline was made with other settings than these (prompt, model or length limit)"
-    elif "has no reference points for" in text:
-        lacking = text.split("has no reference points for ", 1)[1].split(" (it has", 1)[0]
-        problem = f"its saved baseline has no reference points for {lacking}"
+    elif isinstance(error, BaselineDirectionsError):
+        problem = f"its saved baseline has no reference points for {', '.join(error.lacking)}"
     else:
         problem = "its saved baseline file is damaged or is not a baseline file"
     return (
