@@ -22,11 +22,25 @@ does not load torch."""
 
 import importlib
 
-__version__ = "0.1.0"
+from .version import __version__
 
 _EXPORTS = {
+    "BARTScoreError": "errors",
+    "InputError": "errors",
+    "InputTypeError": "errors",
+    "UsageError": "errors",
+    "UnsupportedModelError": "errors",
+    "CheckpointNotFoundError": "errors",
+    "CheckpointLoadError": "errors",
+    "MissingExtraError": "errors",
+    "BaselineError": "errors",
+    "BaselineNotFoundError": "errors",
+    "BaselineSettingsError": "errors",
+    "BaselineDirectionsError": "errors",
+    "BenchmarkDataError": "errors",
+    "CacheFileError": "errors",
+    "ScoringError": "errors",
     "BARTScorer": "engine",
-    "CheckpointNotFoundError": "models",
     "resolve_checkpoint": "models",
     "VARIANTS": "variants",
     "DEFAULT_CHECKPOINT": "variants",
@@ -36,7 +50,6 @@ _EXPORTS = {
     "PROMPT_SIDES": "directions",
     "PROMPT_SETS": "prompts",
     "Corpus": "corpus",
-    "UsageError": "corpus",
     "read_plain_corpus": "corpus",
     "read_table_corpus": "corpus",
     "TableLimits": "corpus",
@@ -45,7 +58,6 @@ _EXPORTS = {
     "compare_systems": "stats",
     "compare_directions": "stats",
     "paired_t_test": "stats",
-    "BaselineError": "baselines",
     "build_baseline": "baselines",
     "load_baseline": "baselines",
     "write_baseline": "baselines",

@@ -15,7 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import __version__
+from .errors import (
+    BaselineDirectionsError,
+    BaselineError,
+    BaselineNotFoundError,
+    BaselineSettingsError,
+)
 from .inputs import text_list
 from .outputs import finite_or_null, write_atomically
 from .prompts import PROMPT_SETS
@@ -30,6 +35,7 @@ from .rescale import (
     point_directions,
     sample_reference_pairs,
 )
+from .version import __version__
 
 BASELINE_FORMAT = "bartscore-baseline"
 BASELINE_FORMAT_VERSION = 1
@@ -56,26 +62,6 @@ ABOUT = (
 # How a model's identity starts (bart_score.models.checkpoint_identity); older files hold the checkpoint as typed.
 IDENTITY_PREFIXES = ("dir:", "hub:")
 BASELINE_REMEDY = "make it from a corpus with rows of different sources and references"
-
-
-class BaselineError(ValueError):
-    """A baseline file that cannot be used: unreadable, malformed, edited, or made with other settings."""
-
-
-class BaselineNotFoundError(BaselineError):
-    """No baseline file where one was looked for."""
-
-
-class BaselineSettingsError(BaselineError):
-    """A baseline made with other settings (model, token policy, prompt setting, max_length) than the call's."""
-
-
-class BaselineDirectionsError(BaselineError):
-    """A baseline without reference points for some of the directions a call needs (`lacking`)."""
-
-    def __init__(self, message, lacking):
-        super().__init__(message)
-        self.lacking = lacking
 
 
 def baseline_settings(scorer, prompt_label):

@@ -11,12 +11,9 @@ import threading
 from dataclasses import dataclass
 
 from .directions import DIRECTIONS, resolve_options
+from .errors import UsageError
 from .inputs import check_text, describe
 from .rescale import corpus_documents
-
-
-class UsageError(Exception):
-    """A mistake in the command line or its input files (the command line's exit status 2)."""
 
 
 @dataclass

@@ -16,12 +16,12 @@ import torch
 import transformers
 from tqdm.auto import tqdm
 
-from . import __version__, directions
+from . import directions
 from .distributed import default_device, process_group
+from .errors import CheckpointNotFoundError
 from .inputs import optional_positive_int, reference_lists, text_list, whole_number
 from .models import (
     IGNORED,
-    CheckpointNotFoundError,
     checkpoint_identity,
     load_family,
     resolve_checkpoint,
@@ -36,6 +36,7 @@ from .variants import (
     ORIGINAL_PARA_WEIGHTS,
     PARA_WEIGHTS_ENV,
 )
+from .version import __version__
 
 logger = logging.getLogger("bart_score")
 

@@ -9,10 +9,10 @@ import os
 import stat
 import tempfile
 
+from .errors import UsageError
+
 
 def _refuse(message):
-    from .corpus import UsageError  # here, not above: corpus -> directions -> baselines imports this module
-
     raise UsageError(message)
 
 

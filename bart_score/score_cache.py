@@ -16,6 +16,7 @@ import json
 import os
 import warnings
 
+from .errors import CacheFileError
 from .inputs import whole_number
 
 DEFAULT_CHUNK_PAIRS = 2048
@@ -23,10 +24,6 @@ DEFAULT_CHUNK_PAIRS = 2048
 
 def pair_key(condition, target):
     return hashlib.sha256(json.dumps([condition, target], ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
-
-
-class CacheFileError(ValueError):
-    """The cache file cannot be used (unreadable, or a damaged line before its end)."""
 
 
 class ResumableScorer:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 import bart_score
-from bart_score.baselines import BaselineError
+from bart_score.errors import BaselineError
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 from .guards import baseline_failure, spreadsheet_safe

@@ -20,7 +20,7 @@ import huggingface_hub
 from safetensors import SafetensorError
 
 import bart_score
-from bart_score.baselines import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
+from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
 
 logger = logging.getLogger("bartscore.app")
 

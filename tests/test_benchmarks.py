@@ -13,8 +13,9 @@ import threading
 
 import pytest
 
+from bart_score.errors import BenchmarkDataError
 from bart_score.meta_eval import benchmarks
-from bart_score.meta_eval.benchmarks import BenchmarkDataError, load_benchmark, resolve_benchmarks
+from bart_score.meta_eval.benchmarks import load_benchmark, resolve_benchmarks
 
 SUMMARIES = {
     7: {

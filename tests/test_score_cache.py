@@ -8,10 +8,11 @@ import pytest
 from meta_eval_fixtures import write_fixture_files
 
 import bart_score
+from bart_score.errors import CacheFileError
 from bart_score.meta_eval.benchmarks import load_benchmark
 from bart_score.meta_eval.scoring import score_benchmarks
 from bart_score.meta_eval.table import MetricRow, build_report
-from bart_score.score_cache import CacheFileError, ResumableScorer
+from bart_score.score_cache import ResumableScorer
 
 TOLERANCE = 1e-5
 

@@ -9,7 +9,7 @@ import contextlib
 import sys
 import warnings
 
-from ..corpus import UsageError
+from ..errors import UsageError
 from . import baseline, common, compare, meta_eval, score
 
 SUBCOMMANDS = (score, compare, baseline, meta_eval)

@@ -6,8 +6,9 @@ shared input options."""
 import argparse
 import sys
 
-from ..corpus import UsageError, read_table_corpus, read_texts
+from ..corpus import read_table_corpus, read_texts
 from ..directions import resolve_options
+from ..errors import UsageError
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, document_ids, point_directions
 from . import common
 

@@ -4,9 +4,10 @@ model is loaded. Nothing here imports torch, so that --help and usage errors ans
 import re
 import sys
 
-from ..baselines import BaselineError, load_baseline
-from ..corpus import UsageError, read_plain_corpus, read_table_corpus
+from ..baselines import load_baseline
+from ..corpus import read_plain_corpus, read_table_corpus
 from ..directions import AGGREGATIONS, PROMPT_SIDES, resolve_options
+from ..errors import BaselineError, UsageError
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES, corpus_documents
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES

@@ -2,7 +2,7 @@
 
 import math
 
-from ..corpus import UsageError
+from ..errors import UsageError
 from ..outputs import json_text
 from .common import add_rescale_arguments, checked_request, score_all_systems
 

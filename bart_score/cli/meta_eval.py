@@ -8,8 +8,8 @@ import os
 import re
 import sys
 
-from ..corpus import UsageError
 from ..directions import DIRECTIONS, resolve_options
+from ..errors import UsageError
 from ..meta_eval.benchmarks import BENCHMARKS, DATA_CACHE_ENV, GROUPS, RELEASE_DIR_ENV, resolve_benchmarks
 from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
 from ..prompts import PROMPT_SETS
@@ -277,10 +277,11 @@ def checkpoint_status(variant):
 
 
 def run(args, request, options):
-    from ..meta_eval.benchmarks import BenchmarkDataError, load_benchmark
+    from ..errors import BenchmarkDataError, CacheFileError
+    from ..meta_eval.benchmarks import load_benchmark
     from ..meta_eval.scoring import planned_directions, score_benchmarks
     from ..meta_eval.table import MetricRow, build_report, write_outputs
-    from ..score_cache import CacheFileError, ResumableScorer
+    from ..score_cache import ResumableScorer
 
     command = f"bartscore {args.command}"
     datasets = {}

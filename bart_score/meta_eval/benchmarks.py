@@ -30,16 +30,14 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
+from ..errors import BenchmarkDataError
+
 RELEASE_REPOSITORY = "neulab/BARTScore"
 RELEASE_COMMIT = "248f511cb34ae3753fc81f7d7a945de5bfe33458"
 RELEASE_URL = f"https://raw.githubusercontent.com/{RELEASE_REPOSITORY}/{RELEASE_COMMIT}/"
 RELEASE_DIR_ENV = "BARTSCORE_RELEASE_DIR"
 DATA_CACHE_ENV = "BARTSCORE_DATA_CACHE"
 _OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-
-
-class BenchmarkDataError(OSError):
-    """A benchmark's file is missing and cannot be downloaded, is not the release's file, or is not in its layout."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import huggingface_hub
 import torch
 from transformers import AutoConfig, AutoTokenizer
 
+from ..errors import CheckpointLoadError, CheckpointNotFoundError
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import IGNORED, Family, Target
 from .causal import CausalFamily, GPTScoreFamily
@@ -33,14 +34,6 @@ __all__ = [
     "resolve_checkpoint",
     "weights_identity",
 ]
-
-
-class CheckpointNotFoundError(OSError):
-    """The checkpoint (or the paraphrase weights) is not on this machine and could not be downloaded."""
-
-
-class CheckpointLoadError(OSError):
-    """The checkpoint was found, but it cannot be loaded (unreadable, truncated or broken files)."""
 
 
 def resolve_checkpoint(name):

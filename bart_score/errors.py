@@ -1,0 +1,83 @@
+"""The errors bart_score raises: one family under ``BARTScoreError``.
+
+Each class also keeps the built-in base that says what kind of problem it is, so that ``except ValueError`` and
+``except OSError`` go on catching what they did:
+
+    InputError              bad input or a bad option (ValueError); the command line's exit status 2
+    InputTypeError          an input of the wrong type (also a TypeError)
+    UnsupportedModelError   a checkpoint of a family the engine cannot drive (ValueError; exit status 2)
+    CheckpointNotFoundError the checkpoint is neither here nor downloadable (OSError)
+    CheckpointLoadError     the checkpoint is here but cannot be loaded: unreadable, truncated or broken (OSError)
+    MissingExtraError       an optional extra is not installed (ImportError); the message names the pip command
+    BaselineError           a baseline file that cannot be used (ValueError), with three kinds below it
+    BenchmarkDataError      a meta-evaluation benchmark's files cannot be had (OSError)
+    CacheFileError          a score cache file that cannot be used (ValueError)
+    ScoringError            scoring failed at run time, for a reason that is not the input's (RuntimeError)
+
+This module imports nothing, so that every other module can import it."""
+
+from __future__ import annotations
+
+
+class BARTScoreError(Exception):
+    """Every error bart_score raises on purpose."""
+
+
+class InputError(BARTScoreError, ValueError):
+    """Bad input or a bad option, named by argument (and index, row, column or file)."""
+
+
+class InputTypeError(InputError, TypeError):
+    """An input or option of the wrong type."""
+
+
+# The command line's name for bad input: its exit status 2.
+UsageError = InputError
+
+
+class UnsupportedModelError(BARTScoreError, ValueError):
+    """A checkpoint whose architecture or tokenizer the engine cannot score with."""
+
+
+class CheckpointNotFoundError(BARTScoreError, OSError):
+    """The checkpoint (or the paraphrase weights) is not on this machine and could not be downloaded."""
+
+
+class CheckpointLoadError(BARTScoreError, OSError):
+    """The checkpoint was found, but it cannot be loaded (unreadable, truncated or broken files)."""
+
+
+class MissingExtraError(BARTScoreError, ImportError):
+    """A feature needs an optional extra (``pip install "bartscore[<extra>]"``) that is not installed."""
+
+
+class BaselineError(BARTScoreError, ValueError):
+    """A baseline file that cannot be used: unreadable, malformed, edited, or made with other settings."""
+
+
+class BaselineNotFoundError(BaselineError):
+    """No baseline file where one was looked for."""
+
+
+class BaselineSettingsError(BaselineError):
+    """A baseline made with other settings (model, token policy, prompt setting, max_length) than the call's."""
+
+
+class BaselineDirectionsError(BaselineError):
+    """A baseline without reference points for some of the directions a call needs (`lacking`)."""
+
+    def __init__(self, message: str, lacking: list[str]) -> None:
+        super().__init__(message)
+        self.lacking = lacking
+
+
+class BenchmarkDataError(BARTScoreError, OSError):
+    """A benchmark's files are not here and cannot be fetched, or are not what they should be."""
+
+
+class CacheFileError(BARTScoreError, ValueError):
+    """A score cache file that cannot be used: another format, another model or settings, or damaged."""
+
+
+class ScoringError(BARTScoreError, RuntimeError):
+    """Scoring failed at run time for a reason that is not the input's (a pair that does not fit in memory)."""
