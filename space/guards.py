@@ -22,6 +22,8 @@ from safetensors import SafetensorError
 import bart_score
 from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
 
+from .inputs import FieldError
+
 logger = logging.getLogger("bartscore.app")
 
 _WEIGHT_FILES = (
@@ -164,16 +166,18 @@ def public_signature(signature, model, checkpoint):
 # Texts
 
 
-def refuse_special_tokens(texts, special_tokens):
-    """Refuses the first of `texts` ((where, text) pairs) that holds one of the model's special tokens (<s>, </s>,
-    <pad>, ...): BART would read it as its own marker, and a candidate of "<pad>" repeated would score near 0 and win.
-    The engine keeps the original's numbers and tokenizes them as specials; the Space does not score them at all."""
-    for where, text in texts:
+def refuse_special_tokens(texts, special_tokens) -> None:
+    """Refuses the first of `texts` ((where, text, field) triples) that holds one of the model's special tokens (<s>,
+    </s>, <pad>, ...): the model would read it as its own marker, and a candidate of "<pad>" repeated would score near
+    0 and win. The engine keeps the original's numbers and tokenizes them as specials; the Space does not score them
+    at all."""
+    for where, text, field in texts:
         for token in special_tokens:
             if token in text:
-                raise ValueError(
+                raise FieldError(
                     f"{where} contains {token}, one of the model's special tokens; written in a text it would be read "
-                    f"as the model's own marker, so it is not scored here. Remove it or write it differently"
+                    f"as the model's own marker, so it is not scored here. Remove it or write it differently",
+                    field,
                 )
 
 
