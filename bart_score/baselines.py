@@ -4,6 +4,8 @@ documented JSON file, with the settings they are valid for (model, token policy,
 ``build_baseline`` samples and scores the pairs, ``write_baseline`` writes the file atomically, ``load_baseline``
 reads and checks one, and ``baseline_for`` finds the file a scoring call needs and checks that its key matches."""
 
+from __future__ import annotations
+
 import hashlib
 import importlib.metadata
 import json
@@ -34,7 +36,9 @@ from .rescale import (
     document_ids,
     point_directions,
     sample_reference_pairs,
+    scored_by_direction,
 )
+from .templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
 from .version import __version__
 
 BASELINE_FORMAT = "bartscore-baseline"
@@ -137,7 +141,7 @@ def default_baseline_path(settings):
     return os.path.join(default_baseline_folder(), name)
 
 
-def baseline_command(scorer, prompt, prompt_side, path):
+def baseline_command(scorer, prompt: str | list[str] | None, prompt_side: str, path: str) -> str:
     """The `bartscore baseline` command line that makes a baseline for this scorer and prompt setting at `path`.
 
     prompt: the call's prompt argument (None, a set name, a phrase or a list of phrases)."""
@@ -151,10 +155,35 @@ def baseline_command(scorer, prompt, prompt_side, path):
         words += ["-p", prompt, "--prompt-side", prompt_side]
     elif prompt is not None:
         words += ["--prompt-phrases", *([prompt] if isinstance(prompt, str) else prompt), "--prompt-side", prompt_side]
+    words += _policy_words(getattr(scorer, "family", None))
     if scorer.max_length != 1024:
         words += ["--max-length", str(scorer.max_length)]
     words += ["-o", path]
-    return environment + " ".join(shlex.quote(word) for word in words)
+    return environment + " ".join(map(_shell_word, words))
+
+
+def _shell_word(word):
+    """A word as bash reads it back, on one line: a word with line breaks or tabs in $'...' quotes."""
+    if not any(character in word for character in "\n\r\t"):
+        return shlex.quote(word)
+    escaped = word.replace("\\", "\\\\").replace("'", "\\'")
+    return "$'" + escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + "'"
+
+
+def _policy_words(family):
+    """The command-line options that give a scorer's token policy (a causal template, GPTScore's, chat's)."""
+    settings = getattr(family, "settings", None)
+    if settings is not None:  # chat
+        words = ["--chat"]
+        distinct = set(settings.instructions.values())
+        if settings.instructions != DEFAULT_INSTRUCTIONS and len(distinct) == 1:
+            words += ["--instruction", *distinct]
+        elif settings.instructions != DEFAULT_INSTRUCTIONS:
+            words += ["--instruction", "<one for every direction: the command line has no per-direction instructions>"]
+        return words + (["--system", settings.system] if settings.system is not None else [])
+    words = ["--compatibility", "gptscore"] if getattr(family, "name", None) == "gptscore" else []
+    template = getattr(family, "template", DEFAULT_TEMPLATE)
+    return words + (["--template", template] if template != DEFAULT_TEMPLATE else [])
 
 
 def load_baseline(path):
@@ -340,7 +369,13 @@ def build_baseline(
         roles = ROLES
         described = {"kind": "table", "rows": segments, "systems": names}
     reference_pairs = sample_reference_pairs(
-        rows, documents, point_directions(options.directions), roles=roles, pairs=pairs, seed=seed
+        rows,
+        documents,
+        point_directions(options.directions),
+        roles=roles,
+        pairs=pairs,
+        seed=seed,
+        by_direction=scored_by_direction(scorer),
     )
     sample_scores = score_pair_groups(
         scorer,

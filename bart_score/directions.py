@@ -5,6 +5,8 @@ f_score: (precision + recall) / 2. With several references, precision and recall
 references (mean or max) first, and f_score is the mean of the aggregated two. With prompts, a direction's score for
 one (condition, target) pair is the average over the prompts, as in the original scripts."""
 
+from __future__ import annotations
+
 import hashlib
 import re
 from dataclasses import dataclass
@@ -196,6 +198,7 @@ def score_directions(
             pairs=rescaling.pairs,
             seed=rescaling.seed,
             unrelated_texts=rescaling.unrelated_texts,
+            by_direction=rescale_module.scored_by_direction(scorer),
         )
         groups.update(reference_pairs.samples)
     averaged = score_pair_groups(
@@ -236,7 +239,15 @@ def _mean(values):
     return float(values.mean()) if len(values) else float("nan")
 
 
-def score_pair_groups(scorer, groups, options, *, batch_size=None, max_tokens=None, show_progress=False):
+def score_pair_groups(
+    scorer,
+    groups: dict,
+    options: ScoringOptions,
+    *,
+    batch_size: int | None = None,
+    max_tokens: int | None = None,
+    show_progress: bool = False,
+) -> dict | None:
     """Scores groups of (condition, target) pairs (key -> pairs) in one engine call, each pair under every prompt of
     `options`, and returns each group's scores averaged over the prompts (key -> array), or None on ranks that get no
     results."""
@@ -249,14 +260,19 @@ def score_pair_groups(scorer, groups, options, *, batch_size=None, max_tokens=No
                 conditions.append(prompted[0])
                 targets.append(prompted[1])
         spans[key] = slice(start, len(conditions))
-    languages = {}
+    per_pair = {}
     if getattr(scorer, "source_lang", None) is not None:  # families with language codes: sources in theirs
-        languages["condition_lang"] = [None] * len(conditions)
+        per_pair["condition_lang"] = [None] * len(conditions)
         for key, span in spans.items():
-            language = scorer.source_lang if _condition_role(key) == "source" else scorer.target_lang
-            languages["condition_lang"][span] = [language] * (span.stop - span.start)
+            language = scorer.source_lang if _group_roles(key)[1] == "source" else scorer.target_lang
+            per_pair["condition_lang"][span] = [language] * (span.stop - span.start)
+    if rescale_module.scored_by_direction(scorer):  # chat scoring: each direction's pairs under its instruction
+        per_pair["instruction"] = [None] * len(conditions)
+        for key, span in spans.items():
+            instruction = scorer.instructions[_group_roles(key)[0]]
+            per_pair["instruction"][span] = [instruction] * (span.stop - span.start)
     flat_scores = scorer.score(
-        conditions, targets, batch_size, max_tokens=max_tokens, show_progress=show_progress, **languages
+        conditions, targets, batch_size, max_tokens=max_tokens, show_progress=show_progress, **per_pair
     )
     if flat_scores is None:
         return None
@@ -264,11 +280,15 @@ def score_pair_groups(scorer, groups, options, *, batch_size=None, max_tokens=No
     return {key: flat_scores[span].reshape(-1, len(options.prompts)).mean(axis=1) for key, span in spans.items()}
 
 
-def _condition_role(key):
-    """Which kind of text a group's conditions are: a direction's, or a reference-point sample's (rescale keys)."""
+def _group_roles(key) -> tuple[str | None, str]:
+    """(the direction a group's pairs are scored for, or None, and which kind of text its conditions are) for a
+    direction's pairs, a reference-point sample (rescale keys: ("unrelated", condition role, target role) or
+    ("copy", role)), or a sample scored for one direction ((direction, sample key))."""
     if isinstance(key, str):
-        return {"faithfulness": "source", "precision": "reference", "recall": "prediction"}[key]
-    return key[1]  # ("unrelated", condition role, target role) or ("copy", role)
+        return key, rescale_module.ROLES[key][0]
+    if key[0] in rescale_module.POINT_DIRECTIONS:
+        return key[0], key[1][1]
+    return None, key[1]
 
 
 def signature(scorer, options, ref_counts=(), rescale_label=None):
