@@ -5,7 +5,6 @@ direction, with and without a system turn, batch sizes and token budgets, trunca
 from __future__ import annotations
 
 import re
-import statistics
 import subprocess
 import warnings
 
@@ -479,4 +478,4 @@ def test_smollm2_in_chat_scores_a_faithful_summary_above_an_unfaithful_one(smoll
     faithful = scorer.score(sources, [summary for _, summary, _ in REAL_PAIRS])
     unfaithful = scorer.score(sources, [summary for _, _, summary in REAL_PAIRS])
     above = [f > u for f, u in zip(faithful, unfaithful)]
-    assert statistics.fmean(above) >= 5 / 6, list(zip(faithful, unfaithful))
+    assert all(above), list(zip(faithful, unfaithful))
