@@ -4,6 +4,8 @@ direction, with and without a system turn, batch sizes and token budgets, trunca
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import warnings
@@ -11,6 +13,7 @@ import warnings
 import evaluate
 import numpy as np
 import pytest
+from meta_eval_fixtures import write_fixture_files
 from test_metric import MODULE
 from tiny_chat import CLOSING_TOKENS, build_tiny_chat, chat_reference_ids, chat_reference_score
 from tiny_models import load_tiny
@@ -20,7 +23,7 @@ import space.compare
 import space.settings
 from bart_score import rescale
 from bart_score.baselines import BASELINE_FOLDER_ENV, baseline_settings
-from bart_score.cli import build_parser
+from bart_score.cli import build_parser, main
 from bart_score.cli.common import load_scorer
 from bart_score.directions import score_directions
 from bart_score.errors import BaselineNotFoundError, InputError, UnsupportedModelError
@@ -335,6 +338,21 @@ def test_score_instructions_are_checked(chatml_llama, tiny_checkpoint):
     plain = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
     with pytest.raises(InputError, match="instruction is for chat scoring; load the scorer with chat=True"):
         plain.score(SOURCES[:1], PREDICTIONS[:1], instruction="{condition}")
+
+
+def test_meta_eval_with_chat_names_its_row_and_writes_beside_the_plain_run(chatml_llama, tmp_path, monkeypatch):
+    paths = write_fixture_files(tmp_path / "data")
+    monkeypatch.chdir(tmp_path)
+    base = ["meta-eval", "-b", "summeval", "-m", chatml_llama, "--data", f"summeval={paths['summeval']}", "-q"]
+    assert main([*base, "--chat"]) == 0 and main(base) == 0
+    name = os.path.basename(chatml_llama)
+    with open(tmp_path / "meta-eval" / f"summeval.{name}.chat.json", encoding="utf-8") as handle:
+        (row,) = [row for row in json.load(handle)["rows"] if row["name"].startswith("BARTScore")]
+    assert row["name"] == f"BARTScore {name} chat"
+    assert "|policy:chat:" in row["signatures"]["summeval"]
+    with open(tmp_path / "meta-eval" / f"summeval.{name}.json", encoding="utf-8") as handle:
+        (plain,) = [row for row in json.load(handle)["rows"] if row["name"].startswith("BARTScore")]
+    assert plain["name"] == f"BARTScore {name}" and "|policy:causal|" in plain["signatures"]["summeval"]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
