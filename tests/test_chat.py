@@ -22,7 +22,7 @@ import bart_score
 import space.compare
 import space.settings
 from bart_score import rescale
-from bart_score.baselines import BASELINE_FOLDER_ENV, baseline_settings
+from bart_score.baseline_files import BASELINE_FOLDER_ENV, baseline_settings
 from bart_score.cli import build_parser, main
 from bart_score.cli.common import load_scorer
 from bart_score.directions import score_directions
@@ -341,18 +341,17 @@ def test_score_instructions_are_checked(chatml_llama, tiny_checkpoint):
 
 
 def test_meta_eval_with_chat_names_its_row_and_writes_beside_the_plain_run(chatml_llama, tmp_path, monkeypatch):
+    (tmp_path / "data").mkdir()
     paths = write_fixture_files(tmp_path / "data")
     monkeypatch.chdir(tmp_path)
     base = ["meta-eval", "-b", "summeval", "-m", chatml_llama, "--data", f"summeval={paths['summeval']}", "-q"]
     assert main([*base, "--chat"]) == 0 and main(base) == 0
     name = os.path.basename(chatml_llama)
-    with open(tmp_path / "meta-eval" / f"summeval.{name}.chat.json", encoding="utf-8") as handle:
-        (row,) = [row for row in json.load(handle)["rows"] if row["name"].startswith("BARTScore")]
-    assert row["name"] == f"BARTScore {name} chat"
-    assert "|policy:chat:" in row["signatures"]["summeval"]
-    with open(tmp_path / "meta-eval" / f"summeval.{name}.json", encoding="utf-8") as handle:
-        (plain,) = [row for row in json.load(handle)["rows"] if row["name"].startswith("BARTScore")]
-    assert plain["name"] == f"BARTScore {name}" and "|policy:causal|" in plain["signatures"]["summeval"]
+    for suffix, policy in ((".chat", "|policy:chat:"), ("", "|policy:causal|")):
+        with open(tmp_path / "meta-eval" / f"summeval.{name}{suffix}.json", encoding="utf-8") as handle:
+            rows = {row["name"]: row for row in json.load(handle)["rows"]}
+        row = rows[f"BARTScore {name}{suffix.replace('.', ' ')}"]  # "BARTScore <folder> chat" for the chat run
+        assert policy in row["signatures"]["summeval"]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
