@@ -176,7 +176,7 @@ class BARTScore(evaluate.Metric):
         )
         super().__init__(config_name=cache_name, **kwargs)
         # Under evaluate's own multi-process mode (num_process > 1) only process 0 scores, so it must not wait
-        # for the other ranks; otherwise ranks gather their examples and share the scoring (see README).
+        # for the other ranks; otherwise ranks gather their examples and share the scoring (docs/scaling.md).
         self._engine_options = {
             "device": device,
             "dtype": dtype,

@@ -102,8 +102,8 @@ class BARTScorer:
 
     ``score(srcs, tgts)`` gives, for each pair, the mean log-probability the model assigns to the target's tokens given
     the source. With BART: -(sum of token NLL) / (number of target tokens, ``<s>`` and ``</s>`` included), both texts
-    truncated to ``max_length`` tokens, exactly as the original. Other families follow their token policy (README,
-    "Model families"). Errors raise; nothing ends the process.
+    truncated to ``max_length`` tokens, exactly as the original. Other families follow their token policy
+    (docs/models.md). Errors raise; nothing ends the process.
 
     checkpoint: a named configuration ("vanilla", "cnn", "cnn-para", "mbart50", "mt5", "flan-t5", "opt", "qwen"), a
         Hub id, or a local directory of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM
@@ -258,7 +258,7 @@ class BARTScorer:
 
     @property
     def token_policy(self):
-        """Which tokens are scored and what the decoder starts from, in a few characters (README, "Model families")."""
+        """Which tokens are scored and what the decoder starts from, in a few characters (docs/models.md)."""
         return self.family.policy
 
     def signature_fields(self):
