@@ -142,11 +142,14 @@ CSS = f"""
   .stack-on-phone > * {{ min-width: 100% !important; }}
   .score-table .body-cell, .score-table .header-cell, .score-table span {{ font-family: var(--font) !important;
     font-size: 12px !important; word-break: normal !important; overflow-wrap: normal !important; }}
+  .score-table .header-cell span {{ white-space: normal !important; overflow-wrap: anywhere !important; }}
 }}
 """
 
 # The Compare tab's tables: the candidate column stays in view when a phone scrolls the table sideways.
 SCORE_TABLE = dict(interactive=False, wrap=True, show_label=False, pinned_columns=1, elem_classes="score-table")
+# The Batch tab's summaries: every system in view (at most 6), the system column too when a phone scrolls sideways.
+SUMMARY_TABLE = dict(interactive=False, max_height=1000, show_label=False, pinned_columns=1)
 
 
 @dataclass
@@ -251,41 +254,17 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
             )
         )
     candidate_count = gr.State(len(example["candidates"]))
+    candidates = candidate_boxes(example["candidates"])
     with gr.Row(elem_classes="stack-on-phone"):
-        candidates = [
-            typed(
-                gr.Textbox(
-                    example["candidates"][index] if index < len(example["candidates"]) else "",
-                    lines=3,
-                    label=f"Candidate {index + 1}",
-                    elem_id=f"candidate-{index + 1}",
-                    visible=index < len(example["candidates"]),
-                    min_width=240,
-                )
-            )
-            for index in range(MAX_CANDIDATES)
-        ]
-    with gr.Row():
         add_button = gr.Button("+ Add candidate", size="sm", scale=0, min_width=150)
         remove_button = gr.Button("− Remove last", size="sm", scale=0, min_width=150)
         score_button = gr.Button("Score", variant="primary", scale=0, min_width=140, elem_id="compare-button")
         status = gr.HTML(status_line(None), elem_id="compare-status", scale=4, min_width=300)
-    with gr.Column(visible=False, elem_id="compare-results") as results:
-        verdict = gr.HTML(elem_id="verdict")
-        with gr.Tabs(elem_id="score-tabs") as score_tabs:
-            with gr.Tab("0–1 scale", id="rescaled"):
-                rescaled = gr.Dataframe(**SCORE_TABLE, elem_id="rescaled-table")
-            with gr.Tab("Raw scores", id="raw"):
-                raw = gr.Dataframe(**SCORE_TABLE, elem_id="raw-table")
-        gr.Markdown(COMPARE_NOTE, elem_id="compare-note")
-        chart = gr.HTML(css_template=BAR_CHART_CSS, js_on_load=None, elem_id="comparison-chart")
-        heatmap = gr.HTML(css_template=HEATMAP_CSS, js_on_load=None, elem_id="heatmap")
-        signature = gr.Textbox(label="Signature", interactive=False, elem_id="compare-signature")
+    results, score_tabs, outputs = compare_results()
 
     fields = {**panel.fields(), "source": source, "references": references}
     fields.update({f"candidate-{index + 1}": box for index, box in enumerate(candidates)})
     inputs = [*panel.inputs(), source, references, *candidates]
-    outputs = [verdict, rescaled, raw, chart, heatmap, signature]
     page_outputs = [*outputs, results, score_tabs, status, panel.accordion, *(fields[f] for f in COMPARE_FIELDS)]
     wire_scoring(
         CompareHandlers(settings),
@@ -322,6 +301,41 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
         button.click(lambda name=name: load_example(name), None, example_outputs, api_visibility="private")
 
 
+def candidate_boxes(texts: list[str]) -> list[gr.Textbox]:
+    """The candidates' boxes, as many as can be compared, the first len(texts) shown with those texts."""
+    with gr.Row(elem_classes="stack-on-phone"):
+        return [
+            typed(
+                gr.Textbox(
+                    texts[index] if index < len(texts) else "",
+                    lines=3,
+                    label=f"Candidate {index + 1}",
+                    elem_id=f"candidate-{index + 1}",
+                    visible=index < len(texts),
+                    min_width=240,
+                )
+            )
+            for index in range(MAX_CANDIDATES)
+        ]
+
+
+def compare_results() -> tuple[gr.Column, gr.Tabs, list]:
+    """The Compare tab's results, hidden until the first: (their column, the score tables' tabs, the outputs in the
+    handlers' order: verdict, 0–1 table, raw table, chart, heatmap, signature)."""
+    with gr.Column(visible=False, elem_id="compare-results") as results:
+        verdict = gr.HTML(elem_id="verdict")
+        with gr.Tabs(elem_id="score-tabs") as score_tabs:
+            with gr.Tab("0–1 scale", id="rescaled"):
+                rescaled = gr.Dataframe(**SCORE_TABLE, elem_id="rescaled-table")
+            with gr.Tab("Raw scores", id="raw"):
+                raw = gr.Dataframe(**SCORE_TABLE, elem_id="raw-table")
+        gr.Markdown(COMPARE_NOTE, elem_id="compare-note")
+        chart = gr.HTML(css_template=BAR_CHART_CSS, js_on_load=None, elem_id="comparison-chart")
+        heatmap = gr.HTML(css_template=HEATMAP_CSS, js_on_load=None, elem_id="heatmap")
+        signature = gr.Textbox(label="Signature", interactive=False, elem_id="compare-signature")
+    return results, score_tabs, [verdict, rescaled, raw, chart, heatmap, signature]
+
+
 def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
     """The Batch tab: the upload, the rescaling choice, the Score button with its status line and progress, and the
     results, hidden until the first one. Returns the rescaling choice (its choices follow the model)."""
@@ -339,38 +353,13 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
                 elem_id="rescale",
             )
         )
-    with gr.Row():
+    with gr.Row(elem_classes="stack-on-phone"):
         score_button = gr.Button("Score file", variant="primary", scale=0, min_width=140, elem_id="batch-button")
         status = gr.HTML(status_line(None), elem_id="batch-status", scale=4, min_width=300)
-    with gr.Column(visible=False, elem_id="batch-results") as results:
-        with gr.Tabs(elem_id="summary-tabs") as summary_tabs:
-            with gr.Tab("Raw scores", id="raw"):
-                summary = gr.Dataframe(interactive=False, max_height=1000, elem_id="summary-table", show_label=False)
-            with gr.Tab("0–1 scale", id="rescaled", visible=False) as rescaled_tab:
-                rescaled_summary = gr.Dataframe(
-                    interactive=False, max_height=1000, elem_id="rescaled-summary-table", show_label=False
-                )
-        intervals = gr.HTML(css_template=INTERVALS_CSS, js_on_load=None, elem_id="intervals")
-        pairs = gr.Dataframe(
-            label="Paired significance (bootstrap and t-test; better: p < 0.05 in both)",
-            interactive=False,
-            wrap=True,
-            elem_id="pairs-table",
-        )
-        rows = gr.Dataframe(
-            label="Per-row scores (click a column's name to sort; search finds a text)",
-            interactive=False,
-            wrap=True,
-            max_chars=60,
-            show_search="search",
-            elem_id="rows-table",
-        )
-        download = gr.File(label="Download the per-row scores (CSV)", elem_id="download")
-        signature = gr.Textbox(label="Signature", interactive=False, elem_id="batch-signature")
+    results, rescaled_tab, summary_tabs, outputs = batch_results()
 
     fields = {**panel.fields(), "upload": upload, "rescale": rescale}
     inputs = [*panel.inputs(), upload, rescale]
-    outputs = [summary, rescaled_summary, pairs, rows, download, signature, intervals]
     page_outputs = [
         *outputs,
         results,
@@ -393,6 +382,35 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
         busy="Scoring the file…",
     )
     return rescale
+
+
+def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, list]:
+    """The Batch tab's results, hidden until the first: (their column, the 0–1 summary's tab, the summaries' tabs, the
+    outputs in the handlers' order: summary, 0–1 summary, pairs, per-row table, CSV download, signature, plot)."""
+    with gr.Column(visible=False, elem_id="batch-results") as results:
+        with gr.Tabs(elem_id="summary-tabs") as summary_tabs:
+            with gr.Tab("Raw scores", id="raw"):
+                summary = gr.Dataframe(**SUMMARY_TABLE, elem_id="summary-table")
+            with gr.Tab("0–1 scale", id="rescaled", visible=False) as rescaled_tab:
+                rescaled_summary = gr.Dataframe(**SUMMARY_TABLE, elem_id="rescaled-summary-table")
+        intervals = gr.HTML(css_template=INTERVALS_CSS, js_on_load=None, elem_id="intervals")
+        pairs = gr.Dataframe(
+            label="Paired significance (bootstrap and t-test; better: p < 0.05 in both)",
+            interactive=False,
+            wrap=True,
+            elem_id="pairs-table",
+        )
+        rows = gr.Dataframe(
+            label="Per-row scores (sort from a column's ⋮ menu)",
+            interactive=False,
+            wrap=True,
+            max_chars=60,
+            show_search="search",
+            elem_id="rows-table",
+        )
+        download = gr.File(label="Download the per-row scores (CSV)", elem_id="download")
+        signature = gr.Textbox(label="Signature", interactive=False, elem_id="batch-signature")
+    return results, rescaled_tab, summary_tabs, [summary, rescaled_summary, pairs, rows, download, signature, intervals]
 
 
 def wire_scoring(

@@ -7,19 +7,22 @@ cache), and batches are length-sorted and filled up to a token budget. The model
 what is tokenized how and run the model's own modules; this module does the planning, batching, out-of-memory
 retries and the log-probabilities."""
 
+from __future__ import annotations
+
 import logging
 import os
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 import transformers
-from tqdm.auto import tqdm
 
 from . import directions
 from .distributed import default_device, process_group
-from .errors import CheckpointNotFoundError
-from .inputs import optional_positive_int, reference_lists, text_list, whole_number
+from .errors import CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
+from .inputs import device_name, optional_positive_int, reference_lists, text_list, whole_number
 from .models import (
     IGNORED,
     checkpoint_identity,
@@ -27,6 +30,9 @@ from .models import (
     resolve_checkpoint,
     weights_identity,
 )
+from .options import AGGREGATIONS, ScoringOptions
+from .progress import progress_bar
+from .templates import chat_settings, instruction_list
 from .variants import (
     DEFAULT_CHECKPOINT,
     DEFAULT_CPU_MAX_TOKENS,
@@ -96,8 +102,8 @@ class BARTScorer:
 
     ``score(srcs, tgts)`` gives, for each pair, the mean log-probability the model assigns to the target's tokens given
     the source. With BART: -(sum of token NLL) / (number of target tokens, ``<s>`` and ``</s>`` included), both texts
-    truncated to ``max_length`` tokens, exactly as the original. Other families follow their token policy (README,
-    "Model families"). Errors raise; nothing ends the process.
+    truncated to ``max_length`` tokens, exactly as the original. Other families follow their token policy
+    (docs/models.md). Errors raise; nothing ends the process.
 
     checkpoint: a named configuration ("vanilla", "cnn", "cnn-para", "mbart50", "mt5", "flan-t5", "opt", "qwen"), a
         Hub id, or a local directory of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM
@@ -115,6 +121,12 @@ class BARTScorer:
     template: causal LMs: the prefix built from a condition, holding "{condition}" once (default "{condition}\\n").
     compatibility: "gptscore" scores a causal LM exactly as GPTScore's opt_score.py does (its template is
         "{condition}" + GPTScore's prompt_text).
+    chat: True scores a causal LM that has a chat template in its chat format: the condition, put into the
+        instruction, is a user turn and the target the assistant's reply (bart_score.models.chat).
+    instruction: with chat: the user turn built from a condition, holding "{condition}" once; one for every
+        direction, or {direction: instruction} for some of faithfulness, precision and recall (default: each
+        direction's own, bart_score.templates.DEFAULT_INSTRUCTIONS). score() uses faithfulness's.
+    system: with chat: a system turn put first (default: none, or whatever the chat template adds by itself).
     """
 
     def __init__(
@@ -131,11 +143,14 @@ class BARTScorer:
         target_lang=None,
         template=None,
         compatibility=None,
+        chat=False,
+        instruction=None,
+        system=None,
     ):
         if dtype not in DTYPES:
-            raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {dtype!r}")
+            raise InputError(f"dtype must be one of {tuple(DTYPES)}, got {dtype!r}")
         if results_on not in ("all", "rank0"):
-            raise ValueError(f"results_on must be 'all' or 'rank0', got {results_on!r}")
+            raise InputError(f"results_on must be 'all' or 'rank0', got {results_on!r}")
         max_tokens = optional_positive_int(max_tokens, "max_tokens")
         self.distributed = distributed
         self.results_on = results_on
@@ -146,8 +161,9 @@ class BARTScorer:
         self.dtype = dtype
         if max_length is not None:
             if whole_number(max_length) is None or max_length < 2:
-                raise ValueError(f"max_length must be an integer of at least 2, got {max_length!r}")
+                raise InputError(f"max_length must be an integer of at least 2, got {max_length!r}")
             max_length = whole_number(max_length)
+        chat = chat_settings(chat, instruction, system, template=template, compatibility=compatibility)
         self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
         self.family = load_family(
             self.checkpoint,
@@ -156,6 +172,7 @@ class BARTScorer:
             target_lang=target_lang,
             template=template,
             compatibility=compatibility,
+            chat=chat,
         )
         self.tokenizer, self.model = self.family.tokenizer, self.family.model
         self._checkpoint_identity = checkpoint_identity(self.checkpoint)
@@ -164,7 +181,7 @@ class BARTScorer:
         if max_length is None:
             max_length = min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
         elif positions is not None and max_length > positions:
-            raise ValueError(
+            raise InputError(
                 f"max_length must be an integer from 2 to {positions} (the model's positions), got {max_length}"
             )
         self.max_length = max_length
@@ -178,7 +195,8 @@ class BARTScorer:
         """Scores a probe pair both the engine's way (condition run once, cached, output layer applied apart) and by
         the model's own forward pass, and refuses a model on which they differ: a family member whose architecture
         does something the engine does not (logit soft-capping or scaling, an attention that ignores the cache)."""
-        tokenized = self.family.tokenize(["The cat sat on the mat."], ["A cat sat."], [self.source_lang], 64)
+        probe = (["The cat sat on the mat."], ["A cat sat."], [self.source_lang])
+        tokenized = self.family.tokenize(*probe, self.max_length)
         condition, target = tokenized.conditions[0], tokenized.targets[0]
         with torch.inference_mode():
             engine = self._decode(self._encode([condition]), [0], [target])[0]
@@ -191,7 +209,7 @@ class BARTScorer:
         tolerance = 1e-3 if self.dtype == "float32" else 0.25
         difference = float((engine - model).abs().max()) if len(model) else 0.0
         if not difference <= tolerance:
-            raise ValueError(
+            raise UnsupportedModelError(
                 f"{self.checkpoint!r} ({self.model.config.model_type}) gives different log-probabilities through the "
                 f"engine's cached computation than through its own forward pass (by {difference:.3g}); its "
                 f"architecture does something the {self.family.name} family does not support"
@@ -213,7 +231,7 @@ class BARTScorer:
         try:
             self.model.load_state_dict(state)
         except RuntimeError as error:
-            raise ValueError(f"{path!r} does not fit the {self.checkpoint!r} model: {error}") from None
+            raise InputError(f"{path!r} does not fit the {self.checkpoint!r} model: {error}") from None
         self.weights = path
         self._weights_identity = weights_identity(path)
         return self
@@ -234,8 +252,13 @@ class BARTScorer:
         return f"{self._checkpoint_identity}+{self._weights_identity}"
 
     @property
+    def instructions(self) -> dict[str, str] | None:
+        """Chat scoring: the instruction of each direction (faithfulness, precision, recall); else None."""
+        return getattr(self.family, "instructions", None)
+
+    @property
     def token_policy(self):
-        """Which tokens are scored and what the decoder starts from, in a few characters (README, "Model families")."""
+        """Which tokens are scored and what the decoder starts from, in a few characters (docs/models.md)."""
         return self.family.policy
 
     def signature_fields(self):
@@ -250,20 +273,36 @@ class BARTScorer:
 
     # -- public scoring -------------------------------------------------------------------------------------------
 
-    def score(self, srcs, tgts, batch_size=None, *, max_tokens=None, show_progress=False, condition_lang=None):
+    def score(
+        self,
+        srcs: Sequence[str],
+        tgts: Sequence[str],
+        batch_size: int | None = None,
+        *,
+        max_tokens: int | None = None,
+        show_progress: bool = False,
+        progress: Callable[[int], object] | None = None,
+        condition_lang: str | Sequence[str] | None = None,
+        instruction: str | Sequence[str] | None = None,
+    ) -> list[float] | None:
         """Mean target-token log-probability of each tgt given its src (higher is better; scores are negative).
 
         batch_size caps the pairs per model batch (the original's fixed batch of 4 is not needed: batches are
-        filled up to max_tokens padded tokens); neither changes the scores. condition_lang (mBART): the language of
-        the srcs, one code or one per pair (default: source_lang)."""
+        filled up to max_tokens padded tokens); neither changes the scores. show_progress: a bar of the pairs scored
+        and pairs/s, advanced after each model batch; progress: instead, a callable given the number of distinct
+        pairs each model batch scored (a caller's own bar spanning several calls). condition_lang (mBART): the
+        language of the srcs, one code or one per pair (default: source_lang). instruction (chat): one instruction
+        or one per pair (default: the faithfulness direction's)."""
         result = self._log_likelihoods(
             srcs,
             tgts,
             batch_size=batch_size,
             max_tokens=max_tokens,
             show_progress=show_progress,
+            progress=progress,
             keep_tokens=False,
             condition_lang=condition_lang,
+            instruction=instruction,
         )
         if result is None:
             return None
@@ -272,8 +311,8 @@ class BARTScorer:
 
     def multi_ref_score(self, srcs, tgts, agg="mean", batch_size=None, *, max_tokens=None, show_progress=False):
         """Scores each src against each of its tgts (a list per example; counts may differ) and aggregates."""
-        if agg not in directions.AGGREGATIONS:
-            raise ValueError(f"agg must be one of {directions.AGGREGATIONS}, got {agg!r}")
+        if agg not in AGGREGATIONS:
+            raise InputError(f"agg must be one of {AGGREGATIONS}, got {agg!r}")
         srcs = text_list(srcs, "srcs")
         tgts = reference_lists(tgts, "tgts", len(srcs), counted_by="srcs")
         counts = [len(refs) for refs in tgts]
@@ -286,7 +325,16 @@ class BARTScorer:
         )
         return None if flat is None else directions.aggregate(np.asarray(flat), counts, agg).tolist()
 
-    def score_tokens(self, srcs, tgts, batch_size=None, *, max_tokens=None, condition_lang=None):
+    def score_tokens(
+        self,
+        srcs: Sequence[str],
+        tgts: Sequence[str],
+        batch_size: int | None = None,
+        *,
+        max_tokens: int | None = None,
+        condition_lang: str | Sequence[str] | None = None,
+        instruction: str | Sequence[str] | None = None,
+    ) -> list[list[tuple[str, float]]] | None:
         """Each scored target token with its log-probability: one list of (token text, log-prob) per pair.
 
         The mean of a pair's log-probabilities is its score, and the texts joined are the scored part of the target
@@ -300,17 +348,25 @@ class BARTScorer:
             show_progress=False,
             keep_tokens=True,
             condition_lang=condition_lang,
+            instruction=instruction,
         )
         if result is None:
             return None
         return [list(zip(self.family.token_texts(ids), log_probs.tolist())) for ids, log_probs in result[2]]
 
-    def score_directions(self, predictions, references=None, sources=None, **options):
+    def score_directions(
+        self,
+        predictions: Sequence[str],
+        references: Sequence[str | Sequence[str]] | None = None,
+        sources: Sequence[str] | None = None,
+        options: ScoringOptions | None = None,
+        **keywords: Any,
+    ) -> dict[str, Any] | None:
         """The paper's directions for each prediction, in input order, with their means and a signature.
 
-        Options: directions, aggregation ("mean" or "max" over references), prompt, prompt_side, batch_size,
-        max_tokens, show_progress (see ``bart_score.directions.score_directions``)."""
-        return directions.score_directions(self, predictions, references, sources, **options)
+        options: a ScoringOptions, or its fields as keywords (directions, aggregation, prompt, prompt_side, rescale,
+        baseline, corpus_points, batch_size, max_tokens, show_progress); see ``bart_score.directions``."""
+        return directions.score_directions(self, predictions, references, sources, options, **keywords)
 
     @property
     def source_lang(self):
@@ -326,7 +382,7 @@ class BARTScorer:
         """The language code of each condition (None for families without language codes)."""
         if self.source_lang is None:
             if condition_lang is not None:
-                raise ValueError(
+                raise InputError(
                     f"condition_lang is for families with language codes (mBART); this is a {self.family.name} model"
                 )
             return [None] * count
@@ -337,30 +393,41 @@ class BARTScorer:
         for index, language in enumerate(languages):
             if language not in self.family.language_codes:
                 where = "" if isinstance(condition_lang, str) else f"[{index}]"
-                raise ValueError(
+                raise InputError(
                     f"condition_lang{where}={language!r} is not one of this tokenizer's language codes: "
                     f"{', '.join(self.family.language_codes)}"
                 )
         return languages
 
     def _log_likelihoods(
-        self, conditions, targets, *, batch_size, max_tokens, show_progress, keep_tokens, condition_lang=None
+        self,
+        conditions,
+        targets,
+        *,
+        batch_size,
+        max_tokens,
+        show_progress,
+        keep_tokens,
+        progress=None,
+        condition_lang=None,
+        instruction=None,
     ):
         """Per input pair: the sum of target-token log-probabilities, the scored token count, and (if asked) the
         scored token ids with their log-probabilities. None on ranks other than 0 when results go to rank 0."""
         conditions = text_list(conditions, "srcs")
         targets = text_list(targets, "tgts")
         if len(conditions) != len(targets):
-            raise ValueError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
+            raise InputError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
         batch_size = optional_positive_int(batch_size, "batch_size")
         max_tokens = optional_positive_int(max_tokens, "max_tokens") or self.max_tokens
         languages = self._condition_languages(condition_lang, len(conditions))
+        instructions = instruction_list(instruction, len(conditions), getattr(self.family, "settings", None))
         group = process_group(self.distributed)
         if group:
             group.check_same_inputs(conditions, targets, self.device)
         lead = not group or group.rank == 0
 
-        plan = self._plan(conditions, targets, languages)
+        plan = self._plan(conditions, targets, languages, instructions)
         if lead:
             self._report(plan.tokenized)
         logger.info(
@@ -381,6 +448,7 @@ class BARTScorer:
                 batch_size=batch_size,
                 max_tokens=max_tokens,
                 show_progress=show_progress and lead,
+                progress=progress if lead else None,
                 keep_tokens=keep_tokens,
             )
         except Exception as failure:
@@ -400,10 +468,12 @@ class BARTScorer:
         tokens = [(t.scored_ids, results[p][1]) for t, p in zip(target_of, index)] if keep_tokens else None
         return sums, counts, tokens
 
-    def _plan(self, conditions, targets, languages=None):
-        """The call's Plan: its texts tokenized under the family's token policy, pairs deduplicated and grouped."""
+    def _plan(self, conditions, targets, languages=None, instructions=None):
+        """The call's Plan: its texts tokenized under the family's token policy, pairs deduplicated and grouped
+        (instructions: chat scoring's, one per pair, or None for the scorer's own)."""
         languages = languages or [self.source_lang] * len(conditions)
-        return Plan(self.family.tokenize(conditions, targets, languages, self.max_length))
+        per_pair = {} if instructions is None else {"instructions": instructions}
+        return Plan(self.family.tokenize(conditions, targets, languages, self.max_length, **per_pair))
 
     def _report(self, tokenized):
         """Warns about what the tokenization did to the inputs that the user may not expect."""
@@ -424,16 +494,18 @@ class BARTScorer:
                 stacklevel=4,
             )
 
-    def _score_share(self, plan, share, conditions, targets, *, batch_size, max_tokens, show_progress, keep_tokens):
+    def _score_share(
+        self, plan, share, conditions, targets, *, batch_size, max_tokens, show_progress, keep_tokens, progress=None
+    ):
         """Scores the pairs of `share` (condition -> its pairs): conditions run in length-sorted batches, then their
-        targets in length-sorted batches. Returns pair -> (log-prob sum, token log-probs or None)."""
+        targets in length-sorted batches; after each target batch, the bar (or `progress`) advances by its pairs.
+        Returns pair -> (log-prob sum, token log-probs or None)."""
         results = {}
         with (
             torch.inference_mode(),
-            tqdm(
-                total=sum(map(len, share.values())), unit="pair", desc="BARTScore", disable=not show_progress
-            ) as progress,
+            progress_bar(sum(map(len, share.values())), enabled=show_progress and progress is None) as bar,
         ):
+            advance = progress or bar.update
 
             def pair_lengths(pair):
                 condition, target = plan.pairs[pair]
@@ -453,7 +525,7 @@ class BARTScorer:
                     per_pair = self._decode(encoded, rows, [plan.targets[plan.pairs[p][1]] for p in batch])
                     for pair, log_probs in zip(batch, per_pair):
                         results[pair] = (float(log_probs.sum()), log_probs if keep_tokens else None)
-                    progress.update(len(batch))
+                    advance(len(batch))
 
                 def decoder_too_big(pair):
                     if len(group) > 1:
@@ -497,7 +569,7 @@ class BARTScorer:
     def _fail_alone(self, plan, pair, conditions, targets):
         condition, target = plan.pairs[pair]
         index = plan.pair_of_input.index(pair)
-        raise RuntimeError(
+        raise ScoringError(
             f"pair {index} (a source of {plan.condition_length(condition)} tokens and a target of "
             f"{plan.target_length(target)} tokens) does not fit in {self.device} memory even alone; lower max_length "
             f"or use a larger device"
@@ -555,34 +627,22 @@ class BARTScorer:
         return torch.cat(pieces) if pieces else torch.zeros(0, device=states.device)
 
 
-def _checked_device(device):
+def _checked_device(device: Any) -> torch.device:
     """A torch.device for `device` (None: CUDA when available), refused up front when it is not one or is absent."""
     if device is None:
         return torch.device(default_device())
-    if whole_number(device) is not None:  # torch's convention: a number is a CUDA device's index
-        device = whole_number(device)
-        if device < 0:
-            raise ValueError(f"device {device} is not a device; a number names a CUDA device, from 0")
-        device = f"cuda:{device}"
-    elif not isinstance(device, (str, torch.device)):
-        raise TypeError(f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}")
-    try:
-        checked = torch.device(device)
-    except (RuntimeError, ValueError):
-        raise ValueError(f"device {device!r} is not a device; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'") from None
+    checked = torch.device(device_name(device))
     if checked.type == "cuda":
         if not torch.cuda.is_available():
-            raise ValueError(
+            raise InputError(
                 f"device {str(checked)!r} was asked for, but this torch build sees no CUDA device; "
                 f"pass device='cpu' (or leave device out to use CUDA only when it is there)"
             )
         if checked.index is not None and checked.index >= torch.cuda.device_count():
-            raise ValueError(
+            raise InputError(
                 f"device {str(checked)!r} was asked for, but this machine has "
                 f"{torch.cuda.device_count()} CUDA device(s)"
             )
     elif checked.type == "mps" and not torch.backends.mps.is_available():
-        raise ValueError("device 'mps' was asked for, but this machine has no MPS device")
-    elif checked.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"device {str(checked)!r} is not supported here; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'")
+        raise InputError("device 'mps' was asked for, but this machine has no MPS device")
     return checked

@@ -15,6 +15,7 @@ from pandas.io.formats.style import Styler
 
 import bart_score
 from bart_score.errors import BaselineError
+from bart_score.options import ScoringOptions
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 from .guards import baseline_failure, spreadsheet_safe
@@ -120,31 +121,15 @@ class BatchResult:
 
 
 def score_upload(
-    scorer,
-    corpus,
-    *,
-    directions,
-    aggregation="mean",
-    prompt=None,
-    prompt_side="encoder",
-    rescale=None,
-    model_name="this model",
+    scorer, corpus, options: ScoringOptions | None = None, *, model_name: str = "this model", **keywords
 ) -> BatchResult:
     """Scores every system of the file with bart_score.score_corpus (one engine call, so that a source shared by the
-    systems is encoded once) and compares the systems; with rescale ("corpus" or "baseline"), the rescaled
-    directions too. A saved baseline that is missing or cannot be used is a ValueError naming the model by its menu
-    name (model_name), without the baseline's path."""
+    systems is encoded once) and compares the systems; with rescaling ("corpus" or "baseline"), the rescaled
+    directions too. `options` (a ScoringOptions, inputs.form_options) or its fields as keywords. A saved baseline
+    that is missing or cannot be used is a FieldError naming the model by its menu name (model_name), without the
+    baseline's path."""
     try:
-        per_system, signature = bart_score.score_corpus(
-            scorer,
-            corpus,
-            directions=directions,
-            aggregation=aggregation,
-            prompt=prompt,
-            prompt_side=prompt_side,
-            rescale=rescale,
-            show_progress=True,  # the engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser
-        )
+        per_system, signature = bart_score.score_corpus(scorer, corpus, ScoringOptions.resolve(options, **keywords))
     except BaselineError as error:
         raise FieldError(baseline_failure(model_name, error), "rescale") from None
     rows = pd.DataFrame({"row": range(1, row_count(corpus) + 1)})

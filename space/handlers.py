@@ -18,6 +18,7 @@ from .batch import (
     blank_reference_note,
     check_work,
     column_types,
+    direction_label,
     formatted,
     p_value_text,
     parse_rescale,
@@ -41,6 +42,7 @@ from .inputs import (
     check_references,
     collect_candidates,
     custom_phrase,
+    form_options,
     parse_prompt,
     parse_references,
 )
@@ -74,16 +76,26 @@ def settings_open(outcome: Outcome) -> dict:
 @dataclass
 class CompareView:
     verdict: str
-    rescaled: dict  # the 0–1 table's Styler with its column widths (an update of the Dataframe)
-    raw: dict  # the same for the raw scores
+    rescaled: Styler
+    raw: Styler
     chart: str
     heatmap: str
     signature: str
     scaled: bool  # whether any direction has a 0–1 scale (else the raw table is shown first)
+    directions: int
     notes: list[str] = field(default_factory=list)
 
     def outputs(self) -> tuple:
+        """For API clients: the values."""
         return self.verdict, self.rescaled, self.raw, self.chart, self.heatmap, self.signature
+
+    def page_outputs(self) -> tuple:
+        """For the page: the tables with their column widths. The candidates' names take less room than a
+        direction's name and value, so a phone shows every column."""
+        share = f"{70 / self.directions:.1f}%"
+        widths = ["30%", *[share] * self.directions]
+        tables = (gr.update(value=table, column_widths=widths) for table in (self.rescaled, self.raw))
+        return self.verdict, *tables, self.chart, self.heatmap, self.signature
 
 
 class CompareHandlers:
@@ -103,13 +115,15 @@ class CompareHandlers:
         candidates = collect_candidates(texts, settings.max_chars)
         directions = check_directions(directions, has_source=bool(source), has_references=bool(references))
         prompt = parse_prompt(prompt_choice, prompt_phrase)
+        options = form_options(directions, aggregation, prompt, prompt_side)
         check_compare_work(
             source=source,
             references=references,
             candidates=candidates,
-            directions=directions,
-            prompt=prompt,
+            directions=list(options.directions),
+            prompt=options.prompt,
             max_pairs=settings.max_pairs,
+            by_direction=bool(settings.models.get(model, {}).get("chat")),
         )
         scorer = load_scorer(settings, model)
         refuse_special_tokens(
@@ -122,27 +136,17 @@ class CompareHandlers:
             scorer.tokenizer.all_special_tokens,
         )
         comparison = compare_candidates(
-            scorer,
-            source=source,
-            references=references,
-            candidates=candidates,
-            directions=directions,
-            aggregation=aggregation,
-            prompt=prompt,
-            prompt_side=prompt_side,
+            scorer, source=source, references=references, candidates=candidates, options=options
         )
-        sentence = verdict(comparison)
-        # The candidates' names take less room than a direction's name and value: a phone shows every column.
-        share = f"{70 / len(comparison.scores):.1f}%"
-        widths = ["30%", *[share] * len(comparison.scores)]
         return CompareView(
-            verdict=f'<p class="verdict">{as_text(sentence)}</p>',
-            rescaled=gr.update(value=scores_table(comparison, "rescaled"), column_widths=widths),
-            raw=gr.update(value=scores_table(comparison, "raw"), column_widths=widths),
+            verdict=f'<p class="verdict">{as_text(verdict(comparison))}</p>',
+            rescaled=scores_table(comparison, "rescaled"),
+            raw=scores_table(comparison, "raw"),
             chart=bar_chart(comparison),
             heatmap=token_heatmap(comparison),
             signature=public_signature(comparison.signature, model, settings.models[model]["checkpoint"]),
             scaled=any(has_scale(comparison, direction) for direction in comparison.scores),
+            directions=len(comparison.scores),
         )
 
     async def api(
@@ -177,7 +181,8 @@ class CompareHandlers:
             shown = (gr.skip(),) * 6 + (gr.update(visible=False), gr.skip())
         else:
             view = outcome.value
-            shown = (*view.outputs(), gr.update(visible=True), gr.Tabs(selected="rescaled" if view.scaled else "raw"))
+            selected = gr.Tabs(selected="rescaled" if view.scaled else "raw")
+            shown = (*view.page_outputs(), gr.update(visible=True), selected)
         return (*shown, status_line(outcome), settings_open(outcome), *field_marks(COMPARE_FIELDS, outcome))
 
 
@@ -190,7 +195,8 @@ class BatchView:
     summary: Styler
     rescaled_summary: Styler
     pairs: Styler
-    rows: dict  # the per-row table's Styler with its columns' types (an update of the Dataframe)
+    rows: Styler
+    row_types: list[str]  # the per-row table's column types (batch.column_types)
     download: str
     signature: str
     intervals: str
@@ -198,6 +204,7 @@ class BatchView:
     notes: list[str] = field(default_factory=list)
 
     def outputs(self) -> tuple:
+        """For API clients: the values."""
         return (
             self.summary,
             self.rescaled_summary,
@@ -207,6 +214,12 @@ class BatchView:
             self.signature,
             self.intervals,
         )
+
+    def page_outputs(self) -> tuple:
+        """For the page: the per-row table with its column types, so that sorting a score sorts numbers."""
+        values = list(self.outputs())
+        values[3] = gr.update(value=self.rows, datatype=self.row_types)
+        return tuple(values)
 
 
 class BatchHandlers:
@@ -224,37 +237,35 @@ class BatchHandlers:
             directions, has_source=corpus.sources is not None, has_references=corpus.references is not None
         )
         prompt = parse_prompt(prompt_choice, prompt_phrase)
-        rescale = parse_rescale(rescale_choice)
-        check_work(corpus, directions, prompt, settings.max_pairs, rescale)
+        # the engine's progress bar: gr.Progress(track_tqdm=True) shows it beside the button
+        options = form_options(
+            directions, aggregation, prompt, prompt_side, rescale=parse_rescale(rescale_choice), show_progress=True
+        )
+        check_work(corpus, list(options.directions), options.prompt, settings.max_pairs, options.rescale)
         scorer = load_scorer(settings, model)
         refuse_special_tokens(
             [*custom_phrase(prompt_choice, prompt), *upload_texts(corpus)], scorer.tokenizer.all_special_tokens
         )
-        result = score_upload(
-            scorer,
-            corpus,
-            directions=directions,
-            aggregation=aggregation,
-            prompt=prompt,
-            prompt_side=prompt_side,
-            rescale=rescale,
-            model_name=model,
-        )
+        result = score_upload(scorer, corpus, options, model_name=model)
         score_columns = [column for column in result.texts.columns if column not in TEXT_COLUMNS]
         return BatchView(
             summary=summary_table(result.summary, rescaled=False),
             rescaled_summary=summary_table(result.summary, rescaled=True),
             pairs=formatted(
-                result.pairs, {"Δ mean (A − B)": "{:.4f}", "bootstrap p": p_value_text, "t-test p": p_value_text}
+                result.pairs,
+                {
+                    "direction": direction_label,
+                    "Δ mean (A − B)": "{:.4f}",
+                    "bootstrap p": p_value_text,
+                    "t-test p": p_value_text,
+                },
             ),
-            rows=gr.update(
-                value=formatted(result.texts, dict.fromkeys(score_columns, "{:.4f}")),
-                datatype=column_types(result.texts),
-            ),
+            rows=formatted(result.texts, dict.fromkeys(score_columns, "{:.4f}")),
+            row_types=column_types(result.texts),
             download=write_results_csv(result.rows),
             signature=public_signature(result.signature, model, settings.models[model]["checkpoint"]),
             intervals=interval_plot(result.summary),
-            rescaled=rescale is not None,
+            rescaled=options.rescale is not None,
             notes=[note for note in [blank_reference_note(corpus)] if note],
         )
 
@@ -284,7 +295,7 @@ class BatchHandlers:
         else:
             view = outcome.value
             selected = gr.Tabs(selected="rescaled" if view.rescaled else "raw")
-            shown = (*view.outputs(), gr.update(visible=True), gr.update(visible=view.rescaled), selected)
+            shown = (*view.page_outputs(), gr.update(visible=True), gr.update(visible=view.rescaled), selected)
         return (*shown, status_line(outcome), settings_open(outcome), *field_marks(BATCH_FIELDS, outcome))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import bart_score
 from bart_score.errors import InputError
 from bart_score.inputs import check_text
+from bart_score.options import ScoringOptions
 from bart_score.wording import counted
 
 MAX_CANDIDATES = 6  # also the most system columns in an uploaded file
@@ -52,6 +53,28 @@ def parse_prompt(choice: str, phrase: str | None) -> str | list[str] | None:
     raise FieldError(
         f"Unknown prompt {choice!r}; choose none, custom, or one of the sets {', '.join(bart_score.PROMPT_SETS)}",
         "prompt",
+    )
+
+
+def form_options(
+    directions: list[str],
+    aggregation: str,
+    prompt: str | list[str] | None,
+    prompt_side: str,
+    *,
+    rescale: str | None = None,
+    show_progress: bool = False,
+) -> ScoringOptions:
+    """The form's settings as one checked ScoringOptions, passed down whole to the engine: the directions as
+    check_directions returned them, the prompt as parse_prompt did, the rescaling as the Batch tab's choice gave it
+    (batch.parse_rescale). The library's checks are the only checks of these settings."""
+    return ScoringOptions(
+        directions=tuple(directions),
+        aggregation=aggregation,
+        prompt=prompt,
+        prompt_side=prompt_side,
+        rescale=rescale,
+        show_progress=show_progress,
     )
 
 

@@ -10,7 +10,7 @@ import os
 import huggingface_hub
 
 import bart_score
-from bart_score import baselines
+from bart_score import baseline_files
 from bart_score.models import checkpoint_identity, weights_identity
 
 # Families by their config's model_type, as the page names them; any other model is "model".
@@ -65,7 +65,7 @@ def has_saved_baseline(checkpoint: str) -> bool:
         return False
     if weights:
         identity += f"+{weights_identity(weights)}"
-    folder = baselines.default_baseline_folder()
+    folder = baseline_files.default_baseline_folder()
     try:
         names = sorted(name for name in os.listdir(folder) if name.endswith(".json"))
     except OSError:

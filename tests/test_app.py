@@ -36,7 +36,7 @@ import space.menu
 import space.plots
 import space.settings
 import space.verdict
-from bart_score import baselines
+from bart_score import baseline_files, baselines
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
 
@@ -242,7 +242,7 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
         sources=[SOURCE] * 3,
         aggregation="max",
         rescale="corpus",
-        unrelated_texts=space.compare.UNRELATED_TEXTS,
+        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
     )
     for direction in bart_score.DIRECTIONS:
         assert comparison.scores[direction] == pytest.approx(expected[direction], abs=TOLERANCE)
@@ -755,7 +755,7 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_the
         references=[REFERENCES] * 3,
         sources=[SOURCE] * 3,
         rescale="corpus",
-        unrelated_texts=space.compare.UNRELATED_TEXTS,
+        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
     )
     names = ["Candidate 1", "Candidate 3", "Candidate 4"]
     for table in (rescaled, raw):
@@ -1068,7 +1068,7 @@ def test_api_batch_rescales_as_the_library_and_the_command_line_do(client, copie
 
 @pytest.mark.slow
 def test_api_batch_rescales_with_the_saved_baseline_or_says_there_is_none(client, copier, tmp_path, monkeypatch):
-    monkeypatch.setenv(baselines.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
+    monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
     path = write_documents_csv(tmp_path / "documents.csv")
     inputs = [*settings_inputs(model="copier", directions=["faithfulness"]), handle_file(path), "baseline"]
     with pytest.raises(
@@ -1080,11 +1080,11 @@ def test_api_batch_rescales_with_the_saved_baseline_or_says_there_is_none(client
     corpus_file = tmp_path / "texts.txt"
     corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
     document = baselines.build_baseline(copier, texts=texts, corpus_file=str(corpus_file))
-    baselines.write_baseline(document, baselines.default_baseline_path(document["settings"]))
+    baseline_files.write_baseline(document, baseline_files.default_baseline_path(document["settings"]))
     _, rescaled_summary, _, _, _, signature, _ = client.predict(*inputs, api_name="/score_file")
     assert f"|rescale:baseline-{document['id']}|" in signature
     per_system, _ = bart_score.score_corpus(
-        copier, bart_score.read_table_corpus(path), directions=["faithfulness"], rescale_with_baseline=True
+        copier, bart_score.read_table_corpus(path), directions=["faithfulness"], rescale="baseline"
     )
     means = [row[1] for row in rescaled_summary["data"]]
     assert means == pytest.approx([np.mean(per_system[n]["faithfulness_rescaled"]) for n in ("close", "far")], 1e-5)
@@ -1354,8 +1354,8 @@ def test_batch_results_of_any_shape_are_shown_without_an_error(handlers, tmp_pat
         assert rescale == "corpus" and name in ("onerow.csv", "onebyone.csv"), error.message
         assert "needs unrelated pairs, from different documents" in error.message
         return
-    assert rows["datatype"][:3] == ["number", "str", "str"]  # row, system, output: sorted as numbers or texts
-    for styler in (summary, rescaled_summary, pairs, rows["value"]):
+    assert space.batch.column_types(rows.data)[:3] == ["number", "str", "str"]  # row, system, output
+    for styler in (summary, rescaled_summary, pairs, rows):
         cells = shown_cells(styler)
         assert not any(re.search(r"\bnan\b", cell, re.IGNORECASE) for cell in cells)
     if name == "onerow.csv":  # one row: no test can be made, its p-values are shown as "–", and it says so
@@ -1596,7 +1596,7 @@ def test_a_model_whose_configuration_cannot_be_read_is_called_a_model(tmp_path, 
 
 
 def test_the_saved_baseline_is_offered_only_for_a_model_that_has_one(app_settings, scorer, tmp_path, monkeypatch):
-    monkeypatch.setenv(baselines.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
+    monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
     descriptions = space.handlers.ModelDescriptions(app_settings)
     offered = lambda model, choice="baseline": descriptions.describe(model, choice)[1]  # noqa: E731
     assert [value for _, value in offered("tiny")["choices"]] == ["none", "corpus"]
@@ -1605,7 +1605,7 @@ def test_the_saved_baseline_is_offered_only_for_a_model_that_has_one(app_setting
     corpus_file = tmp_path / "texts.txt"
     corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
     document = baselines.build_baseline(scorer, texts=texts, corpus_file=str(corpus_file))
-    baselines.write_baseline(document, baselines.default_baseline_path(document["settings"]))
+    baseline_files.write_baseline(document, baseline_files.default_baseline_path(document["settings"]))
     assert [value for _, value in offered("tiny")["choices"]] == ["none", "corpus", "baseline"]
     assert offered("tiny")["value"] == "baseline"
     assert [value for _, value in offered("copier")["choices"]] == ["none", "corpus"]  # another model's: not its own
@@ -1657,6 +1657,7 @@ def test_the_page_shows_a_result_with_its_notes_and_unmarks_every_field(app_sett
         space.handlers.BatchHandlers, app_settings, *settings_inputs(directions=["precision"]), path, "none"
     )
     results, rescaled_tab, _, status = outputs[7:11]
+    assert outputs[3]["datatype"][:4] == ["number", "str", "str", "number"]  # row, system, output, precision
     assert results == {"__type__": "update", "visible": True} and rescaled_tab["visible"] is False
     assert status.startswith('<div class="status done" role="status">Done.<span class="note">Note: 1 blank reference')
     assert all(mark["elem_classes"] == [] for mark in outputs[12:])

@@ -15,7 +15,7 @@ import space.batch
 import space.compare
 import space.examples
 import space.inputs
-from bart_score import baselines
+from bart_score import baseline_files
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 expect = sync_api.expect
@@ -63,7 +63,7 @@ def open_page(browser, app_url, viewport=DESKTOP):
 
 @pytest.fixture
 def page(browser, app_url, tmp_path, monkeypatch):
-    monkeypatch.setenv(baselines.BASELINE_FOLDER_ENV, str(tmp_path / "no-baselines"))
+    monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(tmp_path / "no-baselines"))
     page = open_page(browser, app_url)
     yield page
     page.context.close()
@@ -214,7 +214,7 @@ def test_the_table_fits_and_raw_scores_are_one_click_away(page, copier):
         references=[[example["references"]]] * 2,
         sources=[example["source"]] * 2,
         rescale="corpus",
-        unrelated_texts=space.compare.UNRELATED_TEXTS,
+        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
     )
     table = page.locator("#rescaled-table")
     scroll = table.locator(".table-wrap").evaluate("wrap => [wrap.scrollWidth, wrap.clientWidth]")
