@@ -21,6 +21,7 @@ from safetensors import SafetensorError
 
 import bart_score
 from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
+from bart_score.models import check_checkpoint, locate_checkpoint
 
 logger = logging.getLogger("bartscore.app")
 
@@ -54,19 +55,22 @@ def checkpoint_problem(checkpoint, hub):
     """Why `checkpoint` cannot be loaded here (for the operator), or None; `hub` remembers whether the Hub answered."""
     try:
         location, _ = bart_score.resolve_checkpoint(checkpoint)
-    except OSError as error:  # cnn-para without its weights file
+        found = locate_checkpoint(location)
+        if found.local:
+            check_checkpoint(found)  # no weights read; a GGUF file's header, configs, custom code
+    except (OSError, ValueError, ImportError) as error:  # cnn-para without its weights; a path with nothing there
         return str(error)
-    if os.path.isdir(location):
-        if not os.access(location, os.R_OK | os.X_OK):
-            return f"its folder {location} cannot be read"
-        if not os.path.isfile(os.path.join(location, "config.json")):
-            return f"its folder {location} has no config.json"
-        if not any(os.path.isfile(os.path.join(location, name)) for name in _WEIGHT_FILES):
-            return f"its folder {location} has no weights file ({', '.join(_WEIGHT_FILES)})"
+    if found.gguf_file:
         return None
-    if os.path.isabs(location) or location.startswith((".", "~")):
-        return f"there is no folder {location}"
+    if found.local:
+        if not any(os.path.isfile(os.path.join(found.source, name)) for name in _WEIGHT_FILES):
+            return f"its folder {found.source} has no weights file ({', '.join(_WEIGHT_FILES)})"
+        return None
     if isinstance(huggingface_hub.try_to_load_from_cache(location, "config.json"), str):
+        try:
+            check_checkpoint(found, {"local_files_only": True})
+        except (OSError, ValueError) as error:
+            return str(error)
         return None
     if not hub["reachable"]:
         offline = "HF_HUB_OFFLINE is set" if huggingface_hub.constants.HF_HUB_OFFLINE else "the Hub cannot be reached"
@@ -91,7 +95,11 @@ def load_failure(model, checkpoint, error):
     logger.error("BARTScore Space: model %r (%s) failed to load: %r", model, checkpoint, error)
     if isinstance(error, bart_score.CheckpointNotFoundError):
         return not_available(model)
-    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
+    if isinstance(error, bart_score.CustomCodeError):
+        reason = "it needs its own Python code (custom code in its files), which this server never runs"
+    elif isinstance(error, bart_score.MissingExtraError):
+        reason = "this server lacks an optional package that loading it needs (the server's log says which)"
+    elif isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
         reason = "the server does not have enough free memory to load it now; try again later or choose another model"
     elif isinstance(error, PermissionError):
         reason = "its files cannot be read on this server"
@@ -151,10 +159,10 @@ def baseline_failure(model, error):
 
 
 def public_signature(signature, model, checkpoint):
-    """The signature as browser users see it: a checkpoint that is a folder on this server is named by its menu name
-    (a Hub id stays, so that signatures match those of the command line)."""
+    """The signature as browser users see it: a checkpoint that is a folder or GGUF file on this server is named by
+    its menu name (a Hub id stays, so that signatures match those of the command line)."""
     location, _ = bart_score.resolve_checkpoint(checkpoint)
-    if not os.path.isdir(location):
+    if not locate_checkpoint(location).local:
         return signature
     fields = signature.split("|")
     return "|".join([f"ckpt:{model}", *(field for field in fields if not field.startswith("ckpt:"))])

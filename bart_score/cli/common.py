@@ -7,7 +7,7 @@ import sys
 from ..baselines import load_baseline
 from ..corpus import read_plain_corpus, read_table_corpus
 from ..directions import AGGREGATIONS, PROMPT_SIDES, resolve_options
-from ..errors import BaselineError, UsageError
+from ..errors import BaselineError, MissingExtraError, UsageError
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES, corpus_documents
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
@@ -87,8 +87,9 @@ def add_model_arguments(
         "-m",
         "--model",
         default="cnn",
-        help="vanilla, cnn (default), cnn-para, mbart50, mt5, flan-t5, opt, qwen, or a Hub id or checkpoint directory "
-        "of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM",
+        help="vanilla, cnn (default), cnn-para, mbart50, mt5, flan-t5, opt, qwen, a Hub id, a checkpoint directory "
+        "of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM, or a GGUF file (needs "
+        'pip install "bartscore[gguf]")',
     )
     model.add_argument("--source-lang", metavar="CODE", help="mBART: the sources' language code (e.g. de_DE)")
     model.add_argument("--target-lang", metavar="CODE", help="mBART: the outputs' and references' code (e.g. en_XX)")
@@ -295,7 +296,7 @@ def load_scorer(args):
     except ValueError as error:  # e.g. --max-length beyond the model's positions
         print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
         return None, 2
-    except (OSError, RuntimeError) as error:
+    except (OSError, RuntimeError, MissingExtraError) as error:
         print(f"bartscore {args.command}: {error}", file=sys.stderr)
         return None, 1
 
