@@ -60,7 +60,7 @@ ABOUT = (
 
 
 # How a model's identity starts (bart_score.models.checkpoint_identity); older files hold the checkpoint as typed.
-IDENTITY_PREFIXES = ("dir:", "hub:")
+IDENTITY_PREFIXES = ("dir:", "gguf:", "hub:")
 BASELINE_REMEDY = "make it from a corpus with rows of different sources and references"
 
 

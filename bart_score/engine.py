@@ -246,7 +246,7 @@ class BARTScorer:
         return self
 
     @property
-    def model_label(self):
+    def model_label(self) -> str:
         """The checkpoint as the signature names it: a local folder or GGUF file by its real absolute path, a Hub id
         as it is; with the name of weights loaded over it."""
         if self.weights is None:

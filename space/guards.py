@@ -38,7 +38,7 @@ _HUB_PROBE_SECONDS = 10
 # Models
 
 
-def model_problems(models):
+def model_problems(models: dict) -> dict:
     """{menu name: why it cannot be loaded} for the menu's models (name -> checkpoint), each reason logged for the
     operator. Local folders are looked at, Hub ids looked up in the Hugging Face cache and, when the server is
     online, on the Hub (one probe; after one that cannot reach the Hub, no more)."""
@@ -51,7 +51,7 @@ def model_problems(models):
     return problems
 
 
-def checkpoint_problem(checkpoint, hub):
+def checkpoint_problem(checkpoint: str, hub: dict) -> str | None:
     """Why `checkpoint` cannot be loaded here (for the operator), or None; `hub` remembers whether the Hub answered."""
     try:
         location, _ = bart_score.resolve_checkpoint(checkpoint)
@@ -90,7 +90,7 @@ def not_available(model):
     return f"The model {model!r} is not available on this server; choose another model"
 
 
-def load_failure(model, checkpoint, error):
+def load_failure(model: str, checkpoint: str, error: BaseException) -> str:
     """The browser's message for a model that failed to load: what is wrong, with the menu name, no path."""
     logger.error("BARTScore Space: model %r (%s) failed to load: %r", model, checkpoint, error)
     if isinstance(error, bart_score.CheckpointNotFoundError):
@@ -158,7 +158,7 @@ def baseline_failure(model, error):
     )
 
 
-def public_signature(signature, model, checkpoint):
+def public_signature(signature: str, model: str, checkpoint: str) -> str:
     """The signature as browser users see it: a checkpoint that is a folder or GGUF file on this server is named by
     its menu name (a Hub id stays, so that signatures match those of the command line)."""
     location, _ = bart_score.resolve_checkpoint(checkpoint)

@@ -17,7 +17,7 @@ from huggingface_hub import constants as hub_constants
 from transformers import AutoConfig, AutoTokenizer, GgufConfig, PretrainedConfig
 from transformers.models.auto.tokenization_auto import get_tokenizer_config
 
-from ..errors import CheckpointLoadError, CheckpointNotFoundError, InputError, UnsupportedModelError
+from ..errors import CheckpointLoadError, CheckpointNotFoundError, InputError, InputTypeError, UnsupportedModelError
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import IGNORED, Family, Target
 from .causal import CausalFamily, GPTScoreFamily
@@ -45,11 +45,13 @@ __all__ = [
 ]
 
 
-def resolve_checkpoint(name):
+def resolve_checkpoint(name: str) -> tuple[str, str | None]:
     """Maps a configuration name, Hub id, local directory or GGUF file to (checkpoint, path of a state dict to load
     over it or None)."""
     if not isinstance(name, str) or not name:
-        raise TypeError(f"checkpoint must be a configuration name, a Hub id, a directory or a GGUF file, got {name!r}")
+        raise InputTypeError(
+            f"checkpoint must be a configuration name, a Hub id, a directory or a GGUF file, got {name!r}"
+        )
     if name != "cnn-para":
         return NAMED_CHECKPOINTS.get(name, name), None
     path = os.environ.get(PARA_WEIGHTS_ENV)
