@@ -63,7 +63,11 @@ def _convert(gguf_path: str, target: str) -> None:
     folder, name = os.path.split(gguf_path)
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name, trust_remote_code=False)
     loaded = transformers.AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=name, dtype=torch.float32, trust_remote_code=False
+        folder,
+        gguf_file=name,
+        dtype=torch.float32,
+        quantization_config=transformers.GgufConfig(dequantize=True),  # dense weights, whatever kernels are installed
+        trust_remote_code=False,
     )
     config = loaded.config
     if hasattr(config, "quantization_config"):
