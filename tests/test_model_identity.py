@@ -13,7 +13,7 @@ from test_cli import run_cli
 from tiny_models import tiny_checkpoint_for
 
 import bart_score
-from bart_score import baselines as baseline_files
+from bart_score import baseline_files, baselines
 from bart_score.models import checkpoint_identity, locate_checkpoint, weights_identity
 from bart_score.score_cache import ResumableScorer
 
@@ -79,7 +79,7 @@ def test_weights_loaded_over_a_checkpoint_join_its_identity(copier, copying_chec
 def _baseline(copier, tmp_path):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
-    document = baseline_files.build_baseline(copier, texts=TEXTS, corpus_file=str(texts), pairs=10)
+    document = baselines.build_baseline(copier, texts=TEXTS, corpus_file=str(texts), pairs=10)
     path = tmp_path / "base.json"
     baseline_files.write_baseline(document, str(path))
     return document, path
@@ -92,7 +92,7 @@ def test_a_baseline_applies_to_its_model_named_any_way_and_to_no_other(
     assert document["settings"]["model"] == copier.model_identity
     monkeypatch.chdir(os.path.dirname(copying_checkpoint))
     renamed = bart_score.BARTScorer(checkpoint=os.path.basename(copying_checkpoint), device="cpu")
-    result = renamed.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline_path=str(path))
+    result = renamed.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
     assert f"rescale:baseline-{document['id']}" in result["signature"]
     assert result["signature"].startswith(f"ckpt:{os.path.realpath(copying_checkpoint)}|")
 
@@ -101,8 +101,8 @@ def test_a_baseline_applies_to_its_model_named_any_way_and_to_no_other(
     monkeypatch.chdir(other_folder)  # the same name, another model
     impostor = bart_score.BARTScorer(checkpoint=os.path.basename(copying_checkpoint), device="cpu")
     assert impostor.model_label == os.path.realpath(os.path.basename(copying_checkpoint)) != renamed.model_label
-    with pytest.raises(baseline_files.BaselineError, match=r"made with other settings \(model: the file has 'dir:"):
-        impostor.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline_path=str(path))
+    with pytest.raises(bart_score.BaselineError, match=r"made with other settings \(model: the file has 'dir:"):
+        impostor.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
 
 
 def test_cli_a_baseline_of_another_model_at_the_same_name_is_refused(
@@ -126,8 +126,8 @@ def test_a_baseline_written_before_identities_is_a_clear_mismatch(copier, tmp_pa
     document["settings"]["model"] = copier.model_label  # how files named the model before
     document["id"] = baseline_files.baseline_id(document)
     path.write_text(json.dumps(document), encoding="utf-8")
-    with pytest.raises(baseline_files.BaselineError, match=r"the file names the model as it was typed"):
-        copier.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline_path=str(path))
+    with pytest.raises(bart_score.BaselineError, match=r"the file names the model as it was typed"):
+        copier.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
 
 
 def test_the_score_cache_never_answers_for_a_checkpoint_saved_again(copying_checkpoint, tmp_path):
@@ -254,7 +254,7 @@ def test_a_tokenizer_changed_in_place_gets_no_cached_scores_and_no_stale_baselin
     old = ResumableScorer(before, cache).score(TEXTS[:2], TEXTS[2:])
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
-    document = baseline_files.build_baseline(before, texts=TEXTS, corpus_file=str(texts), pairs=10)
+    document = baselines.build_baseline(before, texts=TEXTS, corpus_file=str(texts), pairs=10)
     baseline = tmp_path / "base.json"
     baseline_files.write_baseline(document, str(baseline))
 
@@ -272,5 +272,5 @@ def test_a_tokenizer_changed_in_place_gets_no_cached_scores_and_no_stale_baselin
     after = ResumableScorer(bart_score.BARTScorer(checkpoint=str(model), device="cpu"), cache)
     assert np.allclose(after.score(TEXTS[:2], TEXTS[2:]), truth, atol=1e-5)
     assert after.cached_pairs == 0 and after.scored_pairs == 2
-    with pytest.raises(baseline_files.BaselineSettingsError, match=r"made with other settings \(model: the file has"):
-        after.scorer.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline_path=str(baseline))
+    with pytest.raises(bart_score.BaselineSettingsError, match=r"made with other settings \(model: the file has"):
+        after.scorer.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(baseline))
