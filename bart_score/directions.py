@@ -13,12 +13,23 @@ import numpy as np
 
 from . import baselines
 from . import rescale as rescale_module
+from .errors import InputError
 from .inputs import check_text, reference_lists, text_list
+from .long_source import (
+    DEFAULT_RETRIEVER,
+    DEFAULT_WINDOW,
+    DEFAULT_WINDOWS_K,
+    LONG_SOURCE_MODES,
+    WindowSettings,
+    plan_windows,
+)
 from .prompts import PROMPT_SETS
 
 DIRECTIONS = ("faithfulness", "precision", "recall", "f_score")
 AGGREGATIONS = ("mean", "max")
 PROMPT_SIDES = ("encoder", "decoder")
+# Per-prediction results besides the directions' scores: rescaled scores, and what long_source="windows" scored.
+RESULT_SUFFIXES = ("", "_rescaled", "_sentences", "_windows")
 
 
 @dataclass(frozen=True)
@@ -126,6 +137,10 @@ def score_directions(
     rescale_pairs=rescale_module.DEFAULT_PAIRS,
     rescale_seed=rescale_module.DEFAULT_SEED,
     unrelated_texts=None,
+    long_source=None,
+    windows_k=DEFAULT_WINDOWS_K,
+    window=DEFAULT_WINDOW,
+    retriever=DEFAULT_RETRIEVER,
     batch_size=None,
     max_tokens=None,
     show_progress=False,
@@ -139,7 +154,12 @@ def score_directions(
     rescale_with_baseline=True) takes the points from baseline_path, or from the default location for this model and
     settings; rescale="corpus" computes them from these inputs, in the same engine call, from at most rescale_pairs
     extra pairs (seeded by rescale_seed): targets given conditions of other documents (or given unrelated_texts),
-    and targets given themselves."""
+    and targets given themselves.
+
+    long_source="windows" scores faithfulness against windows of the source (bart_score.long_source): windows_k
+    windows per prediction sentence, the window rule `window`, the `retriever`; the result adds
+    ``faithfulness_sentences`` and ``faithfulness_windows`` (per prediction, the sentences scored and the distinct
+    windows they were scored against). The other directions are computed as usual."""
     predictions = text_list(predictions, "predictions")
     if references is not None:
         references = reference_lists(references, "references", len(predictions))
@@ -161,6 +181,7 @@ def score_directions(
         rescale_seed=rescale_seed,
         unrelated_texts=unrelated_texts,
     )
+    windows = long_source_settings(long_source, windows_k, window, retriever, options, rescaling)
     point_directions = rescale_module.point_directions(options.directions)
     baseline = None
     if rescaling and rescaling.mode == "baseline":  # found and checked before any scoring
@@ -177,6 +198,10 @@ def score_directions(
         "precision": [(ref, predictions[i]) for i, ref in zip(owners, flat_refs)] if "precision" in wanted else [],
         "recall": [(predictions[i], ref) for i, ref in zip(owners, flat_refs)] if "recall" in wanted else [],
     }
+    plan = None
+    if windows is not None:
+        plan = plan_windows(predictions, sources, windows, getattr(scorer, "device", None))
+        groups["faithfulness"] = plan.pairs
     reference_pairs = None
     if rescaling and rescaling.mode == "corpus":
         rows = {
@@ -206,7 +231,7 @@ def score_directions(
 
     scores = {}
     if "faithfulness" in wanted:
-        scores["faithfulness"] = averaged["faithfulness"]
+        scores["faithfulness"] = plan.aggregate(averaged["faithfulness"]) if plan else averaged["faithfulness"]
     for direction in ("precision", "recall"):
         if direction in wanted:
             scores[direction] = aggregate(averaged[direction], ref_counts, options.aggregation)
@@ -216,6 +241,9 @@ def score_directions(
     result = {direction: scores[direction].tolist() for direction in options.directions}
     for direction in options.directions:
         result[f"{direction}_mean"] = _mean(scores[direction])
+    if plan is not None:
+        result["faithfulness_sentences"] = plan.sentences
+        result["faithfulness_windows"] = plan.windows
     rescale_label = None
     if rescaling:
         points = baseline.points if baseline else reference_pairs.points(averaged)
@@ -228,8 +256,28 @@ def score_directions(
             d: {"unrelated": points[d].unrelated, "copy": points[d].copy} for d in options.directions
         }
         rescale_label = baseline.label if baseline else reference_pairs.label
-    result["signature"] = signature(scorer, options, ref_counts, rescale_label)
+    result["signature"] = signature(scorer, options, ref_counts, rescale_label, windows)
     return result
+
+
+def long_source_settings(long_source, windows_k, window, retriever, options, rescaling=None):
+    """The checked WindowSettings of long_source="windows", or None for the ordinary (truncated) source."""
+    if long_source is None:
+        return None
+    if long_source not in LONG_SOURCE_MODES:
+        raise InputError(f"long_source must be None or one of {LONG_SOURCE_MODES}, got {long_source!r}")
+    settings = WindowSettings(windows_k, window, retriever)
+    if "faithfulness" not in options.directions:
+        raise InputError(
+            f"long_source={long_source!r} changes how the source conditions faithfulness (source -> prediction), and "
+            f"this call computes {', '.join(options.directions)} without it; ask for faithfulness (with sources=)"
+        )
+    if rescaling:
+        raise InputError(
+            f"long_source={long_source!r} cannot be rescaled: the reference points are whole-text scores, on "
+            f"another scale than window scores; leave rescaling out"
+        )
+    return settings
 
 
 def _mean(values):
@@ -271,9 +319,9 @@ def _condition_role(key):
     return key[1]  # ("unrelated", condition role, target role) or ("copy", role)
 
 
-def signature(scorer, options, ref_counts=(), rescale_label=None):
-    """A sacrebleu-style reproducibility string for a result of `scorer` under `options` (and rescaled with the
-    reference points that rescale_label names)."""
+def signature(scorer, options, ref_counts=(), rescale_label=None, windows=None):
+    """A sacrebleu-style reproducibility string for a result of `scorer` under `options` (rescaled with the reference
+    points that rescale_label names; faithfulness over source windows with the WindowSettings `windows`)."""
     low, high = (min(ref_counts), max(ref_counts)) if ref_counts else (0, 0)
     nrefs = "-" if not ref_counts else str(low) if low == high else f"{low}-{high}"
     return "|".join(
@@ -284,6 +332,7 @@ def signature(scorer, options, ref_counts=(), rescale_label=None):
             f"nrefs:{nrefs}",
             f"prompt:{options.prompt_label}",
             *([f"rescale:{rescale_label}"] if rescale_label else []),
+            *([f"long:{windows.label}"] if windows else []),
             *scorer.signature_fields(),
         ]
     )
