@@ -10,7 +10,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from .directions import DIRECTIONS, resolve_options
+from .directions import DIRECTIONS, RESULT_SUFFIXES, resolve_options
 from .errors import UsageError
 from .inputs import check_text, describe
 from .rescale import corpus_documents
@@ -381,7 +381,9 @@ def _jsonl_rows(path, lines, limits):
 def score_corpus(scorer, corpus, **options):
     """Scores every system in one planned call (sources and references shared by all systems are encoded once) and
     returns ({system: {direction: per-segment scores}}, signature), or (None, None) on ranks that get no results.
-    When rescaling, each system also has ``<direction>_rescaled``; rescale="corpus" takes the reference points from
+    With long_source="windows", each system also has ``faithfulness_sentences`` and ``faithfulness_windows`` (per
+    segment, the sentences scored and the distinct windows). When rescaling, each system also has
+    ``<direction>_rescaled``; rescale="corpus" takes the reference points from
     every system's outputs together, so that the systems share one scale."""
     names = list(corpus.systems)
     segments = len(corpus.systems[names[0]])
@@ -396,7 +398,7 @@ def score_corpus(scorer, corpus, **options):
     )
     if result is None:
         return None, None
-    directions = [key for d in DIRECTIONS for key in (d, f"{d}_rescaled") if key in result]
+    directions = [key for d in DIRECTIONS for key in (d + suffix for suffix in RESULT_SUFFIXES) if key in result]
     per_system = {
         name: {d: result[d][k * segments : (k + 1) * segments] for d in directions} for k, name in enumerate(names)
     }
@@ -502,7 +504,12 @@ def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, s
             str(error),
         )
         raise type(error)(message) from None
-    return {prefix + key: result[key] for d in DIRECTIONS for key in (d, f"{d}_rescaled") if key in result}
+    return {
+        prefix + key: result[key]
+        for d in DIRECTIONS
+        for key in (d + suffix for suffix in RESULT_SUFFIXES)
+        if key in result
+    }
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ cache), and batches are length-sorted and filled up to a token budget. The model
 what is tokenized how and run the model's own modules; this module does the planning, batching, out-of-memory
 retries and the log-probabilities."""
 
+import copy
 import logging
 import os
 import warnings
@@ -217,6 +218,17 @@ class BARTScorer:
         self.weights = path
         self._weights_identity = weights_identity(path)
         return self
+
+    def with_max_length(self, max_length):
+        """This engine with the same model (shared, not loaded again) truncating texts at another max_length, up to
+        the model's positions: e.g. a causal LM given whole long sources as its prefix."""
+        positions = self.family.max_positions
+        if whole_number(max_length) is None or max_length < 2 or (positions is not None and max_length > positions):
+            limit = f"from 2 to {positions} (the model's positions)" if positions is not None else "of at least 2"
+            raise ValueError(f"max_length must be an integer {limit}, got {max_length!r}")
+        engine = copy.copy(self)
+        engine.max_length = whole_number(max_length)
+        return engine
 
     @property
     def model_label(self):

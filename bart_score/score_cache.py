@@ -61,6 +61,10 @@ class ResumableScorer:
     def token_policy(self):
         return self.scorer.token_policy
 
+    @property
+    def device(self):
+        return self.scorer.device
+
     def signature_fields(self):
         return self.scorer.signature_fields()
 

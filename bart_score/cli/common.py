@@ -6,8 +6,9 @@ import sys
 
 from ..baselines import load_baseline
 from ..corpus import read_plain_corpus, read_table_corpus
-from ..directions import AGGREGATIONS, PROMPT_SIDES, resolve_options
+from ..directions import AGGREGATIONS, PROMPT_SIDES, long_source_settings, resolve_options
 from ..errors import BaselineError, UsageError
+from ..long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K, LONG_SOURCE_MODES, LONGDOCFACTSCORE
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES, corpus_documents
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
@@ -138,6 +139,58 @@ def add_model_arguments(
     )
 
 
+def add_long_source_arguments(parser, *, mode=True):
+    """The long-source options; `mode`: whether --long-source itself is offered (meta-eval computes the windows row
+    of the long-document benchmarks on its own)."""
+    group = parser.add_argument_group(
+        "long sources (faithfulness sentence by sentence, each given the best of a few windows of the source)"
+    )
+    if mode:
+        group.add_argument(
+            "--long-source",
+            choices=LONG_SOURCE_MODES,
+            help="windows: score each prediction sentence given the source windows most like it (LongDocFACTScore); "
+            "default: the source as one condition, truncated to --max-length",
+        )
+    group.add_argument(
+        "--windows-k", type=int, metavar="K", help=f"windows per prediction sentence (default {DEFAULT_WINDOWS_K})"
+    )
+    group.add_argument(
+        "--window",
+        metavar="RULE",
+        help=f"{LONGDOCFACTSCORE} (the sentence and the one before it, as LongDocFACTScore) or N (the sentence and N "
+        f"neighbours on each side) (default {DEFAULT_WINDOW})",
+    )
+    group.add_argument(
+        "--retriever",
+        metavar="NAME",
+        help=f"bm25 (lexical), or a sentence-embedding encoder checkpoint (default {DEFAULT_RETRIEVER})",
+    )
+
+
+def long_source_options(args, mode=None):
+    """score_directions' long-source options from the flags (`mode` for commands without --long-source)."""
+    mode = getattr(args, "long_source", mode)
+    given = [
+        flag
+        for flag, value in (("--windows-k", args.windows_k), ("--window", args.window), ("--retriever", args.retriever))
+        if value is not None
+    ]
+    if given and mode is None:
+        raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --long-source windows")
+    if args.windows_k is not None and args.windows_k < 1:
+        raise UsageError(f"--windows-k must be a positive integer, got {args.windows_k}")
+    window = args.window if args.window is not None else DEFAULT_WINDOW
+    if window != LONGDOCFACTSCORE and not window.isdigit():
+        raise UsageError(f"--window must be {LONGDOCFACTSCORE} or a whole number of neighbours, got {window!r}")
+    return {
+        "long_source": mode,
+        "windows_k": DEFAULT_WINDOWS_K if args.windows_k is None else args.windows_k,
+        "window": window if window == LONGDOCFACTSCORE else int(window),
+        "retriever": args.retriever or DEFAULT_RETRIEVER,
+    }
+
+
 def corpus_from_args(args):
     if args.input and (args.sources or args.references or args.hypotheses):
         raise UsageError("give either --input or plain-text files (--sources/--references/--hypotheses), not both")
@@ -176,7 +229,16 @@ def checked_request(args):
         has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options
     )
     check_engine_options(args)
+    long_source = long_source_options(args)
+    if long_source["long_source"] is not None:
+        if args.rescale or args.baseline:
+            raise UsageError("--long-source windows cannot be rescaled: window scores are on another scale")
+        try:
+            long_source_settings(**long_source, options=resolved)
+        except ValueError as error:
+            raise UsageError(str(error).replace("long_source=", "--long-source ")) from None
     options.update(rescale_options(args, resolved.prompt_label, corpus))
+    options.update(long_source)
     return corpus, options
 
 

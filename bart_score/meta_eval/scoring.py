@@ -13,7 +13,8 @@ Benchmarks that use the same directions are scored together, in one ``score_dire
 
 import numpy as np
 
-from ..directions import DIRECTIONS, aggregate, resolve_options, score_directions, signature
+from ..directions import DIRECTIONS, aggregate, long_source_settings, resolve_options, score_directions, signature
+from ..long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K
 from .benchmarks import BENCHMARKS
 
 
@@ -54,6 +55,10 @@ def score_benchmarks(
     prompt=None,
     prompt_side="encoder",
     detokenize=True,
+    long_source=None,
+    windows_k=DEFAULT_WINDOWS_K,
+    window=DEFAULT_WINDOW,
+    retriever=DEFAULT_RETRIEVER,
     batch_size=None,
     max_tokens=None,
     show_progress=False,
@@ -61,7 +66,8 @@ def score_benchmarks(
     """Scores every record of `benchmarks` (name -> Dataset from ``load_benchmark``).
 
     directions / aggregation: override the paper's per-benchmark choices for all benchmarks. detokenize=False scores
-    every text as the file has it. Returns ({benchmark: {direction: per-record scores}}, {benchmark: signature}),
+    every text as the file has it. long_source, windows_k, window, retriever: faithfulness over source windows (see
+    ``score_directions``). Returns ({benchmark: {direction: per-record scores}}, {benchmark: signature}),
     or (None, None) on ranks that get no results under torch.distributed."""
     for name in benchmarks:
         resolve_options(
@@ -96,6 +102,10 @@ def score_benchmarks(
             directions=wanted,
             prompt=prompt,
             prompt_side=prompt_side,
+            long_source=long_source,
+            windows_k=windows_k,
+            window=window,
+            retriever=retriever,
             batch_size=batch_size,
             max_tokens=max_tokens,
             show_progress=show_progress,
@@ -124,6 +134,7 @@ def score_benchmarks(
                 prompt=prompt,
                 prompt_side=prompt_side,
             )
-            signatures[name] = signature(scorer, options, counts if uses_references else ())
+            windows = long_source_settings(long_source, windows_k, window, retriever, options)
+            signatures[name] = signature(scorer, options, counts if uses_references else (), None, windows)
             start = end
     return (scores, signatures) if lead else (None, None)
