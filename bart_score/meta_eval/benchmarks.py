@@ -534,7 +534,8 @@ def load_benchmark(name, *, release_dir=None, cache_dir=None, data_file=None):
     )
     release = RELEASES[benchmark.release]
     if data_file:
-        origin = f"{path} (given for it, not checked against the release)"
+        given = "a folder" if benchmark.long_documents else "a file"
+        origin = f"{path} ({given} given for it, not checked against the release)"
     else:
         origin = f"{path} ({benchmark.file.path} of {release.repository}@{release.commit[:7]}, checked)"
     info = datasets.DatasetInfo(description=f"{benchmark.title} human judgments from {origin}", features=features)
