@@ -107,7 +107,7 @@ def expected_longsciverify(folder, corpus="pubmed"):
     rows = []
     for index in range(len(frames[0])):
         doc_id = frames[0].loc[index, "id"]
-        article = [a for a in articles if a["article_id"] == doc_id.strip() or doc_id in a["article_id"]][0]
+        article = next(a for a in articles if a["article_id"] == doc_id.strip() or doc_id in a["article_id"])
         for model, system in enumerate(LONGSCIVERIFY_SYSTEMS, start=1):
             means = []
             for frame in frames:
@@ -155,7 +155,7 @@ def test_longeval_is_read_as_their_script_reads_it(tmp_path):
                     "source": texts[key]["source_doc"],
                     "references": [texts[f"article_{article}_human"]["summary"]],
                     "hypothesis": texts[key]["summary"],
-                    "human_factuality": float(np.mean([j["score"] for j in judgments if j["story"] == key][0])),
+                    "human_factuality": float(np.mean(next(j["score"] for j in judgments if j["story"] == key))),
                 }
             )
     assert dataset.to_list() == pytest.approx(expected)
@@ -169,6 +169,7 @@ def test_a_folder_that_lacks_a_file_is_named(tmp_path):
 
 
 def test_release_files_are_checked_and_named(tmp_path, monkeypatch):
+    monkeypatch.delenv(benchmarks.LONGDOC_DIR_ENV, raising=False)
     folder = write_longsciverify(tmp_path)
     with pytest.raises(BenchmarkDataError) as error:
         load_benchmark("longsciverify-pubmed", release_dir=str(folder))
