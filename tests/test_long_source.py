@@ -11,58 +11,18 @@ import pytest
 import torch
 from reference import reference_score
 from tiny_bart import english_like
-from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel, BertTokenizer
+from tiny_encoder import build_sentence_encoder
+from transformers import AutoModel, AutoTokenizer
 
 import bart_score
 from bart_score import InputError
 from bart_score.long_source import LONGDOCFACTSCORE, split_sentences, window_span
 from bart_score.retrievers import BM25Retriever, EmbeddingRetriever
 
-# -- a tiny sentence encoder, saved as a sentence-transformers checkpoint is --------------------------------------
-
-
-def build_tiny_sentence_encoder(directory, *, seed=0, max_seq_length=128, pooling="mean_tokens"):
-    """A random BERT with a word-level vocabulary, saved with save_pretrained beside the sentence-transformers files
-    (modules.json, 1_Pooling/config.json, sentence_bert_config.json) that bert-base-nli-mean-tokens has."""
-    from tiny_bart import _WORDS
-
-    os.makedirs(directory, exist_ok=True)
-    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *_WORDS, ".", "!", "?", ",", "'", "-"]
-    vocab_file = os.path.join(directory, "vocab.txt")
-    with open(vocab_file, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(vocabulary) + "\n")
-    tokenizer = BertTokenizer(vocab_file)
-    config = BertConfig(
-        vocab_size=len(vocabulary),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=256,
-    )
-    torch.manual_seed(seed)
-    BertModel(config).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    modules = [
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-    ]
-    modes = {f"pooling_mode_{mode}": mode == pooling for mode in ("cls_token", "mean_tokens", "max_tokens")}
-    files = {
-        "modules.json": modules,
-        "1_Pooling/config.json": {"word_embedding_dimension": 32, **modes},
-        "sentence_bert_config.json": {"max_seq_length": max_seq_length, "do_lower_case": False},
-    }
-    for name, content in files.items():
-        os.makedirs(os.path.dirname(os.path.join(directory, name)), exist_ok=True)
-        with open(os.path.join(directory, name), "w", encoding="utf-8") as handle:
-            json.dump(content, handle)
-    return str(directory)
-
 
 @pytest.fixture(scope="session")
 def encoder_checkpoint(tmp_path_factory):
-    return build_tiny_sentence_encoder(tmp_path_factory.mktemp("tiny-sentence-encoder"))
+    return build_sentence_encoder(tmp_path_factory.mktemp("tiny-sentence-encoder"))
 
 
 @pytest.fixture(scope="session")
@@ -394,7 +354,7 @@ def test_a_retriever_that_is_not_a_sentence_encoder_is_refused(scorer, tiny_chec
     ],
 )
 def test_a_sentence_encoder_that_does_not_pool_by_the_mean_is_refused(modules, pooling, message, tmp_path):
-    directory = build_tiny_sentence_encoder(tmp_path / "encoder", pooling=pooling)
+    directory = build_sentence_encoder(tmp_path / "encoder", pooling=pooling)
     if modules:
         path = os.path.join(directory, "modules.json")
         with open(path, encoding="utf-8") as handle:
