@@ -246,9 +246,8 @@ def main(argv=None):
         f"distinct windows per summary (engine): {engine['windows_per_summary']:.1f} of {K} x "
         f"{engine['sentences'] / len(summaries):.1f} sentences"
     )
-    print(
-        f"speed-up (naive / engine): {speedup:.2f}x  (target {TARGET_SPEEDUP:.0f}x: {'met' if speedup >= TARGET_SPEEDUP else 'NOT met'})"
-    )
+    verdict = "met" if speedup >= TARGET_SPEEDUP else "NOT met"
+    print(f"speed-up (naive / engine): {speedup:.2f}x  (target {TARGET_SPEEDUP:.0f}x: {verdict})")
     print(f"peak RSS: naive {naive['peak_rss'] / 2**30:.2f} GiB, engine {engine['peak_rss'] / 2**30:.2f} GiB")
     print(f"largest score difference: {difference:.2e}")
     if args.json:
