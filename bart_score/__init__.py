@@ -6,6 +6,8 @@
     models        checkpoints: finding and loading them
     variants      the named configurations ("vanilla", "cnn", "cnn-para") and engine defaults
     directions    faithfulness, precision, recall, f_score; prompts; multi-reference aggregation; the signature
+    long_source   faithfulness over windows of long sources (LongDocFACTScore), sentence splitting
+    retrievers    the source sentences most like a prediction sentence: sentence embeddings or BM25
     prompts       the paper's prompt sets
     distributed   splitting one call across torch.distributed ranks
     corpus        plain-text and table readers, score_corpus, score_dataset
@@ -49,6 +51,10 @@ _EXPORTS = {
     "AGGREGATIONS": "directions",
     "PROMPT_SIDES": "directions",
     "PROMPT_SETS": "prompts",
+    "LONG_SOURCE_MODES": "long_source",
+    "WindowSettings": "long_source",
+    "split_sentences": "long_source",
+    "load_retriever": "retrievers",
     "Corpus": "corpus",
     "read_plain_corpus": "corpus",
     "read_table_corpus": "corpus",

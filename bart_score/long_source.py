@@ -45,10 +45,12 @@ def _segmenter() -> object:
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of a text (pysbd, English), each stripped of surrounding white space; blank ones dropped."""
+    """The sentences of a text (pysbd, English), each stripped of surrounding white space. Pieces without a letter or
+    digit (a stray "." that pysbd makes a sentence of its own) are not sentences and are dropped."""
     if not text.strip():
         return []
-    return [sentence.strip() for sentence in _segmenter().segment(text) if sentence.strip()]
+    pieces = (piece.strip() for piece in _segmenter().segment(text))
+    return [piece for piece in pieces if any(character.isalnum() for character in piece)]
 
 
 def splitter_label() -> str:
@@ -163,8 +165,9 @@ def plan_windows(
             if text not in split:
                 split[text] = split_sentences(text)
             if not split[text]:
+                kind = "empty" if not text else "blank" if not text.strip() else "without a letter or digit"
                 raise InputError(
-                    f"{name}[{index}] has no sentence (it is {'empty' if not text else 'blank'}); "
+                    f"{name}[{index}] has no sentence (it is {kind}); "
                     f"long_source='windows' scores a prediction sentence by sentence against its source's sentences"
                 )
             result.append(split[text])

@@ -162,6 +162,10 @@ def test_longdocfactscore_rule_equals_the_reference(
     assert result["faithfulness_windows"] == windows
 
 
+def test_pieces_without_a_word_are_not_sentences():
+    assert split_sentences(". only few were done . none more .") == ["only few were done .", "none more ."]
+
+
 def test_the_splitter_finds_the_workloads_sentences():
     sources, predictions = workload(0)
     for sentences in [*sources, *predictions]:
@@ -316,7 +320,7 @@ def test_other_directions_are_computed_as_usual_and_the_signature_records_the_mo
 # -- bad input -------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("blank", ["", "   \n "])
+@pytest.mark.parametrize("blank", ["", "   \n ", " . ! "])
 def test_a_prediction_or_source_without_a_sentence_is_refused(blank, scorer):
     with pytest.raises(InputError, match=r"predictions\[1\] has no sentence"):
         scorer.score_directions(
