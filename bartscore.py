@@ -19,8 +19,9 @@ import datasets
 import evaluate
 
 from bart_score import BARTScorer, score_dataset  # noqa: F401  (names the original module offered)
-from bart_score.directions import resolve_options
+from bart_score.directions import long_source_settings, resolve_options
 from bart_score.inputs import describe, optional_positive_int, reference_lists, text_list
+from bart_score.long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K
 from bart_score.rescale import DEFAULT_PAIRS, DEFAULT_SEED, resolve_rescaling
 from bart_score.variants import DEFAULT_CHECKPOINT
 
@@ -79,6 +80,14 @@ Args:
     batch_size (int): at most this many pairs per model batch (default: no limit but max_tokens).
     max_tokens (int): padded tokens per model batch (default: the engine's, 8192 on a GPU and 2048 on a CPU); lower
         it when memory is short.
+    long_source ("windows" or None): "windows" scores faithfulness sentence by sentence, each prediction sentence
+        given the best of windows_k windows of the source most like it (LongDocFACTScore; docs/long-documents.md),
+        for sources longer than the model reads. Default None: the source is one condition, truncated.
+    windows_k (int): windows per prediction sentence (default 3).
+    window ("longdocfactscore" or int): the window rule: LongDocFACTScore's (the sentence and the one before it), or
+        the sentence and that many neighbours on each side (default "longdocfactscore").
+    retriever (str): "bm25", or a sentence-embedding encoder checkpoint (default
+        "sentence-transformers/bert-base-nli-mean-tokens").
     show_progress (bool): a progress bar on stderr (default False).
 
 Returns:
@@ -86,6 +95,8 @@ Returns:
     faithfulness_mean, ...: the mean over predictions of each direction computed.
     faithfulness_rescaled, ..., faithfulness_rescaled_mean, ...: when rescaling, beside the raw scores.
     reference_points: when rescaling, {direction: {"unrelated": ..., "copy": ...}} in raw scores.
+    faithfulness_sentences, faithfulness_windows: with long_source="windows", per prediction the sentences scored and
+        the distinct source windows they were scored against.
     signature: the settings that produced the numbers, for reproducibility (with rescale:<baseline or corpus id>).
 
 Pending batches: add/add_batch keep examples for the next compute, which scores and clears them. A compute that
@@ -138,12 +149,14 @@ _FEATURE_VARIANTS = {
     option: datasets.Features({name: _INPUT_FEATURES[name] for name in ("predictions", *names)})
     for option, names in _INPUTS.items()
 }
+_LONG_SOURCE_OPTIONS = ("long_source", "windows_k", "window", "retriever")
 _COMPUTE_OPTIONS = (
     "directions",
     "aggregation",
     "prompt",
     "prompt_side",
     *_RESCALE_OPTIONS,
+    *_LONG_SOURCE_OPTIONS,
     "batch_size",
     "max_tokens",
     "show_progress",
@@ -340,6 +353,10 @@ class BARTScore(evaluate.Metric):
         rescale_pairs=DEFAULT_PAIRS,
         rescale_seed=DEFAULT_SEED,
         unrelated_texts=None,
+        long_source=None,
+        windows_k=DEFAULT_WINDOWS_K,
+        window=DEFAULT_WINDOW,
+        retriever=DEFAULT_RETRIEVER,
         batch_size=None,
         max_tokens=None,
         show_progress=False,
@@ -370,6 +387,10 @@ class BARTScore(evaluate.Metric):
             rescale_pairs=rescale_pairs,
             rescale_seed=rescale_seed,
             unrelated_texts=unrelated_texts,
+            long_source=long_source,
+            windows_k=windows_k,
+            window=window,
+            retriever=retriever,
             batch_size=batch_size,
             max_tokens=max_tokens,
             show_progress=show_progress,
@@ -381,12 +402,16 @@ def _check_compute_options(given, options):
     unknown = sorted(set(options) - set(_COMPUTE_OPTIONS))
     if unknown:
         raise TypeError(f"compute got unexpected options {unknown}; its options are {list(_COMPUTE_OPTIONS)}")
-    resolve_options(
+    resolved = resolve_options(
         has_references=given["references"],
         has_sources=given["sources"],
         **{name: options[name] for name in ("directions", "aggregation", "prompt", "prompt_side") if name in options},
     )
-    resolve_rescaling(**{name: options[name] for name in _RESCALE_OPTIONS if name in options})
+    rescaling = resolve_rescaling(**{name: options[name] for name in _RESCALE_OPTIONS if name in options})
+    if options.get("long_source") is not None:
+        defaults = {"windows_k": DEFAULT_WINDOWS_K, "window": DEFAULT_WINDOW, "retriever": DEFAULT_RETRIEVER}
+        long_options = {name: options.get(name, defaults.get(name)) for name in _LONG_SOURCE_OPTIONS}
+        long_source_settings(**long_options, options=resolved, rescaling=rescaling)
     optional_positive_int(options.get("batch_size"), "batch_size")
     optional_positive_int(options.get("max_tokens"), "max_tokens")
     if not isinstance(options.get("show_progress", False), bool):

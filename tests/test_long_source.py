@@ -385,3 +385,77 @@ def test_bad_long_source_options_are_refused(options, message, scorer):
     arguments = {"sources": ["A cat sat. A dog ran."], "long_source": "windows", "retriever": "bm25", **options}
     with pytest.raises(InputError, match=message):
         scorer.score_directions(["A cat sat."], **arguments)
+
+
+# -- every entry point -----------------------------------------------------------------------------------------------
+
+
+def entry_point_workload():
+    sources, predictions = workload(9, documents=2, systems=2)
+    return joined(sources), joined(predictions)
+
+
+def test_the_metric_score_corpus_and_score_dataset_give_the_directions_result(scorer, tiny_checkpoint):
+    import datasets
+    import evaluate
+
+    sources, predictions = entry_point_workload()
+    options = {"long_source": "windows", "retriever": "bm25", "windows_k": 2}
+    expected = scorer.score_directions(predictions, sources=sources * 2, **options)
+
+    metric = evaluate.load(os.path.join(os.path.dirname(os.path.dirname(__file__)), "bartscore.py"), tiny_checkpoint)
+    computed = metric.compute(predictions=predictions, sources=sources * 2, **options)
+    assert computed == expected
+    with pytest.raises(InputError, match="windows_k must be a positive integer"):
+        metric.compute(predictions=predictions, sources=sources * 2, long_source="windows", windows_k=0)
+
+    corpus = bart_score.Corpus(systems={"a": predictions[:2], "b": predictions[2:]}, sources=sources)
+    per_system, signature = bart_score.score_corpus(scorer, corpus, **options)
+    assert signature == expected["signature"]
+    for key in ("faithfulness", "faithfulness_sentences", "faithfulness_windows"):
+        assert per_system["a"][key] + per_system["b"][key] == expected[key]
+
+    dataset = datasets.Dataset.from_dict({"prediction": predictions, "source": sources * 2})
+    scored = bart_score.score_dataset(dataset, scorer, sources="source", **options)
+    assert scored["bartscore_faithfulness"] == pytest.approx(expected["faithfulness"], abs=1e-9)
+    assert scored["bartscore_faithfulness_windows"] == expected["faithfulness_windows"]
+
+
+def test_the_command_line_scores_windows(tmp_path, tiny_checkpoint, scorer, capsys):
+    sources, predictions = entry_point_workload()
+    (tmp_path / "src.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    (tmp_path / "sys.txt").write_text("\n".join(predictions[:2]) + "\n", encoding="utf-8")
+    arguments = ["score", "-m", tiny_checkpoint, "-q", "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "sys.txt")]
+    assert bart_score.main([*arguments, "--long-source", "windows", "--retriever", "bm25", "-f", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    expected = scorer.score_directions(predictions[:2], sources=sources, long_source="windows", retriever="bm25")
+    assert [row["faithfulness"] for row in rows] == pytest.approx(expected["faithfulness"], abs=1e-6)
+    assert [row["faithfulness_windows"] for row in rows] == expected["faithfulness_windows"]
+    for flags, message in (
+        (["--windows-k", "2"], "--windows-k is for --long-source windows"),
+        (["--long-source", "windows", "--window", "wide"], "--window must be longdocfactscore or a whole number"),
+        (["--long-source", "windows", "--rescale", "corpus"], "--long-source windows cannot be rescaled"),
+    ):
+        assert bart_score.main([*arguments, *flags]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_the_spaces_batch_tab_scores_windows_when_the_operator_asks(scorer, tmp_path):
+    from space.batch import check_work, score_upload
+    from space.settings import settings_from_env
+
+    settings = settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;windows_k=2;retriever=bm25"})
+    assert settings.long_source == {"long_source": "windows", "windows_k": 2, "retriever": "bm25"}
+    with pytest.raises(ValueError, match="is not one of windows_k=K, window=RULE, retriever=NAME"):
+        settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;k=2"})
+    with pytest.raises(InputError, match="windows_k must be a positive integer"):
+        settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;windows_k=none"})
+    sources, predictions = entry_point_workload()
+    corpus = bart_score.Corpus(systems={"a": predictions[:2], "b": predictions[2:]}, sources=sources)
+    result = score_upload(scorer, corpus, directions=("faithfulness",), long_source=settings.long_source)
+    expected = scorer.score_directions(predictions, sources=sources * 2, **settings.long_source)
+    assert list(result.rows["a/faithfulness"]) + list(result.rows["b/faithfulness"]) == expected["faithfulness"]
+    assert set(result.summary["direction"]) == {"faithfulness"}
+    sentences = sum(expected["faithfulness_sentences"])
+    with pytest.raises(ValueError, match=f"needs {2 * sentences:,} scored pairs"):
+        check_work(corpus, ("faithfulness",), None, 2 * sentences - 1, long_source=settings.long_source)
