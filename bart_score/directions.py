@@ -5,6 +5,8 @@ f_score: (precision + recall) / 2. With several references, precision and recall
 references (mean or max) first, and f_score is the mean of the aggregated two. With prompts, a direction's score for
 one (condition, target) pair is the average over the prompts, as in the original scripts."""
 
+from __future__ import annotations
+
 import hashlib
 import re
 from dataclasses import dataclass
@@ -260,7 +262,14 @@ def score_directions(
     return result
 
 
-def long_source_settings(long_source, windows_k, window, retriever, options, rescaling=None):
+def long_source_settings(
+    long_source: str | None,
+    windows_k: int,
+    window: str | int,
+    retriever: object,
+    options: ScoringOptions,
+    rescaling: object = None,
+) -> WindowSettings | None:
     """The checked WindowSettings of long_source="windows", or None for the ordinary (truncated) source."""
     if long_source is None:
         return None

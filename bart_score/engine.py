@@ -219,7 +219,7 @@ class BARTScorer:
         self._weights_identity = weights_identity(path)
         return self
 
-    def with_max_length(self, max_length):
+    def with_max_length(self, max_length: int) -> "BARTScorer":
         """This engine with the same model (shared, not loaded again) truncating texts at another max_length, up to
         the model's positions: e.g. a causal LM given whole long sources as its prefix."""
         positions = self.family.max_positions
