@@ -19,10 +19,9 @@ import datasets
 import evaluate
 
 from bart_score import BARTScorer, score_dataset  # noqa: F401  (names the original module offered)
-from bart_score.directions import long_source_settings, resolve_options
-from bart_score.inputs import describe, optional_positive_int, reference_lists, text_list
-from bart_score.long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K
-from bart_score.rescale import DEFAULT_PAIRS, DEFAULT_SEED, resolve_rescaling
+from bart_score.errors import InputError, InputTypeError
+from bart_score.inputs import describe, reference_lists, text_list
+from bart_score.options import OPTION_NAMES, ScoringOptions
 from bart_score.variants import DEFAULT_CHECKPOINT
 
 _CITATION = """\
@@ -65,18 +64,18 @@ Args:
         is read as a set name; to use one as a phrase, put it in a list.
     prompt_side ("encoder" or "decoder"): "encoder" appends " <prompt>," to the conditioning text, "decoder" prepends
         "<prompt>, " to the scored text (the original code's strings). Default "encoder".
-    rescale_with_baseline (bool): also return rescaled scores, on a scale where 0 is the mean score of an unrelated
-        text and 1 that of a copy (a text given itself), taken from a baseline file made by `bartscore baseline`:
-        baseline_path, or the default location for this model and settings (an error gives the command that makes
-        it). The map is linear per direction, so rankings and correlations do not change. Default False.
-    baseline_path (str): the baseline file (implies rescale_with_baseline=True).
-    rescale ("baseline" or "corpus"): "baseline" is rescale_with_baseline=True; "corpus" computes the reference
-        points from the texts being scored, in the same pass (targets given texts of other rows, and targets given
-        themselves), so no file is needed, but the scale is comparable only within these inputs.
-    rescale_pairs (int): with rescale="corpus", at most this many extra pairs for the reference points (default 1000).
-    rescale_seed (int): with rescale="corpus", the sampling seed (default 12345).
-    unrelated_texts (list of str): with rescale="corpus", fixed unrelated conditions instead of other rows' texts (for
-        inputs that all share one source).
+    rescale ("baseline" or "corpus"): also return rescaled scores, on a scale where 0 is the mean score of an
+        unrelated text and 1 that of a copy (a text given itself). "baseline" takes the two points from a baseline
+        file made by `bartscore baseline` (baseline, or the default location for this model and settings; an error
+        gives the command that makes it); "corpus" computes them from the texts being scored, in the same pass
+        (targets given texts of other rows, and targets given themselves), so no file is needed, but the scale is
+        comparable only within these inputs. The map is linear per direction, so rankings and correlations do not
+        change. Default: no rescaling.
+    baseline (str): the baseline file (implies rescale="baseline").
+    corpus_points (bart_score.CorpusPoints or dict): with rescale="corpus", the sampling: pairs (at most this many
+        extra pairs, default 1000), seed (default 12345), unrelated_texts (fixed unrelated conditions instead of other
+        rows' texts, for inputs that all share one source).
+    rescale_with_baseline (bool), baseline_path (str): bert_score's names for rescale="baseline" and baseline.
     batch_size (int): at most this many pairs per model batch (default: no limit but max_tokens).
     max_tokens (int): padded tokens per model batch (default: the engine's, 8192 on a GPU and 2048 on a CPU); lower
         it when memory is short.
@@ -129,14 +128,8 @@ Examples:
     3
 """
 
-_RESCALE_OPTIONS = (
-    "rescale",
-    "rescale_with_baseline",
-    "baseline_path",
-    "rescale_pairs",
-    "rescale_seed",
-    "unrelated_texts",
-)
+# bert_score's names, kept for its users: rescale_with_baseline=True is rescale="baseline", baseline_path is baseline.
+_ALIASES = ("rescale_with_baseline", "baseline_path")
 _INPUT_FEATURES = {
     "predictions": datasets.Value("string"),
     "references": datasets.List(datasets.Value("string")),
@@ -149,18 +142,7 @@ _FEATURE_VARIANTS = {
     option: datasets.Features({name: _INPUT_FEATURES[name] for name in ("predictions", *names)})
     for option, names in _INPUTS.items()
 }
-_LONG_SOURCE_OPTIONS = ("long_source", "windows_k", "window", "retriever")
-_COMPUTE_OPTIONS = (
-    "directions",
-    "aggregation",
-    "prompt",
-    "prompt_side",
-    *_RESCALE_OPTIONS,
-    *_LONG_SOURCE_OPTIONS,
-    "batch_size",
-    "max_tokens",
-    "show_progress",
-)
+_COMPUTE_OPTIONS = (*sorted(OPTION_NAMES), *_ALIASES)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -189,7 +171,7 @@ class BARTScore(evaluate.Metric):
         **kwargs,
     ):
         if inputs not in _INPUTS:
-            raise ValueError(f"inputs must be one of {tuple(_INPUTS)}, got {inputs!r}")
+            raise InputError(f"inputs must be one of {tuple(_INPUTS)}, got {inputs!r}")
         self._inputs = inputs  # read by _info, which evaluate's __init__ calls
         self.model_name = config_name or "default"
         # evaluate joins the config name into a cache path; a checkpoint path or Hub id must not steer it.
@@ -200,7 +182,7 @@ class BARTScore(evaluate.Metric):
         )
         super().__init__(config_name=cache_name, **kwargs)
         # Under evaluate's own multi-process mode (num_process > 1) only process 0 scores, so it must not wait
-        # for the other ranks; otherwise ranks gather their examples and share the scoring (see README).
+        # for the other ranks; otherwise ranks gather their examples and share the scoring (docs/scaling.md).
         self._engine_options = {
             "device": device,
             "dtype": dtype,
@@ -230,16 +212,6 @@ class BARTScore(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2106.11520"],
         )
 
-    def _feature_names(self):
-        """The inputs of the pending batches; with none pending, those of the first feature variant (which
-        evaluate.combine asks for)."""
-        if self._inputs_given is None:
-            return super()._feature_names()
-        return ["predictions", *(name for name, present in self._inputs_given.items() if present)]
-
-    def _infer_feature_from_batch(self, batch):
-        return next(features for features in _FEATURE_VARIANTS.values() if set(features) == set(batch))
-
     def _download_and_prepare(self, dl_manager):
         # The model loads once, here at evaluate.load time, so that a missing checkpoint is reported there.
         assert self.scorer is not None
@@ -255,18 +227,18 @@ class BARTScore(evaluate.Metric):
     def add_batch(self, *, predictions=None, references=None, sources=None, **kwargs):
         """Adds a batch of predictions with their references and/or sources (as in compute) for a later compute."""
         if kwargs:
-            raise TypeError(
+            raise InputTypeError(
                 f"add_batch got unexpected inputs {sorted(kwargs)}; it takes predictions, references and sources"
             )
         predictions = text_list(predictions, "predictions")
         given = {"references": references is not None, "sources": sources is not None}
         if not any(given.values()):
-            raise ValueError(
+            raise InputError(
                 "BARTScore needs sources=, references= or both, besides predictions (in evaluate.combine, load the "
                 'metric with inputs="sources" or inputs="both" so that combine passes sources on)'
             )
         if self._inputs_given is not None and given != self._inputs_given:
-            raise ValueError(
+            raise InputError(
                 f"this batch gives {_input_names(given)} but earlier batches gave {_input_names(self._inputs_given)}; "
                 f"give the same inputs in every add/add_batch call"
             )
@@ -287,7 +259,7 @@ class BARTScore(evaluate.Metric):
     def add(self, *, prediction=None, reference=None, source=None, **kwargs):
         """Adds one prediction with its reference(s) and/or source for a later compute."""
         if not isinstance(prediction, str):
-            raise TypeError(f"prediction is {describe(prediction)}; expected a string")
+            raise InputTypeError(f"prediction is {describe(prediction)}; expected a string")
         self.add_batch(
             predictions=[prediction],
             references=None if reference is None else [reference],
@@ -299,25 +271,57 @@ class BARTScore(evaluate.Metric):
         """Scores the given inputs, or those added with add/add_batch, and returns the results dict. Every option is
         checked before anything is scored; a failed compute leaves the pending batches as they were."""
         if predictions is None and (references is not None or sources is not None):
-            raise TypeError("predictions must be a list of strings, got None")
+            raise InputTypeError("predictions must be a list of strings, got None")
         given = self._inputs_given
         if predictions is not None:
             given = {"references": references is not None, "sources": sources is not None}
         if given is None:
-            raise ValueError(
+            raise InputError(
                 "nothing to score: pass predictions= (with sources= and/or references=), or call add/add_batch first"
             )
-        _check_compute_options(given, kwargs)
+        options = compute_options(kwargs)
+        options.directions_for(has_references=given["references"], has_sources=given["sources"])
         pending = (self._inputs_given, self._pending_count)
         if predictions is not None:
             self.add_batch(predictions=predictions, references=references, sources=sources)
         try:
-            result = super().compute(**kwargs)
+            result = super().compute(options=options)
         except BaseException:
             self._restore_pending(*pending)
             raise
         self._inputs_given, self._pending_count = None, 0
         return result
+
+    def _compute(self, predictions, references=None, sources=None, options=None):
+        group = self.scorer._process_group()
+        if group:
+            given = {"references": references is not None, "sources": sources is not None}
+            predictions, references, sources, given = group.gather_examples(
+                predictions,
+                references if given["references"] else [[] for _ in predictions],
+                sources if given["sources"] else ["" for _ in predictions],
+                given,
+                self.scorer.device,
+            )
+            references = references if given["references"] else None
+            sources = sources if given["sources"] else None
+        return self.scorer.score_directions(predictions, references=references, sources=sources, options=options)
+
+    # -----------------------------------------------------------------------------------------------------------------
+    # evaluate's internals. evaluate.Metric offers no way to name the inputs a batch carries or to put pending
+    # batches back after a failed compute, so these overrides use its private methods and attributes, as checked
+    # against the evaluate versions in EVALUATE_CHECKED. tests/test_evaluate_internals.py fails loudly when an
+    # evaluate release no longer has what they rely on (EVALUATE_INTERNALS).
+
+    def _feature_names(self):
+        """The inputs of the pending batches; with none pending, those of the first feature variant (which
+        evaluate.combine asks for)."""
+        if self._inputs_given is None:
+            return super()._feature_names()
+        return ["predictions", *(name for name, present in self._inputs_given.items() if present)]
+
+    def _infer_feature_from_batch(self, batch):
+        return next(features for features in _FEATURE_VARIANTS.values() if set(features) == set(batch))
 
     def _restore_pending(self, inputs_given, count):
         """After a failed compute: the examples that were pending before it, and only those, are pending again.
@@ -331,91 +335,54 @@ class BARTScore(evaluate.Metric):
             for filelock, path in zip(self.filelocks, self.file_paths):
                 os.remove(path)
                 filelock.release()
-        for name in ("writer", "buf_writer", "data", "filelock", "filelocks", "file_paths", "cache_file_name"):
+        for name in _PENDING_STATE:
             setattr(self, name, None)
-        self.selected_feature_format = None
         self._inputs_given, self._pending_count = None, 0
         if kept:
             self.add_batch(**kept)
 
-    def _compute(
-        self,
-        predictions,
-        references=None,
-        sources=None,
-        directions=None,
-        aggregation="mean",
-        prompt=None,
-        prompt_side="encoder",
-        rescale=None,
-        rescale_with_baseline=False,
-        baseline_path=None,
-        rescale_pairs=DEFAULT_PAIRS,
-        rescale_seed=DEFAULT_SEED,
-        unrelated_texts=None,
-        long_source=None,
-        windows_k=DEFAULT_WINDOWS_K,
-        window=DEFAULT_WINDOW,
-        retriever=DEFAULT_RETRIEVER,
-        batch_size=None,
-        max_tokens=None,
-        show_progress=False,
-    ):
-        group = self.scorer._process_group()
-        if group:
-            given = {"references": references is not None, "sources": sources is not None}
-            predictions, references, sources, given = group.gather_examples(
-                predictions,
-                references if given["references"] else [[] for _ in predictions],
-                sources if given["sources"] else ["" for _ in predictions],
-                given,
-                self.scorer.device,
-            )
-            references = references if given["references"] else None
-            sources = sources if given["sources"] else None
-        return self.scorer.score_directions(
-            predictions,
-            references=references,
-            sources=sources,
-            directions=directions,
-            aggregation=aggregation,
-            prompt=prompt,
-            prompt_side=prompt_side,
-            rescale=rescale,
-            rescale_with_baseline=rescale_with_baseline,
-            baseline_path=baseline_path,
-            rescale_pairs=rescale_pairs,
-            rescale_seed=rescale_seed,
-            unrelated_texts=unrelated_texts,
-            long_source=long_source,
-            windows_k=windows_k,
-            window=window,
-            retriever=retriever,
-            batch_size=batch_size,
-            max_tokens=max_tokens,
-            show_progress=show_progress,
-        )
+
+# evaluate.Metric's pending-batch state, reset after a failed compute as evaluate resets it after a successful one.
+_PENDING_STATE = (
+    "writer",
+    "buf_writer",
+    "data",
+    "filelock",
+    "filelocks",
+    "file_paths",
+    "cache_file_name",
+    "selected_feature_format",
+)
+# What the overrides above rely on: evaluate.Metric's private methods, and the attributes a metric has once built.
+EVALUATE_INTERNALS = {"methods": ("_feature_names", "_infer_feature_from_batch"), "attributes": _PENDING_STATE}
+EVALUATE_CHECKED = ("0.4.6",)
 
 
-def _check_compute_options(given, options):
-    """Every compute option checked against the inputs, before anything is scored or any batch is touched."""
+def compute_options(options):
+    """compute's options as one ScoringOptions, checked before anything is scored or any batch is touched; bert_score's
+    rescale_with_baseline and baseline_path are read as rescale="baseline" and baseline."""
     unknown = sorted(set(options) - set(_COMPUTE_OPTIONS))
     if unknown:
-        raise TypeError(f"compute got unexpected options {unknown}; its options are {list(_COMPUTE_OPTIONS)}")
-    resolved = resolve_options(
-        has_references=given["references"],
-        has_sources=given["sources"],
-        **{name: options[name] for name in ("directions", "aggregation", "prompt", "prompt_side") if name in options},
-    )
-    rescaling = resolve_rescaling(**{name: options[name] for name in _RESCALE_OPTIONS if name in options})
-    if options.get("long_source") is not None:
-        defaults = {"windows_k": DEFAULT_WINDOWS_K, "window": DEFAULT_WINDOW, "retriever": DEFAULT_RETRIEVER}
-        long_options = {name: options.get(name, defaults.get(name)) for name in _LONG_SOURCE_OPTIONS}
-        long_source_settings(**long_options, options=resolved, rescaling=rescaling)
-    optional_positive_int(options.get("batch_size"), "batch_size")
-    optional_positive_int(options.get("max_tokens"), "max_tokens")
-    if not isinstance(options.get("show_progress", False), bool):
-        raise TypeError(f"show_progress must be True or False, got {options['show_progress']!r}")
+        raise InputTypeError(f"compute got unexpected options {unknown}; its options are {list(_COMPUTE_OPTIONS)}")
+    options = dict(options)
+    with_baseline = options.pop("rescale_with_baseline", False)
+    if not isinstance(with_baseline, bool):
+        raise InputTypeError(f"rescale_with_baseline must be True or False, got {describe(with_baseline)}")
+    path = options.pop("baseline_path", None)
+    if path is not None:
+        if options.get("baseline") is not None:
+            raise InputError("baseline_path is bert_score's name for baseline; give one of them")
+        if not isinstance(path, (str, os.PathLike)):
+            raise InputTypeError(f"baseline_path must be a file path, got {describe(path)}")
+        options["baseline"] = path
+    if with_baseline or path is not None:
+        if options.get("rescale") == "corpus":
+            raise InputError(
+                "rescale='corpus' takes its reference points from the texts being scored; it cannot be combined "
+                "with rescale_with_baseline=True or baseline_path="
+            )
+        options["rescale"] = "baseline"
+    return ScoringOptions(**options)
 
 
 def _input_names(given):

@@ -1,5 +1,7 @@
 """Corpora: plain-text and table readers, and scoring every system of a corpus, or a `datasets` corpus, at once."""
 
+from __future__ import annotations
+
 import collections
 import contextlib
 import csv
@@ -9,11 +11,12 @@ import re
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Any
 
-from .directions import DIRECTIONS, RESULT_SUFFIXES, resolve_options
-from .errors import UsageError
+from .errors import InputError, InputTypeError, UsageError
 from .inputs import check_text, describe
-from .rescale import corpus_documents
+from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
+from .rescale import LIBRARY_REMEDY, corpus_documents
 
 
 @dataclass
@@ -123,6 +126,37 @@ class TableLimits:
     max_chars: int = None
 
 
+@dataclass(frozen=True)
+class Table:
+    """A table file's named columns, one dict per data row, and the line of each row (its last, for a CSV row that
+    spans lines)."""
+
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    lines: list[int]
+
+
+def read_table(path: str, limits: TableLimits = TableLimits(), *, kind: str | None = None) -> Table:
+    """A .csv or .jsonl file (UTF-8; kind "csv" or "jsonl" whatever its name), read row by row under `limits`: every
+    column named, each name once. A blank line is no row; a CSV row of empty cells is a row of empty texts."""
+    kind = kind or (
+        "jsonl" if path.lower().endswith((".jsonl", ".json")) else "csv" if path.lower().endswith(".csv") else None
+    )
+    if kind is None:
+        raise UsageError(f"{path}: a table must be a .jsonl or .csv file")
+    with _text_lines(path) as lines:
+        columns, rows, line_numbers = (_jsonl_rows if kind == "jsonl" else _csv_rows)(path, lines, limits)
+    if not columns:
+        raise UsageError(f"{path} is empty")
+    for number, name in enumerate(columns, start=1):
+        if not name.strip():
+            raise UsageError(f"{path}: column {number} has no name")
+    repeated = sorted(name for name, count in collections.Counter(columns).items() if count > 1)
+    if repeated:
+        raise UsageError(f"{path}: column names appear more than once: {', '.join(_first(repeated))}")
+    return Table(columns, rows, line_numbers)
+
+
 def read_table_corpus(
     path, source_column=None, reference_columns=None, system_columns=None, id_column="id", limits=TableLimits()
 ):
@@ -136,22 +170,8 @@ def read_table_corpus(
     scored exactly as written: an empty output is the empty text, while a JSONL row that lacks a system's or the
     source's value is an error. `limits` are checked row by row as the file is read; reading takes time linear in
     the file's size."""
-    if path.lower().endswith((".jsonl", ".json")):
-        read_rows = _jsonl_rows
-    elif path.lower().endswith(".csv"):
-        read_rows = _csv_rows
-    else:
-        raise UsageError(f"{path}: a table must be a .jsonl or .csv file")
-    with _text_lines(path) as lines:
-        columns, rows = read_rows(path, lines, limits)
-    if not columns:
-        raise UsageError(f"{path} is empty")
-    for number, name in enumerate(columns, start=1):
-        if not name.strip():
-            raise UsageError(f"{path}: column {number} has no name")
-    repeated = sorted(name for name, count in collections.Counter(columns).items() if count > 1)
-    if repeated:
-        raise UsageError(f"{path}: column names appear more than once: {', '.join(_first(repeated))}")
+    table = read_table(path, limits)
+    columns, rows = table.columns, table.rows
     given = [*([source_column] if source_column else []), *(reference_columns or []), *(system_columns or [])]
     known = set(columns)
     missing = [c for c in given if c not in known]
@@ -306,10 +326,10 @@ def _csv_field_limit_lifted():
 
 
 def _csv_rows(path, lines, limits):
-    """Column names (stripped) and one dict per data row. A blank line (no field at all: nothing, not even a comma) is
-    no row; a row whose cells are empty is a row of empty texts."""
+    """Column names (stripped), one dict per data row, and the line each row ends on. A blank line (no field at all:
+    nothing, not even a comma) is no row; a row whose cells are empty is a row of empty texts."""
     reader = csv.reader(lines)
-    columns, rows = [], []
+    columns, rows, line_numbers = [], [], []
     try:
         with _csv_field_limit_lifted():
             for row in reader:
@@ -327,9 +347,10 @@ def _csv_rows(path, lines, limits):
                 for column, value in zip(columns, row):
                     _check_length(path, limits, len(rows) + 1, column, value)
                 rows.append(dict(zip(columns, row)))
+                line_numbers.append(reader.line_num)
     except csv.Error as error:
         raise UsageError(f"{path} line {reader.line_num} is not valid CSV: {error}") from None
-    return columns, rows
+    return columns, rows, line_numbers
 
 
 class _KeyTwice(Exception):
@@ -349,9 +370,9 @@ def _unique_keys(pairs):
 
 
 def _jsonl_rows(path, lines, limits):
-    """Column names (in order of first appearance) and one dict per non-blank line; a key that appears twice in one
-    object (at any depth) is refused."""
-    columns, rows = {}, []
+    """Column names (in order of first appearance), one dict per non-blank line, and its line number; a key that
+    appears twice in one object (at any depth) is refused."""
+    columns, rows, line_numbers = {}, [], []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -375,26 +396,44 @@ def _jsonl_rows(path, lines, limits):
                 if isinstance(text, str):
                     _encodable(text, f"{path} row {len(rows) + 1}, column {column!r}")
         rows.append(row)
-    return list(columns), rows
+        line_numbers.append(number)
+    return list(columns), rows, line_numbers
 
 
-def score_corpus(scorer, corpus, **options):
+def check_corpus_request(
+    corpus: Corpus, options: ScoringOptions, *, option: str = "rescale='corpus'", remedy: str = LIBRARY_REMEDY
+) -> tuple[str, ...]:
+    """The directions `options` compute on `corpus`, every problem found before any model is used: the directions
+    against the corpus's sources and references, and rescale="corpus" on rows from two documents or more (checked on
+    the segments as given, not once per system). option, remedy: how the one-document error names the setting and
+    what to do instead."""
+    directions = options.directions_for(
+        has_references=corpus.references is not None, has_sources=corpus.sources is not None
+    )
+    if options.rescale == "corpus" and not options.corpus_points.unrelated_texts:
+        segments = len(next(iter(corpus.systems.values())))
+        corpus_documents(segments, corpus.sources, corpus.references, option=option, remedy=remedy)
+    return directions
+
+
+def score_corpus(
+    scorer: Any, corpus: Corpus, options: ScoringOptions | None = None, **keywords: Any
+) -> tuple[dict[str, dict[str, list[float]]], str] | tuple[None, None]:
     """Scores every system in one planned call (sources and references shared by all systems are encoded once) and
     returns ({system: {direction: per-segment scores}}, signature), or (None, None) on ranks that get no results.
-    With long_source="windows", each system also has ``faithfulness_sentences`` and ``faithfulness_windows`` (per
-    segment, the sentences scored and the distinct windows). When rescaling, each system also has
-    ``<direction>_rescaled``; rescale="corpus" takes the reference points from
+    `options` (a ScoringOptions) or its fields as keywords. When rescaling, each system also has
+    ``<direction>_rescaled``; with long_source="windows", ``faithfulness_sentences`` and ``faithfulness_windows``
+    (per segment, the sentences scored and the distinct windows); rescale="corpus" takes the reference points from
     every system's outputs together, so that the systems share one scale."""
+    options = ScoringOptions.resolve(options, **keywords)
+    check_corpus_request(corpus, options)
     names = list(corpus.systems)
     segments = len(corpus.systems[names[0]])
-    if options.get("rescale") == "corpus" and not options.get("unrelated_texts") and not options.get("baseline_path"):
-        # Checked on the segments as given, before score_directions sees each of them once per system.
-        corpus_documents(segments, corpus.sources, corpus.references)
     result = scorer.score_directions(
         [hypothesis for name in names for hypothesis in corpus.systems[name]],
         references=corpus.references * len(names) if corpus.references is not None else None,
         sources=corpus.sources * len(names) if corpus.sources is not None else None,
-        **options,
+        options=options,
     )
     if result is None:
         return None, None
@@ -412,17 +451,18 @@ _SCORERS_OF_THIS_PROCESS = {}
 
 
 def score_dataset(
-    dataset,
-    scorer,
+    dataset: Any,
+    scorer: Any,
     *,
-    predictions="prediction",
-    references=None,
-    sources=None,
-    prefix="bartscore_",
-    rows_per_batch=1000,
-    num_proc=None,
-    **options,
-):
+    predictions: str = "prediction",
+    references: str | None = None,
+    sources: str | None = None,
+    prefix: str = "bartscore_",
+    rows_per_batch: int = 1000,
+    num_proc: int | None = None,
+    options: ScoringOptions | None = None,
+    **keywords: Any,
+) -> Any:
     """Adds one column per direction (``bartscore_faithfulness``, ...) to a ``datasets.Dataset`` or
     ``IterableDataset`` with a batched ``map``: a Dataset is written batch by batch to datasets' cache files, an
     IterableDataset is scored lazily as it is iterated, so corpora larger than memory stream through.
@@ -432,35 +472,32 @@ def score_dataset(
     or the CPU. Under torchrun, give each rank its shard (``datasets.distributed.split_dataset_by_node``); a dict builds
     scorers with distributed=False, since each rank scores different rows.
     predictions, references, sources: column names (a reference cell may hold a list of references).
-    options: as ``BARTScorer.score_directions`` (directions, aggregation, prompt, prompt_side, batch_size, ...);
-    rescaling takes a baseline file (rescale_with_baseline=True, baseline_path=...), which adds
+    options (a ScoringOptions) or its fields as keywords (directions, aggregation, prompt, prompt_side, batch_size,
+    ...); rescaling takes a baseline file (rescale="baseline", baseline=...), which adds
     ``bartscore_<direction>_rescaled`` columns. rescale="corpus" is refused: each batch would get reference points of
     its own."""
     import datasets
 
     from .engine import BARTScorer
 
+    options = ScoringOptions.resolve(options, **keywords)
     if isinstance(scorer, BARTScorer):
         if num_proc and num_proc > 1:
-            raise ValueError(
+            raise InputError(
                 "with num_proc > 1 pass the scorer as a dict of BARTScorer arguments, so that each "
                 "process loads its own model on its own device"
             )
     elif not isinstance(scorer, dict):
-        raise TypeError(f"scorer must be a BARTScorer or a dict of its arguments, got {describe(scorer)}")
+        raise InputTypeError(f"scorer must be a BARTScorer or a dict of its arguments, got {describe(scorer)}")
     columns = dataset.column_names or []
     for argument, column in (("predictions", predictions), ("references", references), ("sources", sources)):
         if column is not None and columns and column not in columns:
-            raise ValueError(f"{argument}={column!r} is not a column of the dataset; its columns are {columns}")
-    resolve_options(
-        has_references=references is not None,
-        has_sources=sources is not None,
-        **{k: v for k, v in options.items() if k in ("directions", "aggregation", "prompt", "prompt_side")},
-    )
-    if options.get("rescale") == "corpus":
-        raise ValueError(
+            raise InputError(f"{argument}={column!r} is not a column of the dataset; its columns are {columns}")
+    options.directions_for(has_references=references is not None, has_sources=sources is not None)
+    if options.rescale == "corpus":
+        raise InputError(
             "score_dataset scores the dataset in batches, and rescale='corpus' would give each batch reference points "
-            "of its own; rescale with a baseline file (rescale_with_baseline=True or baseline_path=)"
+            "of its own; rescale with a baseline file (rescale='baseline', or baseline=)"
         )
 
     arguments = {
@@ -494,9 +531,9 @@ def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, s
             batch[predictions],
             references=batch[references] if references else None,
             sources=batch[sources] if sources else None,
-            **options,
+            options=options,
         )
-    except (TypeError, ValueError) as error:  # named by the dataset's column and row, not the batch's argument
+    except InputError as error:  # named by the dataset's column and row, not the batch's argument
         columns = {"predictions": predictions, "references": references, "sources": sources}
         message = re.sub(
             r"\b(predictions|references|sources)\[(\d+)\]",
@@ -504,12 +541,8 @@ def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, s
             str(error),
         )
         raise type(error)(message) from None
-    return {
-        prefix + key: result[key]
-        for d in DIRECTIONS
-        for key in (d + suffix for suffix in RESULT_SUFFIXES)
-        if key in result
-    }
+    keys = [d + suffix for d in DIRECTIONS for suffix in RESULT_SUFFIXES]
+    return {prefix + key: result[key] for key in keys if key in result}
 
 
 @contextlib.contextmanager

@@ -7,10 +7,14 @@ cache), and batches are length-sorted and filled up to a token budget. The model
 what is tokenized how and run the model's own modules; this module does the planning, batching, out-of-memory
 retries and the log-probabilities."""
 
+from __future__ import annotations
+
 import copy
 import logging
 import os
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -19,8 +23,8 @@ from tqdm.auto import tqdm
 
 from . import directions
 from .distributed import default_device, process_group
-from .errors import CheckpointNotFoundError
-from .inputs import optional_positive_int, reference_lists, text_list, whole_number
+from .errors import CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
+from .inputs import device_name, optional_positive_int, reference_lists, text_list, whole_number
 from .models import (
     IGNORED,
     checkpoint_identity,
@@ -28,6 +32,7 @@ from .models import (
     resolve_checkpoint,
     weights_identity,
 )
+from .options import AGGREGATIONS, ScoringOptions
 from .variants import (
     DEFAULT_CHECKPOINT,
     DEFAULT_CPU_MAX_TOKENS,
@@ -97,8 +102,8 @@ class BARTScorer:
 
     ``score(srcs, tgts)`` gives, for each pair, the mean log-probability the model assigns to the target's tokens given
     the source. With BART: -(sum of token NLL) / (number of target tokens, ``<s>`` and ``</s>`` included), both texts
-    truncated to ``max_length`` tokens, exactly as the original. Other families follow their token policy (README,
-    "Model families"). Errors raise; nothing ends the process.
+    truncated to ``max_length`` tokens, exactly as the original. Other families follow their token policy
+    (docs/models.md). Errors raise; nothing ends the process.
 
     checkpoint: a named configuration ("vanilla", "cnn", "cnn-para", "mbart50", "mt5", "flan-t5", "opt", "qwen"), a
         Hub id, or a local directory of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM
@@ -134,9 +139,9 @@ class BARTScorer:
         compatibility=None,
     ):
         if dtype not in DTYPES:
-            raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {dtype!r}")
+            raise InputError(f"dtype must be one of {tuple(DTYPES)}, got {dtype!r}")
         if results_on not in ("all", "rank0"):
-            raise ValueError(f"results_on must be 'all' or 'rank0', got {results_on!r}")
+            raise InputError(f"results_on must be 'all' or 'rank0', got {results_on!r}")
         max_tokens = optional_positive_int(max_tokens, "max_tokens")
         self.distributed = distributed
         self.results_on = results_on
@@ -147,7 +152,7 @@ class BARTScorer:
         self.dtype = dtype
         if max_length is not None:
             if whole_number(max_length) is None or max_length < 2:
-                raise ValueError(f"max_length must be an integer of at least 2, got {max_length!r}")
+                raise InputError(f"max_length must be an integer of at least 2, got {max_length!r}")
             max_length = whole_number(max_length)
         self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
         self.family = load_family(
@@ -165,7 +170,7 @@ class BARTScorer:
         if max_length is None:
             max_length = min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
         elif positions is not None and max_length > positions:
-            raise ValueError(
+            raise InputError(
                 f"max_length must be an integer from 2 to {positions} (the model's positions), got {max_length}"
             )
         self.max_length = max_length
@@ -192,7 +197,7 @@ class BARTScorer:
         tolerance = 1e-3 if self.dtype == "float32" else 0.25
         difference = float((engine - model).abs().max()) if len(model) else 0.0
         if not difference <= tolerance:
-            raise ValueError(
+            raise UnsupportedModelError(
                 f"{self.checkpoint!r} ({self.model.config.model_type}) gives different log-probabilities through the "
                 f"engine's cached computation than through its own forward pass (by {difference:.3g}); its "
                 f"architecture does something the {self.family.name} family does not support"
@@ -214,18 +219,18 @@ class BARTScorer:
         try:
             self.model.load_state_dict(state)
         except RuntimeError as error:
-            raise ValueError(f"{path!r} does not fit the {self.checkpoint!r} model: {error}") from None
+            raise InputError(f"{path!r} does not fit the {self.checkpoint!r} model: {error}") from None
         self.weights = path
         self._weights_identity = weights_identity(path)
         return self
 
-    def with_max_length(self, max_length: int) -> "BARTScorer":
+    def with_max_length(self, max_length: int) -> BARTScorer:
         """This engine with the same model (shared, not loaded again) truncating texts at another max_length, up to
         the model's positions: e.g. a causal LM given whole long sources as its prefix."""
         positions = self.family.max_positions
         if whole_number(max_length) is None or max_length < 2 or (positions is not None and max_length > positions):
             limit = f"from 2 to {positions} (the model's positions)" if positions is not None else "of at least 2"
-            raise ValueError(f"max_length must be an integer {limit}, got {max_length!r}")
+            raise InputError(f"max_length must be an integer {limit}, got {max_length!r}")
         engine = copy.copy(self)
         engine.max_length = whole_number(max_length)
         return engine
@@ -247,7 +252,7 @@ class BARTScorer:
 
     @property
     def token_policy(self):
-        """Which tokens are scored and what the decoder starts from, in a few characters (README, "Model families")."""
+        """Which tokens are scored and what the decoder starts from, in a few characters (docs/models.md)."""
         return self.family.policy
 
     def signature_fields(self):
@@ -284,8 +289,8 @@ class BARTScorer:
 
     def multi_ref_score(self, srcs, tgts, agg="mean", batch_size=None, *, max_tokens=None, show_progress=False):
         """Scores each src against each of its tgts (a list per example; counts may differ) and aggregates."""
-        if agg not in directions.AGGREGATIONS:
-            raise ValueError(f"agg must be one of {directions.AGGREGATIONS}, got {agg!r}")
+        if agg not in AGGREGATIONS:
+            raise InputError(f"agg must be one of {AGGREGATIONS}, got {agg!r}")
         srcs = text_list(srcs, "srcs")
         tgts = reference_lists(tgts, "tgts", len(srcs), counted_by="srcs")
         counts = [len(refs) for refs in tgts]
@@ -317,12 +322,19 @@ class BARTScorer:
             return None
         return [list(zip(self.family.token_texts(ids), log_probs.tolist())) for ids, log_probs in result[2]]
 
-    def score_directions(self, predictions, references=None, sources=None, **options):
+    def score_directions(
+        self,
+        predictions: Sequence[str],
+        references: Sequence[str | Sequence[str]] | None = None,
+        sources: Sequence[str] | None = None,
+        options: ScoringOptions | None = None,
+        **keywords: Any,
+    ) -> dict[str, Any] | None:
         """The paper's directions for each prediction, in input order, with their means and a signature.
 
-        Options: directions, aggregation ("mean" or "max" over references), prompt, prompt_side, batch_size,
-        max_tokens, show_progress (see ``bart_score.directions.score_directions``)."""
-        return directions.score_directions(self, predictions, references, sources, **options)
+        options: a ScoringOptions, or its fields as keywords (directions, aggregation, prompt, prompt_side, rescale,
+        baseline, corpus_points, batch_size, max_tokens, show_progress); see ``bart_score.directions``."""
+        return directions.score_directions(self, predictions, references, sources, options, **keywords)
 
     @property
     def source_lang(self):
@@ -338,7 +350,7 @@ class BARTScorer:
         """The language code of each condition (None for families without language codes)."""
         if self.source_lang is None:
             if condition_lang is not None:
-                raise ValueError(
+                raise InputError(
                     f"condition_lang is for families with language codes (mBART); this is a {self.family.name} model"
                 )
             return [None] * count
@@ -349,7 +361,7 @@ class BARTScorer:
         for index, language in enumerate(languages):
             if language not in self.family.language_codes:
                 where = "" if isinstance(condition_lang, str) else f"[{index}]"
-                raise ValueError(
+                raise InputError(
                     f"condition_lang{where}={language!r} is not one of this tokenizer's language codes: "
                     f"{', '.join(self.family.language_codes)}"
                 )
@@ -363,7 +375,7 @@ class BARTScorer:
         conditions = text_list(conditions, "srcs")
         targets = text_list(targets, "tgts")
         if len(conditions) != len(targets):
-            raise ValueError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
+            raise InputError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
         batch_size = optional_positive_int(batch_size, "batch_size")
         max_tokens = optional_positive_int(max_tokens, "max_tokens") or self.max_tokens
         languages = self._condition_languages(condition_lang, len(conditions))
@@ -509,7 +521,7 @@ class BARTScorer:
     def _fail_alone(self, plan, pair, conditions, targets):
         condition, target = plan.pairs[pair]
         index = plan.pair_of_input.index(pair)
-        raise RuntimeError(
+        raise ScoringError(
             f"pair {index} (a source of {plan.condition_length(condition)} tokens and a target of "
             f"{plan.target_length(target)} tokens) does not fit in {self.device} memory even alone; lower max_length "
             f"or use a larger device"
@@ -567,34 +579,22 @@ class BARTScorer:
         return torch.cat(pieces) if pieces else torch.zeros(0, device=states.device)
 
 
-def _checked_device(device):
+def _checked_device(device: Any) -> torch.device:
     """A torch.device for `device` (None: CUDA when available), refused up front when it is not one or is absent."""
     if device is None:
         return torch.device(default_device())
-    if whole_number(device) is not None:  # torch's convention: a number is a CUDA device's index
-        device = whole_number(device)
-        if device < 0:
-            raise ValueError(f"device {device} is not a device; a number names a CUDA device, from 0")
-        device = f"cuda:{device}"
-    elif not isinstance(device, (str, torch.device)):
-        raise TypeError(f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}")
-    try:
-        checked = torch.device(device)
-    except (RuntimeError, ValueError):
-        raise ValueError(f"device {device!r} is not a device; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'") from None
+    checked = torch.device(device_name(device))
     if checked.type == "cuda":
         if not torch.cuda.is_available():
-            raise ValueError(
+            raise InputError(
                 f"device {str(checked)!r} was asked for, but this torch build sees no CUDA device; "
                 f"pass device='cpu' (or leave device out to use CUDA only when it is there)"
             )
         if checked.index is not None and checked.index >= torch.cuda.device_count():
-            raise ValueError(
+            raise InputError(
                 f"device {str(checked)!r} was asked for, but this machine has "
                 f"{torch.cuda.device_count()} CUDA device(s)"
             )
     elif checked.type == "mps" and not torch.backends.mps.is_available():
-        raise ValueError("device 'mps' was asked for, but this machine has no MPS device")
-    elif checked.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"device {str(checked)!r} is not supported here; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'")
+        raise InputError("device 'mps' was asked for, but this machine has no MPS device")
     return checked

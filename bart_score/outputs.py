@@ -6,8 +6,10 @@ import errno
 import json
 import math
 import os
+import re
 import stat
 import tempfile
+from typing import Any
 
 from .errors import UsageError
 
@@ -126,3 +128,16 @@ def finite_or_null(value):
 def json_text(value, **options):
     """json.dumps of `value` with NaN and infinities as null: always valid JSON."""
     return json.dumps(finite_or_null(value), allow_nan=False, **options)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula (starting with =, +, -, @, tab or carriage return) gets a
+    leading apostrophe, so that it shows as text, as OWASP advises for CSV files; numbers, and texts that are plain
+    numbers (such as "-1.5"), are left as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value

@@ -22,16 +22,14 @@ and max_length: its key."""
 
 import hashlib
 import json
-import os
 import warnings
 import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
-from .inputs import describe, text_list, whole_number
+from .errors import InputError
 
-RESCALE_MODES = ("baseline", "corpus")
 DEFAULT_PAIRS = 1000
 DEFAULT_SEED = 12345
 # Directions with reference points of their own; f_score's are derived from precision's and recall's.
@@ -109,69 +107,6 @@ def rescaled_scores(scores, points):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# What a call asks for
-
-
-@dataclass(frozen=True)
-class Rescaling:
-    """A checked rescaling request."""
-
-    mode: str  # "baseline" or "corpus"
-    baseline_path: str = None  # baseline mode: the file, or None for the default location
-    pairs: int = DEFAULT_PAIRS  # corpus mode: the most reference pairs added to the call
-    seed: int = DEFAULT_SEED
-    unrelated_texts: tuple = None  # corpus mode: fixed unrelated conditions instead of other rows'
-
-
-def resolve_rescaling(
-    rescale=None,
-    *,
-    rescale_with_baseline=False,
-    baseline_path=None,
-    rescale_pairs=DEFAULT_PAIRS,
-    rescale_seed=DEFAULT_SEED,
-    unrelated_texts=None,
-):
-    """Checks the rescaling arguments (None when no rescaling is asked for). rescale_with_baseline=True (bert_score's
-    name) and a baseline_path both mean rescale="baseline"."""
-    if rescale is not None and rescale not in RESCALE_MODES:
-        raise ValueError(f"rescale must be None, 'baseline' or 'corpus', got {rescale!r}")
-    if not isinstance(rescale_with_baseline, bool):
-        raise TypeError(f"rescale_with_baseline must be True or False, got {describe(rescale_with_baseline)}")
-    if baseline_path is not None and not isinstance(baseline_path, (str, os.PathLike)):
-        raise TypeError(f"baseline_path must be a file path, got {describe(baseline_path)}")
-    wants_baseline = rescale_with_baseline or baseline_path is not None
-    if rescale == "corpus" and wants_baseline:
-        raise ValueError(
-            "rescale='corpus' takes its reference points from the texts being scored; it cannot be combined with "
-            "rescale_with_baseline=True or baseline_path="
-        )
-    mode = "baseline" if wants_baseline else rescale
-    if mode != "corpus":
-        for name, value, default in (
-            ("rescale_pairs", rescale_pairs, DEFAULT_PAIRS),
-            ("rescale_seed", rescale_seed, DEFAULT_SEED),
-            ("unrelated_texts", unrelated_texts, None),
-        ):
-            if value != default:
-                raise ValueError(f"{name} is for rescale='corpus' only; this call rescales with {mode or 'nothing'}")
-    if mode is None:
-        return None
-    if mode == "baseline":
-        return Rescaling("baseline", baseline_path=os.fspath(baseline_path) if baseline_path is not None else None)
-    if whole_number(rescale_pairs) is None or rescale_pairs < 1:
-        raise ValueError(f"rescale_pairs must be a positive integer, got {rescale_pairs!r}")
-    if whole_number(rescale_seed) is None or rescale_seed < 0:
-        raise ValueError(f"rescale_seed must be an integer of at least 0, got {rescale_seed!r}")
-    rescale_pairs, rescale_seed = whole_number(rescale_pairs), whole_number(rescale_seed)
-    if unrelated_texts is not None:
-        unrelated_texts = tuple(dict.fromkeys(text_list(unrelated_texts, "unrelated_texts")))
-        if not unrelated_texts:
-            raise ValueError("unrelated_texts is empty; leave it out to pair texts from different rows")
-    return Rescaling("corpus", pairs=rescale_pairs, seed=rescale_seed, unrelated_texts=unrelated_texts)
-
-
-# ---------------------------------------------------------------------------------------------------------------------
 # Sampling reference pairs
 
 
@@ -211,13 +146,13 @@ def document_ids(count, sources=None, references=None):
     return [root(row) for row in range(count)]
 
 
-LIBRARY_REMEDY = "pass unrelated_texts= or rescale with a baseline file"
+LIBRARY_REMEDY = "pass corpus_points=CorpusPoints(unrelated_texts=...) or rescale with a baseline file"
 
 
 def one_document_error(rows, *, option="rescale='corpus'", remedy=LIBRARY_REMEDY):
     """The error for `rows` rows (as the caller gave them) that are all one document, so no unrelated pair exists."""
     rows_are = "the 1 row is" if rows == 1 else f"all {rows} rows are"
-    return ValueError(
+    return InputError(
         f"{option} needs unrelated pairs, from different documents, but {rows_are} one document (rows that share a "
         f"source or a reference are one document); {remedy}"
     )
@@ -250,7 +185,7 @@ def sample_reference_pairs(
         unrelated = ("unrelated", "fixed texts" if unrelated_texts else condition_role, target_role)
         points_of[direction] = (unrelated, ("copy", target_role))
     if not len(documents):
-        raise ValueError("rescaling needs texts to take reference points from; there are none")
+        raise InputError("rescaling needs texts to take reference points from; there are none")
     if not unrelated_texts and len(set(documents)) < 2:  # callers that repeat rows check first (corpus_documents)
         raise one_document_error(len(documents))
     keys = list(dict.fromkeys(key for both in points_of.values() for key in both))

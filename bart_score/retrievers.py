@@ -20,7 +20,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import CheckpointLoadError, InputError, InputTypeError
-from .models import checkpoint_identity, find_checkpoint, is_decoder_only
 
 DEFAULT_RETRIEVER = "sentence-transformers/bert-base-nli-mean-tokens"
 BM25 = "bm25"
@@ -84,6 +83,8 @@ class EmbeddingRetriever(Retriever):
     def __init__(self, checkpoint: str, device: object = None) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
+
+        from .models import find_checkpoint, is_decoder_only  # torch and transformers: loaded when an encoder is
 
         config, where = find_checkpoint(checkpoint)
         if getattr(config, "is_encoder_decoder", False) or is_decoder_only(config):
@@ -213,6 +214,8 @@ def load_retriever(retriever: object, device: object = None) -> Retriever:
         )
     if retriever == BM25:
         return BM25Retriever()
+    from .models import checkpoint_identity
+
     saved = os.path.isfile(os.path.join(retriever, "config.json"))
     key = (retriever, checkpoint_identity(retriever) if saved else None, str(device))
     if key not in _LOADED:

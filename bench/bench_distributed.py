@@ -7,7 +7,7 @@ work was split across ranks, and the largest score difference to the single-proc
 
 The machine's cores are divided between the processes (2 cores: 1 process x 2 threads, then 2 processes x 1 thread),
 so on a small CPU this measures the cost of splitting and gathering rather than new hardware; on GPUs each rank has
-its own device (see README: torchrun / accelerate launch)."""
+its own device (docs/scaling.md: torchrun / accelerate launch)."""
 
 import argparse
 import json

@@ -134,7 +134,8 @@ def score_upload(
     """Scores every system of the file with bart_score.score_corpus (one engine call, so that a source shared by the
     systems is encoded once) and compares the systems; with rescale ("corpus" or "baseline"), the rescaled
     directions too. A saved baseline that is missing or cannot be used is a ValueError naming the model by its menu
-    name (model_name), without the baseline's path."""
+    name (model_name), without the baseline's path. long_source: the operator's long-source options (faithfulness over
+    source windows), whose per-row counts of sentences and windows become columns too."""
     try:
         per_system, signature = bart_score.score_corpus(
             scorer,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from bart_score.options import CorpusPoints
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 from .batch import MISSING_SHOWN
@@ -78,7 +79,7 @@ def compare_candidates(
         prompt=prompt,
         prompt_side=prompt_side,
         rescale="corpus",
-        unrelated_texts=UNRELATED_TEXTS,
+        corpus_points=CorpusPoints(unrelated_texts=UNRELATED_TEXTS),
     )
     # Unprompted tokens given the source (faithfulness), else given the first reference (precision): the text the
     # candidate was written from, or the nearest stand-in for it.

@@ -21,6 +21,7 @@ from safetensors import SafetensorError
 
 import bart_score
 from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
+from bart_score.outputs import spreadsheet_cell
 
 logger = logging.getLogger("bartscore.app")
 
@@ -180,20 +181,10 @@ def refuse_special_tokens(texts, special_tokens):
 # ---------------------------------------------------------------------------------------------------------------------
 # Downloads
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-
-
-def spreadsheet_cell(value):
-    """A text cell a spreadsheet would run as a formula (starting with =, +, -, @, tab or carriage return) gets a
-    leading apostrophe, so that it shows as text; numbers, and texts that are plain numbers, are left as they are."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
-        return "'" + value
-    return value
-
 
 def spreadsheet_safe(frame):
-    """A copy of a DataFrame whose column names and text cells are spreadsheet_cell'ed; numeric columns untouched."""
+    """A copy of a DataFrame whose column names and text cells are spreadsheet_cell'ed (bart_score.outputs); numeric
+    columns untouched."""
     import pandas as pd
 
     safe = frame.rename(columns=spreadsheet_cell)

@@ -28,7 +28,7 @@ import space.heatmap
 import space.inputs
 import space.plots
 import space.settings
-from bart_score import baselines
+from bart_score import baseline_files, baselines
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
 
@@ -234,7 +234,7 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
         sources=[SOURCE] * 3,
         aggregation="max",
         rescale="corpus",
-        unrelated_texts=space.compare.UNRELATED_TEXTS,
+        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
     )
     for direction in bart_score.DIRECTIONS:
         assert comparison.scores[direction] == pytest.approx(expected[direction], abs=TOLERANCE)
@@ -652,7 +652,7 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_the
         references=[REFERENCES] * 3,
         sources=[SOURCE] * 3,
         rescale="corpus",
-        unrelated_texts=space.compare.UNRELATED_TEXTS,
+        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
     )
     assert table["headers"] == [
         "candidate",
@@ -913,7 +913,7 @@ def test_api_batch_rescales_as_the_library_and_the_command_line_do(client, copie
 
 
 def test_api_batch_rescales_with_the_saved_baseline_or_says_there_is_none(client, copier, tmp_path, monkeypatch):
-    monkeypatch.setenv(baselines.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
+    monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
     path = write_documents_csv(tmp_path / "documents.csv")
     inputs = [*settings_inputs(model="copier", directions=["faithfulness"]), handle_file(path), "baseline"]
     with pytest.raises(
@@ -925,11 +925,11 @@ def test_api_batch_rescales_with_the_saved_baseline_or_says_there_is_none(client
     corpus_file = tmp_path / "texts.txt"
     corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
     document = baselines.build_baseline(copier, texts=texts, corpus_file=str(corpus_file))
-    baselines.write_baseline(document, baselines.default_baseline_path(document["settings"]))
+    baseline_files.write_baseline(document, baseline_files.default_baseline_path(document["settings"]))
     summary, _, _, _, signature, _ = client.predict(*inputs, api_name="/score_file")
     assert f"|rescale:baseline-{document['id']}|" in signature
     per_system, _ = bart_score.score_corpus(
-        copier, bart_score.read_table_corpus(path), directions=["faithfulness"], rescale_with_baseline=True
+        copier, bart_score.read_table_corpus(path), directions=["faithfulness"], rescale="baseline"
     )
     means = [row[2] for row in summary["data"] if row[0] == "faithfulness_rescaled"]
     assert means == pytest.approx([np.mean(per_system[n]["faithfulness_rescaled"]) for n in ("close", "far")], 1e-5)

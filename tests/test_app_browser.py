@@ -91,7 +91,7 @@ def test_compare_tab_shows_table_reference_points_rescaled_chart_and_heatmap(pag
         references=[[example["references"]]] * 3,
         sources=[example["source"]] * 3,
         rescale="corpus",
-        unrelated_texts=space.compare.UNRELATED_TEXTS,
+        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
     )
     bars = page.locator("#comparison-chart .mark-rect path")
     expect(bars).to_have_count(3 * 4)

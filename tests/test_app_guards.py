@@ -324,9 +324,9 @@ def documents_file(tmp_path):
 
 
 def baseline_path(scorer):
-    from bart_score import baselines
+    from bart_score import baseline_files
 
-    return baselines.default_baseline_path(baselines.baseline_settings(scorer, "none"))
+    return baseline_files.default_baseline_path(baseline_files.baseline_settings(scorer, "none"))
 
 
 BASELINE_TEXTS = ["the cat sat", "the rain fell", "a road", "the dog"]
@@ -334,12 +334,12 @@ BASELINE_TEXTS = ["the cat sat", "the rain fell", "a road", "the dog"]
 
 def saved_baseline(model, scorer, folder, **options):
     """A valid baseline made with `model`, saved where the tiny model's (`scorer`) is looked for."""
-    from bart_score import baselines
+    from bart_score import baseline_files, baselines
 
     corpus_file = folder / "texts.txt"
     corpus_file.write_text("\n".join(BASELINE_TEXTS) + "\n", encoding="utf-8")
     document = baselines.build_baseline(model, texts=BASELINE_TEXTS, corpus_file=str(corpus_file), **options)
-    baselines.write_baseline(document, baseline_path(scorer))
+    baseline_files.write_baseline(document, baseline_path(scorer))
 
 
 def other_models_baseline(copier, scorer, folder):
@@ -373,10 +373,10 @@ def write_text(scorer, text):
 def test_a_saved_baseline_that_cannot_be_used_is_explained_without_paths(
     score_file, scorer, copier, tmp_path, monkeypatch, make, problem
 ):
-    from bart_score import baselines
+    from bart_score import baseline_files
 
     folder = tmp_path / "server-only-baselines"
-    monkeypatch.setenv(baselines.BASELINE_FOLDER_ENV, str(folder))
+    monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(folder))
     if make:
         make(copier, scorer, tmp_path)
     with pytest.raises(gr.Error) as raised:

@@ -13,8 +13,8 @@ from reference import prompted_score, reference_score
 from test_cli import run_cli, tsv_scores
 
 import bart_score
-from bart_score import baselines as baseline_files
-from bart_score import rescale
+from bart_score import baseline_files, rescale
+from bart_score import baselines as baseline_building
 
 TEXTS = [
     "The cat sat on the mat.",
@@ -41,7 +41,7 @@ def texts_file(tmp_path):
 
 
 def built(scorer, texts_file, **options):
-    return baseline_files.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file, **options)
+    return baseline_building.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file, **options)
 
 
 def test_baseline_figures_are_plain_statistics_of_every_pair(copier, copier_reference_model, texts_file):
@@ -82,7 +82,7 @@ def test_a_table_corpus_gives_each_direction_its_roles(copier, copier_reference_
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     corpus = bart_score.read_table_corpus(str(path))
-    document = baseline_files.build_baseline(copier, corpus=corpus, corpus_file=str(path), prompt="mt")
+    document = baseline_building.build_baseline(copier, corpus=corpus, corpus_file=str(path), prompt="mt")
     prompts = bart_score.PROMPT_SETS["mt"]
 
     def mean(pairs):
@@ -109,7 +109,7 @@ def test_baseline_files_survive_a_round_trip_and_rescale_like_their_points(copie
         assert point.unrelated == document["directions"][direction]["unrelated"]["mean"]
         assert point.copy == document["directions"][direction]["copy"]["mean"]
     predictions, references = TEXTS[:2], [TEXTS[2], TEXTS[3]]
-    result = copier.score_directions(predictions, references, rescale_with_baseline=True, baseline_path=path)
+    result = copier.score_directions(predictions, references, baseline=path)
     points = rescale.with_f_score(loaded.points)
     for direction in ("precision", "recall", "f_score"):
         expected = (np.array(result[direction]) - points[direction].unrelated) / (
@@ -142,8 +142,8 @@ def test_a_baseline_made_with_other_settings_is_refused_naming_the_setting(
     elif "model" in change:
         user = scorer
     prompt = change.get("prompt")
-    with pytest.raises(baseline_files.BaselineError) as raised:
-        user.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=prompt, baseline_path=path)
+    with pytest.raises(bart_score.BaselineError) as raised:
+        user.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=prompt, baseline=path)
     text = str(raised.value)
     assert message.format(copier=copier.model_identity, tiny=scorer.model_identity) in text
     assert "Make one for these settings:\n    bartscore baseline -m " in text
@@ -155,8 +155,8 @@ def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, t
 
     def refused(content, message):
         path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
-        with pytest.raises(baseline_files.BaselineError, match=message):
-            copier.score_directions(TEXTS[:2], references=TEXTS[2:4], sources=TEXTS[2:4], baseline_path=str(path))
+        with pytest.raises(bart_score.BaselineError, match=message):
+            copier.score_directions(TEXTS[:2], references=TEXTS[2:4], sources=TEXTS[2:4], baseline=str(path))
 
     refused("{not json", r"is not a baseline file \(not valid JSON")
     refused({"format": "something else"}, r"is not a baseline file \(made by `bartscore baseline`\)")
@@ -168,8 +168,8 @@ def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, t
     refused(incomplete, r"is not a complete baseline file: settings is missing")
     refused(document, r"has no reference points for precision, recall \(it has faithfulness\)")
     missing = r"no baseline file at .*nowhere\.json; make it with:\n"
-    with pytest.raises(baseline_files.BaselineNotFoundError, match=missing):
-        copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], baseline_path=str(tmp_path / "nowhere.json"))
+    with pytest.raises(bart_score.BaselineNotFoundError, match=missing):
+        copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], baseline=str(tmp_path / "nowhere.json"))
 
 
 def _malformed(document, change):
@@ -229,10 +229,10 @@ def test_a_malformed_baseline_is_refused_naming_the_field(copier, texts_file, tm
     path = tmp_path / "base.json"
     path.write_text(json.dumps(document), encoding="utf-8")  # NaN and Infinity as Python's json writes them
     whole = "is not a complete baseline file: (directions.faithfulness.)?" + message
-    with pytest.raises(baseline_files.BaselineError, match=whole):
+    with pytest.raises(bart_score.BaselineError, match=whole):
         baseline_files.load_baseline(str(path))
-    with pytest.raises(baseline_files.BaselineError, match=message):  # the library's baseline_path=, not a crash
-        copier.score_directions(TEXTS[:2], references=TEXTS[2:4], sources=TEXTS[2:4], baseline_path=str(path))
+    with pytest.raises(bart_score.BaselineError, match=message):  # the library's baseline=, not a crash
+        copier.score_directions(TEXTS[:2], references=TEXTS[2:4], sources=TEXTS[2:4], baseline=str(path))
 
 
 @pytest.mark.parametrize("keys, value, message", [MALFORMED[0], MALFORMED[7], MALFORMED[10], MALFORMED[17]])
@@ -248,9 +248,9 @@ def test_cli_a_malformed_baseline_is_a_usage_error(copier, texts_file, tmp_path,
 
 def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baselines, texts_file, monkeypatch):
     calls = []
-    with monkeypatch.context() as patch, pytest.raises(baseline_files.BaselineNotFoundError) as raised:
+    with monkeypatch.context() as patch, pytest.raises(bart_score.BaselineNotFoundError) as raised:
         patch.setattr(copier, "score", lambda *args, **kwargs: calls.append(args))
-        copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], rescale_with_baseline=True)
+        copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], rescale="baseline")
     assert calls == []  # found missing before any scoring
     command = re.search(r"\n    (bartscore baseline .*)\n", str(raised.value))[1]
     words = shlex.split(command)
@@ -264,7 +264,7 @@ def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baseli
     assert code == 0, stderr
     assert "1 blank line(s) of" in stderr and f"written to {words[-1]}" in stdout
     result = copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], rescale="baseline")
-    same = copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], baseline_path=words[-1])
+    same = copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], baseline=words[-1])
     assert result == same and "|rescale:baseline-" in result["signature"]
 
 
@@ -284,7 +284,7 @@ def test_cli_score_and_compare_agree_with_the_library(copier, copying_checkpoint
     assert code == 0, stderr
     header, rows = tsv_scores(stdout)
     assert header[2:4] == ["faithfulness", "faithfulness_rescaled"] and len(header) == 10
-    per_system, signature = bart_score.score_corpus(copier, corpus, rescale_with_baseline=True)
+    per_system, signature = bart_score.score_corpus(copier, corpus, rescale="baseline")
     for name in ("good", "bad"):
         shown = [row for row in rows if row["system"] == name]
         for key in header[2:]:
@@ -360,7 +360,7 @@ def test_cli_rescale_corpus_of_one_document_is_a_usage_error_before_loading(tmp_
         ("texts.txt", ["--aggregation", "max"], "--aggregation does not apply to a baseline"),
         ("texts.txt", ["--system-columns", "a"], "--system-columns are for .csv/.jsonl corpora"),
         ("texts.txt", ["--pairs", "0"], "--pairs must be a positive integer"),
-        ("same.csv", [], "unrelated pairs need rows with different sources and references"),
+        ("same.csv", [], "are one document (rows that share a source or a reference are one document); make it from"),
         ("empty.txt", [], "has no text: it is empty or blank"),
     ],
 )
@@ -381,4 +381,4 @@ def test_cli_baseline_mistakes_are_usage_errors(tmp_path, texts_file, corpus, ar
 def test_a_model_that_cannot_tell_a_copy_from_an_unrelated_text_writes_no_baseline(scorer, texts_file):
     """The tests' random BART scores copies no higher than unrelated texts: a scale between them would be noise."""
     with pytest.raises(ValueError, match=r"no baseline written: for faithfulness, a copy scores .* on average"):
-        baseline_files.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file)
+        baseline_building.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file)

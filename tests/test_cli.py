@@ -284,7 +284,7 @@ def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
             r"column 'sys' is given two roles",
         ),
         (["-s", "{src}", "-t", "{sysA}", "--batch-size", "0"], r"--batch-size must be a positive integer"),
-        (["-s", "{src}", "-t", "{sysA}", "--max-length", "5000"], r"max_length must be an integer from 2 to 1024"),
+        (["-s", "{src}", "-t", "{sysA}", "--max-length", "5000"], r"--max-length must be an integer from 2 to 1024"),
         (["-s", "{src}", "-t", "{latin1}"], r"latin1.txt is not UTF-8 text"),
         (["-i", "{bad}"], r"bad.jsonl line 2 is not valid JSON"),
         (["-i", "{src}"], r"a table must be a .jsonl or .csv file"),

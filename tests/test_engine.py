@@ -10,6 +10,7 @@ from reference import reference_score, reference_token_log_probs
 from tiny_bart import english_like_text
 
 import bart_score
+from bart_score import CorpusPoints
 
 TOLERANCE = 1e-5
 
@@ -262,9 +263,11 @@ def test_numpy_integers_are_integers_wherever_a_count_is_asked_for(scorer, tiny_
     assert short.max_length == 64 and type(short.max_length) is int
     assert short.score(sources, targets) == pytest.approx(expected, abs=TOLERANCE)
     corpus = scorer.score_directions(
-        targets, sources=sources, rescale="corpus", rescale_pairs=np.int64(6), rescale_seed=np.uint8(3)
+        targets, sources=sources, rescale="corpus", corpus_points={"pairs": np.int64(6), "seed": np.uint8(3)}
     )
-    again = scorer.score_directions(targets, sources=sources, rescale="corpus", rescale_pairs=6, rescale_seed=3)
+    again = scorer.score_directions(
+        targets, sources=sources, rescale="corpus", corpus_points=CorpusPoints(pairs=6, seed=3)
+    )
     assert corpus["faithfulness_rescaled"] == pytest.approx(again["faithfulness_rescaled"], abs=TOLERANCE)
     assert corpus["signature"] == again["signature"]
     comparison = bart_score.compare_systems({"a": [1.0, 2.0, 3.0], "b": [1.5, 2.5, 2.0]}, resamples=np.int64(50))

@@ -290,7 +290,7 @@ def test_a_causal_lm_with_long_positions_also_gets_the_whole_source(tmp_path):
     [
         (["-b", "summeval", "--windows-k", "2"], "--windows-k is for --long-source windows"),
         (["-b", "longeval-pubmed", "--windows-k", "0"], "--windows-k must be a positive integer"),
-        (["-b", "longeval-pubmed", "--window", "wide"], "--window must be longdocfactscore or a whole number"),
+        (["-b", "longeval-pubmed", "--window", "wide"], "--window must be 'longdocfactscore' or a whole number"),
         (["-b", "longeval-pubmed", "--data", "longeval-pubmed=/nonexistent"], "is not a folder"),
     ],
 )

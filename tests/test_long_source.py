@@ -433,7 +433,7 @@ def test_the_command_line_scores_windows(tmp_path, tiny_checkpoint, scorer, caps
     assert [row["faithfulness_windows"] for row in rows] == expected["faithfulness_windows"]
     for flags, message in (
         (["--windows-k", "2"], "--windows-k is for --long-source windows"),
-        (["--long-source", "windows", "--window", "wide"], "--window must be longdocfactscore or a whole number"),
+        (["--long-source", "windows", "--window", "wide"], "--window must be 'longdocfactscore' or a whole number"),
         (["--long-source", "windows", "--rescale", "corpus"], "--long-source windows cannot be rescaled"),
     ):
         assert bart_score.main([*arguments, *flags]) == 2
@@ -459,3 +459,16 @@ def test_the_spaces_batch_tab_scores_windows_when_the_operator_asks(scorer, tmp_
     sentences = sum(expected["faithfulness_sentences"])
     with pytest.raises(ValueError, match=f"needs {2 * sentences:,} scored pairs"):
         check_work(corpus, ("faithfulness",), None, 2 * sentences - 1, long_source=settings.long_source)
+
+
+def test_the_options_object_carries_the_long_source_settings(scorer):
+    from bart_score import ScoringOptions
+
+    options = ScoringOptions(long_source="windows", windows_k=2, window="1", retriever="bm25")
+    assert (options.windows.k, options.windows.window, options.window) == (2, 1, 1)
+    assert ScoringOptions().windows is None
+    sources, predictions = entry_point_workload()
+    keywords = scorer.score_directions(
+        predictions, sources=sources * 2, long_source="windows", windows_k=2, window=1, retriever="bm25"
+    )
+    assert scorer.score_directions(predictions, sources=sources * 2, options=options) == keywords

@@ -9,7 +9,7 @@ import pytest
 from test_cli import run_cli
 
 import bart_score
-from bart_score import baselines as baseline_files
+from bart_score import baseline_files, baselines
 from bart_score.models import checkpoint_identity, weights_identity
 from bart_score.score_cache import ResumableScorer
 
@@ -75,7 +75,7 @@ def test_weights_loaded_over_a_checkpoint_join_its_identity(copier, copying_chec
 def _baseline(copier, tmp_path):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
-    document = baseline_files.build_baseline(copier, texts=TEXTS, corpus_file=str(texts), pairs=10)
+    document = baselines.build_baseline(copier, texts=TEXTS, corpus_file=str(texts), pairs=10)
     path = tmp_path / "base.json"
     baseline_files.write_baseline(document, str(path))
     return document, path
@@ -89,7 +89,7 @@ def test_a_baseline_applies_to_its_model_named_any_way_and_to_no_other(
     monkeypatch.chdir(os.path.dirname(copying_checkpoint))
     renamed = bart_score.BARTScorer(checkpoint=os.path.basename(copying_checkpoint), device="cpu")
     assert renamed.model_label != copier.model_label
-    result = renamed.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline_path=str(path))
+    result = renamed.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
     assert f"rescale:baseline-{document['id']}" in result["signature"]
     assert f"ckpt:{renamed.model_label}|" in result["signature"]  # the signature keeps the name as given
 
@@ -98,8 +98,8 @@ def test_a_baseline_applies_to_its_model_named_any_way_and_to_no_other(
     monkeypatch.chdir(other_folder)  # the same name, another model
     impostor = bart_score.BARTScorer(checkpoint=os.path.basename(copying_checkpoint), device="cpu")
     assert impostor.model_label == renamed.model_label
-    with pytest.raises(baseline_files.BaselineError, match=r"made with other settings \(model: the file has 'dir:"):
-        impostor.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline_path=str(path))
+    with pytest.raises(bart_score.BaselineError, match=r"made with other settings \(model: the file has 'dir:"):
+        impostor.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
 
 
 def test_cli_a_baseline_of_another_model_at_the_same_name_is_refused(
@@ -123,8 +123,8 @@ def test_a_baseline_written_before_identities_is_a_clear_mismatch(copier, tmp_pa
     document["settings"]["model"] = copier.model_label  # how files named the model before
     document["id"] = baseline_files.baseline_id(document)
     path.write_text(json.dumps(document), encoding="utf-8")
-    with pytest.raises(baseline_files.BaselineError, match=r"the file names the model as it was typed"):
-        copier.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline_path=str(path))
+    with pytest.raises(bart_score.BaselineError, match=r"the file names the model as it was typed"):
+        copier.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
 
 
 def test_the_score_cache_never_answers_for_a_checkpoint_saved_again(copying_checkpoint, tmp_path):

@@ -17,9 +17,9 @@ from meta_eval_fixtures import write_fixture_files
 from test_cli import ROOT, SOURCES, SYSTEM_A, SYSTEM_B, run_cli
 
 import bart_score
-from bart_score import baselines as baseline_files
-from bart_score.directions import resolve_options
+from bart_score import baseline_files
 from bart_score.meta_eval import table
+from bart_score.options import ScoringOptions
 from bart_score.outputs import json_text, write_atomically
 
 NO_MODEL = "/nonexistent/checkpoint"  # loading it would fail with exit status 1: a 2 means it was never tried
@@ -336,6 +336,6 @@ def test_an_empty_or_repeated_direction_is_a_usage_error(folder, capsys, subcomm
 
 def test_the_library_refuses_a_repeated_direction():
     with pytest.raises(ValueError, match=r"directions\[2\] is 'recall' again"):
-        resolve_options(has_references=True, has_sources=True, directions=["recall", "precision", "recall"])
-    options = resolve_options(has_references=True, has_sources=True, directions=["recall", "precision"])
+        ScoringOptions(directions=["recall", "precision", "recall"])
+    options = ScoringOptions(directions=["recall", "precision"])
     assert options.directions == ("precision", "recall")

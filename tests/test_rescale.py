@@ -16,7 +16,7 @@ from scipy import stats
 from tiny_bart import english_like_text
 
 import bart_score
-from bart_score import baselines, rescale
+from bart_score import CorpusPoints, baselines, rescale
 
 TOLERANCE = 1e-5
 MODULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
@@ -141,7 +141,8 @@ def test_one_document_is_counted_in_the_rows_given(copier, monkeypatch, systems,
     names = ["a", "b", "c"][:systems]
     corpus = bart_score.Corpus({name: PREDICTIONS[:rows] for name in names}, sources=sources, references=references)
     counted = "the 1 row is" if rows == 1 else "all 3 rows are"
-    with pytest.raises(ValueError, match=rf"but {counted} one document \(rows that share .*; pass unrelated_texts="):
+    remedy = r"pass corpus_points=CorpusPoints\(unrelated_texts=\.\.\.\)"
+    with pytest.raises(ValueError, match=rf"but {counted} one document \(rows that share .*; {remedy}"):
         bart_score.score_corpus(copier, corpus, rescale="corpus")
     with pytest.raises(ValueError, match=rf"but {counted} one document"):
         copier.score_directions(PREDICTIONS[:rows], sources=sources, references=references, rescale="corpus")
@@ -157,17 +158,19 @@ def test_rows_from_two_documents_or_more_are_accepted(copier):
 
 def test_fixed_unrelated_texts_serve_inputs_that_share_one_source(copier, copier_reference_model):
     unrelated_texts = ["Bake the bread for an hour.", "Rain is expected in the north."]
-    with pytest.raises(ValueError, match=r"all 3 rows are one document .* pass unrelated_texts="):
+    with pytest.raises(ValueError, match=r"all 3 rows are one document .* pass corpus_points=CorpusPoints\("):
         copier.score_directions(PREDICTIONS, sources=[SOURCES[0]] * 3, rescale="corpus")
     with pytest.raises(ValueError, match="rescaling needs texts to take reference points from; there are none"):
-        copier.score_directions([], sources=[], rescale="corpus", unrelated_texts=unrelated_texts)
+        copier.score_directions(
+            [], sources=[], rescale="corpus", corpus_points=CorpusPoints(unrelated_texts=unrelated_texts)
+        )
     result = copier.score_directions(
         PREDICTIONS,
         references=[REFERENCES[0]] * 3,
         sources=[SOURCES[0]] * 3,
         directions=["faithfulness", "recall"],
         rescale="corpus",
-        unrelated_texts=unrelated_texts,
+        corpus_points=CorpusPoints(unrelated_texts=unrelated_texts),
     )
     faithfulness = reference_points(
         *copier_reference_model, [(u, p) for u in unrelated_texts for p in PREDICTIONS], PREDICTIONS
@@ -193,10 +196,12 @@ def test_reference_pairs_join_the_corpus_pairs_in_one_engine_call_within_the_bud
 
     monkeypatch.setattr(copier, "score", counting)
     copier.score_directions(predictions, references, sources)
-    copier.score_directions(predictions, references, sources, rescale="corpus", rescale_pairs=40)
+    copier.score_directions(predictions, references, sources, rescale="corpus", corpus_points=CorpusPoints(pairs=40))
     assert len(calls) == 2
     assert 0 < calls[1] - calls[0] <= 40
-    copier.score_directions(predictions, references, sources, prompt="paraphrase", rescale="corpus", rescale_pairs=40)
+    copier.score_directions(
+        predictions, references, sources, prompt="paraphrase", rescale="corpus", corpus_points=CorpusPoints(pairs=40)
+    )
     assert len(calls) == 3 and calls[2] - calls[0] * 34 <= 40 * 34  # each reference pair is prompted like the rest
 
 
@@ -318,15 +323,20 @@ def test_reversed_reference_points_give_nan_and_say_why():
     "arguments, error, message",
     [
         (dict(rescale="bert"), ValueError, "rescale must be None, 'baseline' or 'corpus', got 'bert'"),
-        (dict(rescale="corpus", rescale_with_baseline=True), ValueError, "cannot be combined"),
-        (dict(rescale="corpus", baseline_path="b.json"), ValueError, "cannot be combined"),
-        (dict(rescale_pairs=10), ValueError, "rescale_pairs is for rescale='corpus' only"),
-        (dict(rescale_with_baseline=True, unrelated_texts=["x"]), ValueError, "unrelated_texts is for"),
-        (dict(rescale="corpus", rescale_pairs=0), ValueError, "rescale_pairs must be a positive integer, got 0"),
-        (dict(rescale="corpus", rescale_seed=-1), ValueError, "rescale_seed must be an integer of at least 0"),
-        (dict(rescale="corpus", unrelated_texts="text"), TypeError, "unrelated_texts must be a list of strings"),
-        (dict(rescale="corpus", unrelated_texts=[]), ValueError, "unrelated_texts is empty"),
-        (dict(rescale_with_baseline="yes"), TypeError, "rescale_with_baseline must be True or False, got a str"),
+        (dict(rescale="corpus", baseline="b.json"), ValueError, "cannot be combined"),
+        (dict(corpus_points=CorpusPoints(pairs=10)), ValueError, "corpus_points is for rescale='corpus' only"),
+        (dict(rescale="baseline", corpus_points={"pairs": 10}), ValueError, "corpus_points is for rescale='corpus'"),
+        (dict(rescale="corpus", corpus_points={"pairs": 0}), ValueError, "pairs must be a positive integer, got 0"),
+        (dict(rescale="corpus", corpus_points={"seed": -1}), ValueError, "seed must be an integer of at least 0"),
+        (
+            dict(rescale="corpus", corpus_points={"unrelated_texts": "text"}),
+            TypeError,
+            "unrelated_texts must be a list of strings",
+        ),
+        (dict(rescale="corpus", corpus_points={"unrelated_texts": []}), ValueError, "unrelated_texts is empty"),
+        (dict(rescale="corpus", corpus_points=3), TypeError, "corpus_points must be a CorpusPoints"),
+        (dict(baseline=3), TypeError, "baseline must be a file path or a loaded baseline"),
+        (dict(rescale_pairs=10), TypeError, r"unexpected options \['rescale_pairs'\]"),
     ],
 )
 def test_rescaling_arguments_are_checked_before_any_scoring(scorer, monkeypatch, arguments, error, message):
@@ -343,8 +353,16 @@ def test_metric_passes_rescaling_through(copying_checkpoint, copier):
     for key in ("faithfulness_rescaled", "f_score_rescaled"):
         assert result[key] == pytest.approx(expected[key], abs=1e-6)
     assert result["signature"] == expected["signature"]
-    with pytest.raises(ValueError, match="rescale_pairs is for rescale='corpus' only"):
-        metric.compute(predictions=PREDICTIONS, sources=SOURCES, rescale_pairs=3)
+    with pytest.raises(ValueError, match="corpus_points is for rescale='corpus' only"):
+        metric.compute(predictions=PREDICTIONS, sources=SOURCES, corpus_points={"pairs": 3})
+    for arguments, message in (
+        (dict(rescale="corpus", rescale_with_baseline=True), "cannot be combined"),
+        (dict(rescale="corpus", baseline_path="b.json"), "cannot be combined"),
+        (dict(rescale_with_baseline="yes"), "rescale_with_baseline must be True or False, got a str"),
+        (dict(baseline_path="a.json", baseline="b.json"), "baseline_path is bert_score's name for baseline"),
+    ):
+        with pytest.raises((ValueError, TypeError), match=message):  # bert_score's names, in the metric only
+            metric.compute(predictions=PREDICTIONS, sources=SOURCES, **arguments)
     assert metric.compute(predictions=PREDICTIONS, sources=SOURCES)["faithfulness"]  # nothing left pending
 
 
@@ -354,13 +372,13 @@ def test_score_dataset_refuses_corpus_rescaling_and_adds_rescaled_columns_from_a
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(SOURCES + PREDICTIONS) + "\n", encoding="utf-8")
     path = str(tmp_path / "baseline.json")
-    baselines.write_baseline(
+    bart_score.write_baseline(
         baselines.build_baseline(copier, texts=SOURCES + PREDICTIONS, corpus_file=str(texts), pairs=40), path
     )
     dataset = datasets.Dataset.from_dict({"prediction": PREDICTIONS, "source": SOURCES})
     with pytest.raises(ValueError, match="each batch reference points of its own"):
         bart_score.score_dataset(dataset, copier, sources="source", rescale="corpus")
-    scored = bart_score.score_dataset(dataset, copier, sources="source", baseline_path=path, rows_per_batch=2)
-    expected = copier.score_directions(PREDICTIONS, sources=SOURCES, baseline_path=path)
+    scored = bart_score.score_dataset(dataset, copier, sources="source", baseline=path, rows_per_batch=2)
+    expected = copier.score_directions(PREDICTIONS, sources=SOURCES, baseline=path)
     assert scored["bartscore_faithfulness_rescaled"] == pytest.approx(expected["faithfulness_rescaled"], abs=1e-5)
     assert statistics.fmean(scored["bartscore_faithfulness"]) == pytest.approx(expected["faithfulness_mean"], abs=1e-5)

@@ -32,7 +32,7 @@ def main(argv=None):
     try:
         corpus, options = args.check(args)
     except (UsageError, ValueError, TypeError) as error:
-        print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
+        print(f"bartscore {args.command}: error: {common.flag_message(error)}", file=sys.stderr)
         return 2
     from ..distributed import torchrun_process_group
 

@@ -6,10 +6,10 @@ shared input options."""
 import argparse
 import sys
 
+from ..baselines import plan_baseline
 from ..corpus import read_table_corpus, read_texts
-from ..directions import resolve_options
 from ..errors import UsageError
-from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, document_ids, point_directions
+from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from . import common
 
 TABLE_EXTENSIONS = (".csv", ".jsonl", ".json")
@@ -59,53 +59,42 @@ def check(args):
     columns["--system-columns"] = args.system_columns
     if not is_table and any(value is not None for value in columns.values()):
         raise UsageError(f"{', '.join(f for f, v in columns.items() if v is not None)} are for .csv/.jsonl corpora")
-    if args.aggregation != "mean":
-        raise UsageError("--aggregation does not apply to a baseline: each of its pairs has one reference")
     common.check_engine_options(args)
     if args.pairs < 1 or args.seed < 0:
         raise UsageError("--pairs must be a positive integer and --seed at least 0")
     if args.output is not None:  # missing folders are made, as for the default location
         common.check_output_path(args.output, "-o", make_folders=True)
         common.check_not_an_input(args.output, [("--corpus", args.corpus)])
-    options = common.scoring_options(args)
-    del options["aggregation"]
+    options = common.options_from_args(args)
     if is_table:
-        corpus = read_table_corpus(args.corpus, args.source_column, args.reference_columns, args.system_columns)
-        resolved = resolve_options(
-            has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options
-        )
-        segments = len(next(iter(corpus.systems.values())))
-        if len(set(document_ids(segments, corpus.sources, corpus.references))) < 2:
-            raise UsageError(f"{args.corpus}: unrelated pairs need rows with different sources and references")
-        return {"corpus": corpus}, {**options, "directions": point_directions(resolved.directions)}
-    texts, blank = read_texts(args.corpus)
-    if blank:
-        print(
-            f"bartscore baseline: note: {blank} blank line(s) of {args.corpus} are not texts and were skipped",
-            file=sys.stderr,
-        )
-    if len(set(texts)) < 2:
-        raise UsageError(f"{args.corpus}: unrelated pairs need at least two different texts")
-    resolve_options(has_references=True, has_sources=True, **options)
-    return {"texts": texts}, options
+        inputs = {
+            "corpus": read_table_corpus(args.corpus, args.source_column, args.reference_columns, args.system_columns)
+        }
+    else:
+        texts, blank = read_texts(args.corpus)
+        if blank:
+            print(
+                f"bartscore baseline: note: {blank} blank line(s) of {args.corpus} are not texts and were skipped",
+                file=sys.stderr,
+            )
+        inputs = {"texts": texts}
+    try:
+        plan_baseline(inputs.get("texts"), inputs.get("corpus"), options)
+    except UsageError as error:
+        raise UsageError(f"{args.corpus}: {error}") from None
+    return inputs, options
 
 
 def run(args, inputs, options):
-    from ..baselines import build_baseline, default_baseline_path, write_baseline
+    from ..baseline_files import default_baseline_path, write_baseline
+    from ..baselines import build_baseline
 
     scorer, status = common.load_scorer(args)
     if scorer is None:
         return status
     try:
         document = build_baseline(
-            scorer,
-            **inputs,
-            corpus_file=args.corpus,
-            pairs=args.pairs,
-            seed=args.seed,
-            batch_size=args.batch_size,
-            show_progress=not args.quiet,
-            **options,
+            scorer, **inputs, corpus_file=args.corpus, pairs=args.pairs, seed=args.seed, options=options
         )
     except (OSError, RuntimeError, ValueError) as error:
         print(f"bartscore baseline: {error}", file=sys.stderr)

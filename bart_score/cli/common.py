@@ -1,16 +1,20 @@
 """What the subcommands share: the input and model options, reading the corpus, and checking a request before any
 model is loaded. Nothing here imports torch, so that --help and usage errors answer at once."""
 
+from __future__ import annotations
+
+import argparse
 import re
 import sys
 
-from ..baselines import load_baseline
-from ..corpus import read_plain_corpus, read_table_corpus
-from ..directions import AGGREGATIONS, PROMPT_SIDES, long_source_settings, resolve_options
+from ..baseline_files import load_baseline
+from ..corpus import Corpus, check_corpus_request, read_plain_corpus, read_table_corpus
 from ..errors import BaselineError, UsageError
+from ..inputs import device_name
 from ..long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K, LONG_SOURCE_MODES, LONGDOCFACTSCORE
+from ..options import AGGREGATIONS, PROMPT_SIDES, RESCALE_MODES, CorpusPoints, ScoringOptions
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
-from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED, RESCALE_MODES, corpus_documents
+from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
 
@@ -139,7 +143,7 @@ def add_model_arguments(
     )
 
 
-def add_long_source_arguments(parser, *, mode=True):
+def add_long_source_arguments(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
     """The long-source options; `mode`: whether --long-source itself is offered (meta-eval computes the windows row
     of the long-document benchmarks on its own)."""
     group = parser.add_argument_group(
@@ -168,27 +172,16 @@ def add_long_source_arguments(parser, *, mode=True):
     )
 
 
-def long_source_options(args, mode=None):
-    """score_directions' long-source options from the flags (`mode` for commands without --long-source)."""
+def long_source_arguments(args: argparse.Namespace, mode: str | None = None) -> dict:
+    """ScoringOptions' long-source fields from the flags that were given (`mode` for a command without
+    --long-source); the flags' values are checked by ScoringOptions."""
     mode = getattr(args, "long_source", mode)
-    given = [
-        flag
-        for flag, value in (("--windows-k", args.windows_k), ("--window", args.window), ("--retriever", args.retriever))
-        if value is not None
-    ]
+    settings = {"windows_k": getattr(args, "windows_k", None), "window": getattr(args, "window", None)}
+    settings["retriever"] = getattr(args, "retriever", None)
+    given = [FLAGS[name] for name, value in settings.items() if value is not None]
     if given and mode is None:
         raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --long-source windows")
-    if args.windows_k is not None and args.windows_k < 1:
-        raise UsageError(f"--windows-k must be a positive integer, got {args.windows_k}")
-    window = args.window if args.window is not None else DEFAULT_WINDOW
-    if window != LONGDOCFACTSCORE and not window.isdigit():
-        raise UsageError(f"--window must be {LONGDOCFACTSCORE} or a whole number of neighbours, got {window!r}")
-    return {
-        "long_source": mode,
-        "windows_k": DEFAULT_WINDOWS_K if args.windows_k is None else args.windows_k,
-        "window": window if window == LONGDOCFACTSCORE else int(window),
-        "retriever": args.retriever or DEFAULT_RETRIEVER,
-    }
+    return {"long_source": mode, **{name: value for name, value in settings.items() if value is not None}}
 
 
 def corpus_from_args(args):
@@ -219,36 +212,102 @@ def check_written_name(text, what):
         raise UsageError(f"{what} {text!r} holds {text[error.start]!r}, which is not valid Unicode text") from None
 
 
-def checked_request(args):
+# The library's names of the scoring and model options, as the command line's flags name them in messages.
+FLAGS = {
+    "corpus_points.pairs": "--rescale-pairs",
+    "corpus_points.seed": "--rescale-seed",
+    "directions": "-d/--directions",
+    "aggregation": "--aggregation",
+    "prompt_side": "--prompt-side",
+    "prompt": "-p/--prompt",
+    "rescale": "--rescale",
+    "baseline": "--baseline",
+    "long_source": "--long-source",
+    "windows_k": "--windows-k",
+    "window": "--window",
+    "retriever": "--retriever",
+    "batch_size": "--batch-size",
+    "max_tokens": "--max-tokens",
+    "max_length": "--max-length",
+    "device": "--device",
+    "dtype": "--dtype",
+}
+_KEYWORD_VALUE = re.compile(r"\b(" + "|".join(map(re.escape, FLAGS)) + r")=('([^']*)'|[\w.-]+)")
+# Names of one plain word (prompt, device) are words of prose too: only their keyword form (name=...) is replaced.
+_COMPOUND_NAMES = [re.escape(name) for name in FLAGS if "_" in name or "." in name]
+_KEYWORD = re.compile(r"(?<![\w.-])(" + "|".join(_COMPOUND_NAMES) + r")\b")
+
+
+# ... and where a sentence starts with one ("device 'gpu0' is not a device", "aggregation does not apply").
+_LEADING_NAME = re.compile(r"(^|: |; )(" + "|".join(re.escape(name) for name in FLAGS if name.isalpha()) + r") ")
+
+
+def flag_message(error: Exception) -> str:
+    """A library error's message as the command line says it: option names (batch_size, device='cpu') as their flags
+    (--batch-size, --device cpu)."""
+    message = _KEYWORD_VALUE.sub(
+        lambda match: f"{FLAGS[match[1]]} {match[3] if match[3] is not None else match[2]}", str(error)
+    )
+    message = _KEYWORD.sub(lambda match: FLAGS[match[1]], message)
+    return _LEADING_NAME.sub(lambda match: f"{match[1]}{FLAGS[match[2]]} ", message)
+
+
+def options_from_args(args: argparse.Namespace, **overrides: object) -> ScoringOptions:
+    """The scoring options of a command line, checked by the library (InputError names the flag: flag_message);
+    overrides: options a subcommand sets itself."""
+    rescaling = getattr(args, "rescale", None)
+    pairs, seed = getattr(args, "rescale_pairs", None), getattr(args, "rescale_seed", None)
+    corpus_points = None
+    if pairs is not None or seed is not None:
+        if rescaling != "corpus":
+            flags = (("--rescale-pairs", pairs), ("--rescale-seed", seed))
+            given = [flag for flag, value in flags if value is not None]
+            raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --rescale corpus only")
+        corpus_points = CorpusPoints(
+            pairs=DEFAULT_PAIRS if pairs is None else pairs, seed=DEFAULT_SEED if seed is None else seed
+        )
+    baseline = getattr(args, "baseline", None)
+    if baseline and rescaling == "corpus":
+        raise UsageError("--rescale corpus takes the reference points from the texts being scored; drop --baseline")
+    options = {
+        "directions": parse_directions(args.directions),
+        "aggregation": args.aggregation,
+        "prompt": args.prompt_phrases or args.prompt,
+        "prompt_side": args.prompt_side,
+        "rescale": rescaling,
+        "baseline": baseline,
+        "corpus_points": corpus_points,
+        **long_source_arguments(args, overrides.get("long_source")),
+        "batch_size": args.batch_size,
+        "max_tokens": args.max_tokens,
+        "show_progress": not args.quiet,
+    }
+    return ScoringOptions(**{**options, **overrides})
+
+
+# What --rescale corpus on a corpus of one document can do instead (the command line has no unrelated texts).
+CLI_ONE_DOCUMENT_REMEDY = (
+    "rescale with a baseline file instead: --rescale baseline (the file `bartscore baseline` makes for this model "
+    "and these settings) or --baseline FILE"
+)
+
+
+def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
     """The corpus and scoring options of a command line, every mistake reported before any model is loaded."""
     corpus = corpus_from_args(args)
     for name in corpus.systems:
         check_written_name(name, "the system name")
-    options = scoring_options(args)
-    resolved = resolve_options(
-        has_references=corpus.references is not None, has_sources=corpus.sources is not None, **options
-    )
+    options = options_from_args(args)
     check_engine_options(args)
-    long_source = long_source_options(args)
-    if long_source["long_source"] is not None:
-        if args.rescale or args.baseline:
-            raise UsageError("--long-source windows cannot be rescaled: window scores are on another scale")
-        try:
-            long_source_settings(**long_source, options=resolved)
-        except ValueError as error:
-            raise UsageError(str(error).replace("long_source=", "--long-source ")) from None
-    options.update(rescale_options(args, resolved.prompt_label, corpus))
-    options.update(long_source)
+    if options.baseline is not None:  # read, and checked against the settings known before the model loads
+        known = {"prompt": options.prompt_label}
+        if args.max_length is not None:  # else the model's, checked once it is loaded
+            known["max_length"] = args.max_length
+        problems = load_baseline(options.baseline).mismatches(known)
+        if problems:
+            raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
+    check_corpus_request(corpus, options, option="--rescale corpus", remedy=CLI_ONE_DOCUMENT_REMEDY)
     return corpus, options
-
-
-def scoring_options(args):
-    return dict(
-        directions=parse_directions(args.directions),
-        aggregation=args.aggregation,
-        prompt=args.prompt_phrases or args.prompt,
-        prompt_side=args.prompt_side,
-    )
 
 
 def parse_directions(text):
@@ -267,7 +326,7 @@ def parse_directions(text):
     return directions
 
 
-def check_engine_options(args):
+def check_engine_options(args: argparse.Namespace) -> None:
     """The model options' values that argparse cannot check (positive sizes, a device name)."""
     for flag, value in (
         ("--batch-size", args.batch_size),
@@ -276,58 +335,8 @@ def check_engine_options(args):
     ):
         if value is not None and value < 1:
             raise UsageError(f"{flag} must be a positive integer, got {value}")
-    if args.device is not None and not _looks_like_a_device(args.device):
-        raise UsageError(f"--device {args.device!r} is not a device; use cpu, cuda or cuda:<n>")
-
-
-# What --rescale corpus on a corpus of one document can do instead (the command line has no unrelated_texts=).
-CLI_ONE_DOCUMENT_REMEDY = (
-    "rescale with a baseline file instead: --rescale baseline (the file `bartscore baseline` makes for this model "
-    "and these settings) or --baseline FILE"
-)
-
-
-def rescale_options(args, prompt_label, corpus):
-    """score_directions' rescaling options; a --baseline file is read and checked against the settings known
-    before the model loads (the model itself is checked once it is loaded), and --rescale corpus needs segments
-    from two documents or more (as the library counts them: bart_score.rescale.corpus_documents)."""
-    if args.rescale == "corpus" and args.baseline:
-        raise UsageError("--rescale corpus takes the reference points from the texts being scored; drop --baseline")
-    corpus_only = {"--rescale-pairs": args.rescale_pairs, "--rescale-seed": args.rescale_seed}
-    given = [flag for flag, value in corpus_only.items() if value is not None]
-    if given and args.rescale != "corpus":
-        raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --rescale corpus only")
-    if args.rescale_pairs is not None and args.rescale_pairs < 1:
-        raise UsageError(f"--rescale-pairs must be a positive integer, got {args.rescale_pairs}")
-    if args.rescale_seed is not None and args.rescale_seed < 0:
-        raise UsageError(f"--rescale-seed must be at least 0, got {args.rescale_seed}")
-    if args.baseline:
-        known = {"prompt": prompt_label}
-        if args.max_length is not None:  # else the model's, checked once it is loaded
-            known["max_length"] = args.max_length
-        problems = load_baseline(args.baseline).mismatches(known)
-        if problems:
-            raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
-        return {"baseline_path": args.baseline}
-    if args.rescale == "corpus":
-        segments = len(corpus.sources if corpus.sources is not None else corpus.references)
-        try:
-            corpus_documents(
-                segments, corpus.sources, corpus.references, option="--rescale corpus", remedy=CLI_ONE_DOCUMENT_REMEDY
-            )
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-        return {
-            "rescale": "corpus",
-            "rescale_pairs": DEFAULT_PAIRS if args.rescale_pairs is None else args.rescale_pairs,
-            "rescale_seed": DEFAULT_SEED if args.rescale_seed is None else args.rescale_seed,
-        }
-    return {"rescale": args.rescale}
-
-
-def _looks_like_a_device(name):
-    kind, _, index = name.partition(":")
-    return kind in ("cpu", "cuda", "mps", "xpu") and (not index or index.isdigit())
+    if args.device is not None:
+        device_name(args.device)
 
 
 def load_scorer(args):
@@ -355,7 +364,7 @@ def load_scorer(args):
             compatibility=args.compatibility,
         ), 0
     except ValueError as error:  # e.g. --max-length beyond the model's positions
-        print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
+        print(f"bartscore {args.command}: error: {flag_message(error)}", file=sys.stderr)
         return None, 2
     except (OSError, RuntimeError) as error:
         print(f"bartscore {args.command}: {error}", file=sys.stderr)
@@ -371,11 +380,9 @@ def score_all_systems(args, corpus, options):
     if scorer is None:
         return None, None, status
     try:
-        per_system, signature = score_corpus(
-            scorer, corpus, batch_size=args.batch_size, show_progress=not args.quiet, **options
-        )
+        per_system, signature = score_corpus(scorer, corpus, options)
     except BaselineError as error:  # missing, or made for another model: the request's mistake
-        print(f"bartscore {args.command}: error: {error}", file=sys.stderr)
+        print(f"bartscore {args.command}: error: {flag_message(error)}", file=sys.stderr)
         return None, None, 2
     except (OSError, RuntimeError, ValueError) as error:
         print(f"bartscore {args.command}: scoring failed: {error}", file=sys.stderr)

@@ -2,13 +2,12 @@
 any checkpoint, directions or prompt, beside the published numbers (and any other metrics' scores from a CSV)."""
 
 import argparse
-import csv
 import math
 import os
 import re
 import sys
 
-from ..directions import DIRECTIONS, resolve_options
+from ..corpus import read_table
 from ..errors import UsageError
 from ..meta_eval.benchmarks import (
     BENCHMARKS,
@@ -27,8 +26,7 @@ from .common import (
     add_model_arguments,
     check_engine_options,
     load_scorer,
-    long_source_options,
-    parse_directions,
+    options_from_args,
 )
 
 DEFAULT_OUTPUT_DIR = "meta-eval"
@@ -129,9 +127,15 @@ def check(args):
         benchmarks = resolve_benchmarks(args.benchmark)
     except ValueError as error:
         raise UsageError(f"--benchmark: {error}") from None
-    directions = parse_directions(args.directions)
-    prompt = args.prompt_phrases or args.prompt
-    resolve_options(has_references=True, has_sources=True, directions=directions, prompt=prompt)
+    # --aggregation's default is the release's choice per benchmark, which score_benchmarks makes.
+    long_benchmarks = [name for name in benchmarks if BENCHMARKS[name].long_documents]
+    # The long-document benchmarks get a row of faithfulness over source windows besides the usual one.
+    options = options_from_args(
+        args, aggregation="mean", rescale=None, **({"long_source": "windows"} if long_benchmarks else {})
+    )
+    windows = options if long_benchmarks else None
+    options = options.replace(long_source=None)
+    options.directions_for(has_references=True, has_sources=True)
     check_engine_options(args)
     if args.save_every < 1:
         raise UsageError(f"--save-every must be a positive integer, got {args.save_every}")
@@ -160,8 +164,6 @@ def check(args):
     for option, folder in (("--release-dir", args.release_dir), ("--longdoc-release-dir", args.longdoc_release_dir)):
         if folder and not os.path.isdir(folder):
             raise UsageError(f"{option} {folder!r} is not a folder")
-    long_benchmarks = [name for name in benchmarks if BENCHMARKS[name].long_documents]
-    windows = long_source_options(args, "windows" if long_benchmarks else None)
     metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
 
     for option, value in (("-o", args.output), ("--cache", args.cache)):
@@ -188,7 +190,6 @@ def check(args):
         "long_benchmarks": long_benchmarks,
         "windows": windows,
     }
-    options = {"directions": directions, "prompt": prompt}
     return request, options
 
 
@@ -204,36 +205,19 @@ def _slug(model):
 def read_metrics_csv(path, benchmarks):
     """{metric: {benchmark: {(doc_id, system): score}}} from a CSV (UTF-8) of other metrics' scores."""
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            lines = list(csv.reader(handle))
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text; save it as UTF-8") from None
-    except csv.Error as error:
-        raise UsageError(f"{path} is not valid CSV: {error}") from None
-    if not lines:
-        raise UsageError(f"--metrics-csv {path} is empty")
-    header = [name.strip() for name in lines[0]]
+        table = read_table(path, kind="csv")
+    except UsageError as error:
+        raise UsageError(f"--metrics-csv {error}") from None
+    header = table.columns
     keys = ["doc_id", "system"] + (["benchmark"] if len(benchmarks) > 1 else [])
     missing = [key for key in keys if key not in header]
     if missing:
         raise UsageError(f"--metrics-csv {path} needs the columns {keys}; it lacks {missing} (it has {header})")
-    repeated = sorted({name for name in header if header.count(name) > 1})
-    if repeated:
-        raise UsageError(f"--metrics-csv {path}: column names appear more than once: {', '.join(repeated)}")
     metric_names = [name for name in header if name not in ("doc_id", "system", "benchmark")]
-    if not metric_names or any(not name for name in metric_names):
+    if not metric_names:
         raise UsageError(f"--metrics-csv {path} needs one named column per metric besides {keys}")
     metrics = {name: {} for name in metric_names}
-    for number, cells in enumerate(lines[1:], start=2):
-        if not cells:  # a blank line; a row of empty cells is a row (and is refused below: it has no score)
-            continue
-        if len(cells) != len(header):
-            raise UsageError(
-                f"--metrics-csv {path} line {number} has {len(cells)} fields but the header has {len(header)}"
-            )
-        row = dict(zip(header, cells))
+    for number, row in zip(table.lines, table.rows):  # a row of empty cells is refused below: it has no score
         benchmark = row["benchmark"].strip().lower() if "benchmark" in row else benchmarks[0]
         if benchmark not in benchmarks:
             raise UsageError(
@@ -295,28 +279,17 @@ def long_document_rows(args, scorer, resumable, datasets, request, label):
     if not names:
         return []
     long_datasets = {name: datasets[name] for name in names}
-    common = {
-        "directions": ("faithfulness",),
-        "batch_size": args.batch_size,
-        "max_tokens": args.max_tokens,
-        "show_progress": not args.quiet,
-    }
-    windows = request["windows"]
-    rule = windows["window"] if windows["window"] == "longdocfactscore" else f"+/-{windows['window']}"
-    runs = [
-        (
-            f"{label} windows (k={windows['windows_k']}, {rule}, {windows['retriever']})",
-            resumable,
-            windows,
-        )
-    ]
+    windows = request["windows"].replace(directions=("faithfulness",))
+    rule = windows.window if windows.window == "longdocfactscore" else f"+/-{windows.window}"
+    retriever = windows.windows.retriever_label
+    runs = [(f"{label} windows (k={windows.windows_k}, {rule}, {retriever})", resumable, windows)]
     positions = scorer.family.max_positions
     if isinstance(scorer.family, CausalFamily) and positions and positions > scorer.max_length:
         whole = ResumableScorer(scorer.with_max_length(positions), request["cache"], chunk_pairs=args.save_every)
-        runs.append((f"{label} whole source (max_length {positions})", whole, {}))
+        runs.append((f"{label} whole source (max_length {positions})", whole, windows.replace(long_source=None)))
     rows = []
     for name, engine, options in runs:
-        scores, signatures = score_benchmarks(engine, long_datasets, **common, **options)
+        scores, signatures = score_benchmarks(engine, long_datasets, options, detokenize=False)
         if scores is None:
             continue
         row = MetricRow(name, "bartscore", directions={b: "faithfulness" for b in names}, signatures=signatures)
@@ -375,10 +348,10 @@ def run(args, request, options):
     if scorer is None and (status != 1 or not _is_rank_0()):
         return status
     variant = args.model if args.model in VARIANTS else _CHECKPOINT_VARIANTS.get(getattr(scorer, "model_label", None))
-    prompt = options["prompt"]
+    prompt = options.prompt
     prompt_set = prompt if isinstance(prompt, str) and prompt in PROMPT_SETS else None
     # One row with the paper's direction for each benchmark, or one row per direction asked for.
-    wanted = [None] if options["directions"] is None else [d for d in DIRECTIONS if d in options["directions"]]
+    wanted = [None] if options.directions is None else list(options.directions)
     label = f"BARTScore {_model_name(args.model)}"
     if prompt:
         label += f" +prompt {args.prompt or 'phrases'} ({args.prompt_side})"
@@ -406,16 +379,7 @@ def run(args, request, options):
         resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
         try:
             scores, signatures = score_benchmarks(
-                resumable,
-                datasets,
-                directions=options["directions"],
-                aggregation=args.aggregation,
-                prompt=options["prompt"],
-                prompt_side=args.prompt_side,
-                detokenize=args.detokenize,
-                batch_size=args.batch_size,
-                max_tokens=args.max_tokens,
-                show_progress=not args.quiet,
+                resumable, datasets, options, aggregation=args.aggregation, detokenize=args.detokenize
             )
             long_rows = long_document_rows(args, scorer, resumable, datasets, request, label)
         except CacheFileError as error:

@@ -11,10 +11,15 @@ differ slightly from the release's.
 
 Benchmarks that use the same directions are scored together, in one ``score_directions`` call."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
-from ..directions import DIRECTIONS, aggregate, long_source_settings, resolve_options, score_directions, signature
-from ..long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K
+from ..directions import aggregate, score_directions, signature
+from ..errors import InputError, MissingExtraError
+from ..options import DIRECTIONS, ScoringOptions
 from .benchmarks import BENCHMARKS
 
 
@@ -23,9 +28,9 @@ def moses_detokenizer():
     try:
         from sacremoses import MosesDetokenizer
     except ImportError:
-        raise ImportError(
+        raise MissingExtraError(
             "the release detokenizes summarization and data-to-text texts with Moses before scoring; install "
-            "sacremoses (pip install sacremoses), or score the texts as they are with detokenize=False "
+            'sacremoses (pip install "bartscore[meta-eval]"), or score the texts as they are with detokenize=False '
             "(--no-detokenize)"
         ) from None
     moses = MosesDetokenizer(lang="en")
@@ -47,36 +52,33 @@ def planned_directions(name, directions=None):
 
 
 def score_benchmarks(
-    scorer,
-    benchmarks,
+    scorer: Any,
+    benchmarks: dict[str, Any],
+    options: ScoringOptions | None = None,
     *,
-    directions=None,
-    aggregation=None,
-    prompt=None,
-    prompt_side="encoder",
-    detokenize=True,
-    long_source=None,
-    windows_k=DEFAULT_WINDOWS_K,
-    window=DEFAULT_WINDOW,
-    retriever=DEFAULT_RETRIEVER,
-    batch_size=None,
-    max_tokens=None,
-    show_progress=False,
-):
+    aggregation: str | None = None,
+    detokenize: bool = True,
+    **keywords: Any,
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, str]] | tuple[None, None]:
     """Scores every record of `benchmarks` (name -> Dataset from ``load_benchmark``).
 
-    directions / aggregation: override the paper's per-benchmark choices for all benchmarks. detokenize=False scores
-    every text as the file has it. long_source, windows_k, window, retriever: faithfulness over source windows (see
-    ``score_directions``). Returns ({benchmark: {direction: per-record scores}}, {benchmark: signature}),
-    or (None, None) on ranks that get no results under torch.distributed."""
+    options (a ScoringOptions, or its fields as keywords): the prompt setting, batching and progress, and directions
+    that override the paper's per-benchmark choice for all benchmarks; aggregation: overrides the release's
+    per-benchmark aggregation (options.aggregation is not used, since its default is not the release's). The
+    correlations do not change under rescaling, so options may not rescale. detokenize=False scores every text as the
+    file has it. Returns ({benchmark: {direction: per-record scores}}, {benchmark: signature}), or (None, None) on
+    ranks that get no results under torch.distributed."""
+    options = ScoringOptions.resolve(options, **keywords)
+    if options.rescale is not None:
+        raise InputError("meta-evaluation scores are not rescaled: the map would leave every correlation as it is")
+    if aggregation is not None:
+        options.replace(aggregation=aggregation)  # checked here, before any scoring
     for name in benchmarks:
-        resolve_options(
-            has_references=True, has_sources=True, directions=planned_directions(name, directions), prompt=prompt
-        )
+        options.replace(directions=planned_directions(name, options.directions))
     detokenizer = moses_detokenizer() if detokenize and any(BENCHMARKS[n].detokenize for n in benchmarks) else None
     groups = {}
     for name in benchmarks:
-        groups.setdefault(planned_directions(name, directions), []).append(name)
+        groups.setdefault(planned_directions(name, options.directions), []).append(name)
 
     scores, signatures, lead = {}, {}, True
     for wanted, names in groups.items():
@@ -99,16 +101,7 @@ def score_benchmarks(
             predictions,
             references=references if uses_references else None,
             sources=sources,
-            directions=wanted,
-            prompt=prompt,
-            prompt_side=prompt_side,
-            long_source=long_source,
-            windows_k=windows_k,
-            window=window,
-            retriever=retriever,
-            batch_size=batch_size,
-            max_tokens=max_tokens,
-            show_progress=show_progress,
+            options=options.replace(directions=wanted, aggregation="mean"),
         )
         if result is None:  # a rank without results: it still takes part in every group's scoring
             lead = False
@@ -126,15 +119,8 @@ def score_benchmarks(
                     scores[name][direction] = flat[firsts]
                 else:
                     scores[name][direction] = aggregate(flat, counts, how)
-            options = resolve_options(
-                has_references=True,
-                has_sources=True,
-                directions=wanted,
-                aggregation=how,
-                prompt=prompt,
-                prompt_side=prompt_side,
+            signatures[name] = signature(
+                scorer, options.replace(directions=wanted, aggregation=how), counts if uses_references else ()
             )
-            windows = long_source_settings(long_source, windows_k, window, retriever, options)
-            signatures[name] = signature(scorer, options, counts if uses_references else (), None, windows)
             start = end
     return (scores, signatures) if lead else (None, None)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..outputs import json_text, write_atomically
+from ..outputs import json_text, spreadsheet_cell, write_atomically
 from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY, RELEASES
 from .protocol import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
 from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES
@@ -114,12 +114,7 @@ def build_report(datasets, rows, *, paper_notes=None, with_significance=True):
     report = {
         "release": {"repository": RELEASE_REPOSITORY, "commit": RELEASE_COMMIT},
         **(
-            {
-                "longdoc_release": {
-                    "repository": RELEASES["longdocfactscore"].repository,
-                    "commit": RELEASES["longdocfactscore"].commit,
-                }
-            }
+            {"longdoc_release": {key: getattr(RELEASES["longdocfactscore"], key) for key in ("repository", "commit")}}
             if any(BENCHMARKS[name].long_documents for name in datasets)
             else {}
         ),
@@ -341,11 +336,6 @@ CSV_FIELDS = (
 )
 
 
-def _spreadsheet_safe(text):
-    """Text that a spreadsheet shows as text (a leading =, +, -, @ would start a formula)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def report_csv(report):
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
@@ -363,13 +353,13 @@ def report_csv(report):
                 "benchmark": column["benchmark"] or "",
                 "aspect": column["aspect"] or "",
                 "measure": column["measure"],
-                "metric": _spreadsheet_safe(row["name"]),
+                "metric": spreadsheet_cell(row["name"]),
                 "origin": row["origin"],
                 "ours": values.get("value"),
                 "paper": paper["value"] if paper else None,
                 "paper_metric": paper["metric"] if paper else "",
                 "difference": row["difference"].get(key),
-                "note": _spreadsheet_safe(row["note"]),
+                "note": spreadsheet_cell(row["note"]),
             }
             for measure in ("spearman", "kendall", "pearson", "accuracy", "kendall_like", "documents"):
                 line[measure] = values.get(measure)

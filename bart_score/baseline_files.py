@@ -1,0 +1,207 @@
+"""Baseline files: a model's reference points (see bart_score.rescale), kept in a documented JSON file with the
+settings they are valid for (model, token policy, prompt setting, max_length) as its key, and where they are kept.
+
+``load_baseline`` reads and checks one, ``write_baseline`` writes one atomically; ``Baseline.mismatches`` compares
+its key with a call's settings. Making a baseline and finding the one a call needs is bart_score.baselines."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from dataclasses import dataclass
+
+from .errors import BaselineError, BaselineNotFoundError
+from .outputs import write_atomically
+from .rescale import POINT_DIRECTIONS, ReferencePoints
+
+BASELINE_FORMAT = "bartscore-baseline"
+BASELINE_FORMAT_VERSION = 1
+BASELINE_FOLDER_ENV = "BARTSCORE_BASELINES"
+SETTING_NAMES = {
+    "model": "model",
+    "token_policy": "token policy",
+    "prompt": "prompt setting",
+    "max_length": "max_length",
+}
+ABOUT = (
+    "BARTScore reference points (bart_score.rescale). For each direction, 'unrelated' describes the scores of targets "
+    "given unrelated conditions (random pairs from different rows or documents of the corpus) and 'copy' the scores "
+    "of targets given themselves: mean, std, quantiles, number of pairs, and means by target length in words. "
+    "rescaled = (score - unrelated.mean) / (copy.mean - unrelated.mean); f_score uses the means of precision's and "
+    "recall's points. 'settings' must match the scorer and options that use this file; 'id' is a digest of "
+    "everything else in the file and names it in signatures (rescale:baseline-<id>)."
+)
+
+
+# How a model's identity starts (bart_score.models.checkpoint_identity); older files hold the checkpoint as typed.
+IDENTITY_PREFIXES = ("dir:", "hub:")
+
+
+def baseline_settings(scorer, prompt_label):
+    """A baseline's key: what must be the same for its reference points to apply. The model is its identity
+    (bart_score.models.checkpoint_identity), not the name it was given: the same checkpoint named by another path
+    matches, another model at the same path, or the same directory saved again, does not."""
+    return {
+        "model": scorer.model_identity,
+        "token_policy": scorer.token_policy,
+        "prompt": prompt_label,
+        "max_length": scorer.max_length,
+    }
+
+
+@dataclass(frozen=True)
+class Baseline:
+    path: str
+    document: dict
+
+    @property
+    def id(self):
+        return self.document["id"]
+
+    @property
+    def label(self):
+        return f"baseline-{self.id}"
+
+    @property
+    def settings(self):
+        return self.document["settings"]
+
+    @property
+    def points(self):
+        return {
+            direction: ReferencePoints(stats["unrelated"]["mean"], stats["copy"]["mean"])
+            for direction, stats in self.document["directions"].items()
+        }
+
+    def mismatches(self, settings):
+        """'<setting>: this file has X, this call uses Y' for each of `settings` that differs from the file's."""
+        problems = []
+        for name, value in settings.items():
+            if self.settings[name] != value:
+                problem = f"{SETTING_NAMES[name]}: the file has {self.settings[name]!r}, this call uses {value!r}"
+                if name == "model" and not self.settings[name].startswith(IDENTITY_PREFIXES):
+                    problem += (
+                        " (the file names the model as it was typed, as baseline files made before bart_score keyed "
+                        "them on the model's identity did)"
+                    )
+                problems.append(problem)
+        return problems
+
+
+def default_baseline_folder():
+    """$BARTSCORE_BASELINES, else bartscore/baselines in the user's cache folder ($XDG_CACHE_HOME or ~/.cache)."""
+    if os.environ.get(BASELINE_FOLDER_ENV):
+        return os.environ[BASELINE_FOLDER_ENV]
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "bartscore", "baselines")
+
+
+def default_baseline_path(settings):
+    """Where the baseline of these settings is written and looked for: a readable name plus a digest of the key."""
+
+    def readable(value):
+        return re.sub(r"[^A-Za-z0-9.-]+", "_", str(value)).strip("_")[-60:]
+
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()[:8]
+    name = (
+        f"{readable(settings['model'])}.{readable(settings['token_policy'])}.prompt-{readable(settings['prompt'])}."
+        f"maxlen-{settings['max_length']}.{digest}.json"
+    )
+    return os.path.join(default_baseline_folder(), name)
+
+
+def load_baseline(path):
+    """Reads and checks a baseline file; BaselineError says what is wrong with it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except FileNotFoundError:
+        raise BaselineNotFoundError(f"no baseline file at {path}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise BaselineError(f"cannot read the baseline file {path}: {reason}") from None
+    except json.JSONDecodeError as error:
+        raise BaselineError(f"{path} is not a baseline file (not valid JSON: {error.msg})") from None
+    if not isinstance(document, dict) or document.get("format") != BASELINE_FORMAT:
+        raise BaselineError(f"{path} is not a baseline file (made by `bartscore baseline`)")
+    if document.get("format_version") != BASELINE_FORMAT_VERSION:
+        raise BaselineError(
+            f"{path} is a version {document.get('format_version')!r} baseline file; this bart_score reads version "
+            f"{BASELINE_FORMAT_VERSION}: make it again with `bartscore baseline`"
+        )
+    _check_structure(document, path)
+    if document.get("id") != baseline_id(document):
+        raise BaselineError(
+            f"{path} does not match its id {document.get('id')!r}: it was changed after `bartscore baseline` wrote it. "
+            f"Make it again rather than editing it, so that its id in signatures names its numbers"
+        )
+    return Baseline(os.fspath(path), document)
+
+
+# The type each setting must have: the key compares them with the scorer's, and messages and file names print them.
+_SETTING_TYPES = {"model": str, "token_policy": str, "prompt": str, "max_length": int}
+
+
+def _check_structure(document, path):
+    """Every field load_baseline and its users read, with its type; BaselineError names the first that is wrong."""
+
+    def wrong(field, problem):
+        return BaselineError(f"{path} is not a complete baseline file: {field} {problem}")
+
+    def mapping(value, field):
+        if not isinstance(value, dict):
+            raise wrong(field, f"must be a mapping (a JSON object), got {_json_kind(value)}")
+        return value
+
+    def member(parent, key, field):
+        if key not in parent:
+            raise wrong(field, "is missing")
+        return parent[key]
+
+    if not isinstance(document.get("id"), str):
+        raise wrong("id", f"must be a string, got {_json_kind(document.get('id'))}")
+    settings = mapping(member(document, "settings", "settings"), "settings")
+    for name, kind in _SETTING_TYPES.items():
+        value = member(settings, name, f"settings.{name}")
+        if not isinstance(value, kind) or isinstance(value, bool) or (kind is str and not value):
+            wanted = "a non-empty string" if kind is str else "an integer"
+            raise wrong(f"settings.{name}", f"must be {wanted}, got {_json_kind(value)}")
+    directions = mapping(member(document, "directions", "directions"), "directions")
+    if not directions:
+        raise wrong("directions", "has no directions")
+    for direction, stats in directions.items():
+        if direction not in POINT_DIRECTIONS:
+            raise wrong(f"directions.{direction}", f"is not a direction with reference points ({POINT_DIRECTIONS})")
+        mapping(stats, f"directions.{direction}")
+        for point in ("unrelated", "copy"):
+            field = f"directions.{direction}.{point}"
+            figures = mapping(member(stats, point, field), field)
+            mean = member(figures, "mean", f"{field}.mean")
+            if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not math.isfinite(mean):
+                raise wrong(f"{field}.mean", f"must be a finite number, got {_json_kind(mean)}")
+
+
+def _json_kind(value):
+    """A value as a message names it: its JSON kind, and the value itself when it is short."""
+    kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    kind = kinds.get(type(value), "a number")
+    shown = repr(value)
+    return f"{kind} {shown}" if len(shown) <= 40 and not isinstance(value, (dict, type(None))) else kind
+
+
+def baseline_id(document):
+    """A digest of everything in the file but the id itself."""
+    content = {key: value for key, value in document.items() if key != "id"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+
+
+def write_baseline(document, path):
+    """Writes the file atomically as every output file is (bart_score.outputs.write_atomically): a reader sees the old
+    file or the whole new one, never a part; missing folders are made; a link keeps pointing where it did; the file
+    gets the umask's permissions or keeps the old one's. Anything but a regular file under `path` (a folder, a device,
+    a FIFO) is refused with OSError, and a document holding NaN or infinity with ValueError (JSON has neither)."""
+    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    write_atomically(path, lambda handle: handle.write(text), make_folders=True)

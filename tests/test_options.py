@@ -1,0 +1,142 @@
+"""ScoringOptions: one checked object, resolved once from keywords (or the command line's flags) and passed down
+whole; the command line names the library's options by their flags."""
+
+import argparse
+import dataclasses
+import pathlib
+
+import pytest
+
+import bart_score
+from bart_score import CorpusPoints, ScoringOptions
+from bart_score.cli import build_parser
+from bart_score.cli.common import FLAGS, flag_message, options_from_args
+
+
+def test_defaults_and_derived_fields():
+    options = ScoringOptions()
+    assert (options.directions, options.aggregation, options.prompt, options.prompt_side) == (
+        None,
+        "mean",
+        None,
+        "encoder",
+    )
+    assert (options.rescale, options.baseline, options.corpus_points) == (None, None, None)
+    assert options.prompts == (None,) and options.prompt_label == "none"
+    prompted = ScoringOptions(prompt="mt", prompt_side="decoder")
+    assert prompted.prompt_label == "mt(1)@decoder" and len(prompted.prompts) == 1
+    phrases = ScoringOptions(prompt=["In short", "That is"])
+    assert phrases.prompt == ("In short", "That is") and phrases.prompt_label.startswith("custom-")
+
+
+def test_the_object_is_frozen_and_replace_checks_again():
+    options = ScoringOptions(directions="recall")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.aggregation = "max"
+    assert options.replace(aggregation="max").aggregation == "max"
+    with pytest.raises(bart_score.InputError, match="aggregation must be one of"):
+        options.replace(aggregation="median")
+
+
+def test_directions_are_kept_in_the_papers_order_and_checked_against_the_inputs():
+    options = ScoringOptions(directions=["f_score", "faithfulness"])
+    assert options.directions == ("faithfulness", "f_score")
+    assert options.directions_for(has_references=True, has_sources=True) == ("faithfulness", "f_score")
+    with pytest.raises(bart_score.InputError, match=r"'faithfulness' .* needs sources="):
+        options.directions_for(has_references=True, has_sources=False)
+    assert ScoringOptions().directions_for(has_references=False, has_sources=True) == ("faithfulness",)
+    with pytest.raises(bart_score.InputError, match="needs sources=, references= or both"):
+        ScoringOptions().directions_for(has_references=False, has_sources=False)
+
+
+def test_rescaling_is_one_mode_a_baseline_and_the_corpus_sampling():
+    assert ScoringOptions(rescale="corpus").corpus_points == CorpusPoints()
+    assert ScoringOptions(rescale="corpus", corpus_points={"pairs": 7}).corpus_points == CorpusPoints(pairs=7)
+    by_file = ScoringOptions(baseline=pathlib.Path("b.json"))
+    assert (by_file.rescale, by_file.baseline) == ("baseline", "b.json")  # read when the call checks it
+    texts = CorpusPoints(unrelated_texts=["x", "y", "x"]).unrelated_texts
+    assert texts == ("x", "y")  # each text once
+
+
+@pytest.mark.parametrize(
+    "keywords, error, message",
+    [
+        (dict(directions=[]), ValueError, "directions is empty"),
+        (dict(directions=["recall", "recall"]), ValueError, r"directions\[1\] is 'recall' again"),
+        (dict(directions=["fluency"]), ValueError, r"directions\[0\] is 'fluency'; choose from"),
+        (dict(prompt_side="middle"), ValueError, "prompt_side must be one of"),
+        (dict(prompt="nonsense"), ValueError, "unknown prompt set 'nonsense'"),
+        (dict(prompt=[]), ValueError, "prompt is an empty list"),
+        (dict(batch_size=0), ValueError, "batch_size must be a positive integer"),
+        (dict(max_tokens=True), ValueError, "max_tokens must be a positive integer"),
+        (dict(show_progress="yes"), TypeError, "show_progress must be True or False"),
+        (dict(rescale="bert"), ValueError, "rescale must be None, 'baseline' or 'corpus'"),
+    ],
+)
+def test_every_option_is_checked_where_it_is_made(keywords, error, message):
+    with pytest.raises(error, match=message) as raised:
+        ScoringOptions(**keywords)
+    assert isinstance(raised.value, bart_score.BARTScoreError)  # one family
+
+
+def test_a_call_takes_options_or_keywords_never_both():
+    options = ScoringOptions(directions="recall")
+    assert ScoringOptions.resolve(options) is options
+    assert ScoringOptions.resolve(None, directions="recall") == options
+    with pytest.raises(TypeError, match="as options= or as keywords, not both"):
+        ScoringOptions.resolve(options, aggregation="max")
+    with pytest.raises(TypeError, match=r"unexpected options \['rescale_pairs'\]"):
+        ScoringOptions.resolve(None, rescale_pairs=10)
+    with pytest.raises(TypeError, match="options must be a ScoringOptions, got a dict"):
+        ScoringOptions.resolve({"directions": "recall"})
+
+
+def test_the_same_options_object_gives_the_same_scores_as_keywords(scorer):
+    predictions, sources = ["A cat sat.", "It rained."], ["The cat sat on the mat.", "Rain fell all day."]
+    options = ScoringOptions(directions="faithfulness", batch_size=1)
+    by_object = scorer.score_directions(predictions, sources=sources, options=options)
+    by_keywords = scorer.score_directions(predictions, sources=sources, directions="faithfulness", batch_size=1)
+    assert by_object == by_keywords
+
+
+def test_the_command_line_builds_the_same_object():
+    args = build_parser().parse_args(
+        ["score", "-s", "s.txt", "-t", "t.txt", "-d", "recall,precision", "--rescale", "corpus", "--rescale-pairs", "9"]
+    )
+    options = options_from_args(args)
+    assert options == ScoringOptions(
+        directions=("precision", "recall"), rescale="corpus", corpus_points=CorpusPoints(pairs=9), show_progress=True
+    )
+
+
+@pytest.mark.parametrize(
+    "message, said",
+    [
+        ("batch_size must be a positive integer", "--batch-size must be a positive integer"),
+        ("corpus_points.pairs must be a positive integer, got 0", "--rescale-pairs must be a positive integer, got 0"),
+        ("corpus_points.seed must be an integer of at least 0", "--rescale-seed must be an integer of at least 0"),
+        ("pass device='cpu' (or leave device out)", "pass --device cpu (or leave device out)"),
+        ("device 'gpu0' is not a device", "--device 'gpu0' is not a device"),
+        ("x.txt: aggregation does not apply", "x.txt: --aggregation does not apply"),
+        ("max_length must be an integer from 2 to 1024", "--max-length must be an integer from 2 to 1024"),
+        ("the prompt setting: the file has 'none'", "the prompt setting: the file has 'none'"),  # prose stays prose
+    ],
+)
+def test_the_command_line_names_options_by_their_flags(message, said):
+    assert flag_message(ValueError(message)) == said
+
+
+def test_every_flag_named_in_messages_is_a_real_flag():
+    parser = build_parser()
+    known = {option for action in _all_actions(parser) for option in action.option_strings}
+    for flags in FLAGS.values():
+        for flag in flags.split("/"):
+            assert flag in known, flag
+
+
+def _all_actions(parser):
+    for action in parser._actions:
+        yield action
+        if isinstance(action, argparse._SubParsersAction):
+            for subparser in action.choices.values():
+                yield from _all_actions(subparser)
