@@ -224,6 +224,7 @@ def build_demo(settings=None):
                 directions=directions,
                 prompt=prompt,
                 max_pairs=settings.max_pairs,
+                by_direction=bool(settings.models.get(model, {}).get("chat")),
             )
             scorer = load_scorer(settings, model)
             refuse_special_tokens(

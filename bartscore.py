@@ -148,10 +148,11 @@ _COMPUTE_OPTIONS = (*sorted(OPTION_NAMES), *_ALIASES)
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BARTScore(evaluate.Metric):
     """The BARTScore metric. Init options (also through ``evaluate.load``): device, dtype, max_length, max_tokens,
-    distributed, results_on, source_lang and target_lang (mBART), template and compatibility (causal LMs); see
-    ``BARTScorer``; and inputs ("references", the default, "sources" or "both": the inputs the metric asks
-    evaluate.combine for). Under torch.distributed, each rank computes on its own examples and
-    every rank (or rank 0) gets the scores of all ranks' examples, rank 0's first."""
+    distributed, results_on, source_lang and target_lang (mBART), template and compatibility (causal LMs), chat,
+    instruction and system (chat-format scoring of causal LMs with a chat template); see ``BARTScorer``; and inputs
+    ("references", the default, "sources" or "both": the inputs the metric asks evaluate.combine for). Under
+    torch.distributed, each rank computes on its own examples and every rank (or rank 0) gets the scores of all
+    ranks' examples, rank 0's first."""
 
     def __init__(
         self,
@@ -167,6 +168,9 @@ class BARTScore(evaluate.Metric):
         target_lang=None,
         template=None,
         compatibility=None,
+        chat=False,
+        instruction=None,
+        system=None,
         inputs="references",
         **kwargs,
     ):
@@ -194,6 +198,9 @@ class BARTScore(evaluate.Metric):
             "target_lang": target_lang,
             "template": template,
             "compatibility": compatibility,
+            "chat": chat,
+            "instruction": instruction,
+            "system": system,
         }
         self._scorer = None
         self._inputs_given = None  # which of references/sources the pending batches carry

@@ -40,7 +40,9 @@ from .rescale import (
     document_ids,
     point_directions,
     sample_reference_pairs,
+    scored_by_direction,
 )
+from .templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
 from .version import __version__
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -63,10 +65,35 @@ def baseline_command(scorer: Any, options: ScoringOptions, path: str) -> str:
     elif prompt is not None:
         phrases = [prompt] if isinstance(prompt, str) else list(prompt)
         words += ["--prompt-phrases", *phrases, "--prompt-side", options.prompt_side]
+    words += _policy_words(getattr(scorer, "family", None))
     if scorer.max_length != 1024:
         words += ["--max-length", str(scorer.max_length)]
     words += ["-o", path]
-    return environment + " ".join(shlex.quote(word) for word in words)
+    return environment + " ".join(map(_shell_word, words))
+
+
+def _shell_word(word: str) -> str:
+    """A word as bash reads it back, on one line: a word with line breaks or tabs in $'...' quotes."""
+    if not any(character in word for character in "\n\r\t"):
+        return shlex.quote(word)
+    escaped = word.replace("\\", "\\\\").replace("'", "\\'")
+    return "$'" + escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + "'"
+
+
+def _policy_words(family: Any) -> list[str]:
+    """The command-line options that give a scorer's token policy (a causal template, GPTScore's, chat's)."""
+    settings = getattr(family, "settings", None)
+    if settings is not None:  # chat
+        words = ["--chat"]
+        distinct = set(settings.instructions.values())
+        if settings.instructions != DEFAULT_INSTRUCTIONS and len(distinct) == 1:
+            words += ["--instruction", *distinct]
+        elif settings.instructions != DEFAULT_INSTRUCTIONS:
+            words += ["--instruction", "<one for every direction: the command line has no per-direction instructions>"]
+        return words + (["--system", settings.system] if settings.system is not None else [])
+    words = ["--compatibility", "gptscore"] if getattr(family, "name", None) == "gptscore" else []
+    template = getattr(family, "template", DEFAULT_TEMPLATE)
+    return words + (["--template", template] if template != DEFAULT_TEMPLATE else [])
 
 
 def baseline_for(scorer: Any, options: ScoringOptions, directions: list[str]) -> Baseline:
@@ -182,7 +209,13 @@ def build_baseline(
     options = ScoringOptions.resolve(options, **keywords)
     plan = plan_baseline(texts, corpus, options)
     reference_pairs = sample_reference_pairs(
-        plan.rows, plan.documents, plan.directions, roles=plan.roles, pairs=pairs, seed=seed
+        plan.rows,
+        plan.documents,
+        plan.directions,
+        roles=plan.roles,
+        pairs=pairs,
+        seed=seed,
+        by_direction=scored_by_direction(scorer),
     )
     sample_scores = score_pair_groups(scorer, reference_pairs.samples, options)
     if sample_scores is None:

@@ -84,7 +84,9 @@ def score_directions(
         groups["faithfulness"] = plan.pairs
     reference_pairs = None
     if options.rescale == "corpus":
-        reference_pairs = _corpus_reference_pairs(options, predictions, sources, references, point_directions)
+        reference_pairs = _corpus_reference_pairs(
+            options, predictions, sources, references, point_directions, rescale.scored_by_direction(scorer)
+        )
         groups.update(reference_pairs.samples)
     averaged = score_pair_groups(scorer, groups, options)
     if averaged is None:
@@ -127,8 +129,10 @@ def _corpus_reference_pairs(
     sources: list[str] | None,
     references: list[list[str]] | None,
     point_directions: list[str],
+    by_direction: bool,
 ) -> rescale.ReferencePairs:
-    """rescale="corpus"'s reference pairs, sampled from the inputs (rows of one document share no unrelated pair)."""
+    """rescale="corpus"'s reference pairs, sampled from the inputs (rows of one document share no unrelated pair);
+    by_direction: see rescale.sample_reference_pairs."""
     points = options.corpus_points
     rows = {
         "prediction": [[text] for text in predictions],
@@ -147,6 +151,7 @@ def _corpus_reference_pairs(
         pairs=points.pairs,
         seed=points.seed,
         unrelated_texts=points.unrelated_texts,
+        by_direction=by_direction,
     )
 
 

@@ -13,13 +13,12 @@ import copy
 import logging
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 import transformers
-from tqdm.auto import tqdm
 
 from . import directions
 from .distributed import default_device, process_group
@@ -33,6 +32,8 @@ from .models import (
     weights_identity,
 )
 from .options import AGGREGATIONS, ScoringOptions
+from .progress import progress_bar
+from .templates import chat_settings, instruction_list
 from .variants import (
     DEFAULT_CHECKPOINT,
     DEFAULT_CPU_MAX_TOKENS,
@@ -121,6 +122,12 @@ class BARTScorer:
     template: causal LMs: the prefix built from a condition, holding "{condition}" once (default "{condition}\\n").
     compatibility: "gptscore" scores a causal LM exactly as GPTScore's opt_score.py does (its template is
         "{condition}" + GPTScore's prompt_text).
+    chat: True scores a causal LM that has a chat template in its chat format: the condition, put into the
+        instruction, is a user turn and the target the assistant's reply (bart_score.models.chat).
+    instruction: with chat: the user turn built from a condition, holding "{condition}" once; one for every
+        direction, or {direction: instruction} for some of faithfulness, precision and recall (default: each
+        direction's own, bart_score.templates.DEFAULT_INSTRUCTIONS). score() uses faithfulness's.
+    system: with chat: a system turn put first (default: none, or whatever the chat template adds by itself).
     """
 
     def __init__(
@@ -137,6 +144,9 @@ class BARTScorer:
         target_lang=None,
         template=None,
         compatibility=None,
+        chat=False,
+        instruction=None,
+        system=None,
     ):
         if dtype not in DTYPES:
             raise InputError(f"dtype must be one of {tuple(DTYPES)}, got {dtype!r}")
@@ -154,6 +164,7 @@ class BARTScorer:
             if whole_number(max_length) is None or max_length < 2:
                 raise InputError(f"max_length must be an integer of at least 2, got {max_length!r}")
             max_length = whole_number(max_length)
+        chat = chat_settings(chat, instruction, system, template=template, compatibility=compatibility)
         self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
         self.family = load_family(
             self.checkpoint,
@@ -162,6 +173,7 @@ class BARTScorer:
             target_lang=target_lang,
             template=template,
             compatibility=compatibility,
+            chat=chat,
         )
         self.tokenizer, self.model = self.family.tokenizer, self.family.model
         self._checkpoint_identity = checkpoint_identity(self.checkpoint)
@@ -184,7 +196,8 @@ class BARTScorer:
         """Scores a probe pair both the engine's way (condition run once, cached, output layer applied apart) and by
         the model's own forward pass, and refuses a model on which they differ: a family member whose architecture
         does something the engine does not (logit soft-capping or scaling, an attention that ignores the cache)."""
-        tokenized = self.family.tokenize(["The cat sat on the mat."], ["A cat sat."], [self.source_lang], 64)
+        probe = (["The cat sat on the mat."], ["A cat sat."], [self.source_lang])
+        tokenized = self.family.tokenize(*probe, self.max_length)
         condition, target = tokenized.conditions[0], tokenized.targets[0]
         with torch.inference_mode():
             engine = self._decode(self._encode([condition]), [0], [target])[0]
@@ -251,6 +264,11 @@ class BARTScorer:
         return f"{self._checkpoint_identity}+{self._weights_identity}"
 
     @property
+    def instructions(self) -> dict[str, str] | None:
+        """Chat scoring: the instruction of each direction (faithfulness, precision, recall); else None."""
+        return getattr(self.family, "instructions", None)
+
+    @property
     def token_policy(self):
         """Which tokens are scored and what the decoder starts from, in a few characters (docs/models.md)."""
         return self.family.policy
@@ -267,20 +285,36 @@ class BARTScorer:
 
     # -- public scoring -------------------------------------------------------------------------------------------
 
-    def score(self, srcs, tgts, batch_size=None, *, max_tokens=None, show_progress=False, condition_lang=None):
+    def score(
+        self,
+        srcs: Sequence[str],
+        tgts: Sequence[str],
+        batch_size: int | None = None,
+        *,
+        max_tokens: int | None = None,
+        show_progress: bool = False,
+        progress: Callable[[int], object] | None = None,
+        condition_lang: str | Sequence[str] | None = None,
+        instruction: str | Sequence[str] | None = None,
+    ) -> list[float] | None:
         """Mean target-token log-probability of each tgt given its src (higher is better; scores are negative).
 
         batch_size caps the pairs per model batch (the original's fixed batch of 4 is not needed: batches are
-        filled up to max_tokens padded tokens); neither changes the scores. condition_lang (mBART): the language of
-        the srcs, one code or one per pair (default: source_lang)."""
+        filled up to max_tokens padded tokens); neither changes the scores. show_progress: a bar of the pairs scored
+        and pairs/s, advanced after each model batch; progress: instead, a callable given the number of distinct
+        pairs each model batch scored (a caller's own bar spanning several calls). condition_lang (mBART): the
+        language of the srcs, one code or one per pair (default: source_lang). instruction (chat): one instruction
+        or one per pair (default: the faithfulness direction's)."""
         result = self._log_likelihoods(
             srcs,
             tgts,
             batch_size=batch_size,
             max_tokens=max_tokens,
             show_progress=show_progress,
+            progress=progress,
             keep_tokens=False,
             condition_lang=condition_lang,
+            instruction=instruction,
         )
         if result is None:
             return None
@@ -303,7 +337,16 @@ class BARTScorer:
         )
         return None if flat is None else directions.aggregate(np.asarray(flat), counts, agg).tolist()
 
-    def score_tokens(self, srcs, tgts, batch_size=None, *, max_tokens=None, condition_lang=None):
+    def score_tokens(
+        self,
+        srcs: Sequence[str],
+        tgts: Sequence[str],
+        batch_size: int | None = None,
+        *,
+        max_tokens: int | None = None,
+        condition_lang: str | Sequence[str] | None = None,
+        instruction: str | Sequence[str] | None = None,
+    ) -> list[list[tuple[str, float]]] | None:
         """Each scored target token with its log-probability: one list of (token text, log-prob) per pair.
 
         The mean of a pair's log-probabilities is its score, and the texts joined are the scored part of the target
@@ -317,6 +360,7 @@ class BARTScorer:
             show_progress=False,
             keep_tokens=True,
             condition_lang=condition_lang,
+            instruction=instruction,
         )
         if result is None:
             return None
@@ -368,7 +412,17 @@ class BARTScorer:
         return languages
 
     def _log_likelihoods(
-        self, conditions, targets, *, batch_size, max_tokens, show_progress, keep_tokens, condition_lang=None
+        self,
+        conditions,
+        targets,
+        *,
+        batch_size,
+        max_tokens,
+        show_progress,
+        keep_tokens,
+        progress=None,
+        condition_lang=None,
+        instruction=None,
     ):
         """Per input pair: the sum of target-token log-probabilities, the scored token count, and (if asked) the
         scored token ids with their log-probabilities. None on ranks other than 0 when results go to rank 0."""
@@ -379,12 +433,13 @@ class BARTScorer:
         batch_size = optional_positive_int(batch_size, "batch_size")
         max_tokens = optional_positive_int(max_tokens, "max_tokens") or self.max_tokens
         languages = self._condition_languages(condition_lang, len(conditions))
+        instructions = instruction_list(instruction, len(conditions), getattr(self.family, "settings", None))
         group = process_group(self.distributed)
         if group:
             group.check_same_inputs(conditions, targets, self.device)
         lead = not group or group.rank == 0
 
-        plan = self._plan(conditions, targets, languages)
+        plan = self._plan(conditions, targets, languages, instructions)
         if lead:
             self._report(plan.tokenized)
         logger.info(
@@ -405,6 +460,7 @@ class BARTScorer:
                 batch_size=batch_size,
                 max_tokens=max_tokens,
                 show_progress=show_progress and lead,
+                progress=progress if lead else None,
                 keep_tokens=keep_tokens,
             )
         except Exception as failure:
@@ -424,10 +480,12 @@ class BARTScorer:
         tokens = [(t.scored_ids, results[p][1]) for t, p in zip(target_of, index)] if keep_tokens else None
         return sums, counts, tokens
 
-    def _plan(self, conditions, targets, languages=None):
-        """The call's Plan: its texts tokenized under the family's token policy, pairs deduplicated and grouped."""
+    def _plan(self, conditions, targets, languages=None, instructions=None):
+        """The call's Plan: its texts tokenized under the family's token policy, pairs deduplicated and grouped
+        (instructions: chat scoring's, one per pair, or None for the scorer's own)."""
         languages = languages or [self.source_lang] * len(conditions)
-        return Plan(self.family.tokenize(conditions, targets, languages, self.max_length))
+        per_pair = {} if instructions is None else {"instructions": instructions}
+        return Plan(self.family.tokenize(conditions, targets, languages, self.max_length, **per_pair))
 
     def _report(self, tokenized):
         """Warns about what the tokenization did to the inputs that the user may not expect."""
@@ -448,16 +506,18 @@ class BARTScorer:
                 stacklevel=4,
             )
 
-    def _score_share(self, plan, share, conditions, targets, *, batch_size, max_tokens, show_progress, keep_tokens):
+    def _score_share(
+        self, plan, share, conditions, targets, *, batch_size, max_tokens, show_progress, keep_tokens, progress=None
+    ):
         """Scores the pairs of `share` (condition -> its pairs): conditions run in length-sorted batches, then their
-        targets in length-sorted batches. Returns pair -> (log-prob sum, token log-probs or None)."""
+        targets in length-sorted batches; after each target batch, the bar (or `progress`) advances by its pairs.
+        Returns pair -> (log-prob sum, token log-probs or None)."""
         results = {}
         with (
             torch.inference_mode(),
-            tqdm(
-                total=sum(map(len, share.values())), unit="pair", desc="BARTScore", disable=not show_progress
-            ) as progress,
+            progress_bar(sum(map(len, share.values())), enabled=show_progress and progress is None) as bar,
         ):
+            advance = progress or bar.update
 
             def pair_lengths(pair):
                 condition, target = plan.pairs[pair]
@@ -477,7 +537,7 @@ class BARTScorer:
                     per_pair = self._decode(encoded, rows, [plan.targets[plan.pairs[p][1]] for p in batch])
                     for pair, log_probs in zip(batch, per_pair):
                         results[pair] = (float(log_probs.sum()), log_probs if keep_tokens else None)
-                    progress.update(len(batch))
+                    advance(len(batch))
 
                 def decoder_too_big(pair):
                     if len(group) > 1:

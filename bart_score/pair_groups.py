@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .rescale import POINT_DIRECTIONS, ROLES
+
 if TYPE_CHECKING:
     from .options import ScoringOptions
 
@@ -41,19 +43,24 @@ def score_pair_groups(
                 conditions.append(prompted[0])
                 targets.append(prompted[1])
         spans[key] = slice(start, len(conditions))
-    languages = {}
+    per_pair = {}
     if getattr(scorer, "source_lang", None) is not None:  # families with language codes: sources in theirs
-        languages["condition_lang"] = [None] * len(conditions)
+        per_pair["condition_lang"] = [None] * len(conditions)
         for key, span in spans.items():
-            language = scorer.source_lang if _condition_role(key) == "source" else scorer.target_lang
-            languages["condition_lang"][span] = [language] * (span.stop - span.start)
+            language = scorer.source_lang if _group_roles(key)[1] == "source" else scorer.target_lang
+            per_pair["condition_lang"][span] = [language] * (span.stop - span.start)
+    if getattr(scorer, "instructions", None) is not None:  # chat scoring: each direction's pairs under its instruction
+        per_pair["instruction"] = [None] * len(conditions)
+        for key, span in spans.items():
+            instruction = scorer.instructions[_group_roles(key)[0]]
+            per_pair["instruction"][span] = [instruction] * (span.stop - span.start)
     flat_scores = scorer.score(
         conditions,
         targets,
         options.batch_size,
         max_tokens=options.max_tokens,
         show_progress=options.show_progress,
-        **languages,
+        **per_pair,
     )
     if flat_scores is None:
         return None
@@ -61,8 +68,12 @@ def score_pair_groups(
     return {key: flat_scores[span].reshape(-1, len(options.prompts)).mean(axis=1) for key, span in spans.items()}
 
 
-def _condition_role(key: Hashable) -> str:
-    """Which kind of text a group's conditions are: a direction's, or a reference-point sample's (rescale keys)."""
+def _group_roles(key: Hashable) -> tuple[str | None, str]:
+    """(the direction a group's pairs are scored for, or None, and which kind of text its conditions are) for a
+    direction's pairs, a reference-point sample (rescale keys: ("unrelated", condition role, target role) or
+    ("copy", role)), or a sample scored for one direction ((direction, sample key), under chat scoring)."""
     if isinstance(key, str):
-        return {"faithfulness": "source", "precision": "reference", "recall": "prediction"}[key]
-    return key[1]  # ("unrelated", condition role, target role) or ("copy", role)
+        return key, ROLES[key][0]
+    if key[0] in POINT_DIRECTIONS:
+        return key[0], key[1][1]
+    return None, key[1]

@@ -20,6 +20,8 @@ being scored (``rescale="corpus"``: cross-row pairs and the targets given themse
 as the corpus; comparable only within that corpus). A baseline is valid for one model, token policy, prompt setting
 and max_length: its key."""
 
+from __future__ import annotations
+
 import hashlib
 import json
 import warnings
@@ -168,9 +170,23 @@ def corpus_documents(count, sources=None, references=None, *, option="rescale='c
     return documents
 
 
+def scored_by_direction(scorer) -> bool:
+    """Whether `scorer` scores each direction under an instruction of its own (chat scoring), so that its reference
+    points need samples scored for each direction (sample_reference_pairs' by_direction)."""
+    return getattr(scorer, "instructions", None) is not None
+
+
 def sample_reference_pairs(
-    rows, documents, directions, *, roles=ROLES, pairs=DEFAULT_PAIRS, seed=DEFAULT_SEED, unrelated_texts=None
-):
+    rows: dict,
+    documents: list,
+    directions: tuple[str, ...],
+    *,
+    roles: dict = ROLES,
+    pairs: int = DEFAULT_PAIRS,
+    seed: int = DEFAULT_SEED,
+    unrelated_texts: list[str] | None = None,
+    by_direction: bool = False,
+) -> ReferencePairs:
     """The reference pairs of `directions` (of POINT_DIRECTIONS) for a corpus.
 
     rows: role -> one list of texts per row; documents: one id per row (see document_ids); roles: direction ->
@@ -178,7 +194,11 @@ def sample_reference_pairs(
     unrelated_texts, each of those texts as the condition); copy: a target given itself. Directions that share a
     sample (faithfulness and precision share their copies) share its pairs. The `pairs` budget is split equally among
     the samples, at least one pair each; a sample whose pairs all fit is taken whole (its mean is then exact), a larger
-    one is drawn at random (seeded): unrelated pairs uniformly, with replacement, copies without."""
+    one is drawn at random (seeded): unrelated pairs uniformly, with replacement, copies without.
+
+    by_direction: for a scorer that scores each direction its own way (chat scoring's instructions), every direction
+    gets its samples under keys of its own, (direction, sample key): directions that would share a sample score its
+    pairs each under their own instruction, and the budget is split among these samples."""
     points_of = {}
     for direction in directions:
         condition_role, target_role = roles[direction]
@@ -189,7 +209,7 @@ def sample_reference_pairs(
     if not unrelated_texts and len(set(documents)) < 2:  # callers that repeat rows check first (corpus_documents)
         raise one_document_error(len(documents))
     keys = list(dict.fromkeys(key for both in points_of.values() for key in both))
-    share = max(1, pairs // len(keys))
+    share = max(1, pairs // (2 * len(points_of) if by_direction else len(keys)))  # the budget over what is scored
     items = {}  # role -> its distinct (text, document) items
 
     def items_of(role):
@@ -214,6 +234,9 @@ def sample_reference_pairs(
     digest = hashlib.sha256(
         json.dumps([pairs, seed, [[list(key), samples[key]] for key in keys]], ensure_ascii=False).encode("utf-8")
     ).hexdigest()[:12]
+    if by_direction:
+        samples = {(direction, key): samples[key] for direction, both in points_of.items() for key in both}
+        points_of = {direction: tuple((direction, key) for key in both) for direction, both in points_of.items()}
     return ReferencePairs(samples, points_of, f"corpus-{digest}")
 
 

@@ -1,7 +1,8 @@
 """Scores that survive an interruption: a scorer wrapper backed by an append-only cache file.
 
 ``ResumableScorer(scorer, path)`` has the scorer's interface as ``score_directions`` uses it (``score``,
-``model_label``, ``model_identity``, ``token_policy``, ``signature_fields``). Its ``score(conditions, targets)``
+``model_label``, ``model_identity``, ``token_policy``, ``signature_fields``, ``instructions``, ``source_lang``,
+``target_lang``). Its ``score(conditions, targets)``
 answers every pair it finds in the cache file, scores only the missing ones (each distinct pair once) in chunks, and
 appends each chunk to the file, flushed and fsynced, before the next starts: a run that is stopped keeps every
 finished chunk, and running it again scores nothing twice.
@@ -9,12 +10,19 @@ finished chunk, and running it again scores nothing twice.
 The file is JSON lines. A line ``{"scorer": ID, "signature": [...]}`` describes each scorer the file holds scores of
 (the model's identity, see bart_score.models.checkpoint_identity, the token policy and the engine's signature fields;
 ID is a hash of them); each score is a line ``{"scorer": ID, "pair": KEY, "score": S}``, KEY being a hash of the
-(condition, target) texts. Scores of other scorers in the same file are kept and left alone."""
+(condition, target) texts, and of the per-pair options that change a score when a call gives them (the condition's
+language, a chat instruction). Scores of other scorers in the same file are kept and left alone.
+
+With show_progress, one bar spans the whole call: its total is the pairs to score, and it advances after each model
+batch inside every chunk, with pairs/s."""
+
+from __future__ import annotations
 
 import hashlib
 import json
 import os
 import warnings
+from collections.abc import Sequence
 
 from .errors import CacheFileError
 from .inputs import whole_number
@@ -22,8 +30,10 @@ from .inputs import whole_number
 DEFAULT_CHUNK_PAIRS = 2048
 
 
-def pair_key(condition, target):
-    return hashlib.sha256(json.dumps([condition, target], ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
+def pair_key(condition: str, target: str, options: dict | None = None) -> str:
+    """The cache's key of a pair; `options`: its per-pair options that were given ({"instruction": ...})."""
+    described = [condition, target, options] if options else [condition, target]
+    return hashlib.sha256(json.dumps(described, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
 
 
 class ResumableScorer:
@@ -65,16 +75,50 @@ class ResumableScorer:
     def device(self):
         return self.scorer.device
 
+    @property
+    def instructions(self) -> dict[str, str] | None:
+        return getattr(self.scorer, "instructions", None)
+
+    @property
+    def source_lang(self) -> str | None:
+        return getattr(self.scorer, "source_lang", None)
+
+    @property
+    def target_lang(self) -> str | None:
+        return getattr(self.scorer, "target_lang", None)
+
     def signature_fields(self):
         return self.scorer.signature_fields()
 
-    def score(self, conditions, targets, batch_size=None, *, max_tokens=None, show_progress=False):
-        """The scorer's scores of the pairs (from the file where it has them), or None on ranks other than 0."""
-        from tqdm.auto import tqdm
+    def score(
+        self,
+        conditions: Sequence[str],
+        targets: Sequence[str],
+        batch_size: int | None = None,
+        *,
+        max_tokens: int | None = None,
+        show_progress: bool = False,
+        condition_lang: str | Sequence[str] | None = None,
+        instruction: str | Sequence[str] | None = None,
+    ) -> list[float] | None:
+        """The scorer's scores of the pairs (from the file where it has them), or None on ranks other than 0.
+        condition_lang and instruction: as the scorer's, one per pair (or one for all)."""
+        from .progress import progress_bar
 
         if len(conditions) != len(targets):
             raise ValueError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
-        keys = [pair_key(c, t) for c, t in zip(conditions, targets)]
+        per_pair = {
+            name: [value] * len(conditions) if isinstance(value, str) else list(value)
+            for name, value in (("condition_lang", condition_lang), ("instruction", instruction))
+            if value is not None
+        }
+        for name, values in per_pair.items():
+            if len(values) != len(conditions):
+                raise ValueError(f"{name} has {len(values)} entries but srcs has {len(conditions)}")
+        keys = [
+            pair_key(c, t, {name: values[index] for name, values in per_pair.items()})
+            for index, (c, t) in enumerate(zip(conditions, targets))
+        ]
         group = self._group()
         lead = group is None or group.rank == 0
         known, missing, failure = {}, [], None
@@ -96,22 +140,26 @@ class ResumableScorer:
             if failure is not None:
                 raise CacheFileError(str(failure))
 
-        with tqdm(total=len(missing), unit="pair", desc="BARTScore", disable=not (show_progress and lead)) as bar:
+        with progress_bar(len(missing), enabled=show_progress and lead) as bar:
             for start in range(0, len(missing), self.chunk_pairs):
                 chunk = missing[start : start + self.chunk_pairs]
+                done = bar.n
                 scores = self.scorer.score(
                     [conditions[p] for p in chunk],
                     [targets[p] for p in chunk],
                     batch_size,
                     max_tokens=max_tokens,
-                    show_progress=False,
+                    progress=bar.update,  # advanced per model batch
+                    **{name: [values[p] for p in chunk] for name, values in per_pair.items()},
                 )
                 if lead:
                     new = {keys[p]: float(s) for p, s in zip(chunk, scores)}
                     self._append(new, first=not known)
                     known.update(new)
                     self.scored_pairs += len(chunk)
-                bar.update(len(chunk))
+                # The engine counts the pairs it scored, which are fewer when two pairs tokenize alike (or, under
+                # torch.distributed, when they were rank 0's share): the chunk is done.
+                bar.update(done + len(chunk) - bar.n)
         return [known[key] for key in keys] if lead else None
 
     def _group(self):

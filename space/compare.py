@@ -42,14 +42,26 @@ UNRELATED_TEXTS = (
 REFERENCE_ROWS = {"copy": "copy (each text given itself)", "unrelated": "unrelated (given unrelated texts)"}
 
 
-def check_compare_work(*, source, references, candidates, directions, prompt, max_pairs):
+def check_compare_work(
+    *,
+    source: str,
+    references: list[str],
+    candidates: list[tuple[str, str]],
+    directions: list[str],
+    prompt: str | list[str] | None,
+    max_pairs: int,
+    by_direction: bool = False,
+) -> None:
     """Refuses a comparison that would need more than max_pairs (condition, text) pairs: each candidate's pairs, the
     reference points' pairs (each target given itself and given each of UNRELATED_TEXTS, at most the engine's
-    budget per sample) and the heatmap's, times the prompt's phrases (the heatmap is unprompted)."""
+    budget per sample) and the heatmap's, times the prompt's phrases (the heatmap is unprompted). by_direction: the
+    model scores each direction under its own instruction (chat), so directions share no reference-point sample."""
     count = len(candidates)
     candidate_pairs = pairs_per_text(directions, bool(source), len(references)) * count
-    targets = [count] * any(d in directions for d in ("faithfulness", "precision", "f_score"))
-    targets += [len(references)] * any(d in directions for d in ("recall", "f_score"))
+    wanted = set(directions) | ({"precision", "recall"} if "f_score" in directions else set())
+    on_candidates = [d for d in ("faithfulness", "precision") if d in wanted]  # their samples' targets: candidates
+    targets = [count] * (len(on_candidates) if by_direction else min(1, len(on_candidates)))
+    targets += [len(references)] * ("recall" in wanted)
     share = max(1, DEFAULT_RESCALE_PAIRS // (2 * len(targets)))  # the engine's budget per sample (unrelated, copy)
     point_pairs = sum(min(share, len(UNRELATED_TEXTS) * n) + min(share, n) for n in targets)
     pairs = (candidate_pairs + point_pairs) * prompt_count(prompt) + count
@@ -85,13 +97,16 @@ def compare_candidates(
     # candidate was written from, or the nearest stand-in for it.
     condition, tokens_given = (source, "the source") if source else (references[0], "the first reference")
     language = scorer.source_lang if source else scorer.target_lang
+    chat = {}  # chat scoring: under the instruction of the direction whose condition this is
+    if scorer.instructions:
+        chat["instruction"] = scorer.instructions["faithfulness" if source else "precision"]
     return Comparison(
         names=names,
         scores={direction: result[direction] for direction in directions},
         rescaled={direction: result[f"{direction}_rescaled"] for direction in directions},
         reference_points=result["reference_points"],
         signature=result["signature"],
-        tokens=scorer.score_tokens([condition] * len(texts), texts, condition_lang=language),
+        tokens=scorer.score_tokens([condition] * len(texts), texts, condition_lang=language, **chat),
         tokens_given=tokens_given,
         special_tokens=set(scorer.tokenizer.all_special_tokens),
     )

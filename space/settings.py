@@ -8,13 +8,15 @@ import threading
 from dataclasses import dataclass, field
 
 import bart_score
+import bart_score.templates
 
 from .guards import load_failure, model_problems, not_available, remembered_failure
 
 DEFAULT_MAX_CHARS = 5000
 DEFAULT_MAX_ROWS = 1000
 DEFAULT_MAX_PAIRS = 20_000
-MODEL_OPTIONS = ("source_lang", "target_lang", "template", "compatibility")  # per-model BARTScorer options
+# Per-model BARTScorer options: chat=true scores a causal LM in its chat format, with instruction= and system=.
+MODEL_OPTIONS = ("source_lang", "target_lang", "template", "compatibility", "chat", "instruction", "system")
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ def _long_source(value):
 
 
 def _model_entry(entry):
-    """'name=checkpoint' with optional ';option=value' parts (source_lang, target_lang, template, compatibility)."""
+    """'name=checkpoint' with optional ';option=value' parts (MODEL_OPTIONS; chat takes true or false); the chat
+    options are checked here, so that a menu entry whose options do not go together stops the app at start."""
     head, *parts = entry.split(";")
     name, separator, checkpoint = (part.strip() for part in head.partition("="))
     if not separator or not name or not checkpoint:
@@ -92,6 +95,21 @@ def _model_entry(entry):
                 f"options {', '.join(MODEL_OPTIONS)}"
             )
         options[key.strip()] = value
+    if "chat" in options:
+        flag = options["chat"].strip().lower()
+        if flag not in ("true", "false"):
+            raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r}: chat must be true or false, got {flag!r}")
+        options["chat"] = flag == "true"
+    try:
+        bart_score.templates.chat_settings(
+            options.get("chat", False),
+            options.get("instruction"),
+            options.get("system"),
+            template=options.get("template"),
+            compatibility=options.get("compatibility"),
+        )
+    except ValueError as error:
+        raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r}: {error}") from None
     return name, options
 
 

@@ -517,3 +517,57 @@ def test_pip_install_gives_the_bartscore_command(tmp_path, files, tiny_checkpoin
 def test_version_is_one_number():
     with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as handle:
         assert f'version = "{bart_score.__version__}"' in handle.read()
+
+
+@pytest.fixture(scope="module")
+def chat_checkpoint(tmp_path_factory):
+    from tiny_chat import build_tiny_chat
+
+    return build_tiny_chat("qwen2", "chatml", tmp_path_factory.mktemp("chat-qwen2"))
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--instruction", "Summarize: {condition}"], "--instruction is for chat scoring; add --chat"),
+        (["--system", "You judge."], "--system is for chat scoring; add --chat"),
+        (["--chat", "--template", "{condition}\nTL;DR:"], "--template and --chat do not go together"),
+        (["--chat", "--compatibility", "gptscore"], "--compatibility 'gptscore' and --chat do not go together"),
+        (["--chat", "--instruction", "Summarize."], "--instruction must hold the field {condition} once"),
+        (["--chat", "--instruction", "{condition} {condition}"], "--instruction must hold the field {condition} once"),
+    ],
+)
+def test_chat_flags_that_cannot_work_are_usage_errors_before_the_model_loads(files, flags, message):
+    code, _, stderr = run_cli("score", "-m", "/no/such/model", "-s", files["src.txt"], "-t", files["sysA.txt"], *flags)
+    assert code == 2
+    assert message in stderr and "Traceback" not in stderr
+
+
+def test_chat_scoring_from_the_command_line_equals_the_library_and_shows_pairs_per_second(files, chat_checkpoint):
+    instruction = "Summarize this text.\n\n{condition}"
+    code, stdout, stderr = run_cli(
+        "score",
+        "-m",
+        chat_checkpoint,
+        "--chat",
+        "--instruction",
+        instruction,
+        "--system",
+        "You judge summaries.",
+        "-s",
+        files["src.txt"],
+        "-r",
+        files["ref1.txt"],
+        "-t",
+        files["sysA.txt"],
+    )
+    assert code == 0, stderr
+    scorer = bart_score.BARTScorer(
+        checkpoint=chat_checkpoint, device="cpu", chat=True, instruction=instruction, system="You judge summaries."
+    )
+    expected = scorer.score_directions(SYSTEM_A, references=REFERENCES_1, sources=SOURCES)
+    _, rows = tsv_scores(stdout)
+    for direction in bart_score.DIRECTIONS:
+        assert np.allclose([float(row[direction]) for row in rows], expected[direction], atol=1e-5)
+    assert f"policy:{scorer.token_policy}" in stderr and scorer.token_policy.startswith("chat:")
+    assert re.search(r"\d+/\d+ \[[^\]]* pairs/s\]", stderr)  # the bar, with its rate

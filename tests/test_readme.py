@@ -28,6 +28,7 @@ from email import message_from_string
 
 import pytest
 import torch
+from tiny_chat import build_tiny_chat
 from tiny_models import tiny_checkpoint_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -199,6 +200,8 @@ def workdir(tmp_path_factory, copying_checkpoint):
     hub = hub_cache(root / "hub", tiny_checkpoint, ["facebook/bart-large-cnn", "facebook/bart-large"])
     for family, name in FAMILY_CHECKPOINTS.items():
         hub_cache(hub, tiny_checkpoint_for(tmp_path_factory, family), [name])
+    # The chat-format examples' instruction-tuned model: a tiny Llama with SmolLM2's ChatML template.
+    hub_cache(hub, build_tiny_chat("llama", "chatml", root / "chat-llama"), ["HuggingFaceTB/SmolLM2-135M-Instruct"])
     command = root / "bin" / "bartscore"  # the command that installing the project puts on the PATH
     command.parent.mkdir()
     command.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m bart_score "$@"\n')

@@ -2,10 +2,14 @@
 pair exactly once and gives the same table."""
 
 import json
+import random
+import typing
 
 import numpy as np
 import pytest
 from meta_eval_fixtures import write_fixture_files
+from tiny_bart import english_like_text
+from tqdm import tqdm
 
 import bart_score
 from bart_score.errors import CacheFileError
@@ -33,12 +37,12 @@ class Recording:
     def signature_fields(self):
         return self.scorer.signature_fields()
 
-    def score(self, conditions, targets, batch_size=None, *, max_tokens=None, show_progress=False):
+    def score(self, conditions, targets, batch_size=None, *, max_tokens=None, show_progress=False, progress=None):
         if self.calls == self.fail_at:
             raise RuntimeError("stopped part way")
         self.calls += 1
         self.pairs += list(zip(conditions, targets))
-        return self.scorer.score(conditions, targets, batch_size, max_tokens=max_tokens)
+        return self.scorer.score(conditions, targets, batch_size, max_tokens=max_tokens, progress=progress)
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +134,67 @@ def test_another_scorers_scores_are_not_used(tmp_path, scorer, tiny_checkpoint):
     with open(cache, encoding="utf-8") as handle:
         scorers = {json.loads(line)["scorer"] for line in handle}
     assert len(scorers) == 2
+
+
+class RecordedBar(tqdm):
+    """A progress bar that keeps each of its updates; `made` holds every bar made while it is patched in."""
+
+    made: typing.ClassVar[list] = []
+
+    def __init__(self, *args, **kwargs):
+        self.updates = []
+        self.shown = not kwargs.get("disable")
+        super().__init__(*args, **kwargs)
+        RecordedBar.made.append(self)
+
+    def update(self, n=1):
+        self.updates.append(n)
+        return super().update(n)
+
+
+@pytest.fixture
+def recorded_bars(monkeypatch):
+    """The bars shown (enabled) during the test, each with its updates."""
+    import bart_score.progress
+
+    RecordedBar.made = []
+    monkeypatch.setattr(bart_score.progress, "tqdm", RecordedBar)
+    return lambda: [bar for bar in RecordedBar.made if bar.shown]
+
+
+def distinct_pairs(count):
+    rng = random.Random(7)
+    return (
+        [english_like_text(rng, rng.randint(5, 30)) for _ in range(count)],
+        [english_like_text(rng, rng.randint(3, 12)) for _ in range(count)],
+    )
+
+
+@pytest.mark.parametrize("chunk_pairs", [2048, 16])
+def test_one_bar_spans_a_resumable_run_and_moves_per_model_batch_inside_each_chunk(
+    tmp_path, scorer, recorded_bars, chunk_pairs
+):
+    conditions, targets = distinct_pairs(40)
+    wrapper = ResumableScorer(scorer, str(tmp_path / "cache.jsonl"), chunk_pairs=chunk_pairs)
+    wrapper.score(conditions, targets, max_tokens=64, show_progress=True)
+    (bar,) = recorded_bars()
+    assert bar.total == 40 and bar.n == 40
+    chunks = -(-40 // chunk_pairs)
+    assert len([n for n in bar.updates if n]) >= 3 * chunks  # several model batches in every chunk
+    assert "pairs/s" in str(bar)
+
+    more_conditions, more_targets = distinct_pairs(50)
+    wrapper.score(conditions[:30] + more_conditions[40:], targets[:30] + more_targets[40:], show_progress=True)
+    resumed = recorded_bars()[-1]
+    assert resumed.total == resumed.n == 10  # the pairs this run scores; the 30 from the file are not among them
+
+
+def test_the_engines_own_bar_moves_per_model_batch(scorer, recorded_bars):
+    conditions, targets = distinct_pairs(24)
+    scorer.score(conditions, targets, max_tokens=64, show_progress=True)
+    bars = recorded_bars()
+    assert len(bars) == 1 and bars[0].total == bars[0].n == 24 and len(bars[0].updates) >= 3
+    scorer.score_directions(targets, references=targets[::-1], sources=conditions, show_progress=True, max_tokens=64)
+    shown = recorded_bars()[1:]
+    assert len(shown) == 1 and shown[0].n == shown[0].total and len(shown[0].updates) >= 3
+    assert "pairs/s" in str(shown[0])

@@ -15,6 +15,7 @@ from ..long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K, 
 from ..options import AGGREGATIONS, PROMPT_SIDES, RESCALE_MODES, CorpusPoints, ScoringOptions
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
+from ..templates import chat_settings
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
 
@@ -106,6 +107,23 @@ def add_model_arguments(
         "--compatibility",
         choices=("gptscore",),
         help="causal LMs: score exactly as GPTScore does (its prompt_text goes into --template after {condition})",
+    )
+    model.add_argument(
+        "--chat",
+        action="store_true",
+        help="causal LMs with a chat template (instruction-tuned): score in their chat format, the condition in a "
+        "user turn (--instruction) and the scored text as the assistant's reply, closed by the template's "
+        "end-of-turn token",
+    )
+    model.add_argument(
+        "--instruction",
+        metavar="TEXT",
+        help="with --chat: the user turn, holding {condition} once, for every direction (default: each direction's "
+        "own: 'Summarize the following text.' for faithfulness, 'Paraphrase the following text.' for precision and "
+        "recall, then a blank line and {condition})",
+    )
+    model.add_argument(
+        "--system", metavar="TEXT", help="with --chat: a system turn first (default: the chat template's own, if any)"
     )
     model.add_argument(
         "-d",
@@ -326,8 +344,27 @@ def parse_directions(text):
     return directions
 
 
+# The chat options as the command line names them in errors.
+CHAT_FLAGS = {
+    "chat": "--chat",
+    "instruction": "--instruction",
+    "system": "--system",
+    "template": "--template",
+    "compatibility": "--compatibility",
+}
+
+
 def check_engine_options(args: argparse.Namespace) -> None:
-    """The model options' values that argparse cannot check (positive sizes, a device name)."""
+    """The model options' values that argparse cannot check (positive sizes, a device name, chat options that do not
+    go together)."""
+    chat_settings(
+        args.chat,
+        args.instruction,
+        args.system,
+        template=args.template,
+        compatibility=args.compatibility,
+        names=CHAT_FLAGS,
+    )
     for flag, value in (
         ("--batch-size", args.batch_size),
         ("--max-tokens", args.max_tokens),
@@ -362,6 +399,9 @@ def load_scorer(args):
             target_lang=args.target_lang,
             template=args.template,
             compatibility=args.compatibility,
+            chat=args.chat,
+            instruction=args.instruction,
+            system=args.system,
         ), 0
     except ValueError as error:  # e.g. --max-length beyond the model's positions
         print(f"bartscore {args.command}: error: {flag_message(error)}", file=sys.stderr)

@@ -66,7 +66,8 @@ def add_parser(commands, parents):
         "-o",
         "--output",
         metavar="PREFIX",
-        help=f"writes PREFIX.json and PREFIX.csv (default: {DEFAULT_OUTPUT_DIR}/<benchmarks>.<model>)",
+        help=f"writes PREFIX.json and PREFIX.csv (default: {DEFAULT_OUTPUT_DIR}/<benchmarks>.<model>, and "
+        f"<benchmarks>.<model>.chat with --chat)",
     )
     parser.add_argument(
         "--cache",
@@ -171,7 +172,8 @@ def check(args):
             raise UsageError(f"{option} is empty; give a file name, or leave it out for the default")
     prefix = args.output
     if prefix is None:
-        prefix = os.path.join(DEFAULT_OUTPUT_DIR, f"{'+'.join(args.benchmark)}.{_slug(args.model)}")
+        chat = ".chat" if args.chat else ""  # beside the same model's plain run, not over it
+        prefix = os.path.join(DEFAULT_OUTPUT_DIR, f"{'+'.join(args.benchmark)}.{_slug(args.model)}{chat}")
     cache = args.cache
     if cache is None:
         cache = os.path.join(os.path.dirname(prefix) or ".", "scores-cache.jsonl")
@@ -352,7 +354,7 @@ def run(args, request, options):
     prompt_set = prompt if isinstance(prompt, str) and prompt in PROMPT_SETS else None
     # One row with the paper's direction for each benchmark, or one row per direction asked for.
     wanted = [None] if options.directions is None else list(options.directions)
-    label = f"BARTScore {_model_name(args.model)}"
+    label = f"BARTScore {_model_name(args.model)}" + (" chat" if args.chat else "")
     if prompt:
         label += f" +prompt {args.prompt or 'phrases'} ({args.prompt_side})"
     ours = [

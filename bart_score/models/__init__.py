@@ -13,10 +13,11 @@ import huggingface_hub
 import torch
 from transformers import AutoConfig, AutoTokenizer
 
-from ..errors import CheckpointLoadError, CheckpointNotFoundError
+from ..errors import CheckpointLoadError, CheckpointNotFoundError, InputError
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import IGNORED, Family, Target
 from .causal import CausalFamily, GPTScoreFamily
+from .chat import ChatFamily
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
@@ -104,12 +105,13 @@ def _cached_commit(repo_id):
     return os.path.basename(snapshot) if os.path.basename(os.path.dirname(snapshot)) == "snapshots" else None
 
 
-def load_family(checkpoint, *, dtype, source_lang=None, target_lang=None, template=None, compatibility=None):
-    """The family object driving `checkpoint` (tokenizer and model loaded, in evaluation mode, in `dtype`)."""
+def load_family(checkpoint, *, dtype, source_lang=None, target_lang=None, template=None, compatibility=None, chat=None):
+    """The family object driving `checkpoint` (tokenizer and model loaded, in evaluation mode, in `dtype`); chat:
+    checked ChatSettings for chat-format scoring (bart_score.models.chat), or None."""
     if compatibility is not None and compatibility not in COMPATIBILITY:
         raise ValueError(f"compatibility must be None or one of {COMPATIBILITY}, got {compatibility!r}")
     config, where = find_checkpoint(checkpoint)
-    family = _family_class(checkpoint, config, template, compatibility)
+    family = _family_class(checkpoint, config, template, compatibility, chat)
     if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
         raise ValueError(
             f"source_lang and target_lang are for families with language codes (mBART); "
@@ -130,14 +132,21 @@ def load_family(checkpoint, *, dtype, source_lang=None, target_lang=None, templa
     model.eval()
     if family is MBartFamily:
         return family(tokenizer, model, source_lang, target_lang)
+    if family is ChatFamily:
+        return family(tokenizer, model, chat)
     if issubclass(family, CausalFamily):
         return family(tokenizer, model, template)
     return family(tokenizer, model)
 
 
-def _family_class(checkpoint, config, template, compatibility):
+def _family_class(checkpoint, config, template, compatibility, chat=None):
     for family in SEQ2SEQ_FAMILIES:
         if config.model_type in family.model_types:
+            if chat is not None:
+                raise InputError(
+                    f"chat scoring is for causal language models with a chat template; {checkpoint!r} is a "
+                    f"{config.model_type!r} sequence-to-sequence model"
+                )
             if compatibility is not None:
                 raise ValueError(
                     f"compatibility={compatibility!r} is for causal language models; {checkpoint!r} is "
@@ -146,6 +155,8 @@ def _family_class(checkpoint, config, template, compatibility):
                 )
             return family
     if is_decoder_only(config):
+        if chat is not None:
+            return ChatFamily
         return GPTScoreFamily if compatibility == "gptscore" else CausalFamily
     supported = ", ".join(sorted({t for family in SEQ2SEQ_FAMILIES for t in family.model_types}))
     raise ValueError(

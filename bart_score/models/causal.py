@@ -15,15 +15,13 @@ sequence; the labels are the target's own encoding without its first token, alig
 and the score is the mean over them. Its template is GPTScore's `src + prompt_text`: "{condition}" + prompt_text."""
 
 import hashlib
-import string
 
 import torch
 from transformers import AutoModelForCausalLM
 from transformers.cache_utils import DynamicCache
 
+from ..templates import DEFAULT_TEMPLATE, template_sides
 from .base import Family, Target, Tokenized, dedupe, stored_rows_cache
-
-DEFAULT_TEMPLATE = "{condition}\n"
 
 
 class EncodedPrefixes:
@@ -43,7 +41,7 @@ class CausalFamily(Family):
     def __init__(self, tokenizer, model, template=None):
         super().__init__(tokenizer, model)
         self.template = DEFAULT_TEMPLATE if template is None else template
-        self.head, self.tail = _template_sides(self.template)
+        self.head, self.tail = template_sides(self.template)
         self.start_ids = self._start_ids()
         if tokenizer.eos_token_id is None:
             raise ValueError(
@@ -215,30 +213,6 @@ class GPTScoreFamily(CausalFamily):
             return source
         kept = source_ids[: len(source_ids) - (total - max_length)]
         return self.tokenizer.decode(kept[1:-1])
-
-
-def _template_sides(template):
-    """The literal text before and after the template's one {condition} field, with {{ and }} read as braces."""
-    if not isinstance(template, str):
-        raise ValueError(f"template must be a string holding '{{condition}}' once, got {type(template).__name__}")
-    try:
-        pieces = list(string.Formatter().parse(template))
-    except ValueError as error:
-        raise ValueError(
-            f"template {template!r} has a stray brace ({error}); write a literal brace as {{{{ or }}}}"
-        ) from None
-    fields = [(name, spec, conversion) for _, name, spec, conversion in pieces if name is not None]
-    if fields != [("condition", "", None)]:
-        raise ValueError(
-            f"template must hold the field {{condition}} once and no other field, got {template!r}; write a "
-            f"literal brace as {{{{ or }}}}"
-        )
-    sides, side = ["", ""], 0
-    for literal, name, _, _ in pieces:
-        sides[side] += literal
-        if name is not None:
-            side = 1
-    return tuple(sides)
 
 
 def _cut_keeping_tail(prefix, room, tail_length, start_length):
