@@ -31,6 +31,8 @@ __all__ = [
     "Family",
     "Target",
     "checkpoint_identity",
+    "find_checkpoint",
+    "is_decoder_only",
     "load_family",
     "resolve_checkpoint",
     "weights_identity",
@@ -108,7 +110,7 @@ def load_family(checkpoint, *, dtype, source_lang=None, target_lang=None, templa
     checked ChatSettings for chat-format scoring (bart_score.models.chat), or None."""
     if compatibility is not None and compatibility not in COMPATIBILITY:
         raise ValueError(f"compatibility must be None or one of {COMPATIBILITY}, got {compatibility!r}")
-    config, where = _find(checkpoint)
+    config, where = find_checkpoint(checkpoint)
     family = _family_class(checkpoint, config, template, compatibility, chat)
     if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
         raise ValueError(
@@ -152,19 +154,7 @@ def _family_class(checkpoint, config, template, compatibility, chat=None):
                     f"and GPTScore's Flan-T5 scoring"
                 )
             return family
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-
-    # Encoder models such as BERT also have a causal-LM head class, but they were trained to fill masks, not to
-    # continue text: only models with no masked-LM head count as causal language models.
-    decoder_only = (
-        config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-        and config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
-        and not getattr(config, "is_encoder_decoder", False)
-    )
-    if decoder_only:
+    if is_decoder_only(config):
         if chat is not None:
             return ChatFamily
         return GPTScoreFamily if compatibility == "gptscore" else CausalFamily
@@ -176,7 +166,22 @@ def _family_class(checkpoint, config, template, compatibility, chat=None):
     )
 
 
-def _find(checkpoint):
+def is_decoder_only(config):
+    """Whether a config is a decoder-only causal language model's. Encoder models such as BERT also have a causal-LM
+    head class, but they were trained to fill masks, not to continue text: only models with no masked-LM head count."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    return (
+        config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        and config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+        and not getattr(config, "is_encoder_decoder", False)
+    )
+
+
+def find_checkpoint(checkpoint):
     """(config, from_pretrained options): a local directory, else the Hugging Face cache, else the Hub."""
     if os.path.isdir(checkpoint):
         if not os.access(checkpoint, os.R_OK | os.X_OK):
