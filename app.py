@@ -24,6 +24,8 @@ Operator settings, read from the environment when the app is built:
                                  x systems x (1 for faithfulness + references for each of precision and recall) x
                                  prompts, for Compare candidates x the same + the reference points' pairs, x prompts
                                  (default 20000), so that one request cannot hold the queue for hours.
+    BARTSCORE_APP_LONG_SOURCE    "windows" (optionally ";windows_k=3;window=longdocfactscore;retriever=bm25"): the Batch
+                                 tab scores faithfulness over source windows (docs/long-documents.md); Compare does not.
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
                                  an existing file.
     BARTSCORE_BASELINES          where the Batch tab's "saved baseline" is looked for (files made by `bartscore
@@ -270,7 +272,7 @@ def build_demo(settings=None):
             )
             prompt = parse_prompt(prompt_choice, prompt_phrase)
             rescale = parse_rescale(rescale_choice)
-            check_work(corpus, directions, prompt, settings.max_pairs, rescale)
+            check_work(corpus, directions, prompt, settings.max_pairs, rescale, settings.long_source)
             progress(0, desc=f"Loading {model}")
             scorer = load_scorer(settings, model)
             refuse_special_tokens(
@@ -284,6 +286,7 @@ def build_demo(settings=None):
                 prompt=prompt,
                 prompt_side=prompt_side,
                 rescale=rescale,
+                long_source=settings.long_source,
                 model_name=model,
             )
             notes.extend(filter(None, [blank_reference_note(corpus)]))

@@ -9,6 +9,7 @@ retries and the log-probabilities."""
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import warnings
@@ -262,6 +263,17 @@ class BARTScorer:
         self.weights = path
         self._weights_identity = weights_identity(path)
         return self
+
+    def with_max_length(self, max_length: int) -> BARTScorer:
+        """This engine with the same model (shared, not loaded again) truncating texts at another max_length, up to
+        the model's positions: e.g. a causal LM given whole long sources as its prefix."""
+        positions = self.family.max_positions
+        if whole_number(max_length) is None or max_length < 2 or (positions is not None and max_length > positions):
+            limit = f"from 2 to {positions} (the model's positions)" if positions is not None else "of at least 2"
+            raise InputError(f"max_length must be an integer {limit}, got {max_length!r}")
+        engine = copy.copy(self)
+        engine.max_length = whole_number(max_length)
+        return engine
 
     @property
     def model_label(self) -> str:

@@ -60,13 +60,17 @@ def check_upload_limits(corpus):
             raise ValueError(f"Row {row} has {len(references)} references; the limit is {MAX_REFERENCES}")
 
 
-def check_work(corpus, directions, prompt, max_pairs, rescale=None):
+def check_work(corpus, directions, prompt, max_pairs, rescale=None, long_source=None):
     """Refuses a file whose scoring would need more than max_pairs (condition, text) pairs, counting the reference
-    pairs that rescale="corpus" adds."""
+    pairs that rescale="corpus" adds, and with long_source="windows" windows_k pairs per sentence of faithfulness."""
     references = corpus.references or [[] for _ in range(row_count(corpus))]
     per_system = sum(pairs_per_text(directions, True, len(refs)) for refs in references)
     reference_pairs = DEFAULT_RESCALE_PAIRS if rescale == "corpus" else 0
     pairs = (per_system * len(corpus.systems) + reference_pairs) * prompt_count(prompt)
+    if long_source and "faithfulness" in directions and corpus.sources is not None:
+        k = int(long_source.get("windows_k", 3))
+        sentences = sum(len(bart_score.split_sentences(text)) for texts in corpus.systems.values() for text in texts)
+        pairs += (k * sentences - row_count(corpus) * len(corpus.systems)) * prompt_count(prompt)
     refuse_too_much_work(
         pairs,
         max_pairs,
@@ -124,12 +128,14 @@ def score_upload(
     prompt=None,
     prompt_side="encoder",
     rescale=None,
+    long_source=None,
     model_name="this model",
 ):
     """Scores every system of the file with bart_score.score_corpus (one engine call, so that a source shared by the
     systems is encoded once) and compares the systems; with rescale ("corpus" or "baseline"), the rescaled
     directions too. A saved baseline that is missing or cannot be used is a ValueError naming the model by its menu
-    name (model_name), without the baseline's path."""
+    name (model_name), without the baseline's path. long_source: the operator's long-source options (faithfulness over
+    source windows), whose per-row counts of sentences and windows become columns too."""
     try:
         per_system, signature = bart_score.score_corpus(
             scorer,
@@ -139,6 +145,7 @@ def score_upload(
             prompt=prompt,
             prompt_side=prompt_side,
             rescale=rescale,
+            **(long_source or {}),
             show_progress=True,  # the engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser
         )
     except BaselineError as error:
@@ -151,7 +158,11 @@ def score_upload(
             rows[f"{name}/{direction}"] = scores[direction]
 
     summary, pairs = [], []
-    for direction, comparison in bart_score.compare_directions(per_system).items():
+    scores_only = {
+        name: {d: v for d, v in scores.items() if not d.endswith(("_sentences", "_windows"))}
+        for name, scores in per_system.items()
+    }
+    for direction, comparison in bart_score.compare_directions(scores_only).items():
         level = f"{comparison['confidence']:.0%}"
         for system in comparison["systems"]:
             summary.append(

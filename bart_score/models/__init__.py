@@ -40,6 +40,8 @@ __all__ = [
     "Target",
     "check_checkpoint",
     "checkpoint_identity",
+    "find_checkpoint",
+    "is_decoder_only",
     "load_family",
     "locate_checkpoint",
     "resolve_checkpoint",
@@ -148,19 +150,7 @@ def _family_class(name, config, template, compatibility, chat=None):
                     f"and GPTScore's Flan-T5 scoring"
                 )
             return family
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-
-    # Encoder models such as BERT also have a causal-LM head class, but they were trained to fill masks, not to
-    # continue text: only models with no masked-LM head count as causal language models.
-    decoder_only = (
-        config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-        and config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
-        and not getattr(config, "is_encoder_decoder", False)
-    )
-    if decoder_only:
+    if is_decoder_only(config):
         if chat is not None:
             return ChatFamily
         return GPTScoreFamily if compatibility == "gptscore" else CausalFamily
@@ -170,6 +160,27 @@ def _family_class(name, config, template, compatibility, chat=None):
         f"supported are the sequence-to-sequence families ({supported}) and decoder-only causal "
         f"language models (GPT-2, OPT, Llama, Qwen, ...)"
     )
+
+
+def is_decoder_only(config: PretrainedConfig) -> bool:
+    """Whether a config is a decoder-only causal language model's. Encoder models such as BERT also have a causal-LM
+    head class, but they were trained to fill masks, not to continue text: only models with no masked-LM head count."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    return (
+        config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        and config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+        and not getattr(config, "is_encoder_decoder", False)
+    )
+
+
+def find_checkpoint(checkpoint: str) -> tuple[PretrainedConfig, dict]:
+    """(config, where from_pretrained finds the files, to be passed with trust_remote_code=False) of the checkpoint
+    `checkpoint` names, found as load_family finds it (for models that are not scored with, such as retrievers)."""
+    return _find(locate_checkpoint(checkpoint))
 
 
 def _find(checkpoint):
