@@ -95,8 +95,10 @@ class EmbeddingRetriever(Retriever):
             )
         self.max_length = self._check_sentence_transformers_files(checkpoint, where)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(checkpoint, **where)
-            self.model = AutoModel.from_pretrained(checkpoint, config=config, dtype=torch.float32, **where)
+            self.tokenizer = AutoTokenizer.from_pretrained(checkpoint, trust_remote_code=False, **where)
+            self.model = AutoModel.from_pretrained(
+                checkpoint, config=config, dtype=torch.float32, trust_remote_code=False, **where
+            )
         except (MemoryError, torch.OutOfMemoryError):
             raise
         except Exception as error:  # truncated or foreign files fail in many libraries' own ways

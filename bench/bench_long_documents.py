@@ -126,10 +126,10 @@ def run_naive(bart_dir, encoder_dir):
 
     from bart_score.long_source import split_sentences
 
-    model = AutoModelForSeq2SeqLM.from_pretrained(bart_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(bart_dir)
-    encoder = AutoModel.from_pretrained(encoder_dir).eval()
-    encoder_tokenizer = AutoTokenizer.from_pretrained(encoder_dir)
+    model = AutoModelForSeq2SeqLM.from_pretrained(bart_dir, trust_remote_code=False).eval()
+    tokenizer = AutoTokenizer.from_pretrained(bart_dir, trust_remote_code=False)
+    encoder = AutoModel.from_pretrained(encoder_dir, trust_remote_code=False).eval()
+    encoder_tokenizer = AutoTokenizer.from_pretrained(encoder_dir, trust_remote_code=False)
     device = torch.device("cpu")
 
     def call(sources, summaries):
@@ -221,7 +221,7 @@ def main(argv=None):
 
     from bart_score.long_source import split_sentences
 
-    tokenizer = AutoTokenizer.from_pretrained(bart_dir)
+    tokenizer = AutoTokenizer.from_pretrained(bart_dir, trust_remote_code=False)
     sources, summaries = make_workload(
         tokenizer, args.documents, args.systems, args.source_tokens, args.summary_sentences, args.copied, args.seed
     )

@@ -28,7 +28,9 @@ def encoder_checkpoint(tmp_path_factory):
 @pytest.fixture(scope="session")
 def reference_encoder(encoder_checkpoint):
     """The encoder loaded independently of the code under test."""
-    return AutoModel.from_pretrained(encoder_checkpoint).eval(), AutoTokenizer.from_pretrained(encoder_checkpoint)
+    return AutoModel.from_pretrained(encoder_checkpoint, trust_remote_code=False).eval(), AutoTokenizer.from_pretrained(
+        encoder_checkpoint, trust_remote_code=False
+    )
 
 
 # -- documents whose sentences every splitter finds ------------------------------------------------------------------

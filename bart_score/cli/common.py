@@ -9,7 +9,7 @@ import sys
 
 from ..baseline_files import load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus, read_table_corpus
-from ..errors import BaselineError, UsageError
+from ..errors import BaselineError, MissingExtraError, UsageError
 from ..inputs import device_name
 from ..long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K, LONG_SOURCE_MODES, LONGDOCFACTSCORE
 from ..options import AGGREGATIONS, PROMPT_SIDES, RESCALE_MODES, CorpusPoints, ScoringOptions
@@ -93,8 +93,9 @@ def add_model_arguments(
         "-m",
         "--model",
         default="cnn",
-        help="vanilla, cnn (default), cnn-para, mbart50, mt5, flan-t5, opt, qwen, or a Hub id or checkpoint directory "
-        "of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM",
+        help="vanilla, cnn (default), cnn-para, mbart50, mt5, flan-t5, opt, qwen, a Hub id, a checkpoint directory "
+        "of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM, or a GGUF file (needs "
+        'pip install "bartscore[gguf]")',
     )
     model.add_argument("--source-lang", metavar="CODE", help="mBART: the sources' language code (e.g. de_DE)")
     model.add_argument("--target-lang", metavar="CODE", help="mBART: the outputs' and references' code (e.g. en_XX)")
@@ -406,7 +407,7 @@ def load_scorer(args):
     except ValueError as error:  # e.g. --max-length beyond the model's positions
         print(f"bartscore {args.command}: error: {flag_message(error)}", file=sys.stderr)
         return None, 2
-    except (OSError, RuntimeError) as error:
+    except (OSError, RuntimeError, MissingExtraError) as error:
         print(f"bartscore {args.command}: {error}", file=sys.stderr)
         return None, 1
 

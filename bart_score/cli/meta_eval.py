@@ -196,8 +196,8 @@ def check(args):
 
 
 def _model_name(model):
-    """A checkpoint directory by its folder's name; variants and Hub ids as given."""
-    return os.path.basename(os.path.normpath(model)) if os.path.isdir(model) else model
+    """A checkpoint directory or GGUF file by its own name; variants and Hub ids as given."""
+    return os.path.basename(os.path.normpath(model)) if os.path.exists(model) else model
 
 
 def _slug(model):
