@@ -24,6 +24,8 @@ Operator settings, read from the environment when the app is built:
                                  x systems x (1 for faithfulness + references for each of precision and recall) x
                                  prompts, for Compare candidates x the same + the reference points' pairs, x prompts
                                  (default 20000), so that one request cannot hold the queue for hours.
+    BARTSCORE_APP_LONG_SOURCE    "windows" (optionally ";windows_k=3;window=longdocfactscore;retriever=bm25"): the Batch
+                                 tab scores faithfulness over source windows (docs/long-documents.md); Compare does not.
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
                                  an existing file.
     BARTSCORE_BASELINES          where the Batch tab's "saved baseline" is looked for (files made by `bartscore

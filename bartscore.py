@@ -79,6 +79,14 @@ Args:
     batch_size (int): at most this many pairs per model batch (default: no limit but max_tokens).
     max_tokens (int): padded tokens per model batch (default: the engine's, 8192 on a GPU and 2048 on a CPU); lower
         it when memory is short.
+    long_source ("windows" or None): "windows" scores faithfulness sentence by sentence, each prediction sentence
+        given the best of windows_k windows of the source most like it (LongDocFACTScore; docs/long-documents.md),
+        for sources longer than the model reads. Default None: the source is one condition, truncated.
+    windows_k (int): windows per prediction sentence (default 3).
+    window ("longdocfactscore" or int): the window rule: LongDocFACTScore's (the sentence and the one before it), or
+        the sentence and that many neighbours on each side (default "longdocfactscore").
+    retriever (str): "bm25", or a sentence-embedding encoder checkpoint (default
+        "sentence-transformers/bert-base-nli-mean-tokens").
     show_progress (bool): a progress bar on stderr (default False).
 
 Returns:
@@ -86,6 +94,8 @@ Returns:
     faithfulness_mean, ...: the mean over predictions of each direction computed.
     faithfulness_rescaled, ..., faithfulness_rescaled_mean, ...: when rescaling, beside the raw scores.
     reference_points: when rescaling, {direction: {"unrelated": ..., "copy": ...}} in raw scores.
+    faithfulness_sentences, faithfulness_windows: with long_source="windows", per prediction the sentences scored and
+        the distinct source windows they were scored against.
     signature: the settings that produced the numbers, for reproducibility (with rescale:<baseline or corpus id>).
 
 Pending batches: add/add_batch keep examples for the next compute, which scores and clears them. A compute that

@@ -10,6 +10,8 @@
     inputs          checks of what callers pass in
     pair_groups     groups of pairs scored in one engine call under every prompt phrase
     directions      faithfulness, precision, recall, f_score; multi-reference aggregation; the signature
+    long_source     faithfulness over windows of long sources (LongDocFACTScore); sentence splitting
+    retrievers      the source sentences most like a prediction sentence: sentence embeddings or BM25
     prompts         the paper's prompt sets
     distributed     splitting one call across torch.distributed ranks
     corpus          plain-text and table readers, score_corpus, score_dataset
@@ -37,6 +39,7 @@ _EXPORTS = {
     "InputTypeError": "errors",
     "UsageError": "errors",
     "UnsupportedModelError": "errors",
+    "CustomCodeError": "errors",
     "CheckpointNotFoundError": "errors",
     "CheckpointLoadError": "errors",
     "MissingExtraError": "errors",
@@ -49,6 +52,7 @@ _EXPORTS = {
     "ScoringError": "errors",
     "BARTScorer": "engine",
     "resolve_checkpoint": "models",
+    "locate_checkpoint": "models",
     "VARIANTS": "variants",
     "DEFAULT_CHECKPOINT": "variants",
     "PARA_WEIGHTS_ENV": "variants",
@@ -59,6 +63,10 @@ _EXPORTS = {
     "PROMPT_SIDES": "options",
     "RESCALE_MODES": "options",
     "PROMPT_SETS": "prompts",
+    "LONG_SOURCE_MODES": "long_source",
+    "WindowSettings": "long_source",
+    "split_sentences": "long_source",
+    "load_retriever": "retrievers",
     "Corpus": "corpus",
     "read_plain_corpus": "corpus",
     "read_table_corpus": "corpus",

@@ -37,7 +37,7 @@ ABOUT = (
 
 
 # How a model's identity starts (bart_score.models.checkpoint_identity); older files hold the checkpoint as typed.
-IDENTITY_PREFIXES = ("dir:", "hub:")
+IDENTITY_PREFIXES = ("dir:", "gguf:", "hub:")
 
 
 def baseline_settings(scorer, prompt_label):

@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import InputError, InputTypeError, UsageError
 from .inputs import check_text, describe
-from .options import DIRECTIONS, ScoringOptions
+from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
 from .rescale import LIBRARY_REMEDY, corpus_documents
 from .wording import counted
 
@@ -426,8 +426,9 @@ def score_corpus(
     """Scores every system in one planned call (sources and references shared by all systems are encoded once) and
     returns ({system: {direction: per-segment scores}}, signature), or (None, None) on ranks that get no results.
     `options` (a ScoringOptions) or its fields as keywords. When rescaling, each system also has
-    ``<direction>_rescaled``; rescale="corpus" takes the reference points from every system's outputs together, so
-    that the systems share one scale."""
+    ``<direction>_rescaled``; with long_source="windows", ``faithfulness_sentences`` and ``faithfulness_windows``
+    (per segment, the sentences scored and the distinct windows); rescale="corpus" takes the reference points from
+    every system's outputs together, so that the systems share one scale."""
     options = ScoringOptions.resolve(options, **keywords)
     check_corpus_request(corpus, options)
     names = list(corpus.systems)
@@ -440,7 +441,7 @@ def score_corpus(
     )
     if result is None:
         return None, None
-    directions = [key for d in DIRECTIONS for key in (d, f"{d}_rescaled") if key in result]
+    directions = [key for d in DIRECTIONS for key in (d + suffix for suffix in RESULT_SUFFIXES) if key in result]
     per_system = {
         name: {d: result[d][k * segments : (k + 1) * segments] for d in directions} for k, name in enumerate(names)
     }
@@ -544,7 +545,8 @@ def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, s
             str(error),
         )
         raise type(error)(message) from None
-    return {prefix + key: result[key] for d in DIRECTIONS for key in (d, f"{d}_rescaled") if key in result}
+    keys = [d + suffix for d in DIRECTIONS for suffix in RESULT_SUFFIXES]
+    return {prefix + key: result[key] for key in keys if key in result}
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ import numpy as np
 from . import rescale
 from .baselines import baseline_for
 from .inputs import reference_lists, text_list
+from .long_source import plan_windows
 from .options import ScoringOptions
 from .pair_groups import score_pair_groups
 
@@ -46,7 +47,12 @@ def score_directions(
     ``reference_points`` used, and a ``rescale:`` field to the signature. rescale="baseline" takes the points from
     options.baseline, or from the default location for this model and settings; rescale="corpus" computes them from
     these inputs, in the same engine call, from at most corpus_points.pairs extra pairs: targets given conditions of
-    other documents (or given corpus_points.unrelated_texts), and targets given themselves."""
+    other documents (or given corpus_points.unrelated_texts), and targets given themselves.
+
+    long_source="windows" scores faithfulness against windows of the source (bart_score.long_source): the result adds
+    ``faithfulness_sentences`` and ``faithfulness_windows`` (per prediction, the sentences scored and the distinct
+    windows they were scored against) and a ``long:`` field to the signature. The other directions are computed as
+    usual."""
     options = ScoringOptions.resolve(options, **keywords)
     predictions = text_list(predictions, "predictions")
     if references is not None:
@@ -72,6 +78,10 @@ def score_directions(
         "precision": [(ref, predictions[i]) for i, ref in zip(owners, flat_refs)] if "precision" in wanted else [],
         "recall": [(predictions[i], ref) for i, ref in zip(owners, flat_refs)] if "recall" in wanted else [],
     }
+    plan = None
+    if options.windows is not None:
+        plan = plan_windows(predictions, sources, options.windows, getattr(scorer, "device", None))
+        groups["faithfulness"] = plan.pairs
     reference_pairs = None
     if options.rescale == "corpus":
         reference_pairs = _corpus_reference_pairs(
@@ -84,7 +94,7 @@ def score_directions(
 
     scores = {}
     if "faithfulness" in wanted:
-        scores["faithfulness"] = averaged["faithfulness"]
+        scores["faithfulness"] = plan.aggregate(averaged["faithfulness"]) if plan else averaged["faithfulness"]
     for direction in ("precision", "recall"):
         if direction in wanted:
             scores[direction] = aggregate(averaged[direction], ref_counts, options.aggregation)
@@ -94,6 +104,9 @@ def score_directions(
     result: dict[str, Any] = {direction: scores[direction].tolist() for direction in options.directions}
     for direction in options.directions:
         result[f"{direction}_mean"] = _mean(scores[direction])
+    if plan is not None:
+        result["faithfulness_sentences"] = plan.sentences
+        result["faithfulness_windows"] = plan.windows
     rescale_label = None
     if options.rescale:
         points = baseline.points if baseline else reference_pairs.points(averaged)
@@ -150,7 +163,7 @@ def signature(
     scorer: Any, options: ScoringOptions, ref_counts: Sequence[int] = (), rescale_label: str | None = None
 ) -> str:
     """A sacrebleu-style reproducibility string for a result of `scorer` under `options` (its directions resolved),
-    rescaled with the reference points that rescale_label names."""
+    rescaled with the reference points that rescale_label names; with long_source="windows", its settings."""
     low, high = (min(ref_counts), max(ref_counts)) if ref_counts else (0, 0)
     nrefs = "-" if not ref_counts else str(low) if low == high else f"{low}-{high}"
     return "|".join(
@@ -161,6 +174,7 @@ def signature(
             f"nrefs:{nrefs}",
             f"prompt:{options.prompt_label}",
             *([f"rescale:{rescale_label}"] if rescale_label else []),
+            *([f"long:{options.windows.label}"] if options.windows else []),
             *scorer.signature_fields(),
         ]
     )

@@ -9,6 +9,7 @@ retries and the log-probabilities."""
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import warnings
@@ -21,15 +22,9 @@ import transformers
 
 from . import directions
 from .distributed import default_device, process_group
-from .errors import CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
+from .errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
 from .inputs import device_name, optional_positive_int, reference_lists, text_list, whole_number
-from .models import (
-    IGNORED,
-    checkpoint_identity,
-    load_family,
-    resolve_checkpoint,
-    weights_identity,
-)
+from .models import IGNORED, load_family, locate_checkpoint, resolve_checkpoint, weights_identity
 from .options import AGGREGATIONS, ScoringOptions
 from .progress import progress_bar
 from .templates import chat_settings, instruction_list
@@ -165,8 +160,9 @@ class BARTScorer:
             max_length = whole_number(max_length)
         chat = chat_settings(chat, instruction, system, template=template, compatibility=compatibility)
         self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
+        located = locate_checkpoint(self.checkpoint)
         self.family = load_family(
-            self.checkpoint,
+            located,
             dtype=DTYPES[dtype],
             source_lang=source_lang,
             target_lang=target_lang,
@@ -175,7 +171,8 @@ class BARTScorer:
             chat=chat,
         )
         self.tokenizer, self.model = self.family.tokenizer, self.family.model
-        self._checkpoint_identity = checkpoint_identity(self.checkpoint)
+        self._checkpoint_label = located.label
+        self._checkpoint_identity = located.identity()
         self._weights_identity = None
         positions = self.family.max_positions
         if max_length is None:
@@ -186,15 +183,18 @@ class BARTScorer:
             )
         self.max_length = max_length
         self.model.to(device=self.device)
-        self._check_family()
         self.weights = None
+        self._check_weights_are_numbers()
+        self._check_family()
         if para_weights:
             self.load(para_weights)
 
     def _check_family(self):
         """Scores a probe pair both the engine's way (condition run once, cached, output layer applied apart) and by
         the model's own forward pass, and refuses a model on which they differ: a family member whose architecture
-        does something the engine does not (logit soft-capping or scaling, an attention that ignores the cache)."""
+        does something the engine does not (logit soft-capping or scaling, an attention that ignores the cache).
+        Log-probabilities that are not finite in the model's own forward pass come from its weights, not from the
+        engine: the checkpoint is damaged (or, in a 16-bit dtype, its values overflow it)."""
         probe = (["The cat sat on the mat."], ["A cat sat."], [self.source_lang])
         tokenized = self.family.tokenize(*probe, self.max_length)
         condition, target = tokenized.conditions[0], tokenized.targets[0]
@@ -206,7 +206,12 @@ class BARTScorer:
         model = torch.log_softmax(logits[scored], dim=-1).gather(1, labels[scored][:, None]).squeeze(1).cpu()
         if self.family.written_pad_scores_zero:
             model[labels[scored].cpu() == self.family.pad_id] = 0.0
-        tolerance = 1e-3 if self.dtype == "float32" else 0.25
+        if not bool(torch.isfinite(model).all()):
+            self._refuse_non_finite()
+        # Rounding grows with the log-probabilities' size: the tolerance grows with them beyond 10 nats (a typical
+        # size), so that a model with extreme but finite weights is not taken for an architecture the engine lacks.
+        size = float(model.abs().max()) if len(model) else 0.0
+        tolerance = (1e-3 if self.dtype == "float32" else 0.25) * max(1.0, size / 10)
         difference = float((engine - model).abs().max()) if len(model) else 0.0
         if not difference <= tolerance:
             raise UnsupportedModelError(
@@ -214,6 +219,29 @@ class BARTScorer:
                 f"engine's cached computation than through its own forward pass (by {difference:.3g}); its "
                 f"architecture does something the {self.family.name} family does not support"
             )
+
+    def _check_weights_are_numbers(self):
+        """Refuses a model with a NaN or infinite weight, which some attention kernels turn into finite but meaningless
+        scores rather than NaN. A minimum and maximum per tensor, so that no copy of a weight is made."""
+        for name, value in self.model.named_parameters():
+            if value.numel() and not all(bool(extreme.isfinite()) for extreme in torch.aminmax(value.detach())):
+                raise CheckpointLoadError(
+                    f"the weights of {self.model_label!r} give non-finite log-probabilities (NaN/inf): {name} holds "
+                    f"NaN or inf values, so the checkpoint is damaged"
+                )
+
+    def _refuse_non_finite(self):
+        """The error for a model whose own forward pass gives NaN or infinite log-probabilities from finite weights:
+        values that overflow the dtype (a 16-bit one), or weights so large that they are damage all the same."""
+        if self.dtype != "float32":
+            raise InputError(
+                f"{self.model_label!r} gives non-finite log-probabilities (NaN/inf) in {self.dtype}, although its "
+                f"weights are finite: its values overflow that dtype; use dtype float32"
+            )
+        raise CheckpointLoadError(
+            f"the weights of {self.model_label!r} give non-finite log-probabilities (NaN/inf): the checkpoint is "
+            f"damaged"
+        )
 
     # -- loading --------------------------------------------------------------------------------------------------
 
@@ -236,12 +264,24 @@ class BARTScorer:
         self._weights_identity = weights_identity(path)
         return self
 
+    def with_max_length(self, max_length: int) -> BARTScorer:
+        """This engine with the same model (shared, not loaded again) truncating texts at another max_length, up to
+        the model's positions: e.g. a causal LM given whole long sources as its prefix."""
+        positions = self.family.max_positions
+        if whole_number(max_length) is None or max_length < 2 or (positions is not None and max_length > positions):
+            limit = f"from 2 to {positions} (the model's positions)" if positions is not None else "of at least 2"
+            raise InputError(f"max_length must be an integer {limit}, got {max_length!r}")
+        engine = copy.copy(self)
+        engine.max_length = whole_number(max_length)
+        return engine
+
     @property
-    def model_label(self):
-        """The checkpoint as the signature names it."""
+    def model_label(self) -> str:
+        """The checkpoint as the signature names it: a local folder or GGUF file by its real absolute path, a Hub id
+        as it is; with the name of weights loaded over it."""
         if self.weights is None:
-            return self.checkpoint
-        return f"{self.checkpoint}+{os.path.basename(self.weights)}"
+            return self._checkpoint_label
+        return f"{self._checkpoint_label}+{os.path.basename(self.weights)}"
 
     @property
     def model_identity(self):

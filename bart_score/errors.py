@@ -6,6 +6,7 @@ Each class also keeps the built-in base that says what kind of problem it is, so
     InputError              bad input or a bad option (ValueError); the command line's exit status 2
     InputTypeError          an input of the wrong type (also a TypeError)
     UnsupportedModelError   a checkpoint of a family the engine cannot drive (ValueError; exit status 2)
+    CustomCodeError         a checkpoint that needs its own Python code, which bartscore never runs
     CheckpointNotFoundError the checkpoint is neither here nor downloadable (OSError)
     CheckpointLoadError     the checkpoint is here but cannot be loaded: unreadable, truncated or broken (OSError)
     MissingExtraError       an optional extra is not installed (ImportError); the message names the pip command
@@ -37,6 +38,11 @@ UsageError = InputError
 
 class UnsupportedModelError(BARTScoreError, ValueError):
     """A checkpoint whose architecture or tokenizer the engine cannot score with."""
+
+
+class CustomCodeError(UnsupportedModelError):
+    """A checkpoint that needs its own Python code (an ``auto_map`` in its config, or a model type transformers does
+    not know); bartscore never runs code from a checkpoint."""
 
 
 class CheckpointNotFoundError(BARTScoreError, OSError):

@@ -22,6 +22,7 @@ from typing import Any
 from .baseline_files import Baseline
 from .errors import InputError, InputTypeError
 from .inputs import check_text, describe, optional_positive_int, text_list, whole_number
+from .long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K, LONG_SOURCE_MODES, WindowSettings
 from .prompts import PROMPT_SETS
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
 
@@ -29,6 +30,8 @@ DIRECTIONS = ("faithfulness", "precision", "recall", "f_score")
 AGGREGATIONS = ("mean", "max")
 PROMPT_SIDES = ("encoder", "decoder")
 RESCALE_MODES = ("baseline", "corpus")
+# Per-prediction results besides the directions' scores: rescaled scores, and what long_source="windows" scored.
+RESULT_SUFFIXES = ("", "_rescaled", "_sentences", "_windows")
 
 
 @dataclass(frozen=True)
@@ -71,11 +74,17 @@ class ScoringOptions:
         It is read and checked against the model and settings before any scoring. With rescale="baseline" and no
         baseline, the file at the default location for the model and settings is used.
     corpus_points: rescale="corpus"'s sampling (a CorpusPoints, or a mapping of its fields).
+    long_source: None (the source is one condition, truncated at max_length) or "windows": faithfulness sentence by
+        sentence, each prediction sentence given the best of windows_k windows of the source around the sentences a
+        retriever finds most like it (LongDocFACTScore; bart_score.long_source, docs/long-documents.md).
+    windows_k, window, retriever: long_source="windows"'s windows per sentence, window rule ("longdocfactscore" or a
+        whole number of neighbours on each side) and retriever ("bm25", a sentence-embedding encoder checkpoint, or a
+        bart_score.retrievers.Retriever).
     batch_size, max_tokens: the most pairs and padded tokens per model batch (neither changes a score).
     show_progress: a progress bar on stderr.
 
     prompts and prompt_label are derived: the phrases each pair is scored under ((None,) without a prompt) and the
-    signature's prompt field."""
+    signature's prompt field; windows is long_source="windows"'s checked WindowSettings (None without it)."""
 
     directions: tuple[str, ...] | None = None
     aggregation: str = "mean"
@@ -84,11 +93,16 @@ class ScoringOptions:
     rescale: str | None = None
     baseline: str | Baseline | None = None
     corpus_points: CorpusPoints | None = None
+    long_source: str | None = None
+    windows_k: int = DEFAULT_WINDOWS_K
+    window: str | int = DEFAULT_WINDOW
+    retriever: Any = DEFAULT_RETRIEVER
     batch_size: int | None = None
     max_tokens: int | None = None
     show_progress: bool = False
     prompts: tuple[str | None, ...] = field(init=False, repr=False, compare=False)
     prompt_label: str = field(init=False, repr=False, compare=False)
+    windows: WindowSettings | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         def put(name: str, value: Any) -> None:
@@ -109,6 +123,23 @@ class ScoringOptions:
         if not isinstance(self.show_progress, bool):
             raise InputTypeError(f"show_progress must be True or False, got {describe(self.show_progress)}")
         self._check_rescaling(put)
+        self._check_long_source(put)
+
+    def _check_long_source(self, put: Any) -> None:
+        windows = WindowSettings(self.windows_k, self.window, self.retriever)
+        put("windows_k", windows.k)
+        put("window", windows.window)
+        if self.long_source is None:
+            put("windows", None)
+            return
+        if self.long_source not in LONG_SOURCE_MODES:
+            raise InputError(f"long_source must be None or one of {LONG_SOURCE_MODES}, got {self.long_source!r}")
+        if self.rescale is not None:
+            raise InputError(
+                f"long_source={self.long_source!r} cannot be rescaled: the reference points are whole-text scores, "
+                f"on another scale than window scores; leave rescaling out"
+            )
+        put("windows", windows)
 
     def _check_rescaling(self, put: Any) -> None:
         if self.rescale is not None and self.rescale not in RESCALE_MODES:
@@ -168,7 +199,14 @@ class ScoringOptions:
         if not has_references and not has_sources:
             raise InputError("BARTScore needs sources=, references= or both, besides predictions")
         if self.directions is None:
+            if self.windows is not None and not has_sources:
+                raise InputError(f"long_source={self.long_source!r} scores faithfulness, which needs sources=")
             return tuple(d for d in DIRECTIONS if (has_sources if d == "faithfulness" else has_references))
+        if self.windows is not None and "faithfulness" not in self.directions:
+            raise InputError(
+                f"long_source={self.long_source!r} changes how the source conditions faithfulness (source -> "
+                f"prediction), and this call asks for {', '.join(self.directions)} without it; ask for faithfulness"
+            )
         for direction in self.directions:
             if direction == "faithfulness" and not has_sources:
                 raise InputError("direction 'faithfulness' (source -> prediction) needs sources=, which was not given")

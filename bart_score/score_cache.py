@@ -72,6 +72,10 @@ class ResumableScorer:
         return self.scorer.token_policy
 
     @property
+    def device(self):
+        return self.scorer.device
+
+    @property
     def instructions(self) -> dict[str, str] | None:
         return getattr(self.scorer, "instructions", None)
 

@@ -88,7 +88,7 @@ def main():
     checkpoint = build_or_reuse_checkpoint(args.workdir, args.dims)
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint, trust_remote_code=False)
     workload = make_workload(tokenizer, args.sources, args.hypotheses, args.references, seed=0)
     request = {
         "sources": [s for s, hyps in zip(workload.sources, workload.hypotheses) for _ in hyps],

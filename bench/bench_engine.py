@@ -471,8 +471,8 @@ def main(argv=None):
     device_type = "cuda" if args.device.startswith("cuda") else "cpu"
     os.makedirs(args.workdir, exist_ok=True)
     checkpoint = args.checkpoint or build_or_reuse_checkpoint(args.workdir, args.dims, args.seed)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(checkpoint)
-    shape = ModelShape.of(transformers.AutoConfig.from_pretrained(checkpoint))
+    tokenizer = transformers.AutoTokenizer.from_pretrained(checkpoint, trust_remote_code=False)
+    shape = ModelShape.of(transformers.AutoConfig.from_pretrained(checkpoint, trust_remote_code=False))
 
     workload = make_workload(tokenizer, args.sources, args.hypotheses, args.references, args.seed)
     cases = [build_case(key, workload, args.prompt_sources, args.prompts) for key in args.cases]

@@ -77,7 +77,7 @@ def build_or_reuse(workdir, family, tiny):
     staging = directory + ".partial"
     shutil.rmtree(staging, ignore_errors=True)
     build_tiny(family, staging)  # the tokenizer (trained on the spot) and its special-token ids
-    tokenizer = transformers.AutoTokenizer.from_pretrained(staging)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(staging, trust_remote_code=False)
     torch.manual_seed(0)
     if family == "t5":
         config = transformers.T5Config(
@@ -226,7 +226,7 @@ def main(argv=None):
     rows = []
     for family in args.families:
         checkpoint = build_or_reuse(args.workdir, family, args.tiny)
-        tokenizer = transformers.AutoTokenizer.from_pretrained(checkpoint)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(checkpoint, trust_remote_code=False)
         texts = workload.make_workload(tokenizer, args.sources, args.hypotheses, args.references, seed=0)
         for key in args.cases:
             case = workload.build_case(key, texts, args.prompt_sources, args.prompts)

@@ -64,13 +64,17 @@ def check_upload_limits(corpus):
             raise FieldError(f"Row {row} has {len(references)} references; the limit is {MAX_REFERENCES}", "upload")
 
 
-def check_work(corpus, directions, prompt, max_pairs, rescale=None):
+def check_work(corpus, directions, prompt, max_pairs, rescale=None, long_source=None):
     """Refuses a file whose scoring would need more than max_pairs (condition, text) pairs, counting the reference
-    pairs that rescale="corpus" adds."""
+    pairs that rescale="corpus" adds, and with long_source="windows" windows_k pairs per sentence of faithfulness."""
     references = corpus.references or [[] for _ in range(row_count(corpus))]
     per_system = sum(pairs_per_text(directions, True, len(refs)) for refs in references)
     reference_pairs = DEFAULT_RESCALE_PAIRS if rescale == "corpus" else 0
     pairs = (per_system * len(corpus.systems) + reference_pairs) * prompt_count(prompt)
+    if long_source and "faithfulness" in directions and corpus.sources is not None:
+        k = int(long_source.get("windows_k", 3))
+        sentences = sum(len(bart_score.split_sentences(text)) for texts in corpus.systems.values() for text in texts)
+        pairs += (k * sentences - row_count(corpus) * len(corpus.systems)) * prompt_count(prompt)
     refuse_too_much_work(
         pairs,
         max_pairs,
@@ -153,7 +157,12 @@ def compared(per_system) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The summary (direction, system, mean, CI low, CI high) and the pairs' tests of each direction. A pair whose
     tests cannot be made (one row, or a score that is not a number) says so rather than finding no difference."""
     summary, pairs = [], []
-    for direction, comparison in bart_score.compare_directions(per_system).items():
+    # long_source="windows" adds each row's counts of sentences and windows: columns of the tables, not scores
+    scores_only = {
+        name: {d: v for d, v in scores.items() if not d.endswith(("_sentences", "_windows"))}
+        for name, scores in per_system.items()
+    }
+    for direction, comparison in bart_score.compare_directions(scores_only).items():
         level = f"{comparison['confidence']:.0%}"
         for system in comparison["systems"]:
             summary.append(

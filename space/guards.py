@@ -21,6 +21,7 @@ from safetensors import SafetensorError
 
 import bart_score
 from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
+from bart_score.models import check_checkpoint, locate_checkpoint
 from bart_score.outputs import spreadsheet_cell
 
 from .inputs import FieldError
@@ -40,7 +41,7 @@ _HUB_PROBE_SECONDS = 10
 # Models
 
 
-def model_problems(models):
+def model_problems(models: dict) -> dict:
     """{menu name: why it cannot be loaded} for the menu's models (name -> checkpoint), each reason logged for the
     operator. Local folders are looked at, Hub ids looked up in the Hugging Face cache and, when the server is
     online, on the Hub (one probe; after one that cannot reach the Hub, no more)."""
@@ -53,23 +54,26 @@ def model_problems(models):
     return problems
 
 
-def checkpoint_problem(checkpoint, hub):
+def checkpoint_problem(checkpoint: str, hub: dict) -> str | None:
     """Why `checkpoint` cannot be loaded here (for the operator), or None; `hub` remembers whether the Hub answered."""
     try:
         location, _ = bart_score.resolve_checkpoint(checkpoint)
-    except OSError as error:  # cnn-para without its weights file
+        found = locate_checkpoint(location)
+        if found.local:
+            check_checkpoint(found)  # no weights read; a GGUF file's header, configs, custom code
+    except (OSError, ValueError, ImportError) as error:  # cnn-para without its weights; a path with nothing there
         return str(error)
-    if os.path.isdir(location):
-        if not os.access(location, os.R_OK | os.X_OK):
-            return f"its folder {location} cannot be read"
-        if not os.path.isfile(os.path.join(location, "config.json")):
-            return f"its folder {location} has no config.json"
-        if not any(os.path.isfile(os.path.join(location, name)) for name in _WEIGHT_FILES):
-            return f"its folder {location} has no weights file ({', '.join(_WEIGHT_FILES)})"
+    if found.gguf_file:
         return None
-    if os.path.isabs(location) or location.startswith((".", "~")):
-        return f"there is no folder {location}"
+    if found.local:
+        if not any(os.path.isfile(os.path.join(found.source, name)) for name in _WEIGHT_FILES):
+            return f"its folder {found.source} has no weights file ({', '.join(_WEIGHT_FILES)})"
+        return None
     if isinstance(huggingface_hub.try_to_load_from_cache(location, "config.json"), str):
+        try:
+            check_checkpoint(found, {"local_files_only": True})
+        except (OSError, ValueError) as error:
+            return str(error)
         return None
     if not hub["reachable"]:
         offline = "HF_HUB_OFFLINE is set" if huggingface_hub.constants.HF_HUB_OFFLINE else "the Hub cannot be reached"
@@ -89,12 +93,16 @@ def not_available(model):
     return f"The model {model!r} is not available on this server; choose another model"
 
 
-def load_failure(model, checkpoint, error):
+def load_failure(model: str, checkpoint: str, error: BaseException) -> str:
     """The browser's message for a model that failed to load: what is wrong, with the menu name, no path."""
     logger.error("BARTScore Space: model %r (%s) failed to load: %r", model, checkpoint, error)
     if isinstance(error, bart_score.CheckpointNotFoundError):
         return not_available(model)
-    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
+    if isinstance(error, bart_score.CustomCodeError):
+        reason = "it needs its own Python code (custom code in its files), which this server never runs"
+    elif isinstance(error, bart_score.MissingExtraError):
+        reason = "this server lacks an optional package that loading it needs (the server's log says which)"
+    elif isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
         reason = "the server does not have enough free memory to load it now; try again later or choose another model"
     elif isinstance(error, PermissionError):
         reason = "its files cannot be read on this server"
@@ -153,11 +161,11 @@ def baseline_failure(model, error):
     )
 
 
-def public_signature(signature, model, checkpoint):
-    """The signature as browser users see it: a checkpoint that is a folder on this server is named by its menu name
-    (a Hub id stays, so that signatures match those of the command line)."""
+def public_signature(signature: str, model: str, checkpoint: str) -> str:
+    """The signature as browser users see it: a checkpoint that is a folder or GGUF file on this server is named by
+    its menu name (a Hub id stays, so that signatures match those of the command line)."""
     location, _ = bart_score.resolve_checkpoint(checkpoint)
-    if not os.path.isdir(location):
+    if not locate_checkpoint(location).local:
         return signature
     fields = signature.split("|")
     return "|".join([f"ckpt:{model}", *(field for field in fields if not field.startswith("ckpt:"))])

@@ -239,9 +239,17 @@ class BatchHandlers:
         prompt = parse_prompt(prompt_choice, prompt_phrase)
         # the engine's progress bar: gr.Progress(track_tqdm=True) shows it beside the button
         options = form_options(
-            directions, aggregation, prompt, prompt_side, rescale=parse_rescale(rescale_choice), show_progress=True
+            directions,
+            aggregation,
+            prompt,
+            prompt_side,
+            rescale=parse_rescale(rescale_choice),
+            show_progress=True,
+            long_source=settings.long_source,
         )
-        check_work(corpus, list(options.directions), options.prompt, settings.max_pairs, options.rescale)
+        check_work(
+            corpus, list(options.directions), options.prompt, settings.max_pairs, options.rescale, settings.long_source
+        )
         scorer = load_scorer(settings, model)
         refuse_special_tokens(
             [*custom_phrase(prompt_choice, prompt), *upload_texts(corpus)], scorer.tokenizer.all_special_tokens

@@ -5,6 +5,9 @@ page's fields is at fault (its element id), so that the page can mark it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import bart_score
 from bart_score.errors import InputError
 from bart_score.inputs import check_text
@@ -64,10 +67,12 @@ def form_options(
     *,
     rescale: str | None = None,
     show_progress: bool = False,
+    long_source: Mapping[str, Any] | None = None,
 ) -> ScoringOptions:
     """The form's settings as one checked ScoringOptions, passed down whole to the engine: the directions as
     check_directions returned them, the prompt as parse_prompt did, the rescaling as the Batch tab's choice gave it
-    (batch.parse_rescale). The library's checks are the only checks of these settings."""
+    (batch.parse_rescale), and the operator's long-source options (settings.Settings.long_source). The library's
+    checks are the only checks of these settings."""
     return ScoringOptions(
         directions=tuple(directions),
         aggregation=aggregation,
@@ -75,6 +80,7 @@ def form_options(
         prompt_side=prompt_side,
         rescale=rescale,
         show_progress=show_progress,
+        **(long_source or {}),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import bart_score
 import bart_score.templates
@@ -28,6 +28,7 @@ class Settings:
     max_chars: int
     max_rows: int
     max_pairs: int
+    long_source: dict = field(default_factory=dict)  # score_directions' long-source options for the Batch tab
 
 
 def settings_from_env(environ=os.environ):
@@ -51,7 +52,32 @@ def settings_from_env(environ=os.environ):
         max_chars=_positive_int(environ, "BARTSCORE_APP_MAX_CHARS", DEFAULT_MAX_CHARS),
         max_rows=_positive_int(environ, "BARTSCORE_APP_MAX_ROWS", DEFAULT_MAX_ROWS),
         max_pairs=_positive_int(environ, "BARTSCORE_APP_MAX_PAIRS", DEFAULT_MAX_PAIRS),
+        long_source=_long_source(environ.get("BARTSCORE_APP_LONG_SOURCE", "")),
     )
+
+
+def _long_source(value):
+    """BARTSCORE_APP_LONG_SOURCE: "windows", optionally with ";windows_k=K", ";window=RULE", ";retriever=NAME"
+    (checked here, so that a mistake stops the app at start)."""
+    if not value.strip():
+        return {}
+    mode, *parts = (part.strip() for part in value.split(";"))
+    options = {"long_source": mode}
+    for part in parts:
+        key, separator, setting = (piece.strip() for piece in part.partition("="))
+        if not separator or key not in ("windows_k", "window", "retriever"):
+            raise ValueError(
+                f"BARTSCORE_APP_LONG_SOURCE {value!r}: {part!r} is not one of windows_k=K, window=RULE, retriever=NAME"
+            )
+        options[key] = int(setting) if key == "windows_k" and setting.isdigit() else setting
+    if mode not in bart_score.LONG_SOURCE_MODES:
+        raise ValueError(
+            f"BARTSCORE_APP_LONG_SOURCE must start with one of {bart_score.LONG_SOURCE_MODES}, got {mode!r}"
+        )
+    bart_score.WindowSettings(
+        options.get("windows_k", 3), options.get("window", "longdocfactscore"), options.get("retriever", "bm25")
+    )
+    return options
 
 
 def _model_entry(entry):

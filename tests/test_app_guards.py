@@ -71,7 +71,7 @@ def truncate_weights(folder):
 @pytest.mark.parametrize(
     "damage, problem",
     [
-        (lambda folder: os.remove(os.path.join(folder, "config.json")), r"has no config\.json"),
+        (lambda folder: os.remove(os.path.join(folder, "config.json")), r"without a config\.json"),
         (lambda folder: os.remove(os.path.join(folder, "model.safetensors")), r"has no weights file"),
     ],
 )

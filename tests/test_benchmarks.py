@@ -232,7 +232,9 @@ def test_download_is_checked_then_cached(tmp_path, monkeypatch):
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
     cache = tmp_path / "cache"
     with serving(served) as url:
-        monkeypatch.setattr(benchmarks, "RELEASE_URL", url)
+        monkeypatch.setitem(
+            benchmarks.RELEASES, "bartscore", dataclasses.replace(benchmarks.RELEASES["bartscore"], url=url)
+        )
         # The real checksums do not match this content: the download is refused and nothing is kept.
         with pytest.raises(BenchmarkDataError, match=r"is not SUM/REALSumm/data.pkl of the BARTScore release"):
             load_benchmark("realsumm", cache_dir=str(cache))

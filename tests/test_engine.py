@@ -309,7 +309,7 @@ def test_a_config_without_the_teacher_forcing_ids_is_refused(tiny_checkpoint, tm
     import transformers
 
     broken = shutil.copytree(tiny_checkpoint, tmp_path / "no-start-id")
-    config = transformers.AutoConfig.from_pretrained(broken)
+    config = transformers.AutoConfig.from_pretrained(broken, trust_remote_code=False)
     config.decoder_start_token_id = None
     config.save_pretrained(broken)
     with pytest.raises(ValueError, match=r"has no decoder_start_token_id in its config"):

@@ -447,7 +447,7 @@ def test_a_model_whose_output_layer_the_engine_cannot_split_is_refused(family_ch
     """Gemma 2 soft-caps its logits after the output layer: the load-time self-check sees the difference."""
     from transformers import AutoTokenizer, Gemma2Config, Gemma2ForCausalLM
 
-    tokenizer = AutoTokenizer.from_pretrained(family_checkpoint("gpt2"))
+    tokenizer = AutoTokenizer.from_pretrained(family_checkpoint("gpt2"), trust_remote_code=False)
     config = Gemma2Config(
         vocab_size=len(tokenizer),
         hidden_size=32,

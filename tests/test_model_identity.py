@@ -1,16 +1,20 @@
 """Baselines and score caches are keyed on the model's identity, not on the name the checkpoint was given: the same
-model named another way matches, another model at the same name does not, and a checkpoint saved again is new."""
+model named another way matches, another model at the same name does not, and a checkpoint saved again (its weights,
+its config or any tokenizer file) is new. The signature names a local checkpoint by its real path."""
 
 import json
 import os
 import shutil
 
+import numpy as np
 import pytest
+from reference import seq2seq_score
 from test_cli import run_cli
+from tiny_models import tiny_checkpoint_for
 
 import bart_score
 from bart_score import baseline_files, baselines
-from bart_score.models import checkpoint_identity, weights_identity
+from bart_score.models import checkpoint_identity, locate_checkpoint, weights_identity
 from bart_score.score_cache import ResumableScorer
 
 TEXTS = ["The cat sat on the mat.", "Rain is expected in the north tomorrow.", "The team won the game.", "Good."]
@@ -88,16 +92,15 @@ def test_a_baseline_applies_to_its_model_named_any_way_and_to_no_other(
     assert document["settings"]["model"] == copier.model_identity
     monkeypatch.chdir(os.path.dirname(copying_checkpoint))
     renamed = bart_score.BARTScorer(checkpoint=os.path.basename(copying_checkpoint), device="cpu")
-    assert renamed.model_label != copier.model_label
     result = renamed.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
     assert f"rescale:baseline-{document['id']}" in result["signature"]
-    assert f"ckpt:{renamed.model_label}|" in result["signature"]  # the signature keeps the name as given
+    assert result["signature"].startswith(f"ckpt:{os.path.realpath(copying_checkpoint)}|")
 
     other_folder = tmp_path / "other"
     shutil.copytree(tiny_checkpoint, other_folder / os.path.basename(copying_checkpoint))
     monkeypatch.chdir(other_folder)  # the same name, another model
     impostor = bart_score.BARTScorer(checkpoint=os.path.basename(copying_checkpoint), device="cpu")
-    assert impostor.model_label == renamed.model_label
+    assert impostor.model_label == os.path.realpath(os.path.basename(copying_checkpoint)) != renamed.model_label
     with pytest.raises(bart_score.BaselineError, match=r"made with other settings \(model: the file has 'dir:"):
         impostor.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
 
@@ -143,3 +146,131 @@ def test_the_score_cache_never_answers_for_a_checkpoint_saved_again(copying_chec
     retrained = ResumableScorer(bart_score.BARTScorer(checkpoint=str(model), device="cpu"), cache)
     retrained.score(TEXTS[:2], TEXTS[2:])
     assert retrained.cached_pairs == 0 and retrained.scored_pairs == 2
+
+
+def test_the_signature_names_a_local_directory_by_its_real_path_and_a_hub_id_as_it_is(
+    copier, copying_checkpoint, tmp_path, monkeypatch
+):
+    """`ckpt:./tiny` and `ckpt:/abs/tiny` for one model would read as two models: the signature names the folder
+    once, by its real absolute path, however it was typed."""
+    link = tmp_path / "link"
+    link.symlink_to(copying_checkpoint)
+    monkeypatch.chdir(os.path.dirname(copying_checkpoint))
+    names = [copying_checkpoint, f"./{os.path.basename(copying_checkpoint)}", str(link), f"{link}/"]
+    signatures = {
+        bart_score.BARTScorer(checkpoint=name, device="cpu")
+        .score_directions(TEXTS[:1], sources=TEXTS[1:2])["signature"]
+        .split("|")[0]
+        for name in names
+    }
+    assert signatures == {f"ckpt:{os.path.realpath(copying_checkpoint)}"}
+    assert copier.model_label == os.path.realpath(copying_checkpoint)
+    assert locate_checkpoint("facebook/bart-large-cnn").label == "facebook/bart-large-cnn"
+    assert locate_checkpoint("someone/some-model").label == "someone/some-model"
+
+
+@pytest.fixture(scope="module")
+def tokenizer_file_names():
+    """Every file a tokenizer is read from, as transformers names them: each tokenizer class's vocab_files_names, the
+    files every tokenizer reads beside them, and a chat template in the templates folder."""
+    from transformers import tokenization_utils_base as base
+    from transformers.models.auto.tokenization_auto import TOKENIZER_MAPPING_NAMES, tokenizer_class_from_name
+
+    names = {
+        base.ADDED_TOKENS_FILE,
+        base.SPECIAL_TOKENS_MAP_FILE,
+        base.TOKENIZER_CONFIG_FILE,
+        base.FULL_TOKENIZER_FILE,
+        base.CHAT_TEMPLATE_FILE,
+        f"{base.CHAT_TEMPLATE_DIR}/tool_use.jinja",
+    }
+    for classes in TOKENIZER_MAPPING_NAMES.values():
+        for class_name in classes if isinstance(classes, (tuple, list)) else [classes]:
+            tokenizer_class = tokenizer_class_from_name(class_name) if class_name else None
+            names.update(getattr(tokenizer_class, "vocab_files_names", {}).values())
+    assert {"vocab.json", "merges.txt", "spiece.model", "source.spm", "tokenizer.model"} <= names
+    return sorted(names)
+
+
+def test_every_kind_of_tokenizer_file_is_part_of_the_identity(copying_checkpoint, tokenizer_file_names, tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(copying_checkpoint, folder)
+    initial = checkpoint_identity(str(folder))
+    for name in tokenizer_file_names:
+        path = folder / name
+        path.parent.mkdir(exist_ok=True)
+        original = path.read_bytes() if path.exists() else None
+        path.write_bytes(b"one version.")
+        first = checkpoint_identity(str(folder))
+        stamp = os.stat(path)
+        path.write_bytes(b"two version.")  # the same size, and the same mtime put back: told apart by the bytes
+        os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+        second = checkpoint_identity(str(folder))
+        assert len({initial, first, second}) == 3, name
+        if original is None:
+            path.unlink()
+        else:
+            path.write_bytes(original)
+        assert checkpoint_identity(str(folder)) == initial, name
+    # Files no tokenizer reads (notes, outputs written beside the model) leave it alone, so that a cache or output
+    # kept in the model's folder does not make the model another one.
+    for name in ("README.md", "scores.jsonl", "notes.txt", "generation_config.json"):
+        (folder / name).write_text("written beside the model\n", encoding="utf-8")
+        assert checkpoint_identity(str(folder)) == initial, name
+
+
+def _swap_two_vocabulary_entries(vocabulary, tokenizer, text):
+    """Gives the first two distinct ordinary tokens of `text` each other's ids in `vocabulary` (token -> id)."""
+    specials = set(tokenizer.all_special_tokens)
+    pieces = [piece for piece in tokenizer.tokenize(text) if piece not in specials]
+    first, second = pieces[0], next(piece for piece in pieces if piece != pieces[0])
+    vocabulary[first], vocabulary[second] = vocabulary[second], vocabulary[first]
+
+
+def _reference(folder):
+    """The plain reference scorer on the folder's model and tokenizer, loaded apart from the engine."""
+    from tiny_models import load_tiny
+
+    model, tokenizer = load_tiny(folder)
+    return lambda condition, target: seq2seq_score(model, tokenizer, condition, target)
+
+
+@pytest.fixture(scope="module")
+def marian_checkpoint(tmp_path_factory):
+    """A tiny Marian checkpoint: its tokenizer is read from vocab.json and two sentencepiece models, not from a
+    tokenizer.json."""
+    return tiny_checkpoint_for(tmp_path_factory, "marian")
+
+
+@pytest.mark.parametrize("kind", ["tokenizer.json of a BART", "vocab.json of a Marian"])
+def test_a_tokenizer_changed_in_place_gets_no_cached_scores_and_no_stale_baseline(
+    kind, copying_checkpoint, marian_checkpoint, tmp_path
+):
+    source = copying_checkpoint if kind.endswith("BART") else marian_checkpoint
+    model = tmp_path / "model"
+    shutil.copytree(source, model)
+    cache = str(tmp_path / "cache.jsonl")
+    before = bart_score.BARTScorer(checkpoint=str(model), device="cpu")
+    old = ResumableScorer(before, cache).score(TEXTS[:2], TEXTS[2:])
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    document = baselines.build_baseline(before, texts=TEXTS, corpus_file=str(texts), pairs=10)
+    baseline = tmp_path / "base.json"
+    baseline_files.write_baseline(document, str(baseline))
+
+    file_name = "tokenizer.json" if kind.startswith("tokenizer.json") else "vocab.json"
+    content = json.loads((model / file_name).read_text(encoding="utf-8"))
+    vocabulary = content["model"]["vocab"] if file_name == "tokenizer.json" else content
+    _swap_two_vocabulary_entries(vocabulary, before.tokenizer, " ".join(TEXTS))
+    stamp = os.stat(model / file_name)
+    (model / file_name).write_text(json.dumps(content, ensure_ascii=False), encoding="utf-8")
+    os.utime(model / file_name, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # even with its old mtime
+
+    reference = _reference(str(model))
+    truth = [reference(c, t) for c, t in zip(TEXTS[:2], TEXTS[2:])]
+    assert not np.allclose(truth, old, atol=1e-3)  # the swap changed the true scores
+    after = ResumableScorer(bart_score.BARTScorer(checkpoint=str(model), device="cpu"), cache)
+    assert np.allclose(after.score(TEXTS[:2], TEXTS[2:]), truth, atol=1e-5)
+    assert after.cached_pairs == 0 and after.scored_pairs == 2
+    with pytest.raises(bart_score.BaselineSettingsError, match=r"made with other settings \(model: the file has"):
+        after.scorer.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(baseline))

@@ -171,7 +171,10 @@ def workdir(tmp_path_factory, copying_checkpoint):
     shutil.copyfile(os.path.join(ROOT, "bartscore.py"), work / "bartscore.py")  # evaluate.load("./bartscore.py")
     from transformers import BartForConditionalGeneration
 
-    torch.save(BartForConditionalGeneration.from_pretrained(tiny_checkpoint).state_dict(), work / "bart.pth")
+    torch.save(
+        BartForConditionalGeneration.from_pretrained(tiny_checkpoint, trust_remote_code=False).state_dict(),
+        work / "bart.pth",
+    )
     lines = {
         "source.txt": ["A cat sat on the mat all day.", "It rained from dawn to dusk.", "The team won the game."],
         "ref.txt": ["A cat sat.", "It rained.", "The team won."],

@@ -101,9 +101,9 @@ def test_family_loads_through_the_auto_classes_with_its_special_tokens(family, t
     tokenizer_class, model_class, ids, decoder_start = EXPECTED[family]
     assert type(tokenizer).__name__ == tokenizer_class
     assert type(model).__name__ == model_class
-    assert AutoConfig.from_pretrained(tiny_checkpoint_for(tmp_path_factory, family)).is_encoder_decoder == (
-        family in SEQ2SEQ_FAMILIES
-    )
+    assert AutoConfig.from_pretrained(
+        tiny_checkpoint_for(tmp_path_factory, family), trust_remote_code=False
+    ).is_encoder_decoder == (family in SEQ2SEQ_FAMILIES)
     found = {name: getattr(tokenizer, f"{name}_token_id") for name in ids}
     assert found == {name: _expected_id(value, tokenizer) for name, value in ids.items()}
     config = model.config
@@ -138,7 +138,7 @@ def test_tokenizer_round_trips_english_german_and_french(family, text, tiny):
 
 
 def test_mbart50_tokenizer_has_every_language_code_before_the_text(tmp_path_factory):
-    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint_for(tmp_path_factory, "mbart50"))
+    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint_for(tmp_path_factory, "mbart50"), trust_remote_code=False)
     code_ids = [tokenizer.convert_tokens_to_ids(code) for code in MBART50_LANGUAGE_CODES]
     assert tokenizer.lang_code_to_id == dict(zip(MBART50_LANGUAGE_CODES, code_ids))
     assert code_ids == list(range(code_ids[0], code_ids[0] + 52))  # one block, in the checkpoint's order
@@ -150,7 +150,7 @@ def test_mbart50_tokenizer_has_every_language_code_before_the_text(tmp_path_fact
     assert tokenizer.convert_ids_to_tokens(encoded["input_ids"]) == ["de_DE", "▁the", "▁cat", "</s>"]
     assert tokenizer.convert_ids_to_tokens(encoded["labels"]) == ["fr_XX", "▁the", "▁dog", "</s>"]
     from_options = AutoTokenizer.from_pretrained(
-        tiny_checkpoint_for(tmp_path_factory, "mbart50"), src_lang="sl_SI", tgt_lang="ro_RO"
+        tiny_checkpoint_for(tmp_path_factory, "mbart50"), src_lang="sl_SI", tgt_lang="ro_RO", trust_remote_code=False
     )
     assert from_options("a")["input_ids"][0] == tokenizer.lang_code_to_id["sl_SI"]
     assert from_options(text_target="a")["input_ids"][0] == tokenizer.lang_code_to_id["ro_RO"]
@@ -159,7 +159,7 @@ def test_mbart50_tokenizer_has_every_language_code_before_the_text(tmp_path_fact
 def test_mbart_tokenizers_quirks_with_unset_target_language_and_unknown_codes(tmp_path_factory):
     """What the scorer must guard against: with tgt_lang unset, the first target encoding adopts the source language
     for good; an unknown code silently becomes <unk>."""
-    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint_for(tmp_path_factory, "mbart50"))
+    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint_for(tmp_path_factory, "mbart50"), trust_remote_code=False)
     tokenizer(text_target="a")
     assert tokenizer.tgt_lang == "en_XX"
     tokenizer.src_lang = "de_DE"
@@ -169,7 +169,7 @@ def test_mbart_tokenizers_quirks_with_unset_target_language_and_unknown_codes(tm
 
 
 def test_mbart_cc25_tokenizer_puts_the_language_code_after_the_end_of_text(tmp_path_factory):
-    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint_for(tmp_path_factory, "mbart"))
+    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint_for(tmp_path_factory, "mbart"), trust_remote_code=False)
     assert list(tokenizer.lang_code_to_id) == list(MBART_CC25_LANGUAGE_CODES)
     assert tokenizer.convert_tokens_to_ids("sl_SI") == tokenizer.unk_token_id  # a code of mBART-50 only
     tokenizer.src_lang, tokenizer.tgt_lang = "de_DE", "fr_XX"
@@ -246,7 +246,7 @@ def test_seq2seq_reference_is_the_model_loss(family, tiny):
 def test_seq2seq_reference_leaves_mbart_language_codes_out(family, tiny, tmp_path_factory):
     model, _ = tiny(family)
     directory = tiny_checkpoint_for(tmp_path_factory, family)
-    tokenizer = AutoTokenizer.from_pretrained(directory, tgt_lang="de_DE")
+    tokenizer = AutoTokenizer.from_pretrained(directory, tgt_lang="de_DE", trust_remote_code=False)
     source = tokenizer([CONDITION], return_tensors="pt")
     labels = _labels(tokenizer, TARGET)
     code = tokenizer.lang_code_to_id["de_DE"]
@@ -258,7 +258,7 @@ def test_seq2seq_reference_leaves_mbart_language_codes_out(family, tiny, tmp_pat
         loss = model(**source, labels=labels).loss.item()
     log_probs = torch.log_softmax(logits[0], dim=-1)[torch.arange(labels.shape[1]), labels[0]]
 
-    fresh = AutoTokenizer.from_pretrained(directory)
+    fresh = AutoTokenizer.from_pretrained(directory, trust_remote_code=False)
     options = {"src_lang": "en_XX", "tgt_lang": "de_DE"}
     scored = reference.seq2seq_token_log_probs(model, fresh, CONDITION, TARGET, **options)
     assert scored == pytest.approx(log_probs[labels[0] != code].tolist(), abs=1e-5)
@@ -355,7 +355,9 @@ def test_gptscore_flan_is_the_seq2seq_policy_on_flan_t5(tiny):
 
 def test_t5score_on_mbart50_scores_the_source_language_code_on_the_target(tiny, tmp_path_factory):
     model, _ = tiny("mbart50")
-    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint_for(tmp_path_factory, "mbart50"), src_lang="en_XX")
+    tokenizer = AutoTokenizer.from_pretrained(
+        tiny_checkpoint_for(tmp_path_factory, "mbart50"), src_lang="en_XX", trust_remote_code=False
+    )
     source = tokenizer([CONDITION], return_tensors="pt")
     labels = tokenizer([TARGET], return_tensors="pt")["input_ids"]  # a plain call: en_XX first
     with torch.no_grad():

@@ -192,8 +192,8 @@ def build_copying_bart(directory, *, steps=150, seed=1):
     """A tiny BART trained for a few seconds to copy short sentences, so that, as with real checkpoints, a text scores
     higher given itself than given an unrelated text (a random model cannot tell them apart)."""
     build_tiny_bart(directory, seed=seed)
-    tokenizer = BartTokenizer.from_pretrained(directory)
-    model = BartForConditionalGeneration.from_pretrained(directory)
+    tokenizer = BartTokenizer.from_pretrained(directory, trust_remote_code=False)
+    model = BartForConditionalGeneration.from_pretrained(directory, trust_remote_code=False)
     rng = random.Random(seed)
     torch.manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)

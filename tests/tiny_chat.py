@@ -41,8 +41,8 @@ CHAT_TOKENS = ["<|im_start|>", "<|im_end|>", "<|start_header_id|>", "<|end_heade
 def build_tiny_chat(family: str, template: str, directory, seed: int = 0) -> str:
     """Saves a tiny `family` ("llama", "qwen2") checkpoint with the chat format `template` (a key of TEMPLATES)."""
     plain = build_tiny(family, directory / "plain", seed=seed)
-    tokenizer = AutoTokenizer.from_pretrained(plain)
-    model = AutoModelForCausalLM.from_pretrained(plain)
+    tokenizer = AutoTokenizer.from_pretrained(plain, trust_remote_code=False)
+    model = AutoModelForCausalLM.from_pretrained(plain, trust_remote_code=False)
     tokenizer.add_special_tokens({"additional_special_tokens": CHAT_TOKENS})
     tokenizer.chat_template = TEMPLATES[template]
     torch.manual_seed(seed)

@@ -134,7 +134,7 @@ def _tokenizer_from_sentencepiece(tokenizer_class, file_name, spm_model, **token
     with tempfile.TemporaryDirectory() as staging:
         with open(os.path.join(staging, file_name), "wb") as handle:
             handle.write(spm_model)
-        return tokenizer_class.from_pretrained(staging, **tokenizer_options)
+        return tokenizer_class.from_pretrained(staging, **tokenizer_options, trust_remote_code=False)
 
 
 def _byte_level_bpe(pre_tokenizer, normalizer, vocab_size, special_tokens=()):
@@ -530,5 +530,11 @@ def tiny_checkpoint_for(tmp_path_factory, family, **options):
 
 def load_tiny(directory):
     """(model, tokenizer) loaded the way users load a checkpoint: through the Auto classes, in eval mode."""
-    auto = AutoModelForSeq2SeqLM if AutoConfig.from_pretrained(directory).is_encoder_decoder else AutoModelForCausalLM
-    return auto.from_pretrained(directory).eval(), AutoTokenizer.from_pretrained(directory)
+    auto = (
+        AutoModelForSeq2SeqLM
+        if AutoConfig.from_pretrained(directory, trust_remote_code=False).is_encoder_decoder
+        else AutoModelForCausalLM
+    )
+    return auto.from_pretrained(directory, trust_remote_code=False).eval(), AutoTokenizer.from_pretrained(
+        directory, trust_remote_code=False
+    )

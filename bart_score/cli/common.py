@@ -9,8 +9,9 @@ import sys
 
 from ..baseline_files import load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus, read_table_corpus
-from ..errors import BaselineError, UsageError
+from ..errors import BaselineError, MissingExtraError, UsageError
 from ..inputs import device_name
+from ..long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K, LONG_SOURCE_MODES, LONGDOCFACTSCORE
 from ..options import AGGREGATIONS, PROMPT_SIDES, RESCALE_MODES, CorpusPoints, ScoringOptions
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
@@ -92,8 +93,9 @@ def add_model_arguments(
         "-m",
         "--model",
         default="cnn",
-        help="vanilla, cnn (default), cnn-para, mbart50, mt5, flan-t5, opt, qwen, or a Hub id or checkpoint directory "
-        "of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM",
+        help="vanilla, cnn (default), cnn-para, mbart50, mt5, flan-t5, opt, qwen, a Hub id, a checkpoint directory "
+        "of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM, or a GGUF file (needs "
+        'pip install "bartscore[gguf]")',
     )
     model.add_argument("--source-lang", metavar="CODE", help="mBART: the sources' language code (e.g. de_DE)")
     model.add_argument("--target-lang", metavar="CODE", help="mBART: the outputs' and references' code (e.g. en_XX)")
@@ -160,6 +162,47 @@ def add_model_arguments(
     )
 
 
+def add_long_source_arguments(parser: argparse.ArgumentParser, *, mode: bool = True) -> None:
+    """The long-source options; `mode`: whether --long-source itself is offered (meta-eval computes the windows row
+    of the long-document benchmarks on its own)."""
+    group = parser.add_argument_group(
+        "long sources (faithfulness sentence by sentence, each given the best of a few windows of the source)"
+    )
+    if mode:
+        group.add_argument(
+            "--long-source",
+            choices=LONG_SOURCE_MODES,
+            help="windows: score each prediction sentence given the source windows most like it (LongDocFACTScore); "
+            "default: the source as one condition, truncated to --max-length",
+        )
+    group.add_argument(
+        "--windows-k", type=int, metavar="K", help=f"windows per prediction sentence (default {DEFAULT_WINDOWS_K})"
+    )
+    group.add_argument(
+        "--window",
+        metavar="RULE",
+        help=f"{LONGDOCFACTSCORE} (the sentence and the one before it, as LongDocFACTScore) or N (the sentence and N "
+        f"neighbours on each side) (default {DEFAULT_WINDOW})",
+    )
+    group.add_argument(
+        "--retriever",
+        metavar="NAME",
+        help=f"bm25 (lexical), or a sentence-embedding encoder checkpoint (default {DEFAULT_RETRIEVER})",
+    )
+
+
+def long_source_arguments(args: argparse.Namespace, mode: str | None = None) -> dict:
+    """ScoringOptions' long-source fields from the flags that were given (`mode` for a command without
+    --long-source); the flags' values are checked by ScoringOptions."""
+    mode = getattr(args, "long_source", mode)
+    settings = {"windows_k": getattr(args, "windows_k", None), "window": getattr(args, "window", None)}
+    settings["retriever"] = getattr(args, "retriever", None)
+    given = [FLAGS[name] for name, value in settings.items() if value is not None]
+    if given and mode is None:
+        raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --long-source windows")
+    return {"long_source": mode, **{name: value for name, value in settings.items() if value is not None}}
+
+
 def corpus_from_args(args):
     if args.input and (args.sources or args.references or args.hypotheses):
         raise UsageError("give either --input or plain-text files (--sources/--references/--hypotheses), not both")
@@ -198,6 +241,10 @@ FLAGS = {
     "prompt": "-p/--prompt",
     "rescale": "--rescale",
     "baseline": "--baseline",
+    "long_source": "--long-source",
+    "windows_k": "--windows-k",
+    "window": "--window",
+    "retriever": "--retriever",
     "batch_size": "--batch-size",
     "max_tokens": "--max-tokens",
     "max_length": "--max-length",
@@ -249,6 +296,7 @@ def options_from_args(args: argparse.Namespace, **overrides: object) -> ScoringO
         "rescale": rescaling,
         "baseline": baseline,
         "corpus_points": corpus_points,
+        **long_source_arguments(args, overrides.get("long_source")),
         "batch_size": args.batch_size,
         "max_tokens": args.max_tokens,
         "show_progress": not args.quiet,
@@ -359,7 +407,7 @@ def load_scorer(args):
     except ValueError as error:  # e.g. --max-length beyond the model's positions
         print(f"bartscore {args.command}: error: {flag_message(error)}", file=sys.stderr)
         return None, 2
-    except (OSError, RuntimeError) as error:
+    except (OSError, RuntimeError, MissingExtraError) as error:
         print(f"bartscore {args.command}: {error}", file=sys.stderr)
         return None, 1
 

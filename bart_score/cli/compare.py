@@ -4,7 +4,7 @@ import math
 
 from ..errors import UsageError
 from ..outputs import json_text
-from .common import add_rescale_arguments, checked_request, score_all_systems
+from .common import add_long_source_arguments, add_rescale_arguments, checked_request, score_all_systems
 
 
 def add_parser(commands, parents):
@@ -13,6 +13,7 @@ def add_parser(commands, parents):
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    add_long_source_arguments(parser)
     add_rescale_arguments(
         parser,
         "each <direction>_rescaled section has the same winners and p-values as the raw one, on a scale that says "
@@ -41,6 +42,10 @@ def run(args, corpus, options):
     if per_system is None:
         return status
     segments = len(next(iter(corpus.systems.values())))
+    counted = ("_sentences", "_windows")  # long_source="windows" counts, not scores
+    per_system = {
+        name: {d: v for d, v in scores.items() if not d.endswith(counted)} for name, scores in per_system.items()
+    }
     comparisons = compare_directions(per_system, resamples=args.resamples, alpha=args.alpha, seed=args.seed)
     if args.json:
         print(json_text({"signature": signature, "segments": segments, "directions": comparisons}, indent=2))

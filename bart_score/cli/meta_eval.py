@@ -9,12 +9,25 @@ import sys
 
 from ..corpus import read_table
 from ..errors import UsageError
-from ..meta_eval.benchmarks import BENCHMARKS, DATA_CACHE_ENV, GROUPS, RELEASE_DIR_ENV, resolve_benchmarks
+from ..meta_eval.benchmarks import (
+    BENCHMARKS,
+    DATA_CACHE_ENV,
+    GROUPS,
+    LONGDOC_DIR_ENV,
+    RELEASE_DIR_ENV,
+    resolve_benchmarks,
+)
 from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
 from ..prompts import PROMPT_SETS
 from ..score_cache import DEFAULT_CHUNK_PAIRS
 from ..variants import PARA_WEIGHTS_ENV, VARIANTS
-from .common import add_model_arguments, check_engine_options, load_scorer, options_from_args
+from .common import (
+    add_long_source_arguments,
+    add_model_arguments,
+    check_engine_options,
+    load_scorer,
+    options_from_args,
+)
 
 DEFAULT_OUTPUT_DIR = "meta-eval"
 _CHECKPOINT_VARIANTS = {"facebook/bart-large": "vanilla", "facebook/bart-large-cnn": "cnn"}
@@ -86,14 +99,21 @@ def add_parser(commands, parents):
     )
     data = parser.add_argument_group("benchmark data (default: downloaded once from the release into a cache)")
     data.add_argument("--release-dir", metavar="DIR", help=f"a checkout of the release (or ${RELEASE_DIR_ENV})")
+    data.add_argument(
+        "--longdoc-release-dir",
+        metavar="DIR",
+        help=f"a checkout of the LongDocFACTScore release, for its long-document benchmarks (or ${LONGDOC_DIR_ENV})",
+    )
     data.add_argument("--data-cache", metavar="DIR", help=f"where downloads are kept (or ${DATA_CACHE_ENV})")
     data.add_argument(
         "--data",
         action="append",
         default=[],
         metavar="NAME=FILE",
-        help="read a benchmark from your own file in the release's layout (not checked against the release)",
+        help="read a benchmark from your own file in the release's layout (for the long-document benchmarks, a folder "
+        "holding the LongDocFACTScore release's data/ files), not checked against the release",
     )
+    add_long_source_arguments(parser, mode=False)
     parser.set_defaults(check=check, run=run)
 
 
@@ -109,7 +129,13 @@ def check(args):
     except ValueError as error:
         raise UsageError(f"--benchmark: {error}") from None
     # --aggregation's default is the release's choice per benchmark, which score_benchmarks makes.
-    options = options_from_args(args, aggregation="mean", rescale=None)
+    long_benchmarks = [name for name in benchmarks if BENCHMARKS[name].long_documents]
+    # The long-document benchmarks get a row of faithfulness over source windows besides the usual one.
+    options = options_from_args(
+        args, aggregation="mean", rescale=None, **({"long_source": "windows"} if long_benchmarks else {})
+    )
+    windows = options if long_benchmarks else None
+    options = options.replace(long_source=None)
     options.directions_for(has_references=True, has_sources=True)
     check_engine_options(args)
     if args.save_every < 1:
@@ -127,16 +153,18 @@ def check(args):
         name, _, path = item.partition("=")
         if not path or name.lower() not in benchmarks:
             raise UsageError(f"--data {item!r}: give NAME=FILE with NAME one of the benchmarks run ({benchmarks})")
-        if not os.path.isfile(path):
-            raise UsageError(f"--data {item!r}: {path} is not a file")
+        folder = BENCHMARKS[name.lower()].long_documents
+        if not (os.path.isdir(path) if folder else os.path.isfile(path)):
+            raise UsageError(f"--data {item!r}: {path} is not a {'folder' if folder else 'file'}")
         if name.lower() in data_files:
             raise UsageError(
                 f"--data {item!r}: {name.lower()} was given before (--data {given[name.lower()]}); give each "
                 "benchmark one file"
             )
         data_files[name.lower()], given[name.lower()] = path, item
-    if args.release_dir and not os.path.isdir(args.release_dir):
-        raise UsageError(f"--release-dir {args.release_dir!r} is not a folder")
+    for option, folder in (("--release-dir", args.release_dir), ("--longdoc-release-dir", args.longdoc_release_dir)):
+        if folder and not os.path.isdir(folder):
+            raise UsageError(f"{option} {folder!r} is not a folder")
     metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
 
     for option, value in (("-o", args.output), ("--cache", args.cache)):
@@ -161,13 +189,15 @@ def check(args):
         "metrics": metrics,
         "prefix": prefix,
         "cache": cache,
+        "long_benchmarks": long_benchmarks,
+        "windows": windows,
     }
     return request, options
 
 
 def _model_name(model):
-    """A checkpoint directory by its folder's name; variants and Hub ids as given."""
-    return os.path.basename(os.path.normpath(model)) if os.path.isdir(model) else model
+    """A checkpoint directory or GGUF file by its own name; variants and Hub ids as given."""
+    return os.path.basename(os.path.normpath(model)) if os.path.exists(model) else model
 
 
 def _slug(model):
@@ -239,6 +269,37 @@ def metric_rows(metrics, datasets, path):
     return rows
 
 
+def long_document_rows(args, scorer, resumable, datasets, request, label):
+    """The long-document benchmarks' further rows: faithfulness over source windows, and, for a causal LM with more
+    positions than max_length, the whole source as its prefix (max_length up to the model's positions)."""
+    from ..meta_eval.scoring import score_benchmarks
+    from ..meta_eval.table import MetricRow
+    from ..models.causal import CausalFamily
+    from ..score_cache import ResumableScorer
+
+    names = request["long_benchmarks"]
+    if not names:
+        return []
+    long_datasets = {name: datasets[name] for name in names}
+    windows = request["windows"].replace(directions=("faithfulness",))
+    rule = windows.window if windows.window == "longdocfactscore" else f"+/-{windows.window}"
+    retriever = windows.windows.retriever_label
+    runs = [(f"{label} windows (k={windows.windows_k}, {rule}, {retriever})", resumable, windows)]
+    positions = scorer.family.max_positions
+    if isinstance(scorer.family, CausalFamily) and positions and positions > scorer.max_length:
+        whole = ResumableScorer(scorer.with_max_length(positions), request["cache"], chunk_pairs=args.save_every)
+        runs.append((f"{label} whole source (max_length {positions})", whole, windows.replace(long_source=None)))
+    rows = []
+    for name, engine, options in runs:
+        scores, signatures = score_benchmarks(engine, long_datasets, options, detokenize=False)
+        if scores is None:
+            continue
+        row = MetricRow(name, "bartscore", directions={b: "faithfulness" for b in names}, signatures=signatures)
+        row.scores = {b: scores[b]["faithfulness"] for b in names}
+        rows.append(row)
+    return rows
+
+
 def _is_rank_0():
     import torch
 
@@ -272,7 +333,7 @@ def run(args, request, options):
         for name in request["benchmarks"]:
             datasets[name] = load_benchmark(
                 name,
-                release_dir=args.release_dir,
+                release_dir=args.longdoc_release_dir if BENCHMARKS[name].long_documents else args.release_dir,
                 cache_dir=args.data_cache,
                 data_file=request["data_files"].get(name),
             )
@@ -322,6 +383,7 @@ def run(args, request, options):
             scores, signatures = score_benchmarks(
                 resumable, datasets, options, aggregation=args.aggregation, detokenize=args.detokenize
             )
+            long_rows = long_document_rows(args, scorer, resumable, datasets, request, label)
         except CacheFileError as error:
             print(f"{command}: {error}", file=sys.stderr)
             return 1
@@ -339,6 +401,7 @@ def run(args, request, options):
         for row in ours:
             row.scores = {b: scores[b][row.directions[b]] for b in request["benchmarks"]}
             row.signatures = signatures
+        ours += long_rows
 
     others = {v for v in VARIANTS if v != variant}
     report, text = build_report(

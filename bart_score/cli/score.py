@@ -4,6 +4,7 @@ import sys
 
 from ..outputs import json_text
 from .common import (
+    add_long_source_arguments,
     add_rescale_arguments,
     check_not_an_input,
     check_output_path,
@@ -25,6 +26,7 @@ def add_parser(commands, parents):
         default="-",
         help="per-segment output file (default: stdout; the system summary then goes to stderr)",
     )
+    add_long_source_arguments(parser)
     add_rescale_arguments(parser, "each <direction>_rescaled column orders segments and systems as the raw one does.")
     parser.set_defaults(check=check, run=run)
 
@@ -91,8 +93,13 @@ def write_segments(per_system, ids, output_format, handle):
         for segment in range(len(scores[directions[0]])):
             segment_id = {"id": ids[segment]} if ids is not None else {}
             if output_format == "tsv":
-                values = [f"{scores[d][segment]:.6f}" for d in directions]
+                values = [_cell(scores[d][segment]) for d in directions]
                 handle.write("\t".join([name, str(segment), *segment_id.values(), *values]) + "\n")
             else:
                 row = {"system": name, "segment": segment, **segment_id, **{d: scores[d][segment] for d in directions}}
                 handle.write(json_text(row) + "\n")
+
+
+def _cell(value):
+    """A TSV cell: a score to six decimals, a count (long_source="windows") as it is."""
+    return str(value) if isinstance(value, int) else f"{value:.6f}"

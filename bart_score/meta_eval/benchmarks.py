@@ -1,4 +1,5 @@
-"""The human judgments of the BARTScore release, one loader per benchmark, as ``datasets.Dataset``s.
+"""The human judgments of the BARTScore release and of the LongDocFACTScore release, one loader per benchmark, as
+``datasets.Dataset``s.
 
 The release (github.com/neulab/BARTScore) ships each benchmark as a pickled dict, ``data.pkl``, in one of three
 layouts (SUM/README.md, D2T/README.md, WMT/README.md of the release). ``load_benchmark(name)`` finds the file, checks
@@ -19,10 +20,25 @@ of the release (``release_dir=`` or ``$BARTSCORE_RELEASE_DIR``); this machine's 
 ``$BARTSCORE_DATA_CACHE``, default ``~/.cache/bartscore/release-248f511``); a download from the release at the
 pinned commit into that cache, unless ``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE`` is set. Release files are checked
 before they are unpickled: by SHA-256 where it could be computed from a snapshot of the release, and always by the
-git blob id that the release's tree records. Unpickling allows plain containers, text and numbers only."""
+git blob id that the release's tree records. Unpickling allows plain containers, text and numbers only.
 
+The LongDocFACTScore release (github.com/jbshp/LongDocFACTScore, its data/ folder) gives long-document benchmarks:
+LongSciVerify (PubMed and arXiv articles, three systems' summaries, three expert annotators' per-sentence factuality
+in one CSV each) and LongEval PubMed (Krishna et al., EACL 2023: two systems, fine-grained factuality, preprocessed
+by LongDocFACTScore's authors). They come from a checkout of that release (``release_dir=`` or
+``$LONGDOCFACTSCORE_RELEASE_DIR``), the cache, or a download at its pinned commit, checked by SHA-256 and git blob
+id; or from ``data_file=``, a folder laid out as the release (its data/ files at their paths), not checked. Texts and
+human scores are read as the release's evaluation_scripts/run_evaluation.py reads them: sources and references
+cleaned of their sentence tags (its clean_abstract), summaries as the files have them, LongSciVerify's annotators
+each averaged over a summary's three sentences and then averaged together, LongEval's scores averaged. Where the
+annotators left a sentence unrated (two arXiv summaries have no third rating), the mean is over the rated sentences:
+the release's script would make that summary's score NaN, and with it the whole correlation."""
+
+import csv
 import hashlib
 import io
+import json
+import math
 import os
 import pickle
 import tempfile
@@ -37,7 +53,39 @@ RELEASE_COMMIT = "248f511cb34ae3753fc81f7d7a945de5bfe33458"
 RELEASE_URL = f"https://raw.githubusercontent.com/{RELEASE_REPOSITORY}/{RELEASE_COMMIT}/"
 RELEASE_DIR_ENV = "BARTSCORE_RELEASE_DIR"
 DATA_CACHE_ENV = "BARTSCORE_DATA_CACHE"
+LONGDOC_REPOSITORY = "jbshp/LongDocFACTScore"
+LONGDOC_COMMIT = "62e441d9558eb94a8b32b5dd5f9b18b33ef3e082"
+LONGDOC_DIR_ENV = "LONGDOCFACTSCORE_RELEASE_DIR"
 _OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+
+
+@dataclass(frozen=True)
+class Release:
+    """A public repository, at a pinned commit, whose files benchmarks are read from."""
+
+    title: str
+    repository: str
+    commit: str
+    url: str  # where its raw files are, at the commit
+    dir_env: str  # the environment variable naming a checkout of it
+    dir_option: str  # the command line's option naming one
+    cache_prefix: str  # its cache folder: <prefix>-<commit[:7]>
+
+
+RELEASES = {
+    "bartscore": Release(
+        "BARTScore", RELEASE_REPOSITORY, RELEASE_COMMIT, RELEASE_URL, RELEASE_DIR_ENV, "--release-dir", "release"
+    ),
+    "longdocfactscore": Release(
+        "LongDocFACTScore",
+        LONGDOC_REPOSITORY,
+        LONGDOC_COMMIT,
+        f"https://raw.githubusercontent.com/{LONGDOC_REPOSITORY}/{LONGDOC_COMMIT}/",
+        LONGDOC_DIR_ENV,
+        "--longdoc-release-dir",
+        "longdocfactscore",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -56,7 +104,8 @@ class Benchmark:
     """One benchmark: where its judgments are, and how the paper scores and correlates it.
 
     protocol: how metric scores meet human scores (see meta_eval.protocol). directions, aggregation, detokenize:
-    how the release's scripts compute BARTScore for it (SUM/score.py, D2T/score.py, WMT/score.py)."""
+    how the release's scripts compute BARTScore for it (SUM/score.py, D2T/score.py, WMT/score.py). release: the key
+    of its release in RELEASES; other_files: the files besides `file` that it is read from."""
 
     name: str
     title: str
@@ -68,6 +117,13 @@ class Benchmark:
     aggregation: str  # over several references
     detokenize: bool  # the release detokenizes texts with Moses before BARTScore (SUM and D2T, not WMT)
     paper_table: str
+    release: str = "bartscore"
+    other_files: tuple = ()
+
+    @property
+    def long_documents(self):
+        """Whether its sources are long documents (LongDocFACTScore's benchmarks)."""
+        return self.release == "longdocfactscore"
 
 
 def _summarization(name, title, folder, protocol, aspects, blob, sha256, size, directions, table, aggregation="mean"):
@@ -206,6 +262,111 @@ _ALL = (
     _translation("ru-en", "f89f0238e4a2d500e66058913869a181e2437636"),
     _translation("zh-en", "9da3ae841dbcab64090f8f255418d25d0be1168c"),
 )
+
+
+def _longdoc_file(path, blob, sha256, size):
+    return ReleaseFile(f"data/{path}", blob, sha256, size)
+
+
+_REVIEWERS = {
+    "pubmed": (
+        (
+            "ffcb1b7fe46eb4e1a8a5c97efa32bded95e755ea",
+            "f9fad0ecc6a520d7ee3980411754d203ff4ec6881d33774ec69ac7448473448f",
+        ),
+        (
+            "8183a13e1c2a5e793d6be9ed5896538798b5f3cb",
+            "328fe00bdd56ed46763e3a9295da33fdde5c95e2fb96e63a5cb375a9a4b63559",
+        ),
+        (
+            "fac7832beca3022ce92ddc598f64144780091d6d",
+            "98f76bb192c7bb5b395ad7e4aaa22e2984040494857e7b86e559a0a20dfdd9ec",
+        ),
+    ),
+    "arxiv": (
+        (
+            "efdd06176e3a15e93b470d56ec098f5e12bef195",
+            "b0759b9bafc401a229e07b7882a064b8d3c7d0f5f0756026090375c11c6b06f2",
+        ),
+        (
+            "76ec034aab63a0da873909d1dcac1063d191290e",
+            "97c249a295c62eadd7ea3b5c7a10046a819f7dc20c1e4246c9038136aaca68cc",
+        ),
+        (
+            "5eb45791a9c42b3925a177a2dd2bf17cb7b6f2cb",
+            "6e17e020741f8e4fc8159be34b8df76668f83a229bd69ef8c425488fa166ed6c",
+        ),
+    ),
+}
+_ARTICLES = {
+    "pubmed": (
+        "47d105b3e662572fe166f96239b991e6656fffc6",
+        "63a29856fb23982ccbcef90f724eb6f102377ee21927779b486aece630d7a936",
+    ),
+    "arxiv": (
+        "2c662f9611c48839b44c3d6e65731c0c514b5fd7",
+        "d2b515fc1fa6e2de56d7eea231132b128e2e6b90c8cd72d32c632261d1f1aa87",
+    ),
+}
+_SIZES = {"pubmed": (60253, 689775), "arxiv": (55250, 1072690)}
+# LongSciVerify's systems, in the order of their model_1, model_2, model_3 columns (the release's data/README.md).
+LONGSCIVERIFY_SYSTEMS = ("gencomparesumabs", "dancersum", "section_conditional")
+LONGEVAL_SYSTEMS = ("bigbird_pegasus", "longt5")
+
+
+def _longsciverify(corpus):
+    reviewers = [
+        _longdoc_file(f"human_eval_results/LongSciVerify/{corpus}_reviewer_{n}.csv", blob, sha256, _SIZES[corpus][0])
+        for n, (blob, sha256) in enumerate(_REVIEWERS[corpus], start=1)
+    ]
+    articles = _longdoc_file(f"raw_data/LongSciVerify/{corpus}_test.json", *_ARTICLES[corpus], _SIZES[corpus][1])
+    return Benchmark(
+        f"longsciverify-{corpus}",
+        f"LongSciVerify-{'PubMed' if corpus == 'pubmed' else 'arXiv'}",
+        "longsciverify",
+        "kendall",
+        ("factuality",),
+        reviewers[0],
+        ("faithfulness",),
+        "mean",
+        False,
+        "long",
+        "longdocfactscore",
+        (*reviewers[1:], articles),
+    )
+
+
+_LONG = (
+    _longsciverify("pubmed"),
+    _longsciverify("arxiv"),
+    Benchmark(
+        "longeval-pubmed",
+        "LongEval-PubMed",
+        "longeval",
+        "kendall",
+        ("factuality",),
+        _longdoc_file(
+            "human_eval_results/LongEval/pubmed_fine_scores.json",
+            "4c461a73745ce880ae38268f248faa97ed1a084d",
+            "bf10a2f43213ac5dd5109fd31c848df79f47e526edcda6c9c7c75675ae800093",
+            6267,
+        ),
+        ("faithfulness",),
+        "mean",
+        False,
+        "long",
+        "longdocfactscore",
+        (
+            _longdoc_file(
+                "raw_data/LongEval/pubmed_summary_src_doc_data.json",
+                "43422a2687a5a3f07ab76c21e2c4515ed5e51be2",
+                "d9fcdc1aec99f24c654d4c8e6904ed88a42973a58ae466697c14508ffabffaa5",
+                1252915,
+            ),
+        ),
+    ),
+)
+_ALL = (*_ALL, *_LONG)
 BENCHMARKS = {benchmark.name: benchmark for benchmark in _ALL}
 # Names that stand for several benchmarks.
 GROUPS = {"wmt19": tuple(name for name in BENCHMARKS if name.startswith("wmt19-"))}
@@ -224,37 +385,44 @@ def resolve_benchmarks(names):
     return resolved
 
 
-def default_cache_dir():
+def default_cache_dir(release="bartscore"):
     return os.environ.get(DATA_CACHE_ENV) or os.path.join(
-        os.path.expanduser("~"), ".cache", "bartscore", f"release-{RELEASE_COMMIT[:7]}"
+        os.path.expanduser("~"),
+        ".cache",
+        "bartscore",
+        f"{RELEASES[release].cache_prefix}-{RELEASES[release].commit[:7]}",
     )
 
 
-def release_file_path(name, *, release_dir=None, cache_dir=None):
-    """The path of a benchmark's release file on this machine, checked against its checksums; downloaded into the
-    cache first if it is nowhere else (and downloads are allowed). BenchmarkDataError says why it cannot be had."""
-    file = BENCHMARKS[name].file
-    release_dir = release_dir or os.environ.get(RELEASE_DIR_ENV)
+def release_file_path(name, *, release_dir=None, cache_dir=None, file=None):
+    """The path on this machine of a benchmark's release file (`file`, default its main one), checked against its
+    checksums; downloaded into the cache first if it is nowhere else (and downloads are allowed). BenchmarkDataError
+    says why it cannot be had."""
+    benchmark = BENCHMARKS[name]
+    release = RELEASES[benchmark.release]
+    file = file or benchmark.file
+    release_dir = release_dir or os.environ.get(release.dir_env)
     if release_dir:
         path = os.path.join(release_dir, *file.path.split("/"))
         if not os.path.isfile(path):
             raise BenchmarkDataError(
-                f"{path} does not exist: the release checkout {release_dir!r} lacks {file.path}. {_how_to_get(file)}"
+                f"{path} does not exist: the release checkout {release_dir!r} lacks {file.path}. "
+                f"{_how_to_get(release, file)}"
             )
-        _verify(file, _read_bytes(path), path)
+        _verify(release, file, _read_bytes(path), path)
         return path
-    path = os.path.join(cache_dir or default_cache_dir(), *file.path.split("/"))
+    path = os.path.join(cache_dir or default_cache_dir(benchmark.release), *file.path.split("/"))
     if os.path.isfile(path):
-        _verify(file, _read_bytes(path), path)
+        _verify(release, file, _read_bytes(path), path)
         return path
     offline = [env for env in _OFFLINE_ENVS if os.environ.get(env, "").lower() in ("1", "true", "yes", "on")]
     if offline:
         raise BenchmarkDataError(
-            f"{BENCHMARKS[name].title}'s human judgments ({file.path} of the BARTScore release) are not at {path}, and "
-            f"{offline[0]} is set, so they were not downloaded. {_how_to_get(file, path)}"
+            f"{benchmark.title}'s human judgments ({file.path} of the {release.title} release) are not at {path}, "
+            f"and {offline[0]} is set, so they were not downloaded. {_how_to_get(release, file, path)}"
         )
-    data = _download(file, path)
-    _verify(file, data, RELEASE_URL + file.path)
+    data = _download(release, file, path)
+    _verify(release, file, data, release.url + file.path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".download-")
     with os.fdopen(handle, "wb") as out:
@@ -263,11 +431,11 @@ def release_file_path(name, *, release_dir=None, cache_dir=None):
     return path
 
 
-def _how_to_get(file, cache_path=None):
+def _how_to_get(release, file, cache_path=None):
     where = f"save it as {cache_path}" if cache_path else "put it there"
     return (
-        f"Download {RELEASE_URL}{file.path} (the release at commit {RELEASE_COMMIT[:7]}) and {where}, or point "
-        f"--release-dir / ${RELEASE_DIR_ENV} at a checkout of https://github.com/{RELEASE_REPOSITORY}."
+        f"Download {release.url}{file.path} (the release at commit {release.commit[:7]}) and {where}, or point "
+        f"{release.dir_option} / ${release.dir_env} at a checkout of https://github.com/{release.repository}."
     )
 
 
@@ -279,15 +447,15 @@ def _read_bytes(path):
         raise BenchmarkDataError(f"cannot read {path}: {error.strerror or error}") from None
 
 
-def _download(file, cache_path):
+def _download(release, file, cache_path):
     try:
-        with urllib.request.urlopen(RELEASE_URL + file.path, timeout=60) as response:
+        with urllib.request.urlopen(release.url + file.path, timeout=60) as response:
             return response.read()
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", None) or error
         raise BenchmarkDataError(
-            f"{file.path} of the BARTScore release is not on this machine and could not be downloaded ({reason}). "
-            f"{_how_to_get(file, cache_path)}"
+            f"{file.path} of the {release.title} release is not on this machine and could not be downloaded "
+            f"({reason}). {_how_to_get(release, file, cache_path)}"
         ) from None
 
 
@@ -296,15 +464,16 @@ def git_blob_sha1(data):
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _verify(file, data, where):
+def _verify(release, file, data, where):
     checks = [("git blob id", file.git_blob_sha1, git_blob_sha1(data))]
     if file.sha256:
         checks.append(("SHA-256", file.sha256, hashlib.sha256(data).hexdigest()))
     for kind, expected, actual in checks:
         if actual != expected:
             raise BenchmarkDataError(
-                f"{where} is not {file.path} of the BARTScore release at commit {RELEASE_COMMIT[:7]}: its {kind} is "
-                f"{actual}, the release's is {expected}. Replace it with the release's file ({RELEASE_URL}{file.path})."
+                f"{where} is not {file.path} of the {release.title} release at commit {release.commit[:7]}: its "
+                f"{kind} is {actual}, the release's is {expected}. Replace it with the release's file "
+                f"({release.url}{file.path})."
             )
 
 
@@ -326,17 +495,28 @@ def read_release_pickle(path):
 def load_benchmark(name, *, release_dir=None, cache_dir=None, data_file=None):
     """One benchmark's human judgments as a ``datasets.Dataset`` (the columns are in the module's text).
 
-    data_file: a file in the release's layout to read instead of the release's own (a subset, say); it is not
-    checked against the release's checksums."""
+    data_file: a file in the release's layout to read instead of the release's own (a subset, say); for the
+    LongDocFACTScore benchmarks, a folder holding the release's files at their paths (data/...). It is not checked
+    against the release's checksums."""
     import datasets
 
     (name,) = resolve_benchmarks([name])
     benchmark = BENCHMARKS[name]
-    path = data_file or release_file_path(name, release_dir=release_dir, cache_dir=cache_dir)
-    content = read_release_pickle(path)
-    if not isinstance(content, dict) or not content:
-        raise BenchmarkDataError(f"{path} is not in the release's layout: expected a non-empty dict of documents")
-    rows = _ROWS[benchmark.layout](benchmark, content, path)
+    if benchmark.long_documents:
+        files = {}
+        for file in (benchmark.file, *benchmark.other_files):
+            if data_file:
+                files[file.path] = _given_file(data_file, file, name)
+            else:
+                files[file.path] = release_file_path(name, release_dir=release_dir, cache_dir=cache_dir, file=file)
+        path = data_file or os.path.dirname(files[benchmark.file.path])
+        rows = _LONG_ROWS[benchmark.layout](benchmark, files)
+    else:
+        path = data_file or release_file_path(name, release_dir=release_dir, cache_dir=cache_dir)
+        content = read_release_pickle(path)
+        if not isinstance(content, dict) or not content:
+            raise BenchmarkDataError(f"{path} is not in the release's layout: expected a non-empty dict of documents")
+        rows = _ROWS[benchmark.layout](benchmark, content, path)
     seen = {}
     for index, key in enumerate(zip(rows["doc_id"], rows["system"])):
         if key in seen:
@@ -352,10 +532,12 @@ def load_benchmark(name, *, release_dir=None, cache_dir=None, data_file=None):
             **{f"human_{aspect}": datasets.Value("float64") for aspect in benchmark.aspects},
         }
     )
+    release = RELEASES[benchmark.release]
     if data_file:
-        origin = f"{path} (a file given for it, not checked against the release)"
+        given = "a folder" if benchmark.long_documents else "a file"
+        origin = f"{path} ({given} given for it, not checked against the release)"
     else:
-        origin = f"{path} ({benchmark.file.path} of {RELEASE_REPOSITORY}@{RELEASE_COMMIT[:7]}, checked)"
+        origin = f"{path} ({benchmark.file.path} of {release.repository}@{release.commit[:7]}, checked)"
     info = datasets.DatasetInfo(description=f"{benchmark.title} human judgments from {origin}", features=features)
     return datasets.Dataset.from_dict(rows, info=info)
 
@@ -444,3 +626,167 @@ def _darr(benchmark, content, path):
 
 
 _ROWS = {"summaries": _summaries, "data-to-text": _data_to_text_rows, "darr": _darr}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the LongDocFACTScore release's layouts
+
+
+def _given_file(folder, file, name):
+    path = os.path.join(folder, *file.path.split("/"))
+    if not os.path.isfile(path):
+        raise BenchmarkDataError(
+            f"{folder} is not laid out as the LongDocFACTScore release: {name} needs {file.path} in it"
+        )
+    return path
+
+
+def _clean_abstract(text):
+    """The release's clean_abstract: sentence tags and <pad>/<br /> removed; a list of sentences joined as the
+    release joins them (each with a space before and after)."""
+
+    def clean(sentence):
+        for tag in ("<S>", "</S>", "<pad>", "<br />"):
+            sentence = sentence.replace(tag, "")
+        return sentence
+
+    if isinstance(text, str):
+        return clean(text)
+    return "".join(f" {clean(sentence)} " for sentence in text)
+
+
+def _json(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except OSError as error:
+        raise BenchmarkDataError(f"cannot read {path}: {error.strerror or error}") from None
+    except ValueError as error:
+        raise BenchmarkDataError(f"{path} is not valid JSON: {error}") from None
+
+
+def _csv_rows(path):
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            return list(csv.DictReader(handle))
+    except OSError as error:
+        raise BenchmarkDataError(f"cannot read {path}: {error.strerror or error}") from None
+    except (csv.Error, UnicodeDecodeError) as error:
+        raise BenchmarkDataError(f"{path} is not a readable CSV file: {error}") from None
+
+
+def _rating(row, column, path, number):
+    """One annotator's rating, or None where the cell is empty (a sentence the annotator did not rate)."""
+    if column not in row:
+        raise BenchmarkDataError(f"{path} is not in the release's layout: it has no column {column!r}")
+    cell = (row[column] or "").strip()
+    if not cell:
+        return None
+    try:
+        value = float(cell)
+    except ValueError:
+        raise BenchmarkDataError(f"{path} row {number}, column {column!r}: {cell!r} is not a number") from None
+    if not math.isfinite(value):
+        raise BenchmarkDataError(f"{path} row {number}, column {column!r}: {cell!r} is not a finite number")
+    return value
+
+
+def _longsciverify_rows(benchmark, files):
+    """One row per (article, system): each annotator's factuality is the mean of their ratings of the summary's
+    sentences; the human score is the mean over the annotators (run_evaluation.py's
+    average_scores_accross_annnotators). The article is the first in the raw file whose id is the annotation's id
+    (stripped) or contains it, as load_raw_data finds it."""
+    reviewer_paths = [files[benchmark.file.path], *(files[f.path] for f in benchmark.other_files[:-1])]
+    reviewers = [_csv_rows(path) for path in reviewer_paths]
+    articles_path = files[benchmark.other_files[-1].path]
+    articles = _json(articles_path)
+    if not isinstance(articles, list) or not all(isinstance(a, dict) for a in articles):
+        raise BenchmarkDataError(f"{articles_path} is not in the release's layout: expected a list of articles")
+    counts = {len(rows) for rows in reviewers}
+    if len(counts) != 1 or not reviewers[0]:
+        raise BenchmarkDataError(
+            f"the annotators' files of {benchmark.title} need the same, non-zero number of rows: "
+            + ", ".join(f"{path} has {len(rows)}" for path, rows in zip(reviewer_paths, reviewers))
+        )
+    rows = _new_rows(benchmark)
+    for number, annotated in enumerate(reviewers[0], start=1):
+        if "id" not in annotated:
+            raise BenchmarkDataError(f"{reviewer_paths[0]} is not in the release's layout: it has no column 'id'")
+        doc_id = annotated["id"]
+        article = next(
+            (a for a in articles if a.get("article_id") == doc_id.strip() or doc_id in str(a.get("article_id", ""))),
+            None,
+        )
+        if article is None or "article_text" not in article or "abstract_text" not in article:
+            raise BenchmarkDataError(f"{articles_path} has no article (with its text and abstract) for id {doc_id!r}")
+        for model, system in enumerate(LONGSCIVERIFY_SYSTEMS, start=1):
+            per_annotator = []
+            for path, annotator in zip(reviewer_paths, reviewers):
+                row = annotator[number - 1]
+                ratings = [
+                    _rating(row, f"model_{model}_sent_{sentence}_factuality", path, number) for sentence in (1, 2, 3)
+                ]
+                rated = [rating for rating in ratings if rating is not None]
+                if not rated:
+                    raise BenchmarkDataError(f"{path} row {number}: model_{model}'s summary has no factuality rating")
+                per_annotator.append(sum(rated) / len(rated))
+            if system not in annotated:
+                raise BenchmarkDataError(f"{reviewer_paths[0]} is not in the release's layout: no column {system!r}")
+            _add(
+                rows,
+                benchmark,
+                doc_id.strip(),
+                system,
+                _clean_abstract(article["article_text"]),
+                [_clean_abstract(article["abstract_text"])],
+                annotated[system],
+                {"factuality": sum(per_annotator) / len(per_annotator)},
+                reviewer_paths[0],
+            )
+    return rows
+
+
+def _longeval_rows(benchmark, files):
+    """One row per (article, system): the human score is the mean of the scores of the first judgment of that summary
+    (run_evaluation.py's load_dataframes); summaries, sources and the human reference cleaned as it cleans them."""
+    scores_path = files[benchmark.file.path]
+    texts_path = files[benchmark.other_files[0].path]
+    judgments, texts = _json(scores_path), _json(texts_path)
+    if not isinstance(judgments, list) or not isinstance(texts, dict):
+        raise BenchmarkDataError(
+            f"{scores_path} and {texts_path} are not in the release's layout (a list of judgments, a dict of texts)"
+        )
+    article_ids = sorted({key.split("_")[1] for key in texts}, key=lambda i: (len(i), i))
+    rows = _new_rows(benchmark)
+    for article_id in article_ids:
+        human_key = f"article_{article_id}_human"
+        for system in LONGEVAL_SYSTEMS:
+            key = f"article_{article_id}_{system}"
+            record = texts.get(key)
+            if not isinstance(record, dict) or "summary" not in record or "source_doc" not in record:
+                raise BenchmarkDataError(f"{texts_path} has no summary and source_doc for {key!r}")
+            judged = next((j.get("score") for j in judgments if isinstance(j, dict) and j.get("story") == key), None)
+            if not isinstance(judged, list) or not judged:
+                raise BenchmarkDataError(f"{scores_path} has no scores for {key!r}")
+            try:
+                human = float(sum(judged) / len(judged))
+            except TypeError:
+                raise BenchmarkDataError(f"{scores_path}: the scores of {key!r} are not numbers") from None
+            reference = texts.get(human_key, {}).get("summary") if isinstance(texts.get(human_key), dict) else None
+            if reference is None:
+                raise BenchmarkDataError(f"{texts_path} has no human summary {human_key!r}")
+            _add(
+                rows,
+                benchmark,
+                article_id,
+                system,
+                _clean_abstract(record["source_doc"]),
+                [_clean_abstract(reference)],
+                _clean_abstract(record["summary"]),
+                {"factuality": human},
+                scores_path,
+            )
+    return rows
+
+
+_LONG_ROWS = {"longsciverify": _longsciverify_rows, "longeval": _longeval_rows}

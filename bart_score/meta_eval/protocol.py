@@ -12,12 +12,15 @@ How a metric's scores meet the human scores, by the protocol a benchmark uses:
     spearman           data-to-text (D2TStat.evaluate_text): Spearman and Kendall's tau-b over all texts.
     kendall_like       WMT19 DARR (WMTStat.kendall): (concordant - discordant) / pairs, a pair being concordant when the
                        better translation scores strictly higher; a tie counts as discordant.
+    kendall            LongDocFACTScore's benchmarks (its utils/correlations.py, kendal_tau_matrix): Kendall's tau-b
+                       (scipy.stats.kendalltau) over all summaries of all systems together.
 
 Significance (the release's sig_test_two): 1000 rounds; each reshuffles the same document list (Python's random, seed
 666, documents in the order of the release's file) and keeps its first 80%. Metric A wins a round when its measure on
 those documents is strictly higher than B's; A is significantly better when it wins more than 950 rounds, worse when it
 wins fewer than 50. On summary_level benchmarks a round compares Spearman over the documents where neither metric nor
-the human score is constant. One deliberate difference: the release's data-to-text test (D2TStat.sig_test_two) never
+the human score is constant; on kendall benchmarks, Kendall's tau-b over the records of the round's documents. One
+deliberate difference: the release's data-to-text test (D2TStat.sig_test_two) never
 empties its lists between rounds, so its round k is scored on rounds 1..k together; here each round has its own
 documents, as in the release's other tests."""
 
@@ -26,7 +29,7 @@ import random
 import numpy as np
 from scipy import stats
 
-PROTOCOLS = ("summary_level", "pairwise_accuracy", "pearson", "spearman", "kendall_like")
+PROTOCOLS = ("summary_level", "pairwise_accuracy", "pearson", "spearman", "kendall_like", "kendall")
 # The measure each protocol reports first (the paper's), then the others it computes.
 MEASURES = {
     "summary_level": ("spearman", "kendall", "pearson"),
@@ -34,6 +37,7 @@ MEASURES = {
     "pearson": ("pearson",),
     "spearman": ("spearman", "kendall"),
     "kendall_like": ("kendall_like",),
+    "kendall": ("kendall",),
 }
 ROUNDS, SUBSET_FRACTION, SEED = 1000, 0.8, 666
 WIN_THRESHOLD = 950  # of ROUNDS: more wins than this is significantly better, fewer than ROUNDS - this worse
@@ -109,6 +113,8 @@ def correlate(protocol, doc_ids, human, scores):
             return {"accuracy": concordant / documents, "documents": documents}
         return {"kendall_like": (concordant - (documents - concordant)) / documents, "documents": documents}
     documents = len(_documents(doc_ids))
+    if protocol == "kendall":
+        return {"kendall": stats.kendalltau(human, scores)[0], "documents": documents}
     if protocol == "pearson":
         return {"pearson": stats.pearsonr(human, scores)[0], "documents": documents}
     return {
@@ -145,6 +151,8 @@ class _SubsetMeasures:
             self.human_constant = np.array([_is_constant(self.human[p]) for p in documents])
         elif protocol in ("pairwise_accuracy", "kendall_like"):
             self.pairs = _pairs(doc_ids, self.human)
+        elif protocol == "kendall":
+            self.records = [np.concatenate([documents[d] for d in subset]) for subset in subsets]
         else:
             if any(len(positions) != 1 for positions in documents):
                 raise ValueError(f"the {protocol!r} protocol's significance test needs one record per document")
@@ -166,7 +174,7 @@ class _SubsetMeasures:
             # Both measures order the same way as the count of correctly ordered pairs (subsets are equally large).
             concordant = scores[self.pairs[:, 0]] > scores[self.pairs[:, 1]]
             return concordant[self.subsets].sum(axis=1)
-        correlation = stats.pearsonr if self.protocol == "pearson" else stats.spearmanr
+        correlation = {"pearson": stats.pearsonr, "kendall": stats.kendalltau}.get(self.protocol, stats.spearmanr)
         return np.array([correlation(self.human[rows], scores[rows])[0] for rows in self.records])
 
     def wins(self, first, second):

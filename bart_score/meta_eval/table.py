@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..outputs import json_text, spreadsheet_cell, write_atomically
-from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY
+from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY, RELEASES
 from .protocol import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
 from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES
 
@@ -23,6 +23,7 @@ TABLE_TITLES = {
     "4": "Table 4: summarization, summary-level Spearman (per document across systems, mean over documents)",
     "5": "Table 5: factuality, accuracy (Rank19) and Pearson (QAGS)",
     "6": "Table 6: data-to-text, Spearman over all texts",
+    "long": "Long documents (LongDocFACTScore's benchmarks): factuality, Kendall's tau-b over all summaries",
 }
 ASPECT_LABELS = {
     "litepyramid_recall": "COV",
@@ -34,6 +35,7 @@ ASPECT_LABELS = {
     "naturalness": "NAT",
     "quality": "QUAL",
     "fact": "FAC",
+    "factuality": "FAC",
     "darr": "DARR",
 }
 
@@ -111,6 +113,11 @@ def build_report(datasets, rows, *, paper_notes=None, with_significance=True):
 
     report = {
         "release": {"repository": RELEASE_REPOSITORY, "commit": RELEASE_COMMIT},
+        **(
+            {"longdoc_release": {key: getattr(RELEASES["longdocfactscore"], key) for key in ("repository", "commit")}}
+            if any(BENCHMARKS[name].long_documents for name in datasets)
+            else {}
+        ),
         "benchmarks": {
             name: {
                 "title": BENCHMARKS[name].title,
@@ -257,7 +264,7 @@ def render(report, columns, rows):
     significance results."""
     rows_json = {row["name"]: row for row in report["rows"]}
     lines = []
-    for table in sorted({column.table for column in columns}):
+    for table in sorted({column.table for column in columns}, key=lambda t: (not t.isdigit(), t)):
         shown = [column for column in columns if column.table == table]
         keys = {column.key for column in shown}
         table_rows = [row for row in rows if keys & (set(row.values) | set(row.paper))]

@@ -1,23 +1,30 @@
 """Model families and checkpoints: which families the engine drives, and how a checkpoint is found and loaded.
 
-A checkpoint is a named configuration (bart_score.variants), a Hub id, or a local directory saved with
-save_pretrained. It is looked for in that directory, then in the Hugging Face cache, then on the Hub; its config's
-model_type picks the family. A new family is one class (see base.Family) added to SEQ2SEQ_FAMILIES, or any
-decoder-only model that AutoModelForCausalLM loads."""
+A checkpoint is a named configuration (bart_score.variants), a GGUF file, a local directory saved with save_pretrained,
+or a Hub id (see checkpoints.locate_checkpoint). A directory or GGUF file is read where it is; a Hub id from the
+Hugging Face cache, else the Hub. The config's model_type (a GGUF file's metadata) picks the family. A new family is one
+class (see base.Family) added to SEQ2SEQ_FAMILIES, or any decoder-only model that AutoModelForCausalLM loads. No code
+from a checkpoint is ever run: every from_pretrained call passes trust_remote_code=False, and a checkpoint that would
+need its own code is refused before anything is loaded (so transformers never asks on stdin whether to run it)."""
 
-import hashlib
-import json
+from __future__ import annotations
+
 import os
 
-import huggingface_hub
 import torch
-from transformers import AutoConfig, AutoTokenizer
+import transformers
+from huggingface_hub import constants as hub_constants
+from transformers import AutoConfig, AutoTokenizer, GgufConfig, PretrainedConfig
+from transformers.models.auto.tokenization_auto import get_tokenizer_config
 
-from ..errors import CheckpointLoadError, CheckpointNotFoundError, InputError
+from ..errors import CheckpointLoadError, CheckpointNotFoundError, InputError, InputTypeError, UnsupportedModelError
+from ..templates import ChatSettings
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import IGNORED, Family, Target
 from .causal import CausalFamily, GPTScoreFamily
 from .chat import ChatFamily
+from .checkpoints import Checkpoint, hub_unreachable, locate_checkpoint, refuse_custom_code, weights_identity
+from .gguf import read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
@@ -27,21 +34,28 @@ __all__ = [
     "COMPATIBILITY",
     "IGNORED",
     "SEQ2SEQ_FAMILIES",
+    "Checkpoint",
     "CheckpointNotFoundError",
     "Family",
     "Target",
+    "check_checkpoint",
     "checkpoint_identity",
+    "find_checkpoint",
+    "is_decoder_only",
     "load_family",
+    "locate_checkpoint",
     "resolve_checkpoint",
     "weights_identity",
 ]
 
 
-def resolve_checkpoint(name):
-    """Maps a configuration name, Hub id or local directory to (checkpoint, path of a state dict to load over it or
-    None)."""
+def resolve_checkpoint(name: str) -> tuple[str, str | None]:
+    """Maps a configuration name, Hub id, local directory or GGUF file to (checkpoint, path of a state dict to load
+    over it or None)."""
     if not isinstance(name, str) or not name:
-        raise TypeError(f"checkpoint must be a configuration name, a Hub id or a directory, got {name!r}")
+        raise InputTypeError(
+            f"checkpoint must be a configuration name, a Hub id, a directory or a GGUF file, got {name!r}"
+        )
     if name != "cnn-para":
         return NAMED_CHECKPOINTS.get(name, name), None
     path = os.environ.get(PARA_WEIGHTS_ENV)
@@ -56,77 +70,61 @@ def resolve_checkpoint(name):
     return NAMED_CHECKPOINTS["cnn-para"], path
 
 
-# Files whose bytes are a checkpoint's weights (sharded ones with their index).
-_WEIGHTS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".index.json")
+def checkpoint_identity(checkpoint: str) -> str:
+    """The identity of the checkpoint `checkpoint` names (see checkpoints.Checkpoint.identity)."""
+    return locate_checkpoint(checkpoint).identity()
 
 
-def checkpoint_identity(checkpoint):
-    """What tells a checkpoint apart from every other, however it was named (baselines and score caches are keyed on
-    it; the signature keeps the name as given).
-
-    A local directory: "dir:<absolute real path>#<digest>", the digest covering config.json's bytes and each weights
-    file's name, size and modification time (mtime_ns), so that a directory saved again (retrained, or a different
-    model put at the same path) is a different checkpoint. A Hub id: "hub:<id>@<commit>" with the snapshot commit
-    when the checkpoint is in the Hugging Face cache (where loading finds or downloads it), else "hub:<id>"."""
-    if os.path.isdir(checkpoint):
-        digest = hashlib.sha256()
-        with open(os.path.join(checkpoint, "config.json"), "rb") as handle:
-            digest.update(handle.read())
-        for name in sorted(os.listdir(checkpoint)):
-            if name.endswith(_WEIGHTS_SUFFIXES):
-                digest.update(_file_stamp(os.path.join(checkpoint, name)))
-        return f"dir:{os.path.realpath(checkpoint)}#{digest.hexdigest()[:16]}"
-    commit = _cached_commit(checkpoint)
-    return f"hub:{checkpoint}@{commit}" if commit else f"hub:{checkpoint}"
-
-
-def weights_identity(path):
-    """A state dict loaded over a checkpoint (cnn-para's bart.pth): "weights:<absolute real path>#<digest of its name,
-    size and mtime_ns>"."""
-    return f"weights:{os.path.realpath(path)}#{hashlib.sha256(_file_stamp(path)).hexdigest()[:16]}"
-
-
-def _file_stamp(path):
-    status = os.stat(path)
-    return json.dumps([os.path.basename(path), status.st_size, status.st_mtime_ns]).encode("utf-8")
-
-
-def _cached_commit(repo_id):
-    """The commit of the cached snapshot a Hub id loads from (its config.json's snapshot folder), or None."""
-    try:
-        found = huggingface_hub.try_to_load_from_cache(repo_id, "config.json")
-    except Exception:  # not a valid repository id: there is no snapshot to name
-        return None
-    if not isinstance(found, str):
-        return None
-    snapshot = os.path.dirname(found)
-    return os.path.basename(snapshot) if os.path.basename(os.path.dirname(snapshot)) == "snapshots" else None
-
-
-def load_family(checkpoint, *, dtype, source_lang=None, target_lang=None, template=None, compatibility=None, chat=None):
-    """The family object driving `checkpoint` (tokenizer and model loaded, in evaluation mode, in `dtype`); chat:
-    checked ChatSettings for chat-format scoring (bart_score.models.chat), or None."""
+def load_family(
+    checkpoint: Checkpoint,
+    *,
+    dtype: torch.dtype,
+    source_lang: str | None = None,
+    target_lang: str | None = None,
+    template: str | None = None,
+    compatibility: str | None = None,
+    chat: ChatSettings | None = None,
+) -> Family:
+    """The family object driving `checkpoint` (see locate_checkpoint): tokenizer and model loaded, in evaluation mode,
+    in `dtype` (a GGUF file's tensors dequantized to it); chat: checked ChatSettings for chat-format scoring
+    (bart_score.models.chat), or None."""
     if compatibility is not None and compatibility not in COMPATIBILITY:
-        raise ValueError(f"compatibility must be None or one of {COMPATIBILITY}, got {compatibility!r}")
+        raise InputError(f"compatibility must be None or one of {COMPATIBILITY}, got {compatibility!r}")
     config, where = _find(checkpoint)
-    family = _family_class(checkpoint, config, template, compatibility, chat)
+    family = _family_class(checkpoint.name, config, template, compatibility, chat)
     if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
-        raise ValueError(
+        raise InputError(
             f"source_lang and target_lang are for families with language codes (mBART); "
-            f"{checkpoint!r} is a {config.model_type!r} model"
+            f"{checkpoint.name!r} is a {config.model_type!r} model"
         )
     if template is not None and not issubclass(family, CausalFamily):
-        raise ValueError(
-            f"template is for causal language models; {checkpoint!r} is a {config.model_type!r} "
+        raise InputError(
+            f"template is for causal language models; {checkpoint.name!r} is a {config.model_type!r} "
             f"sequence-to-sequence model (use prompt= to add text to its condition)"
         )
+    weights = {"quantization_config": GgufConfig(dequantize=True)} if checkpoint.gguf_file else {}
     try:
-        tokenizer = AutoTokenizer.from_pretrained(checkpoint, **where)
-        model = family.auto_class.from_pretrained(checkpoint, config=config, dtype=dtype, **where)
+        tokenizer = AutoTokenizer.from_pretrained(checkpoint.source, trust_remote_code=False, **where)
+        model, loading = family.auto_class.from_pretrained(
+            checkpoint.source,
+            config=config,
+            dtype=dtype,
+            output_loading_info=True,
+            trust_remote_code=False,
+            **where,
+            **weights,
+        )
     except (MemoryError, torch.OutOfMemoryError):
         raise  # not the files' fault: the caller may try again, or elsewhere
     except Exception as error:  # truncated or foreign files fail in many libraries' own ways
-        raise CheckpointLoadError(f"cannot load {checkpoint!r}: {_first_line(error)}") from None
+        raise CheckpointLoadError(f"cannot load {checkpoint.name!r}: {_first_line(error)}") from None
+    missing = sorted(loading["missing_keys"])
+    if missing:  # transformers would score with those weights left at random values
+        raise CheckpointLoadError(
+            f"{checkpoint.name!r} lacks {len(missing)} of the weights of its {type(model).__name__} (such as "
+            f"{missing[0]}): its files are incomplete, or hold another architecture (or a part of one, such as an "
+            f"encoder alone)"
+        )
     model.eval()
     if family is MBartFamily:
         return family(tokenizer, model, source_lang, target_lang)
@@ -137,83 +135,140 @@ def load_family(checkpoint, *, dtype, source_lang=None, target_lang=None, templa
     return family(tokenizer, model)
 
 
-def _family_class(checkpoint, config, template, compatibility, chat=None):
+def _family_class(name, config, template, compatibility, chat=None):
     for family in SEQ2SEQ_FAMILIES:
         if config.model_type in family.model_types:
             if chat is not None:
                 raise InputError(
-                    f"chat scoring is for causal language models with a chat template; {checkpoint!r} is a "
+                    f"chat scoring is for causal language models with a chat template; {name!r} is a "
                     f"{config.model_type!r} sequence-to-sequence model"
                 )
             if compatibility is not None:
-                raise ValueError(
-                    f"compatibility={compatibility!r} is for causal language models; {checkpoint!r} is "
+                raise InputError(
+                    f"compatibility={compatibility!r} is for causal language models; {name!r} is "
                     f"a {config.model_type!r} model, whose default policy already matches T5Score's "
                     f"and GPTScore's Flan-T5 scoring"
                 )
             return family
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-
-    # Encoder models such as BERT also have a causal-LM head class, but they were trained to fill masks, not to
-    # continue text: only models with no masked-LM head count as causal language models.
-    decoder_only = (
-        config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-        and config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
-        and not getattr(config, "is_encoder_decoder", False)
-    )
-    if decoder_only:
+    if is_decoder_only(config):
         if chat is not None:
             return ChatFamily
         return GPTScoreFamily if compatibility == "gptscore" else CausalFamily
     supported = ", ".join(sorted({t for family in SEQ2SEQ_FAMILIES for t in family.model_types}))
-    raise ValueError(
-        f"{checkpoint!r} is a {config.model_type!r} model, which cannot score text as generation: "
+    raise UnsupportedModelError(
+        f"{name!r} is a {config.model_type!r} model, which cannot score text as generation: "
         f"supported are the sequence-to-sequence families ({supported}) and decoder-only causal "
         f"language models (GPT-2, OPT, Llama, Qwen, ...)"
     )
 
 
-def _find(checkpoint):
-    """(config, from_pretrained options): a local directory, else the Hugging Face cache, else the Hub."""
-    if os.path.isdir(checkpoint):
-        if not os.access(checkpoint, os.R_OK | os.X_OK):
-            raise CheckpointLoadError(f"cannot read the checkpoint directory {checkpoint!r} (permission denied)")
-        if not os.path.isfile(os.path.join(checkpoint, "config.json")):
-            raise CheckpointNotFoundError(
-                f"{checkpoint!r} is a directory without a config.json, so not a saved "
-                f"checkpoint (save_pretrained() writes one)"
-            )
-        return _config(checkpoint, {}), {}
-    try:
-        return _config(checkpoint, {"local_files_only": True}), {"local_files_only": True}
-    except OSError:
-        if huggingface_hub.constants.HF_HUB_OFFLINE:
-            reason = "HF_HUB_OFFLINE is set"
-        else:
-            try:
-                return _config(checkpoint, {}), {}
-            except OSError as hub_error:
-                reason = str(hub_error).splitlines()[0]
-    raise CheckpointNotFoundError(
-        f"Cannot load the checkpoint {checkpoint!r}: it is not a local directory, not in the Hugging Face cache "
-        f"({huggingface_hub.constants.HF_HUB_CACHE}), and it could not be downloaded ({reason}). On a machine with "
-        f"internet access run `hf download {checkpoint}` and copy the cache here, or pass the path of a directory "
-        f"saved with save_pretrained() as the checkpoint."
+def is_decoder_only(config: PretrainedConfig) -> bool:
+    """Whether a config is a decoder-only causal language model's. Encoder models such as BERT also have a causal-LM
+    head class, but they were trained to fill masks, not to continue text: only models with no masked-LM head count."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    return (
+        config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        and config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+        and not getattr(config, "is_encoder_decoder", False)
     )
 
 
-def _config(checkpoint, where):
+def find_checkpoint(checkpoint: str) -> tuple[PretrainedConfig, dict]:
+    """(config, where from_pretrained finds the files, to be passed with trust_remote_code=False) of the checkpoint
+    `checkpoint` names, found as load_family finds it (for models that are not scored with, such as retrievers)."""
+    return _find(locate_checkpoint(checkpoint))
+
+
+def _find(checkpoint):
+    """(config, where from_pretrained finds the files): a GGUF file or local directory where it is, else the Hugging
+    Face cache, else the Hub, after one short request shows that the Hub answers."""
+    if checkpoint.gguf_file:
+        return _gguf_config(checkpoint), {"gguf_file": checkpoint.gguf_file}
+    if checkpoint.local:
+        return _config(checkpoint, {}), {}
+    cached = {"local_files_only": True}
     try:
-        return AutoConfig.from_pretrained(checkpoint, **where)
-    except ValueError as error:  # a config.json that transformers cannot read
-        raise CheckpointLoadError(f"cannot read the config of {checkpoint!r}: {_first_line(error)}") from None
+        return _config(checkpoint, cached), cached
+    except CheckpointLoadError:
+        raise  # found, but unusable
+    except OSError:
+        pass  # not in the cache
+    if hub_constants.HF_HUB_OFFLINE:
+        reason, remedy = "HF_HUB_OFFLINE is set", ""
+    else:
+        reason = hub_unreachable()
+        remedy = " Working offline, set HF_HUB_OFFLINE=1, so that the Hub is not tried."
+        if reason is None:
+            try:
+                return _config(checkpoint, {}), {}
+            except CheckpointLoadError:
+                raise
+            except OSError as hub_error:
+                reason = _first_line(hub_error)
+    raise CheckpointNotFoundError(
+        f"Cannot load the checkpoint {checkpoint.name!r}: it is not a local directory or GGUF file, not in the Hugging "
+        f"Face cache ({hub_constants.HF_HUB_CACHE}), and it could not be downloaded ({reason}). On a machine with "
+        f"internet access run `hf download {checkpoint.name}` and copy the cache here, or pass the path of a directory "
+        f"saved with save_pretrained() or of a GGUF file as the checkpoint.{remedy}"
+    )
+
+
+def check_checkpoint(checkpoint: Checkpoint, download: dict | None = None) -> None:
+    """What can be known of a checkpoint without loading it: for a GGUF file, that the extra is installed and the file
+    whole; for the others, that the config reads as JSON; for both, that nothing asks for code of the checkpoint's own
+    (refused with CustomCodeError). `download`: where from_pretrained may look (local_files_only). Raises what
+    load_family would."""
+    download = download or {}
+    if checkpoint.gguf_file:
+        require_gguf_extra(checkpoint.name)
+        read_gguf_header(checkpoint.real_path)
+        config = None
+    else:
+        config = _read(checkpoint, "config", lambda: PretrainedConfig.get_config_dict(checkpoint.source, **download)[0])
+    tokenizer_config = _read(
+        checkpoint, "tokenizer config", lambda: get_tokenizer_config(checkpoint.source, **download)
+    )  # for a GGUF file, a tokenizer_config.json beside it
+    refuse_custom_code(checkpoint, config, tokenizer_config)
+
+
+def _read(checkpoint, what, read):
+    try:
+        return read()
+    except ValueError as error:  # JSON that is not a config
+        raise CheckpointLoadError(f"cannot read the {what} of {checkpoint.name!r}: {_first_line(error)}") from None
     except OSError as error:
-        if os.path.isdir(checkpoint):  # there, but unreadable or not JSON
-            raise CheckpointLoadError(f"cannot read the config of {checkpoint!r}: {_first_line(error)}") from None
-        raise
+        if checkpoint.local:  # there, but unreadable or not JSON
+            raise CheckpointLoadError(f"cannot read the {what} of {checkpoint.name!r}: {_first_line(error)}") from None
+        raise  # not in the cache, or not on the Hub
+
+
+def _config(checkpoint, download):
+    """The checkpoint's config, once check_checkpoint found nothing wrong, read through AutoConfig."""
+    check_checkpoint(checkpoint, download)
+    try:
+        return AutoConfig.from_pretrained(checkpoint.source, trust_remote_code=False, **download)
+    except (ValueError, OSError) as error:  # a config.json that transformers cannot read
+        raise CheckpointLoadError(f"cannot read the config of {checkpoint.name!r}: {_first_line(error)}") from None
+
+
+def _gguf_config(checkpoint):
+    """A GGUF file's config (its metadata), once check_checkpoint found the file whole."""
+    check_checkpoint(checkpoint)
+    try:
+        return AutoConfig.from_pretrained(checkpoint.source, gguf_file=checkpoint.gguf_file, trust_remote_code=False)
+    except ValueError as error:  # the whole file was read: what transformers refuses is its architecture
+        architecture = read_gguf_header(checkpoint.real_path).architecture
+        raise UnsupportedModelError(
+            f"{checkpoint.name!r} is a GGUF file of architecture {architecture!r}, which transformers "
+            f"{transformers.__version__} cannot read from GGUF ({_first_line(error)})"
+        ) from None
+    except Exception as error:  # metadata that transformers' GGUF reader fails on in its own ways
+        problem = _first_line(error)
+        raise CheckpointLoadError(f"cannot read the GGUF metadata of {checkpoint.name!r}: {problem}") from None
 
 
 def _first_line(error):

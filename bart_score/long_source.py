@@ -1,0 +1,200 @@
+"""Source-window faithfulness for sources longer than the model reads (LongDocFACTScore: Bishop et al., LREC-COLING
+2024), on any model family.
+
+For each prediction: its sentences; for each sentence, the ``windows_k`` source sentences most like it (a retriever,
+bart_score.retrievers); each widened into a window of source sentences around it (``window``); the sentence scored
+given each window; the best window's score kept; the prediction's score the mean over its sentences.
+
+Window rules, for the source sentence at index i of n:
+
+    "longdocfactscore"  LongDocFACTScore's rule, edge cases included: sentences i-1 and i (its slice [i-1 : i+1] keeps
+                        the sentence and the one before it), and at i = 0 sentences 0 and 1 (0 alone when n = 1)
+    an integer m >= 0   the sentence and m neighbours on each side: sentences max(0, i-m) to min(n-1, i+m)
+
+A window is the sentences joined by single spaces. Every window is an ordinary condition, so the engine's planning
+runs each distinct window through the encoder (or prefix) once for all the sentences and systems that retrieve it, and
+scores each distinct (window, sentence) pair once.
+
+Sentences come from pysbd (rule-based, English, nothing downloaded at run time); docs/long-documents.md says where it
+splits differently from nltk's punkt, which LongDocFACTScore uses."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError, InputTypeError
+from .inputs import whole_number
+from .retrievers import BM25, DEFAULT_RETRIEVER, Retriever, load_retriever
+
+LONG_SOURCE_MODES = ("windows",)
+LONGDOCFACTSCORE = "longdocfactscore"
+DEFAULT_WINDOWS_K = 3
+DEFAULT_WINDOW = LONGDOCFACTSCORE
+
+
+@functools.lru_cache(maxsize=1)
+def _segmenter() -> object:
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a text (pysbd, English), each stripped of surrounding white space. Pieces without a letter or
+    digit (a stray "." that pysbd makes a sentence of its own) are not sentences and are dropped."""
+    if not text.strip():
+        return []
+    pieces = (piece.strip() for piece in _segmenter().segment(text))
+    return [piece for piece in pieces if any(character.isalnum() for character in piece)]
+
+
+def splitter_label() -> str:
+    import importlib.metadata
+
+    return f"pysbd{importlib.metadata.version('pysbd')}"
+
+
+def check_window(window: object) -> str | int:
+    """The window rule as given, checked: "longdocfactscore" or a whole number of neighbours (0 or more)."""
+    if window == LONGDOCFACTSCORE:
+        return LONGDOCFACTSCORE
+    if isinstance(window, str) and window.isdigit():  # as the command line and forms give it
+        window = int(window)
+    neighbours = whole_number(window)
+    if neighbours is None or neighbours < 0:
+        raise InputError(
+            f"window must be {LONGDOCFACTSCORE!r} or a whole number of neighbour sentences on each side (0 or more), "
+            f"got {window!r}"
+        )
+    return neighbours
+
+
+def window_size(window: str | int) -> int:
+    """How many sentences a window spans away from the source's edges."""
+    return 2 if window == LONGDOCFACTSCORE else 2 * window + 1
+
+
+def window_span(index: int, count: int, window: str | int) -> tuple[int, int]:
+    """The window around source sentence `index` of `count`, as [start, stop) sentence indices."""
+    if window == LONGDOCFACTSCORE:
+        return (0, min(2, count)) if index == 0 else (index - 1, index + 1)
+    return max(0, index - window), min(count, index + window + 1)
+
+
+@dataclass(frozen=True)
+class WindowSettings:
+    """The checked settings of long_source="windows": k windows per sentence, the window rule, the retriever (a
+    name, or a loaded Retriever)."""
+
+    k: int = DEFAULT_WINDOWS_K
+    window: str | int = DEFAULT_WINDOW
+    retriever: object = DEFAULT_RETRIEVER
+
+    def __post_init__(self) -> None:
+        k = whole_number(self.k)
+        if k is None or k < 1:
+            raise InputError(f"windows_k must be a positive integer, got {self.k!r}")
+        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "window", check_window(self.window))
+        if not isinstance(self.retriever, Retriever) and not (isinstance(self.retriever, str) and self.retriever):
+            raise InputTypeError(
+                f"retriever must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a "
+                f"Retriever, got {self.retriever!r}"
+            )
+
+    @property
+    def retriever_label(self) -> str:
+        return self.retriever.label if isinstance(self.retriever, Retriever) else self.retriever
+
+    @property
+    def label(self) -> str:
+        """The signature's field: mode, k, window rule, retriever and sentence splitter."""
+        window = "ldfs" if self.window == LONGDOCFACTSCORE else f"pm{self.window}"
+        return f"windows(k={self.k},window={window},retriever={self.retriever_label},split={splitter_label()})"
+
+
+class WindowPlan:
+    """The work of one call: the distinct (window, sentence) pairs to score, and per prediction the pairs of each of
+    its sentences, its sentence count and its distinct window count."""
+
+    def __init__(self) -> None:
+        self._pair_index: dict[tuple[str, str], int] = {}
+        self.sentence_pairs: list[list[list[int]]] = []  # prediction -> sentence -> pair indices
+        self.sentences: list[int] = []
+        self.windows: list[int] = []
+        self.short_sources = 0  # distinct sources with fewer sentences than one window spans
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        return list(self._pair_index)
+
+    def add_prediction(self, sentence_windows: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """A prediction's sentences, each with its windows."""
+        pairs_of_sentences, distinct_windows = [], set()
+        for sentence, windows in sentence_windows:
+            indices = []
+            for window in windows:
+                indices.append(self._pair_index.setdefault((window, sentence), len(self._pair_index)))
+                distinct_windows.add(window)
+            pairs_of_sentences.append(indices)
+        self.sentence_pairs.append(pairs_of_sentences)
+        self.sentences.append(len(pairs_of_sentences))
+        self.windows.append(len(distinct_windows))
+
+    def aggregate(self, pair_scores: Sequence[float]) -> np.ndarray:
+        """Per prediction: the mean over its sentences of the best (highest) score over the sentence's windows."""
+        scores = np.asarray(pair_scores, dtype=np.float64)
+        return np.array([np.mean([scores[pairs].max() for pairs in sentences]) for sentences in self.sentence_pairs])
+
+
+def plan_windows(
+    predictions: Sequence[str], sources: Sequence[str], settings: WindowSettings, device: object = None
+) -> WindowPlan:
+    """Splits, retrieves and builds the windows of every prediction (each distinct text split once, each distinct
+    sentence embedded once). A prediction or source without a sentence is an InputError naming it."""
+    split = {}
+
+    def sentences_of(texts: Sequence[str], name: str) -> list[list[str]]:
+        result = []
+        for index, text in enumerate(texts):
+            if text not in split:
+                split[text] = split_sentences(text)
+            if not split[text]:
+                kind = "empty" if not text else "blank" if not text.strip() else "without a letter or digit"
+                raise InputError(
+                    f"{name}[{index}] has no sentence (it is {kind}); "
+                    f"long_source='windows' scores a prediction sentence by sentence against its source's sentences"
+                )
+            result.append(split[text])
+        return result
+
+    sentences_of(sources, "sources")  # each source split, and checked to have a sentence
+    prediction_sentences = sentences_of(predictions, "predictions")
+    by_source: dict[str, dict[str, None]] = {}
+    for source, sentences in zip(sources, prediction_sentences):
+        by_source.setdefault(source, {}).update(dict.fromkeys(sentences))
+    documents = [split[source] for source in by_source]
+    queries = [list(asked) for asked in by_source.values()]
+    ranks = load_retriever(settings.retriever, device).top_k(documents, queries, settings.k)
+
+    windows_of = {}
+    plan = WindowPlan()
+    for source, sentences, asked, ranked in zip(by_source, documents, queries, ranks):
+        plan.short_sources += len(sentences) < window_size(settings.window)
+        for query, indices in zip(asked, ranked):
+            spans = [window_span(i, len(sentences), settings.window) for i in indices]
+            windows_of[source, query] = [" ".join(sentences[start:stop]) for start, stop in spans]
+    for source, sentences in zip(sources, prediction_sentences):
+        plan.add_prediction([(sentence, windows_of[source, sentence]) for sentence in sentences])
+    if plan.short_sources:
+        warnings.warn(
+            f"long_source='windows': {plan.short_sources} distinct source(s) have fewer sentences than one window "
+            f"spans ({window_size(settings.window)}): their windows are cut at the source's edges",
+            stacklevel=3,
+        )
+    return plan

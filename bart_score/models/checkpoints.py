@@ -1,0 +1,236 @@
+"""Where a checkpoint's files are, what the signature calls it, and what tells it apart from every other model.
+
+A checkpoint is one of:
+
+- a GGUF file (``path/model.gguf``), or a folder whose only weights are one GGUF file;
+- a folder saved with ``save_pretrained`` (config.json, weights, tokenizer files);
+- a Hugging Face Hub id, looked for in the Hugging Face cache, then on the Hub.
+
+Nothing here runs a checkpoint's code: configs and tokenizer configs are read as JSON, and any checkpoint that needs
+code of its own (an ``auto_map``, or a model type transformers does not know) is refused (CustomCodeError)."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+
+import huggingface_hub
+import transformers
+from huggingface_hub import constants as hub_constants
+
+from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError
+from .gguf import is_gguf_path, read_gguf_header, require_gguf_extra
+
+# Files whose bytes are a checkpoint's weights (sharded ones with their index): named by size and mtime_ns, since
+# hashing gigabytes would cost more than loading them.
+_WEIGHTS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".index.json", ".gguf")
+# Files a tokenizer is read from, in every tokenizer class of transformers: vocabularies, merges, sentencepiece and
+# tiktoken models, the tokenizer config, special and added tokens, chat templates. They are digested by their bytes
+# (a swap of two vocabulary entries keeps a file's size).
+_TOKENIZER_FILE_PATTERNS = (
+    "tokenizer*",
+    "*.tokenizer",
+    "*vocab*",
+    "merges*",
+    "*.codes",
+    "*.model",
+    "*.spm",
+    "*.tiktoken",
+    "dict.txt",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "chat_template*",
+    "normalizer.json",
+    "emoji.json",
+    "byte_maps.json",
+    "word_*.json",
+)
+_CHAT_TEMPLATES_FOLDER = "additional_chat_templates"
+# One request to see whether the Hub answers at all, before huggingface_hub's own retries (five, about 30 s).
+HUB_PROBE_SECONDS = 3.0
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A located checkpoint.
+
+    name: as it was given. source: what from_pretrained reads, the absolute path of the folder (of the GGUF file's
+    folder) or the Hub id. gguf_file: the GGUF file's name in that folder, or None."""
+
+    name: str
+    source: str
+    local: bool
+    gguf_file: str | None = None
+
+    @property
+    def real_path(self) -> str | None:
+        """The real absolute path of the folder, or of the GGUF file; None for a Hub id."""
+        if not self.local:
+            return None
+        return os.path.realpath(os.path.join(self.source, self.gguf_file or ""))
+
+    @property
+    def label(self) -> str:
+        """What the signature calls the checkpoint: a file or folder by its real absolute path (one name however it
+        was typed), a Hub id as it is."""
+        return self.real_path or self.source
+
+    def identity(self) -> str:
+        """What tells this model apart from every other (baselines and score caches are keyed on it).
+
+        A folder: "dir:<real path>#<digest>", the digest covering config.json's bytes, every tokenizer file's bytes and
+        each weights file's name, size and modification time (mtime_ns), so that a folder saved again (retrained,
+        another tokenizer, another model at the same path) is another checkpoint. A GGUF file: "gguf:<real
+        path>#<digest>" of its name, size and mtime_ns, the digest of its header (metadata and tensor table) and the
+        tokenizer files beside it (which transformers reads before the file's own tokenizer). A Hub id:
+        "hub:<id>@<commit>" with the snapshot commit when it is in the Hugging Face cache, else "hub:<id>"."""
+        if not self.local:
+            commit = _cached_commit(self.source)
+            return f"hub:{self.source}@{commit}" if commit else f"hub:{self.source}"
+        digest = hashlib.sha256()
+        if self.gguf_file:
+            require_gguf_extra(self.name)
+            digest.update(_file_stamp(self.real_path))
+            digest.update(read_gguf_header(self.real_path).digest.encode("ascii"))
+        else:
+            with open(os.path.join(self.source, "config.json"), "rb") as handle:
+                digest.update(handle.read())
+        for name, path in _tokenizer_files(self.source):
+            digest.update(json.dumps([name, _file_digest(path)]).encode("utf-8"))
+        if not self.gguf_file:
+            for name in sorted(os.listdir(self.source)):
+                if name.endswith(_WEIGHTS_SUFFIXES):
+                    digest.update(_file_stamp(os.path.join(self.source, name)))
+        kind = "gguf" if self.gguf_file else "dir"
+        return f"{kind}:{self.real_path}#{digest.hexdigest()[:16]}"
+
+
+def locate_checkpoint(name: str) -> Checkpoint:
+    """Where the checkpoint `name` (not a named configuration: see resolve_checkpoint) is: a GGUF file, a local folder
+    or a Hub id. Reads nothing but folder listings; a path that names nothing here is refused with what was looked
+    for."""
+    path = os.path.abspath(os.path.expanduser(name))
+    if os.path.isdir(path):
+        return _folder(name, path)
+    if is_gguf_path(name):
+        if not os.path.isfile(path):
+            raise CheckpointNotFoundError(f"there is no GGUF file at {name!r}")
+        return Checkpoint(name, os.path.dirname(path), local=True, gguf_file=os.path.basename(path))
+    if os.path.isabs(name) or name.startswith((".", "~")):  # a path, and no Hub id starts so
+        raise CheckpointNotFoundError(f"there is no checkpoint folder at {name!r}")
+    return Checkpoint(name, name, local=False)
+
+
+def _folder(name: str, path: str) -> Checkpoint:
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise CheckpointLoadError(f"cannot read the checkpoint directory {name!r} (permission denied)")
+    entries = sorted(os.listdir(path))
+    has_weights = any(entry.endswith(_WEIGHTS_SUFFIXES) and not is_gguf_path(entry) for entry in entries)
+    gguf_files = [entry for entry in entries if is_gguf_path(entry) and os.path.isfile(os.path.join(path, entry))]
+    if not has_weights and len(gguf_files) == 1:
+        return Checkpoint(name, path, local=True, gguf_file=gguf_files[0])
+    if not has_weights and gguf_files:
+        raise InputError(
+            f"checkpoint {name!r} is a folder of {len(gguf_files)} GGUF files ({', '.join(gguf_files)}): give the "
+            f"path of the one to load, such as {os.path.join(name, gguf_files[0])!r}"
+        )
+    if not os.path.isfile(os.path.join(path, "config.json")):
+        raise CheckpointNotFoundError(
+            f"{name!r} is a directory without a config.json, so not a saved checkpoint (save_pretrained() writes "
+            f"one), and without a GGUF file"
+        )
+    return Checkpoint(name, path, local=True)
+
+
+def refuse_custom_code(checkpoint: Checkpoint, config: dict | None, tokenizer_config: dict) -> None:
+    """Raises CustomCodeError when the checkpoint's config (None for a GGUF file, whose config is its metadata) or
+    tokenizer config asks for code of its own: an auto_map, or a model type transformers does not know."""
+    sources = [("config", config or {}), ("tokenizer config", tokenizer_config)]
+    for where, content in sources:
+        if content.get("auto_map"):
+            named = ", ".join(_class_names(content["auto_map"])) or repr(content["auto_map"])
+            raise CustomCodeError(
+                f"{checkpoint.name!r} needs its own Python code: its {where} names classes of the checkpoint's own "
+                f"({named}), and bartscore never runs code from a checkpoint. Use a checkpoint of an architecture "
+                f"that transformers has built in"
+            )
+    if config is None:
+        return
+    model_type = config.get("model_type")
+    if model_type is not None and model_type not in transformers.CONFIG_MAPPING:
+        raise CustomCodeError(
+            f"{checkpoint.name!r} is a {model_type!r} model, which transformers {transformers.__version__} does not "
+            f"know: loading it would need its own Python code (or a newer transformers), and bartscore never runs "
+            f"code from a checkpoint"
+        )
+
+
+def _class_names(auto_map: object) -> list[str]:
+    """The class paths an auto_map names: a mapping of Auto class to a path, or to [slow, fast] paths (None for a
+    missing one), or a plain list."""
+    values = auto_map.values() if isinstance(auto_map, dict) else auto_map if isinstance(auto_map, list) else [auto_map]
+    names = []
+    for value in values:
+        names += [item for item in (value if isinstance(value, list) else [value]) if isinstance(item, str)]
+    return names
+
+
+def hub_unreachable() -> str | None:
+    """Why the Hugging Face Hub cannot be reached from here, after one short request; None when it answers (with
+    any status)."""
+    try:
+        huggingface_hub.utils.get_session().head(hub_constants.ENDPOINT, timeout=HUB_PROBE_SECONDS)
+    except Exception as error:  # no answer, for whatever reason: DNS, refused, timeout, proxy, TLS
+        return f"{hub_constants.ENDPOINT} cannot be reached: {_first_line(error)}"
+    return None
+
+
+def weights_identity(path: str) -> str:
+    """A state dict loaded over a checkpoint (cnn-para's bart.pth): "weights:<absolute real path>#<digest of its name,
+    size and mtime_ns>"."""
+    return f"weights:{os.path.realpath(path)}#{hashlib.sha256(_file_stamp(path)).hexdigest()[:16]}"
+
+
+def _tokenizer_files(folder: str) -> list[tuple[str, str]]:
+    """(name relative to the folder, path) of each tokenizer file in it, sorted by name."""
+    found = [
+        (name, os.path.join(folder, name))
+        for name in os.listdir(folder)
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in _TOKENIZER_FILE_PATTERNS)
+    ]
+    templates = os.path.join(folder, _CHAT_TEMPLATES_FOLDER)
+    if os.path.isdir(templates):
+        found += [(f"{_CHAT_TEMPLATES_FOLDER}/{name}", os.path.join(templates, name)) for name in os.listdir(templates)]
+    return sorted((name, path) for name, path in found if os.path.isfile(path))
+
+
+def _file_digest(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _file_stamp(path: str) -> bytes:
+    status = os.stat(path)
+    return json.dumps([os.path.basename(path), status.st_size, status.st_mtime_ns]).encode("utf-8")
+
+
+def _cached_commit(repo_id: str) -> str | None:
+    """The commit of the cached snapshot a Hub id loads from (its config.json's snapshot folder), or None."""
+    try:
+        found = huggingface_hub.try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # not a valid repository id: there is no snapshot to name
+        return None
+    if not isinstance(found, str):
+        return None
+    snapshot = os.path.dirname(found)
+    return os.path.basename(snapshot) if os.path.basename(os.path.dirname(snapshot)) == "snapshots" else None
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0]

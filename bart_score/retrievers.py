@@ -1,0 +1,225 @@
+"""Retrievers for source-window faithfulness: for each sentence of a prediction, the source sentences most like it.
+
+Two kinds, one interface (``Retriever.top_k``):
+
+    EmbeddingRetriever  a sentence-embedding encoder checkpoint run through transformers: each sentence is the mean of
+                        its token states over the attention mask, and sentences are compared by cosine (what
+                        sentence-transformers computes for ``bert-base-nli-mean-tokens``, LongDocFACTScore's retriever)
+    BM25Retriever       lexical BM25 (the bm25s package) over each source's sentences, for machines without an encoder
+
+``load_retriever(name, device)`` turns the ``retriever=`` option into one: "bm25", or an encoder checkpoint (a local
+directory, else the Hugging Face cache, else the Hub, as the scoring checkpoints are found). Ranks are ordered by
+similarity, most similar first; equal similarities keep the source's order."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from .errors import CheckpointLoadError, InputError, InputTypeError
+
+DEFAULT_RETRIEVER = "sentence-transformers/bert-base-nli-mean-tokens"
+BM25 = "bm25"
+# sentence-transformers modules that the embedding here reproduces; any other module changes the embedding.
+_REPRODUCED_MODULES = {
+    "sentence_transformers.models.Transformer": "transformer",
+    "sentence_transformers.models.Pooling": "pooling",
+    "sentence_transformers.models.Normalize": "normalize",  # cosine ignores the norm
+}
+# Padded tokens per embedding batch.
+_EMBEDDING_TOKENS = 8192
+
+
+class Retriever:
+    """Ranks a source's sentences for each query sentence. `label` names it in the signature."""
+
+    label: str = ""
+
+    def top_k(self, documents: Sequence[Sequence[str]], queries: Sequence[Sequence[str]], k: int) -> list:
+        """For each document (its sentences) and its query sentences: per query, the indices of the (at most) k
+        document sentences most similar to it, most similar first. Every document has at least one sentence."""
+        raise NotImplementedError
+
+
+def _ranked(similarities: np.ndarray, k: int) -> list[list[int]]:
+    """Per row, the indices of the k highest values, highest first; equal values keep their order."""
+    order = np.argsort(-similarities, axis=1, kind="stable")[:, :k]
+    return order.tolist()
+
+
+class BM25Retriever(Retriever):
+    """BM25 (bm25s, Lucene's variant, English stop words removed) over one source's sentences at a time. A query
+    with no word in common with any sentence scores 0 everywhere and so takes the source's first sentences."""
+
+    label = BM25
+
+    def top_k(self, documents: Sequence[Sequence[str]], queries: Sequence[Sequence[str]], k: int) -> list:
+        import bm25s
+
+        ranks = []
+        for sentences, asked in zip(documents, queries):
+            corpus = bm25s.tokenize(list(sentences), stopwords="en", show_progress=False)
+            words = bm25s.tokenize(list(asked), stopwords="en", return_ids=False, show_progress=False)
+            scores = np.zeros((len(asked), len(sentences)), dtype=np.float64)
+            if corpus.vocab:  # a source of stop words only has nothing to index
+                index = bm25s.BM25()
+                index.index(corpus, show_progress=False)
+                for row, query in enumerate(words):
+                    if query:
+                        scores[row] = index.get_scores(query)
+            ranks.append(_ranked(scores, k))
+        return ranks
+
+
+class EmbeddingRetriever(Retriever):
+    """A sentence-embedding encoder (BERT, RoBERTa, MPNet, ...) checkpoint: mean pooling over the attention mask,
+    cosine similarity. Every distinct sentence of a call is embedded once, in length-sorted batches. Sentences are
+    cut to the checkpoint's max_seq_length (sentence_bert_config.json), as sentence-transformers cuts them, else to
+    the model's positions."""
+
+    def __init__(self, checkpoint: str, device: object = None) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        from .models import find_checkpoint, is_decoder_only  # torch and transformers: loaded when an encoder is
+
+        config, where = find_checkpoint(checkpoint)
+        if getattr(config, "is_encoder_decoder", False) or is_decoder_only(config):
+            kind = "sequence-to-sequence" if getattr(config, "is_encoder_decoder", False) else "causal language"
+            raise InputError(
+                f"retriever={checkpoint!r} is a {config.model_type!r} {kind} model, not a sentence encoder; give a "
+                f"sentence-embedding encoder checkpoint (such as {DEFAULT_RETRIEVER}) or retriever={BM25!r}"
+            )
+        self.max_length = self._check_sentence_transformers_files(checkpoint, where)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(checkpoint, trust_remote_code=False, **where)
+            self.model = AutoModel.from_pretrained(
+                checkpoint, config=config, dtype=torch.float32, trust_remote_code=False, **where
+            )
+        except (MemoryError, torch.OutOfMemoryError):
+            raise
+        except Exception as error:  # truncated or foreign files fail in many libraries' own ways
+            raise CheckpointLoadError(f"cannot load the retriever {checkpoint!r}: {_first_line(error)}") from None
+        positions = getattr(config, "max_position_embeddings", None)
+        if self.max_length is None:
+            limits = [n for n in (positions, getattr(self.tokenizer, "model_max_length", None)) if n and n < 10**6]
+            self.max_length = min(limits) if limits else 512
+        self.model.eval().to(device or "cpu")
+        self.label = checkpoint
+        self.checkpoint = checkpoint
+
+    @staticmethod
+    def _check_sentence_transformers_files(checkpoint: str, where: dict) -> int | None:
+        """Refuses a sentence-transformers checkpoint whose modules compute something other than mean pooling of the
+        encoder's states (a dense layer, CLS pooling, ...); returns its max_seq_length, if it names one."""
+        modules = _json_file(checkpoint, "modules.json", where)
+        pooling_folder = "1_Pooling"
+        for module in modules or []:
+            kind = _REPRODUCED_MODULES.get(module.get("type"))
+            if kind is None:
+                raise InputError(
+                    f"retriever={checkpoint!r} has a sentence-transformers module {module.get('type')!r}, which "
+                    f"changes the embedding beyond mean pooling; give an encoder with mean pooling, or {BM25!r}"
+                )
+            if kind == "pooling":
+                pooling_folder = module.get("path") or pooling_folder
+        pooling = _json_file(checkpoint, f"{pooling_folder}/config.json", where)
+        if pooling:
+            modes = sorted(key for key, value in pooling.items() if key.startswith("pooling_mode_") and value is True)
+            if modes != ["pooling_mode_mean_tokens"]:
+                raise InputError(
+                    f"retriever={checkpoint!r} pools by {', '.join(modes) or 'nothing'}; this retriever takes the "
+                    f"mean of the token states (pooling_mode_mean_tokens), so it would embed differently"
+                )
+        settings = _json_file(checkpoint, "sentence_bert_config.json", where) or {}
+        length = settings.get("max_seq_length")
+        return int(length) if isinstance(length, int) and length > 0 else None
+
+    def embed(self, sentences: Sequence[str]) -> np.ndarray:
+        """Unit-length mean-pooled embeddings, one row per sentence (each distinct sentence computed once)."""
+        import torch
+
+        distinct = list(dict.fromkeys(sentences))
+        ids = self.tokenizer(distinct, truncation=True, max_length=self.max_length)["input_ids"]
+        order = sorted(range(len(distinct)), key=lambda i: len(ids[i]), reverse=True)
+        vectors = [None] * len(distinct)
+        device = self.model.device
+        with torch.inference_mode():
+            start = 0
+            while start < len(order):
+                rows = max(1, _EMBEDDING_TOKENS // max(1, len(ids[order[start]])))
+                batch = order[start : start + rows]
+                start += len(batch)
+                padded = self.tokenizer.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt")
+                mask = padded["attention_mask"].to(device)
+                states = self.model(input_ids=padded["input_ids"].to(device), attention_mask=mask).last_hidden_state
+                weights = mask.unsqueeze(-1).to(states.dtype)
+                pooled = (states * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+                pooled = torch.nn.functional.normalize(pooled.float(), dim=1)
+                for row, index in enumerate(batch):
+                    vectors[index] = pooled[row].cpu().numpy()
+        position = {sentence: index for index, sentence in enumerate(distinct)}
+        width = self.model.config.hidden_size
+        return np.stack([vectors[position[s]] for s in sentences]) if sentences else np.zeros((0, width), np.float32)
+
+    def top_k(self, documents: Sequence[Sequence[str]], queries: Sequence[Sequence[str]], k: int) -> list:
+        every = [sentence for group in (*documents, *queries) for sentence in group]
+        embedded = self.embed(list(dict.fromkeys(every)))
+        row_of = {sentence: row for row, sentence in enumerate(dict.fromkeys(every))}
+        ranks = []
+        for sentences, asked in zip(documents, queries):
+            source = embedded[[row_of[s] for s in sentences]]
+            query = embedded[[row_of[s] for s in asked]]
+            ranks.append(_ranked(query @ source.T, k))
+        return ranks
+
+
+def _json_file(checkpoint: str, name: str, where: dict) -> object:
+    """A JSON file of a checkpoint (its directory, the Hugging Face cache or the Hub), or None when it has none."""
+    from transformers.utils import cached_file
+
+    path = cached_file(
+        checkpoint,
+        name,
+        _raise_exceptions_for_missing_entries=False,
+        _raise_exceptions_for_connection_errors=False,
+        **where,
+    )
+    if path is None or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as error:
+        raise CheckpointLoadError(f"cannot read {name} of the retriever {checkpoint!r}: {error}") from None
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0]
+
+
+_LOADED: dict = {}
+
+
+def load_retriever(retriever: object, device: object = None) -> Retriever:
+    """The retriever that the ``retriever=`` option names: a Retriever as it is, "bm25", or an encoder checkpoint
+    (loaded once per process and device, and again when its files change)."""
+    if isinstance(retriever, Retriever):
+        return retriever
+    if not isinstance(retriever, str) or not retriever:
+        raise InputTypeError(
+            f"retriever must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a "
+            f"Retriever, got {retriever!r}"
+        )
+    if retriever == BM25:
+        return BM25Retriever()
+    from .models import checkpoint_identity
+
+    saved = os.path.isfile(os.path.join(retriever, "config.json"))
+    key = (retriever, checkpoint_identity(retriever) if saved else None, str(device))
+    if key not in _LOADED:
+        _LOADED[key] = EmbeddingRetriever(retriever, device)
+    return _LOADED[key]

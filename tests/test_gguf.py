@@ -1,0 +1,277 @@
+"""GGUF checkpoints: a file, a folder holding one, the command line and the Space menu all load it through
+transformers' GGUF support; it scores as the same model saved as a folder (tiny models written here with the gguf
+package's writer, and the real SmolLM2 file against its plain-folder conversion); its identity is its file's; a file
+that is not GGUF, is cut short, or needs a missing extra is refused clearly."""
+
+import copy
+import json
+import os
+import pathlib
+import shutil
+import sys
+
+import numpy as np
+import pytest
+import torch
+from reference import causal_score
+from test_cli import run_cli
+from tiny_gguf import build_tiny_causal, save_folder, write_gguf
+
+import bart_score
+import space.guards
+import space.settings
+from bart_score.models import checkpoint_identity, locate_checkpoint
+
+TOLERANCE = 1e-5
+CONDITIONS = [
+    "The cat sat on the mat all afternoon.",
+    "Rain is expected in the north tomorrow, the weather service said.",
+    "The team won the game.",
+]
+TARGETS = ["A cat sat on a mat.", "It will rain in the north.", "The team lost the game badly!"]
+
+
+@pytest.fixture(scope="module", params=[("llama", np.float32), ("qwen2", np.float16)], ids=["llama-f32", "qwen2-f16"])
+def tiny_pair(request, tmp_path_factory):
+    """(original model, its tokenizer, plain folder, GGUF file) of one tiny architecture."""
+    architecture, tensor_dtype = request.param
+    model, tokenizer = build_tiny_causal(architecture, float16_values=tensor_dtype == np.float16)
+    root = tmp_path_factory.mktemp(f"tiny-{architecture}")
+    folder = save_folder(model, tokenizer, root / "plain")
+    (root / "gguf").mkdir()
+    path = write_gguf(model, tokenizer, root / "gguf" / f"tiny-{architecture}.gguf", tensor_dtype=tensor_dtype)
+    return model, tokenizer, folder, path
+
+
+@pytest.fixture(scope="module")
+def llama_gguf(tmp_path_factory):
+    model, tokenizer = build_tiny_causal("llama", seed=3)
+    root = tmp_path_factory.mktemp("llama-gguf")
+    return model, tokenizer, write_gguf(model, tokenizer, root / "tiny.gguf")
+
+
+def test_a_gguf_file_scores_as_the_same_model_saved_as_a_folder(tiny_pair):
+    model, tokenizer, folder, path = tiny_pair
+    from_folder = bart_score.BARTScorer(checkpoint=folder, device="cpu")
+    from_gguf = bart_score.BARTScorer(checkpoint=path, device="cpu")
+    expected = [causal_score(model, tokenizer, c, t) for c, t in zip(CONDITIONS, TARGETS)]
+    got_folder = from_folder.score(CONDITIONS, TARGETS)
+    got_gguf = from_gguf.score(CONDITIONS, TARGETS)
+    assert np.allclose(got_folder, expected, atol=TOLERANCE, rtol=0)
+    assert np.allclose(got_gguf, got_folder, atol=TOLERANCE, rtol=0)
+    assert np.allclose(from_gguf.score(CONDITIONS, CONDITIONS), from_folder.score(CONDITIONS, CONDITIONS), atol=1e-5)
+    # The tokenizer transformers builds from the file's metadata is the one the model was trained with.
+    for text in [*CONDITIONS, *TARGETS, "<|im_start|>user\nHi there<|im_end|>\n"]:
+        assert from_gguf.tokenizer(text)["input_ids"] == tokenizer(text)["input_ids"]
+    assert from_gguf.tokenizer.chat_template == tokenizer.chat_template
+    assert from_gguf.token_policy == from_folder.token_policy
+
+
+def test_the_weights_are_dequantized_to_the_dtype_asked_for(tiny_pair):
+    model, tokenizer, _, path = tiny_pair
+    half = bart_score.BARTScorer(checkpoint=path, device="cpu", dtype="bfloat16")
+    assert {parameter.dtype for parameter in half.model.parameters()} == {torch.bfloat16}
+    assert half.model.lm_head.weight.shape == model.lm_head.weight.shape  # a dense layer, not GGUF blocks
+    expected = [causal_score(model, tokenizer, c, t) for c, t in zip(CONDITIONS, TARGETS)]
+    got = half.score(CONDITIONS, TARGETS)
+    assert np.all(np.isfinite(got)) and np.max(np.abs(np.subtract(got, expected))) < 0.2
+    assert "dtype:bfloat16" in half.signature_fields()
+
+
+def test_a_folder_holding_one_gguf_file_a_relative_path_and_a_link_are_the_same_model(
+    llama_gguf, tmp_path, monkeypatch
+):
+    _, _, path = llama_gguf
+    link = tmp_path / "linked.gguf"
+    link.symlink_to(path)
+    folder = os.path.dirname(path)
+    monkeypatch.chdir(os.path.dirname(folder))
+    relative = os.path.join(os.path.basename(folder), os.path.basename(path))
+    located = [locate_checkpoint(name) for name in (path, folder, relative, str(link))]
+    assert {found.label for found in located} == {os.path.realpath(path)}  # the file, not its folder
+    assert {found.identity() for found in located} == {checkpoint_identity(path)}
+    assert checkpoint_identity(path).startswith(f"gguf:{os.path.realpath(path)}#")
+    by_folder = bart_score.BARTScorer(checkpoint=os.path.basename(folder), device="cpu")
+    result = by_folder.score_directions(TARGETS[:2], sources=CONDITIONS[:2])
+    assert result["signature"].startswith(f"ckpt:{os.path.realpath(path)}|")
+    by_file = bart_score.BARTScorer(checkpoint=relative, device="cpu")
+    assert by_file.model_identity == by_folder.model_identity
+    assert by_file.score(CONDITIONS, TARGETS) == by_folder.score(CONDITIONS, TARGETS)
+
+
+def test_the_identity_of_a_gguf_file_follows_its_header_and_its_stamp(llama_gguf, tmp_path):
+    model, tokenizer, path = llama_gguf
+    written = tmp_path / "copy.gguf"
+    shutil.copy2(path, written)
+    before = checkpoint_identity(str(written))
+    assert before != checkpoint_identity(path)  # another path
+    assert checkpoint_identity(str(written)) == before  # reading it changes nothing
+    status = os.stat(written)
+    os.utime(written, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))  # written again
+    assert checkpoint_identity(str(written)) != before
+    # The same size but another chat template in the metadata, with the old stamp put back: the header tells them apart.
+    tokenizer = copy.deepcopy(tokenizer)
+    tokenizer.chat_template = tokenizer.chat_template.replace("assistant", "helpers!!")
+    stamp = os.stat(written)
+    write_gguf(model, tokenizer, written)
+    assert os.stat(written).st_size == stamp.st_size
+    os.utime(written, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert checkpoint_identity(str(written)) not in (before, checkpoint_identity(path))
+
+
+def test_tokenizer_files_beside_a_gguf_file_are_part_of_its_identity(llama_gguf, tmp_path):
+    """transformers reads a tokenizer.json or tokenizer_config.json beside a GGUF file before the file's own."""
+    _, tokenizer, path = llama_gguf
+    shutil.copy2(path, tmp_path / "model.gguf")
+    alone = checkpoint_identity(str(tmp_path / "model.gguf"))
+    tokenizer.save_pretrained(tmp_path)
+    beside = checkpoint_identity(str(tmp_path / "model.gguf"))
+    assert beside != alone
+    os.remove(tmp_path / "tokenizer_config.json")
+    assert checkpoint_identity(str(tmp_path / "model.gguf")) not in (alone, beside)
+
+
+def test_a_gguf_file_that_is_not_gguf_or_is_cut_short_is_named(llama_gguf, tmp_path):
+    _, _, path = llama_gguf
+    data = pathlib.Path(path).read_bytes()
+    cases = {
+        "empty.gguf": (b"", r"is not a GGUF file \(it does not start with the GGUF magic bytes\)"),
+        "text.gguf": (b"a note that is not a model\n", r"is not a GGUF file"),
+        "header.gguf": (data[:200], r"is truncated: its GGUF header runs past the end of the file"),
+        "tensors.gguf": (data[: len(data) - 100], r"is truncated: its tensors end at byte [\d,]+, but the file has"),
+        "version.gguf": (
+            data[:4] + (99).to_bytes(4, "little") + data[8:],
+            r"is a GGUF file of version 99, which the gguf package does not read",
+        ),
+    }
+    for name, (content, message) in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(bart_score.CheckpointLoadError, match=rf"{tmp_path / name} {message}"):
+            bart_score.BARTScorer(checkpoint=str(tmp_path / name), device="cpu")
+        with pytest.raises(bart_score.CheckpointLoadError, match=message):
+            checkpoint_identity(str(tmp_path / name))
+
+
+def test_a_gguf_path_that_names_nothing_and_a_folder_of_several_are_refused(llama_gguf, tmp_path):
+    _, _, path = llama_gguf
+    with pytest.raises(bart_score.CheckpointNotFoundError, match=r"there is no GGUF file at '.*nowhere.gguf'"):
+        bart_score.BARTScorer(checkpoint=str(tmp_path / "nowhere.gguf"), device="cpu")
+    for name in ("model-Q4_0.gguf", "model-Q8_0.gguf"):
+        shutil.copy2(path, tmp_path / name)
+    with pytest.raises(bart_score.InputError, match=r"a folder of 2 GGUF files \(model-Q4_0.gguf, model-Q8_0.gguf\)"):
+        bart_score.BARTScorer(checkpoint=str(tmp_path), device="cpu")
+
+
+def test_a_gguf_file_of_an_architecture_transformers_cannot_read_gets_the_family_error(tmp_path):
+    import gguf
+
+    writer = gguf.GGUFWriter(str(tmp_path / "encoder.gguf"), "bert")
+    writer.add_block_count(1)
+    writer.add_tensor("token_embd.weight", np.zeros((8, 4), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(bart_score.UnsupportedModelError, match=r"is a GGUF file of architecture 'bert', which transf"):
+        bart_score.BARTScorer(checkpoint=str(tmp_path / "encoder.gguf"), device="cpu")
+
+
+def test_a_gguf_file_lacking_a_tensor_is_refused_rather_than_scored_with_random_weights(llama_gguf, tmp_path):
+    model, tokenizer, _ = llama_gguf
+    path = write_gguf(model, tokenizer, tmp_path / "partial.gguf", leave_out=("model.layers.1.mlp.up_proj.weight",))
+    with pytest.raises(
+        bart_score.CheckpointLoadError, match=r"lacks 1 of the weights of its LlamaForCausalLM \(such as"
+    ):
+        bart_score.BARTScorer(checkpoint=path, device="cpu")
+
+
+@pytest.mark.parametrize("package", ["gguf", "accelerate"])
+def test_a_missing_extra_is_one_clear_error_naming_the_pip_command(llama_gguf, monkeypatch, package):
+    _, _, path = llama_gguf
+    monkeypatch.setitem(sys.modules, package, None)  # `import package` now fails as if it were not installed
+    message = rf"is a GGUF checkpoint.* \({package} not installed here\): pip install \"bartscore\[gguf\]\""
+    with pytest.raises(bart_score.MissingExtraError, match=message):
+        bart_score.BARTScorer(checkpoint=path, device="cpu")
+
+
+@pytest.mark.slow
+def test_cli_scores_a_gguf_file_and_names_a_missing_extra_or_a_damaged_file(tiny_pair, tmp_path):
+    model, tokenizer, _, path = tiny_pair
+    sources, outputs = tmp_path / "src.txt", tmp_path / "sys.txt"
+    sources.write_text("\n".join(CONDITIONS) + "\n", encoding="utf-8")
+    outputs.write_text("\n".join(TARGETS) + "\n", encoding="utf-8")
+    arguments = ["score", "-s", str(sources), "-t", str(outputs), "-d", "faithfulness", "-q", "--format", "jsonl"]
+    code, stdout, stderr = run_cli(*arguments, "-m", path)
+    assert code == 0, stderr
+    rows = [json.loads(line) for line in stdout.splitlines()]
+    expected = [causal_score(model, tokenizer, c, t) for c, t in zip(CONDITIONS, TARGETS)]
+    assert np.allclose([row["faithfulness"] for row in rows], expected, atol=TOLERANCE, rtol=0)
+
+    blocker = tmp_path / "blocked"  # a `gguf` package that cannot be imported, first on the path
+    (blocker / "gguf").mkdir(parents=True)
+    (blocker / "gguf" / "__init__.py").write_text("raise ImportError('blocked for the test')\n")
+    code, _, stderr = run_cli(*arguments, "-m", path, env={"PYTHONPATH": str(blocker)})
+    assert code == 1 and 'pip install "bartscore[gguf]"' in stderr and "Traceback" not in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1
+
+    (tmp_path / "cut.gguf").write_bytes(pathlib.Path(path).read_bytes()[:5000])
+    code, _, stderr = run_cli(*arguments, "-m", str(tmp_path / "cut.gguf"))
+    assert code == 1 and "cut.gguf is truncated" in stderr and "Traceback" not in stderr, stderr
+
+
+def test_a_space_menu_entry_can_be_a_gguf_file(llama_gguf, tmp_path):
+    _, _, path = llama_gguf
+    settings = space.settings.settings_from_env(
+        {"BARTSCORE_APP_MODELS": f"tiny-gguf={path}", "BARTSCORE_APP_DEVICE": "cpu"}
+    )
+    assert space.guards.model_problems({"tiny-gguf": path, "its-folder": os.path.dirname(path)}) == {}
+    scorer = space.settings.load_scorer(settings, "tiny-gguf")
+    assert scorer.model_label == os.path.realpath(path)
+    signature = scorer.score_directions(TARGETS[:1], sources=CONDITIONS[:1])["signature"]
+    shown = space.guards.public_signature(signature, "tiny-gguf", path)
+    assert shown.startswith("ckpt:tiny-gguf|") and str(tmp_path) not in shown and os.path.dirname(path) not in shown
+    (tmp_path / "cut.gguf").write_bytes(pathlib.Path(path).read_bytes()[:5000])
+    problems = space.guards.model_problems({"cut": str(tmp_path / "cut.gguf")})
+    assert "is truncated" in problems["cut"]
+
+
+# -- the real model ----------------------------------------------------------------------------------------------
+
+REAL_PAIRS = [
+    (
+        "The city council voted on Tuesday to build a new library next to the central park. Construction will start "
+        "in the spring and is expected to take two years.",
+        "The council approved a new library by the park, to be built over two years.",
+    ),
+    (
+        "Heavy rain caused the river to flood several streets in the old town overnight. No one was hurt.",
+        "A flood in the old town injured dozens of people.",
+    ),
+    ("The recipe needs three eggs, a cup of flour and a pinch of salt.", "You need three eggs, flour and salt."),
+    ("Write a short greeting.", "Hello! I hope you are having a wonderful day."),
+]
+
+
+@pytest.fixture(scope="module")
+def smollm2_from_gguf(smollm2_gguf):
+    """SmolLM2 loaded from its GGUF file through the user path (the test run's one GGUF load of it)."""
+    return bart_score.BARTScorer(checkpoint=smollm2_gguf, device="cpu")
+
+
+def test_the_real_smollm2_gguf_file_scores_as_its_plain_folder(smollm2_from_gguf, smollm2_scorer, smollm2_gguf):
+    conditions, targets = zip(*REAL_PAIRS)
+    from_gguf = smollm2_from_gguf.score(list(conditions), list(targets))
+    from_folder = smollm2_scorer.score(list(conditions), list(targets))
+    assert np.max(np.abs(np.subtract(from_gguf, from_folder))) <= TOLERANCE
+    config = smollm2_from_gguf.model.config
+    assert (config.model_type, config.num_hidden_layers, config.vocab_size) == ("llama", 30, 49152)
+    assert smollm2_from_gguf.model_label == os.path.realpath(smollm2_gguf)
+    assert smollm2_from_gguf.model_identity.startswith(f"gguf:{os.path.realpath(smollm2_gguf)}#")
+    assert smollm2_from_gguf.model_identity != smollm2_scorer.model_identity
+
+
+def test_the_real_smollm2_tells_a_faithful_summary_from_an_unfaithful_one(smollm2_from_gguf):
+    source, faithful = REAL_PAIRS[0]
+    changed = "The council rejected a new stadium by the river, to be built over ten years."
+    scores = smollm2_from_gguf.score([source, source], [faithful, changed])
+    assert scores[0] > scores[1]

@@ -1,0 +1,476 @@
+"""Source-window faithfulness (long_source="windows"): parity with LongDocFACTScore's algorithm, re-implemented here
+from its description as a plain loop (per summary sentence: embed, cosine top-k, windows by its slice rule, one
+plain BART forward with labels per window, max, then mean), the planned reuse, the options and bad input."""
+
+import json
+import os
+import random
+
+import numpy as np
+import pytest
+import torch
+from reference import reference_score
+from tiny_bart import english_like
+from tiny_encoder import build_sentence_encoder
+from transformers import AutoModel, AutoTokenizer
+
+import bart_score
+from bart_score import InputError
+from bart_score.long_source import LONGDOCFACTSCORE, split_sentences, window_span
+from bart_score.retrievers import BM25Retriever, EmbeddingRetriever
+
+
+@pytest.fixture(scope="session")
+def encoder_checkpoint(tmp_path_factory):
+    return build_sentence_encoder(tmp_path_factory.mktemp("tiny-sentence-encoder"))
+
+
+@pytest.fixture(scope="session")
+def reference_encoder(encoder_checkpoint):
+    """The encoder loaded independently of the code under test."""
+    return AutoModel.from_pretrained(encoder_checkpoint, trust_remote_code=False).eval(), AutoTokenizer.from_pretrained(
+        encoder_checkpoint, trust_remote_code=False
+    )
+
+
+# -- documents whose sentences every splitter finds ------------------------------------------------------------------
+
+
+def plain_sentences(rng, count):
+    """Sentences of common words ending in a full stop: no abbreviation, number or quote a splitter could read
+    otherwise."""
+    sentences = []
+    while len(sentences) < count:
+        sentence = english_like(rng, rng.randint(6, 14))
+        sentence = sentence[:-1] + "."
+        if sentence not in sentences:
+            sentences.append(sentence)
+    return sentences
+
+
+def workload(seed=0, documents=3, source_sentences=12, systems=2, summary_sentences=3):
+    """(source sentence lists, prediction sentence lists), systems x documents predictions; some summary sentences
+    are copied from the source, and one prediction repeats a sentence of another system."""
+    rng = random.Random(seed)
+    sources, predictions = [], []
+    for _ in range(documents):
+        sources.append(plain_sentences(rng, source_sentences))
+    for _ in range(systems):
+        for document in range(documents):
+            sentences = plain_sentences(rng, summary_sentences)
+            sentences[0] = sources[document][rng.randrange(source_sentences)]
+            predictions.append(sentences)
+    if systems > 1:
+        predictions[documents][1] = predictions[0][1]  # the same sentence of the same source in two systems
+    return sources, predictions
+
+
+# -- the independent reference: LongDocFACTScore's algorithm as a plain loop -----------------------------------------
+
+
+def surrounding_sentences(sentences, index):
+    """LongDocFACTScore's window: the sentence and the one before it; the first two sentences for the first one."""
+    if index == 0:
+        chosen = sentences[:2]
+    else:
+        chosen = sentences[index - 1 : index + 1]
+    return " ".join(chosen)
+
+
+def embed_one(model, tokenizer, sentence, max_length=128):
+    encoded = tokenizer(sentence, truncation=True, max_length=max_length, return_tensors="pt")
+    with torch.no_grad():
+        states = model(**encoded).last_hidden_state[0]
+    return states.mean(dim=0).numpy()
+
+
+def embedding_ranks(encoder):
+    """Source sentence indices by cosine to the sentence's embedding, highest first (one sentence at a time)."""
+    model, tokenizer = encoder
+
+    def rank(source, sentence):
+        vectors = [embed_one(model, tokenizer, s) for s in source]
+        query = embed_one(model, tokenizer, sentence)
+        cosines = [float(query @ v / (np.linalg.norm(query) * np.linalg.norm(v))) for v in vectors]
+        return sorted(range(len(source)), key=lambda i: -cosines[i])
+
+    return rank
+
+
+def bm25_ranks(source, sentence):
+    """Source sentence indices by bm25s's BM25 score of the sentence against them, highest first, ties in order."""
+    import bm25s
+
+    index = bm25s.BM25()
+    index.index(bm25s.tokenize(source, stopwords="en", show_progress=False), show_progress=False)
+    words = bm25s.tokenize([sentence], stopwords="en", return_ids=False, show_progress=False)[0]
+    scores = index.get_scores(words) if words else np.zeros(len(source))
+    return sorted(range(len(source)), key=lambda i: -scores[i])
+
+
+def neighbours(count):
+    def window(sentences, index):
+        return " ".join(sentences[max(0, index - count) : index + count + 1])
+
+    return window
+
+
+def reference_windows(score_pair, rank, sources, predictions, window=surrounding_sentences, k=3):
+    """LongDocFACTScore's algorithm, per prediction given as sentences with its source's sentences: for each summary
+    sentence, the k source sentences ranked first, the window around each, the sentence scored given each window by
+    one plain forward pass per pair, the max; the prediction's score is the mean over its sentences. Also the
+    distinct windows of each prediction."""
+    scores, windows_used = [], []
+    for source, prediction in zip(sources, predictions):
+        sentence_scores, used = [], set()
+        for sentence in prediction:
+            windows = [window(source, i) for i in rank(source, sentence)[:k]]
+            used.update(windows)
+            sentence_scores.append(max(score_pair(w, sentence) for w in windows))
+        scores.append(sum(sentence_scores) / len(sentence_scores))
+        windows_used.append(len(used))
+    return scores, windows_used
+
+
+def bart_pair(reference_model):
+    return lambda condition, target: reference_score(*reference_model, condition, target)
+
+
+def joined(sentence_lists):
+    return [" ".join(sentences) for sentences in sentence_lists]
+
+
+# -- parity ----------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_longdocfactscore_rule_equals_the_reference(
+    seed, scorer, reference_model, encoder_checkpoint, reference_encoder
+):
+    sources, predictions = workload(seed)
+    all_sources = sources * 2  # two systems share each source
+    result = scorer.score_directions(
+        joined(predictions),
+        sources=joined(all_sources),
+        long_source="windows",
+        window=LONGDOCFACTSCORE,
+        retriever=encoder_checkpoint,
+    )
+    expected, windows = reference_windows(
+        bart_pair(reference_model), embedding_ranks(reference_encoder), all_sources, predictions
+    )
+    np.testing.assert_allclose(result["faithfulness"], expected, rtol=0, atol=1e-5)
+    assert result["faithfulness_sentences"] == [len(p) for p in predictions]
+    assert result["faithfulness_windows"] == windows
+
+
+def test_pieces_without_a_word_are_not_sentences():
+    assert split_sentences(". only few were done . none more .") == ["only few were done .", "none more ."]
+
+
+def test_the_splitter_finds_the_workloads_sentences():
+    sources, predictions = workload(0)
+    for sentences in [*sources, *predictions]:
+        assert split_sentences(" ".join(sentences)) == sentences
+
+
+def test_longdocfactscore_window_edges():
+    """Their slice [i-1 : i+1] keeps the sentence and the one before it; at i = 0 their first-sentence branch takes
+    sentences 0 and 1, and with one sentence only that one."""
+    sentences = ["S0.", "S1.", "S2.", "S3."]
+    for index in range(len(sentences)):
+        start, stop = window_span(index, len(sentences), LONGDOCFACTSCORE)
+        assert " ".join(sentences[start:stop]) == surrounding_sentences(sentences, index)
+    assert window_span(0, 1, LONGDOCFACTSCORE) == (0, 1)
+    assert window_span(1, 2, LONGDOCFACTSCORE) == (0, 2)
+    assert [window_span(i, 5, 1) for i in (0, 2, 4)] == [(0, 2), (1, 4), (3, 5)]
+    assert window_span(3, 5, 0) == (3, 4)
+
+
+@pytest.mark.parametrize("count", [0, 1, 2])
+def test_neighbour_windows_equal_the_reference(count, scorer, reference_model, encoder_checkpoint, reference_encoder):
+    sources, predictions = workload(2, documents=2)
+    all_sources = sources * 2
+    result = scorer.score_directions(
+        joined(predictions),
+        sources=joined(all_sources),
+        long_source="windows",
+        window=count,
+        windows_k=2,
+        retriever=encoder_checkpoint,
+    )
+    expected, windows = reference_windows(
+        bart_pair(reference_model), embedding_ranks(reference_encoder), all_sources, predictions, neighbours(count), 2
+    )
+    np.testing.assert_allclose(result["faithfulness"], expected, rtol=0, atol=1e-5)
+    assert result["faithfulness_windows"] == windows
+
+
+def test_bm25_retriever_equals_the_reference_and_finds_a_copied_sentence(scorer, reference_model):
+    sources, predictions = workload(3)
+    all_sources = sources * 2
+    result = scorer.score_directions(
+        joined(predictions), sources=joined(all_sources), long_source="windows", retriever="bm25"
+    )
+    expected, windows = reference_windows(bart_pair(reference_model), bm25_ranks, all_sources, predictions)
+    np.testing.assert_allclose(result["faithfulness"], expected, rtol=0, atol=1e-5)
+    assert result["faithfulness_windows"] == windows
+    for source, prediction in zip(all_sources, predictions):  # each first sentence is copied from its source
+        (ranked,) = BM25Retriever().top_k([source], [[prediction[0]]], 1)[0]
+        assert source[ranked[0]] == prediction[0]
+
+
+def test_every_family_scores_windows_as_ordinary_conditions(tmp_path_factory, encoder_checkpoint, reference_encoder):
+    from reference import causal_score
+    from tiny_models import build_tiny, load_tiny
+
+    directory = build_tiny("gpt2", tmp_path_factory.mktemp("tiny-gpt2"))
+    model, tokenizer = load_tiny(directory)
+    sources, predictions = workload(4, documents=2)
+    result = bart_score.BARTScorer(checkpoint=directory, device="cpu").score_directions(
+        joined(predictions), sources=joined(sources * 2), long_source="windows", retriever=encoder_checkpoint
+    )
+    expected, _ = reference_windows(
+        lambda condition, target: causal_score(model, tokenizer, condition, target),
+        embedding_ranks(reference_encoder),
+        sources * 2,
+        predictions,
+    )
+    np.testing.assert_allclose(result["faithfulness"], expected, rtol=0, atol=1e-5)
+
+
+# -- planned reuse ---------------------------------------------------------------------------------------------------
+
+
+def test_each_window_is_encoded_once_and_each_pair_scored_once(scorer, encoder_checkpoint, monkeypatch):
+    sources, predictions = workload(5, documents=2, systems=3)
+    all_sources = sources * 3
+    scored, encoded = [], []
+    original_score, original_encode = scorer.score, scorer._encode
+
+    def recording_score(conditions, targets, *args, **kwargs):
+        scored.extend(zip(conditions, targets))
+        return original_score(conditions, targets, *args, **kwargs)
+
+    def recording_encode(sequences):
+        encoded.extend(sequences)
+        return original_encode(sequences)
+
+    monkeypatch.setattr(scorer, "score", recording_score)
+    monkeypatch.setattr(scorer, "_encode", recording_encode)
+    scorer.score_directions(
+        joined(predictions), sources=joined(all_sources), long_source="windows", retriever=encoder_checkpoint
+    )
+    assert len(scored) == len(set(scored))  # identical (window, sentence) pairs are one pair
+    assert len({window for window, _ in scored}) == len(encoded) == len(set(encoded))
+    shared = predictions[0][1]
+    assert sum(sentence == shared for _, sentence in scored) == 3  # two systems' sentence, scored once per window
+
+
+def test_each_distinct_sentence_is_embedded_once_in_batches(encoder_checkpoint, monkeypatch):
+    retriever = EmbeddingRetriever(encoder_checkpoint)
+    rows, calls = [], []
+    forward = retriever.model.forward
+
+    def recording_forward(*args, **kwargs):
+        calls.append(1)
+        rows.extend(kwargs["input_ids"].tolist())
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(retriever.model, "forward", recording_forward)
+    sources, predictions = workload(6, documents=2, systems=3)
+    documents = sources
+    queries = [[s for p in predictions[d::2] for s in p] for d in range(2)]
+    retriever.top_k(documents, queries, 3)
+    distinct = {s for group in (*documents, *queries) for s in group}
+    assert len(rows) == len(distinct)
+    assert len(calls) < len(distinct)
+
+
+def test_embeddings_do_not_depend_on_batching(encoder_checkpoint, reference_encoder):
+    sentences = plain_sentences(random.Random(7), 9)
+    embedded = EmbeddingRetriever(encoder_checkpoint).embed(sentences)
+    for sentence, vector in zip(sentences, embedded):
+        expected = embed_one(*reference_encoder, sentence)
+        np.testing.assert_allclose(vector, expected / np.linalg.norm(expected), atol=1e-5)
+
+
+# -- results and options ---------------------------------------------------------------------------------------------
+
+
+def test_other_directions_are_computed_as_usual_and_the_signature_records_the_mode(scorer, encoder_checkpoint):
+    sources, predictions = workload(8, documents=2, systems=1)
+    references = [" ".join(p[::-1]) for p in predictions]
+    windows = scorer.score_directions(
+        joined(predictions),
+        references=references,
+        sources=joined(sources),
+        long_source="windows",
+        windows_k=2,
+        window=1,
+        retriever=encoder_checkpoint,
+    )
+    plain = scorer.score_directions(joined(predictions), references=references, sources=joined(sources))
+    for direction in ("precision", "recall", "f_score"):
+        assert windows[direction] == plain[direction]
+    assert windows["faithfulness"] != plain["faithfulness"]
+    field = next(f for f in windows["signature"].split("|") if f.startswith("long:"))
+    assert field.startswith(f"long:windows(k=2,window=pm1,retriever={encoder_checkpoint},split=pysbd")
+    assert "long:" not in plain["signature"]
+
+
+# -- bad input -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("blank", ["", "   \n ", " . ! "])
+def test_a_prediction_or_source_without_a_sentence_is_refused(blank, scorer):
+    with pytest.raises(InputError, match=r"predictions\[1\] has no sentence"):
+        scorer.score_directions(
+            ["A cat sat.", blank], sources=["A cat sat."] * 2, long_source="windows", retriever="bm25"
+        )
+    with pytest.raises(InputError, match=r"sources\[0\] has no sentence"):
+        scorer.score_directions(["A cat sat."], sources=[blank], long_source="windows", retriever="bm25")
+
+
+def test_a_source_shorter_than_one_window_is_scored_whole_and_reported(scorer, reference_model):
+    source, prediction = "The cat sat on the mat.", "A cat sat on a mat. The dog was there."
+    with pytest.warns(UserWarning, match=r"1 distinct source\(s\) have fewer sentences than one window spans \(2\)"):
+        result = scorer.score_directions([prediction], sources=[source], long_source="windows", retriever="bm25")
+    expected = np.mean([reference_score(*reference_model, source, s) for s in split_sentences(prediction)])
+    assert result["faithfulness"][0] == pytest.approx(expected, abs=1e-5)
+    assert result["faithfulness_windows"] == [1]
+
+
+def test_a_retriever_that_is_not_a_sentence_encoder_is_refused(scorer, tiny_checkpoint, tmp_path):
+    with pytest.raises(InputError, match=r"is a 'bart' sequence-to-sequence model, not a sentence encoder"):
+        scorer.score_directions(["A cat."], sources=["A cat sat."], long_source="windows", retriever=tiny_checkpoint)
+    with pytest.raises(bart_score.CheckpointNotFoundError):
+        scorer.score_directions(
+            ["A cat."], sources=["A cat sat."], long_source="windows", retriever=str(tmp_path / "nothing-here")
+        )
+    with pytest.raises(bart_score.InputTypeError, match="retriever must be"):
+        scorer.score_directions(["A cat."], sources=["A cat sat."], long_source="windows", retriever=3)
+
+
+@pytest.mark.parametrize(
+    ("modules", "pooling", "message"),
+    [
+        (None, "cls_token", "pools by pooling_mode_cls_token"),
+        ([{"type": "sentence_transformers.models.Dense", "path": "2_Dense"}], "mean_tokens", "Dense"),
+    ],
+)
+def test_a_sentence_encoder_that_does_not_pool_by_the_mean_is_refused(modules, pooling, message, tmp_path):
+    directory = build_sentence_encoder(tmp_path / "encoder", pooling=pooling)
+    if modules:
+        path = os.path.join(directory, "modules.json")
+        with open(path, encoding="utf-8") as handle:
+            listed = json.load(handle)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(listed + modules, handle)
+    with pytest.raises(InputError, match=message):
+        EmbeddingRetriever(directory)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"directions": ["precision"], "references": ["A cat."]}, "changes how the source conditions faithfulness"),
+        ({"long_source": "chunks"}, "long_source must be None or one of"),
+        ({"windows_k": 0}, "windows_k must be a positive integer"),
+        ({"windows_k": 2.5}, "windows_k must be a positive integer"),
+        ({"window": -1}, "window must be 'longdocfactscore' or a whole number"),
+        ({"window": "wide"}, "window must be 'longdocfactscore' or a whole number"),
+        ({"rescale": "corpus"}, "cannot be rescaled"),
+    ],
+)
+def test_bad_long_source_options_are_refused(options, message, scorer):
+    arguments = {"sources": ["A cat sat. A dog ran."], "long_source": "windows", "retriever": "bm25", **options}
+    with pytest.raises(InputError, match=message):
+        scorer.score_directions(["A cat sat."], **arguments)
+
+
+# -- every entry point -----------------------------------------------------------------------------------------------
+
+
+def entry_point_workload():
+    sources, predictions = workload(9, documents=2, systems=2)
+    return joined(sources), joined(predictions)
+
+
+def test_the_metric_score_corpus_and_score_dataset_give_the_directions_result(scorer, tiny_checkpoint):
+    import datasets
+    import evaluate
+
+    sources, predictions = entry_point_workload()
+    options = {"long_source": "windows", "retriever": "bm25", "windows_k": 2}
+    expected = scorer.score_directions(predictions, sources=sources * 2, **options)
+
+    metric = evaluate.load(os.path.join(os.path.dirname(os.path.dirname(__file__)), "bartscore.py"), tiny_checkpoint)
+    computed = metric.compute(predictions=predictions, sources=sources * 2, **options)
+    assert computed == expected
+    with pytest.raises(InputError, match="windows_k must be a positive integer"):
+        metric.compute(predictions=predictions, sources=sources * 2, long_source="windows", windows_k=0)
+
+    corpus = bart_score.Corpus(systems={"a": predictions[:2], "b": predictions[2:]}, sources=sources)
+    per_system, signature = bart_score.score_corpus(scorer, corpus, **options)
+    assert signature == expected["signature"]
+    for key in ("faithfulness", "faithfulness_sentences", "faithfulness_windows"):
+        assert per_system["a"][key] + per_system["b"][key] == expected[key]
+
+    dataset = datasets.Dataset.from_dict({"prediction": predictions, "source": sources * 2})
+    scored = bart_score.score_dataset(dataset, scorer, sources="source", **options)
+    assert scored["bartscore_faithfulness"] == pytest.approx(expected["faithfulness"], abs=1e-9)
+    assert scored["bartscore_faithfulness_windows"] == expected["faithfulness_windows"]
+
+
+def test_the_command_line_scores_windows(tmp_path, tiny_checkpoint, scorer, capsys):
+    sources, predictions = entry_point_workload()
+    (tmp_path / "src.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    (tmp_path / "sys.txt").write_text("\n".join(predictions[:2]) + "\n", encoding="utf-8")
+    arguments = ["score", "-m", tiny_checkpoint, "-q", "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "sys.txt")]
+    assert bart_score.main([*arguments, "--long-source", "windows", "--retriever", "bm25", "-f", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    expected = scorer.score_directions(predictions[:2], sources=sources, long_source="windows", retriever="bm25")
+    assert [row["faithfulness"] for row in rows] == pytest.approx(expected["faithfulness"], abs=1e-6)
+    assert [row["faithfulness_windows"] for row in rows] == expected["faithfulness_windows"]
+    for flags, message in (
+        (["--windows-k", "2"], "--windows-k is for --long-source windows"),
+        (["--long-source", "windows", "--window", "wide"], "--window must be 'longdocfactscore' or a whole number"),
+        (["--long-source", "windows", "--rescale", "corpus"], "--long-source windows cannot be rescaled"),
+    ):
+        assert bart_score.main([*arguments, *flags]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_the_spaces_batch_tab_scores_windows_when_the_operator_asks(scorer, tmp_path):
+    from space.batch import check_work, score_upload
+    from space.settings import settings_from_env
+
+    settings = settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;windows_k=2;retriever=bm25"})
+    assert settings.long_source == {"long_source": "windows", "windows_k": 2, "retriever": "bm25"}
+    with pytest.raises(ValueError, match="is not one of windows_k=K, window=RULE, retriever=NAME"):
+        settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;k=2"})
+    with pytest.raises(InputError, match="windows_k must be a positive integer"):
+        settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;windows_k=none"})
+    sources, predictions = entry_point_workload()
+    corpus = bart_score.Corpus(systems={"a": predictions[:2], "b": predictions[2:]}, sources=sources)
+    result = score_upload(scorer, corpus, directions=("faithfulness",), **settings.long_source)
+    expected = scorer.score_directions(predictions, sources=sources * 2, **settings.long_source)
+    assert list(result.rows["a/faithfulness"]) + list(result.rows["b/faithfulness"]) == expected["faithfulness"]
+    assert set(result.summary["direction"]) == {"faithfulness"}
+    sentences = sum(expected["faithfulness_sentences"])
+    with pytest.raises(ValueError, match=f"needs {2 * sentences:,} scored pairs"):
+        check_work(corpus, ("faithfulness",), None, 2 * sentences - 1, long_source=settings.long_source)
+
+
+def test_the_options_object_carries_the_long_source_settings(scorer):
+    from bart_score import ScoringOptions
+
+    options = ScoringOptions(long_source="windows", windows_k=2, window="1", retriever="bm25")
+    assert (options.windows.k, options.windows.window, options.window) == (2, 1, 1)
+    assert ScoringOptions().windows is None
+    sources, predictions = entry_point_workload()
+    keywords = scorer.score_directions(
+        predictions, sources=sources * 2, long_source="windows", windows_k=2, window=1, retriever="bm25"
+    )
+    assert scorer.score_directions(predictions, sources=sources * 2, options=options) == keywords
