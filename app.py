@@ -2,9 +2,9 @@
 whole files of system outputs with confidence intervals and paired significance tests.
 
 Run it with `python app.py` (or as a Hugging Face Space: `app_file: app.py`). All scoring is done by
-`bart_score.BARTScorer`. This file is the user interface only: the page's layout, its texts and examples, and the
-event handlers, which call the package `space/` beside it (its docstring lists the modules) to read and check the
-inputs, score them, and present the engine's results.
+`bart_score.BARTScorer`. This file is the page's layout and its texts: one function per part of the page (the settings,
+each tab), each wiring its events to the handlers of the package `space/` beside it (its docstring lists the modules),
+which read and check the inputs, score them, and present the engine's results.
 
 Operator settings, read from the environment when the app is built:
 
@@ -36,7 +36,9 @@ Operator settings, read from the environment when the app is built:
 Fixed limits (space/inputs.py, space/batch.py): 2 to 6 candidates (and at most 6 system columns per file), at most 8
 references, 16 columns per file, custom prompt phrases of at most 200 characters, uploads of at most 20 MB. The menu's
 models are checked when the app starts (space/guards.py: those that cannot be loaded are marked and refused at once);
-they are loaded on first use, one per model name, and kept; the queue runs one scoring job at a time.
+they are loaded on first use, one per model name, and kept; one scoring computation runs at a time, a cancelled job's
+included (space/jobs.py). Uploads are kept within limits per client and overall, and deleted after 15 minutes
+(space/uploads.py).
 
 Uploaded files are read by `bart_score.read_table_corpus`, the reader of the command line's `--input` (columns
 `source`, `reference`, `references` or `reference_<n>`, `id`, and one per system); the limits above are the Space's
@@ -45,453 +47,432 @@ own.
 
 from __future__ import annotations
 
-import contextlib
-import html
 import os
-import warnings
+from dataclasses import dataclass
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 import bart_score
-from space.batch import (
-    MAX_UPLOAD_BYTES,
-    RESCALE_CHOICES,
-    blank_reference_note,
-    check_work,
-    formatted,
-    p_value_text,
-    parse_rescale,
-    parse_upload,
-    score_upload,
-    upload_texts,
-    write_results_csv,
+from space.batch import MAX_UPLOAD_BYTES, RESCALE_CHOICES
+from space.compare import DIRECTION_LABELS
+from space.examples import EXAMPLES
+from space.feedback import AT_FAULT, status_line
+from space.fields import typed
+from space.handlers import (
+    BATCH_FIELDS,
+    COMPARE_FIELDS,
+    BatchHandlers,
+    CompareHandlers,
+    ModelDescriptions,
+    add_candidate,
+    load_example,
+    model_info,
+    remove_candidate,
+    scoring_ended,
+    scoring_started,
 )
-from space.compare import (
-    chart_y_limits,
-    check_compare_work,
-    compare_candidates,
-    comparison_chart,
-    comparison_table,
-)
-from space.guards import memory_returned_after, public_message, public_signature, refuse_special_tokens
-from space.heatmap import HEATMAP_CSS, token_heatmap
-from space.inputs import (
-    MAX_CANDIDATES,
-    MIN_CANDIDATES,
-    PROMPT_CHOICES,
-    check_directions,
-    check_field,
-    check_references,
-    collect_candidates,
-    custom_phrase,
-    parse_prompt,
-    parse_references,
-)
-from space.plots import INTERVALS_CSS, interval_plot
-from space.settings import check_models, load_scorer, settings_from_env
+from space.heatmap import HEATMAP_CSS
+from space.inputs import MAX_CANDIDATES, PROMPT_CHOICES
+from space.plots import BAR_CHART_CSS, INTERVALS_CSS
+from space.settings import Settings, check_models, settings_from_env
+from space.uploads import UPLOAD_SECONDS, UploadGuard, UploadLedger
 
 ANALYTICS_EVENTS_KEPT = 1000
 
-
-@contextlib.contextmanager
-def shown_in_ui():
-    """User mistakes, unloadable models and the engine's warnings become messages in the browser, never a traceback
-    or a bare "Error". Yields a list: notes appended to it are shown as warnings when the block ends without error.
-    Gradio renders a message as HTML, and messages quote what the user sent (column names, texts), so every message
-    is escaped: markup shows as text; and none shows a server path (public_message)."""
-    notes = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            yield notes
-        except gr.Error:
-            raise
-        except MemoryError:
-            raise gr.Error("The server ran out of memory for this request; send fewer or shorter texts") from None
-        except Exception as error:  # anything else a handler calls: a message, with the details in the server's log
-            raise gr.Error(as_text(public_message(error)), print_exception=False) from None
-    for warning in caught:
-        if str(warning.message).startswith("BARTScore"):  # the engine's truncation and rescaling notices
-            gr.Warning(as_text(public_message(str(warning.message))))
-    for note in notes:
-        gr.Warning(as_text(note))
-
-
-def as_text(message):
-    """A message that a browser shows as written, whatever markup it quotes."""
-    return html.escape(message, quote=False)
-
-
-EXAMPLES = {
-    "summarization": {
-        "source": (
-            "The city council of Riverton voted 7 to 2 on Tuesday to build a new public library on the site of the "
-            "old bus depot. Construction is expected to start next spring and to cost about 12 million dollars, most "
-            "of it paid by a state grant. Mayor Ellen Price said the library would open in 2027 with a children's "
-            "wing and a community kitchen. The two council members who voted against the plan argued that the money "
-            "should go to road repairs instead."
-        ),
-        "references": (
-            "Riverton's council approved a 12 million dollar library on the old bus depot site, to open in 2027."
-        ),
-        "candidates": [
-            "Riverton's council voted 7 to 2 to build a new library on the old bus depot site, paid mostly by a state "
-            "grant.",
-            "Riverton's council unanimously rejected a new library, saying the money should go to a football stadium.",
-        ],
-        "directions": list(bart_score.DIRECTIONS),
-        "prompt": "none",
-        "prompt_side": "encoder",
-    },
-    "translation": {
-        # BART reads English only, so translations are judged against references, not against the German source.
-        "source": "",
-        "references": (
-            "Tomorrow the weather will be sunny, with temperatures of up to 25 degrees.\n"
-            "It will be sunny tomorrow and as warm as 25 degrees."
-        ),
-        "candidates": [
-            "Tomorrow it will be sunny, with temperatures up to 25 degrees.",
-            "The weather becomes tomorrow sunny, with temperatures until 25 degrees.",
-            "Yesterday it rained, and the temperature fell to 5 degrees.",
-        ],
-        "directions": ["precision", "recall", "f_score"],
-        "prompt": "mt",
-        "prompt_side": "encoder",
-    },
-}
-
 INTRO = """# BARTScore
-Judge generated text by how likely BART finds it (Yuan, Neubig & Liu, NeurIPS 2021): **faithfulness** (source →
-candidate), **precision** (reference → candidate), **recall** (candidate → reference) and **F** (their mean). Scores
-are mean log-probabilities per token: negative, and **higher is better**. Compare scores only under the same
-signature."""
+Paste a source and/or references, write two or more candidates and press **Score**: each candidate is rated by how
+likely the model finds it given the source (faithfulness) or the references (precision, recall, F). Higher is better."""
 
-RESCALE_HELP = """**Where the scores fall.** A raw score is a mean log-probability per token, so it only means something
-next to another. The last two rows of the table are each direction's reference points, computed on the texts above:
-**copy**, the candidates (or, for recall, the references) given themselves, and **unrelated**, the same texts given a
-fixed set of unrelated sentences. The *0–1* columns and the chart place each score between them: 0 is no better than
-an unrelated text, 1 is as likely as a copy. The map is linear, so it never changes which candidate is best."""
+COMPARE_NOTE = """**Reading the table.** On the *0–1 scale*, 0 is no better than an unrelated text and 1 as likely as a
+copy: the last two rows are those reference points, computed on these texts (*copy*: each text given itself;
+*unrelated*: given unrelated sentences). **Faithfulness rewards copying the source**: a candidate that repeats the
+source scores near 1 on it, so read it beside precision and recall. *Raw scores* are mean log-probabilities per token;
+compare them only under the same signature. F's 0–1 value is the mean of precision's and recall's."""
 
-BATCH_HELP = """Upload a **.csv** or **.jsonl** (UTF-8) file with one row per segment: `source` (optional), `reference`,
-`references` or `reference_1`, `reference_2`, ... (optional; blank cells are skipped, and a note says how many; in JSONL
-a reference cell may also be a list), `id` (optional, kept in the results), and one column per system: **every other
-column is a system's output**. At least a source or a reference column is needed, and 1 to 6 systems. Texts are scored
-exactly as written: an empty output cell is scored as the empty text. The summary gives each system's mean with a 95%
-bootstrap confidence interval (1000 resamples), plotted per direction, and for each pair of systems a paired bootstrap
-test and a paired t-test; "better" names the winner at p < 0.05.
+BATCH_INTRO = """Score every system of a **.csv** or **.jsonl** file: each system's mean with a 95% confidence interval,
+and a significance test for each pair of systems."""
+
+BATCH_FORMAT = """One row per segment: `source` (optional), `reference`, `references` or `reference_1`, `reference_2`,
+... (optional; blank cells are skipped, and a note says how many; in JSONL a reference cell may also be a list), `id`
+(optional, kept in the results), and one column per system: **every other column is a system's output**. At least a
+source or a reference column is needed, and 1 to 6 systems. Texts are scored exactly as written: an empty output cell is
+scored as the empty text. Means come with a 95% bootstrap confidence interval (1000 resamples); each pair of systems
+gets a paired bootstrap test and a paired t-test, and "better" names the winner when both find p < 0.05.
 **Rescaled scores** place each score between two reference points, 0 = an unrelated text and 1 = a copy: taken from the
 file itself (its targets given other rows' texts and given themselves; comparable within this file only), or from the
-baseline the operator saved for this model with `bartscore baseline`. The winners do not change. A value that cannot be
-computed (a direction this model cannot rescale, a test on one row) shows as "–", is an empty cell in the CSV download,
-and is left out of the plot."""
+baseline the operator saved for this model with `bartscore baseline`. A value that cannot be computed (a direction this
+model cannot rescale, a test on one row) shows as "–", is an empty cell in the CSV download, and is left out of the
+plot."""
+
+# Colours the page sets over Gradio's theme, chosen for WCAG AA contrast (at least 4.5:1 for text).
+HELP_TEXT_COLOUR = "#52525b"  # field help and labels, on white
+HELP_TEXT_COLOUR_DARK = "#a1a1aa"  # the same in dark mode, on Gradio's dark background
+PRIMARY_BUTTON_COLOUR = "#c2410c"  # the Score buttons, under white text
+PRIMARY_BUTTON_HOVER = "#9a3412"
+PROBLEM_TEXT_COLOUR = "#991b1b"  # the status line's problem, on PROBLEM_BACKGROUND
+PROBLEM_BACKGROUND = "#fdecea"
+FAULT_COLOUR = "#b91c1c"  # the outline and label of the field a problem is about, on white
+DONE_TEXT_COLOUR = "#14532d"  # the status line after a result, on white
+NOTE_TEXT_COLOUR = "#3f3f46"
+THEME = gr.themes.Default(primary_hue="orange").set(
+    body_text_color_subdued=HELP_TEXT_COLOUR,
+    body_text_color_subdued_dark=HELP_TEXT_COLOUR_DARK,
+    block_label_text_color=HELP_TEXT_COLOUR,
+    block_label_text_color_dark=HELP_TEXT_COLOUR_DARK,
+    input_placeholder_color=HELP_TEXT_COLOUR,
+    input_placeholder_color_dark=HELP_TEXT_COLOUR_DARK,
+    button_primary_background_fill=PRIMARY_BUTTON_COLOUR,
+    button_primary_background_fill_dark=PRIMARY_BUTTON_COLOUR,
+    button_primary_background_fill_hover=PRIMARY_BUTTON_HOVER,
+    button_primary_background_fill_hover_dark=PRIMARY_BUTTON_HOVER,
+    button_primary_text_color="#ffffff",
+    button_primary_text_color_dark="#ffffff",
+)
+CSS = f"""
+.status {{ min-height: 2.5em; padding: 0.45em 0.7em; border-radius: 4px; font-size: 0.95em; }}
+.status.problem {{ color: {PROBLEM_TEXT_COLOUR}; background: {PROBLEM_BACKGROUND}; border-left: 4px solid #b91c1c; }}
+.status.done {{ color: {DONE_TEXT_COLOUR}; }}
+.status .note {{ display: block; color: {NOTE_TEXT_COLOUR}; margin-top: 0.2em; }}
+.{AT_FAULT} textarea, .{AT_FAULT} input[type=text], .{AT_FAULT} .wrap {{ box-shadow: inset 0 0 0 2px {FAULT_COLOUR};
+  border-color: {FAULT_COLOUR} !important; }}
+.{AT_FAULT}.block {{ box-shadow: inset 0 0 0 2px {FAULT_COLOUR}; }}
+.{AT_FAULT} label span, .{AT_FAULT} [data-testid="block-info"] {{ color: {FAULT_COLOUR} !important; }}
+.verdict {{ font-size: 1.08em; margin: 0.2em 0 0.4em; }}
+@media (max-width: 700px) {{
+  .stack-on-phone {{ flex-direction: column !important; }}
+  .stack-on-phone > * {{ min-width: 100% !important; }}
+  .score-table .body-cell, .score-table .header-cell, .score-table span {{ font-family: var(--font) !important;
+    font-size: 12px !important; word-break: normal !important; overflow-wrap: normal !important; }}
+  .score-table .header-cell span {{ white-space: normal !important; overflow-wrap: anywhere !important; }}
+}}
+"""
+
+# The Compare tab's tables: the candidate column stays in view when a phone scrolls the table sideways.
+SCORE_TABLE = dict(interactive=False, wrap=True, show_label=False, pinned_columns=1, elem_classes="score-table")
+# The Batch tab's summaries: every system in view (at most 6), the system column too when a phone scrolls sideways.
+SUMMARY_TABLE = dict(interactive=False, max_height=1000, show_label=False, pinned_columns=1)
 
 
-def candidate_boxes_update(count, values=None):
-    """Shows the first `count` candidate boxes; with values, also sets the boxes' texts ("" for the hidden ones)."""
-    if values is None:
-        return [gr.Textbox(visible=index < count) for index in range(MAX_CANDIDATES)]
-    values = list(values) + [""] * (MAX_CANDIDATES - len(values))
-    return [gr.Textbox(visible=index < count, value=value) for index, value in enumerate(values)]
+@dataclass
+class SettingsPanel:
+    """The settings both tabs score with, under one closed accordion."""
+
+    accordion: gr.Accordion
+    model: gr.Dropdown
+    directions: gr.CheckboxGroup
+    aggregation: gr.Radio
+    prompt_choice: gr.Dropdown
+    prompt_phrase: gr.Textbox
+    prompt_side: gr.Radio
+
+    def inputs(self) -> list:
+        """In the order of the handlers' first six parameters."""
+        return [self.model, self.directions, self.aggregation, self.prompt_choice, self.prompt_phrase, self.prompt_side]
+
+    def fields(self) -> dict:
+        """The fields a problem can be about, by element id (handlers.SETTINGS_FIELDS)."""
+        return {"model": self.model, "directions": self.directions, "prompt-phrase": self.prompt_phrase}
 
 
-def build_demo(settings=None):
+def settings_panel(settings: Settings, unavailable: set, default_model: str, descriptions: ModelDescriptions):
+    example = EXAMPLES["summarization"]
+    with gr.Accordion(
+        descriptions.summary(default_model, example["directions"], example["prompt"])["label"], open=False
+    ) as accordion:
+        with gr.Row(elem_classes="stack-on-phone"):
+            model = typed(
+                gr.Dropdown(
+                    [(name + (" (not available)" if name in unavailable else ""), name) for name in settings.models],
+                    value=default_model,
+                    label="Model",
+                    info=model_info(descriptions.kind(default_model)),
+                    elem_id="model",
+                )
+            )
+            directions = typed(
+                gr.CheckboxGroup(
+                    [(DIRECTION_LABELS[direction], direction) for direction in bart_score.DIRECTIONS],
+                    value=example["directions"],
+                    label="Directions",
+                    elem_id="directions",
+                )
+            )
+            aggregation = typed(
+                gr.Radio(
+                    list(bart_score.AGGREGATIONS),
+                    value="mean",
+                    label="Several references",
+                    info="how precision and recall combine over references",
+                )
+            )
+        with gr.Row(elem_classes="stack-on-phone"):
+            prompt_choice = typed(
+                gr.Dropdown(
+                    PROMPT_CHOICES,
+                    value=example["prompt"],
+                    label="Prompt",
+                    info="a paper prompt set multiplies the work by its size",
+                    elem_id="prompt",
+                )
+            )
+            prompt_phrase = typed(
+                gr.Textbox(
+                    "",
+                    label="Custom prompt phrase",
+                    placeholder="e.g. In other words",
+                    visible=False,
+                    elem_id="prompt-phrase",
+                )
+            )
+            prompt_side = typed(
+                gr.Radio(
+                    list(bart_score.PROMPT_SIDES),
+                    value=example["prompt_side"],
+                    label="Prompt side",
+                    info='encoder: condition + " <prompt>,"; decoder: "<prompt>, " + scored text',
+                )
+            )
+    return SettingsPanel(accordion, model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side)
+
+
+def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
+    """The Compare tab: its inputs, the Score button with its status line, and the results, hidden until the first
+    one."""
+    example = EXAMPLES["summarization"]
+    with gr.Row():
+        example_buttons = {name: gr.Button(f"Example: {name}", size="sm") for name in EXAMPLES}
+    with gr.Row(elem_classes="stack-on-phone"):
+        source = typed(
+            gr.Textbox(example["source"], lines=4, label="Source", elem_id="source", info="needed for faithfulness")
+        )
+        references = typed(
+            gr.Textbox(
+                example["references"],
+                lines=4,
+                label="References",
+                elem_id="references",
+                info="one per line; needed for precision, recall and F",
+            )
+        )
+    candidate_count = gr.State(len(example["candidates"]))
+    candidates = candidate_boxes(example["candidates"])
+    with gr.Row(elem_classes="stack-on-phone"):
+        add_button = gr.Button("+ Add candidate", size="sm", scale=0, min_width=150)
+        remove_button = gr.Button("− Remove last", size="sm", scale=0, min_width=150)
+        score_button = gr.Button("Score", variant="primary", scale=0, min_width=140, elem_id="compare-button")
+        status = gr.HTML(status_line(None), elem_id="compare-status", scale=4, min_width=300)
+    results, score_tabs, outputs = compare_results()
+
+    fields = {**panel.fields(), "source": source, "references": references}
+    fields.update({f"candidate-{index + 1}": box for index, box in enumerate(candidates)})
+    inputs = [*panel.inputs(), source, references, *candidates]
+    page_outputs = [*outputs, results, score_tabs, status, panel.accordion, *(fields[f] for f in COMPARE_FIELDS)]
+    wire_scoring(
+        CompareHandlers(settings),
+        score_button,
+        status,
+        inputs=inputs,
+        outputs=outputs,
+        page_outputs=page_outputs,
+        marked=[fields[name] for name in COMPARE_FIELDS],
+        field_names=COMPARE_FIELDS,
+        api_name="compare",
+        busy="Scoring the candidates…",
+    )
+
+    add_button.click(add_candidate, candidate_count, [candidate_count, status, *candidates], api_visibility="private")
+    remove_button.click(
+        remove_candidate,
+        [candidate_count, *candidates],
+        [candidate_count, status, *candidates],
+        api_visibility="private",
+    )
+    example_outputs = [
+        candidate_count,
+        source,
+        references,
+        panel.directions,
+        panel.prompt_choice,
+        panel.prompt_side,
+        results,
+        status,
+        *candidates,
+    ]
+    for name, button in example_buttons.items():
+        button.click(lambda name=name: load_example(name), None, example_outputs, api_visibility="private")
+
+
+def candidate_boxes(texts: list[str]) -> list[gr.Textbox]:
+    """The candidates' boxes, as many as can be compared, the first len(texts) shown with those texts."""
+    with gr.Row(elem_classes="stack-on-phone"):
+        return [
+            typed(
+                gr.Textbox(
+                    texts[index] if index < len(texts) else "",
+                    lines=3,
+                    label=f"Candidate {index + 1}",
+                    elem_id=f"candidate-{index + 1}",
+                    visible=index < len(texts),
+                    min_width=240,
+                )
+            )
+            for index in range(MAX_CANDIDATES)
+        ]
+
+
+def compare_results() -> tuple[gr.Column, gr.Tabs, list]:
+    """The Compare tab's results, hidden until the first: (their column, the score tables' tabs, the outputs in the
+    handlers' order: verdict, 0–1 table, raw table, chart, heatmap, signature)."""
+    with gr.Column(visible=False, elem_id="compare-results") as results:
+        verdict = gr.HTML(elem_id="verdict")
+        with gr.Tabs(elem_id="score-tabs") as score_tabs:
+            with gr.Tab("0–1 scale", id="rescaled"):
+                rescaled = gr.Dataframe(**SCORE_TABLE, elem_id="rescaled-table")
+            with gr.Tab("Raw scores", id="raw"):
+                raw = gr.Dataframe(**SCORE_TABLE, elem_id="raw-table")
+        gr.Markdown(COMPARE_NOTE, elem_id="compare-note")
+        chart = gr.HTML(css_template=BAR_CHART_CSS, js_on_load=None, elem_id="comparison-chart")
+        heatmap = gr.HTML(css_template=HEATMAP_CSS, js_on_load=None, elem_id="heatmap")
+        signature = gr.Textbox(label="Signature", interactive=False, elem_id="compare-signature")
+    return results, score_tabs, [verdict, rescaled, raw, chart, heatmap, signature]
+
+
+def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
+    """The Batch tab: the upload, the rescaling choice, the Score button with its status line and progress, and the
+    results, hidden until the first one. Returns the rescaling choice (its choices follow the model)."""
+    gr.Markdown(BATCH_INTRO)
+    with gr.Accordion("File format and what the results mean", open=False):
+        gr.Markdown(BATCH_FORMAT)
+    with gr.Row(elem_classes="stack-on-phone"):
+        upload = typed(gr.File(label="CSV or JSONL file", file_types=[".csv", ".jsonl"], elem_id="upload"))
+        rescale = typed(
+            gr.Radio(
+                RESCALE_CHOICES,
+                value="none",
+                label="Rescaled scores too",
+                info="0 = an unrelated text, 1 = a copy",
+                elem_id="rescale",
+            )
+        )
+    with gr.Row(elem_classes="stack-on-phone"):
+        score_button = gr.Button("Score file", variant="primary", scale=0, min_width=140, elem_id="batch-button")
+        status = gr.HTML(status_line(None), elem_id="batch-status", scale=4, min_width=300)
+    results, rescaled_tab, summary_tabs, outputs = batch_results()
+
+    fields = {**panel.fields(), "upload": upload, "rescale": rescale}
+    inputs = [*panel.inputs(), upload, rescale]
+    page_outputs = [
+        *outputs,
+        results,
+        rescaled_tab,
+        summary_tabs,
+        status,
+        panel.accordion,
+        *(fields[f] for f in BATCH_FIELDS),
+    ]
+    wire_scoring(
+        BatchHandlers(settings),
+        score_button,
+        status,
+        inputs=inputs,
+        outputs=outputs,
+        page_outputs=page_outputs,
+        marked=[fields[name] for name in BATCH_FIELDS],
+        field_names=BATCH_FIELDS,
+        api_name="score_file",
+        busy="Scoring the file…",
+    )
+    return rescale
+
+
+def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, list]:
+    """The Batch tab's results, hidden until the first: (their column, the 0–1 summary's tab, the summaries' tabs, the
+    outputs in the handlers' order: summary, 0–1 summary, pairs, per-row table, CSV download, signature, plot)."""
+    with gr.Column(visible=False, elem_id="batch-results") as results:
+        with gr.Tabs(elem_id="summary-tabs") as summary_tabs:
+            with gr.Tab("Raw scores", id="raw"):
+                summary = gr.Dataframe(**SUMMARY_TABLE, elem_id="summary-table")
+            with gr.Tab("0–1 scale", id="rescaled", visible=False) as rescaled_tab:
+                rescaled_summary = gr.Dataframe(**SUMMARY_TABLE, elem_id="rescaled-summary-table")
+        intervals = gr.HTML(css_template=INTERVALS_CSS, js_on_load=None, elem_id="intervals")
+        pairs = gr.Dataframe(
+            label="Paired significance (bootstrap and t-test; better: p < 0.05 in both)",
+            interactive=False,
+            wrap=True,
+            elem_id="pairs-table",
+        )
+        rows = gr.Dataframe(
+            label="Per-row scores (sort from a column's ⋮ menu)",
+            interactive=False,
+            wrap=True,
+            max_chars=60,
+            show_search="search",
+            elem_id="rows-table",
+        )
+        download = gr.File(label="Download the per-row scores (CSV)", elem_id="download")
+        signature = gr.Textbox(label="Signature", interactive=False, elem_id="batch-signature")
+    return results, rescaled_tab, summary_tabs, [summary, rescaled_summary, pairs, rows, download, signature, intervals]
+
+
+def wire_scoring(
+    handlers, button, status, *, inputs, outputs, page_outputs, marked, field_names, api_name, busy
+) -> None:
+    """The scoring events of a tab. API clients call `api_name` (a hidden trigger: the page never fires it) with
+    `inputs`, for `outputs`; the button disables itself, unmarks the fields (`marked`, named `field_names`), runs the
+    page's entry (for `page_outputs`) with its progress on the status line, and enables itself again. Both entries
+    share one queue slot, "model"."""
+    gr.Button(visible=False).click(handlers.api, inputs, outputs, api_name=api_name, concurrency_id="model")
+    button.click(
+        lambda: scoring_started(field_names, busy),
+        None,
+        [button, status, *marked],
+        queue=False,
+        show_progress="hidden",
+        api_visibility="private",
+    ).then(
+        handlers.page,
+        inputs,
+        page_outputs,
+        concurrency_id="model",
+        show_progress_on=[status],
+        api_visibility="private",
+    ).then(scoring_ended, None, button, queue=False, show_progress="hidden", api_visibility="private")
+
+
+def build_demo(settings: Settings | None = None) -> gr.Blocks:
     """The Blocks of the app; builds the UI only (models load on first use)."""
     settings = settings or settings_from_env()
-    example = EXAMPLES["summarization"]
     unavailable = check_models(settings)
     available = [name for name in settings.models if name not in unavailable]
     # An unavailable default would fail every first click: the page opens on the first model that can be loaded.
     default_model = (
         settings.default_model if settings.default_model not in unavailable or not available else available[0]
     )
-
-    def compare(
-        model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, source, references, *candidate_texts
-    ):
-        with shown_in_ui(), memory_returned_after():
-            source = (source or "").strip()
-            check_field(source, "The source", settings.max_chars)
-            references = parse_references(references)
-            check_references(references, settings.max_chars)
-            candidates = collect_candidates(candidate_texts, settings.max_chars)
-            directions = check_directions(directions, has_source=bool(source), has_references=bool(references))
-            prompt = parse_prompt(prompt_choice, prompt_phrase)
-            check_compare_work(
-                source=source,
-                references=references,
-                candidates=candidates,
-                directions=directions,
-                prompt=prompt,
-                max_pairs=settings.max_pairs,
-                by_direction=bool(settings.models.get(model, {}).get("chat")),
-            )
-            scorer = load_scorer(settings, model)
-            refuse_special_tokens(
-                [
-                    ("The source", source),
-                    *((f"Reference {number}", reference) for number, reference in enumerate(references, 1)),
-                    *candidates,
-                    *custom_phrase(prompt_choice, prompt),
-                ],
-                scorer.tokenizer.all_special_tokens,
-            )
-            comparison = compare_candidates(
-                scorer,
-                source=source,
-                references=references,
-                candidates=candidates,
-                directions=directions,
-                aggregation=aggregation,
-                prompt=prompt,
-                prompt_side=prompt_side,
-            )
-            chart = comparison_chart(comparison)
-            return (
-                comparison_table(comparison),
-                gr.BarPlot(value=chart, sort=list(chart["bar"]), y_lim=chart_y_limits(chart)),
-                token_heatmap(comparison),
-                public_signature(comparison.signature, model, settings.models[model]["checkpoint"]),
-            )
-
-    def score_file(
-        model,
-        directions,
-        aggregation,
-        prompt_choice,
-        prompt_phrase,
-        prompt_side,
-        file,
-        rescale_choice="none",
-        progress=gr.Progress(track_tqdm=True),
-    ):
-        with shown_in_ui() as notes, memory_returned_after():
-            corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
-            directions = check_directions(
-                directions, has_source=corpus.sources is not None, has_references=corpus.references is not None
-            )
-            prompt = parse_prompt(prompt_choice, prompt_phrase)
-            rescale = parse_rescale(rescale_choice)
-            check_work(corpus, directions, prompt, settings.max_pairs, rescale, settings.long_source)
-            progress(0, desc=f"Loading {model}")
-            scorer = load_scorer(settings, model)
-            refuse_special_tokens(
-                [*custom_phrase(prompt_choice, prompt), *upload_texts(corpus)], scorer.tokenizer.all_special_tokens
-            )
-            result = score_upload(
-                scorer,
-                corpus,
-                directions=directions,
-                aggregation=aggregation,
-                prompt=prompt,
-                prompt_side=prompt_side,
-                rescale=rescale,
-                long_source=settings.long_source,
-                model_name=model,
-            )
-            notes.extend(filter(None, [blank_reference_note(corpus)]))
-            score_columns = [column for column in result.rows.columns if "/" in column]
-            # Built inside shown_in_ui too: whatever fails here is a message, not a bare "Error".
-            return (
-                formatted(result.summary, dict.fromkeys(result.summary.columns[2:], "{:.4f}")),
-                formatted(
-                    result.pairs,
-                    {"Δ mean (A − B)": "{:.4f}", "bootstrap p": p_value_text, "t-test p": p_value_text},
-                ),
-                formatted(result.rows, dict.fromkeys(score_columns, "{:.4f}")),
-                write_results_csv(result.rows),
-                public_signature(result.signature, model, settings.models[model]["checkpoint"]),
-                interval_plot(result.summary),
-            )
-
-    def add_candidate(count):
-        if count >= MAX_CANDIDATES:
-            gr.Warning(f"At most {MAX_CANDIDATES} candidates can be compared")
-            return count, *candidate_boxes_update(count)
-        return count + 1, *candidate_boxes_update(count + 1)
-
-    def remove_candidate(count, *texts):
-        if count <= MIN_CANDIDATES:
-            gr.Warning(f"At least {MIN_CANDIDATES} candidates are compared")
-            return count, *candidate_boxes_update(count)
-        return count - 1, *candidate_boxes_update(count - 1, list(texts[: count - 1]))
-
-    def load_example(name):
-        chosen = EXAMPLES[name]
-        count = len(chosen["candidates"])
-        return (
-            count,
-            chosen["source"],
-            chosen["references"],
-            chosen["directions"],
-            chosen["prompt"],
-            chosen["prompt_side"],
-            *candidate_boxes_update(count, chosen["candidates"]),
-        )
-
-    with gr.Blocks(title="BARTScore", delete_cache=(3600, 3600)) as demo:
-        gr.Markdown(INTRO)
-        with gr.Accordion("Settings (both tabs)", open=True):
-            with gr.Row():
-                model = gr.Dropdown(
-                    [(name + (" (not available)" if name in unavailable else ""), name) for name in settings.models],
-                    value=default_model,
-                    label="Model",
-                    info="BART checkpoint that does the scoring",
-                    elem_id="model",
-                )
-                directions = gr.CheckboxGroup(
-                    list(bart_score.DIRECTIONS), value=example["directions"], label="Directions", elem_id="directions"
-                )
-                aggregation = gr.Radio(
-                    list(bart_score.AGGREGATIONS),
-                    value="mean",
-                    label="Several references",
-                    info="how precision and recall combine over references",
-                )
-            with gr.Row():
-                prompt_choice = gr.Dropdown(
-                    PROMPT_CHOICES,
-                    value=example["prompt"],
-                    label="Prompt",
-                    info="a paper prompt set multiplies the work by its size",
-                )
-                prompt_phrase = gr.Textbox(
-                    label="Custom prompt phrase", placeholder="e.g. In other words", visible=False
-                )
-                prompt_side = gr.Radio(
-                    list(bart_score.PROMPT_SIDES),
-                    value=example["prompt_side"],
-                    label="Prompt side",
-                    info='encoder: condition + " <prompt>,"; decoder: "<prompt>, " + scored text',
-                )
-
+    descriptions = ModelDescriptions(settings)
+    with gr.Blocks(title="BARTScore", delete_cache=(600, UPLOAD_SECONDS)) as demo:
+        gr.Markdown(INTRO, elem_id="intro")
+        panel = settings_panel(settings, unavailable, default_model, descriptions)
         with gr.Tabs():
             with gr.Tab("Compare"):
-                with gr.Row():
-                    summarization_example = gr.Button("Example: summarization", size="sm")
-                    translation_example = gr.Button("Example: translation", size="sm")
-                with gr.Row():
-                    source = gr.Textbox(
-                        example["source"],
-                        lines=5,
-                        label="Source",
-                        elem_id="source",
-                        info="optional; needed for faithfulness",
-                    )
-                    references = gr.Textbox(
-                        example["references"],
-                        lines=5,
-                        label="References",
-                        elem_id="references",
-                        info="one per line; optional; needed for precision, recall and F",
-                    )
-                candidate_count = gr.State(len(example["candidates"]))
-                with gr.Row():
-                    candidate_boxes = [
-                        gr.Textbox(
-                            example["candidates"][index] if index < len(example["candidates"]) else "",
-                            lines=4,
-                            label=f"Candidate {index + 1}",
-                            elem_id=f"candidate-{index + 1}",
-                            visible=index < len(example["candidates"]),
-                            min_width=240,
-                        )
-                        for index in range(MAX_CANDIDATES)
-                    ]
-                with gr.Row():
-                    add_button = gr.Button("+ Add candidate", size="sm")
-                    remove_button = gr.Button("− Remove last candidate", size="sm")
-                    compare_button = gr.Button("Score", variant="primary", elem_id="compare-button")
-                comparison_output = gr.Dataframe(
-                    label="Scores (best of each direction highlighted)", interactive=False, elem_id="comparison-table"
-                )
-                chart_output = gr.BarPlot(
-                    x="bar",
-                    y="rescaled",
-                    color="candidate",
-                    label="Rescaled scores by direction (hover for the raw score)",
-                    x_title="direction · candidate",
-                    y_title="rescaled: 0 = unrelated text, 1 = copy",
-                    x_label_angle=-30,
-                    tooltip=["candidate", "direction", "rescaled", "score"],
-                    elem_id="comparison-chart",
-                )
-                gr.Markdown(RESCALE_HELP)
-                heatmap_output = gr.HTML(
-                    label="Token log-probabilities", css_template=HEATMAP_CSS, js_on_load=None, elem_id="heatmap"
-                )
-                compare_signature = gr.Textbox(label="Signature", interactive=False, elem_id="compare-signature")
-
+                compare_tab(settings, panel)
             with gr.Tab("Batch"):
-                gr.Markdown(BATCH_HELP)
-                with gr.Row():
-                    upload = gr.File(label="CSV or JSONL file", file_types=[".csv", ".jsonl"], elem_id="upload")
-                    rescale_choice = gr.Radio(
-                        RESCALE_CHOICES,
-                        value="none",
-                        label="Rescaled scores too",
-                        info="0 = an unrelated text, 1 = a copy; the same winners as the raw scores",
-                        elem_id="rescale",
-                    )
-                    batch_button = gr.Button("Score file", variant="primary", elem_id="batch-button")
-                summary_output = gr.Dataframe(
-                    label="Systems: mean and 95% bootstrap confidence interval",
-                    interactive=False,
-                    elem_id="summary-table",
-                )
-                intervals_output = gr.HTML(
-                    label="Means with 95% confidence intervals", css_template=INTERVALS_CSS, elem_id="intervals"
-                )
-                pairs_output = gr.Dataframe(
-                    label="Paired significance (bootstrap and t-test)", interactive=False, elem_id="pairs-table"
-                )
-                rows_output = gr.Dataframe(label="Per-row scores", interactive=False, elem_id="rows-table")
-                download_output = gr.File(label="Download the per-row scores (CSV)", elem_id="download")
-                batch_signature = gr.Textbox(label="Signature", interactive=False, elem_id="batch-signature")
-
-        settings_inputs = [model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side]
-        prompt_choice.change(
-            lambda choice: gr.Textbox(visible=choice == "custom"),
-            prompt_choice,
-            prompt_phrase,
+                rescale = batch_tab(settings, panel)
+        panel.prompt_choice.change(
+            lambda choice: gr.update(visible=choice == "custom"),
+            panel.prompt_choice,
+            panel.prompt_phrase,
             api_visibility="private",
         )
-        add_button.click(add_candidate, candidate_count, [candidate_count, *candidate_boxes], api_visibility="private")
-        remove_button.click(
-            remove_candidate,
-            [candidate_count, *candidate_boxes],
-            [candidate_count, *candidate_boxes],
-            api_visibility="private",
-        )
-        example_outputs = [
-            candidate_count,
-            source,
-            references,
-            directions,
-            prompt_choice,
-            prompt_side,
-            *candidate_boxes,
-        ]
-        summarization_example.click(
-            lambda: load_example("summarization"), None, example_outputs, api_visibility="private"
-        )
-        translation_example.click(lambda: load_example("translation"), None, example_outputs, api_visibility="private")
-        # One concurrency slot for both scoring events: a model runs one job at a time.
-        compare_button.click(
-            compare,
-            [*settings_inputs, source, references, *candidate_boxes],
-            [comparison_output, chart_output, heatmap_output, compare_signature],
-            api_name="compare",
-            concurrency_id="model",
-        )
-        batch_button.click(
-            score_file,
-            [*settings_inputs, upload, rescale_choice],
-            [summary_output, pairs_output, rows_output, download_output, batch_signature, intervals_output],
-            api_name="score_file",
-            concurrency_id="model",
-        )
+        for trigger in (demo.load, panel.model.change):
+            trigger(descriptions.describe, [panel.model, rescale], [panel.model, rescale], api_visibility="private")
+        for component in (panel.model, panel.directions, panel.prompt_choice):
+            component.change(
+                descriptions.summary,
+                [panel.model, panel.directions, panel.prompt_choice],
+                panel.accordion,
+                api_visibility="private",
+            )
     # Gradio keeps a record of the last GRADIO_ANALYTICS_MAX_EVENTS requests (10,000 unless set); each pins memory
     # that is not given back, so the resident size grew with every request up to that number (bench/README.md).
     os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", str(ANALYTICS_EVENTS_KEPT))
@@ -499,7 +480,20 @@ def build_demo(settings=None):
     return demo
 
 
+def launch(demo: gr.Blocks, **options) -> None:
+    """Serves the app as the Space does: uploads refused while uploading past their size (before they fill the disk)
+    and kept within limits (space/uploads.py), with the page's theme. `options`: demo.launch's own."""
+    ledger = UploadLedger()
+    demo.launch(
+        max_file_size=MAX_UPLOAD_BYTES,
+        app_kwargs={"middleware": [Middleware(UploadGuard, ledger=ledger)]},
+        theme=THEME,
+        css=CSS,
+        **options,
+    )
+
+
 demo = build_demo()
 
 if __name__ == "__main__":
-    demo.launch(max_file_size=MAX_UPLOAD_BYTES)  # refused while uploading, before the file fills the disk
+    launch(demo)

@@ -17,6 +17,7 @@ from .errors import InputError, InputTypeError, UsageError
 from .inputs import check_text, describe
 from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
 from .rescale import LIBRARY_REMEDY, corpus_documents
+from .wording import counted
 
 
 @dataclass
@@ -92,7 +93,7 @@ def read_plain_corpus(sources=None, references=(), hypotheses=()):
     for path, lines in files.items():
         if len(lines) != len(files[first]):
             raise UsageError(
-                f"{path} has {len(lines)} lines but {first} has {len(files[first])}; every file needs "
+                f"{path} has {counted(len(lines), 'line')} but {first} has {len(files[first])}; every file needs "
                 f"one line per segment"
             )
     if not files[first]:
@@ -281,10 +282,11 @@ def _id_text(path, number, column, value):
 def _check_size(path, limits, rows, columns, line=None):
     """The limits on rows and columns, checked as each row is read (`line`: a JSONL line, whose columns add up)."""
     if limits.max_rows is not None and rows > limits.max_rows:
-        raise UsageError(f"{path} has more than {limits.max_rows} rows; the limit is {limits.max_rows}")
+        raise UsageError(f"{path} has more than {counted(limits.max_rows, 'row')}; the limit is {limits.max_rows}")
     if limits.max_columns is not None and len(columns) > limits.max_columns:
-        counted = f"at least {len(columns)} columns (by line {line})" if line else f"{len(columns)} columns"
-        raise UsageError(f"{path} has {counted}; the limit is {limits.max_columns}")
+        columns_read = counted(len(columns), "column")
+        how_many = f"at least {columns_read} (by line {line})" if line else columns_read
+        raise UsageError(f"{path} has {how_many}; the limit is {limits.max_columns}")
 
 
 def _check_length(path, limits, number, column, value):
@@ -294,7 +296,8 @@ def _check_length(path, limits, number, column, value):
     for text in value if isinstance(value, list) else [value]:
         if isinstance(text, str) and len(text) > limits.max_chars:
             raise UsageError(
-                f"{path} row {number}, column {column!r} has {len(text)} characters; the limit is {limits.max_chars}"
+                f"{path} row {number}, column {column!r} has {counted(len(text), 'character')}; the limit is "
+                f"{limits.max_chars}"
             )
 
 
@@ -341,7 +344,8 @@ def _csv_rows(path, lines, limits):
                     continue
                 if len(row) != len(columns):
                     raise UsageError(
-                        f"{path} line {reader.line_num} has {len(row)} fields but the header has {len(columns)}"
+                        f"{path} line {reader.line_num} has {counted(len(row), 'field')} but the header has "
+                        f"{len(columns)}"
                     )
                 _check_size(path, limits, len(rows) + 1, columns)
                 for column, value in zip(columns, row):

@@ -11,13 +11,15 @@ import tempfile
 from dataclasses import dataclass
 
 import pandas as pd
+from pandas.io.formats.style import Styler
 
 import bart_score
 from bart_score.errors import BaselineError
+from bart_score.options import ScoringOptions
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 from .guards import baseline_failure, spreadsheet_safe
-from .inputs import MAX_CANDIDATES, MAX_REFERENCES, pairs_per_text, prompt_count, refuse_too_much_work
+from .inputs import MAX_CANDIDATES, MAX_REFERENCES, FieldError, pairs_per_text, prompt_count, refuse_too_much_work
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_COLUMNS = 2 + MAX_REFERENCES + MAX_CANDIDATES  # an id, a source, reference columns and system columns
@@ -32,17 +34,19 @@ def parse_upload(path, *, max_rows, max_chars):
     Space's limits on rows, columns and text lengths as it reads (a file over them costs little to refuse); then the
     limits on systems and references. Every problem is a ValueError saying what and where."""
     if not path:
-        raise ValueError("Upload a .csv or .jsonl file first")
+        raise FieldError("Upload a .csv or .jsonl file first", "upload")
     if os.path.splitext(path)[1].lower() not in (".csv", ".jsonl"):
-        raise ValueError(f"Upload a .csv or .jsonl file (got {os.path.basename(path)!r})")
+        raise FieldError(f"Upload a .csv or .jsonl file (got {os.path.basename(path)!r})", "upload")
+    if not os.path.isfile(path):  # uploads are kept for a limited time (space/uploads.py)
+        raise FieldError(f"{os.path.basename(path)} is no longer on the server; upload it again", "upload")
     if os.path.getsize(path) > MAX_UPLOAD_BYTES:  # checked before the reader loads the whole file
-        raise ValueError(f"The file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
+        raise FieldError(f"The file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB", "upload")
     limits = bart_score.TableLimits(max_rows=max_rows, max_columns=MAX_COLUMNS, max_chars=max_chars)
     try:
         corpus = bart_score.read_table_corpus(path, limits=limits)
     except bart_score.UsageError as error:
         # The reader names the file by its path: show the name the user uploaded, not Gradio's temporary copy.
-        raise ValueError(str(error).replace(path, os.path.basename(path))) from None
+        raise FieldError(str(error).replace(path, os.path.basename(path)), "upload") from None
     check_upload_limits(corpus)
     return corpus
 
@@ -54,10 +58,10 @@ def row_count(corpus):
 def check_upload_limits(corpus):
     """The Space's limits on systems and references per row (the reader checked rows, columns and lengths)."""
     if len(corpus.systems) > MAX_CANDIDATES:
-        raise ValueError(f"The file has {len(corpus.systems)} system columns; the limit is {MAX_CANDIDATES}")
+        raise FieldError(f"The file has {len(corpus.systems)} system columns; the limit is {MAX_CANDIDATES}", "upload")
     for row, references in enumerate(corpus.references or [], 1):
         if len(references) > MAX_REFERENCES:
-            raise ValueError(f"Row {row} has {len(references)} references; the limit is {MAX_REFERENCES}")
+            raise FieldError(f"Row {row} has {len(references)} references; the limit is {MAX_REFERENCES}", "upload")
 
 
 def check_work(corpus, directions, prompt, max_pairs, rescale=None, long_source=None):
@@ -75,7 +79,7 @@ def check_work(corpus, directions, prompt, max_pairs, rescale=None, long_source=
         pairs,
         max_pairs,
         what="this file",
-        counted=f"rows × systems × directions and references {'+ reference points ' if reference_pairs else ''}"
+        breakdown=f"rows × systems × directions and references {'+ reference points ' if reference_pairs else ''}"
         f"× prompts",
         advice="fewer rows, systems, directions or prompts, or score it with the command line (bartscore score)",
     )
@@ -91,10 +95,10 @@ def blank_reference_note(corpus):
 
 
 def upload_texts(corpus):
-    """(where, text) for every text of an uploaded file, row by row."""
+    """(where, text, field) for every text of an uploaded file, row by row."""
     for row in range(row_count(corpus)):
         for where, text in row_texts(corpus, row):
-            yield f"Row {row + 1}, {where}", text
+            yield f"Row {row + 1}, {where}", text, "upload"
 
 
 def row_texts(corpus, row):
@@ -113,51 +117,47 @@ def row_texts(corpus, row):
 
 @dataclass
 class BatchResult:
-    rows: pd.DataFrame  # one row per input row, one column per system and direction
+    rows: pd.DataFrame  # one row per input row, one column per system and direction (the CSV download)
     summary: pd.DataFrame  # per direction and system: mean and bootstrap confidence interval
     pairs: pd.DataFrame  # per direction and pair of systems: paired bootstrap and t-test
     signature: str
+    texts: pd.DataFrame  # one row per input row and system: its output, its scores, the source and references
 
 
 def score_upload(
-    scorer,
-    corpus,
-    *,
-    directions,
-    aggregation="mean",
-    prompt=None,
-    prompt_side="encoder",
-    rescale=None,
-    long_source=None,
-    model_name="this model",
-):
+    scorer, corpus, options: ScoringOptions | None = None, *, model_name: str = "this model", **keywords
+) -> BatchResult:
     """Scores every system of the file with bart_score.score_corpus (one engine call, so that a source shared by the
-    systems is encoded once) and compares the systems; with rescale ("corpus" or "baseline"), the rescaled
-    directions too. A saved baseline that is missing or cannot be used is a ValueError naming the model by its menu
-    name (model_name), without the baseline's path. long_source: the operator's long-source options (faithfulness over
-    source windows), whose per-row counts of sentences and windows become columns too."""
+    systems is encoded once) and compares the systems; with rescaling ("corpus" or "baseline"), the rescaled
+    directions too. `options` (a ScoringOptions, inputs.form_options) or its fields as keywords. A saved baseline
+    that is missing or cannot be used is a FieldError naming the model by its menu name (model_name), without the
+    baseline's path."""
     try:
-        per_system, signature = bart_score.score_corpus(
-            scorer,
-            corpus,
-            directions=directions,
-            aggregation=aggregation,
-            prompt=prompt,
-            prompt_side=prompt_side,
-            rescale=rescale,
-            **(long_source or {}),
-            show_progress=True,  # the engine's progress bar: gr.Progress(track_tqdm=True) shows it in the browser
-        )
+        per_system, signature = bart_score.score_corpus(scorer, corpus, ScoringOptions.resolve(options, **keywords))
     except BaselineError as error:
-        raise ValueError(baseline_failure(model_name, error)) from None
+        raise FieldError(baseline_failure(model_name, error), "rescale") from None
     rows = pd.DataFrame({"row": range(1, row_count(corpus) + 1)})
     if corpus.ids is not None:
         rows["id"] = corpus.ids
     for name, scores in per_system.items():
         for direction in scores:
             rows[f"{name}/{direction}"] = scores[direction]
+    summary, pairs = compared(per_system)
+    return BatchResult(
+        rows=rows, summary=summary, pairs=pairs, signature=signature, texts=texts_table(corpus, per_system)
+    )
 
+
+PAIR_COLUMNS = ["direction", "system A", "system B", "Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
+NO_DIFFERENCE = "no significant difference"
+UNTESTABLE = "cannot be tested"
+
+
+def compared(per_system) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The summary (direction, system, mean, CI low, CI high) and the pairs' tests of each direction. A pair whose
+    tests cannot be made (one row, or a score that is not a number) says so rather than finding no difference."""
     summary, pairs = [], []
+    # long_source="windows" adds each row's counts of sentences and windows: columns of the tables, not scores
     scores_only = {
         name: {d: v for d, v in scores.items() if not d.endswith(("_sentences", "_windows"))}
         for name, scores in per_system.items()
@@ -175,22 +175,51 @@ def score_upload(
                 }
             )
         for pair in comparison["pairs"]:
+            untestable = math.isnan(pair["bootstrap_p"]) and math.isnan(pair["t_test_p"])
             pairs.append(
-                {
-                    "direction": direction,
-                    "system A": pair["system_a"],
-                    "system B": pair["system_b"],
-                    "Δ mean (A − B)": pair["delta"],
-                    "bootstrap p": pair["bootstrap_p"],
-                    "t-test p": pair["t_test_p"],
-                    "better": pair["winner"]
-                    or f"no significant difference (both tests need p < {comparison['alpha']})",
-                }
+                dict(
+                    zip(
+                        PAIR_COLUMNS,
+                        [
+                            direction,
+                            pair["system_a"],
+                            pair["system_b"],
+                            pair["delta"],
+                            pair["bootstrap_p"],
+                            pair["t_test_p"],
+                            pair["winner"] or (UNTESTABLE if untestable else NO_DIFFERENCE),
+                        ],
+                    )
+                )
             )
-    pair_columns = ["direction", "system A", "system B", "Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
-    return BatchResult(
-        rows=rows, summary=pd.DataFrame(summary), pairs=pd.DataFrame(pairs, columns=pair_columns), signature=signature
-    )
+    return pd.DataFrame(summary), pd.DataFrame(pairs, columns=PAIR_COLUMNS)
+
+
+def direction_label(direction: str) -> str:
+    """A direction's column name in the tables: "faithfulness", "F", "F 0–1", ..."""
+    base = direction.removesuffix("_rescaled")
+    name = {"f_score": "F"}.get(base, base)
+    return f"{name} 0–1" if direction.endswith("_rescaled") else name
+
+
+def texts_table(corpus, per_system) -> pd.DataFrame:
+    """One row per input row and system: row number, id, system, its output, its scores, the source and the
+    references, so that the table can be sorted by a score to find the worst rows."""
+    records = []
+    for row in range(row_count(corpus)):
+        for name, scores in per_system.items():
+            record = {"row": row + 1}
+            if corpus.ids is not None:
+                record["id"] = corpus.ids[row]
+            record["system"] = name
+            record["output"] = corpus.systems[name][row]
+            record.update({direction_label(direction): values[row] for direction, values in scores.items()})
+            if corpus.sources is not None:
+                record["source"] = corpus.sources[row]
+            if corpus.references is not None:
+                record["references"] = "\n".join(corpus.references[row])
+            records.append(record)
+    return pd.DataFrame(records)
 
 
 RESCALE_CHOICES = [
@@ -204,7 +233,7 @@ def parse_rescale(choice):
     """score_corpus's rescale argument for the Batch tab's choice."""
     modes = {value: (None if value == "none" else value) for _, value in RESCALE_CHOICES}
     if choice not in modes:
-        raise ValueError(f"Unknown rescaling {choice!r}; choose one of {', '.join(modes)}")
+        raise FieldError(f"Unknown rescaling {choice!r}; choose one of {', '.join(modes)}", "rescale")
     return modes[choice]
 
 
@@ -228,6 +257,56 @@ def write_results_csv(rows):
     # ids, column names and texts can hold formulas; a score that is not a number is an empty cell
     spreadsheet_safe(rows).to_csv(path, index=False, na_rep=MISSING_IN_CSV)
     return path
+
+
+def summary_table(summary: pd.DataFrame, rescaled: bool) -> Styler:
+    """Systems x directions, the raw directions or the rescaled ones: each cell the system's mean with its 95%
+    interval ("−2.51 [−2.85, −2.20]"; the data keep the mean at full precision), the best mean of each direction in
+    bold. Empty when there is no such direction."""
+    kept = summary[summary["direction"].str.endswith("_rescaled") == rescaled] if len(summary) else summary
+    systems = list(dict.fromkeys(kept["system"])) if len(kept) else []
+    directions = list(dict.fromkeys(kept["direction"])) if len(kept) else []
+    frame = pd.DataFrame({"system": systems})
+    shown: dict[tuple[int, str], str] = {}
+    digits = 3 if rescaled else 2
+    for direction in directions:
+        column = direction_label(direction.removesuffix("_rescaled"))  # the tab says which scale
+        rows = kept[kept["direction"] == direction].set_index("system")
+        frame[column] = [rows.loc[system, "mean"] for system in systems]
+        for index, system in enumerate(systems):
+            mean, low, high = rows.loc[system].iloc[1:4]
+            interval = f" [{signed(low, digits)}, {signed(high, digits)}]" if finite(low) and finite(high) else ""
+            shown[index, column] = signed(mean, digits) + interval if finite(mean) else MISSING_SHOWN
+    styler = frame.style
+    for (index, column), text in shown.items():
+        styler = styler.format(lambda _, text=text: text, subset=pd.IndexSlice[[index], [column]])
+
+    def best_in_bold(column):
+        if column.name == "system":
+            return [""] * len(column)
+        means = [value if finite(value) else -math.inf for value in column]
+        top = max(means, default=-math.inf)
+        return ["font-weight: bold" if top > -math.inf and mean == top else "" for mean in means]
+
+    return styler.apply(best_in_bold)
+
+
+def column_types(frame: pd.DataFrame) -> list[str]:
+    """Gradio's datatype of each column ("number" or "str"), so that sorting a column in the browser sorts numbers as
+    numbers (the default, "str", would put -10 before -2)."""
+    return ["number" if pd.api.types.is_numeric_dtype(frame[column]) else "str" for column in frame.columns]
+
+
+def signed(value: float, digits: int) -> str:
+    """A number with a true minus sign."""
+    return f"{value:.{digits}f}".replace("-", "−")
+
+
+def finite(value) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
 
 
 def formatted(frame, formats):

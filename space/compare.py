@@ -1,6 +1,6 @@
 """The Compare tab's computation: candidates scored against one source and references, with each direction's
-reference points (copy, unrelated) from the same engine call and the tokens for the heatmap; then the table (best
-candidate highlighted, reference points as its last rows) and the bar chart's rows."""
+reference points (copy, unrelated) from the same engine call and the tokens for the heatmap; then the tables (0–1
+and raw, the best candidate of each direction highlighted, the reference points as their last rows)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,22 @@ import math
 from dataclasses import dataclass
 
 import pandas as pd
+from pandas.io.formats.style import Styler
 
-from bart_score.options import CorpusPoints
+import bart_score
+from bart_score.options import CorpusPoints, ScoringOptions
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
+from bart_score.wording import counted
 
 from .batch import MISSING_SHOWN
 from .inputs import pairs_per_text, prompt_count, refuse_too_much_work
+
+DIRECTION_LABELS = {"faithfulness": "faithfulness", "precision": "precision", "recall": "recall", "f_score": "F"}
+REFERENCE_ROWS = {"copy": "copy", "unrelated": "unrelated"}  # each text given itself; given unrelated texts
+SCALES = ("rescaled", "raw")
+BEST_STYLE = "font-weight: bold; background-color: #c8f0c8"
+REFERENCE_STYLE = "color: #555; font-style: italic"
+BEST_MARK = " ★ best"
 
 
 @dataclass
@@ -26,6 +36,9 @@ class Comparison:
     tokens: list  # per candidate: [(token text, log-probability), ...]
     tokens_given: str  # what the heatmap's tokens are conditioned on, in words
     special_tokens: set  # the tokenizer's special tokens, which the heatmap sets apart
+    prompt: str | list | None = None  # the engine's prompt argument: None, a set name or a one-phrase list
+    references: int = 0  # how many references each candidate was scored against
+    aggregation: str = "mean"
 
 
 # The unrelated texts of the Compare tab's reference points: every candidate shares the one source, so "unrelated"
@@ -39,7 +52,6 @@ UNRELATED_TEXTS = (
     "The museum's new exhibition brings together two hundred paintings from private collections across Europe, "
     "many of them never shown in public before.",
 )
-REFERENCE_ROWS = {"copy": "copy (each text given itself)", "unrelated": "unrelated (given unrelated texts)"}
 
 
 def check_compare_work(
@@ -69,30 +81,30 @@ def check_compare_work(
         pairs,
         max_pairs,
         what="these candidates",
-        counted="candidates × directions and references, + reference points, × prompts",
+        breakdown="candidates × directions and references, + reference points, × prompts",
         advice="fewer candidates, references, directions or prompts",
     )
 
 
 def compare_candidates(
-    scorer, *, source, references, candidates, directions, aggregation="mean", prompt=None, prompt_side="encoder"
-):
+    scorer, *, source, references, candidates, options: ScoringOptions | None = None, **keywords
+) -> Comparison:
     """Scores each candidate against the same source and references, with the reference points of each direction
     (in the same engine call: the candidates and references given themselves, and given UNRELATED_TEXTS), and their
-    tokens for the heatmap."""
+    tokens for the heatmap. `options` (a ScoringOptions, inputs.form_options) or its fields as keywords; the
+    Compare tab always rescales with these reference points."""
+    options = ScoringOptions.resolve(options, **keywords).replace(
+        rescale="corpus", baseline=None, corpus_points=CorpusPoints(unrelated_texts=UNRELATED_TEXTS)
+    )
     names = [name for name, _ in candidates]
     texts = [text for _, text in candidates]
     result = scorer.score_directions(
         texts,
         references=[references] * len(texts) if references else None,
         sources=[source] * len(texts) if source else None,
-        directions=directions,
-        aggregation=aggregation,
-        prompt=prompt,
-        prompt_side=prompt_side,
-        rescale="corpus",
-        corpus_points=CorpusPoints(unrelated_texts=UNRELATED_TEXTS),
+        options=options,
     )
+    directions = options.directions_for(has_references=bool(references), has_sources=bool(source))
     # Unprompted tokens given the source (faithfulness), else given the first reference (precision): the text the
     # candidate was written from, or the nearest stand-in for it.
     condition, tokens_given = (source, "the source") if source else (references[0], "the first reference")
@@ -109,10 +121,13 @@ def compare_candidates(
         tokens=scorer.score_tokens([condition] * len(texts), texts, condition_lang=language, **chat),
         tokens_given=tokens_given,
         special_tokens=set(scorer.tokenizer.all_special_tokens),
+        prompt=options.prompt,
+        references=len(references),
+        aggregation=options.aggregation,
     )
 
 
-def best_candidates(scores):
+def best_candidates(scores) -> list[int]:
     """The indices of the highest score (all of them on a tie); scores that are not numbers are never best."""
     numbers = [score for score in scores if not math.isnan(score)]
     if not numbers:
@@ -121,54 +136,76 @@ def best_candidates(scores):
     return [index for index, score in enumerate(scores) if score == top]
 
 
-def rescaled_column(direction):
-    return f"{direction} 0–1"
+def has_scale(comparison: Comparison, direction: str) -> bool:
+    """Whether the direction's copies score above its unrelated texts, so that its 0–1 values are numbers."""
+    return not all(math.isnan(value) for value in comparison.rescaled[direction])
 
 
-def comparison_table(comparison):
-    """Candidates x directions, each raw column followed by its rescaled one, the best candidate of each direction
-    highlighted and listed in the "best in" column, and two rows more: the direction's reference points."""
+def ranked_values(comparison: Comparison, direction: str) -> tuple[list, str]:
+    """The values that rank the candidates in a direction, and their scale: the 0–1 values where the direction has a
+    scale (f_score's is the mean of precision's and recall's, so it can order candidates otherwise than raw F),
+    else the raw scores."""
+    if has_scale(comparison, direction):
+        return comparison.rescaled[direction], "rescaled"
+    return comparison.scores[direction], "raw"
+
+
+def winners(comparison: Comparison) -> dict[str, list[int]]:
+    """direction -> the candidates that rank first in it (ranked_values; ties all, none when nothing is a number)."""
+    return {direction: best_candidates(ranked_values(comparison, direction)[0]) for direction in comparison.scores}
+
+
+def leading_candidate(comparison: Comparison) -> int | None:
+    """The candidate first in more directions than any other, or None (no such candidate: a tie, or nothing is a
+    number)."""
+    firsts = winners(comparison)
+    wins = [sum(index in first for first in firsts.values()) for index in range(len(comparison.names))]
+    most = max(wins, default=0)
+    if most == 0 or wins.count(most) > 1:
+        return None
+    return wins.index(most)
+
+
+def scores_table(comparison: Comparison, scale: str) -> Styler:
+    """Candidates x directions in one scale ("rescaled": 0 = an unrelated text, 1 = a copy; or "raw"), the best
+    candidate of each direction highlighted, the leading candidate's name marked best, and two rows more: the
+    direction's reference points (copy, unrelated). Values keep full precision; the page shows them rounded."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     count = len(comparison.names)
     frame = pd.DataFrame({"candidate": [*comparison.names, REFERENCE_ROWS["copy"], REFERENCE_ROWS["unrelated"]]})
-    best_in = [[] for _ in comparison.names]
     for direction, scores in comparison.scores.items():
         points = comparison.reference_points[direction]
-        frame[direction] = [*scores, points["copy"], points["unrelated"]]
-        scale = [1.0, 0.0] if points["copy"] > points["unrelated"] else [math.nan, math.nan]
-        frame[rescaled_column(direction)] = [*comparison.rescaled[direction], *scale]
-        for index in best_candidates(scores):
-            best_in[index].append(direction)
-    frame["best in"] = ["★ " + ", ".join(directions) if directions else "" for directions in best_in] + ["", ""]
-    reference_style = "color: #666; font-style: italic"
+        if scale == "raw":
+            column = [*scores, points["copy"], points["unrelated"]]
+        else:
+            scaled = points["copy"] > points["unrelated"]
+            column = [*comparison.rescaled[direction], *((1.0, 0.0) if scaled else (math.nan, math.nan))]
+        frame[DIRECTION_LABELS[direction]] = column
+    lead = leading_candidate(comparison)
+    columns = [DIRECTION_LABELS[direction] for direction in comparison.scores]
 
     def highlight(column):
-        styles = [""] * count + [reference_style] * 2
-        if column.name in comparison.scores:
+        styles = [""] * count + [REFERENCE_STYLE] * 2
+        if column.name in columns:
             for index in best_candidates(list(column[:count])):
-                styles[index] = "font-weight: bold; background-color: #c8f0c8"
+                styles[index] = BEST_STYLE
         return styles
 
-    rescaled = [rescaled_column(direction) for direction in comparison.scores]
     return (
         frame.style.apply(highlight)
-        .format("{:.4f}", subset=list(comparison.scores), na_rep=MISSING_SHOWN)
-        .format("{:.3f}", subset=rescaled, na_rep=MISSING_SHOWN)
+        .format(
+            lambda name: name + BEST_MARK if lead is not None and name == comparison.names[lead] else name,
+            subset=["candidate"],
+        )
+        .format("{:.3f}" if scale == "rescaled" else "{:.4f}", subset=columns, na_rep=MISSING_SHOWN)
     )
 
 
-def comparison_chart(comparison):
-    """The bar plot's rows: one bar per direction and candidate, grouped by direction, of the rescaled score (the raw
-    one shown on hover). A direction without a scale (its copies do not score above unrelated texts) has no bars."""
-    rows = [
-        {"bar": f"{direction} · {name}", "candidate": name, "direction": direction, "rescaled": value, "score": score}
-        for direction, scores in comparison.scores.items()
-        for name, score, value in zip(comparison.names, scores, comparison.rescaled[direction])
-        if not math.isnan(value)
-    ]
-    return pd.DataFrame(rows, columns=["bar", "candidate", "direction", "rescaled", "score"])
-
-
-def chart_y_limits(chart):
-    """From 0 (an unrelated text) to 1 (a copy), widened to whole tenths to hold every bar: bars start at 0."""
-    values = [*chart["rescaled"], 0.0, 1.0]
-    return [math.floor(min(values) * 10) / 10, math.ceil(max(values) * 10) / 10]
+def prompt_described(prompt) -> str | None:
+    """The prompt in words, or None without one."""
+    if prompt is None:
+        return None
+    if isinstance(prompt, str):
+        return f"the {prompt!r} prompt set ({counted(len(bart_score.PROMPT_SETS[prompt]), 'phrase')}, averaged)"
+    return f"the prompt phrase {prompt[0]!r}"

@@ -24,6 +24,8 @@ from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, Ba
 from bart_score.models import check_checkpoint, locate_checkpoint
 from bart_score.outputs import spreadsheet_cell
 
+from .inputs import FieldError
+
 logger = logging.getLogger("bartscore.app")
 
 _WEIGHT_FILES = (
@@ -173,16 +175,18 @@ def public_signature(signature: str, model: str, checkpoint: str) -> str:
 # Texts
 
 
-def refuse_special_tokens(texts, special_tokens):
-    """Refuses the first of `texts` ((where, text) pairs) that holds one of the model's special tokens (<s>, </s>,
-    <pad>, ...): BART would read it as its own marker, and a candidate of "<pad>" repeated would score near 0 and win.
-    The engine keeps the original's numbers and tokenizes them as specials; the Space does not score them at all."""
-    for where, text in texts:
+def refuse_special_tokens(texts, special_tokens) -> None:
+    """Refuses the first of `texts` ((where, text, field) triples) that holds one of the model's special tokens (<s>,
+    </s>, <pad>, ...): the model would read it as its own marker, and a candidate of "<pad>" repeated would score near
+    0 and win. The engine keeps the original's numbers and tokenizes them as specials; the Space does not score them
+    at all."""
+    for where, text, field in texts:
         for token in special_tokens:
             if token in text:
-                raise ValueError(
+                raise FieldError(
                     f"{where} contains {token}, one of the model's special tokens; written in a text it would be read "
-                    f"as the model's own marker, so it is not scored here. Remove it or write it differently"
+                    f"as the model's own marker, so it is not scored here. Remove it or write it differently",
+                    field,
                 )
 
 

@@ -1,114 +1,173 @@
 """What the user typed or chose, read and checked before any model loads: texts within the length limit and valid
 Unicode, candidates and references within their limits, directions that have the inputs they need, and the prompt
-menu's choice. Every problem is a ValueError that names the field."""
+menu's choice. Every problem is a FieldError: its message names the field, and its `field` says which one of the
+page's fields is at fault (its element id), so that the page can mark it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import bart_score
+from bart_score.errors import InputError
 from bart_score.inputs import check_text
+from bart_score.options import ScoringOptions
+from bart_score.wording import counted
 
 MAX_CANDIDATES = 6  # also the most system columns in an uploaded file
 MIN_CANDIDATES = 2
 MAX_REFERENCES = 8
 MAX_PROMPT_CHARS = 200
 
+
+class FieldError(InputError):
+    """A problem with what the user entered in one field of the page (`field`: its element id, such as "source",
+    "candidate-2", "directions" or "upload")."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 # The prompt menu: (label, value); parse_prompt reads the value.
 PROMPT_CHOICES = (
     [("none", "none")]
-    + [
-        (f"{name} ({len(phrases)} phrase{'s' if len(phrases) > 1 else ''})", name)
-        for name, phrases in bart_score.PROMPT_SETS.items()
-    ]
+    + [(f"{name} ({counted(len(phrases), 'phrase')})", name) for name, phrases in bart_score.PROMPT_SETS.items()]
     + [("custom phrase", "custom")]
 )
 
 
-def parse_references(text):
+def parse_references(text: str | None) -> list[str]:
     """One reference per non-blank line."""
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
-def parse_prompt(choice, phrase):
+def parse_prompt(choice: str, phrase: str | None) -> str | list[str] | None:
     """The engine's prompt argument for the prompt menu's choice: None, a set name, or a one-phrase list."""
     if choice == "none":
         return None
     if choice == "custom":
         if not (phrase or "").strip():
-            raise ValueError("Enter a custom prompt phrase, or choose another prompt")
-        check_field(phrase.strip(), "The custom prompt phrase", MAX_PROMPT_CHARS)
+            raise FieldError("Enter a custom prompt phrase, or choose another prompt", "prompt-phrase")
+        check_field(phrase.strip(), "The custom prompt phrase", MAX_PROMPT_CHARS, "prompt-phrase")
         return [phrase.strip()]  # a list, so that a lowercase single word is a phrase, not a set name
     if choice in bart_score.PROMPT_SETS:
         return choice
-    raise ValueError(
-        f"Unknown prompt {choice!r}; choose none, custom, or one of the sets {', '.join(bart_score.PROMPT_SETS)}"
+    raise FieldError(
+        f"Unknown prompt {choice!r}; choose none, custom, or one of the sets {', '.join(bart_score.PROMPT_SETS)}",
+        "prompt",
     )
 
 
-def custom_phrase(choice, prompt):
-    """[(where, phrase)] for a custom prompt phrase, [] for a prompt set or none: the phrase to check like a text."""
-    return [("The custom prompt phrase", prompt[0])] if choice == "custom" else []
+def form_options(
+    directions: list[str],
+    aggregation: str,
+    prompt: str | list[str] | None,
+    prompt_side: str,
+    *,
+    rescale: str | None = None,
+    show_progress: bool = False,
+    long_source: Mapping[str, Any] | None = None,
+) -> ScoringOptions:
+    """The form's settings as one checked ScoringOptions, passed down whole to the engine: the directions as
+    check_directions returned them, the prompt as parse_prompt did, the rescaling as the Batch tab's choice gave it
+    (batch.parse_rescale), and the operator's long-source options (settings.Settings.long_source). The library's
+    checks are the only checks of these settings."""
+    return ScoringOptions(
+        directions=tuple(directions),
+        aggregation=aggregation,
+        prompt=prompt,
+        prompt_side=prompt_side,
+        rescale=rescale,
+        show_progress=show_progress,
+        **(long_source or {}),
+    )
 
 
-def check_field(text, what, max_chars):
-    """A text the user typed: within the length limit, and valid Unicode (JSON can carry lone surrogates)."""
+def custom_phrase(choice: str, prompt) -> list[tuple[str, str, str]]:
+    """[(where, phrase, field)] for a custom prompt phrase, [] for a prompt set or none: the phrase to check like a
+    text."""
+    return [("The custom prompt phrase", prompt[0], "prompt-phrase")] if choice == "custom" else []
+
+
+def check_field(text: str, what: str, max_chars: int, field: str) -> None:
+    """A text the user typed in `field`: within the length limit, and valid Unicode (JSON can carry lone
+    surrogates)."""
     if len(text) > max_chars:
-        raise ValueError(f"{what} has {len(text)} characters; the limit is {max_chars}")
-    check_text(text, what)
+        raise FieldError(f"{what} has {counted(len(text), 'character')}; the limit is {max_chars}", field)
+    try:
+        check_text(text, what)
+    except ValueError as error:
+        raise FieldError(str(error), field) from None
 
 
-def check_directions(directions, *, has_source, has_references):
+def check_directions(directions: list[str], *, has_source: bool, has_references: bool) -> list[str]:
     """The directions in canonical order, or a message saying which input a chosen direction lacks."""
     if not directions:
-        raise ValueError("Choose at least one direction")
+        raise FieldError("Choose at least one direction", "directions")
     for direction in directions:
         if direction not in bart_score.DIRECTIONS:
-            raise ValueError(f"Unknown direction {direction!r}; choose from {', '.join(bart_score.DIRECTIONS)}")
+            raise FieldError(
+                f"Unknown direction {direction!r}; choose from {', '.join(bart_score.DIRECTIONS)}", "directions"
+            )
     if "faithfulness" in directions and not has_source:
-        raise ValueError("faithfulness (source → candidate) needs a source: enter one, or untick faithfulness")
+        raise FieldError(
+            "faithfulness (source → candidate) needs a source: enter one, or untick faithfulness", "source"
+        )
     needing_references = [d for d in directions if d != "faithfulness"]
     if needing_references and not has_references:
         verb = "needs" if len(needing_references) == 1 else "need"
-        raise ValueError(f"{', '.join(needing_references)} {verb} at least one reference: enter one, or untick it")
+        raise FieldError(
+            f"{', '.join(needing_references)} {verb} at least one reference: enter one, or untick it", "references"
+        )
     return [d for d in bart_score.DIRECTIONS if d in directions]
 
 
-def collect_candidates(texts, max_chars):
+def collect_candidates(texts: list[str], max_chars: int) -> list[tuple[str, str]]:
     """(name, text) for each non-blank candidate box; a box keeps its number, so names match what the user sees."""
     candidates = [(f"Candidate {number}", text.strip()) for number, text in enumerate(texts, 1) if (text or "").strip()]
+    blank = next((f"candidate-{number}" for number, text in enumerate(texts, 1) if not (text or "").strip()), None)
     if len(candidates) < MIN_CANDIDATES:
-        raise ValueError(f"Enter at least {MIN_CANDIDATES} candidates to compare (found {len(candidates)})")
+        raise FieldError(
+            f"Enter at least {MIN_CANDIDATES} candidates to compare (found {len(candidates)})", blank or "candidate-1"
+        )
     if len(candidates) > MAX_CANDIDATES:
-        raise ValueError(f"At most {MAX_CANDIDATES} candidates can be compared (found {len(candidates)})")
+        raise FieldError(f"At most {MAX_CANDIDATES} candidates can be compared (found {len(candidates)})", "candidates")
     for name, text in candidates:
-        check_field(text, name, max_chars)
+        check_field(text, name, max_chars, candidate_field(name))
     return candidates
 
 
-def check_references(references, max_chars):
+def candidate_field(name: str) -> str:
+    """The element id of the box of a candidate named "Candidate <n>"."""
+    return "candidate-" + name.rsplit(" ", 1)[-1]
+
+
+def check_references(references: list[str], max_chars: int) -> None:
     if len(references) > MAX_REFERENCES:
-        raise ValueError(f"At most {MAX_REFERENCES} references are allowed (found {len(references)})")
+        raise FieldError(f"At most {MAX_REFERENCES} references are allowed (found {len(references)})", "references")
     for number, reference in enumerate(references, 1):
-        check_field(reference, f"Reference {number}", max_chars)
+        check_field(reference, f"Reference {number}", max_chars, "references")
 
 
-def prompt_count(prompt):
+def prompt_count(prompt) -> int:
     """How many phrases the engine's prompt argument scores each pair with (1 without a prompt)."""
     if prompt is None:
         return 1
     return len(bart_score.PROMPT_SETS[prompt] if isinstance(prompt, str) else prompt)
 
 
-def pairs_per_text(directions, has_source, references):
+def pairs_per_text(directions, has_source: bool, references: int) -> int:
     """The (condition, text) pairs one candidate or system output needs: 1 for faithfulness (given a source), and one
     per reference for each of precision and recall (F needs both)."""
     sides = ("precision" in directions or "f_score" in directions) + ("recall" in directions or "f_score" in directions)
     return ("faithfulness" in directions and has_source) + sides * references
 
 
-def refuse_too_much_work(pairs, max_pairs, *, what, counted, advice):
+def refuse_too_much_work(pairs: int, max_pairs: int, *, what: str, breakdown: str, advice: str) -> None:
     """Refuses a request that needs more than max_pairs scored pairs, before any model is used, saying how many and
     the limit, so that one request cannot hold the scoring slot that every user shares."""
     if pairs > max_pairs:
-        raise ValueError(
-            f"Scoring {what} needs {pairs:,} scored pairs ({counted}); the limit here is {max_pairs:,}. Use {advice}"
+        raise InputError(
+            f"Scoring {what} needs {pairs:,} scored pairs ({breakdown}); the limit here is {max_pairs:,}. Use {advice}"
         )

@@ -11,6 +11,7 @@ import bart_score
 import bart_score.templates
 
 from .guards import load_failure, model_problems, not_available, remembered_failure
+from .inputs import FieldError
 
 DEFAULT_MAX_CHARS = 5000
 DEFAULT_MAX_ROWS = 1000
@@ -143,19 +144,19 @@ def check_models(settings):
 def load_scorer(settings, model):
     """The engine for a model name on the allowlist, loaded on first use and kept (loading costs more than scoring).
     A model that cannot be loaded is reported by its menu name, never by a server path."""
-    if model not in settings.models:
-        raise ValueError(f"Unknown model {model!r}; choose one of {', '.join(settings.models)}")
+    if not isinstance(model, str) or model not in settings.models:
+        raise FieldError(f"Unknown model {model!r}; choose one of {', '.join(settings.models)}", "model")
     options = settings.models[model]
     key = _scorer_key(settings, model)
     with _scorers_lock:
         if key not in _scorers:
             if key in _unavailable:
-                raise ValueError(_unavailable[key])
+                raise FieldError(_unavailable[key], "model")
             try:
                 _scorers[key] = bart_score.BARTScorer(device=settings.device, **options)
             except Exception as error:
                 message = load_failure(model, options["checkpoint"], error)
                 if remembered_failure(error):
                     _unavailable[key] = message
-                raise ValueError(message) from None
+                raise FieldError(message, "model") from None
         return _scorers[key]

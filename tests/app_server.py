@@ -2,11 +2,11 @@
 cannot be loaded, and a tiny one trained to copy, whose reference points are ordered as a real model's), with smaller
 limits, served on a free local port. Nothing here changes the process environment."""
 
+import asyncio
 import contextlib
 import socket
 
 import app
-import space.batch
 import space.settings
 
 MAX_CHARS = 600
@@ -27,20 +27,23 @@ def settings_for_tests(tiny_checkpoint, missing_checkpoint, copying_checkpoint):
 
 @contextlib.contextmanager
 def serving(settings):
-    """The app launched as `python app.py` launches it, on a free port; yields its URL."""
+    """The app launched as `python app.py` launches it (app.launch), on a free port; yields its URL."""
     demo = app.build_demo(settings)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    demo.launch(
-        server_name="127.0.0.1",
-        server_port=port,
-        prevent_thread_lock=True,
-        quiet=True,
-        ssr_mode=False,
-        max_file_size=space.batch.MAX_UPLOAD_BYTES,
-    )
+    app.launch(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False)
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
         demo.close()
+
+
+def event_functions(demo):
+    """The functions behind the app's API endpoints, by name, called as Gradio calls them but from a test (they are
+    coroutines), so that inputs an HTTP client cannot encode (lone surrogates) reach them."""
+    return {
+        block.api_name: (lambda *args, fn=block.fn: asyncio.run(fn(*args)))
+        for block in demo.fns.values()
+        if block.api_name
+    }

@@ -3,8 +3,10 @@
 The app runs on the tiny checkpoint that the tests build, offered to the browser through BARTSCORE_APP_MODELS exactly
 as an operator would offer a local checkpoint. Expected values come from the engine, called directly."""
 
+import asyncio
 import csv
 import dataclasses
+import html
 import json
 import math
 import re
@@ -14,7 +16,7 @@ import gradio as gr
 import numpy as np
 import pandas as pd
 import pytest
-from app_server import MAX_CHARS, MAX_ROWS
+from app_server import MAX_CHARS, MAX_ROWS, event_functions
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 from reference import reference_directions, reference_points
@@ -22,12 +24,18 @@ from test_cli import run_cli
 
 import app
 import bart_score
+import bart_score.wording
 import space.batch
 import space.compare
+import space.examples
+import space.feedback
+import space.handlers
 import space.heatmap
 import space.inputs
+import space.menu
 import space.plots
 import space.settings
+import space.verdict
 from bart_score import baseline_files, baselines
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
@@ -306,41 +314,99 @@ def made_up_comparison():
     )
 
 
-def test_table_marks_the_best_candidate_of_each_direction_including_ties():
-    table = space.compare.comparison_table(made_up_comparison())
-    columns = ["candidate", "faithfulness", "faithfulness 0–1", "f_score", "f_score 0–1", "best in"]
-    assert list(table.data.columns) == columns
-    assert list(table.data["best in"]) == ["★ f_score", "★ faithfulness", "★ f_score", "", ""]
-    shown = gr.Dataframe(interactive=False).postprocess(table)
-    best = "font-weight: bold; background-color: #c8f0c8"
-    marked = [[columns[i] for i, style in enumerate(row) if style == best] for row in shown.metadata["styling"][:3]]
-    assert marked == [["f_score"], ["faithfulness"], ["f_score"]]
-    assert shown.metadata["display_value"][1][1:3] == ["-1.5000", "0.750"]
+def shown_table(styler):
+    """The table as the browser gets it: Gradio's data, display values and cell styles."""
+    return gr.Dataframe(interactive=False).postprocess(styler)
 
 
-def test_table_ends_with_each_directions_reference_points_at_1_and_0():
-    table = space.compare.comparison_table(made_up_comparison())
-    shown = gr.Dataframe(interactive=False).postprocess(table)
-    assert [row[0] for row in shown.data[3:]] == [
-        space.compare.REFERENCE_ROWS["copy"],
-        space.compare.REFERENCE_ROWS["unrelated"],
+def test_tables_mark_the_best_candidate_of_each_direction_in_their_scale_including_ties():
+    comparison = made_up_comparison()
+    rescaled = shown_table(space.compare.scores_table(comparison, "rescaled"))
+    raw = shown_table(space.compare.scores_table(comparison, "raw"))
+    assert rescaled.headers == raw.headers == ["candidate", "faithfulness", "F"]
+    best = space.compare.BEST_STYLE
+    marked = [[h for h, style in zip(rescaled.headers, row) if style == best] for row in rescaled.metadata["styling"]]
+    assert marked == [[], ["faithfulness"], [], [], []]  # F has no scale: no 0–1 value is best
+    marked = [[h for h, style in zip(raw.headers, row) if style == best] for row in raw.metadata["styling"]]
+    assert marked == [["F"], ["faithfulness"], ["F"], [], []]  # a tie marks both
+    assert rescaled.metadata["display_value"][1][1:] == ["0.750", "–"]
+    assert raw.metadata["display_value"][1][1:] == ["-1.5000", "-4.0000"]
+    # The data keep the engine's numbers; only the page's text is rounded.
+    assert [row[1] for row in raw.data[:3]] == [-2.0, -1.5, -3.0]
+
+
+def test_the_best_mark_sits_next_to_the_candidate_first_in_the_most_directions():
+    comparison = made_up_comparison()
+    # Candidate 2 is first on faithfulness (0–1) and ties on nothing else; F ranks raw: 1 and 3 tie
+    assert space.compare.winners(comparison) == {"faithfulness": [1], "f_score": [0, 2]}
+    assert space.compare.leading_candidate(comparison) is None  # three candidates first once each: no single best
+    comparison.scores["f_score"] = [-1.0, -0.5, -4.0]
+    assert space.compare.leading_candidate(comparison) == 1
+    shown = shown_table(space.compare.scores_table(comparison, "raw"))
+    assert [row[0] for row in shown.metadata["display_value"]] == [
+        "Candidate 1",
+        "Candidate 2 ★ best",
+        "Candidate 3",
+        "copy",
+        "unrelated",
     ]
-    assert [row[1:5] for row in shown.metadata["display_value"][3:]] == [
-        ["-1.0000", "1.000", "-3.0000", "–"],
-        ["-3.0000", "0.000", "-2.0000", "–"],  # f_score has no scale: its copy scores below unrelated texts
+    assert [row[0] for row in shown.data][:3] == ["Candidate 1", "Candidate 2", "Candidate 3"]
+
+
+def test_tables_end_with_each_directions_reference_points():
+    comparison = made_up_comparison()
+    rescaled = shown_table(space.compare.scores_table(comparison, "rescaled"))
+    raw = shown_table(space.compare.scores_table(comparison, "raw"))
+    assert [row[0] for row in raw.data[3:]] == ["copy", "unrelated"]
+    assert [row[1:] for row in raw.metadata["display_value"][3:]] == [["-1.0000", "-3.0000"], ["-3.0000", "-2.0000"]]
+    # f_score has no scale: its copy scores below unrelated texts
+    assert [row[1:] for row in rescaled.metadata["display_value"][3:]] == [["1.000", "–"], ["0.000", "–"]]
+    assert all("italic" in style for row in raw.metadata["styling"][3:] for style in row)
+    with pytest.raises(ValueError, match="scale must be one of"):
+        space.compare.scores_table(comparison, "log")
+
+
+def bars_of(page):
+    """(direction, candidate, 0–1 value, raw score, bottom %, height %) for each bar of the chart's HTML."""
+    return [
+        (d, html.unescape(c), float(v), float(r), float(b), float(h))
+        for d, c, v, r, b, h in re.findall(
+            r'data-direction="([^"]+)" data-candidate="([^"]+)" data-value="([^"]+)" data-score="([^"]+)" '
+            r'style="left: [^;]+; width: [^;]+; bottom: ([^%]+)%; height: ([^%]+)%',
+            page,
+        )
     ]
-    assert all("italic" in style for row in shown.metadata["styling"][3:] for style in row)
-    assert shown.metadata["display_value"][0][4] == "–"
 
 
-def test_chart_has_a_rescaled_bar_per_direction_and_candidate_from_zero_with_the_raw_score_beside():
-    chart = space.compare.comparison_chart(made_up_comparison())
-    # f_score has no scale (NaN): its bars are left out, and the engine's warning says why
-    assert list(chart["bar"]) == [f"faithfulness · Candidate {i}" for i in (1, 2, 3)]
-    assert list(chart["rescaled"]) == [0.5, 0.75, 0.0]
-    assert list(chart["score"]) == [-2.0, -1.5, -3.0]
-    assert space.compare.chart_y_limits(chart) == [0.0, 1.0]
-    assert space.compare.chart_y_limits(pd.DataFrame({"rescaled": [-0.23, 1.31]})) == [-0.3, 1.4]
+def test_chart_has_a_bar_per_direction_and_candidate_grouped_by_direction_from_zero():
+    comparison = made_up_comparison()
+    comparison.rescaled["faithfulness"] = [0.5, 1.25, -0.25]
+    page = space.plots.bar_chart(comparison)
+    bars = bars_of(page)
+    # f_score has no scale: no bars, and a note says why
+    assert [(d, c, v, r) for d, c, v, r, _, _ in bars] == [
+        ("faithfulness", "Candidate 1", 0.5, -2.0),
+        ("faithfulness", "Candidate 2", 1.25, -1.5),
+        ("faithfulness", "Candidate 3", -0.25, -3.0),
+    ]
+    assert "No bars for F: a copy does not score above an unrelated text there" in page
+    # The axis runs from -0.3 to 1.3 (whole tenths holding 0, 1 and every value); bars start at 0.
+    low, high = space.plots.chart_limits([0.5, 1.25, -0.25])
+    assert (low, high) == (-0.3, 1.3)
+    zero = (0 - low) / (high - low) * 100
+    for _, _, value, _, bottom, height in bars:
+        assert height == pytest.approx(abs(value) / (high - low) * 100, abs=0.01)
+        assert bottom == pytest.approx(zero if value >= 0 else zero - height, abs=0.01)
+    assert 'aria-label="faithfulness, Candidate 2: 1.250 on the 0–1 scale (raw score -1.5000)"' in page
+    assert page.count('tabindex="0"') == 3  # each bar can be reached by keyboard
+    assert space.plots.chart_limits([]) == (0.0, 1.0)
+
+
+def test_the_chart_escapes_candidate_names():
+    comparison = made_up_comparison()
+    comparison.names[0] = '<b>"A"</b>'
+    page = space.plots.bar_chart(comparison)
+    assert "<b>" not in page and "&lt;b&gt;&quot;A&quot;&lt;/b&gt;" in page
 
 
 def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_apart():
@@ -348,19 +414,47 @@ def test_heatmap_escapes_tokens_shows_values_on_hover_and_sets_special_tokens_ap
     assert "&lt;b&gt;&amp;" in page and "<b>&" not in page
     spans = re.findall(
         r'<span class="token( special)?" style="background: ([^"]+)" title="([^"]+)" '
-        r'data-logprob="([^"]+)">([^<]*)</span>',
+        r'data-logprob="([^"]+)" data-shown="([^"]+)">([^<]*)</span>',
         page,
     )
     assert len(spans) == 6
     first = spans[:4]
     assert [bool(special) for special, *_ in first] == [True, False, False, True]
-    assert [float(value) for *_, value, _ in first] == [-0.5, -3.25, -12.0, -1.0]
+    assert [float(value) for *_, value, _, _ in first] == [-0.5, -3.25, -12.0, -1.0]
+    assert [shown for *_, shown, _ in first] == ["−0.50", "−3.25", "−12.00", "−1.00"]  # printed by the checkbox
     assert first[1][2] == "&#x27;&lt;b&gt;&amp;&#x27;: log p = -3.2500"
     assert first[2][2] == "&#x27; &quot;q&quot;&#x27;: log p = -12.0000"
     # Colours deepen with unlikeliness and saturate at the floor, the same scale for every candidate.
     assert first[2][1] == space.heatmap.token_colour(space.heatmap.HEATMAP_FLOOR) == space.heatmap.token_colour(-50)
     assert space.heatmap.token_colour(0) != space.heatmap.token_colour(-3.25) != space.heatmap.token_colour(-12.0)
-    assert "given the source" in page and "mean log-probability -4.1875" in page
+    assert "given the source" in page and '<input type="checkbox">' in page
+
+
+def test_the_heatmaps_mean_is_the_tables_score_or_says_what_it_is_instead():
+    comparison = made_up_comparison()  # tokens given the source, faithfulness chosen, no prompt
+    assert space.heatmap.mean_label(comparison, 0) == (
+        "faithfulness -2.0000: the mean of these log-probabilities, as in the table"
+    )
+    comparison.prompt = "summary"
+    phrases = len(bart_score.PROMPT_SETS["summary"])
+    assert space.heatmap.mean_label(comparison, 0) == (
+        f"mean log-probability -4.1875 (the table's faithfulness is scored with the 'summary' prompt set ({phrases} "
+        f"phrases, averaged); the table's faithfulness is -2.0000)"
+    )
+    comparison.prompt = ["In short"]
+    assert "scored with the prompt phrase 'In short'" in space.heatmap.mean_label(comparison, 0)
+    comparison.prompt, comparison.tokens_given, comparison.references = None, "the first reference", 3
+    comparison.aggregation = "max"
+    assert space.heatmap.mean_label(comparison, 0) == (
+        "mean log-probability -4.1875 (precision is not among the directions chosen)"
+    )
+    comparison.scores["precision"] = [-2.5, -1.0, -1.0]
+    assert space.heatmap.mean_label(comparison, 0) == (
+        "mean log-probability -4.1875 (the table's precision combines the 3 references by their max; the table's "
+        "precision is -2.5000)"
+    )
+    comparison.references = 1
+    assert space.heatmap.mean_label(comparison, 0).startswith("precision -2.5000: the mean of these")
 
 
 def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_character_whole(scorer):
@@ -380,24 +474,29 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
     assert 'class="token fragment"' in page and "part of the next character: log p = " in page
 
 
-def test_a_direction_without_a_scale_is_a_ui_warning(scorer):
+def test_a_direction_without_a_scale_is_a_note(scorer):
     """The tests' random BART scores copies of these candidates below the candidates given unrelated texts."""
-    with pytest.warns(UserWarning, match="BARTScore: faithfulness cannot be rescaled"), app.shown_in_ui():
-        comparison = space.compare.compare_candidates(
+    outcome = space.feedback.attempt(
+        lambda: space.compare.compare_candidates(
             scorer, source=SOURCE, references=[], candidates=list(zip("ABC", CANDIDATES)), directions=["faithfulness"]
         )
-    assert all(math.isnan(value) for value in comparison.rescaled["faithfulness"])
+    )
+    assert outcome.problem is None
+    assert any(note.startswith("BARTScore: faithfulness cannot be rescaled") for note in outcome.notes)
+    assert all(math.isnan(value) for value in outcome.value.rescaled["faithfulness"])
 
 
-def test_engine_truncation_notices_become_ui_warnings_and_errors_become_messages(scorer):
+def test_engine_truncation_notices_become_notes_and_errors_become_messages_naming_the_field(scorer):
     long_source = "é" * MAX_CHARS  # two byte-level tokens a character: past the 1024-token limit
-    # gr.Warning outside a request is a UserWarning
-    with pytest.warns(UserWarning, match="BARTScore truncated 1 distinct source text"), app.shown_in_ui():
-        scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2)
-    with pytest.raises(gr.Error) as raised, app.shown_in_ui():
-        space.inputs.check_directions([], has_source=True, has_references=False)
-    assert raised.value.message == "Choose at least one direction"
-    assert raised.value.print_exception is False
+    outcome = space.feedback.attempt(lambda: scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2))
+    assert [note for note in outcome.notes if note.startswith("BARTScore truncated 1 distinct source text")]
+    outcome = space.feedback.attempt(lambda: space.inputs.check_directions([], has_source=True, has_references=False))
+    assert (outcome.problem, outcome.field, outcome.value) == ("Choose at least one direction", "directions", None)
+    with pytest.warns(UserWarning, match="^A note$"):  # gr.Warning outside a request is a UserWarning
+        assert space.feedback.answer(space.feedback.Outcome(value=1, notes=["A note"])) == 1
+    with pytest.raises(gr.Error) as raised:
+        space.feedback.answer(space.feedback.Outcome(problem="Bad <b>"))
+    assert raised.value.message == "Bad &lt;b&gt;" and raised.value.print_exception is False
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -627,7 +726,7 @@ def test_file_scores_match_the_engine_and_compare_systems(scorer):
     assert list(summary["95% CI low"]) == pytest.approx([s["ci_low"] for s in stats["systems"]], abs=1e-9)
     pair = result.pairs[result.pairs["direction"] == "f_score"].iloc[0]
     assert pair["bootstrap p"] == pytest.approx(stats["pairs"][0]["bootstrap_p"])
-    assert pair["better"] == (stats["pairs"][0]["winner"] or "no significant difference (both tests need p < 0.05)")
+    assert pair["better"] == (stats["pairs"][0]["winner"] or "no significant difference")
     assert result.signature.startswith(f"ckpt:{scorer.checkpoint}|dirs:faithfulness+f_score|agg:max|nrefs:1-2|")
 
 
@@ -644,9 +743,13 @@ def compare(client, *candidates, source=SOURCE, references=REFERENCE_LINES, **se
     )
 
 
+DIRECTION_HEADERS = ["faithfulness", "precision", "recall", "F"]
+
+
+@pytest.mark.slow
 def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_they_fall(client, copier):
     boxes = [CANDIDATES[0], "", CANDIDATES[1], CANDIDATES[2]]  # the blank second box is skipped
-    table, chart, heatmap, signature = compare(client, *boxes, model="copier")
+    verdict, rescaled, raw, chart, heatmap, signature = compare(client, *boxes, model="copier")
     expected = copier.score_directions(
         CANDIDATES,
         references=[REFERENCES] * 3,
@@ -654,40 +757,34 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_the
         rescale="corpus",
         corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
     )
-    assert table["headers"] == [
-        "candidate",
-        *(column for d in bart_score.DIRECTIONS for column in (d, space.compare.rescaled_column(d))),
-        "best in",
-    ]
-    assert [row[0] for row in table["data"]] == [
-        "Candidate 1",
-        "Candidate 3",
-        "Candidate 4",
-        *space.compare.REFERENCE_ROWS.values(),
-    ]
-    for direction in bart_score.DIRECTIONS:
-        column = table["headers"].index(direction)
+    names = ["Candidate 1", "Candidate 3", "Candidate 4"]
+    for table in (rescaled, raw):
+        assert table["headers"] == ["candidate", *DIRECTION_HEADERS]
+        assert [row[0] for row in table["data"]] == [*names, "copy", "unrelated"]
+    for column, direction in enumerate(bart_score.DIRECTIONS, start=1):
         points = expected["reference_points"][direction]
-        shown = [row[column] for row in table["data"]]
+        shown = [row[column] for row in raw["data"]]
         assert shown == pytest.approx([*expected[direction], points["copy"], points["unrelated"]], abs=1e-6)
-        rescaled = [row[column + 1] for row in table["data"]]
-        assert rescaled == pytest.approx([*expected[f"{direction}_rescaled"], 1.0, 0.0], abs=1e-6)
-        best = max(range(3), key=lambda i: expected[direction][i])
-        assert direction in table["data"][best][-1]
-        assert table["metadata"]["display_value"][best][column] == f"{expected[direction][best]:.4f}"
-        assert table["metadata"]["display_value"][best][column + 1] == f"{expected[f'{direction}_rescaled'][best]:.3f}"
+        shown = [row[column] for row in rescaled["data"]]
+        assert shown == pytest.approx([*expected[f"{direction}_rescaled"], 1.0, 0.0], abs=1e-6)
+        best = max(range(3), key=lambda i: expected[f"{direction}_rescaled"][i])
+        assert rescaled["metadata"]["styling"][best][column] == space.compare.BEST_STYLE
+        assert rescaled["metadata"]["display_value"][best][column] == f"{expected[f'{direction}_rescaled'][best]:.3f}"
+        assert raw["metadata"]["display_value"][best][column] == f"{expected[direction][best]:.4f}"
     assert signature == shown_signature(expected["signature"], copier, "copier") and "|rescale:corpus-" in signature
 
-    assert chart["value"]["columns"] == ["bar", "candidate", "direction", "rescaled", "score"]
-    bars = {
-        (candidate, direction): (rescaled, raw) for _, candidate, direction, rescaled, raw in chart["value"]["data"]
-    }
+    # The verdict names the candidate that each direction puts first, with the engine's 0–1 values.
+    firsts = {d: max(range(3), key=lambda i: expected[f"{d}_rescaled"][i]) for d in bart_score.DIRECTIONS}
+    for index in firsts.values():
+        assert names[index] in verdict
+    lead = firsts["faithfulness"]
+    assert f"{expected['faithfulness_rescaled'][lead]:.2f}".replace("-", "−") in verdict
+
+    bars = {(candidate, direction): (value, score) for direction, candidate, value, score, _, _ in bars_of(chart)}
     assert len(bars) == 12
     assert bars[("Candidate 4", "recall")] == pytest.approx(
         (expected["recall_rescaled"][2], expected["recall"][2]), abs=1e-6
     )
-    low, high = chart["y_lim"]
-    assert low <= min(0, *(r for r, _ in bars.values())) and high >= max(1, *(r for r, _ in bars.values()))
 
     tokens = copier.score_tokens([SOURCE] * 3, CANDIDATES)
     shown = [
@@ -699,19 +796,21 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_the
         assert values == pytest.approx([lp for _, lp in pair], abs=1e-5)
 
 
+@pytest.mark.slow
 def test_api_compare_with_a_model_that_tells_no_copy_apart_shows_no_scale_and_says_why(client, scorer):
     """The tests' random BART scores copies of the candidates below the candidates given unrelated texts: faithfulness
     and precision (and so f_score, the mean of rescaled precision and recall) get no rescaled values (and no bars),
-    and a warning says why."""
-    table, chart, _, _ = compare(client, *CANDIDATES)
-    for direction in ("faithfulness", "f_score"):
-        column = table["headers"].index(f"{direction} 0–1")
-        assert [row[column] for row in table["metadata"]["display_value"]][:3] == ["–"] * 3
-    assert {row[2] for row in chart["value"]["data"]} == {"recall"}
+    and the chart says why."""
+    _, rescaled, _, chart, _, _ = compare(client, *CANDIDATES)
+    for column in (1, 2, 4):
+        assert [row[column] for row in rescaled["metadata"]["display_value"]][:3] == ["–"] * 3
+    assert {direction for direction, *_ in bars_of(chart)} == {"recall"}
+    assert "No bars for faithfulness, precision, F" in chart
 
 
+@pytest.mark.slow
 def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
-    table, _, heatmap, signature = compare(
+    _, _, raw, _, heatmap, signature = compare(
         client,
         CANDIDATES[0],
         CANDIDATES[1],
@@ -730,9 +829,9 @@ def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
         prompt=["In other words"],
         prompt_side="decoder",
     )
-    assert table["headers"] == ["candidate", "recall", "recall 0–1", "f_score", "f_score 0–1", "best in"]
-    assert [row[1] for row in table["data"][:2]] == pytest.approx(expected["recall"], abs=1e-6)
-    assert [row[3] for row in table["data"][:2]] == pytest.approx(expected["f_score"], abs=1e-6)
+    assert raw["headers"] == ["candidate", "recall", "F"]
+    assert [row[1] for row in raw["data"][:2]] == pytest.approx(expected["recall"], abs=1e-6)
+    assert [row[2] for row in raw["data"][:2]] == pytest.approx(expected["f_score"], abs=1e-6)
     assert signature.replace(re.search(r"\|rescale:[^|]+", signature)[0], "") == shown_signature(
         expected["signature"], scorer
     )
@@ -740,6 +839,34 @@ def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
     assert "given the first reference" in heatmap
 
 
+@pytest.mark.slow
+def test_api_candidates_have_names_of_their_own(client):
+    parameters = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/compare"]["parameters"]
+    assert [parameter["parameter_name"] for parameter in parameters] == [
+        "model",
+        "directions",
+        "aggregation",
+        "prompt_choice",
+        "prompt_phrase",
+        "prompt_side",
+        "source",
+        "references",
+        *(f"candidate_{number}" for number in range(1, space.inputs.MAX_CANDIDATES + 1)),
+    ]
+    by_name = client.predict(
+        model="tiny",
+        directions=["faithfulness"],
+        source=SOURCE,
+        references="",
+        candidate_1="",
+        candidate_2=CANDIDATES[0],
+        candidate_5=CANDIDATES[1],
+        api_name="/compare",
+    )
+    assert [row[0] for row in by_name[2]["data"][:2]] == ["Candidate 2", "Candidate 5"]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "arguments, message",
     [
@@ -761,10 +888,11 @@ def test_api_compare_explains_user_mistakes_and_keeps_running(client, arguments,
     with pytest.raises(AppError, match=re.escape(message)) as raised:
         compare(client, *candidates, **arguments)
     assert "Traceback" not in str(raised.value)
-    table, *_ = compare(client, *CANDIDATES[:2])  # the app still answers
+    _, table, *_ = compare(client, *CANDIDATES[:2])  # the app still answers
     assert len(table["data"]) == 2 + 2  # the candidates and the two reference points
 
 
+@pytest.mark.slow
 def test_api_compare_refuses_a_model_outside_the_allowlist(client, tiny_checkpoint):
     loaded = dict(space.settings._scorers)
     for model in (tiny_checkpoint, "facebook/bart-large"):
@@ -801,9 +929,21 @@ OUTPUT_ROWS = [
 ]
 
 
+def interval_text(mean, low, high, digits=2):
+    """A summary cell as the page shows it: "−2.51 [−2.85, −2.20]"."""
+    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]".replace("-", "−")
+
+
+def by_system(rows, system, column):
+    """One column of the per-row table for one system, in row order."""
+    position = rows["headers"].index(column)
+    return [row[position] for row in rows["data"] if row[rows["headers"].index("system")] == system]
+
+
+@pytest.mark.slow
 def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer, tmp_path):
     path = write_outputs_csv(tmp_path / "outputs.csv", OUTPUT_ROWS)
-    summary, pairs, rows, download, signature, intervals = client.predict(
+    summary, rescaled_summary, pairs, rows, download, signature, intervals = client.predict(
         *settings_inputs(directions=["faithfulness", "f_score"]), handle_file(path), api_name="/score_file"
     )
 
@@ -819,40 +959,49 @@ def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer
         for column, name in ((4, "good"), (5, "bad"), (6, "odd"))
     }
 
-    assert rows["headers"] == ["row", "id"] + [
-        f"{s}/{d}" for s in ("good", "bad", "odd") for d in ("faithfulness", "f_score")
-    ]
-    assert [row[:2] for row in rows["data"]] == [[i + 1, f"doc{i}"] for i in range(6)]
-    assert [row[2] for row in rows["data"]] == pytest.approx(expected["good"]["faithfulness"], abs=TOLERANCE)
-    assert [row[7] for row in rows["data"]] == pytest.approx(expected["odd"]["f_score"], abs=TOLERANCE)
+    # One row per input row and system, with its texts, so that it can be sorted to find the worst rows.
+    assert rows["headers"] == ["row", "id", "system", "output", "faithfulness", "F", "source", "references"]
+    assert [row[:3] for row in rows["data"][:3]] == [[1, "doc0", "good"], [1, "doc0", "bad"], [1, "doc0", "odd"]]
+    assert by_system(rows, "odd", "output") == [row[6] for row in OUTPUT_ROWS]
+    assert by_system(rows, "good", "source") == sources
+    assert by_system(rows, "bad", "references") == ["\n".join(refs) for refs in references]
+    assert by_system(rows, "good", "faithfulness") == pytest.approx(expected["good"]["faithfulness"], abs=TOLERANCE)
+    assert by_system(rows, "odd", "F") == pytest.approx(expected["odd"]["f_score"], abs=TOLERANCE)
 
-    for direction in ("faithfulness", "f_score"):
+    # The summary: systems x directions, the mean in the data, the mean with its interval on the page.
+    assert summary["headers"] == ["system", "faithfulness", "F"]
+    assert [row[0] for row in summary["data"]] == ["good", "bad", "odd"]
+    assert rescaled_summary["data"] == [] or rescaled_summary["headers"] == ["system"]
+    for column, (direction, label) in enumerate((("faithfulness", "faithfulness"), ("f_score", "F")), start=1):
         # compare_systems on the scores the app shows: separate engine calls agree only within TOLERANCE.
-        column = rows["headers"].index
-        stats = bart_score.compare_systems(
-            {name: [row[column(f"{name}/{direction}")] for row in rows["data"]] for name in expected}
+        stats = bart_score.compare_systems({name: by_system(rows, name, label) for name in expected})
+        assert [row[column] for row in summary["data"]] == pytest.approx(
+            [system["mean"] for system in stats["systems"]], abs=1e-9
         )
-        shown = [row for row in summary["data"] if row[0] == direction]
-        assert [row[1] for row in shown] == ["good", "bad", "odd"]
-        assert [value for row in shown for value in row[2:]] == pytest.approx(
-            [s[key] for s in stats["systems"] for key in ("mean", "ci_low", "ci_high")], abs=1e-9
-        )
+        assert [row[column] for row in summary["metadata"]["display_value"]] == [
+            interval_text(system["mean"], system["ci_low"], system["ci_high"]) for system in stats["systems"]
+        ]
+        best = max(range(3), key=lambda index: stats["systems"][index]["mean"])
+        assert [row[column] for row in summary["metadata"]["styling"]] == [
+            "font-weight: bold" if index == best else "" for index in range(3)
+        ]
         shown_pairs = [row for row in pairs["data"] if row[0] == direction]
         assert [row[1:3] for row in shown_pairs] == [["good", "bad"], ["good", "odd"], ["bad", "odd"]]
         for row, pair in zip(shown_pairs, stats["pairs"]):
             assert row[3:6] == pytest.approx([pair["delta"], pair["bootstrap_p"], pair["t_test_p"]], abs=1e-9)
-            assert row[6] == (pair["winner"] or "no significant difference (both tests need p < 0.05)")
-    assert summary["headers"] == ["direction", "system", "mean", "95% CI low", "95% CI high"]
+            assert row[6] == (pair["winner"] or "no significant difference")
     assert pairs["headers"][3:7] == ["Δ mean (A − B)", "bootstrap p", "t-test p", "better"]
     assert signature == shown_signature(expected["good"]["signature"], scorer)
 
-    for direction in ("faithfulness", "f_score"):
+    for column, direction in enumerate(("faithfulness", "f_score"), start=1):
         panel = intervals.split(f'data-direction="{direction}"')[1].split('<div class="panel"')[0]
         means = [float(v) for v in re.findall(r'data-mean="([^"]+)"', panel)]
-        assert means == pytest.approx([row[2] for row in summary["data"] if row[0] == direction], abs=1e-6)
+        assert means == pytest.approx([row[column] for row in summary["data"]], abs=1e-6)
     downloaded = pd.read_csv(download)
-    assert list(downloaded.columns) == rows["headers"]
-    assert list(downloaded["good/faithfulness"]) == pytest.approx([row[2] for row in rows["data"]], abs=1e-9)
+    assert list(downloaded.columns) == ["row", "id"] + [
+        f"{s}/{d}" for s in ("good", "bad", "odd") for d in ("faithfulness", "f_score")
+    ]
+    assert list(downloaded["good/faithfulness"]) == pytest.approx(by_system(rows, "good", "faithfulness"), abs=1e-9)
 
 
 DOCUMENTS = [
@@ -872,10 +1021,11 @@ def write_documents_csv(path):
     return str(path)
 
 
+@pytest.mark.slow
 def test_api_batch_rescales_as_the_library_and_the_command_line_do(client, copier, copying_checkpoint, tmp_path):
     path = write_documents_csv(tmp_path / "documents.csv")
     directions = ["faithfulness", "recall"]
-    summary, _, rows, _, signature, intervals = client.predict(
+    summary, rescaled_summary, _, rows, _, signature, intervals = client.predict(
         *settings_inputs(model="copier", directions=directions), handle_file(path), "corpus", api_name="/score_file"
     )
     corpus = bart_score.read_table_corpus(path)
@@ -897,13 +1047,17 @@ def test_api_batch_rescales_as_the_library_and_the_command_line_do(client, copie
     )
     assert code == 0, stderr
     from_cli = [json.loads(line) for line in stdout.splitlines()]
+    columns = {"faithfulness": "faithfulness", "faithfulness_rescaled": "faithfulness 0–1", "recall": "recall"}
+    columns["recall_rescaled"] = "recall 0–1"
     for name in ("close", "far"):
-        for key in ("faithfulness", "faithfulness_rescaled", "recall", "recall_rescaled"):
-            shown = [row[rows["headers"].index(f"{name}/{key}")] for row in rows["data"]]
+        for key, label in columns.items():
+            shown = by_system(rows, name, label)
             assert shown == pytest.approx(per_system[name][key], abs=TOLERANCE), key
             assert [row[key] for row in from_cli if row["system"] == name] == pytest.approx(shown, abs=TOLERANCE)
-            means = [row[2] for row in summary["data"] if row[0] == key]
-            assert means == pytest.approx([np.mean(per_system[n][key]) for n in ("close", "far")], abs=TOLERANCE)
+    for key, label in columns.items():
+        table = rescaled_summary if key.endswith("_rescaled") else summary
+        means = [row[table["headers"].index(label.removesuffix(" 0–1"))] for row in table["data"]]
+        assert means == pytest.approx([np.mean(per_system[n][key]) for n in ("close", "far")], abs=TOLERANCE)
     # The plot shows the rescaled directions, with the reference points that fall on its axis.
     assert re.findall(r'<div class="panel" data-direction="([^"]+)"', intervals) == [
         "faithfulness_rescaled",
@@ -912,6 +1066,7 @@ def test_api_batch_rescales_as_the_library_and_the_command_line_do(client, copie
     assert intervals.count('<g class="system"') == 4 and "0: unrelated" in intervals
 
 
+@pytest.mark.slow
 def test_api_batch_rescales_with_the_saved_baseline_or_says_there_is_none(client, copier, tmp_path, monkeypatch):
     monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
     path = write_documents_csv(tmp_path / "documents.csv")
@@ -926,15 +1081,16 @@ def test_api_batch_rescales_with_the_saved_baseline_or_says_there_is_none(client
     corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
     document = baselines.build_baseline(copier, texts=texts, corpus_file=str(corpus_file))
     baseline_files.write_baseline(document, baseline_files.default_baseline_path(document["settings"]))
-    summary, _, _, _, signature, _ = client.predict(*inputs, api_name="/score_file")
+    _, rescaled_summary, _, _, _, signature, _ = client.predict(*inputs, api_name="/score_file")
     assert f"|rescale:baseline-{document['id']}|" in signature
     per_system, _ = bart_score.score_corpus(
         copier, bart_score.read_table_corpus(path), directions=["faithfulness"], rescale="baseline"
     )
-    means = [row[2] for row in summary["data"] if row[0] == "faithfulness_rescaled"]
+    means = [row[1] for row in rescaled_summary["data"]]
     assert means == pytest.approx([np.mean(per_system[n]["faithfulness_rescaled"]) for n in ("close", "far")], 1e-5)
 
 
+@pytest.mark.slow
 def test_api_batch_reports_progress_while_scoring(client, tmp_path):
     rows = [
         [
@@ -960,11 +1116,12 @@ def test_api_batch_reports_progress_while_scoring(client, tmp_path):
         for unit in job.status().progress_data or []:
             seen.add((unit.desc, unit.length))
         time.sleep(0.01)
-    assert len(job.result()[2]["data"]) == MAX_ROWS
+    assert len(job.result()[3]["data"]) == 3 * MAX_ROWS  # a row per input row and system
     # The engine's progress (one step per distinct pair: 300 sources x 3 outputs) reaches the browser's bar.
     assert ("BARTScore", 3 * MAX_ROWS) in seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, content, message",
     [
@@ -988,15 +1145,17 @@ def test_api_batch_explains_malformed_uploads_and_keeps_running(client, tmp_path
     summary, *_ = client.predict(
         *settings_inputs(directions=["faithfulness"]), handle_file(good), api_name="/score_file"
     )
-    assert summary["data"][0][:2] == ["faithfulness", "sys"]
-    assert math.isfinite(summary["data"][0][2])
+    assert summary["headers"] == ["system", "faithfulness"] and summary["data"][0][0] == "sys"
+    assert math.isfinite(summary["data"][0][1])
 
 
+@pytest.mark.slow
 def test_api_batch_without_an_upload_asks_for_one(client):
     with pytest.raises(AppError, match=r"Upload a \.csv or \.jsonl file first"):
         client.predict(*settings_inputs(), None, api_name="/score_file")
 
 
+@pytest.mark.slow
 def test_hidden_helper_events_are_not_part_of_the_api(client):
     assert set(client.view_api(print_info=False, return_format="dict")["named_endpoints"]) == {
         "/compare",
@@ -1111,12 +1270,13 @@ def test_tables_show_values_that_are_not_numbers_as_a_dash():
     assert space.batch.p_value_text(np.float64("nan")) == "–"
     summary = summary_frame([["faithfulness_rescaled", "A", NAN, NAN, NAN], ["recall", "A", -1.0, NAN, NAN]])
     pairs = pd.DataFrame(
-        [["recall", "A", "B", NAN, NAN, NAN, "no significant difference"]],
+        [["recall", "A", "B", NAN, NAN, NAN, "cannot be tested"]],
         columns=["direction", "system A", "system B", "Δ mean (A − B)", "bootstrap p", "t-test p", "better"],
     )
     rows = pd.DataFrame({"row": [1], "A/recall": [NAN], "A/recall_rescaled": [0.5]})
     for styler in (
-        space.batch.formatted(summary, dict.fromkeys(summary.columns[2:], "{:.4f}")),
+        space.batch.summary_table(summary, rescaled=False),
+        space.batch.summary_table(summary, rescaled=True),
         space.batch.formatted(
             pairs,
             {"Δ mean (A − B)": "{:.4f}", "bootstrap p": space.batch.p_value_text, "t-test p": space.batch.p_value_text},
@@ -1124,7 +1284,9 @@ def test_tables_show_values_that_are_not_numbers_as_a_dash():
         space.batch.formatted(rows, {"A/recall": "{:.4f}", "A/recall_rescaled": "{:.4f}"}),
     ):
         cells = shown_cells(styler)
-        assert "–" in cells and not any(re.search(r"\bnan\b", cell, re.IGNORECASE) for cell in cells)
+        assert not any(re.search(r"\bnan\b", cell, re.IGNORECASE) for cell in cells)
+    assert shown_cells(space.batch.summary_table(summary, rescaled=False)) == ["A", "−1.00"]  # a mean, no interval
+    assert shown_cells(space.batch.summary_table(summary, rescaled=True)) == ["A", "–"]
     assert shown_cells(space.batch.formatted(pairs, {"bootstrap p": space.batch.p_value_text}))[4] == "–"
 
     comparison = space.compare.Comparison(
@@ -1137,13 +1299,19 @@ def test_tables_show_values_that_are_not_numbers_as_a_dash():
         tokens_given="the source",
         special_tokens=set(),
     )
-    table = space.compare.comparison_table(comparison)
-    cells = shown_cells(table)
-    assert "–" in cells and not any(re.search(r"\bnan\b", cell, re.IGNORECASE) for cell in cells)
-    # B is best in faithfulness; a score that is not a number is never best, so recall has no best candidate
-    assert list(table.data["best in"]) == ["", "★ faithfulness", "", ""]
-    assert len(space.compare.comparison_chart(comparison)) == 0
-    assert space.compare.chart_y_limits(space.compare.comparison_chart(comparison)) == [0.0, 1.0]
+    for scale in space.compare.SCALES:
+        cells = shown_cells(space.compare.scores_table(comparison, scale))
+        assert "–" in cells and not any(re.search(r"\bnan\b", cell, re.IGNORECASE) for cell in cells)
+    # B is first in faithfulness; a score that is not a number is never first, so recall has no first candidate
+    assert space.compare.winners(comparison) == {"faithfulness": [1], "recall": []}
+    assert shown_cells(space.compare.scores_table(comparison, "raw"))[3] == "B ★ best"
+    assert "No bars for faithfulness, recall" in space.plots.bar_chart(comparison)
+    assert 'class="bar"' not in space.plots.bar_chart(comparison)
+    assert space.verdict.verdict(comparison).startswith("B is the most faithful to the source (raw score −2.00")
+    comparison.scores["faithfulness"] = [NAN, NAN]
+    assert space.verdict.verdict(comparison) == (
+        "No candidate can be ranked: no direction gave a score that is a number."
+    )
 
 
 def test_the_csv_download_writes_a_value_that_is_not_a_number_as_an_empty_cell():
@@ -1158,8 +1326,7 @@ def test_the_csv_download_writes_a_value_that_is_not_a_number_as_an_empty_cell()
 
 @pytest.fixture(scope="module")
 def handlers(app_settings):
-    demo = app.build_demo(app_settings)
-    return {block.api_name: block.fn for block in demo.fns.values() if block.api_name}
+    return event_functions(app.build_demo(app_settings))
 
 
 def batch_file(tmp_path, name, content):
@@ -1180,18 +1347,19 @@ def test_batch_results_of_any_shape_are_shown_without_an_error(handlers, tmp_pat
     """Systems that score alike, a single row and a single system: directions that cannot be rescaled, tests and
     intervals that one row cannot give are shown as "–" and left out of the plot, never a crash."""
     try:
-        summary, pairs, rows, download, _, intervals = handlers["score_file"](
+        summary, rescaled_summary, pairs, rows, download, _, intervals = handlers["score_file"](
             *settings_inputs(), batch_file(tmp_path, name, content), rescale
         )
     except gr.Error as error:  # one row is one document: corpus reference points need two
         assert rescale == "corpus" and name in ("onerow.csv", "onebyone.csv"), error.message
         assert "needs unrelated pairs, from different documents" in error.message
         return
-    for styler in (summary, pairs, rows):
+    assert space.batch.column_types(rows.data)[:3] == ["number", "str", "str"]  # row, system, output
+    for styler in (summary, rescaled_summary, pairs, rows):
         cells = shown_cells(styler)
         assert not any(re.search(r"\bnan\b", cell, re.IGNORECASE) for cell in cells)
-    if name == "onerow.csv":  # one row: no test can be made, its p-values are shown as "–"
-        assert {tuple(row[4:6]) for row in shown_rows(pairs)} == {("–", "–")}
+    if name == "onerow.csv":  # one row: no test can be made, its p-values are shown as "–", and it says so
+        assert {tuple(row[4:7]) for row in shown_rows(pairs)} == {("–", "–", "cannot be tested")}
     if name in ("onesystem.csv", "onebyone.csv"):
         assert len(pairs.data) == 0
     assert not re.search(r"\bnan\b", intervals, re.IGNORECASE)
@@ -1202,13 +1370,13 @@ def test_batch_results_of_any_shape_are_shown_without_an_error(handlers, tmp_pat
 
 def test_everything_a_handler_builds_after_scoring_fails_as_a_message(handlers, tmp_path, monkeypatch):
     path = batch_file(tmp_path, "docs.csv", "source,reference,A,B\nthe cat,the dog,a,b\nthe mat,a dog,c,d\n")
-    for name in ("interval_plot", "write_results_csv", "formatted"):
+    for name in ("interval_plot", "write_results_csv", "formatted", "summary_table"):
         with monkeypatch.context() as patch:
-            patch.setattr(app, name, lambda *args, **kwargs: {}["a key that is not there"])
+            patch.setattr(space.handlers, name, lambda *args, **kwargs: {}["a key that is not there"])
             with pytest.raises(gr.Error, match=r"The request failed on the server \(KeyError\)"):
                 handlers["score_file"](*settings_inputs(directions=["faithfulness"]), path, "none")
     with monkeypatch.context() as patch:
-        patch.setattr(app, "token_heatmap", lambda comparison: 1 / 0)
+        patch.setattr(space.handlers, "token_heatmap", lambda comparison: 1 / 0)
         with pytest.raises(gr.Error, match=r"The request failed on the server \(ZeroDivisionError\)"):
             handlers["compare"](*settings_inputs(directions=["faithfulness"]), SOURCE, "", *candidate_boxes("a", "b"))
 
@@ -1269,10 +1437,279 @@ def test_comparisons_that_need_too_much_work_are_refused_saying_how_much():
 
 
 def test_a_comparison_over_the_limit_is_refused_before_the_model_is_used(app_settings, monkeypatch):
-    demo = app.build_demo(dataclasses.replace(app_settings, max_pairs=100))
-    compare = next(block.fn for block in demo.fns.values() if block.api_name == "compare")
+    compare = event_functions(app.build_demo(dataclasses.replace(app_settings, max_pairs=100)))["compare"]
     monkeypatch.setattr(space.settings, "load_scorer", lambda *args: pytest.fail("the model was used"))
-    monkeypatch.setattr(app, "load_scorer", lambda *args: pytest.fail("the model was used"))
+    monkeypatch.setattr(space.handlers, "load_scorer", lambda *args: pytest.fail("the model was used"))
     references = "\n".join(f"Reference {i}" for i in range(8))
     with pytest.raises(gr.Error, match=r"needs 14,006 scored pairs .* the limit here is 100\. Use fewer candidates"):
         compare(*settings_inputs(prompt="summary"), SOURCE, references, *[f"Candidate text {i}" for i in range(6)])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The verdict above the table
+
+
+def comparison_of(rescaled, scores=None):
+    """A comparison of the given 0–1 values (direction -> one per candidate); raw scores alike unless given."""
+    count = len(next(iter(rescaled.values())))
+    return space.compare.Comparison(
+        names=[f"Candidate {i}" for i in range(1, count + 1)],
+        scores=scores or {d: [v - 3 for v in values] for d, values in rescaled.items()},
+        rescaled=rescaled,
+        reference_points={d: {"unrelated": -3.0, "copy": -2.0} for d in rescaled},
+        signature="sig",
+        tokens=[[("x", -1.0)]] * count,
+        tokens_given="the source",
+        special_tokens=set(),
+    )
+
+
+def test_the_verdict_names_the_most_faithful_candidate_on_the_0_1_scale_and_where_else_it_leads():
+    comparison = comparison_of(
+        {"faithfulness": [0.731, 0.334], "precision": [0.6, 0.2], "recall": [0.5, 0.4], "f_score": [0.55, 0.3]}
+    )
+    assert space.verdict.verdict(comparison) == (
+        "Candidate 1 is the most faithful to the source (0.73 on the 0–1 scale from an unrelated text (0) to a copy "
+        "(1); next: Candidate 2, 0.33) and scores highest on precision, recall and F too."
+    )
+    assert space.verdict.verdict(comparison_of({"recall": [0.1, -0.25, 0.9]})) == (
+        "Candidate 3 scores highest on recall (0.90 on the 0–1 scale from an unrelated text (0) to a copy (1); next: "
+        "Candidate 1, 0.10)."
+    )
+    assert space.verdict.verdict(comparison_of({"faithfulness": [0.5, 0.5, 0.1]})).startswith(
+        "Candidate 1 and Candidate 2 tie as the most faithful to the source (0.50 on the 0–1 scale"
+    )
+
+
+def test_when_the_directions_disagree_the_verdict_says_so_and_what_each_direction_asks():
+    comparison = comparison_of(
+        {"faithfulness": [0.9, 0.2], "precision": [0.3, 0.4], "recall": [0.2, 0.7], "f_score": [0.25, 0.55]}
+    )
+    assert space.verdict.verdict(comparison) == (
+        "The directions disagree: Candidate 1 comes first on faithfulness 0.90; Candidate 2 comes first on precision "
+        "0.40, recall 0.70 and F 0.55 (0–1 scale: 0 = an unrelated text, 1 = a copy). Faithfulness asks whether a "
+        "candidate says only what the source supports, precision whether what it says is in the references, recall "
+        "whether it covers what the references say and F averages precision and recall."
+    )
+    # No 0–1 scale for faithfulness: its raw scores rank, and the sentence says they are raw.
+    comparison = comparison_of(
+        {"faithfulness": [NAN, NAN], "recall": [0.2, 0.7]}, scores={"faithfulness": [-1.0, -2.0], "recall": [0, 0]}
+    )
+    assert space.verdict.verdict(comparison).startswith(
+        "The directions disagree: Candidate 1 comes first on faithfulness −1.00 (raw); Candidate 2 comes first on "
+        "recall 0.70 (0–1 scale"
+    )
+
+
+def test_the_verdict_and_tables_rank_by_the_values_they_show():
+    # F's 0–1 value is the mean of precision's and recall's, which can rank otherwise than raw F.
+    comparison = comparison_of({"f_score": [0.6, 0.5]}, scores={"f_score": [-3.0, -2.0]})
+    assert space.compare.winners(comparison) == {"f_score": [0]}
+    rescaled = shown_table(space.compare.scores_table(comparison, "rescaled"))
+    raw = shown_table(space.compare.scores_table(comparison, "raw"))
+    assert rescaled.metadata["styling"][0][1] == raw.metadata["styling"][1][1] == space.compare.BEST_STYLE
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Batch results as the page shows them
+
+
+def test_the_batch_summary_is_systems_by_directions_with_intervals_and_the_best_in_bold():
+    summary = summary_frame(
+        [
+            ["faithfulness", "A", -2.514, -2.851, -2.204],
+            ["faithfulness", "B", -1.5, -1.75, -1.25],
+            ["f_score", "A", -1.0, -1.2, -0.8],
+            ["f_score", "B", -3.0, NAN, NAN],
+            ["faithfulness_rescaled", "A", 0.25, 0.2, 0.3],
+            ["faithfulness_rescaled", "B", 0.75, 0.7, 0.8],
+        ]
+    )
+    raw = shown_table(space.batch.summary_table(summary, rescaled=False))
+    assert raw.headers == ["system", "faithfulness", "F"]
+    assert raw.data == [["A", -2.514, -1.0], ["B", -1.5, -3.0]]
+    assert raw.metadata["display_value"] == [
+        ["A", "−2.51 [−2.85, −2.20]", "−1.00 [−1.20, −0.80]"],
+        ["B", "−1.50 [−1.75, −1.25]", "−3.00"],
+    ]
+    assert [row[1:] for row in raw.metadata["styling"]] == [["", "font-weight: bold"], ["font-weight: bold", ""]]
+    rescaled = shown_table(space.batch.summary_table(summary, rescaled=True))
+    assert rescaled.headers == ["system", "faithfulness"]
+    assert rescaled.metadata["display_value"] == [["A", "0.250 [0.200, 0.300]"], ["B", "0.750 [0.700, 0.800]"]]
+
+
+def test_the_per_row_table_holds_each_systems_output_scores_and_texts(tmp_path):
+    corpus = bart_score.Corpus(
+        sources=["s1", "s2"], references=[["r1", "r1b"], ["r2"]], systems={"a": ["a1", "a2"], "b": ["b1", "b2"]}
+    )
+    corpus.ids = ["x", "y"]
+    per_system = {
+        "a": {"faithfulness": [-1.0, -2.0], "faithfulness_rescaled": [0.1, 0.2]},
+        "b": {"faithfulness": [-3.0, -4.0], "faithfulness_rescaled": [0.3, 0.4]},
+    }
+    table = space.batch.texts_table(corpus, per_system)
+    assert list(table.columns) == [
+        "row",
+        "id",
+        "system",
+        "output",
+        "faithfulness",
+        "faithfulness 0–1",
+        "source",
+        "references",
+    ]
+    assert table.values.tolist() == [
+        [1, "x", "a", "a1", -1.0, 0.1, "s1", "r1\nr1b"],
+        [1, "x", "b", "b1", -3.0, 0.3, "s1", "r1\nr1b"],
+        [2, "y", "a", "a2", -2.0, 0.2, "s2", "r2"],
+        [2, "y", "b", "b2", -4.0, 0.4, "s2", "r2"],
+    ]
+    assert table.sort_values("faithfulness").iloc[0]["output"] == "b2"  # the worst row, found by sorting
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What the page says about a model, found without loading it
+
+
+@pytest.mark.parametrize(
+    "config, kind",
+    [
+        ({"model_type": "bart", "is_encoder_decoder": True}, "BART"),
+        ({"model_type": "t5", "is_encoder_decoder": True}, "T5"),
+        ({"model_type": "llama"}, "causal language model"),
+        ({"model_type": "something-new", "is_encoder_decoder": True}, "model"),
+    ],
+)
+def test_labels_follow_the_models_family(tmp_path, config, kind):
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    assert space.menu.model_kind(str(tmp_path)) == kind
+    info = space.handlers.model_info(kind)
+    assert ("BART" in info) == (kind == "BART") and info.endswith("that does the scoring")
+
+
+def test_a_model_whose_configuration_cannot_be_read_is_called_a_model(tmp_path, tiny_checkpoint, empty_hf_cache):
+    assert space.menu.model_kind(tiny_checkpoint) == "BART"
+    assert space.menu.model_kind(str(tmp_path / "nothing")) == "model"
+    assert space.menu.model_kind("org/not-cached") == "model"
+    (tmp_path / "config.json").write_text("{not json", encoding="utf-8")
+    assert space.menu.model_kind(str(tmp_path)) == "model"
+
+
+def test_the_saved_baseline_is_offered_only_for_a_model_that_has_one(app_settings, scorer, tmp_path, monkeypatch):
+    monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
+    descriptions = space.handlers.ModelDescriptions(app_settings)
+    offered = lambda model, choice="baseline": descriptions.describe(model, choice)[1]  # noqa: E731
+    assert [value for _, value in offered("tiny")["choices"]] == ["none", "corpus"]
+    assert offered("tiny")["value"] == "none"  # a choice no longer offered falls back to none
+    texts = ["the cat sat", "the rain fell", "a road", "the dog"]
+    corpus_file = tmp_path / "texts.txt"
+    corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    document = baselines.build_baseline(scorer, texts=texts, corpus_file=str(corpus_file))
+    baseline_files.write_baseline(document, baseline_files.default_baseline_path(document["settings"]))
+    assert [value for _, value in offered("tiny")["choices"]] == ["none", "corpus", "baseline"]
+    assert offered("tiny")["value"] == "baseline"
+    assert [value for _, value in offered("copier")["choices"]] == ["none", "corpus"]  # another model's: not its own
+    assert descriptions.describe("tiny", "none")[0]["info"] == "the BART checkpoint that does the scoring"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The page's own entries: problems stay in the status line and mark the field at fault
+
+
+def page_entry(handlers_class, settings, *inputs):
+    return asyncio.run(handlers_class(settings).page(*inputs))
+
+
+@pytest.mark.parametrize(
+    "arguments, field, message",
+    [
+        (dict(candidates=["only one"]), "candidate-2", "Enter at least 2 candidates to compare (found 1)"),
+        (dict(candidates=["a", "b" * (MAX_CHARS + 1)]), "candidate-2", "Candidate 2 has"),
+        (dict(source="s" * (MAX_CHARS + 1)), "source", "The source has"),
+        (dict(references="ok\nA <s> <b>reference</b>"), "references", "Reference 2 contains &lt;s&gt;"),
+        (dict(directions=[]), "directions", "Choose at least one direction"),
+        (dict(prompt="custom", phrase=" "), "prompt-phrase", "Enter a custom prompt phrase"),
+        (dict(model="missing"), "model", "The model &#x27;missing&#x27; is not available"),
+    ],
+)
+def test_the_page_keeps_a_problem_in_the_status_line_and_marks_the_field(app_settings, arguments, field, message):
+    candidates = arguments.pop("candidates", CANDIDATES[:2])
+    inputs = [
+        *settings_inputs(**{k: v for k, v in arguments.items() if k not in ("source", "references")}),
+        arguments.get("source", SOURCE),
+        arguments.get("references", REFERENCE_LINES),
+        *candidate_boxes(*candidates),
+    ]
+    outputs = page_entry(space.handlers.CompareHandlers, app_settings, *inputs)
+    shown, (results, _, status, accordion), marks = outputs[:6], outputs[6:10], outputs[10:]
+    assert all(update == gr.skip() for update in shown) and results == {"__type__": "update", "visible": False}
+    assert status.startswith('<div class="status problem" role="alert"><strong>Not scored:</strong> ')
+    assert html.escape(html.unescape(message), quote=False) in status or message in status
+    assert "<b>" not in status  # what the user sent is escaped
+    marked = [name for name, mark in zip(space.handlers.COMPARE_FIELDS, marks) if mark["elem_classes"]]
+    assert marked == [field]
+    assert accordion == ({"__type__": "update", "open": True} if field in space.handlers.SETTINGS_FIELDS else gr.skip())
+
+
+def test_the_page_shows_a_result_with_its_notes_and_unmarks_every_field(app_settings, tmp_path):
+    path = write(tmp_path, "blank.csv", "source,reference_1,reference_2,A,B\nthe cat,the dog,,a,b\nthe mat,x,y,c,d\n")
+    outputs = page_entry(
+        space.handlers.BatchHandlers, app_settings, *settings_inputs(directions=["precision"]), path, "none"
+    )
+    results, rescaled_tab, _, status = outputs[7:11]
+    assert outputs[3]["datatype"][:4] == ["number", "str", "str", "number"]  # row, system, output, precision
+    assert results == {"__type__": "update", "visible": True} and rescaled_tab["visible"] is False
+    assert status.startswith('<div class="status done" role="status">Done.<span class="note">Note: 1 blank reference')
+    assert all(mark["elem_classes"] == [] for mark in outputs[12:])
+    assert len(outputs[12:]) == len(space.handlers.BATCH_FIELDS)
+
+
+def test_counts_are_written_with_the_number_their_noun_takes(tmp_path):
+    assert [bart_score.wording.counted(n, "field") for n in (0, 1, 2)] == ["0 fields", "1 field", "2 fields"]
+    assert bart_score.wording.counted(1, "reply", "replies") == "1 reply"
+    path = write(tmp_path, "ragged.csv", "source,sys,other\na,b,c\nd\n")
+    with pytest.raises(ValueError, match=re.escape("ragged.csv line 3 has 1 field but the header has 3")):
+        parse(path)
+    with pytest.raises(ValueError, match=re.escape("rows.csv has more than 1 row; the limit is 1")):
+        parse(write(tmp_path, "rows.csv", "source,sys\na,b\nc,d\n"), max_rows=1)
+    one = [label for label, value in space.inputs.PROMPT_CHOICES if value in bart_score.PROMPT_SETS]
+    assert not any(re.search(r"\b1 phrases\b", label) for label in one)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Contrast
+
+
+def relative_luminance(rgb):
+    channels = [value / 255 for value in rgb]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(first, second):
+    """WCAG's contrast ratio of two colours (r, g, b)."""
+    lighter, darker = sorted((relative_luminance(first), relative_luminance(second)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def hexadecimal(colour):
+    """(r, g, b) of a "#rrggbb" colour."""
+    return tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))
+
+
+def test_the_colours_the_page_sets_have_aa_contrast():
+    """The colours app.py sets, against the backgrounds they are drawn on (WCAG AA: at least 4.5:1 for text)."""
+    white, gradio_dark = "#ffffff", "#0b0f19"
+    pairs = [
+        (app.HELP_TEXT_COLOUR, white),
+        (app.HELP_TEXT_COLOUR_DARK, gradio_dark),
+        (white, app.PRIMARY_BUTTON_COLOUR),
+        (white, app.PRIMARY_BUTTON_HOVER),
+        (app.PROBLEM_TEXT_COLOUR, app.PROBLEM_BACKGROUND),
+        (app.DONE_TEXT_COLOUR, white),
+        (app.NOTE_TEXT_COLOUR, white),
+        (app.FAULT_COLOUR, white),
+    ]
+    for foreground, background in pairs:
+        assert contrast(hexadecimal(foreground), hexadecimal(background)) >= 4.5, (foreground, background)
+    assert contrast(hexadecimal("#bbbbc2"), hexadecimal(white)) < 2  # the theme's own help text, which this replaces

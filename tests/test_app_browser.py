@@ -1,20 +1,23 @@
 """The Space in a real browser: Playwright drives Debian's Chromium (never a downloaded browser) against the app running
-on the tiny checkpoint. Screenshots go to a temporary folder, or to $BARTSCORE_SCREENSHOTS; look at them."""
+on the tiny checkpoints. Every test here starts a browser (slow). Screenshots at 1280 and 390 px go to a temporary
+folder, or to $BARTSCORE_SCREENSHOTS; the folder is printed at the end of the run: look at them."""
 
 import os
 import re
+import sys
+import time
 
-import numpy as np
 import pytest
-from test_app import OUTPUT_ROWS, shown_signature, write_documents_csv, write_outputs_csv
+from test_app import OUTPUT_ROWS, contrast, shown_signature, write_documents_csv, write_outputs_csv
 
-import app
 import bart_score
 import space.batch
 import space.compare
+import space.examples
 import space.inputs
+from bart_score import baseline_files
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="reason: the playwright package is not installed")
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 expect = sync_api.expect
 
 CHROMIUM = "/usr/bin/chromium"
@@ -30,10 +33,15 @@ CHROMIUM_ARGS = [
 ]
 TIMEOUT_MS = 60_000
 expect.set_options(timeout=TIMEOUT_MS)
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
 
-pytestmark = pytest.mark.skipif(
-    not os.path.isfile(CHROMIUM), reason="reason: Debian's chromium is not installed (apt-get install chromium)"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not os.path.isfile(CHROMIUM), reason="Debian's chromium is not installed (apt-get install chromium)"
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -44,234 +52,200 @@ def browser():
         browser.close()
 
 
-@pytest.fixture
-def page(browser, app_url):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def open_page(browser, app_url, viewport=DESKTOP):
+    context = browser.new_context(viewport=viewport)
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(app_url)
+    expect(page.locator("#compare-button")).to_be_visible()
+    return page
+
+
+@pytest.fixture
+def page(browser, app_url, tmp_path, monkeypatch):
+    monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(tmp_path / "no-baselines"))
+    page = open_page(browser, app_url)
     yield page
-    context.close()
+    page.context.close()
+
+
+@pytest.fixture
+def phone(browser, app_url):
+    page = open_page(browser, app_url, PHONE)
+    yield page
+    page.context.close()
 
 
 @pytest.fixture(scope="module")
 def screenshots(tmp_path_factory):
-    """Where screenshots go: $BARTSCORE_SCREENSHOTS when set (to keep and look at them), else a temporary folder."""
+    """Where screenshots go: $BARTSCORE_SCREENSHOTS when set, else a temporary folder; printed at the end."""
     folder = os.environ.get("BARTSCORE_SCREENSHOTS") or str(tmp_path_factory.mktemp("screenshots"))
     os.makedirs(folder, exist_ok=True)
-    return folder
+    yield folder
+    sys.__stderr__.write(f"\nThe Space's screenshots are in {folder}\n")
 
 
-def screenshot(page, folder, name):
-    page.screenshot(path=os.path.join(folder, name), full_page=True)
+def screenshot(page, folder, name, full_page=True):
+    page.screenshot(path=os.path.join(folder, name), full_page=full_page)
 
 
 def cell(table, row, column):
     return table.locator(f'[data-testid="cell-{row}-{column}"]')
 
 
-def test_compare_tab_shows_table_reference_points_rescaled_chart_and_heatmap(page, copier, screenshots):
-    example = app.EXAMPLES["summarization"]
-    expect(page.locator("#model input")).to_have_value("tiny")
+def choose_model(page, name):
+    open_settings(page)
     page.locator("#model input").click()
-    page.get_by_role("option", name="copier").click()
-    expect(page.locator("#model input")).to_have_value("copier")
-    expect(page.locator("#source textarea")).to_have_value(example["source"])
-    expect(page.locator("#candidate-3")).to_be_hidden()
+    page.get_by_role("option", name=name, exact=True).click()
+    expect(page.locator("#model input")).to_have_value(name)
+
+
+def open_settings(page):
+    if not page.locator("#directions").is_visible():
+        page.get_by_text("Advanced settings:").click()
+    expect(page.locator("#directions")).to_be_visible()
+
+
+def score(page):
+    page.locator("#compare-button").click()
+    expect(page.locator("#compare-status")).to_contain_text("Done.")
+
+
+def bars(page):
+    """(direction, candidate, 0–1 value, height in pixels) of each bar drawn, read back from the page."""
+    return page.locator("#comparison-chart .bar").evaluate_all(
+        """bars => bars.map(bar => [bar.dataset.direction, bar.dataset.candidate, parseFloat(bar.dataset.value),
+                                    bar.getBoundingClientRect().height])"""
+    )
+
+
+def column_names(table):
+    count = int(table.locator("[role=grid]").get_attribute("aria-colcount"))
+    return [table.locator(f'[data-testid="header-{i}"]').first.inner_text().strip() for i in range(count)]
+
+
+def rescaled_cells(page):
+    """{(candidate, direction label): text} of the 0–1 table, as shown."""
+    table = page.locator("#rescaled-table")
+    headers = column_names(table)
+    shown = {}
+    for row in range(table.locator("[role=row][data-index]").count()):
+        name = cell(table, row, 0).inner_text().replace(space.compare.BEST_MARK, "").strip()
+        for column in range(1, len(headers)):
+            shown[name, headers[column]] = cell(table, row, column).inner_text().strip()
+    return shown
+
+
+def assert_chart_matches_table(page, candidates, directions):
+    """Every bar is a (candidate, direction) of this run, at the table's 0–1 value, and no bar is missing."""
+    rows = page.locator("#rescaled-table [role=row][data-index]")
+    expect(rows).to_have_count(len(candidates) + 2)
+    expect(cell(page.locator("#rescaled-table"), len(candidates) - 1, 0)).to_contain_text(candidates[-1])
+    table = rescaled_cells(page)
+    scaled = [d for d in directions if table[candidates[0], space.compare.DIRECTION_LABELS[d]] != "–"]
+    expect(page.locator("#comparison-chart .bar")).to_have_count(len(scaled) * len(candidates))
+    drawn = bars(page)
+    assert [(d, c) for d, c, _, _ in drawn] == [(d, c) for d in scaled for c in candidates]
+    for direction, candidate, value, _ in drawn:
+        assert table[candidate, space.compare.DIRECTION_LABELS[direction]] == f"{value:.3f}"
+    # Bar heights are proportional to the distance from 0 (an unrelated text).
+    heights = [height for *_, height in drawn]
+    values = [abs(value) for _, _, value, _ in drawn]
+    for height, value in zip(heights, values):
+        assert height == pytest.approx(value * max(heights) / max(values), abs=1.5)
+
+
+def test_the_first_screen_asks_for_little_and_shows_no_empty_outputs(page, screenshots):
+    button = page.locator("#compare-button").bounding_box()
+    assert button["y"] + button["height"] <= DESKTOP["height"]  # Score is above the fold at 1280 x 800
+    expect(page.locator("#directions")).to_be_hidden()  # the settings are under a closed accordion
+    expect(page.get_by_text("Advanced settings: tiny (BART)")).to_be_visible()
+    expect(page.locator("#compare-results")).to_be_hidden()  # no empty tables or charts before a result
+    intro = page.locator("#intro").inner_text()
+    assert len(re.findall(r"[.!?](\s|$)", intro.split("\n", 1)[1])) <= 2
+    open_settings(page)
+    expect(page.locator("#model")).to_contain_text("the BART checkpoint that does the scoring")
+    page.get_by_role("tab", name="Batch").click()
+    options = page.locator("#rescale label").all_inner_texts()
+    assert [option.strip() for option in options] == ["no", "yes, reference points from this file"]
+    page.get_by_role("tab", name="Compare").click()
+    page.get_by_text("Advanced settings:").click()
+    screenshot(page, screenshots, "first-screen-1280.png", full_page=False)
+
+
+def test_the_chart_always_shows_this_run(page, screenshots):
+    choose_model(page, "copier")
+    summarization = space.examples.EXAMPLES["summarization"]
+    score(page)
+    names = ["Candidate 1", "Candidate 2"]
+    assert_chart_matches_table(page, names, summarization["directions"])
+    verdict, table = page.locator("#verdict"), page.locator("#rescaled-table")
+    assert verdict.bounding_box()["y"] < table.bounding_box()["y"]  # the verdict first
+    expect(verdict).to_contain_text("Candidate")
+    screenshot(page, screenshots, "compare-1280.png")
+
+    page.get_by_role("button", name="Example: translation").click()
+    expect(page.locator("#compare-results")).to_be_hidden()  # a new example: the last run's results go
+    score(page)
+    translation = space.examples.EXAMPLES["translation"]
+    names = ["Candidate 1", "Candidate 2", "Candidate 3"]
+    assert_chart_matches_table(page, names, translation["directions"])
+
+    open_settings(page)
+    for direction in ("precision", "F"):
+        page.locator("#directions").get_by_label(direction, exact=True).uncheck()
+    score(page)
+    assert_chart_matches_table(page, names, ["recall"])
 
     page.get_by_role("button", name="+ Add candidate").click()
-    third = 'The council built a <b>stadium</b> & a "pool".'
-    page.locator("#candidate-3 textarea").fill(third)
-    page.locator("#compare-button").click()
+    page.locator("#candidate-4 textarea").fill("Tomorrow will be sunny and warm, up to 25 degrees.")
+    score(page)
+    assert_chart_matches_table(page, [*names, "Candidate 4"], ["recall"])
+    for bar in page.locator("#comparison-chart .bar").all():  # each bar's value can be reached by keyboard
+        assert bar.get_attribute("tabindex") == "0" and "on the 0–1 scale" in bar.get_attribute("aria-label")
 
-    candidates = example["candidates"] + [third]
-    # The app's own engine call (the same inputs, so the same batching and the same digits).
+
+def test_the_table_fits_and_raw_scores_are_one_click_away(page, copier):
+    choose_model(page, "copier")
+    score(page)
+    example = space.examples.EXAMPLES["summarization"]
     expected = copier.score_directions(
-        candidates,
-        references=[[example["references"]]] * 3,
-        sources=[example["source"]] * 3,
+        example["candidates"],
+        references=[[example["references"]]] * 2,
+        sources=[example["source"]] * 2,
         rescale="corpus",
         corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
     )
-    bars = page.locator("#comparison-chart .mark-rect path")
-    expect(bars).to_have_count(3 * 4)
-    table = page.locator("#comparison-table")
-    best_in = 1 + 2 * len(bart_score.DIRECTIONS)
-    for row, name in enumerate(["Candidate 1", "Candidate 2", "Candidate 3", *space.compare.REFERENCE_ROWS.values()]):
-        expect(cell(table, row, 0)).to_have_text(name)
-    for index, direction in enumerate(bart_score.DIRECTIONS):
-        column = 1 + 2 * index
-        points = expected["reference_points"][direction]
-        raw = [*expected[direction], points["copy"], points["unrelated"]]
-        rescaled = [*expected[f"{direction}_rescaled"], 1.0, 0.0]
-        for row in range(5):
-            expect(cell(table, row, column)).to_have_text(f"{raw[row]:.4f}")
-            expect(cell(table, row, column + 1)).to_have_text(f"{rescaled[row]:.3f}")
-        best = max(range(3), key=lambda i: expected[direction][i])
-        expect(cell(table, best, column)).to_have_css("font-weight", "700")
-        expect(cell(table, best, best_in)).to_contain_text(direction)
-        expect(cell(table, best, best_in)).to_contain_text("★")
-    expect(cell(table, 3, 1)).to_have_css("font-style", "italic")  # the reference rows are set apart
-
-    # Bar heights are the rescaled scores; hovering one shows the raw score too.
-    heights = bars.evaluate_all("paths => paths.map(path => path.getBBox().height)")
-    values = [value for direction in bart_score.DIRECTIONS for value in expected[f"{direction}_rescaled"]]
-    assert np.corrcoef(heights, np.abs(values))[0, 1] > 0.999
-    bars.nth(5).hover()  # precision · Candidate 3
-    tooltip = page.locator("#vg-tooltip-element")
-    expect(tooltip).to_contain_text("precision · Candidate 3")
-    shown = {
-        line.split("\t")[0].strip(): line.split("\t")[-1].strip()
-        for line in tooltip.inner_text().replace("\t\n", "\t").splitlines()
-    }
-    assert float(shown["score"].replace("−", "-")) == pytest.approx(expected["precision"][2], abs=1e-6)
-    screenshot(page, screenshots, "compare-chart-hover.png")
-
-    tokens = copier.score_tokens([example["source"]] * 3, candidates)
-    heatmap = page.locator("#heatmap")
-    expect(heatmap.locator(".candidate")).to_have_count(3)
-    expect(heatmap).to_contain_text("given the source")
-    for index, pairs in enumerate(tokens):
-        spans = heatmap.locator(".candidate").nth(index).locator(".token")
-        expect(spans).to_have_count(len(pairs))
-        expect(spans.first).to_have_class(re.compile(r"\bspecial\b"))
-        expect(spans.last).to_have_text("</s>")
-        titles = spans.evaluate_all("spans => spans.map(span => span.title)")
-        assert titles == [f"{text!r}: log p = {log_prob:.4f}" for text, log_prob in pairs]
-        colours = set(spans.evaluate_all("spans => spans.map(span => getComputedStyle(span).backgroundColor)"))
-        assert len(colours) > 1  # coloured by value, not one flat colour
-    # The third candidate's markup is shown as text, never run as HTML.
-    expect(heatmap.locator(".candidate").nth(2)).to_contain_text("<b>stadium</b> &")
-    expect(heatmap.locator("b")).to_have_count(0)
-    expect(page.locator("#compare-signature textarea")).to_have_value(
-        shown_signature(expected["signature"], copier, "copier")
-    )
-
-    page.locator("#heatmap .candidate").nth(1).scroll_into_view_if_needed()
-    screenshot(page, screenshots, "compare.png")
+    table = page.locator("#rescaled-table")
+    scroll = table.locator(".table-wrap").evaluate("wrap => [wrap.scrollWidth, wrap.clientWidth]")
+    assert scroll[0] <= scroll[1]  # no sideways scrolling at 1280 px
+    page.get_by_role("tab", name="Raw scores").click()
+    raw = page.locator("#raw-table")
+    for column, direction in enumerate(bart_score.DIRECTIONS, start=1):
+        for row in range(2):
+            expect(cell(raw, row, column)).to_have_text(f"{expected[direction][row]:.4f}")
+    for row, name in enumerate(["copy", "unrelated"], start=2):
+        expect(cell(raw, row, 0)).to_have_text(name)
+        expect(cell(raw, row, 0)).to_have_css("font-style", "italic")
 
 
-def test_batch_tab_shows_summary_significance_and_download(page, scorer, tmp_path, screenshots):
-    rows = OUTPUT_ROWS + [
-        [
-            f"extra{i}",
-            f"Report {i}: the market was high.",
-            "The market was high.",
-            "",
-            "The market was high.",
-            "The team lost the game.",
-            "Market high.",
-        ]
-        for i in range(6)
-    ]
-    path = write_outputs_csv(tmp_path / "outputs.csv", rows)
-    page.get_by_role("tab", name="Batch").click()
-    for direction in ("precision", "recall"):  # untick: faithfulness and f_score remain
-        page.locator("#directions").get_by_label(direction).uncheck()
-    page.locator("#upload input[type=file]").set_input_files(path)
-    expect(page.locator("#upload a[href$='/outputs.csv']")).to_have_count(1)
-    page.locator("#batch-button").click()
-
-    # The same single engine call as the app's (so the same batching and the same digits), on the same weights.
-    expected = space.batch.score_upload(
-        scorer, bart_score.read_table_corpus(path), directions=["faithfulness", "f_score"]
-    )
-    assert list(expected.summary["system"][:3]) == ["good", "bad", "odd"]
-    summary = page.locator("#summary-table")
-    pairs = page.locator("#pairs-table")
-    expect(summary.locator("[role=row][data-index]")).to_have_count(2 * 3)
-    expect(pairs.locator("[role=row][data-index]")).to_have_count(2 * 3)
-    for row, (direction, system, *figures) in enumerate(expected.summary.values.tolist()):
-        expect(cell(summary, row, 0)).to_have_text(direction)
-        expect(cell(summary, row, 1)).to_have_text(system)
-        for column, value in enumerate(figures, start=2):
-            expect(cell(summary, row, column)).to_have_text(f"{value:.4f}")
-    for row, (direction, system_a, system_b, _, bootstrap_p, _, better) in enumerate(expected.pairs.values.tolist()):
-        expect(cell(pairs, row, 0)).to_have_text(direction)
-        expect(cell(pairs, row, 1)).to_have_text(system_a)
-        expect(cell(pairs, row, 2)).to_have_text(system_b)
-        expect(cell(pairs, row, 4)).to_have_text(space.batch.p_value_text(bootstrap_p))
-        expect(cell(pairs, row, 6)).to_have_text(better)
-    expect(page.locator("#rows-table [role=row][data-index]")).to_have_count(len(rows))
-    expect(page.locator("#download a[href$='/bartscore-results.csv']")).to_have_count(1)
-    expect(page.locator("#batch-signature textarea")).to_have_value(shown_signature(expected.signature, scorer))
-    panels = page.locator("#intervals .panel")
-    expect(panels).to_have_count(2)
-    for index, direction in enumerate(["faithfulness", "f_score"]):
-        expect(panels.nth(index).locator(".title")).to_have_text(direction)
-        expect(panels.nth(index).locator("g.system circle")).to_have_count(3)
-
-    screenshot(page, screenshots, "batch.png")
+def test_a_problem_stays_beside_the_button_and_marks_the_field(page, screenshots):
+    page.locator("#candidate-2 textarea").fill("")
+    page.locator("#compare-button").click()
+    status = page.locator("#compare-status")
+    expect(status).to_contain_text("Not scored: Enter at least 2 candidates to compare (found 1)")
+    expect(page.locator("#candidate-2")).to_have_class(re.compile(r"\bat-fault\b"))
+    time.sleep(12)  # longer than a pop-up message stays
+    expect(status).to_contain_text("Enter at least 2 candidates")
+    expect(page.get_by_text("Error", exact=True)).to_have_count(0)  # no bare "Error" badges
+    expect(page.locator("#compare-results")).to_be_hidden()
+    screenshot(page, screenshots, "problem-1280.png", full_page=False)
+    page.locator("#candidate-2 textarea").fill("A second candidate.")
+    score(page)
+    expect(page.locator("#candidate-2")).not_to_have_class(re.compile(r"\bat-fault\b"))
 
 
-def test_batch_tab_plots_rescaled_means_with_their_intervals(page, copier, tmp_path, screenshots):
-    path = write_documents_csv(tmp_path / "documents.csv")
-    page.locator("#model input").click()
-    page.get_by_role("option", name="copier").click()
-    page.get_by_role("tab", name="Batch").click()
-    page.locator("#upload input[type=file]").set_input_files(path)
-    expect(page.locator("#upload a[href$='/documents.csv']")).to_have_count(1)
-    page.locator("#rescale").get_by_label("yes, reference points from this file").check()
-    page.locator("#batch-button").click()
-
-    expected = space.batch.score_upload(
-        copier, bart_score.read_table_corpus(path), directions=list(bart_score.DIRECTIONS), rescale="corpus"
-    )
-    panels = page.locator("#intervals .panel")
-    expect(panels).to_have_count(4)
-    for index, direction in enumerate(bart_score.DIRECTIONS):
-        panel = panels.nth(index)
-        expect(panel.locator(".title")).to_have_text(f"{direction}_rescaled")
-        rows = expected.summary[expected.summary["direction"] == f"{direction}_rescaled"]
-        systems = panel.locator("g.system")
-        expect(systems).to_have_count(2)
-        for position, (name, mean, low, high) in enumerate(
-            rows[["system", "mean", "95% CI low", "95% CI high"]].values
-        ):
-            expect(systems.nth(position)).to_have_attribute("data-system", name)
-            expect(systems.nth(position).locator("title")).to_have_text(
-                f"{name}: mean {mean:.4f}, 95% CI {low:.4f} to {high:.4f}"
-            )
-        # The interval's line spans the CI and the dot sits at the mean, on one linear axis.
-        line = systems.nth(0).locator("line")
-        x1, x2 = float(line.get_attribute("x1")), float(line.get_attribute("x2"))
-        dot = float(systems.nth(0).locator("circle").get_attribute("cx"))
-        low, high, mean = rows.iloc[0][["95% CI low", "95% CI high", "mean"]]
-        assert (dot - x1) / (x2 - x1) == pytest.approx((mean - low) / (high - low), abs=0.01)
-        expect(panel.locator("line.reference")).not_to_have_count(0)  # 0 (unrelated) and/or 1 (copy) marked
-    expect(page.locator("#summary-table [role=row][data-index]")).to_have_count(2 * 8)
-    expect(page.locator("#batch-signature textarea")).to_have_value(
-        shown_signature(expected.signature, copier, "copier")
-    )
-    page.locator("#intervals").scroll_into_view_if_needed()
-    screenshot(page, screenshots, "batch-rescaled.png")
-
-
-def test_examples_and_candidate_buttons(page):
-    page.get_by_role("button", name="Example: translation").click()
-    example = app.EXAMPLES["translation"]
-    for number, text in enumerate(example["candidates"], 1):
-        expect(page.locator(f"#candidate-{number} textarea")).to_have_value(text)
-    expect(page.locator("#source textarea")).to_have_value("")
-    expect(page.locator("#directions").get_by_label("faithfulness")).not_to_be_checked()
-    expect(page.locator("#directions").get_by_label("f_score")).to_be_checked()
-
-    for number in range(4, space.inputs.MAX_CANDIDATES + 1):
-        page.get_by_role("button", name="+ Add candidate").click()
-        expect(page.locator(f"#candidate-{number}")).to_be_visible()
-    page.get_by_role("button", name="+ Add candidate").click()
-    expect(page.get_by_text(f"At most {space.inputs.MAX_CANDIDATES} candidates can be compared")).to_be_visible()
-
-    for number in range(space.inputs.MAX_CANDIDATES, 2, -1):
-        page.get_by_role("button", name="− Remove last candidate").click()
-        expect(page.locator(f"#candidate-{number}")).to_be_hidden()
-    page.get_by_role("button", name="− Remove last candidate").click()
-    expect(page.get_by_text("At least 2 candidates are compared")).to_be_visible()
-    page.get_by_role("button", name="+ Add candidate").click()
-    expect(page.locator("#candidate-3 textarea")).to_have_value("")  # a removed candidate's text is gone
-
-
-def test_markup_in_an_error_message_shows_as_text(page, tmp_path, screenshots):
+def test_markup_in_a_problem_shows_as_text(page, tmp_path, screenshots):
     markup = '<img src="x" id="injected"><a href="https://example.com" id="link">click</a><form id="form"></form>'
     path = tmp_path / "markup.csv"
     path.write_text(f"{markup.replace(chr(34), chr(39))},other\nx,y\n", encoding="utf-8")
@@ -279,9 +253,208 @@ def test_markup_in_an_error_message_shows_as_text(page, tmp_path, screenshots):
     page.locator("#upload input[type=file]").set_input_files(str(path))
     expect(page.locator("#upload a[href$='/markup.csv']")).to_have_count(1)
     page.locator("#batch-button").click()
-    toast = page.locator('[data-testid="toast-body"]')
-    expect(toast).to_contain_text("needs a 'source' column")
-    expect(toast).to_contain_text("<img src='x' id='injected'>")  # the user's markup, shown as written
+    status = page.locator("#batch-status")
+    expect(status).to_contain_text("needs a 'source' column")
+    expect(status).to_contain_text("<img src='x' id='injected'>")  # the user's markup, shown as written
     for element in ("#injected", "#link", "#form"):
         expect(page.locator(element)).to_have_count(0)
-    screenshot(page, screenshots, "error-with-markup.png")
+    expect(page.locator("#upload")).to_have_class(re.compile(r"\bat-fault\b"))
+
+
+def test_the_heatmap_says_what_its_mean_is_and_prints_values_on_request(page, scorer):
+    score(page)
+    example = space.examples.EXAMPLES["summarization"]
+    tokens = scorer.score_tokens([example["source"]] * 2, example["candidates"])
+    faithfulness = scorer.score_directions(
+        example["candidates"], sources=[example["source"]] * 2, directions=["faithfulness"]
+    )["faithfulness"]
+    heatmap = page.locator("#heatmap")
+    for index, pairs in enumerate(tokens):
+        candidate = heatmap.locator(".candidate").nth(index)
+        expect(candidate.locator(".mean")).to_contain_text(f"faithfulness {faithfulness[index]:.4f}")
+        expect(candidate.locator(".token")).to_have_count(len(pairs))
+    toggle = heatmap.get_by_label("Show each token's log-probability")
+    toggle.focus()
+    page.keyboard.press("Space")  # reached and ticked by keyboard
+    expect(toggle).to_be_checked()
+    shown = (
+        heatmap.locator(".candidate")
+        .first.locator(".token")
+        .evaluate_all("spans => spans.map(span => getComputedStyle(span, '::after').content)")
+    )
+    assert shown == [f'"{log_prob:.2f}"'.replace("-", "−") for _, log_prob in tokens[0]]
+
+
+def test_batch_results_read_at_a_glance(page, scorer, tmp_path, screenshots):
+    rows = OUTPUT_ROWS + [
+        [
+            f"extra{i}",
+            f"Report {i}: the market was high.",
+            "The market was high.",
+            "",
+            "The market was high.",
+            "The team lost.",
+            "Market high.",
+        ]
+        for i in range(6)
+    ]
+    path = write_outputs_csv(tmp_path / "outputs.csv", rows)
+    page.get_by_role("tab", name="Batch").click()
+    page.locator("#upload input[type=file]").set_input_files(path)
+    expect(page.locator("#upload a[href$='/outputs.csv']")).to_have_count(1)
+    button = page.locator("#batch-button")
+    button.click()
+    expect(button).to_be_disabled()  # a second click cannot queue the job again
+    expect(page.locator("#batch-status")).to_contain_text("Done.")
+    expect(button).to_be_enabled()
+
+    expected = space.batch.score_upload(
+        scorer, bart_score.read_table_corpus(path), directions=list(bart_score.DIRECTIONS)
+    )
+    summary = page.locator("#summary-table")
+    expect(summary.locator("[role=row][data-index]")).to_have_count(3)  # one row per system
+    assert summary.locator(".table-wrap").evaluate("wrap => wrap.scrollHeight <= wrap.clientHeight + 1")
+    for column, direction in enumerate(bart_score.DIRECTIONS, start=1):
+        rows_of = expected.summary[expected.summary["direction"] == direction]
+        means = list(rows_of["mean"])
+        for row, (system, mean, low, high) in enumerate(
+            rows_of[["system", "mean", "95% CI low", "95% CI high"]].values
+        ):
+            expect(cell(summary, row, 0)).to_have_text(system)
+            text = f"{mean:.2f} [{low:.2f}, {high:.2f}]".replace("-", "−")
+            expect(cell(summary, row, column)).to_have_text(text)
+            weight = "700" if mean == max(means) else "400"
+            expect(cell(summary, row, column)).to_have_css("font-weight", weight)
+    # One shared axis: every panel has the same ticks.
+    ticks = page.locator("#intervals svg").evaluate_all(
+        "svgs => svgs.map(svg => [...svg.querySelectorAll('text[text-anchor=middle]')].map(t => t.textContent))"
+    )
+    assert len(ticks) == 4 and all(panel == ticks[0] for panel in ticks)
+    # The per-row table has the texts, and sorting a score's column brings the worst rows first.
+    table = page.locator("#rows-table")
+    headers = column_names(table)
+    assert headers[:4] == ["row", "id", "system", "output"] and "source" in headers
+    column = headers.index("faithfulness")
+    values = sorted(expected.texts["faithfulness"])
+    header = table.locator(f'[data-testid="header-{column}"]').first
+    header.hover()
+    header.get_by_role("button", name="Open cell menu").click()
+    page.get_by_text("Sort ascending", exact=True).click()
+    shown = table.locator("[role=row][data-index]")
+    for row in range(3):  # sorted as numbers (-10 before -2), the worst first
+        expect(shown.nth(row).locator("[role=gridcell]").nth(column)).to_have_text(f"{values[row]:.4f}")
+    expect(page.locator("#download a[href$='/bartscore-results.csv']")).to_have_count(1)
+    expect(page.locator("#batch-signature textarea")).to_have_value(shown_signature(expected.signature, scorer))
+    screenshot(page, screenshots, "batch-1280.png")
+
+
+def test_batch_rescaled_results_and_untestable_pairs(page, copier, tmp_path, screenshots):
+    path = write_documents_csv(tmp_path / "documents.csv")
+    choose_model(page, "copier")
+    page.get_by_role("tab", name="Batch").click()
+    page.locator("#upload input[type=file]").set_input_files(path)
+    expect(page.locator("#upload a[href$='/documents.csv']")).to_have_count(1)
+    page.locator("#rescale").get_by_label("yes, reference points from this file").check()
+    page.locator("#batch-button").click()
+    expect(page.locator("#batch-status")).to_contain_text("Done.")
+    expected = space.batch.score_upload(
+        copier, bart_score.read_table_corpus(path), directions=list(bart_score.DIRECTIONS), rescale="corpus"
+    )
+    rescaled = page.locator("#rescaled-summary-table")
+    expect(rescaled).to_be_visible()  # the 0–1 summary is shown first
+    rows = expected.summary[expected.summary["direction"] == "faithfulness_rescaled"]
+    for row, (mean, low, high) in enumerate(rows[["mean", "95% CI low", "95% CI high"]].values):
+        expect(cell(rescaled, row, 1)).to_have_text(f"{mean:.3f} [{low:.3f}, {high:.3f}]".replace("-", "−"))
+    panels = page.locator("#intervals .panel")
+    expect(panels).to_have_count(4)
+    expect(panels.first.locator(".title")).to_have_text("faithfulness 0–1")
+    page.locator("#intervals").scroll_into_view_if_needed()
+    screenshot(page, screenshots, "batch-rescaled-1280.png")
+
+    one_row = tmp_path / "one.csv"
+    one_row.write_text("source,reference,A,B\nthe cat sat,the dog,a cat,a dog\n", encoding="utf-8")
+    page.locator("#rescale").get_by_label("no").check()
+    page.locator("#upload button[aria-label='Clear']").click()
+    page.locator("#upload input[type=file]").set_input_files(str(one_row))
+    expect(page.locator("#upload a[href$='/one.csv']")).to_have_count(1)
+    page.locator("#batch-button").click()
+    expect(page.locator("#batch-status")).to_contain_text("Done.")
+    pairs = page.locator("#pairs-table")
+    expect(cell(pairs, 0, 6)).to_have_text(space.batch.UNTESTABLE)  # one row: no test can be made
+
+
+def test_on_a_phone_the_page_stacks_and_the_key_columns_show(phone, screenshots):
+    source, references = phone.locator("#source").bounding_box(), phone.locator("#references").bounding_box()
+    assert references["y"] >= source["y"] + source["height"] - 1  # stacked, not side by side
+    assert source["width"] > PHONE["width"] * 0.7
+    screenshot(phone, screenshots, "first-screen-390.png")
+    score(phone)
+    table = phone.locator("#rescaled-table")
+    first_scores = cell(table, 0, 1).bounding_box()
+    assert cell(table, 0, 0).is_visible() and first_scores["x"] + first_scores["width"] <= PHONE["width"]
+    chart = phone.locator("#comparison-chart").bounding_box()
+    assert chart["x"] + chart["width"] <= PHONE["width"]
+    screenshot(phone, screenshots, "compare-390.png")
+
+
+def test_on_a_phone_the_interval_plot_is_not_cut(phone, tmp_path, screenshots):
+    path = write_outputs_csv(tmp_path / "outputs.csv", OUTPUT_ROWS)
+    phone.get_by_role("tab", name="Batch").click()
+    phone.locator("#upload input[type=file]").set_input_files(path)
+    expect(phone.locator("#upload a[href$='/outputs.csv']")).to_have_count(1)
+    phone.locator("#batch-button").click()
+    expect(phone.locator("#batch-status")).to_contain_text("Done.")
+    for box in phone.locator("#intervals svg").evaluate_all(
+        "svgs => svgs.map(svg => svg.getBoundingClientRect().right)"
+    ):
+        assert box <= PHONE["width"]
+    screenshot(phone, screenshots, "batch-390.png")
+
+
+def rgb(css):
+    return tuple(int(part) for part in re.findall(r"\d+", css)[:3])
+
+
+def test_help_text_and_buttons_have_aa_contrast(page):
+    colours = page.evaluate(
+        """() => {
+            const style = element => getComputedStyle(element);
+            const background = element => {
+                for (let e = element; e; e = e.parentElement) {
+                    const colour = style(e).backgroundColor;
+                    if (colour !== 'rgba(0, 0, 0, 0)' && colour !== 'transparent') return colour;
+                }
+                return 'rgb(255, 255, 255)';
+            };
+            const info = [...document.querySelectorAll('#source *')]
+                .find(e => e.innerText === 'needed for faithfulness');
+            const button = document.querySelector('#compare-button');
+            return {info: [style(info).color, background(info)], button: [style(button).color, background(button)]};
+        }"""
+    )
+    for foreground, background in colours.values():
+        assert contrast(rgb(foreground), rgb(background)) >= 4.5, (foreground, background)
+
+
+def test_examples_and_candidate_buttons(page):
+    page.get_by_role("button", name="Example: translation").click()
+    example = space.examples.EXAMPLES["translation"]
+    for number, text in enumerate(example["candidates"], 1):
+        expect(page.locator(f"#candidate-{number} textarea")).to_have_value(text)
+    expect(page.locator("#source textarea")).to_have_value("")
+    expect(page.get_by_text("Advanced settings: tiny (BART) · precision, recall, F · prompt mt")).to_be_visible()
+
+    for number in range(4, space.inputs.MAX_CANDIDATES + 1):
+        page.get_by_role("button", name="+ Add candidate").click()
+        expect(page.locator(f"#candidate-{number}")).to_be_visible()
+    page.get_by_role("button", name="+ Add candidate").click()
+    expect(page.locator("#compare-status")).to_contain_text(
+        f"At most {space.inputs.MAX_CANDIDATES} candidates can be compared"
+    )
+    for number in range(space.inputs.MAX_CANDIDATES, 2, -1):
+        page.get_by_role("button", name="− Remove last").click()
+        expect(page.locator(f"#candidate-{number}")).to_be_hidden()
+    page.get_by_role("button", name="− Remove last").click()
+    expect(page.locator("#compare-status")).to_contain_text("At least 2 candidates are compared")
+    page.get_by_role("button", name="+ Add candidate").click()
+    expect(page.locator("#candidate-3 textarea")).to_have_value("")  # a removed candidate's text is gone

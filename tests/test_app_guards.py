@@ -1,25 +1,35 @@
 """What the Space guards against (space/guards.py and the places the Space uses it): models that cannot be loaded,
-special tokens and lone surrogates in what users type, markup in messages, formulas in the CSV download, and limits
-checked while an upload is read."""
+special tokens and lone surrogates in what users type, values of the wrong type sent to the API, markup in messages,
+formulas in the CSV download, limits checked while an upload is read, uploads that would fill the disk
+(space/uploads.py), and scoring computations that a cancelled job would leave running beside the next
+(space/jobs.py)."""
 
+import asyncio
 import csv
 import os
 import re
 import shutil
+import threading
+import time
 
 import gradio as gr
 import pandas as pd
 import pytest
-from app_server import MAX_CHARS
+from app_server import MAX_CHARS, event_functions
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
+from gradio_client.utils import Status
 
 import app
 import bart_score
+import bart_score.inputs
 import space.batch
+import space.feedback
 import space.guards
 import space.inputs
+import space.jobs
 import space.settings
+import space.uploads
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +38,7 @@ def client(app_url):
 
 
 def event_function(demo, api_name):
-    """The function behind one of the app's events, called directly (as Gradio calls it), so that inputs an HTTP
-    client cannot encode (lone surrogates) reach it."""
-    return next(block_function.fn for block_function in demo.fns.values() if block_function.api_name == api_name)
+    return event_functions(demo)[api_name]
 
 
 SETTINGS = ["tiny", ["faithfulness", "precision"], "mean", "none", "", "encoder"]
@@ -157,14 +165,18 @@ def test_the_signature_names_a_server_folder_by_its_menu_name(tiny_checkpoint):
 
 
 def test_running_out_of_memory_while_scoring_is_a_message():
-    with pytest.raises(gr.Error, match="The server ran out of memory for this request"), app.shown_in_ui():
+    def out_of_memory():
         raise MemoryError()
+
+    outcome = space.feedback.attempt(out_of_memory)
+    assert outcome.problem.startswith("The server ran out of memory for this request")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # What users type
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "arguments, message",
     [
@@ -175,18 +187,19 @@ def test_running_out_of_memory_while_scoring_is_a_message():
     ],
 )
 def test_special_tokens_in_compare_are_refused_naming_the_field_and_token(client, arguments, message):
-    with pytest.raises(AppError, match=re.escape(app.as_text(message))):
+    with pytest.raises(AppError, match=re.escape(space.feedback.as_text(message))):
         client.predict(*compare_arguments(**arguments), api_name="/compare")
 
 
+@pytest.mark.slow
 def test_special_tokens_in_a_custom_prompt_phrase_or_an_upload_are_refused(client, tmp_path):
     arguments = compare_arguments()
     arguments[3:5] = ["custom", "In other <mask> words"]
-    with pytest.raises(AppError, match=re.escape(app.as_text("The custom prompt phrase contains <mask>"))):
+    with pytest.raises(AppError, match=re.escape(space.feedback.as_text("The custom prompt phrase contains <mask>"))):
         client.predict(*arguments, api_name="/compare")
     path = tmp_path / "outputs.csv"
     path.write_text("source,reference,good,bad\ns,r,fine,fine\ns,r,fine,<pad> <pad>\n", encoding="utf-8")
-    with pytest.raises(AppError, match=re.escape(app.as_text("Row 2, column 'bad' contains <pad>"))):
+    with pytest.raises(AppError, match=re.escape(space.feedback.as_text("Row 2, column 'bad' contains <pad>"))):
         client.predict(*SETTINGS, handle_file(str(path)), api_name="/score_file")
 
 
@@ -205,6 +218,7 @@ def test_lone_surrogates_in_compare_are_named(app_settings, arguments, message):
     assert re.search(message, raised.value.message)
 
 
+@pytest.mark.slow
 def test_markup_in_what_users_send_is_shown_as_text(client, tmp_path):
     path = tmp_path / "markup.csv"
     markup = '<img src=x onerror="alert(1)"><a href="https://example.com">click</a>'
@@ -239,6 +253,7 @@ def test_spreadsheet_formulas_are_neutralised_and_numbers_kept():
     assert space.guards.spreadsheet_cell(-2.5) == -2.5
 
 
+@pytest.mark.slow
 def test_the_downloaded_csv_carries_no_formulas_and_keeps_scores_numeric(client, tmp_path):
     path = tmp_path / "outputs.csv"
     with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -246,7 +261,7 @@ def test_the_downloaded_csv_carries_no_formulas_and_keeps_scores_numeric(client,
         writer.writerow(["id", "source", "reference", '=HYPERLINK("http://x")', "@sys"])
         writer.writerow(["=cmd|' /C calc'!A0", "The cat sat.", "A cat.", "A cat sat.", "Cats."])
         writer.writerow(["-7", "The dog ran.", "A dog.", "A dog ran.", "Dogs."])
-    _, _, rows, download, _, _ = client.predict(
+    _, _, _, rows, download, _, _ = client.predict(
         *["tiny", ["faithfulness"], "mean", "none", "", "encoder"], handle_file(str(path)), api_name="/score_file"
     )
     with open(download, newline="", encoding="utf-8") as handle:
@@ -258,7 +273,8 @@ def test_the_downloaded_csv_carries_no_formulas_and_keeps_scores_numeric(client,
         assert not any(cell.startswith(("=", "+", "@")) for cell in line)
     scores = pd.read_csv(download)
     assert [pd.api.types.is_float_dtype(scores[column]) for column in scores.columns[2:]] == [True, True]
-    assert [float(line[2]) for line in lines] == pytest.approx([row[2] for row in rows["data"]], abs=1e-9)
+    first_system = [row[4] for row in rows["data"] if row[2] == '=HYPERLINK("http://x")']
+    assert [float(line[2]) for line in lines] == pytest.approx(first_system, abs=1e-9)
     assert all(float(line[2]) < 0 for line in lines)  # negative scores stay numbers, not neutralised text
 
 
@@ -302,8 +318,13 @@ def test_messages_to_browser_users_never_show_a_server_path(error, shown):
     ],
 )
 def test_every_error_in_a_handler_becomes_a_message_without_a_path(error):
-    with pytest.raises(gr.Error) as raised, app.shown_in_ui():
+    def failing():
         raise error
+
+    outcome = space.feedback.attempt(failing)
+    assert outcome.problem and "/srv" not in outcome.problem
+    with pytest.raises(gr.Error) as raised:
+        space.feedback.answer(outcome)
     assert raised.value.message and "/srv" not in raised.value.message
     assert raised.value.print_exception is False
 
@@ -386,3 +407,267 @@ def test_a_saved_baseline_that_cannot_be_used_is_explained_without_paths(
     assert "reference points from this file" in message
     for server_only in (str(tmp_path), "/", "bartscore baseline", scorer.checkpoint):
         assert server_only not in message
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Values of the wrong type sent to the API
+
+
+WRONG_TEXTS = [["a", "b"], {"text": "a"}, 3, 2.5, True]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", WRONG_TEXTS, ids=lambda value: type(value).__name__)
+@pytest.mark.parametrize(
+    "position, label", [(6, "Source"), (7, "References"), (8, "Candidate 1"), (13, "Candidate 6"), (4, None)]
+)
+def test_api_texts_of_another_type_are_refused_naming_the_field(client, position, label, value):
+    arguments = compare_arguments()
+    if label is None:  # the custom prompt phrase
+        arguments[3], label = "custom", "Custom prompt phrase"
+    arguments[position] = value
+    with pytest.raises(AppError) as raised:
+        client.predict(*arguments, api_name="/compare")
+    described = bart_score.inputs.describe(value)
+    assert str(raised.value) == f"{label} must be text (a string), got {described}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "position, value, message",
+    [
+        (0, ["tiny"], "Model must be one of its choices, given as a string, got a list"),
+        (1, "faithfulness", "Directions must be a list of its choices, each a string, got a str"),
+        (1, {"faithfulness": True}, "Directions must be a list of its choices, each a string, got a dict"),
+        (1, ["faithfulness", 3], "Directions must be a list of its choices, each a string, got an int"),
+        (1, None, "Directions must be a list of its choices, each a string, got None"),
+        (2, 1, "Several references must be one of its choices, given as a string, got an int"),
+        (3, ["none"], "Prompt must be one of its choices, given as a string, got a list"),
+        (5, {"side": "encoder"}, "Prompt side must be one of its choices, given as a string, got a dict"),
+    ],
+)
+def test_api_choices_of_another_type_are_refused_naming_the_field(client, position, value, message):
+    arguments = compare_arguments()
+    arguments[position] = value
+    with pytest.raises(AppError, match=f"^{re.escape(message)}$"):
+        client.predict(*arguments, api_name="/compare")
+
+
+@pytest.mark.slow
+def test_api_batch_settings_of_another_type_are_refused(client, tmp_path):
+    path = tmp_path / "outputs.csv"
+    path.write_text("source,sys\nThe cat sat.,A cat.\n", encoding="utf-8")
+    with pytest.raises(
+        AppError, match=r"^Rescaled scores too must be one of its choices, given as a string, got a list$"
+    ):
+        client.predict(*SETTINGS, handle_file(str(path)), ["none"], api_name="/score_file")
+    with pytest.raises(AppError, match=r"^Custom prompt phrase must be text"):
+        client.predict(*SETTINGS[:3], "custom", ["x"], "encoder", handle_file(str(path)), api_name="/score_file")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# One scoring computation at a time, cancelled jobs included
+
+
+@pytest.mark.slow
+def test_submit_and_cancel_rounds_never_run_two_scoring_computations_at_once(client, app_settings, monkeypatch):
+    """Each round submits a job and cancels it once the queue has given it the slot (which frees the slot at once).
+    The engine's computation is made slow, and counted while it runs: at most one runs at any moment, a cancelled
+    job that had not started never starts, and the last job still gets its own result."""
+
+    def submit(first_candidate):
+        return client.submit(*compare_arguments(candidates=(first_candidate, "b")), api_name="/compare")
+
+    submit("warm up").result()  # the model is loaded (the server runs in this process: the same engine object)
+    engine = space.settings.load_scorer(app_settings, "tiny")
+    score, lock = engine.score, threading.Lock()
+    running, peak, started = 0, 0, []
+
+    def slow_score(conditions, targets, *args, **kwargs):
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+            started.append(targets[0])  # the first candidate: faithfulness's pairs come first
+        try:
+            time.sleep(4)
+            return score(conditions, targets, *args, **kwargs)
+        finally:
+            with lock:
+                running -= 1
+
+    monkeypatch.setattr(engine, "score", slow_score)
+    for number in range(3):
+        job = submit(f"cancelled {number}")
+        deadline = time.monotonic() + 60
+        while job.status().code not in (Status.PROCESSING, Status.PROGRESS):
+            assert time.monotonic() < deadline, "the job was never given the slot"
+            time.sleep(0.02)
+        time.sleep(0.3)
+        job.cancel()
+    verdict, _, raw, *_ = submit("kept").result(timeout=120)
+    deadline = time.monotonic() + 60
+    while running:
+        assert time.monotonic() < deadline, "a computation went on"
+        time.sleep(0.05)
+    assert peak == 1
+    assert started == ["cancelled 0", "kept"]  # the jobs cancelled while they waited never computed
+    assert [row[0] for row in raw["data"][:2]] == ["Candidate 1", "Candidate 2"] and "Candidate" in verdict
+
+
+def test_work_waits_for_the_computation_before_it_and_a_cancelled_wait_never_runs():
+    order, gate = [], threading.Event()
+
+    def work(name):
+        order.append(f"{name} starts")
+        if name == "first":
+            gate.wait(10)
+        order.append(f"{name} ends")
+        return name
+
+    async def scenario():
+        first = asyncio.ensure_future(space.jobs.run_exclusively(work, "first"))
+        await asyncio.sleep(0.1)
+        second = asyncio.ensure_future(space.jobs.run_exclusively(work, "second"))
+        third = asyncio.ensure_future(space.jobs.run_exclusively(work, "third"))
+        await asyncio.sleep(0.1)
+        first.cancel()  # running: it ends its computation, and nothing starts beside it
+        second.cancel()  # waiting: it never starts
+        await asyncio.sleep(0.1)
+        assert order == ["first starts"]
+        gate.set()
+        return await third
+
+    assert asyncio.run(scenario()) == "third"
+    assert order == ["first starts", "first ends", "third starts", "third ends"]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Uploads kept within limits
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def stored_file(folder, name, size):
+    """A file as Gradio stores an upload: in a folder of its own."""
+    path = folder / f"sha-{name}" / name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"x" * size)
+    return str(path)
+
+
+def upload(ledger, client, path, size):
+    assert ledger.admit(client, size) is None
+    ledger.settle(client, size, [path])
+
+
+def test_a_client_keeps_only_its_newest_uploads_and_older_ones_are_deleted(tmp_path):
+    ledger = space.uploads.UploadLedger(per_client=2, bytes_per_client=100, overall=10, bytes_overall=1000)
+    paths = [stored_file(tmp_path, f"f{i}.csv", 10) for i in range(3)]
+    for path in paths:
+        upload(ledger, "1.2.3.4", path, 10)
+    assert list(ledger.stored()) == paths[1:]
+    assert not os.path.exists(paths[0]) and not os.path.exists(os.path.dirname(paths[0]))
+    other = stored_file(tmp_path, "other.csv", 10)
+    upload(ledger, "5.6.7.8", other, 10)  # another client's uploads are its own
+    assert list(ledger.stored()) == [*paths[1:], other]
+
+
+def test_an_upload_past_a_clients_bytes_is_refused_before_it_is_read_or_makes_room(tmp_path):
+    ledger = space.uploads.UploadLedger(per_client=5, bytes_per_client=100, overall=10, bytes_overall=1000)
+    assert ledger.admit("a", 101).status == 413
+    assert ledger.admit("a", None).status == 411
+    old = stored_file(tmp_path, "old.csv", 60)
+    upload(ledger, "a", old, 60)
+    assert ledger.admit("a", 60) is None  # its oldest upload is deleted to make room
+    assert not os.path.exists(old)
+    refusal = ledger.admit("a", 60)  # the first request is still under way: its bytes are reserved
+    assert refusal.status == 429 and "under way" in refusal.message
+    ledger.settle("a", 60, [])
+    assert ledger.admit("a", 60) is None
+
+
+def test_uploads_past_the_servers_limits_are_refused_and_old_ones_expire(tmp_path):
+    clock = Clock()
+    ledger = space.uploads.UploadLedger(
+        per_client=2, bytes_per_client=100, overall=3, bytes_overall=1000, seconds=60, clock=clock
+    )
+    paths = [stored_file(tmp_path, f"f{i}.csv", 10) for i in range(3)]
+    for number, path in enumerate(paths):
+        upload(ledger, f"client {number}", path, 10)
+    refusal = ledger.admit("client 4", 10)
+    assert refusal.status == 503 and "try again in a few minutes" in refusal.message
+    clock.now += 61
+    assert ledger.admit("client 4", 10) is None  # the expired uploads were deleted first
+    assert ledger.stored() == {} and not any(os.path.exists(path) for path in paths)
+    ledger.settle("client 4", 10, [])
+    big = space.uploads.UploadLedger(per_client=5, bytes_per_client=100, overall=50, bytes_overall=150)
+    upload(big, "a", stored_file(tmp_path, "a.csv", 90), 90)
+    assert big.admit("b", 90).status == 503
+
+
+def test_an_upload_two_clients_sent_is_kept_while_either_holds_it(tmp_path):
+    ledger = space.uploads.UploadLedger(per_client=1, bytes_per_client=100, overall=10, bytes_overall=1000)
+    shared = stored_file(tmp_path, "same.csv", 10)
+    upload(ledger, "a", shared, 10)
+    upload(ledger, "b", shared, 10)
+    upload(ledger, "a", stored_file(tmp_path, "newer.csv", 10), 10)  # a's only slot: its older upload goes
+    assert os.path.exists(shared)  # b holds it still
+    upload(ledger, "b", stored_file(tmp_path, "newer-b.csv", 10), 10)
+    assert not os.path.exists(shared)
+
+
+def request_scope(path="/gradio_api/upload", method="POST", peer="127.0.0.1", headers=()):
+    return {"type": "http", "method": method, "path": path, "client": (peer, 5000), "headers": list(headers)}
+
+
+def test_the_guard_sees_the_upload_route_and_the_client_behind_a_proxy():
+    assert space.uploads.is_upload_request(request_scope())
+    assert space.uploads.is_upload_request(request_scope("/space/gradio_api//upload/"))
+    assert not space.uploads.is_upload_request(request_scope(method="GET"))
+    assert not space.uploads.is_upload_request(request_scope("/gradio_api/queue/join"))
+    forwarded = [(b"x-forwarded-for", b"203.0.113.7, 10.0.0.1")]
+    assert space.uploads.client_of(request_scope(peer="10.0.0.1", headers=forwarded)) == "203.0.113.7"
+    # a client that reaches the server directly cannot choose its address
+    assert space.uploads.client_of(request_scope(peer="93.184.216.34", headers=forwarded)) == "93.184.216.34"
+    assert space.uploads.content_length(request_scope(headers=[(b"content-length", b"12")])) == 12
+    assert space.uploads.content_length(request_scope(headers=[(b"content-length", b"-1")])) is None
+
+
+def post_upload(url, name, body):
+    import httpx
+
+    return httpx.post(f"{url}gradio_api/upload", files=[("files", (name, body, "text/csv"))], timeout=60)
+
+
+@pytest.mark.slow
+def test_the_served_app_keeps_a_clients_newest_uploads_and_refuses_a_request_too_large(app_url, tmp_path):
+    import http.client
+    import urllib.parse
+
+    kept = []
+    for number in range(space.uploads.UPLOADS_PER_CLIENT + 1):
+        response = post_upload(app_url, f"upload-{number}.csv", f"source,sys\n{number},x\n".encode())
+        assert response.status_code == 200
+        kept.extend(response.json())
+    assert not os.path.exists(kept[0]) and all(os.path.exists(path) for path in kept[1:])
+    address = urllib.parse.urlsplit(app_url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+    connection.putrequest("POST", "/gradio_api/upload")
+    connection.putheader("Content-Type", "multipart/form-data; boundary=x")
+    connection.putheader("Content-Length", str(space.uploads.UPLOAD_BYTES_PER_CLIENT + 1))
+    connection.endheaders()
+    response = connection.getresponse()  # answered before the body is sent
+    assert response.status == 413 and b"at most" in response.read()
+    connection.close()
+
+
+def test_an_upload_the_server_no_longer_holds_is_asked_for_again(tmp_path):
+    with pytest.raises(space.inputs.FieldError, match=r"gone\.csv is no longer on the server; upload it again"):
+        space.batch.parse_upload(str(tmp_path / "gone.csv"), max_rows=10, max_chars=MAX_CHARS)

@@ -263,7 +263,7 @@ def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["-s", "{src}", "-t", "{short}"], r"short.txt has 1 lines but .*src.txt has 3"),
+        (["-s", "{src}", "-t", "{short}"], r"short.txt has 1 line but .*src.txt has 3"),
         (["-s", "{src}", "-t", "{missing}"], r"cannot read .*missing.txt"),
         (["-t", "{sysA}"], r"give --sources and/or --references"),
         (["-s", "{src}"], r"give at least one --hypotheses file"),

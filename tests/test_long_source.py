@@ -454,7 +454,7 @@ def test_the_spaces_batch_tab_scores_windows_when_the_operator_asks(scorer, tmp_
         settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;windows_k=none"})
     sources, predictions = entry_point_workload()
     corpus = bart_score.Corpus(systems={"a": predictions[:2], "b": predictions[2:]}, sources=sources)
-    result = score_upload(scorer, corpus, directions=("faithfulness",), long_source=settings.long_source)
+    result = score_upload(scorer, corpus, directions=("faithfulness",), **settings.long_source)
     expected = scorer.score_directions(predictions, sources=sources * 2, **settings.long_source)
     assert list(result.rows["a/faithfulness"]) + list(result.rows["b/faithfulness"]) == expected["faithfulness"]
     assert set(result.summary["direction"]) == {"faithfulness"}

@@ -1,0 +1,84 @@
+"""What a scoring request ends with, told to the page and to API clients alike.
+
+A handler's work runs inside `attempt`, which never raises: it returns an Outcome holding the work's result, or the
+problem in words (a path-free message, see guards.public_message) with the field at fault, and the notes to show (the
+engine's truncation and rescaling warnings, the work's own notes). API clients get a problem as gr.Error and notes as
+gr.Warning (`answer`); the page keeps them in the status line beside the button until the next action, and marks the
+field at fault (`status_line`, `field_marks`). Gradio renders messages as HTML, and messages quote what the user sent,
+so every message is escaped (`as_text`)."""
+
+from __future__ import annotations
+
+import html
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from typing import Any
+
+import gradio as gr
+
+from .guards import memory_returned_after, public_message
+
+AT_FAULT = "at-fault"  # the CSS class of a field the status line's problem is about
+
+
+@dataclass
+class Outcome:
+    value: Any = None
+    problem: str | None = None  # the message, path-free and not yet escaped
+    field: str | None = None  # the element id of the field at fault
+    notes: list[str] = dataclass_field(default_factory=list)
+
+
+def attempt(work: Callable[..., Any], *args: Any) -> Outcome:
+    """Runs work(*args) (its result may carry `notes`, a list of strings) and returns what happened; whatever the
+    work raises becomes a message, the memory it freed is returned to the system (guards.memory_returned_after)."""
+    with warnings.catch_warnings(record=True) as caught, memory_returned_after():
+        warnings.simplefilter("always")
+        try:
+            value = work(*args)
+        except gr.Error as error:
+            return Outcome(problem=str(error.message))
+        except MemoryError:
+            return Outcome(problem="The server ran out of memory for this request; send fewer or shorter texts")
+        except Exception as error:  # anything else a handler calls: a message, with the details in the server's log
+            return Outcome(problem=public_message(error), field=getattr(error, "field", None))
+    # the engine's truncation and rescaling notices
+    notes = [public_message(str(w.message)) for w in caught if str(w.message).startswith("BARTScore")]
+    return Outcome(value=value, notes=[*notes, *getattr(value, "notes", [])])
+
+
+def as_text(message: str) -> str:
+    """A message that a browser shows as written, whatever markup it quotes."""
+    return html.escape(message, quote=False)
+
+
+def answer(outcome: Outcome) -> Any:
+    """For API clients: the result, with notes as warnings; a problem raised as gr.Error."""
+    if outcome.problem is not None:
+        raise gr.Error(as_text(outcome.problem), print_exception=False)
+    for note in outcome.notes:
+        gr.Warning(as_text(note))
+    return outcome.value
+
+
+def status_line(outcome: Outcome | None, done: str = "Done.") -> str:
+    """The status line's HTML: the problem (announced to screen readers), or `done` with the notes; for no outcome
+    yet, an empty line."""
+    if outcome is None:
+        return '<div class="status" role="status"></div>'
+    if outcome.problem is not None:
+        return f'<div class="status problem" role="alert"><strong>Not scored:</strong> {as_text(outcome.problem)}</div>'
+    notes = "".join(f'<span class="note">Note: {as_text(note)}</span>' for note in outcome.notes)
+    return f'<div class="status done" role="status">{as_text(done)}{notes}</div>'
+
+
+def working_line(what: str) -> str:
+    return f'<div class="status working" role="status">{as_text(what)}</div>'
+
+
+def field_marks(fields: tuple[str, ...], outcome: Outcome | None) -> list[dict]:
+    """One update per field: the field at fault marked, every other unmarked."""
+    fault = outcome.field if outcome is not None and outcome.problem is not None else None
+    return [gr.update(elem_classes=[AT_FAULT] if name == fault else []) for name in fields]

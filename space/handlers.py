@@ -1,0 +1,405 @@
+"""The page's event handlers (app.py lays the page out and wires them).
+
+Each scoring tab has two entries over one computation: `api`, the endpoint gradio_client users call (its parameters
+are the API's names; a problem is raised as an error), and `page`, the browser's, which never raises: it shows the
+result, or keeps the problem in the status line beside the button and marks the field at fault. Both run the
+computation on the one scoring thread (jobs.run_exclusively), so that at most one runs at any moment, and inside
+feedback.attempt. The output order of each entry is given by its docstring and the *_FIELDS constants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import gradio as gr
+from pandas.io.formats.style import Styler
+
+from .batch import (
+    RESCALE_CHOICES,
+    blank_reference_note,
+    check_work,
+    column_types,
+    direction_label,
+    formatted,
+    p_value_text,
+    parse_rescale,
+    parse_upload,
+    score_upload,
+    summary_table,
+    upload_texts,
+    write_results_csv,
+)
+from .compare import DIRECTION_LABELS, check_compare_work, compare_candidates, has_scale, scores_table
+from .examples import EXAMPLES
+from .feedback import Outcome, answer, as_text, attempt, field_marks, status_line, working_line
+from .guards import public_signature, refuse_special_tokens
+from .heatmap import token_heatmap
+from .inputs import (
+    MAX_CANDIDATES,
+    MIN_CANDIDATES,
+    candidate_field,
+    check_directions,
+    check_field,
+    check_references,
+    collect_candidates,
+    custom_phrase,
+    form_options,
+    parse_prompt,
+    parse_references,
+)
+from .jobs import run_exclusively
+from .menu import has_saved_baseline, model_kind
+from .plots import bar_chart, interval_plot
+from .settings import Settings, load_scorer
+from .verdict import verdict
+
+# The fields each tab's page entry marks, in the order of its outputs (their element ids).
+SETTINGS_FIELDS = ("model", "directions", "prompt-phrase")
+COMPARE_FIELDS = (
+    *SETTINGS_FIELDS,
+    "source",
+    "references",
+    *(f"candidate-{number}" for number in range(1, MAX_CANDIDATES + 1)),
+)
+BATCH_FIELDS = (*SETTINGS_FIELDS, "upload", "rescale")
+TEXT_COLUMNS = ("row", "id", "system", "output", "source", "references")  # the per-row table's non-score columns
+
+
+def settings_open(outcome: Outcome) -> dict:
+    """The settings accordion, opened when the field at fault is in it."""
+    return gr.update(open=True) if outcome.problem is not None and outcome.field in SETTINGS_FIELDS else gr.skip()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Compare
+
+
+@dataclass
+class CompareView:
+    verdict: str
+    rescaled: Styler
+    raw: Styler
+    chart: str
+    heatmap: str
+    signature: str
+    scaled: bool  # whether any direction has a 0–1 scale (else the raw table is shown first)
+    directions: int
+    notes: list[str] = field(default_factory=list)
+
+    def outputs(self) -> tuple:
+        """For API clients: the values."""
+        return self.verdict, self.rescaled, self.raw, self.chart, self.heatmap, self.signature
+
+    def page_outputs(self) -> tuple:
+        """For the page: the tables with their column widths. The candidates' names take less room than a
+        direction's name and value, so a phone shows every column."""
+        share = f"{70 / self.directions:.1f}%"
+        widths = ["30%", *[share] * self.directions]
+        tables = (gr.update(value=table, column_widths=widths) for table in (self.rescaled, self.raw))
+        return self.verdict, *tables, self.chart, self.heatmap, self.signature
+
+
+class CompareHandlers:
+    """The Compare tab's scoring."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def compute(
+        self, model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, source, references, texts
+    ) -> CompareView:
+        settings = self.settings
+        source = (source or "").strip()
+        check_field(source, "The source", settings.max_chars, "source")
+        references = parse_references(references)
+        check_references(references, settings.max_chars)
+        candidates = collect_candidates(texts, settings.max_chars)
+        directions = check_directions(directions, has_source=bool(source), has_references=bool(references))
+        prompt = parse_prompt(prompt_choice, prompt_phrase)
+        options = form_options(directions, aggregation, prompt, prompt_side)
+        check_compare_work(
+            source=source,
+            references=references,
+            candidates=candidates,
+            directions=list(options.directions),
+            prompt=options.prompt,
+            max_pairs=settings.max_pairs,
+            by_direction=bool(settings.models.get(model, {}).get("chat")),
+        )
+        scorer = load_scorer(settings, model)
+        refuse_special_tokens(
+            [
+                ("The source", source, "source"),
+                *((f"Reference {number}", text, "references") for number, text in enumerate(references, 1)),
+                *((name, text, candidate_field(name)) for name, text in candidates),
+                *custom_phrase(prompt_choice, prompt),
+            ],
+            scorer.tokenizer.all_special_tokens,
+        )
+        comparison = compare_candidates(
+            scorer, source=source, references=references, candidates=candidates, options=options
+        )
+        return CompareView(
+            verdict=f'<p class="verdict">{as_text(verdict(comparison))}</p>',
+            rescaled=scores_table(comparison, "rescaled"),
+            raw=scores_table(comparison, "raw"),
+            chart=bar_chart(comparison),
+            heatmap=token_heatmap(comparison),
+            signature=public_signature(comparison.signature, model, settings.models[model]["checkpoint"]),
+            scaled=any(has_scale(comparison, direction) for direction in comparison.scores),
+            directions=len(comparison.scores),
+        )
+
+    async def api(
+        self,
+        model,
+        directions,
+        aggregation,
+        prompt_choice,
+        prompt_phrase,
+        prompt_side,
+        source,
+        references,
+        candidate_1,
+        candidate_2,
+        candidate_3,
+        candidate_4,
+        candidate_5,
+        candidate_6,
+    ) -> tuple:
+        """(verdict, 0–1 table, raw table, chart, heatmap, signature); a problem is an error."""
+        texts = [candidate_1, candidate_2, candidate_3, candidate_4, candidate_5, candidate_6]
+        settings = (model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side)
+        outcome = await run_exclusively(attempt, self.compute, *settings, source, references, texts)
+        return answer(outcome).outputs()
+
+    async def page(self, *inputs) -> tuple:
+        """The API's outputs, then the results' column, the score tabs, the status line, the settings accordion and
+        the marks of COMPARE_FIELDS. `inputs`: the API's."""
+        *settings, source, references = inputs[:8]
+        outcome = await run_exclusively(attempt, self.compute, *settings, source, references, list(inputs[8:]))
+        if outcome.problem is not None:
+            shown = (gr.skip(),) * 6 + (gr.update(visible=False), gr.skip())
+        else:
+            view = outcome.value
+            selected = gr.Tabs(selected="rescaled" if view.scaled else "raw")
+            shown = (*view.page_outputs(), gr.update(visible=True), selected)
+        return (*shown, status_line(outcome), settings_open(outcome), *field_marks(COMPARE_FIELDS, outcome))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Batch
+
+
+@dataclass
+class BatchView:
+    summary: Styler
+    rescaled_summary: Styler
+    pairs: Styler
+    rows: Styler
+    row_types: list[str]  # the per-row table's column types (batch.column_types)
+    download: str
+    signature: str
+    intervals: str
+    rescaled: bool
+    notes: list[str] = field(default_factory=list)
+
+    def outputs(self) -> tuple:
+        """For API clients: the values."""
+        return (
+            self.summary,
+            self.rescaled_summary,
+            self.pairs,
+            self.rows,
+            self.download,
+            self.signature,
+            self.intervals,
+        )
+
+    def page_outputs(self) -> tuple:
+        """For the page: the per-row table with its column types, so that sorting a score sorts numbers."""
+        values = list(self.outputs())
+        values[3] = gr.update(value=self.rows, datatype=self.row_types)
+        return tuple(values)
+
+
+class BatchHandlers:
+    """The Batch tab's scoring."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def compute(
+        self, model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file, rescale_choice
+    ) -> BatchView:
+        settings = self.settings
+        corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
+        directions = check_directions(
+            directions, has_source=corpus.sources is not None, has_references=corpus.references is not None
+        )
+        prompt = parse_prompt(prompt_choice, prompt_phrase)
+        # the engine's progress bar: gr.Progress(track_tqdm=True) shows it beside the button
+        options = form_options(
+            directions,
+            aggregation,
+            prompt,
+            prompt_side,
+            rescale=parse_rescale(rescale_choice),
+            show_progress=True,
+            long_source=settings.long_source,
+        )
+        check_work(
+            corpus, list(options.directions), options.prompt, settings.max_pairs, options.rescale, settings.long_source
+        )
+        scorer = load_scorer(settings, model)
+        refuse_special_tokens(
+            [*custom_phrase(prompt_choice, prompt), *upload_texts(corpus)], scorer.tokenizer.all_special_tokens
+        )
+        result = score_upload(scorer, corpus, options, model_name=model)
+        score_columns = [column for column in result.texts.columns if column not in TEXT_COLUMNS]
+        return BatchView(
+            summary=summary_table(result.summary, rescaled=False),
+            rescaled_summary=summary_table(result.summary, rescaled=True),
+            pairs=formatted(
+                result.pairs,
+                {
+                    "direction": direction_label,
+                    "Δ mean (A − B)": "{:.4f}",
+                    "bootstrap p": p_value_text,
+                    "t-test p": p_value_text,
+                },
+            ),
+            rows=formatted(result.texts, dict.fromkeys(score_columns, "{:.4f}")),
+            row_types=column_types(result.texts),
+            download=write_results_csv(result.rows),
+            signature=public_signature(result.signature, model, settings.models[model]["checkpoint"]),
+            intervals=interval_plot(result.summary),
+            rescaled=options.rescale is not None,
+            notes=[note for note in [blank_reference_note(corpus)] if note],
+        )
+
+    async def api(
+        self,
+        model,
+        directions,
+        aggregation,
+        prompt_choice,
+        prompt_phrase,
+        prompt_side,
+        file,
+        rescale_choice="none",
+        progress=gr.Progress(track_tqdm=True),
+    ) -> tuple:
+        """(summary, 0–1 summary, pairs, rows, CSV download, signature, interval plot); a problem is an error."""
+        inputs = (model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file, rescale_choice)
+        outcome = await run_exclusively(attempt, self.compute, *inputs)
+        return answer(outcome).outputs()
+
+    async def page(self, *inputs, progress=gr.Progress(track_tqdm=True)) -> tuple:
+        """The API's outputs, then the results' column, the 0–1 summary tab, the summary tabs, the status line, the
+        settings accordion and the marks of BATCH_FIELDS. `inputs`: the API's."""
+        outcome = await run_exclusively(attempt, self.compute, *inputs)
+        if outcome.problem is not None:
+            shown = (gr.skip(),) * 7 + (gr.update(visible=False), gr.skip(), gr.skip())
+        else:
+            view = outcome.value
+            selected = gr.Tabs(selected="rescaled" if view.rescaled else "raw")
+            shown = (*view.page_outputs(), gr.update(visible=True), gr.update(visible=view.rescaled), selected)
+        return (*shown, status_line(outcome), settings_open(outcome), *field_marks(BATCH_FIELDS, outcome))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The page's other events
+
+
+def scoring_started(fields: tuple[str, ...], what: str) -> tuple:
+    """Before a scoring job: the button disabled (a second click cannot queue the job again), the status line saying
+    what runs, every field unmarked."""
+    return (gr.update(interactive=False), working_line(what), *field_marks(fields, None))
+
+
+def scoring_ended() -> dict:
+    return gr.update(interactive=True)
+
+
+def candidate_boxes_update(count: int, values: list[str] | None = None) -> list[dict]:
+    """Shows the first `count` candidate boxes; with values, also sets the boxes' texts ("" for the hidden ones)."""
+    if values is None:
+        return [gr.update(visible=index < count) for index in range(MAX_CANDIDATES)]
+    values = list(values) + [""] * (MAX_CANDIDATES - len(values))
+    return [gr.update(visible=index < count, value=value) for index, value in enumerate(values)]
+
+
+def add_candidate(count: int) -> tuple:
+    """(count, status line, the candidate boxes)."""
+    if count >= MAX_CANDIDATES:
+        limit = Outcome(problem=f"At most {MAX_CANDIDATES} candidates can be compared")
+        return count, status_line(limit), *candidate_boxes_update(count)
+    return count + 1, status_line(None), *candidate_boxes_update(count + 1)
+
+
+def remove_candidate(count: int, *texts: str) -> tuple:
+    """(count, status line, the candidate boxes)."""
+    if count <= MIN_CANDIDATES:
+        limit = Outcome(problem=f"At least {MIN_CANDIDATES} candidates are compared")
+        return count, status_line(limit), *candidate_boxes_update(count)
+    return count - 1, status_line(None), *candidate_boxes_update(count - 1, list(texts[: count - 1]))
+
+
+def load_example(name: str) -> tuple:
+    """(count, source, references, directions, prompt, prompt side, the results' column, status line, the candidate
+    boxes)."""
+    chosen = EXAMPLES[name]
+    count = len(chosen["candidates"])
+    return (
+        count,
+        chosen["source"],
+        chosen["references"],
+        chosen["directions"],
+        chosen["prompt"],
+        chosen["prompt_side"],
+        gr.update(visible=False),
+        status_line(None),
+        *candidate_boxes_update(count, chosen["candidates"]),
+    )
+
+
+def model_info(kind: str) -> str:
+    """The model menu's help text for a model of this kind (menu.model_kind)."""
+    if kind in ("model", "causal language model"):
+        return f"the {kind} that does the scoring"
+    return f"the {kind} checkpoint that does the scoring"
+
+
+def rescale_choices(has_baseline: bool) -> list[tuple[str, str]]:
+    """The Batch tab's rescaling choices: the saved baseline only where one exists."""
+    return [choice for choice in RESCALE_CHOICES if has_baseline or choice[1] != "baseline"]
+
+
+class ModelDescriptions:
+    """What the page says about the selected model, found once per model without loading it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._kinds: dict[str, str] = {}
+
+    def kind(self, model: str) -> str:
+        if model not in self._kinds and model in self.settings.models:
+            self._kinds[model] = model_kind(self.settings.models[model]["checkpoint"])
+        return self._kinds.get(model, "model")
+
+    def describe(self, model: str, rescale_choice: str) -> tuple:
+        """(the model menu, the rescaling choices) for the selected model; "the saved baseline" is offered only where
+        a baseline file was made with it, looked for on every change (the operator may save one at any time)."""
+        checkpoint = self.settings.models.get(model, {}).get("checkpoint")
+        has_baseline = bool(checkpoint) and has_saved_baseline(checkpoint)
+        choice = rescale_choice if has_baseline or rescale_choice != "baseline" else "none"
+        return (
+            gr.update(info=model_info(self.kind(model))),
+            gr.update(choices=rescale_choices(has_baseline), value=choice),
+        )
+
+    def summary(self, model: str, directions: list[str], prompt_choice: str) -> dict:
+        """The settings accordion's label: what is set, so that it shows while the accordion is closed."""
+        chosen = ", ".join(DIRECTION_LABELS.get(d, d) for d in directions or []) or "no direction"
+        prompt = "no prompt" if prompt_choice == "none" else f"prompt {prompt_choice}"
+        return gr.update(label=f"Advanced settings: {model} ({self.kind(model)}) · {chosen} · {prompt}")
