@@ -18,11 +18,16 @@ import re
 import datasets
 import evaluate
 
-from bart_score import BARTScorer, score_dataset  # noqa: F401  (names the original module offered)
-from bart_score.errors import InputError, InputTypeError
-from bart_score.inputs import describe, reference_lists, text_list
-from bart_score.options import OPTION_NAMES, ScoringOptions
-from bart_score.variants import DEFAULT_CHECKPOINT
+# "# From: bartscore" is evaluate's hint for a library import: without bart_score, evaluate.load asks for
+# `pip install bartscore` (the distribution's name). It reads the whole rest of the line, so no other comment
+# may follow it; BARTScorer and score_dataset (the names the original module offered) are kept by __all__.
+from bart_score import BARTScorer, score_dataset  # From: bartscore
+from bart_score.errors import InputError, InputTypeError  # From: bartscore
+from bart_score.inputs import describe, reference_lists, text_list  # From: bartscore
+from bart_score.options import OPTION_NAMES, ScoringOptions  # From: bartscore
+from bart_score.variants import DEFAULT_CHECKPOINT  # From: bartscore
+
+__all__ = ["BARTScore", "BARTScorer", "score_dataset"]
 
 _CITATION = """\
 @inproceedings{yuan2021bartscore,
