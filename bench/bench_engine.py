@@ -80,7 +80,7 @@ MAX_DIFF_TARGET = 1e-5
 def build_or_reuse_checkpoint(workdir, dims, seed=0):
     """A random BART checkpoint with `dims` and a 50,265-token vocabulary, saved with save_pretrained under
     `workdir`; built once and reused by later runs (a marker file says the save finished)."""
-    from tiny_bart import build_tiny_bart
+    from support.models import build_tiny
 
     directory = os.path.join(workdir, f"random-bart-{dims}-vocab{VOCAB_SIZE}-seed{seed}")
     if os.path.isfile(os.path.join(directory, "COMPLETE")):
@@ -90,8 +90,8 @@ def build_or_reuse_checkpoint(workdir, dims, seed=0):
     shutil.rmtree(staging, ignore_errors=True)
     os.makedirs(staging)
     # init_std 0.02 is BART's own initialisation (the test helper's 0.2 is meant for its 32-wide toy models).
-    build_tiny_bart(
-        staging, seed=seed, vocab_size=VOCAB_SIZE, max_positions=MAX_LENGTH, init_std=0.02, **MODEL_DIMS[dims]
+    build_tiny(
+        "bart", staging, seed=seed, vocab_size=VOCAB_SIZE, max_positions=MAX_LENGTH, init_std=0.02, **MODEL_DIMS[dims]
     )
     open(os.path.join(staging, "COMPLETE"), "w").close()
     shutil.rmtree(directory, ignore_errors=True)

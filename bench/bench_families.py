@@ -67,7 +67,7 @@ MAX_DIFF_TARGET = 1e-5
 
 def build_or_reuse(workdir, family, tiny):
     """A random checkpoint of `family` with real dimensions, saved once under `workdir` and reused."""
-    from tiny_models import build_tiny
+    from support.models import build_tiny
 
     shape = (TINY_SHAPES if tiny else SHAPES)[family]
     directory = os.path.join(workdir, f"random-{family}-{'tiny' if tiny else 'base'}")

@@ -12,9 +12,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-import real_model
 import torch
-from tiny_bart import build_copying_bart, build_tiny_bart
+from support import real_model
+from support.models import build_copying_bart, tiny_checkpoint_for
 
 # The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine).
 torch.set_num_threads(1)
@@ -44,7 +44,7 @@ def checkout_stays_clean():
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory):
     """A random BART checkpoint directory, saved with save_pretrained, shared by the whole session."""
-    return build_tiny_bart(tmp_path_factory.mktemp("tiny-bart"))
+    return tiny_checkpoint_for(tmp_path_factory, "bart")
 
 
 @pytest.fixture(scope="session")
@@ -84,8 +84,8 @@ def empty_hf_cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def app_settings(tiny_checkpoint, copying_checkpoint, tmp_path_factory):
-    """The Space's operator settings for the tests (app_server.py): no process environment is changed."""
-    import app_server
+    """The Space's operator settings for the tests (support/app_server.py): no process environment is changed."""
+    from support import app_server
 
     return app_server.settings_for_tests(
         tiny_checkpoint, tmp_path_factory.mktemp("models") / "not-downloaded", copying_checkpoint
@@ -95,10 +95,30 @@ def app_settings(tiny_checkpoint, copying_checkpoint, tmp_path_factory):
 @pytest.fixture(scope="session")
 def app_url(app_settings):
     """One running Space for every test module that needs it."""
-    import app_server
+    from support import app_server
 
     with app_server.serving(app_settings) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def client(app_url):
+    """A gradio_client on the running Space."""
+    from gradio_client import Client
+
+    return Client(app_url, analytics_enabled=False, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def benchmark_data(tmp_path_factory):
+    """The release-format fixture benchmarks (support/meta_eval_fixtures.py), loaded as the scorer loads them; per
+    module, as tests may change what they are given."""
+    from support.meta_eval_fixtures import write_fixture_files
+
+    from bart_score.meta_eval.benchmarks import load_benchmark
+
+    paths = write_fixture_files(tmp_path_factory.mktemp("benchmarks"))
+    return {name: load_benchmark(name, data_file=path) for name, path in paths.items()}
 
 
 @pytest.fixture(scope="session")
@@ -130,7 +150,7 @@ def smollm2_gguf():
 @pytest.fixture(scope="session")
 def smollm2_folder(smollm2_gguf):
     """SmolLM2 as a plain folder (config.json, model.safetensors, tokenizer.json, chat_template.jinja), converted
-    from the GGUF file once and kept in a cache outside the checkout (real_model.py)."""
+    from the GGUF file once and kept in a cache outside the checkout (support/real_model.py)."""
     return real_model.smollm2_folder()
 
 

@@ -9,8 +9,8 @@ import shlex
 
 import numpy as np
 import pytest
-from reference import prompted_score, reference_score
-from test_cli import run_cli, tsv_scores
+from support.cli import run_cli, tsv_scores
+from support.reference import prompted_score, reference_score
 
 import bart_score
 from bart_score import baseline_files, rescale

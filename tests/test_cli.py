@@ -10,26 +10,15 @@ import zipfile
 
 import numpy as np
 import pytest
+from support.cli import ROOT, run_cli, tsv_scores
 
 import bart_score
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = ["This is interesting.", "The cat sat on the mat all day.", "I feel good today."]
 REFERENCES_1 = ["This is fun.", "A cat sat on a mat.", "I am happy."]
 REFERENCES_2 = ["It is fun.", "The cat was on the mat.", "Today I feel good."]
 SYSTEM_A = ["This is fun indeed.", "A cat.", "Good day."]
 SYSTEM_B = ["Fun.", "The dog sat.", "I feel bad today."]
-
-
-def run_cli(*args, cwd=None, env=()):
-    completed = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "bartscore.py"), *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", **dict(env)},
-    )
-    return completed.returncode, completed.stdout, completed.stderr
 
 
 @pytest.fixture
@@ -46,13 +35,6 @@ def files(tmp_path):
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths[name] = str(path)
     return paths
-
-
-def tsv_scores(stdout):
-    lines = stdout.strip().split("\n")
-    header = lines[0].split("\t")
-    rows = [dict(zip(header, line.split("\t"))) for line in lines[1:]]
-    return header, rows
 
 
 def test_plain_text_files_give_the_scores_of_compute(files, scorer, tiny_checkpoint):
@@ -521,7 +503,7 @@ def test_version_is_one_number():
 
 @pytest.fixture(scope="module")
 def chat_checkpoint(tmp_path_factory):
-    from tiny_chat import build_tiny_chat
+    from support.models import build_tiny_chat
 
     return build_tiny_chat("qwen2", "chatml", tmp_path_factory.mktemp("chat-qwen2"))
 

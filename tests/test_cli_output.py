@@ -8,7 +8,8 @@ import re
 import stat
 
 import pytest
-from test_cli import SOURCES, SYSTEM_A, SYSTEM_B, run_cli
+from support.cli import run_cli
+from test_cli import SOURCES, SYSTEM_A, SYSTEM_B
 
 import bart_score
 import bart_score.cli.score

@@ -3,11 +3,11 @@
 import json
 import random
 
-import distributed_worker
 import numpy as np
 import pytest
 import torch.multiprocessing
-from tiny_bart import english_like_text
+from support import distributed_worker
+from support.text import english_like_text
 
 TOLERANCE = 1e-5
 

@@ -6,8 +6,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from reference import reference_score, reference_token_log_probs
-from tiny_bart import english_like_text
+from support.reference import reference_score, reference_token_log_probs
+from support.text import english_like_text
 
 import bart_score
 from bart_score import CorpusPoints

@@ -6,33 +6,20 @@ import copy
 import csv
 import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
-from meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL, write_fixture_files
-from reference import reference_score
 from scipy.stats import spearmanr
+from support.cli import run_cli
+from support.meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL, write_fixture_files
+from support.reference import reference_score
 from test_meta_eval_protocol import reference_kendall_like, reference_summary_level
 
 from bart_score.cli import main
 from bart_score.meta_eval.table import CSV_FIELDS
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS = ("summeval", "bagel", "wmt19-kk-en")
 TOLERANCE = 1e-4  # correlations of scores that agree with the reference to 1e-5
-
-
-def run_cli(*args, launcher=(), env=()):
-    completed = subprocess.run(
-        [sys.executable, *launcher, os.path.join(ROOT, "bartscore.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **dict(env)},
-    )
-    return completed.returncode, completed.stdout, completed.stderr
 
 
 def length_metric_rows():

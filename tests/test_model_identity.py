@@ -8,9 +8,9 @@ import shutil
 
 import numpy as np
 import pytest
-from reference import seq2seq_score
-from test_cli import run_cli
-from tiny_models import tiny_checkpoint_for
+from support.cli import run_cli
+from support.models import tiny_checkpoint_for
+from support.reference import seq2seq_score
 
 import bart_score
 from bart_score import baseline_files, baselines
@@ -229,7 +229,7 @@ def _swap_two_vocabulary_entries(vocabulary, tokenizer, text):
 
 def _reference(folder):
     """The plain reference scorer on the folder's model and tokenizer, loaded apart from the engine."""
-    from tiny_models import load_tiny
+    from support.models import load_tiny
 
     model, tokenizer = load_tiny(folder)
     return lambda condition, target: seq2seq_score(model, tokenizer, condition, target)

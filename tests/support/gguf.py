@@ -13,8 +13,8 @@ import json
 import gguf
 import numpy as np
 import torch
-from tiny_models import training_corpus
-from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+from support.models import byte_level_bpe
+from tokenizers import pre_tokenizers
 from transformers import GPT2Tokenizer, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
@@ -30,19 +30,11 @@ _NORMAL, _CONTROL = 1, 3
 
 def byte_level_tokenizer(vocab_size: int = 700) -> GPT2Tokenizer:
     """A byte-level BPE trained on the tests' English-like text, its special tokens first (ids 0, 1, 2)."""
-    backend = Tokenizer(models.BPE())
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        min_frequency=1,
-        special_tokens=list(SPECIAL_TOKENS),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    backend.train_from_iterator(training_corpus(languages=("en",)), trainer)
+    pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    vocab, merges = byte_level_bpe(pre_tokenizer, None, vocab_size, special_tokens=SPECIAL_TOKENS, languages=("en",))
     return GPT2Tokenizer(
-        vocab=backend.get_vocab(with_added_tokens=False),
-        merges=[tuple(pair) for pair in _merges(backend)],
+        vocab=vocab,
+        merges=merges,
         bos_token="<|endoftext|>",
         eos_token="<|im_end|>",
         unk_token="<|endoftext|>",
@@ -51,11 +43,6 @@ def byte_level_tokenizer(vocab_size: int = 700) -> GPT2Tokenizer:
         add_bos_token=False,
         chat_template=CHAT_TEMPLATE,
     )
-
-
-def _merges(backend: Tokenizer) -> list:
-    merges = json.loads(backend.to_str())["model"]["merges"]
-    return [merge if isinstance(merge, list) else merge.split(" ") for merge in merges]
 
 
 def build_tiny_causal(architecture: str, *, seed: int = 0, float16_values: bool = False):
@@ -161,4 +148,5 @@ def _add_tokenizer(writer: gguf.GGUFWriter, tokenizer: GPT2Tokenizer) -> None:
 
 
 def _tokenizer_merges(tokenizer: GPT2Tokenizer) -> list:
-    return _merges(tokenizer.backend_tokenizer)
+    merges = json.loads(tokenizer.backend_tokenizer.to_str())["model"]["merges"]
+    return [merge if isinstance(merge, list) else merge.split(" ") for merge in merges]
