@@ -226,6 +226,7 @@ def test_a_prompt_phrase_with_undecodable_bytes_is_a_usage_error(inputs, capsys)
 # -q
 
 
+@pytest.mark.slow
 def test_quiet_means_nothing_on_stderr(inputs, tiny_checkpoint):
     code, stdout, stderr = run_cli(
         "score", "-m", tiny_checkpoint, "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), "-q"

@@ -383,6 +383,7 @@ def test_the_metric_takes_any_family_and_its_options(family_checkpoint, engine):
     assert "|policy:mbart:de_DE>en_XX|" in result["signature"]
 
 
+@pytest.mark.slow
 def test_the_command_line_takes_a_causal_lm_with_a_template(family_checkpoint, tmp_path):
     from support.cli import run_cli, tsv_scores
 
@@ -409,6 +410,7 @@ def test_the_command_line_takes_a_causal_lm_with_a_template(family_checkpoint, t
     assert f"policy:{scorer.token_policy}" in stderr
 
 
+@pytest.mark.slow
 def test_the_command_line_names_what_mbart_needs(family_checkpoint, tmp_path):
     from support.cli import run_cli
 

@@ -115,6 +115,7 @@ def reference_bart_scores(model, tokenizer):
     }
 
 
+@pytest.mark.slow
 def test_the_table_and_files_match_an_independent_computation(first_run, reference_model, tiny_checkpoint):
     folder, _, stdout, stderr = first_run
     name = os.path.basename(tiny_checkpoint)
@@ -146,6 +147,7 @@ def test_the_table_and_files_match_an_independent_computation(first_run, referen
     assert "0 taken from" in stderr
 
 
+@pytest.mark.slow
 def test_a_rerun_resumes_from_the_cache_and_gives_the_same_table(first_run, tmp_path):
     folder, args, stdout, _ = first_run
     cache = folder / "out" / "scores-cache.jsonl"
@@ -163,6 +165,7 @@ def test_a_rerun_resumes_from_the_cache_and_gives_the_same_table(first_run, tmp_
     assert f"0 pair(s) scored, {len(lines) - 1} taken from" in stderr
 
 
+@pytest.mark.slow
 def test_a_missing_checkpoint_still_shows_the_papers_numbers(tmp_path):
     paths = write_fixture_files(tmp_path)
     empty_cache = tmp_path / "hf"
@@ -232,6 +235,7 @@ def test_matching_a_metrics_csv_takes_time_linear_in_the_records():
     assert row.scores["summeval"] == [float(i) for i in range(records)]
 
 
+@pytest.mark.slow
 def test_under_torchrun_rank_0_writes_the_single_process_table(first_run, tmp_path, tiny_checkpoint):
     folder, _, stdout, _ = first_run
     args = command(tmp_path, tiny_checkpoint, "-o", str(tmp_path / "table"))

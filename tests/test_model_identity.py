@@ -105,6 +105,7 @@ def test_a_baseline_applies_to_its_model_named_any_way_and_to_no_other(
         impostor.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
 
 
+@pytest.mark.slow
 def test_cli_a_baseline_of_another_model_at_the_same_name_is_refused(
     copier, copying_checkpoint, tiny_checkpoint, tmp_path
 ):

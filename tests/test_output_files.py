@@ -93,6 +93,7 @@ def test_only_a_regular_file_is_replaced(folder, capsys, subcommand, kind):
     assert not [name for name in os.listdir(folder) if name.endswith(".partial")]
 
 
+@pytest.mark.slow
 def test_dev_stdout_into_a_pipe_is_refused_up_front_pointing_to_dash(folder):
     arguments = command("score", folder, "/dev/stdout")
     completed = subprocess.run(
@@ -258,6 +259,7 @@ def test_write_baseline_refuses_nan_rather_than_writing_invalid_json(tmp_path):
     assert not target.exists() and os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_cli_baseline_writes_through_a_link_keeping_its_mode(copying_checkpoint, folder):
     real = folder / "kept" / "real.json"
     real.parent.mkdir()
