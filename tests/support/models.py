@@ -148,7 +148,8 @@ def _t5_dims(d_model, layers, heads, ffn):
     return {"d_model": d_model, "d_kv": d_model // heads, "d_ff": ffn, "num_layers": layers, "num_heads": heads}
 
 
-def _decoder_dims(d_model, layers, heads, ffn):
+def decoder_dims(d_model=32, layers=2, heads=4, ffn=64):
+    """A decoder-only config's sizes (Llama's, Qwen2's, Gemma 2's names); the defaults are the tiny models'."""
     return {
         "hidden_size": d_model,
         "intermediate_size": ffn,
@@ -424,7 +425,7 @@ def _llama(dims, weight_scale, max_positions):
     tokenizer = _tokenizer_from_sentencepiece(LlamaTokenizer, "tokenizer.model", spm_model, add_bos_token=True)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        **_decoder_dims(**dims),
+        **decoder_dims(**dims),
         max_position_embeddings=max_positions,
         initializer_range=weight_scale,
         bos_token_id=1,
@@ -443,7 +444,7 @@ def _qwen2(dims, weight_scale, max_positions):
     tokenizer = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, model_max_length=max_positions)
     config = Qwen2Config(
         vocab_size=_padded(len(tokenizer)),
-        **_decoder_dims(**dims),
+        **decoder_dims(**dims),
         max_position_embeddings=max_positions,
         initializer_range=weight_scale,
         bos_token_id=vocab["<|endoftext|>"],
@@ -681,11 +682,7 @@ def build_gemma2_softcapped(directory, tokenizer_source):
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_source, trust_remote_code=False)
     config = Gemma2Config(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        **decoder_dims(),
         head_dim=8,
         final_logit_softcapping=1.0,
         initializer_range=1.0,
