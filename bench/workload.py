@@ -5,7 +5,9 @@ bench_families.py."""
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -175,6 +177,25 @@ def run_baseline(scorer, case, stage=None):
 def run_engine(scorer, case, stage=None):
     result = scorer.score_directions(**case.engine_kwargs)
     return {d: np.asarray(result[d]) for d in ("faithfulness", "precision", "recall", "f_score") if d in result}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Checkpoints
+
+
+def built_once(directory, what, build):
+    """`directory`, made by `build(staging)` in a staging folder that is renamed into place once complete (a COMPLETE
+    marker file), and reused as it is by later runs. `what` names it in the line printed while it is built."""
+    if os.path.isfile(os.path.join(directory, "COMPLETE")):
+        return directory
+    print(f"building {what} in {directory} ...", flush=True)
+    staging = directory + ".partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    build(staging)
+    open(os.path.join(staging, "COMPLETE"), "w").close()
+    shutil.rmtree(directory, ignore_errors=True)
+    os.rename(staging, directory)
+    return directory
 
 
 # ---------------------------------------------------------------------------------------------------------------------
