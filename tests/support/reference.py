@@ -52,8 +52,9 @@ def padded_batch_scores(model, tokenizer, conditions, targets, batch_size=4, max
     with torch.inference_mode():
         for start in range(0, len(conditions), batch_size):
             with stage("tokenization"):
-                src = tokenizer(list(conditions[start : start + batch_size]), **encode).to(device)
-                tgt = tokenizer(list(targets[start : start + batch_size]), **encode).to(device)
+                src = tokenizer(list(conditions[start : start + batch_size]), **encode)
+                tgt = tokenizer(list(targets[start : start + batch_size]), **encode)
+            src, tgt = src.to(device), tgt.to(device)
             labels = tgt["input_ids"]
             logits = model(input_ids=src["input_ids"], attention_mask=src["attention_mask"], labels=labels).logits
             with stage("log-softmax / log-prob readout"):
