@@ -9,9 +9,9 @@ import random
 import numpy as np
 import pytest
 import torch
-from reference import reference_score
-from tiny_bart import english_like
-from tiny_encoder import build_sentence_encoder
+from support.models import build_sentence_encoder
+from support.reference import reference_score
+from support.text import english_like
 from transformers import AutoModel, AutoTokenizer
 
 import bart_score
@@ -221,8 +221,8 @@ def test_bm25_retriever_equals_the_reference_and_finds_a_copied_sentence(scorer,
 
 
 def test_every_family_scores_windows_as_ordinary_conditions(tmp_path_factory, encoder_checkpoint, reference_encoder):
-    from reference import causal_score
-    from tiny_models import build_tiny, load_tiny
+    from support.models import build_tiny, load_tiny
+    from support.reference import causal_score
 
     directory = build_tiny("gpt2", tmp_path_factory.mktemp("tiny-gpt2"))
     model, tokenizer = load_tiny(directory)
