@@ -11,7 +11,7 @@ import sys
 import threading
 
 import pytest
-from meta_eval_fixtures import SUMMEVAL, write_fixture_files
+from support.meta_eval_fixtures import SUMMEVAL, write_fixture_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORDS = "the cat sat on a mat while the dog ran far from home on a good day".split()  # noqa: SIM905
