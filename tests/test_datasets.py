@@ -125,7 +125,7 @@ def test_num_proc_in_a_script_without_a_main_guard_fails_at_once_saying_what_to_
         [sys.executable, str(script), tiny_checkpoint],
         capture_output=True,
         text=True,
-        timeout=300,  # the workers' start-up error used to leave the parent waiting for minutes
+        timeout=600,  # the workers' start-up error used to leave the parent waiting for minutes
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     assert completed.returncode == 1
