@@ -14,15 +14,21 @@ if __name__ == "__main__":  # the command line, without loading evaluate first
 
 import os
 import re
+import threading
 
 import datasets
 import evaluate
 
-from bart_score import BARTScorer, score_dataset  # noqa: F401  (names the original module offered)
-from bart_score.errors import InputError, InputTypeError
-from bart_score.inputs import describe, reference_lists, text_list
-from bart_score.options import OPTION_NAMES, ScoringOptions
-from bart_score.variants import DEFAULT_CHECKPOINT
+# "# From: bartscore" is evaluate's hint for a library import: without bart_score, evaluate.load asks for
+# `pip install bartscore` (the distribution's name). It reads the whole rest of the line, so no other comment
+# may follow it; BARTScorer and score_dataset (the names the original module offered) are kept by __all__.
+from bart_score import BARTScorer, score_dataset  # From: bartscore
+from bart_score.errors import InputError, InputTypeError  # From: bartscore
+from bart_score.inputs import describe, reference_lists, text_list  # From: bartscore
+from bart_score.options import OPTION_NAMES, ScoringOptions  # From: bartscore
+from bart_score.variants import DEFAULT_CHECKPOINT  # From: bartscore
+
+__all__ = ["BARTScore", "BARTScorer", "score_dataset"]
 
 _CITATION = """\
 @inproceedings{yuan2021bartscore,
@@ -202,6 +208,10 @@ class BARTScore(evaluate.Metric):
             "instruction": instruction,
             "system": system,
         }
+        # add_batch and compute run one at a time per instance: the pending batches and evaluate's cache files are
+        # the instance's, so threads sharing it would otherwise score one another's examples and leave it unusable.
+        # Reentrant, since compute adds its own predictions through add_batch.
+        self._calls = threading.RLock()
         self._scorer = None
         self._inputs_given = None  # which of references/sources the pending batches carry
         self._pending_count = 0  # examples in the pending batches
@@ -233,35 +243,36 @@ class BARTScore(evaluate.Metric):
 
     def add_batch(self, *, predictions=None, references=None, sources=None, **kwargs):
         """Adds a batch of predictions with their references and/or sources (as in compute) for a later compute."""
-        if kwargs:
-            raise InputTypeError(
-                f"add_batch got unexpected inputs {sorted(kwargs)}; it takes predictions, references and sources"
-            )
-        predictions = text_list(predictions, "predictions")
-        given = {"references": references is not None, "sources": sources is not None}
-        if not any(given.values()):
-            raise InputError(
-                "BARTScore needs sources=, references= or both, besides predictions (in evaluate.combine, load the "
-                'metric with inputs="sources" or inputs="both" so that combine passes sources on)'
-            )
-        if self._inputs_given is not None and given != self._inputs_given:
-            raise InputError(
-                f"this batch gives {_input_names(given)} but earlier batches gave {_input_names(self._inputs_given)}; "
-                f"give the same inputs in every add/add_batch call"
-            )
-        batch = {"predictions": predictions}
-        if references is not None:
-            batch["references"] = reference_lists(references, "references", len(predictions))
-        if sources is not None:
-            batch["sources"] = text_list(sources, "sources", len(predictions))
-        pending = self._inputs_given
-        self._inputs_given = given  # the feature names evaluate's add_batch writes
-        try:
-            super().add_batch(**batch)
-        except BaseException:
-            self._inputs_given = pending
-            raise
-        self._pending_count += len(predictions)
+        with self._calls:  # one call at a time per instance (see __init__)
+            if kwargs:
+                raise InputTypeError(
+                    f"add_batch got unexpected inputs {sorted(kwargs)}; it takes predictions, references and sources"
+                )
+            predictions = text_list(predictions, "predictions")
+            given = {"references": references is not None, "sources": sources is not None}
+            if not any(given.values()):
+                raise InputError(
+                    "BARTScore needs sources=, references= or both, besides predictions (in evaluate.combine, load the "
+                    'metric with inputs="sources" or inputs="both" so that combine passes sources on)'
+                )
+            if self._inputs_given is not None and given != self._inputs_given:
+                raise InputError(
+                    f"this batch gives {_input_names(given)} but earlier batches gave "
+                    f"{_input_names(self._inputs_given)}; give the same inputs in every add/add_batch call"
+                )
+            batch = {"predictions": predictions}
+            if references is not None:
+                batch["references"] = reference_lists(references, "references", len(predictions))
+            if sources is not None:
+                batch["sources"] = text_list(sources, "sources", len(predictions))
+            pending = self._inputs_given
+            self._inputs_given = given  # the feature names evaluate's add_batch writes
+            try:
+                super().add_batch(**batch)
+            except BaseException:
+                self._inputs_given = pending
+                raise
+            self._pending_count += len(predictions)
 
     def add(self, *, prediction=None, reference=None, source=None, **kwargs):
         """Adds one prediction with its reference(s) and/or source for a later compute."""
@@ -277,27 +288,29 @@ class BARTScore(evaluate.Metric):
     def compute(self, *, predictions=None, references=None, sources=None, **kwargs):
         """Scores the given inputs, or those added with add/add_batch, and returns the results dict. Every option is
         checked before anything is scored; a failed compute leaves the pending batches as they were."""
-        if predictions is None and (references is not None or sources is not None):
-            raise InputTypeError("predictions must be a list of strings, got None")
-        given = self._inputs_given
-        if predictions is not None:
-            given = {"references": references is not None, "sources": sources is not None}
-        if given is None:
-            raise InputError(
-                "nothing to score: pass predictions= (with sources= and/or references=), or call add/add_batch first"
-            )
-        options = compute_options(kwargs)
-        options.directions_for(has_references=given["references"], has_sources=given["sources"])
-        pending = (self._inputs_given, self._pending_count)
-        if predictions is not None:
-            self.add_batch(predictions=predictions, references=references, sources=sources)
-        try:
-            result = super().compute(options=options)
-        except BaseException:
-            self._restore_pending(*pending)
-            raise
-        self._inputs_given, self._pending_count = None, 0
-        return result
+        with self._calls:  # one call at a time per instance (see __init__)
+            if predictions is None and (references is not None or sources is not None):
+                raise InputTypeError("predictions must be a list of strings, got None")
+            given = self._inputs_given
+            if predictions is not None:
+                given = {"references": references is not None, "sources": sources is not None}
+            if given is None:
+                raise InputError(
+                    "nothing to score: pass predictions= (with sources= and/or references=), or call add/add_batch "
+                    "first"
+                )
+            options = compute_options(kwargs)
+            options.directions_for(has_references=given["references"], has_sources=given["sources"])
+            pending = (self._inputs_given, self._pending_count)
+            if predictions is not None:
+                self.add_batch(predictions=predictions, references=references, sources=sources)
+            try:
+                result = super().compute(options=options)
+            except BaseException:
+                self._restore_pending(*pending)
+                raise
+            self._inputs_given, self._pending_count = None, 0
+            return result
 
     def _compute(self, predictions, references=None, sources=None, options=None):
         group = self.scorer._process_group()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import collections
 import contextlib
 import csv
@@ -514,6 +515,8 @@ def score_dataset(
     }
     if isinstance(dataset, datasets.IterableDataset):
         return dataset.map(_score_rows, batched=True, batch_size=rows_per_batch, with_indices=True, fn_kwargs=arguments)
+    if num_proc and num_proc > 1:
+        _check_the_script_is_guarded(num_proc)
     # Forked workers inherit torch's thread pools mid-flight and can deadlock; spawned ones start clean.
     with _start_method("spawn" if num_proc else None):
         return dataset.map(
@@ -526,6 +529,41 @@ def score_dataset(
             fn_kwargs=arguments,
             desc="BARTScore",
         )
+
+
+def _check_the_script_is_guarded(num_proc):
+    """Refuses num_proc > 1 called from a script's top level outside ``if __name__ == "__main__":``. Each spawned
+    worker runs the script again from the top; unguarded, that run calls score_dataset again, the worker dies at
+    start-up, and datasets waits for it for minutes instead of failing."""
+    script = getattr(sys.modules.get("__main__"), "__file__", None)
+    frame, line = sys._getframe(1), None
+    while frame is not None:  # the line of the script's own top level that led here, if it is running
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
+            line = frame.f_lineno
+        frame = frame.f_back
+    if line is None or not script or not script.endswith(".py"):
+        return  # from a function run later, a notebook or `python -c`: the workers do not run this call again
+    try:
+        with open(script, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return
+    if any(isinstance(node, ast.If) and _is_main_test(node.test) and node.lineno < line <= node.end_lineno
+           for node in ast.walk(tree)):  # fmt: skip
+        return
+    raise InputError(
+        f"score_dataset(num_proc={num_proc}) starts worker processes that run {script} again from the top, "
+        f"and line {line} would call score_dataset again in each of them; put the script's code under "
+        f'`if __name__ == "__main__":` (or pass num_proc=None)'
+    )
+
+
+def _is_main_test(test):
+    """Whether an if's test is ``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = {ast.dump(test.left), ast.dump(test.comparators[0])}
+    return sides == {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}
 
 
 def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, sources, prefix, options):

@@ -88,3 +88,73 @@ def test_a_bad_cell_is_named_by_its_column_and_dataset_row(corpus, scorer, strea
         scored = bart_score.score_dataset(broken, scorer, predictions="summary", references="gold", rows_per_batch=3)
         if streaming:
             list(scored)  # an IterableDataset is scored as it is iterated
+
+
+SCRIPT = """import sys
+
+import datasets
+
+import bart_score
+
+rows = datasets.Dataset.from_dict({"prediction": ["A cat sat.", "A dog ran."], "source": ["The cat sat.", "A dog."]})
+
+
+def score():
+    scorer = {"checkpoint": sys.argv[1], "device": "cpu"}
+    return bart_score.score_dataset(rows, scorer, sources="source", num_proc=2)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "scored = bart_score.score_dataset(rows, {'checkpoint': sys.argv[1]}, sources='source', num_proc=2)\n",
+        "score()\n",  # through a function of the script, called at its top level
+        "if __name__ == '__main__':\n    pass\nscore()\n",  # a guard elsewhere does not cover the call
+    ],
+)
+def test_num_proc_in_a_script_without_a_main_guard_fails_at_once_saying_what_to_add(tmp_path, tiny_checkpoint, tail):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(SCRIPT + tail, encoding="utf-8")
+    completed = subprocess.run(
+        [sys.executable, str(script), tiny_checkpoint],
+        capture_output=True,
+        text=True,
+        timeout=600,  # the workers' start-up error used to leave the parent waiting for minutes
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert completed.returncode == 1
+    assert f"bart_score.errors.InputError: score_dataset(num_proc=2) starts worker processes that run {script}" in (
+        completed.stderr
+    )
+    assert 'put the script\'s code under `if __name__ == "__main__":`' in completed.stderr
+    assert "bootstrapping phase" not in completed.stderr  # refused in the parent, before any worker started
+
+
+@pytest.mark.slow
+def test_num_proc_under_a_main_guard_scores_as_one_process_does(tmp_path, tiny_checkpoint, scorer):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "guarded.py"
+    script.write_text(
+        SCRIPT + "if __name__ == '__main__':\n    print(__import__('json').dumps(score()['bartscore_faithfulness']))\n",
+        encoding="utf-8",
+    )
+    completed = subprocess.run(
+        [sys.executable, str(script), tiny_checkpoint],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert completed.returncode == 0, completed.stderr
+    expected = scorer.score_directions(["A cat sat.", "A dog ran."], sources=["The cat sat.", "A dog."])
+    assert np.allclose(json.loads(completed.stdout.strip().splitlines()[-1]), expected["faithfulness"], atol=1e-5)

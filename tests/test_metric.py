@@ -430,3 +430,40 @@ def test_inputs_option_is_checked(tiny_checkpoint):
 def test_info_names_homepage_and_license(metric):
     assert metric.info.homepage == "https://github.com/neulab/BARTScore"
     assert metric.info.license.startswith("Apache-2.0")
+
+
+def test_threads_sharing_one_instance_each_get_their_own_scores(metric, reference_model):
+    """compute from several threads on one instance: each call scores exactly its own examples (the plain
+    reference, per call), and the instance stays usable afterwards. (Examples added with add/add_batch are the
+    instance's, whichever thread added them: one instance per thread keeps those apart.)"""
+    import threading
+
+    jobs = []
+    for seed in range(6):
+        sources, predictions, _ = examples(seed=10 + seed, n=3)
+        jobs.append((sources, predictions, reference_directions(*reference_model, predictions, sources=sources)))
+    results, failures = {}, []
+    start = threading.Barrier(len(jobs))
+
+    def work(index, sources, predictions):
+        try:
+            start.wait()
+            for _ in range(2):
+                results[index] = metric.compute(predictions=predictions, sources=sources)
+        except Exception as error:  # reported below with the thread's index
+            failures.append((index, repr(error)))
+
+    threads = [
+        threading.Thread(target=work, args=(i, sources, predictions))
+        for i, (sources, predictions, _) in enumerate(jobs)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert not failures
+    for index, (_, _, expected) in enumerate(jobs):
+        assert len(results[index]["faithfulness"]) == 3
+        assert_matches(results[index], expected, ("faithfulness",))
+    sources, predictions, expected = jobs[0]
+    assert_matches(metric.compute(predictions=predictions, sources=sources), expected, ("faithfulness",))

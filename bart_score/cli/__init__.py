@@ -6,6 +6,8 @@ imported only by ``run``, so that help and usage errors answer at once."""
 
 import argparse
 import contextlib
+import io
+import os
 import sys
 import warnings
 
@@ -27,17 +29,98 @@ def build_parser():
 
 
 def main(argv=None):
-    """Runs the command line; returns the exit status: 0 success, 2 usage error, 1 runtime failure."""
-    args = build_parser().parse_args(argv)  # argparse reports its own usage errors with status 2
+    """Runs the command line; returns the exit status: 0 success, 2 usage error, 1 runtime failure, 130 interrupted
+    (Ctrl-C), 141 when the reader of stdout went away (`| head`), as a shell reports a process ended by SIGPIPE.
+
+    Every subcommand ends here the same way: Ctrl-C, a closed pipe or a failed write to stdout is one line (or,
+    for the pipe, none), never a traceback. Files are written atomically, so an interrupted run leaves no partial
+    file under an output's name."""
+    command = "bartscore"
+    try:
+        with _stdout_that_names_its_failures():
+            try:
+                args = build_parser().parse_args(argv)  # argparse reports its own usage errors with status 2
+            except SystemExit:  # --help, or a usage error: what help printed must fail here too, if it fails
+                sys.stdout.flush()
+                raise
+            command = f"bartscore {args.command}"
+            status = _check_and_run(args, command)
+            sys.stdout.flush()  # here, not at exit, so that a failure is reported like any other
+        return status
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        _discard_stdout()
+        return 141
+    except StdoutWriteError as error:
+        _discard_stdout()
+        print(f"{command}: cannot write the output to stdout: {error}", file=sys.stderr)
+        return 1
+
+
+def _check_and_run(args, command):
     try:
         corpus, options = args.check(args)
     except (UsageError, ValueError, TypeError) as error:
-        print(f"bartscore {args.command}: error: {common.flag_message(error)}", file=sys.stderr)
+        print(f"{command}: error: {common.flag_message(error)}", file=sys.stderr)
         return 2
     from ..distributed import torchrun_process_group
 
-    with torchrun_process_group(), warnings_as_lines(f"bartscore {args.command}"):
+    with torchrun_process_group(), warnings_as_lines(command):
         return args.run(args, corpus, options)
+
+
+class StdoutWriteError(Exception):
+    """A write to stdout failed (a full disk, /dev/full, an I/O error). Deliberately not an OSError, so that the
+    subcommands' handlers for their own files do not report it as a failure of one of those."""
+
+
+class _NamingStdout:
+    """sys.stdout during a run: a failed write raises StdoutWriteError; a closed pipe stays BrokenPipeError."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        return self._guarded(self._stream.write, text)
+
+    def writelines(self, lines):
+        return self._guarded(self._stream.writelines, lines)
+
+    def flush(self):
+        return self._guarded(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    @staticmethod
+    def _guarded(operation, *arguments):
+        try:
+            return operation(*arguments)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise StdoutWriteError(error.strerror or str(error)) from error
+
+
+@contextlib.contextmanager
+def _stdout_that_names_its_failures():
+    original = sys.stdout
+    sys.stdout = _NamingStdout(original)
+    try:
+        yield
+    finally:
+        sys.stdout = original
+
+
+def _discard_stdout():
+    """Points stdout's descriptor at /dev/null: what is still buffered then goes nowhere when the interpreter
+    flushes it at exit, instead of failing there again with a message of Python's own."""
+    with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 @contextlib.contextmanager
