@@ -45,7 +45,9 @@ def check_input_file(path: str, what: str | None = None, *, limit: int = MAX_FIL
         kind = "a character device" if stat.S_ISCHR(mode.st_mode) else "a device or socket"
         raise error(f"{what} is {kind}, not a file; give a regular file")
     if stat.S_ISREG(mode.st_mode) and mode.st_size > limit:
-        raise error(f"{what} is {size_text(mode.st_size)}, over the {size_text(limit)} limit on a file input")
+        raise error(
+            f"{what} is {mode.st_size:,} bytes, over the limit of {limit:,} bytes ({size_text(limit)}) on a file input"
+        )
 
 
 class _Limited(io.RawIOBase):

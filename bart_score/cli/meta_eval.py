@@ -8,7 +8,7 @@ import re
 import sys
 
 from ..corpus import read_table
-from ..errors import UsageError
+from ..errors import CacheFileError, UsageError
 from ..meta_eval.benchmarks import (
     BENCHMARKS,
     DATA_CACHE_ENV,
@@ -187,7 +187,10 @@ def check(args):
         check_output_path(path, option, make_folders=True)
         check_not_an_input(path, inputs, option)
     check_distinct_outputs(outputs)
-    check_cache_file(cache)  # a file that is no cache of ours, or a damaged one, is refused before the model loads
+    try:  # a file that is no cache of ours, or a damaged one, is refused before the model loads
+        check_cache_file(cache)
+    except CacheFileError as error:
+        raise UsageError(f"--cache: {error}") from None
     request = {
         "benchmarks": benchmarks,
         "data_files": data_files,
