@@ -8,7 +8,7 @@ import os
 import re
 import sys
 
-from ..baseline_files import load_baseline
+from ..baseline_files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus, read_table_corpus
 from ..errors import BaselineError, MissingExtraError, UsageError
 from ..inputs import device_name
@@ -349,8 +349,27 @@ def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
         problems = load_baseline(options.baseline).mismatches(known)
         if problems:
             raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
+    elif options.rescale == "baseline":
+        check_default_baselines_exist(args)
     check_corpus_request(corpus, options, option="--rescale corpus", remedy=CLI_ONE_DOCUMENT_REMEDY)
     return corpus, options
+
+
+def check_default_baselines_exist(args: argparse.Namespace) -> None:
+    """--rescale without --baseline, where the default folder holds no baseline file at all: missing for any model,
+    which is told without the model (which file of a folder that has some is this model's is told once it loads)."""
+    folder = default_baseline_folder()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = []
+    if not any(name.endswith(".json") for name in names):
+        raise UsageError(
+            f"--rescale needs the baseline of this model and these settings, and {folder} holds no baseline file: "
+            f"make one from a few thousand texts like those you score (bartscore baseline -m {args.model} --corpus "
+            f"TEXTS.txt, with the same prompt, --max-length and chat options), give one with --baseline FILE, or "
+            f"take the reference points from the texts being scored: --rescale corpus"
+        )
 
 
 def parse_directions(text):
