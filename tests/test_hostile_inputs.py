@@ -295,3 +295,15 @@ def test_loading_a_file_that_is_not_a_state_dict_says_what_it_holds(tmp_path, sc
     message = str(raised.value)
     assert expected in message and str(path) in message
     assert "weights_only=False" not in message and "weights_only` set to `False" not in message
+
+
+@pytest.mark.parametrize("hostile", ENDLESS)
+def test_the_metric_refuses_an_endless_baseline_file(tiny_checkpoint, hostile):
+    import evaluate
+
+    module = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
+    metric = evaluate.load(module, tiny_checkpoint, device="cpu")
+    started = time.perf_counter()
+    with pytest.raises(BaselineError, match=rf"{hostile} is a character device, not a file"):
+        metric.compute(predictions=["The cat sat ."], sources=["The cat sat on the mat ."], baseline_path=hostile)
+    assert time.perf_counter() - started < 30
