@@ -37,8 +37,8 @@ def check_input_file(path: str, what: str | None = None, *, limit: int = MAX_FIL
     what = what or str(path)
     try:
         mode = os.stat(path)
-    except OSError as error_:
-        raise error(f"cannot read {what}: {error_.strerror or error_}") from None
+    except OSError as problem:
+        raise error(f"cannot read {what}: {problem.strerror or problem}") from None
     if stat.S_ISDIR(mode.st_mode):
         raise error(f"{what} is a folder, not a file")
     if not (stat.S_ISREG(mode.st_mode) or stat.S_ISFIFO(mode.st_mode)):
@@ -78,8 +78,8 @@ def open_bounded(path: str, what: str | None = None, *, limit: int = MAX_FILE_BY
     check_input_file(path, what, limit=limit, error=error)
     try:
         handle = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by the handle returned, which owns it)
-    except OSError as error_:
-        raise error(f"cannot read {what or path}: {error_.strerror or error_}") from None
+    except OSError as problem:
+        raise error(f"cannot read {what or path}: {problem.strerror or problem}") from None
     return io.BufferedReader(_Limited(handle, what or str(path), limit, error))
 
 
@@ -88,8 +88,8 @@ def read_bounded(path: str, what: str | None = None, *, limit: int = MAX_FILE_BY
     with open_bounded(path, what, limit=limit, error=error) as handle:
         try:
             return handle.read()
-        except OSError as error_:
-            raise error(f"cannot read {what or path}: {error_.strerror or error_}") from None
+        except OSError as problem:
+            raise error(f"cannot read {what or path}: {problem.strerror or problem}") from None
 
 
 def parse_json(text: str | bytes, where: str, *, error: type = InputError, object_pairs_hook=None) -> Any:
@@ -101,8 +101,8 @@ def parse_json(text: str | bytes, where: str, *, error: type = InputError, objec
         raise error(f"{where} nests JSON too deeply (more than {MAX_JSON_DEPTH} levels)") from None
     except UnicodeDecodeError:
         raise error(f"{where} is not UTF-8 text") from None
-    except ValueError as error_:  # JSONDecodeError, and numbers too long to convert
-        raise error(f"{where} is not valid JSON: {getattr(error_, 'msg', error_)}") from None
+    except ValueError as problem:  # JSONDecodeError, and numbers too long to convert
+        raise error(f"{where} is not valid JSON: {getattr(problem, 'msg', problem)}") from None
     if _depth_over(value, MAX_JSON_DEPTH):
         raise error(f"{where} nests JSON too deeply (more than {MAX_JSON_DEPTH} levels)")
     return value
