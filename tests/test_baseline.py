@@ -69,7 +69,11 @@ def test_baseline_figures_are_plain_statistics_of_every_pair(copier, copier_refe
         "max_length": 1024,
     }
     assert document["corpus"]["kind"] == "plain text" and len(document["corpus"]["sha256"]) == 64
-    assert document["sampling"] == {"pairs": 1000, "seed": rescale.DEFAULT_SEED}
+    assert document["sampling"] == {
+        "pairs": 1000,
+        "pairs_scored": len(unrelated) + len(copies),
+        "seed": rescale.DEFAULT_SEED,
+    }
     assert document["made_with"]["bart_score"] == bart_score.__version__
     assert "rescaled = (score - unrelated.mean) / (copy.mean - unrelated.mean)" in document["about"]
 
