@@ -12,7 +12,7 @@ import time
 
 import pytest
 import torch
-from meta_eval_fixtures import write_fixture_files
+from support.meta_eval_fixtures import write_fixture_files
 
 import bart_score.engine
 from bart_score.baseline_files import load_baseline
