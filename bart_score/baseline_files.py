@@ -15,11 +15,13 @@ from dataclasses import dataclass
 
 from .errors import BaselineError, BaselineNotFoundError
 from .outputs import write_atomically
+from .reading import read_json
 from .rescale import POINT_DIRECTIONS, ReferencePoints
 
 BASELINE_FORMAT = "bartscore-baseline"
 BASELINE_FORMAT_VERSION = 1
 BASELINE_FOLDER_ENV = "BARTSCORE_BASELINES"
+MAX_BASELINE_BYTES = 16 << 20  # a baseline file is a few KiB
 SETTING_NAMES = {
     "model": "model",
     "token_policy": "token policy",
@@ -114,17 +116,11 @@ def default_baseline_path(settings):
 
 
 def load_baseline(path):
-    """Reads and checks a baseline file; BaselineError says what is wrong with it."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except FileNotFoundError:
-        raise BaselineNotFoundError(f"no baseline file at {path}") from None
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or error
-        raise BaselineError(f"cannot read the baseline file {path}: {reason}") from None
-    except json.JSONDecodeError as error:
-        raise BaselineError(f"{path} is not a baseline file (not valid JSON: {error.msg})") from None
+    """Reads and checks a baseline file; BaselineError says what is wrong with it (a file that is not a regular one,
+    larger than MAX_BASELINE_BYTES, or JSON nested too deeply among its reasons)."""
+    if not os.path.lexists(path):
+        raise BaselineNotFoundError(f"no baseline file at {path}")
+    document = read_json(path, f"the baseline file {path}", limit=MAX_BASELINE_BYTES, error=BaselineError)
     if not isinstance(document, dict) or document.get("format") != BASELINE_FORMAT:
         raise BaselineError(f"{path} is not a baseline file (made by `bartscore baseline`)")
     if document.get("format_version") != BASELINE_FORMAT_VERSION:

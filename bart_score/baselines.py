@@ -41,6 +41,7 @@ from .rescale import (
     point_directions,
     sample_reference_pairs,
     scored_by_direction,
+    warn_if_degenerate,
 )
 from .templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
 from .version import __version__
@@ -227,6 +228,7 @@ def build_baseline(
                 f"text {point.unrelated:.4f}, so this model does not tell a copy from an unrelated text and a scale "
                 f"between the two would mean nothing"
             )
+        warn_if_degenerate(direction, point, "the baseline", stacklevel=2)
     stats = {
         key: _describe(sample_scores[key], [target for _, target in reference_pairs.samples[key]])
         for key in reference_pairs.samples
@@ -242,7 +244,8 @@ def build_baseline(
             "engine": scorer.signature_fields(),
         },
         "corpus": {"file": os.path.basename(corpus_file), "sha256": _sha256(corpus_file), **plan.described},
-        "sampling": {"pairs": pairs, "seed": seed},
+        # pairs: as asked; pairs_scored: as done (fewer when the corpus gives fewer distinct pairs)
+        "sampling": {"pairs": pairs, "pairs_scored": sum(map(len, reference_pairs.samples.values())), "seed": seed},
         "directions": {
             direction: {"unrelated": stats[unrelated], "copy": stats[copy]}
             for direction, (unrelated, copy) in reference_pairs.points_of.items()

@@ -6,6 +6,7 @@ import ast
 import collections
 import contextlib
 import csv
+import io
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from typing import Any
 from .errors import InputError, InputTypeError, UsageError
 from .inputs import check_text, describe
 from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
+from .reading import open_bounded, parse_json, read_bounded
 from .rescale import LIBRARY_REMEDY, corpus_documents
 from .wording import counted
 
@@ -33,12 +35,9 @@ class Corpus:
 
 
 def _read_text(path):
-    """A UTF-8 file's text (a byte-order mark is dropped); unreadable or non-UTF-8 files are usage errors."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    """A UTF-8 file's text (a byte-order mark is dropped); unreadable, unbounded (a device) or non-UTF-8 files are
+    usage errors."""
+    raw = read_bounded(path, error=UsageError)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -53,7 +52,7 @@ def _text_lines(path):
     """The lines of a UTF-8 file (a byte-order mark is dropped), read and decoded as they are needed, so that a
     reader that stops early (a limit crossed) costs little; non-UTF-8 files are usage errors naming byte and line."""
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
+        with io.TextIOWrapper(open_bounded(path, error=UsageError), encoding="utf-8-sig", newline="") as handle:
             yield handle
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
@@ -382,13 +381,9 @@ def _jsonl_rows(path, lines, limits):
         if not line.strip():
             continue
         try:
-            row = json.loads(line, object_pairs_hook=_unique_keys)
+            row = parse_json(line, f"{path} line {number}", error=UsageError, object_pairs_hook=_unique_keys)
         except _KeyTwice as error:
             raise UsageError(f"{path} line {number}: key {error.key!r} appears twice") from None
-        except RecursionError:
-            raise UsageError(f"{path} line {number} nests JSON too deeply to be read") from None
-        except ValueError as error:  # JSONDecodeError, and numbers too long to convert
-            raise UsageError(f"{path} line {number} is not valid JSON: {getattr(error, 'msg', error)}") from None
         if not isinstance(row, dict):
             raise UsageError(f"{path} line {number} is not a JSON object")
         for name in row:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import copy
 import logging
 import os
+import pickle
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ import transformers
 from . import directions
 from .distributed import default_device, process_group
 from .errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
-from .inputs import device_name, optional_positive_int, reference_lists, text_list, whole_number
+from .inputs import describe, device_name, optional_positive_int, reference_lists, text_list, whole_number
 from .models import IGNORED, load_family, locate_checkpoint, resolve_checkpoint, weights_identity
 from .options import AGGREGATIONS, ScoringOptions
 from .progress import progress_bar
@@ -255,7 +256,7 @@ class BARTScorer:
                 f"No state dict at {path!r}. The paraphrase-tuned weights (bart.pth) come from the BARTScore "
                 f"release (https://github.com/neulab/BARTScore); pass their path or set {PARA_WEIGHTS_ENV}."
             )
-        state = torch.load(path, map_location=self.device, weights_only=True)
+        state = _read_state_dict(path, self.device)
         try:
             self.model.load_state_dict(state)
         except RuntimeError as error:
@@ -686,3 +687,29 @@ def _checked_device(device: Any) -> torch.device:
     elif checked.type == "mps" and not torch.backends.mps.is_available():
         raise InputError("device 'mps' was asked for, but this machine has no MPS device")
     return checked
+
+
+def _read_state_dict(path: str, device: Any) -> Mapping:
+    """The state dict saved in `path` (torch.save of a mapping from parameter names to tensors), read with
+    weights_only=True: nothing in the file that is not tensors and plain data is ever unpickled. CheckpointLoadError
+    names the file and what it holds instead. (torch's own message is not passed on: it advises weights_only=False,
+    which would run whatever code the file names.)"""
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, TypeError, AttributeError) as error:
+        raise CheckpointLoadError(
+            f"{path!r} is not a state dict torch.load can read as weights only ({type(error).__name__}): expected a "
+            f"file torch.save wrote from a model's state_dict(), holding tensors and plain data only"
+        ) from None
+    if not isinstance(state, Mapping):
+        raise CheckpointLoadError(
+            f"{path!r} holds {describe(state)}, not a state dict: expected a mapping from parameter names to tensors "
+            f"(torch.save(model.state_dict(), path))"
+        )
+    wrong = next(((k, v) for k, v in state.items() if not isinstance(k, str) or not isinstance(v, torch.Tensor)), None)
+    if wrong is not None:
+        raise CheckpointLoadError(
+            f"{path!r} is not a state dict: its entry {wrong[0]!r} holds {describe(wrong[1])}, where a state dict maps "
+            f"parameter names to tensors"
+        )
+    return state

@@ -34,6 +34,10 @@ from .errors import InputError
 
 DEFAULT_PAIRS = 1000
 DEFAULT_SEED = 12345
+# A scale whose copy and unrelated points differ by less than this fraction of the larger one's size (raw scores
+# are negative log-probabilities per token) stretches every other score into large rescaled numbers: a copy at -2.99
+# and an unrelated text at -3.00 put a score of -5 at -200. Such points are warned of where they are made and used.
+DEGENERATE_SPREAD = 0.05
 # Directions with reference points of their own; f_score's are derived from precision's and recall's.
 POINT_DIRECTIONS = ("faithfulness", "precision", "recall")
 # The role of each direction's condition and target in a row.
@@ -58,12 +62,31 @@ class ReferencePoints:
         """Whether a copy scores above an unrelated text; only then does the scale mean anything."""
         return self.copy > self.unrelated
 
+    @property
+    def degenerate(self):
+        """Ordered, but so close together (see DEGENERATE_SPREAD) that the scale stretches scores far beyond 0..1."""
+        size = max(abs(self.copy), abs(self.unrelated))
+        return self.ordered and self.copy - self.unrelated < DEGENERATE_SPREAD * size
+
     def rescale(self, scores):
         """(score - unrelated) / (copy - unrelated), as float64; NaN when the points are not ordered."""
         scores = np.asarray(scores, dtype=np.float64)
         if not self.ordered:
             return np.full(scores.shape, np.nan)
         return (scores - self.unrelated) / (self.copy - self.unrelated)
+
+
+def warn_if_degenerate(direction, point, where, stacklevel=2):
+    """Warns that `point` (a direction's ReferencePoints; `where`: "the baseline", ...) is degenerate."""
+    if point.degenerate:
+        gap = point.copy - point.unrelated
+        warnings.warn(
+            f"BARTScore: {where}'s {direction} reference points barely differ (a copy scores {point.copy:.4f} on "
+            f"average, an unrelated text {point.unrelated:.4f}: {gap:.4g} apart, under {DEGENERATE_SPREAD:.0%} of "
+            f"their size), so each unit of raw score is {1 / gap:.3g} rescaled units and rescaled scores fall far "
+            f"outside 0..1; make the reference points from more varied texts",
+            stacklevel=stacklevel + 1,
+        )
 
 
 def point_directions(directions):
@@ -102,6 +125,7 @@ def rescaled_scores(scores, points):
                 f"here; its rescaled scores are NaN",
                 stacklevel=4,  # the caller of BARTScorer.score_directions
             )
+        warn_if_degenerate(direction, point, "the rescaling", stacklevel=4)
         rescaled[direction] = point.rescale(values)
     if "f_score" in scores:
         rescaled["f_score"] = (rescaled["precision"] + rescaled["recall"]) / 2
@@ -231,6 +255,13 @@ def sample_reference_pairs(
             samples[key] = [(unrelated_texts[i // len(texts)], texts[i % len(texts)]) for i in chosen]
         else:
             samples[key] = _unrelated_pairs(items_of(key[1]), targets, share, rng)
+    scored = sum(len(sample) for sample in samples.values())
+    if scored < pairs:
+        warnings.warn(
+            f"BARTScore: {pairs} reference pairs were asked for, but the texts give only {scored} distinct ones "
+            f"(copies and unrelated pairs); all {scored} were scored, and are what the reference points are made of",
+            stacklevel=3,
+        )
     digest = hashlib.sha256(
         json.dumps([pairs, seed, [[list(key), samples[key]] for key in keys]], ensure_ascii=False).encode("utf-8")
     ).hexdigest()[:12]

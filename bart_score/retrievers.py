@@ -13,13 +13,13 @@ similarity, most similar first; equal similarities keep the source's order."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
 import numpy as np
 
 from .errors import CheckpointLoadError, InputError, InputTypeError, MissingExtraError
+from .reading import read_json
 
 DEFAULT_RETRIEVER = "sentence-transformers/bert-base-nli-mean-tokens"
 BM25 = "bm25"
@@ -195,11 +195,7 @@ def _json_file(checkpoint: str, name: str, where: dict) -> object:
     )
     if path is None or not os.path.isfile(path):
         return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError) as error:
-        raise CheckpointLoadError(f"cannot read {name} of the retriever {checkpoint!r}: {error}") from None
+    return read_json(path, f"{name} of the retriever {checkpoint!r} ({path})", error=CheckpointLoadError)
 
 
 def _first_line(error: BaseException) -> str:

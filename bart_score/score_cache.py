@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 import warnings
 from collections.abc import Sequence
 
 from .errors import CacheFileError
 from .inputs import whole_number
+from .reading import parse_json, read_bounded
 
 DEFAULT_CHUNK_PAIRS = 2048
 
@@ -168,27 +171,16 @@ class ResumableScorer:
         return process_group(getattr(self.scorer, "distributed", True))
 
     def _read(self):
-        """This scorer's scores in the file; a torn last line (a write cut short) is dropped from the file."""
-        if not os.path.exists(self.path):
+        """This scorer's scores in the file (checked as read_cache_file checks it); a torn last line (a write cut
+        short) is dropped from the file, with a warning."""
+        if not os.path.lexists(self.path):
             return {}
-        try:
-            with open(self.path, "rb") as handle:
-                content = handle.read()
-        except OSError as error:
-            raise CacheFileError(f"cannot read the score cache {self.path}: {error.strerror or error}") from None
-        lines = content.split(b"\n")
-        complete = lines[:-1]  # text after the last newline was never finished
-        torn = lines[-1]
-        scores = {}
-        for number, line in enumerate(complete, start=1):
-            try:
-                entry = json.loads(line)
-                if entry["scorer"] == self.scorer_id and "pair" in entry:
-                    scores[entry["pair"]] = float(entry["score"])
-            except (ValueError, KeyError, TypeError):
-                raise CacheFileError(
-                    f"the score cache {self.path} is damaged at line {number}; delete the file to score afresh"
-                ) from None
+        entries, torn, size = read_cache_file(self.path)
+        scores = {
+            entry["pair"]: float(entry["score"])
+            for entry in entries
+            if entry["scorer"] == self.scorer_id and entry["pair"] is not None
+        }
         if torn:
             self.repaired_lines += 1
             warnings.warn(
@@ -197,7 +189,7 @@ class ResumableScorer:
                 stacklevel=3,
             )
             with open(self.path, "r+b") as handle:
-                handle.truncate(len(content) - len(torn))
+                handle.truncate(size - len(torn))
         return scores
 
     def _append(self, scores, first):
@@ -212,6 +204,78 @@ class ResumableScorer:
             handle.write("\n".join(lines) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
+
+
+# How every line the cache writes starts (json.dumps of a dict whose first key is "scorer").
+_LINE_START = '{"scorer": "'
+_SCORER_ID = re.compile(r"[0-9a-f]{16}")
+_PAIR_KEY = re.compile(r"[0-9a-f]{32}")
+
+
+def read_cache_file(path):
+    """Every line of a score cache file, checked: (entries, torn, size). Each complete line is a scorer's header
+    ``{"scorer", "signature"}`` or a score ``{"scorer", "pair", "score"}`` (a finite number, not a boolean or a
+    text); entries holds the lines as dicts (a header's "pair" None). torn: the bytes after the last newline, an
+    interrupted write, which must be the start of a line of ours; size: the file's size.
+
+    CacheFileError names the file, and the line, when the file is not a cache (its first line is no header, or its
+    only, unfinished, line is none of ours: a note, a minified JSON): such a file is never changed; or when a line of
+    a cache is damaged or edited (a score that is not a number): the run stops, rather than score over a guess."""
+    data = read_bounded(path, f"the score cache {path}", error=CacheFileError)
+    lines = data.split(b"\n")
+    complete, torn = lines[:-1], lines[-1]
+    first = complete[0] if complete else torn
+    if not first.startswith(_LINE_START.encode()) and not (not complete and _LINE_START.encode().startswith(torn)):
+        raise CacheFileError(
+            f"{path} is not a score cache (its first line is not a bartscore cache header), so it was left as it is; "
+            f"give the cache another file name"
+        )
+    entries = []
+    for number, line in enumerate(complete, start=1):
+        where = f"the score cache {path} line {number}"
+        try:
+            entry = parse_json(line, where, error=CacheFileError)
+        except CacheFileError as error:
+            raise CacheFileError(f"{error}; delete the file to score afresh") from None
+        problem = _line_problem(entry, header=number == 1)
+        if problem:
+            raise CacheFileError(f"{where} is damaged ({problem}); delete the file to score afresh")
+        entries.append({"pair": None, **entry})
+    if torn and not (torn.startswith(_LINE_START.encode()) or _LINE_START.encode().startswith(torn)):
+        raise CacheFileError(
+            f"the score cache {path} ends in text that is not a line of a cache (line {len(complete) + 1}); delete "
+            f"the file to score afresh"
+        )
+    return entries, torn, len(data)
+
+
+def _line_problem(entry, header):
+    """What is wrong with a parsed cache line, or None (the first line must be a header)."""
+    if (
+        not isinstance(entry, dict)
+        or not isinstance(entry.get("scorer"), str)
+        or not _SCORER_ID.fullmatch(entry["scorer"])
+    ):
+        return "not a cache line"
+    if set(entry) == {"scorer", "signature"}:
+        signature = entry["signature"]
+        return None if isinstance(signature, list) and all(isinstance(f, str) for f in signature) else "bad signature"
+    if header:
+        return "the first line is not a scorer's header"
+    if set(entry) != {"scorer", "pair", "score"} or not isinstance(entry["pair"], str):
+        return "not a cache line"
+    if not _PAIR_KEY.fullmatch(entry["pair"]):
+        return "its pair key is not one the cache writes"
+    score = entry["score"]
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        return f"its score {score!r} is not a finite number"
+    return None
+
+
+def check_cache_file(path):
+    """read_cache_file's checks of a cache file that exists (a missing one is made), before any model loads."""
+    if os.path.lexists(path):
+        read_cache_file(path)
 
 
 def _from_rank0(value, device):

@@ -4,14 +4,15 @@ is offered only where one exists). Nothing here imports Gradio."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import huggingface_hub
 
 import bart_score
 from bart_score import baseline_files
+from bart_score.errors import InputError
 from bart_score.models import checkpoint_identity, weights_identity
+from bart_score.reading import read_json
 
 # Families by their config's model_type, as the page names them; any other model is "model".
 FAMILY_NAMES = {"bart": "BART", "mbart": "mBART", "t5": "T5", "mt5": "mT5", "pegasus": "Pegasus", "marian": "Marian"}
@@ -48,9 +49,8 @@ def _config(checkpoint: str) -> dict | None:
     if path is None:
         return None
     try:
-        with open(path, encoding="utf-8") as handle:
-            config = json.load(handle)
-    except (OSError, ValueError):
+        config = read_json(path)
+    except InputError:  # unreadable, not JSON, too deep or too large: no menu entry from it
         return None
     return config if isinstance(config, dict) else None
 
@@ -72,9 +72,8 @@ def has_saved_baseline(checkpoint: str) -> bool:
         return False
     for name in names[:MOST_BASELINE_FILES_READ]:
         try:
-            with open(os.path.join(folder, name), encoding="utf-8") as handle:
-                document = json.load(handle)
-        except (OSError, ValueError):
+            document = read_json(os.path.join(folder, name), limit=baseline_files.MAX_BASELINE_BYTES)
+        except InputError:
             continue
         settings = document.get("settings") if isinstance(document, dict) else None
         if isinstance(settings, dict) and settings.get("model") == identity:

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
-import json
 import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from bart_score.errors import InputError
+from bart_score.reading import parse_json
 
 from .batch import MAX_UPLOAD_BYTES
 
@@ -237,8 +239,8 @@ class UploadGuard:
 def _stored_paths(body: bytes) -> list[str]:
     """The paths Gradio's upload route answers with (a JSON list)."""
     try:
-        answer = json.loads(body)
-    except ValueError:
+        answer = parse_json(body, "the upload route's answer")
+    except InputError:
         return []
     return [path for path in answer if isinstance(path, str)] if isinstance(answer, list) else []
 

@@ -209,7 +209,7 @@ def test_jsonl_that_cannot_be_read_is_a_usage_error_naming_the_line(tmp_path, ca
 
 def test_a_missing_table_is_a_usage_error(tmp_path, capsys):
     assert main("score", "-i", str(tmp_path / "missing.csv"), model=NO_MODEL) == 2
-    assert f"cannot read {tmp_path / 'missing.csv'}: No such file or directory" in capsys.readouterr().err
+    assert f"cannot read --input {tmp_path / 'missing.csv'}: No such file or directory" in capsys.readouterr().err
 
 
 def test_a_prompt_phrase_with_undecodable_bytes_is_a_usage_error(inputs, capsys):

@@ -112,7 +112,7 @@ def test_a_damaged_line_is_reported(tmp_path, scorer):
     ResumableScorer(scorer, str(cache)).score(["a ."], ["b ."])
     lines = cache.read_text(encoding="utf-8").splitlines()
     cache.write_text("\n".join([lines[0], "not json", *lines[1:]]) + "\n", encoding="utf-8")
-    with pytest.raises(CacheFileError, match=r"damaged at line 2; delete the file"):
+    with pytest.raises(CacheFileError, match=r"cache.jsonl line 2 is not valid JSON.*; delete the file"):
         ResumableScorer(scorer, str(cache)).score(["a ."], ["b ."])
 
 

@@ -54,6 +54,7 @@ def add_parser(commands, parents):
 
 
 def check(args):
+    common.check_input_files([("--corpus", args.corpus)])
     is_table = args.corpus.lower().endswith(TABLE_EXTENSIONS)
     columns = {"--source-column": args.source_column, "--reference-columns": args.reference_columns}
     columns["--system-columns"] = args.system_columns

@@ -4,16 +4,18 @@ model is loaded. Nothing here imports torch, so that --help and usage errors ans
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 
-from ..baseline_files import load_baseline
+from ..baseline_files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus, read_table_corpus
 from ..errors import BaselineError, MissingExtraError, UsageError
 from ..inputs import device_name
 from ..long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K, LONG_SOURCE_MODES, LONGDOCFACTSCORE
 from ..options import AGGREGATIONS, PROMPT_SIDES, RESCALE_MODES, CorpusPoints, ScoringOptions
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
+from ..reading import check_input_file
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from ..templates import chat_settings
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
@@ -203,6 +205,25 @@ def long_source_arguments(args: argparse.Namespace, mode: str | None = None) -> 
     return {"long_source": mode, **{name: value for name, value in settings.items() if value is not None}}
 
 
+def input_files(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """(option, file) for every file a scoring command reads."""
+    return [
+        ("--sources", args.sources),
+        *(("--references", path) for path in args.references),
+        *(("--hypotheses", path) for path in args.hypotheses),
+        ("--input", args.input),
+        ("--baseline", getattr(args, "baseline", None)),
+    ]
+
+
+def check_input_files(files: list[tuple[str, str | None]]) -> None:
+    """Every file input ((option, file) pairs; None: not given) readable within bounds, before any is read: a missing
+    file, a folder, a device (/dev/zero) or a file over the size limit is a usage error naming its option."""
+    for option, path in files:
+        if path is not None:
+            check_input_file(path, f"{option} {path}", error=UsageError)
+
+
 def corpus_from_args(args):
     if args.input and (args.sources or args.references or args.hypotheses):
         raise UsageError("give either --input or plain-text files (--sources/--references/--hypotheses), not both")
@@ -313,6 +334,7 @@ CLI_ONE_DOCUMENT_REMEDY = (
 
 def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
     """The corpus and scoring options of a command line, every mistake reported before any model is loaded."""
+    check_input_files([(option, path) for option, path in input_files(args) if option != "--baseline"])
     corpus = corpus_from_args(args)
     for name in corpus.systems:
         check_written_name(name, "the system name")
@@ -322,11 +344,32 @@ def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
         known = {"prompt": options.prompt_label}
         if args.max_length is not None:  # else the model's, checked once it is loaded
             known["max_length"] = args.max_length
+        if os.path.lexists(options.baseline):  # a missing one is load_baseline's to report
+            check_input_files([("--baseline", options.baseline)])
         problems = load_baseline(options.baseline).mismatches(known)
         if problems:
             raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
+    elif options.rescale == "baseline":
+        check_default_baselines_exist(args)
     check_corpus_request(corpus, options, option="--rescale corpus", remedy=CLI_ONE_DOCUMENT_REMEDY)
     return corpus, options
+
+
+def check_default_baselines_exist(args: argparse.Namespace) -> None:
+    """--rescale without --baseline, where the default folder holds no baseline file at all: missing for any model,
+    which is told without the model (which file of a folder that has some is this model's is told once it loads)."""
+    folder = default_baseline_folder()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = []
+    if not any(name.endswith(".json") for name in names):
+        raise UsageError(
+            f"--rescale needs the baseline of this model and these settings, and {folder} holds no baseline file: "
+            f"make one from a few thousand texts like those you score (bartscore baseline -m {args.model} --corpus "
+            f"TEXTS.txt, with the same prompt, --max-length and chat options), give one with --baseline FILE, or "
+            f"take the reference points from the texts being scored: --rescale corpus"
+        )
 
 
 def parse_directions(text):

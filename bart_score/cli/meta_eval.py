@@ -8,7 +8,7 @@ import re
 import sys
 
 from ..corpus import read_table
-from ..errors import UsageError
+from ..errors import CacheFileError, UsageError
 from ..meta_eval.benchmarks import (
     BENCHMARKS,
     DATA_CACHE_ENV,
@@ -19,12 +19,13 @@ from ..meta_eval.benchmarks import (
 )
 from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
 from ..prompts import PROMPT_SETS
-from ..score_cache import DEFAULT_CHUNK_PAIRS
+from ..score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
 from ..variants import PARA_WEIGHTS_ENV, VARIANTS
 from .common import (
     add_long_source_arguments,
     add_model_arguments,
     check_engine_options,
+    check_input_files,
     load_scorer,
     options_from_args,
 )
@@ -156,6 +157,8 @@ def check(args):
         folder = BENCHMARKS[name.lower()].long_documents
         if not (os.path.isdir(path) if folder else os.path.isfile(path)):
             raise UsageError(f"--data {item!r}: {path} is not a {'folder' if folder else 'file'}")
+        if not folder:
+            check_input_files([(f"--data {name}=", path)])
         if name.lower() in data_files:
             raise UsageError(
                 f"--data {item!r}: {name.lower()} was given before (--data {given[name.lower()]}); give each "
@@ -165,6 +168,7 @@ def check(args):
     for option, folder in (("--release-dir", args.release_dir), ("--longdoc-release-dir", args.longdoc_release_dir)):
         if folder and not os.path.isdir(folder):
             raise UsageError(f"{option} {folder!r} is not a folder")
+    check_input_files([("--metrics-csv", args.metrics_csv)])
     metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
 
     for option, value in (("-o", args.output), ("--cache", args.cache)):
@@ -183,6 +187,10 @@ def check(args):
         check_output_path(path, option, make_folders=True)
         check_not_an_input(path, inputs, option)
     check_distinct_outputs(outputs)
+    try:  # a file that is no cache of ours, or a damaged one, is refused before the model loads
+        check_cache_file(cache)
+    except CacheFileError as error:
+        raise UsageError(f"--cache: {error}") from None
     request = {
         "benchmarks": benchmarks,
         "data_files": data_files,

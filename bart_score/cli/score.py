@@ -10,6 +10,7 @@ from .common import (
     check_output_path,
     check_written_name,
     checked_request,
+    input_files,
     score_all_systems,
     write_atomically,
 )
@@ -40,17 +41,6 @@ def check(args):
         check_output_path(args.output, "-o", stdout_hint="-o - (the default)")
         check_not_an_input(args.output, input_files(args))
     return corpus, options
-
-
-def input_files(args):
-    """(option, file) for every file a scoring command reads."""
-    return [
-        ("--sources", args.sources),
-        *(("--references", path) for path in args.references),
-        *(("--hypotheses", path) for path in args.hypotheses),
-        ("--input", args.input),
-        ("--baseline", args.baseline),
-    ]
 
 
 def run(args, corpus, options):

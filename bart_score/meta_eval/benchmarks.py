@@ -37,7 +37,6 @@ the release's script would make that summary's score NaN, and with it the whole 
 import csv
 import hashlib
 import io
-import json
 import math
 import os
 import pickle
@@ -47,6 +46,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from ..errors import BenchmarkDataError
+from ..reading import open_bounded, read_bounded, read_json
 
 RELEASE_REPOSITORY = "neulab/BARTScore"
 RELEASE_COMMIT = "248f511cb34ae3753fc81f7d7a945de5bfe33458"
@@ -440,11 +440,7 @@ def _how_to_get(release, file, cache_path=None):
 
 
 def _read_bytes(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as error:
-        raise BenchmarkDataError(f"cannot read {path}: {error.strerror or error}") from None
+    return read_bounded(path, error=BenchmarkDataError)
 
 
 def _download(release, file, cache_path):
@@ -484,12 +480,48 @@ class _PlainUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name}: a data.pkl holds plain data only")
 
 
+# A data.pkl's texts, counted once for every place they appear in its data, may add up to this many characters per
+# byte of the file (and MIN_TEXT_BUDGET more): the release's files hold each text about once (a character takes a byte
+# or more of the file), while a pickle that reuses one record many times through its memo (two bytes a reference)
+# would unfold into far more text when its rows are built than its size says.
+TEXT_PER_BYTE = 16
+MIN_TEXT_BUDGET = 1 << 20
+
+
 def read_release_pickle(path):
+    """A data.pkl's content: plain containers, text and numbers only (nothing that names a class or function), from
+    a file of at most MAX_FILE_BYTES whose data, unfolded, holds at most TEXT_PER_BYTE characters of text (and as many
+    containers and values) per byte of the file. BenchmarkDataError names the file and what is wrong."""
     data = _read_bytes(path)
     try:
-        return _PlainUnpickler(io.BytesIO(data)).load()
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as error:
+        content = _PlainUnpickler(io.BytesIO(data)).load()
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, MemoryError, RecursionError) as error:
         raise BenchmarkDataError(f"{path} is not a readable data.pkl: {error}") from None
+    _check_unfolded_size(content, len(data), path)
+    return content
+
+
+def _check_unfolded_size(content, size, path):
+    """Walks the data as its rows will read it (a container reached twice is walked twice), without recursion, and
+    stops as soon as its text or its count of values passes the budget of a file of `size` bytes."""
+    budget = TEXT_PER_BYTE * size + MIN_TEXT_BUDGET
+    text, values, pending = 0, 0, [content]
+    while pending:
+        item = pending.pop()
+        values += 1
+        if isinstance(item, (str, bytes)):
+            text += len(item)
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            pending.extend(item)
+        if text > budget or values > budget:
+            raise BenchmarkDataError(
+                f"{path} unfolds into more than {budget:,} characters of text or values from a file of {size:,} "
+                f"bytes: its pickle reuses the same records (or holds itself), which a data.pkl of the release never "
+                f"does; refusing to read it"
+            )
 
 
 def load_benchmark(name, *, release_dir=None, cache_dir=None, data_file=None):
@@ -656,18 +688,12 @@ def _clean_abstract(text):
 
 
 def _json(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except OSError as error:
-        raise BenchmarkDataError(f"cannot read {path}: {error.strerror or error}") from None
-    except ValueError as error:
-        raise BenchmarkDataError(f"{path} is not valid JSON: {error}") from None
+    return read_json(path, error=BenchmarkDataError)
 
 
 def _csv_rows(path):
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
+        with io.TextIOWrapper(open_bounded(path, error=BenchmarkDataError), encoding="utf-8-sig", newline="") as handle:
             return list(csv.DictReader(handle))
     except OSError as error:
         raise BenchmarkDataError(f"cannot read {path}: {error.strerror or error}") from None

@@ -1,0 +1,132 @@
+"""Reading the files bart_score is given, within bounds: every file input goes through ``read_bounded`` (whole) or
+``open_bounded`` (line by line), and every JSON text through ``parse_json``.
+
+A file input must be a regular file (or a pipe, such as a shell's ``<(...)``, read up to the size limit): a device
+(/dev/zero, /dev/urandom, a terminal) or a folder is refused before anything is read, a regular file larger than the
+limit before it is opened, and a pipe that goes on past the limit as soon as it does. A JSON text may nest at most
+MAX_JSON_DEPTH arrays and objects: a deeper one is refused with an error naming where it is, instead of a
+RecursionError. Each caller passes the error class of its kind of file (InputError for corpora, BaselineError,
+CacheFileError, BenchmarkDataError)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+from typing import Any
+
+from .errors import InputError
+
+MAX_FILE_BYTES = 1 << 30  # 1 GiB: corpora, tables, score caches, benchmark files
+MAX_JSON_DEPTH = 64  # the project's own files nest 5 deep at most
+
+
+def size_text(size: int) -> str:
+    """A size in bytes as a message says it."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size} bytes"
+
+
+def check_input_file(path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError):
+    """Refuses (with `error`, naming `what`, default the path) what cannot be read as a bounded file: a missing file
+    (FileNotFoundError's message), a folder, a device, or a regular file over `limit` bytes. A pipe passes: it is
+    read under the limit."""
+    what = what or str(path)
+    try:
+        mode = os.stat(path)
+    except OSError as problem:
+        raise error(f"cannot read {what}: {problem.strerror or problem}") from None
+    if stat.S_ISDIR(mode.st_mode):
+        raise error(f"{what} is a folder, not a file")
+    if not (stat.S_ISREG(mode.st_mode) or stat.S_ISFIFO(mode.st_mode)):
+        kind = "a character device" if stat.S_ISCHR(mode.st_mode) else "a device or socket"
+        raise error(f"{what} is {kind}, not a file; give a regular file")
+    if stat.S_ISREG(mode.st_mode) and mode.st_size > limit:
+        raise error(
+            f"{what} is {mode.st_size:,} bytes, over the limit of {limit:,} bytes ({size_text(limit)}) on a file input"
+        )
+
+
+class _Limited(io.RawIOBase):
+    """A file's bytes, failing once more than `limit` have come (a pipe, or a file that grows while it is read)."""
+
+    def __init__(self, handle, what, limit, error):
+        self._handle, self._what, self._limit, self._error = handle, what, limit, error
+        self._count = 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        count = self._handle.readinto(buffer)
+        self._count += count or 0
+        if self._count > self._limit:
+            raise self._error(f"{self._what} goes on past the {size_text(self._limit)} limit on a file input")
+        return count
+
+    def close(self):
+        self._handle.close()
+        super().close()
+
+
+def open_bounded(path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError):
+    """A binary handle (buffered) on a file input, checked by check_input_file and failing past `limit` bytes.
+    Wrap it in io.TextIOWrapper to read text."""
+    check_input_file(path, what, limit=limit, error=error)
+    try:
+        handle = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by the handle returned, which owns it)
+    except OSError as problem:
+        raise error(f"cannot read {what or path}: {problem.strerror or problem}") from None
+    return io.BufferedReader(_Limited(handle, what or str(path), limit, error))
+
+
+def read_bounded(path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError) -> bytes:
+    """A file input's bytes, at most `limit` of them (see check_input_file)."""
+    with open_bounded(path, what, limit=limit, error=error) as handle:
+        try:
+            return handle.read()
+        except OSError as problem:
+            raise error(f"cannot read {what or path}: {problem.strerror or problem}") from None
+
+
+def parse_json(text: str | bytes, where: str, *, error: type = InputError, object_pairs_hook=None) -> Any:
+    """A JSON text's value, refusing (with `error`, naming `where`: a file, a file's line) invalid JSON and values
+    nested more than MAX_JSON_DEPTH deep. object_pairs_hook: as json.loads'."""
+    try:
+        value = json.loads(text, object_pairs_hook=object_pairs_hook)
+    except RecursionError:
+        raise error(f"{where} nests JSON too deeply (more than {MAX_JSON_DEPTH} levels)") from None
+    except UnicodeDecodeError:
+        raise error(f"{where} is not UTF-8 text") from None
+    except ValueError as problem:  # JSONDecodeError, and numbers too long to convert
+        raise error(f"{where} is not valid JSON: {getattr(problem, 'msg', problem)}") from None
+    if _depth_over(value, MAX_JSON_DEPTH):
+        raise error(f"{where} nests JSON too deeply (more than {MAX_JSON_DEPTH} levels)")
+    return value
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` deep in a parsed JSON value (walked without recursion)."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def read_json(path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError) -> Any:
+    """A JSON file's value (UTF-8, a byte-order mark allowed), read by read_bounded and parsed by parse_json."""
+    data = read_bounded(path, what, limit=limit, error=error)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise error(f"{what or path} is not UTF-8 text") from None
+    return parse_json(text, what or str(path), error=error)
