@@ -10,8 +10,9 @@ import os
 import re
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, InputTypeError, UsageError
 from .inputs import check_text, describe
@@ -19,15 +20,18 @@ from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
 from .rescale import LIBRARY_REMEDY, corpus_documents
 from .wording import counted
 
+if TYPE_CHECKING:
+    from .engine import BARTScorer
+
 
 @dataclass
 class Corpus:
     """Segments to score: one hypothesis list per system, aligned with the sources and/or references."""
 
-    systems: dict  # system name -> hypotheses
-    sources: list = None
-    references: list = None  # one list of references per segment
-    ids: list = None  # segment ids, when the input names them
+    systems: dict[str, list[str]]  # system name -> hypotheses
+    sources: list[str] | None = None
+    references: list[list[str]] | None = None  # one list of references per segment
+    ids: list[str] | None = None  # segment ids, when the input names them
     blank_references: int = 0  # blank reference lines or cells, which are not references and were skipped
 
 
@@ -122,9 +126,9 @@ class TableLimits:
     """Limits a table reader enforces while it reads, so that a file over them is refused before it is built: the
     most data rows, columns, and characters in one cell (None: no limit)."""
 
-    max_rows: int = None
-    max_columns: int = None
-    max_chars: int = None
+    max_rows: int | None = None
+    max_columns: int | None = None
+    max_chars: int | None = None
 
 
 @dataclass(frozen=True)
@@ -332,7 +336,9 @@ def _csv_rows(path, lines, limits):
     """Column names (stripped), one dict per data row, and the line each row ends on. A blank line (no field at all:
     nothing, not even a comma) is no row; a row whose cells are empty is a row of empty texts."""
     reader = csv.reader(lines)
-    columns, rows, line_numbers = [], [], []
+    columns: list[str] = []
+    rows: list[list[str]] = []
+    line_numbers: list[int] = []
     try:
         with _csv_field_limit_lifted():
             for row in reader:
@@ -376,7 +382,9 @@ def _unique_keys(pairs):
 def _jsonl_rows(path, lines, limits):
     """Column names (in order of first appearance), one dict per non-blank line, and its line number; a key that
     appears twice in one object (at any depth) is refused."""
-    columns, rows, line_numbers = {}, [], []
+    columns: dict[str, None] = {}  # an ordered set
+    rows: list[dict[str, Any]] = []
+    line_numbers: list[int] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -451,7 +459,7 @@ def score_corpus(
 # ---------------------------------------------------------------------------------------------------------------------
 # `datasets` corpora
 
-_SCORERS_OF_THIS_PROCESS = {}
+_SCORERS_OF_THIS_PROCESS: dict[str, BARTScorer] = {}  # repr of the arguments -> the scorer
 
 
 def score_dataset(
@@ -563,7 +571,7 @@ def _start_method(method):
             multiprocess.set_start_method(previous, force=True)
 
 
-def _scorer_of_this_process(arguments, rank):
+def _scorer_of_this_process(arguments: Mapping[str, Any], rank: int | None) -> BARTScorer:
     import torch
 
     from .engine import BARTScorer

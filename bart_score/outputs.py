@@ -59,7 +59,7 @@ def check_not_an_input(path, inputs, what="-o"):
 
 def check_distinct_outputs(outputs):
     """Refuses two outputs ((option, path) pairs) that name the same file."""
-    seen = {}
+    seen: dict[str, tuple[str, str]] = {}  # real path -> (option, path as given)
     for option, path in outputs:
         key = os.path.realpath(path)
         if key in seen:

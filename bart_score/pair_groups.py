@@ -34,7 +34,9 @@ def score_pair_groups(
     """Scores groups of (condition, target) pairs (key -> pairs) in one engine call, each pair under every prompt of
     `options`, and returns each group's scores averaged over the prompts (key -> array), or None on ranks that get no
     results. A group's key is a direction name or a reference point's sample key (bart_score.rescale)."""
-    conditions, targets, spans = [], [], {}
+    conditions: list[str] = []
+    targets: list[str] = []
+    spans: dict[Hashable, slice] = {}
     for key, pairs in groups.items():
         start = len(conditions)
         for condition, target in pairs:
@@ -43,7 +45,7 @@ def score_pair_groups(
                 conditions.append(prompted[0])
                 targets.append(prompted[1])
         spans[key] = slice(start, len(conditions))
-    per_pair = {}
+    per_pair: dict[str, list[str | None]] = {}  # score()'s per-pair keywords
     if getattr(scorer, "source_lang", None) is not None:  # families with language codes: sources in theirs
         per_pair["condition_lang"] = [None] * len(conditions)
         for key, span in spans.items():

@@ -138,7 +138,7 @@ def document_ids(count, sources=None, references=None):
             row = parent[row]
         return row
 
-    first_row = {}
+    first_row: dict[object, int] = {}
     for row in range(count):
         keys = [("source", sources[row])] if sources is not None else []
         keys += [("reference", ref) for ref in references[row]] if references is not None else []
@@ -258,7 +258,7 @@ def _unrelated_pairs(conditions, targets, share, rng):
     uniformly (with replacement) among all such pairs."""
     order = sorted(range(len(conditions)), key=lambda i: conditions[i][1])  # conditions grouped by document
     condition_docs = np.array([conditions[i][1] for i in order])
-    first = {}
+    first: dict[object, int] = {}
     for position, doc in enumerate(condition_docs.tolist()):
         first.setdefault(doc, position)
     counts = {doc: int(n) for doc, n in zip(*np.unique(condition_docs, return_counts=True))}

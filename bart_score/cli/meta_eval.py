@@ -148,7 +148,8 @@ def check(args):
                 "the release detokenizes summarization and data-to-text texts with Moses before scoring: install "
                 "sacremoses (pip install sacremoses), or pass --no-detokenize to score them as they are"
             ) from None
-    data_files, given = {}, {}
+    data_files: dict[str, str] = {}
+    given: dict[str, str] = {}  # benchmark -> the --data argument that gave it
     for item in args.data:
         name, _, path = item.partition("=")
         if not path or name.lower() not in benchmarks:
@@ -218,7 +219,7 @@ def read_metrics_csv(path, benchmarks):
     metric_names = [name for name in header if name not in ("doc_id", "system", "benchmark")]
     if not metric_names:
         raise UsageError(f"--metrics-csv {path} needs one named column per metric besides {keys}")
-    metrics = {name: {} for name in metric_names}
+    metrics: dict[str, dict[tuple[str, str], float]] = {name: {} for name in metric_names}
     for number, row in zip(table.lines, table.rows):  # a row of empty cells is refused below: it has no score
         benchmark = row["benchmark"].strip().lower() if "benchmark" in row else benchmarks[0]
         if benchmark not in benchmarks:

@@ -45,7 +45,7 @@ WIN_THRESHOLD = 950  # of ROUNDS: more wins than this is significantly better, f
 
 def _documents(doc_ids):
     """Document id -> positions of its records, documents in order of first appearance."""
-    documents = {}
+    documents: dict[object, list[int]] = {}
     for position, doc_id in enumerate(doc_ids):
         documents.setdefault(doc_id, []).append(position)
     return documents

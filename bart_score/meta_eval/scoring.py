@@ -76,7 +76,7 @@ def score_benchmarks(
     for name in benchmarks:
         options.replace(directions=planned_directions(name, options.directions))
     detokenizer = moses_detokenizer() if detokenize and any(BENCHMARKS[n].detokenize for n in benchmarks) else None
-    groups = {}
+    groups: dict[tuple[str, ...], list[str]] = {}  # directions -> the benchmarks scored for them
     for name in benchmarks:
         groups.setdefault(planned_directions(name, options.directions), []).append(name)
 

@@ -10,13 +10,14 @@ import csv
 import io
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..outputs import json_text, spreadsheet_cell, write_atomically
 from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY, RELEASES
 from .protocol import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
-from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES
+from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES, Published
 
 TABLE_TITLES = {
     "3": "Table 3: machine translation (WMT19 DARR), Kendall's tau (WMT's Kendall-like: ties count as discordant)",
@@ -47,22 +48,22 @@ class MetricRow:
 
     name: str
     origin: str  # "bartscore", "metrics-csv" or "paper"
-    scores: dict = None
+    scores: dict[str, list[float]] | None = None
     note: str = ""
-    variant: str = None
-    prompt: str = None
-    directions: dict = None
-    signatures: dict = None
-    values: dict = field(default_factory=dict)  # column key -> measures
-    paper: dict = field(default_factory=dict)  # column key -> Published
+    variant: str | None = None
+    prompt: str | None = None
+    directions: dict[str, str] | None = None
+    signatures: dict[str, str] | None = None
+    values: dict[str, Any] = field(default_factory=dict)  # column key -> measures
+    paper: dict[str, Published] = field(default_factory=dict)  # column key -> Published
 
 
 @dataclass
 class Column:
     key: str
     table: str
-    benchmark: str = None
-    aspect: str = None
+    benchmark: str | None = None
+    aspect: str | None = None
     components: tuple = ()
 
     @property
