@@ -337,7 +337,7 @@ def _csv_rows(path, lines, limits):
     nothing, not even a comma) is no row; a row whose cells are empty is a row of empty texts."""
     reader = csv.reader(lines)
     columns: list[str] = []
-    rows: list[list[str]] = []
+    rows: list[dict[str, str]] = []
     line_numbers: list[int] = []
     try:
         with _csv_field_limit_lifted():
@@ -422,7 +422,7 @@ def check_corpus_request(
     directions = options.directions_for(
         has_references=corpus.references is not None, has_sources=corpus.sources is not None
     )
-    if options.rescale == "corpus" and not options.corpus_points.unrelated_texts:
+    if options.rescale == "corpus" and not options.corpus_points.unrelated_texts:  # type: ignore[union-attr]  # set for corpus
         segments = len(next(iter(corpus.systems.values())))
         corpus_documents(segments, corpus.sources, corpus.references, option=option, remedy=remedy)
     return directions
@@ -554,7 +554,8 @@ def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, s
         )
         raise type(error)(message) from None
     keys = [d + suffix for d in DIRECTIONS for suffix in RESULT_SUFFIXES]
-    return {prefix + key: result[key] for key in keys if key in result}
+    # A scorer of this process scores alone, so it has results.
+    return {prefix + key: result[key] for key in keys if key in result}  # type: ignore[index, operator]
 
 
 @contextlib.contextmanager

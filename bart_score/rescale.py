@@ -26,7 +26,9 @@ import hashlib
 import json
 import warnings
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -179,12 +181,12 @@ def scored_by_direction(scorer) -> bool:
 def sample_reference_pairs(
     rows: dict,
     documents: list,
-    directions: tuple[str, ...],
+    directions: Sequence[str],
     *,
     roles: dict = ROLES,
     pairs: int = DEFAULT_PAIRS,
     seed: int = DEFAULT_SEED,
-    unrelated_texts: list[str] | None = None,
+    unrelated_texts: Sequence[str] | None = None,
     by_direction: bool = False,
 ) -> ReferencePairs:
     """The reference pairs of `directions` (of POINT_DIRECTIONS) for a corpus.
@@ -199,7 +201,7 @@ def sample_reference_pairs(
     by_direction: for a scorer that scores each direction its own way (chat scoring's instructions), every direction
     gets its samples under keys of its own, (direction, sample key): directions that would share a sample score its
     pairs each under their own instruction, and the budget is split among these samples."""
-    points_of = {}
+    points_of: dict[str, tuple[Any, ...]] = {}  # direction -> its sample keys (unrelated, copy)
     for direction in directions:
         condition_role, target_role = roles[direction]
         unrelated = ("unrelated", "fixed texts" if unrelated_texts else condition_role, target_role)

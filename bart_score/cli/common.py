@@ -296,7 +296,7 @@ def options_from_args(args: argparse.Namespace, **overrides: object) -> ScoringO
         "rescale": rescaling,
         "baseline": baseline,
         "corpus_points": corpus_points,
-        **long_source_arguments(args, overrides.get("long_source")),
+        **long_source_arguments(args, overrides.get("long_source")),  # type: ignore[arg-type]  # a mode or None
         "batch_size": args.batch_size,
         "max_tokens": args.max_tokens,
         "show_progress": not args.quiet,

@@ -144,7 +144,7 @@ def _translation(pair, blob, sha256=None, size=None):
 
 
 _FACT = ("fact",)
-_ALL = (
+_ALL: tuple[Benchmark, ...] = (
     _summarization(
         "realsumm",
         "REALSumm",

@@ -80,10 +80,15 @@ def score_benchmarks(
     for name in benchmarks:
         groups.setdefault(planned_directions(name, options.directions), []).append(name)
 
-    scores, signatures, lead = {}, {}, True
+    scores: dict[str, dict[str, np.ndarray]] = {}
+    signatures: dict[str, str] = {}
+    lead = True
     for wanted, names in groups.items():
         uses_references = any(d != "faithfulness" for d in wanted)
-        predictions, references, sources, owners = [], [], [], []
+        predictions: list[str] = []
+        references: list[Any] = []  # [reference] per prediction, or None where references are not used
+        sources: list[str] = []
+        owners: list[tuple[str, int]] = []
         texts = {}
         for name in names:
             prepare = detokenizer if detokenizer and BENCHMARKS[name].detokenize else (lambda text: text)

@@ -9,6 +9,7 @@ data-to-text); an average column appears when every column it averages is in the
 import csv
 import io
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +49,7 @@ class MetricRow:
 
     name: str
     origin: str  # "bartscore", "metrics-csv" or "paper"
-    scores: dict[str, list[float]] | None = None
+    scores: Mapping[str, Sequence[float] | np.ndarray] | None = None
     note: str = ""
     variant: str | None = None
     prompt: str | None = None
@@ -70,7 +71,7 @@ class Column:
     def label(self):
         if self.benchmark is None:
             return "avg"
-        return ASPECT_LABELS.get(self.aspect, self.aspect)
+        return ASPECT_LABELS.get(self.aspect, self.aspect)  # type: ignore[arg-type]  # a benchmark's has an aspect
 
 
 def build_report(datasets, rows, *, paper_notes=None, with_significance=True):
