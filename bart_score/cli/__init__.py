@@ -4,10 +4,13 @@ Each subcommand is a module with ``add_parser``, a ``check`` that finds every mi
 model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failure at run time). Heavy libraries are
 imported only by ``run``, so that help and usage errors answer at once."""
 
+from __future__ import annotations
+
 import argparse
 import contextlib
 import sys
 import warnings
+from collections.abc import Iterator, Sequence
 
 from ..errors import UsageError
 from . import baseline, common, compare, meta_eval, score
@@ -15,7 +18,7 @@ from . import baseline, common, compare, meta_eval, score
 SUBCOMMANDS = (score, compare, baseline, meta_eval)
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bartscore", description="BARTScore from the command line.")
     shared = argparse.ArgumentParser(add_help=False)
     common.add_input_arguments(shared)
@@ -26,7 +29,7 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status: 0 success, 2 usage error, 1 runtime failure."""
     args = build_parser().parse_args(argv)  # argparse reports its own usage errors with status 2
     try:
@@ -41,7 +44,7 @@ def main(argv=None):
 
 
 @contextlib.contextmanager
-def warnings_as_lines(prefix):
+def warnings_as_lines(prefix: str) -> Iterator[None]:
     """Warnings (truncation, rescaling, ...) printed as one line each for the user, without the Python source line
     that raised them."""
     default = warnings.formatwarning
