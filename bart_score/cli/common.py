@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from typing import TYPE_CHECKING, Any
 
 from ..baseline_files import load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus, read_table_corpus
@@ -18,8 +19,11 @@ from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from ..templates import chat_settings
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
+if TYPE_CHECKING:
+    from ..engine import BARTScorer
 
-def add_input_arguments(parser):
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     inputs = parser.add_argument_group("inputs (plain-text files with one segment per line, or one --input table)")
     inputs.add_argument("-s", "--sources", metavar="FILE", help="source texts")
     inputs.add_argument(
@@ -42,7 +46,7 @@ def add_input_arguments(parser):
     add_column_arguments(inputs, "--input")
 
 
-def add_column_arguments(group, table_option):
+def add_column_arguments(group: argparse._ArgumentGroup, table_option: str) -> None:
     group.add_argument("--source-column", help=f"source column of {table_option} (default: source, if there is one)")
     group.add_argument(
         "--reference-columns",
@@ -58,7 +62,7 @@ def add_column_arguments(group, table_option):
     )
 
 
-def add_rescale_arguments(parser, effect):
+def add_rescale_arguments(parser: argparse.ArgumentParser, effect: str) -> None:
     """--rescale and --baseline; `effect` says what rescaled scores change in this subcommand's output."""
     rescaling = parser.add_argument_group(
         "rescaled scores (0 = an unrelated text, 1 = a copy; raw scores stay beside them)",
@@ -86,8 +90,12 @@ def add_rescale_arguments(parser, effect):
 
 
 def add_model_arguments(
-    parser, *, directions_default_text="all the inputs allow", aggregation_default="mean", aggregation_default_text=None
-):
+    parser: argparse.ArgumentParser,
+    *,
+    directions_default_text: str = "all the inputs allow",
+    aggregation_default: str = "mean",
+    aggregation_default_text: str | None = None,
+) -> None:
     model = parser.add_argument_group("model and scoring")
     model.add_argument(
         "-m",
@@ -203,7 +211,7 @@ def long_source_arguments(args: argparse.Namespace, mode: str | None = None) -> 
     return {"long_source": mode, **{name: value for name, value in settings.items() if value is not None}}
 
 
-def corpus_from_args(args):
+def corpus_from_args(args: argparse.Namespace) -> Corpus:
     if args.input and (args.sources or args.references or args.hypotheses):
         raise UsageError("give either --input or plain-text files (--sources/--references/--hypotheses), not both")
     if args.input:
@@ -217,7 +225,7 @@ def corpus_from_args(args):
 _BREAKING = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
-def check_written_name(text, what):
+def check_written_name(text: str, what: str) -> None:
     """A name the output writes as it is (a system name, a segment id): no character that would forge rows or
     columns, and valid Unicode (a file name's undecodable bytes arrive as lone surrogates)."""
     bad = _BREAKING.search(text)
@@ -329,7 +337,7 @@ def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
     return corpus, options
 
 
-def parse_directions(text):
+def parse_directions(text: str | None) -> list[str] | None:
     """-d's comma-separated directions (None when -d is not given); an empty -d, an empty item or a direction given
     twice is a usage error rather than silently meaning all directions or one."""
     if text is None:
@@ -377,7 +385,7 @@ def check_engine_options(args: argparse.Namespace) -> None:
         device_name(args.device)
 
 
-def load_scorer(args):
+def load_scorer(args: argparse.Namespace) -> tuple[BARTScorer | None, int]:
     """The engine the options ask for, or (None, exit status) after saying why it cannot be had."""
     from ..engine import BARTScorer
 
@@ -412,7 +420,9 @@ def load_scorer(args):
         return None, 1
 
 
-def score_all_systems(args, corpus, options):
+def score_all_systems(
+    args: argparse.Namespace, corpus: Corpus, options: ScoringOptions
+) -> tuple[dict[str, dict[str, Any]] | None, str | None, int]:
     """The engine the options ask for, then score_corpus with them: (per_system, signature, exit status); per_system
     is None after a failure (said on stderr) and on ranks other than 0 under torchrun."""
     from ..corpus import score_corpus
