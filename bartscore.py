@@ -194,7 +194,7 @@ class BARTScore(evaluate.Metric):
         super().__init__(config_name=cache_name, **kwargs)
         # Under evaluate's own multi-process mode (num_process > 1) only process 0 scores, so it must not wait
         # for the other ranks; otherwise ranks gather their examples and share the scoring (docs/scaling.md).
-        self._engine_options = {
+        self._engine_options: dict[str, Any] = {  # BARTScorer's keywords
             "device": device,
             "dtype": dtype,
             "max_length": max_length,
@@ -209,7 +209,7 @@ class BARTScore(evaluate.Metric):
             "instruction": instruction,
             "system": system,
         }
-        self._scorer = None
+        self._scorer: BARTScorer | None = None
         self._inputs_given: dict[str, bool] | None = None  # which of references/sources the pending batches carry
         self._pending_count = 0  # examples in the pending batches
 
@@ -339,8 +339,9 @@ class BARTScore(evaluate.Metric):
             given = {"references": references is not None, "sources": sources is not None}
             predictions, references, sources, given = group.gather_examples(
                 predictions,
-                references if given["references"] else [[] for _ in predictions],
-                sources if given["sources"] else ["" for _ in predictions],
+                # given[...] says which are not None, which mypy does not follow.
+                references if given["references"] else [[] for _ in predictions],  # type: ignore[arg-type]
+                sources if given["sources"] else ["" for _ in predictions],  # type: ignore[arg-type]
                 given,
                 self.scorer.device,
             )

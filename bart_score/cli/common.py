@@ -93,7 +93,7 @@ def add_model_arguments(
     parser: argparse.ArgumentParser,
     *,
     directions_default_text: str = "all the inputs allow",
-    aggregation_default: str = "mean",
+    aggregation_default: str | None = "mean",
     aggregation_default_text: str | None = None,
 ) -> None:
     model = parser.add_argument_group("model and scoring")

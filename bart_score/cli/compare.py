@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, corpus: Corpus, options: ScoringOptions) -> in
     return 0
 
 
-def comparison_lines(comparisons: Mapping[str, Mapping[str, Any]], segments: int, signature: str) -> list[str]:
+def comparison_lines(comparisons: Mapping[str, Mapping[str, Any]], segments: int, signature: str | None) -> list[str]:
     lines = []
     for direction, comparison in comparisons.items():
         lines.append(

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, corpus: Corpus, options: ScoringOptions) -> in
     return 0
 
 
-def summary_lines(per_system: Mapping[str, Mapping[str, Sequence[float]]], signature: str) -> list[str]:
+def summary_lines(per_system: Mapping[str, Mapping[str, Sequence[float]]], signature: str | None) -> list[str]:
     directions = list(next(iter(per_system.values())))
     width = max(6, *map(len, per_system))
     widths = [max(12, len(d)) for d in directions]
