@@ -7,6 +7,8 @@ A thin `evaluate.Metric` over the `bart_score` library, which holds the engine, 
 the command line (``python bartscore.py score ...`` runs that command line, as ``bartscore`` and
 ``python -m bart_score`` do)."""
 
+from __future__ import annotations
+
 if __name__ == "__main__":  # the command line, without loading evaluate first
     from bart_score.cli import main
 
@@ -15,6 +17,8 @@ if __name__ == "__main__":  # the command line, without loading evaluate first
 import os
 import re
 import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import datasets
 import evaluate
@@ -29,6 +33,9 @@ from bart_score.options import OPTION_NAMES, ScoringOptions  # From: bartscore
 from bart_score.variants import DEFAULT_CHECKPOINT  # From: bartscore
 
 __all__ = ["BARTScore", "BARTScorer", "score_dataset"]
+
+if TYPE_CHECKING:
+    import torch
 
 _CITATION = """\
 @inproceedings{yuan2021bartscore,
@@ -162,24 +169,24 @@ class BARTScore(evaluate.Metric):
 
     def __init__(
         self,
-        config_name=None,
+        config_name: str | None = None,
         *,
-        device=None,
-        dtype="float32",
-        max_length=None,
-        max_tokens=None,
-        distributed=True,
-        results_on="all",
-        source_lang=None,
-        target_lang=None,
-        template=None,
-        compatibility=None,
-        chat=False,
-        instruction=None,
-        system=None,
-        inputs="references",
-        **kwargs,
-    ):
+        device: str | torch.device | None = None,
+        dtype: str = "float32",
+        max_length: int | None = None,
+        max_tokens: int | None = None,
+        distributed: bool = True,
+        results_on: str = "all",
+        source_lang: str | None = None,
+        target_lang: str | None = None,
+        template: str | None = None,
+        compatibility: str | None = None,
+        chat: bool = False,
+        instruction: str | Mapping[str, str] | None = None,
+        system: str | None = None,
+        inputs: str = "references",
+        **kwargs: Any,
+    ) -> None:
         if inputs not in _INPUTS:
             raise InputError(f"inputs must be one of {tuple(_INPUTS)}, got {inputs!r}")
         self._inputs = inputs  # read by _info, which evaluate's __init__ calls
@@ -193,7 +200,7 @@ class BARTScore(evaluate.Metric):
         super().__init__(config_name=cache_name, **kwargs)
         # Under evaluate's own multi-process mode (num_process > 1) only process 0 scores, so it must not wait
         # for the other ranks; otherwise ranks gather their examples and share the scoring (docs/scaling.md).
-        self._engine_options = {
+        self._engine_options: dict[str, Any] = {  # BARTScorer's keywords
             "device": device,
             "dtype": dtype,
             "max_length": max_length,
@@ -212,11 +219,11 @@ class BARTScore(evaluate.Metric):
         # the instance's, so threads sharing it would otherwise score one another's examples and leave it unusable.
         # Reentrant, since compute adds its own predictions through add_batch.
         self._calls = threading.RLock()
-        self._scorer = None
-        self._inputs_given = None  # which of references/sources the pending batches carry
+        self._scorer: BARTScorer | None = None
+        self._inputs_given: dict[str, bool] | None = None  # which of references/sources the pending batches carry
         self._pending_count = 0  # examples in the pending batches
 
-    def _info(self):
+    def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
@@ -229,19 +236,26 @@ class BARTScore(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2106.11520"],
         )
 
-    def _download_and_prepare(self, dl_manager):
+    def _download_and_prepare(self, dl_manager: Any) -> None:
         # The model loads once, here at evaluate.load time, so that a missing checkpoint is reported there.
         assert self.scorer is not None
 
     @property
-    def scorer(self):
+    def scorer(self) -> BARTScorer:
         """The engine, loaded on first use and kept for every later compute."""
         if self._scorer is None:
             checkpoint = DEFAULT_CHECKPOINT if self.model_name == "default" else self.model_name
             self._scorer = BARTScorer(checkpoint=checkpoint, **self._engine_options)
         return self._scorer
 
-    def add_batch(self, *, predictions=None, references=None, sources=None, **kwargs):
+    def add_batch(
+        self,
+        *,
+        predictions: Sequence[str] | None = None,
+        references: Sequence[str | Sequence[str]] | None = None,
+        sources: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Adds a batch of predictions with their references and/or sources (as in compute) for a later compute."""
         with self._calls:  # one call at a time per instance (see __init__)
             if kwargs:
@@ -260,7 +274,7 @@ class BARTScore(evaluate.Metric):
                     f"this batch gives {_input_names(given)} but earlier batches gave "
                     f"{_input_names(self._inputs_given)}; give the same inputs in every add/add_batch call"
                 )
-            batch = {"predictions": predictions}
+            batch: dict[str, Any] = {"predictions": predictions}
             if references is not None:
                 batch["references"] = reference_lists(references, "references", len(predictions))
             if sources is not None:
@@ -274,7 +288,14 @@ class BARTScore(evaluate.Metric):
                 raise
             self._pending_count += len(predictions)
 
-    def add(self, *, prediction=None, reference=None, source=None, **kwargs):
+    def add(
+        self,
+        *,
+        prediction: str | None = None,
+        reference: str | Sequence[str] | None = None,
+        source: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Adds one prediction with its reference(s) and/or source for a later compute."""
         if not isinstance(prediction, str):
             raise InputTypeError(f"prediction is {describe(prediction)}; expected a string")
@@ -285,7 +306,14 @@ class BARTScore(evaluate.Metric):
             **kwargs,
         )
 
-    def compute(self, *, predictions=None, references=None, sources=None, **kwargs):
+    def compute(
+        self,
+        *,
+        predictions: Sequence[str] | None = None,
+        references: Sequence[str | Sequence[str]] | None = None,
+        sources: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any] | None:
         """Scores the given inputs, or those added with add/add_batch, and returns the results dict. Every option is
         checked before anything is scored; a failed compute leaves the pending batches as they were."""
         with self._calls:  # one call at a time per instance (see __init__)
@@ -312,14 +340,21 @@ class BARTScore(evaluate.Metric):
             self._inputs_given, self._pending_count = None, 0
             return result
 
-    def _compute(self, predictions, references=None, sources=None, options=None):
+    def _compute(
+        self,
+        predictions: Sequence[str],
+        references: Sequence[str | Sequence[str]] | None = None,
+        sources: Sequence[str] | None = None,
+        options: ScoringOptions | None = None,
+    ) -> dict[str, Any] | None:
         group = self.scorer._process_group()
         if group:
             given = {"references": references is not None, "sources": sources is not None}
             predictions, references, sources, given = group.gather_examples(
                 predictions,
-                references if given["references"] else [[] for _ in predictions],
-                sources if given["sources"] else ["" for _ in predictions],
+                # given[...] says which are not None, which mypy does not follow.
+                references if given["references"] else [[] for _ in predictions],  # type: ignore[arg-type]
+                sources if given["sources"] else ["" for _ in predictions],  # type: ignore[arg-type]
                 given,
                 self.scorer.device,
             )
@@ -333,22 +368,23 @@ class BARTScore(evaluate.Metric):
     # against the evaluate versions in EVALUATE_CHECKED. tests/test_evaluate_internals.py fails loudly when an
     # evaluate release no longer has what they rely on (EVALUATE_INTERNALS).
 
-    def _feature_names(self):
+    def _feature_names(self) -> list[str]:
         """The inputs of the pending batches; with none pending, those of the first feature variant (which
         evaluate.combine asks for)."""
         if self._inputs_given is None:
             return super()._feature_names()
         return ["predictions", *(name for name, present in self._inputs_given.items() if present)]
 
-    def _infer_feature_from_batch(self, batch):
+    def _infer_feature_from_batch(self, batch: Mapping[str, Any]) -> datasets.Features:
         return next(features for features in _FEATURE_VARIANTS.values() if set(features) == set(batch))
 
-    def _restore_pending(self, inputs_given, count):
+    def _restore_pending(self, inputs_given: dict[str, bool] | None, count: int) -> None:
         """After a failed compute: the examples that were pending before it, and only those, are pending again.
         evaluate has by then read them back from its cache files (self.data); those files are released as after a
         successful compute, and the examples written anew."""
         kept = None
         if self.data is not None and count:
+            assert inputs_given is not None  # pending examples were added with their inputs
             names = ["predictions", *(name for name, present in inputs_given.items() if present)]
             kept = {name: self.data[name][:count] for name in names}
         if self.buf_writer is None and self.filelocks:
@@ -378,7 +414,7 @@ EVALUATE_INTERNALS = {"methods": ("_feature_names", "_infer_feature_from_batch")
 EVALUATE_CHECKED = ("0.4.6",)
 
 
-def compute_options(options):
+def compute_options(options: Mapping[str, Any]) -> ScoringOptions:
     """compute's options as one ScoringOptions, checked before anything is scored or any batch is touched; bert_score's
     rescale_with_baseline and baseline_path are read as rescale="baseline" and baseline."""
     unknown = sorted(set(options) - set(_COMPUTE_OPTIONS))
@@ -405,6 +441,6 @@ def compute_options(options):
     return ScoringOptions(**options)
 
 
-def _input_names(given):
+def _input_names(given: Mapping[str, bool]) -> str:
     names = [name for name, present in given.items() if present]
     return " and ".join(f"{name}=" for name in names) or "predictions only"

@@ -30,6 +30,7 @@ Names are imported from their modules on first use, so that importing the packag
 does not load torch."""
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from .version import __version__
 
@@ -88,12 +89,65 @@ _EXPORTS = {
 }
 __all__ = ["__version__", *_EXPORTS]
 
+if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on first use at run time)
+    from .baseline_files import load_baseline as load_baseline
+    from .baseline_files import write_baseline as write_baseline
+    from .baselines import build_baseline as build_baseline
+    from .cli import main as main
+    from .corpus import Corpus as Corpus
+    from .corpus import TableLimits as TableLimits
+    from .corpus import check_corpus_request as check_corpus_request
+    from .corpus import read_plain_corpus as read_plain_corpus
+    from .corpus import read_table_corpus as read_table_corpus
+    from .corpus import score_corpus as score_corpus
+    from .corpus import score_dataset as score_dataset
+    from .engine import BARTScorer as BARTScorer
+    from .errors import BARTScoreError as BARTScoreError
+    from .errors import BaselineDirectionsError as BaselineDirectionsError
+    from .errors import BaselineError as BaselineError
+    from .errors import BaselineNotFoundError as BaselineNotFoundError
+    from .errors import BaselineSettingsError as BaselineSettingsError
+    from .errors import BenchmarkDataError as BenchmarkDataError
+    from .errors import CacheFileError as CacheFileError
+    from .errors import CheckpointLoadError as CheckpointLoadError
+    from .errors import CheckpointNotFoundError as CheckpointNotFoundError
+    from .errors import CustomCodeError as CustomCodeError
+    from .errors import InputError as InputError
+    from .errors import InputTypeError as InputTypeError
+    from .errors import MissingExtraError as MissingExtraError
+    from .errors import ScoringError as ScoringError
+    from .errors import UnsupportedModelError as UnsupportedModelError
+    from .errors import UsageError as UsageError
+    from .long_source import LONG_SOURCE_MODES as LONG_SOURCE_MODES
+    from .long_source import WindowSettings as WindowSettings
+    from .long_source import split_sentences as split_sentences
+    from .meta_eval.benchmarks import BENCHMARKS as BENCHMARKS
+    from .meta_eval.benchmarks import load_benchmark as load_benchmark
+    from .meta_eval.scoring import score_benchmarks as score_benchmarks
+    from .models import locate_checkpoint as locate_checkpoint
+    from .models import resolve_checkpoint as resolve_checkpoint
+    from .options import AGGREGATIONS as AGGREGATIONS
+    from .options import DIRECTIONS as DIRECTIONS
+    from .options import PROMPT_SIDES as PROMPT_SIDES
+    from .options import RESCALE_MODES as RESCALE_MODES
+    from .options import CorpusPoints as CorpusPoints
+    from .options import ScoringOptions as ScoringOptions
+    from .prompts import PROMPT_SETS as PROMPT_SETS
+    from .retrievers import load_retriever as load_retriever
+    from .score_cache import ResumableScorer as ResumableScorer
+    from .stats import compare_directions as compare_directions
+    from .stats import compare_systems as compare_systems
+    from .stats import paired_t_test as paired_t_test
+    from .variants import DEFAULT_CHECKPOINT as DEFAULT_CHECKPOINT
+    from .variants import PARA_WEIGHTS_ENV as PARA_WEIGHTS_ENV
+    from .variants import VARIANTS as VARIANTS
 
-def __getattr__(name):
+
+def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
         raise AttributeError(f"module 'bart_score' has no attribute {name!r}")
     return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return __all__

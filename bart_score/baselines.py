@@ -10,6 +10,7 @@ import hashlib
 import importlib.metadata
 import os
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -256,7 +257,7 @@ def build_baseline(
     return document
 
 
-def _sha256(path):
+def _sha256(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -264,7 +265,7 @@ def _sha256(path):
     return digest.hexdigest()
 
 
-def _describe(scores, targets):
+def _describe(scores: Sequence[float] | np.ndarray, targets: Sequence[str]) -> dict[str, Any]:
     """A sample's figures: mean, std, quantiles, pairs, and means by the target's length in words."""
     scores = np.asarray(scores, dtype=np.float64)
     words = np.array([len(target.split()) for target in targets])

@@ -12,8 +12,10 @@ import os
 import re
 import sys
 import threading
+import types
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, InputTypeError, UsageError
 from .inputs import check_text, describe
@@ -22,15 +24,18 @@ from .reading import open_bounded, parse_json, read_bounded
 from .rescale import LIBRARY_REMEDY, corpus_documents
 from .wording import counted
 
+if TYPE_CHECKING:
+    from .engine import BARTScorer
+
 
 @dataclass
 class Corpus:
     """Segments to score: one hypothesis list per system, aligned with the sources and/or references."""
 
-    systems: dict  # system name -> hypotheses
-    sources: list = None
-    references: list = None  # one list of references per segment
-    ids: list = None  # segment ids, when the input names them
+    systems: dict[str, list[str]]  # system name -> hypotheses
+    sources: list[str] | None = None
+    references: list[list[str]] | None = None  # one list of references per segment
+    ids: list[str] | None = None  # segment ids, when the input names them
     blank_references: int = 0  # blank reference lines or cells, which are not references and were skipped
 
 
@@ -122,9 +127,9 @@ class TableLimits:
     """Limits a table reader enforces while it reads, so that a file over them is refused before it is built: the
     most data rows, columns, and characters in one cell (None: no limit)."""
 
-    max_rows: int = None
-    max_columns: int = None
-    max_chars: int = None
+    max_rows: int | None = None
+    max_columns: int | None = None
+    max_chars: int | None = None
 
 
 @dataclass(frozen=True)
@@ -332,7 +337,9 @@ def _csv_rows(path, lines, limits):
     """Column names (stripped), one dict per data row, and the line each row ends on. A blank line (no field at all:
     nothing, not even a comma) is no row; a row whose cells are empty is a row of empty texts."""
     reader = csv.reader(lines)
-    columns, rows, line_numbers = [], [], []
+    columns: list[str] = []
+    rows: list[dict[str, str]] = []
+    line_numbers: list[int] = []
     try:
         with _csv_field_limit_lifted():
             for row in reader:
@@ -376,7 +383,9 @@ def _unique_keys(pairs):
 def _jsonl_rows(path, lines, limits):
     """Column names (in order of first appearance), one dict per non-blank line, and its line number; a key that
     appears twice in one object (at any depth) is refused."""
-    columns, rows, line_numbers = {}, [], []
+    columns: dict[str, None] = {}  # an ordered set
+    rows: list[dict[str, Any]] = []
+    line_numbers: list[int] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -410,7 +419,7 @@ def check_corpus_request(
     directions = options.directions_for(
         has_references=corpus.references is not None, has_sources=corpus.sources is not None
     )
-    if options.rescale == "corpus" and not options.corpus_points.unrelated_texts:
+    if options.rescale == "corpus" and not options.corpus_points.unrelated_texts:  # type: ignore[union-attr]  # set for corpus
         segments = len(next(iter(corpus.systems.values())))
         corpus_documents(segments, corpus.sources, corpus.references, option=option, remedy=remedy)
     return directions
@@ -447,7 +456,7 @@ def score_corpus(
 # ---------------------------------------------------------------------------------------------------------------------
 # `datasets` corpora
 
-_SCORERS_OF_THIS_PROCESS = {}
+_SCORERS_OF_THIS_PROCESS: dict[str, BARTScorer] = {}  # repr of the arguments -> the scorer
 
 
 def score_dataset(
@@ -531,7 +540,8 @@ def _check_the_script_is_guarded(num_proc):
     worker runs the script again from the top; unguarded, that run calls score_dataset again, the worker dies at
     start-up, and datasets waits for it for minutes instead of failing."""
     script = getattr(sys.modules.get("__main__"), "__file__", None)
-    frame, line = sys._getframe(1), None
+    frame: types.FrameType | None = sys._getframe(1)
+    line = None
     while frame is not None:  # the line of the script's own top level that led here, if it is running
         if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
             line = frame.f_lineno
@@ -543,8 +553,8 @@ def _check_the_script_is_guarded(num_proc):
             tree = ast.parse(handle.read())
     except (OSError, SyntaxError, ValueError):
         return
-    if any(isinstance(node, ast.If) and _is_main_test(node.test) and node.lineno < line <= node.end_lineno
-           for node in ast.walk(tree)):  # fmt: skip
+    guards = [node for node in ast.walk(tree) if isinstance(node, ast.If) and _is_main_test(node.test)]
+    if any(node.lineno < line <= (node.end_lineno or node.lineno) for node in guards):
         return
     raise InputError(
         f"score_dataset(num_proc={num_proc}) starts worker processes that run {script} again from the top, "
@@ -579,7 +589,8 @@ def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, s
         )
         raise type(error)(message) from None
     keys = [d + suffix for d in DIRECTIONS for suffix in RESULT_SUFFIXES]
-    return {prefix + key: result[key] for key in keys if key in result}
+    # A scorer of this process scores alone, so it has results.
+    return {prefix + key: result[key] for key in keys if key in result}  # type: ignore[index, operator]
 
 
 @contextlib.contextmanager
@@ -596,7 +607,7 @@ def _start_method(method):
             multiprocess.set_start_method(previous, force=True)
 
 
-def _scorer_of_this_process(arguments, rank):
+def _scorer_of_this_process(arguments: Mapping[str, Any], rank: int | None) -> BARTScorer:
     import torch
 
     from .engine import BARTScorer

@@ -17,7 +17,7 @@ from .baselines import baseline_for
 from .inputs import reference_lists, text_list
 from .long_source import plan_windows
 from .options import ScoringOptions
-from .pair_groups import score_pair_groups
+from .pair_groups import GroupKey, Pair, score_pair_groups
 
 
 def aggregate(values: np.ndarray, counts: Sequence[int], how: str) -> np.ndarray:
@@ -62,6 +62,7 @@ def score_directions(
     options = options.replace(
         directions=options.directions_for(has_references=references is not None, has_sources=sources is not None)
     )
+    assert options.directions is not None  # resolved just above
     point_directions = rescale.point_directions(options.directions)
     baseline = None
     if options.rescale == "baseline":  # found and checked before any scoring
@@ -73,13 +74,15 @@ def score_directions(
     ref_counts = [len(refs) for refs in references] if references is not None else []
     owners = [i for i, n in enumerate(ref_counts) for _ in range(n)]
     flat_refs = [ref for refs in references for ref in refs] if references is not None else []
-    groups = {
-        "faithfulness": list(zip(sources, predictions)) if "faithfulness" in wanted else [],
+    # directions_for allows faithfulness (and long_source="windows", which scores it) only with sources.
+    groups: dict[GroupKey, Sequence[Pair]] = {
+        "faithfulness": list(zip(sources, predictions)) if "faithfulness" in wanted and sources is not None else [],
         "precision": [(ref, predictions[i]) for i, ref in zip(owners, flat_refs)] if "precision" in wanted else [],
         "recall": [(predictions[i], ref) for i, ref in zip(owners, flat_refs)] if "recall" in wanted else [],
     }
     plan = None
     if options.windows is not None:
+        assert sources is not None
         plan = plan_windows(predictions, sources, options.windows, getattr(scorer, "device", None))
         groups["faithfulness"] = plan.pairs
     reference_pairs = None
@@ -92,7 +95,7 @@ def score_directions(
     if averaged is None:
         return None
 
-    scores = {}
+    scores: dict[str, np.ndarray] = {}
     if "faithfulness" in wanted:
         scores["faithfulness"] = plan.aggregate(averaged["faithfulness"]) if plan else averaged["faithfulness"]
     for direction in ("precision", "recall"):
@@ -109,7 +112,7 @@ def score_directions(
         result["faithfulness_windows"] = plan.windows
     rescale_label = None
     if options.rescale:
-        points = baseline.points if baseline else reference_pairs.points(averaged)
+        points = baseline.points if baseline else reference_pairs.points(averaged)  # type: ignore[union-attr]  # set for corpus
         points = rescale.with_f_score({d: points[d] for d in point_directions})
         rescaled = rescale.rescaled_scores(scores, points)
         for direction in options.directions:
@@ -118,7 +121,7 @@ def score_directions(
         result["reference_points"] = {
             d: {"unrelated": points[d].unrelated, "copy": points[d].copy} for d in options.directions
         }
-        rescale_label = baseline.label if baseline else reference_pairs.label
+        rescale_label = baseline.label if baseline else reference_pairs.label  # type: ignore[union-attr]  # as above
     result["signature"] = signature(scorer, options, ref_counts, rescale_label)
     return result
 
@@ -134,6 +137,7 @@ def _corpus_reference_pairs(
     """rescale="corpus"'s reference pairs, sampled from the inputs (rows of one document share no unrelated pair);
     by_direction: see rescale.sample_reference_pairs."""
     points = options.corpus_points
+    assert points is not None  # resolve() gives rescale="corpus" its default CorpusPoints
     rows = {
         "prediction": [[text] for text in predictions],
         "source": [[text] for text in sources] if sources is not None else None,
@@ -164,6 +168,7 @@ def signature(
 ) -> str:
     """A sacrebleu-style reproducibility string for a result of `scorer` under `options` (its directions resolved),
     rescaled with the reference points that rescale_label names; with long_source="windows", its settings."""
+    assert options.directions is not None, "signature() takes options with their directions resolved"
     low, high = (min(ref_counts), max(ref_counts)) if ref_counts else (0, 0)
     nrefs = "-" if not ref_counts else str(low) if low == high else f"{low}-{high}"
     return "|".join(

@@ -3,15 +3,26 @@
 Under torchrun or accelerate every rank passes the same inputs to the engine, scores its share on its own device, and
 the results are gathered to every rank (or to rank 0)."""
 
+from __future__ import annotations
+
 import contextlib
 import hashlib
 import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
+if TYPE_CHECKING:
+    from .engine import Plan
 
-def process_group(enabled=True):
+Result = TypeVar("Result")
+# A plan's pairs grouped by condition: condition -> its pairs.
+Share = dict[int, list[int]]
+
+
+def process_group(enabled: bool = True) -> ProcessGroup | None:
     """This process's torch.distributed group as a ProcessGroup, or None when not distributed (or not enabled)."""
     if not enabled or not torch.distributed.is_available() or not torch.distributed.is_initialized():
         return None
@@ -26,7 +37,7 @@ class ProcessGroup:
     world: int
     rank: int
 
-    def share(self, plan):
+    def share(self, plan: Plan) -> Share:
         """This rank's pairs, grouped by condition. The work (each condition's tokens, then its targets' tokens) is
         laid end to end and cut into consecutive runs, one per rank, at the smallest per-rank token load that ranks
         filled in turn can hold (found by bisection, to within 0.5%). A condition cut between two ranks is encoded by
@@ -48,11 +59,14 @@ class ProcessGroup:
                 low = middle
             else:
                 high = middle
-        return self._fill(plan, high)[self.rank]
+        shares = self._fill(plan, high)
+        assert shares is not None  # bisection keeps `high` at a load the ranks can hold
+        return shares[self.rank]
 
-    def _fill(self, plan, capacity):
+    def _fill(self, plan: Plan, capacity: int) -> list[Share] | None:
         """Ranks take the work in order, each up to `capacity` tokens; None if `world` ranks cannot hold it."""
-        shares, load = [{}], 0
+        shares: list[Share] = [{}]
+        load = 0
         for condition, pairs in plan.pairs_by_condition.items():
             for pair in pairs:
                 target = plan.target_length(plan.pairs[pair][1])
@@ -66,9 +80,9 @@ class ProcessGroup:
                 load += cost
         return shares + [{} for _ in range(self.world - len(shares))]
 
-    def raise_if_any_failed(self, error, device):
+    def raise_if_any_failed(self, error: BaseException | None, device: torch.device) -> None:
         """Every rank learns that another failed (rather than waiting forever for its results) and raises too."""
-        errors = [None] * self.world
+        errors: list[str | None] = [None] * self.world
         with current_device(device):
             torch.distributed.all_gather_object(errors, None if error is None else f"{type(error).__name__}: {error}")
         if error is not None:
@@ -77,8 +91,11 @@ class ProcessGroup:
             if message is not None:
                 raise RuntimeError(f"rank {rank} failed, so this call has no results: {message}")
 
-    def gather(self, results, results_on, device):
+    def gather(
+        self, results: dict[int, Result] | None, results_on: str, device: torch.device
+    ) -> dict[int, Result] | None:
         """Every rank's results, merged, on every rank (results_on="all") or on rank 0 only (others get None)."""
+        parts: list[Any] | None  # each rank's results, as the collectives fill them in
         with current_device(device):
             if results_on == "all":
                 parts = [None] * self.world
@@ -90,13 +107,13 @@ class ProcessGroup:
             return None
         return {pair: value for part in parts for pair, value in part.items()}
 
-    def check_same_inputs(self, conditions, targets, device):
+    def check_same_inputs(self, conditions: Sequence[str], targets: Sequence[str], device: torch.device) -> None:
         """The engine splits one shared workload across ranks; ranks that pass different inputs would get wrong
         results, so that is refused on every rank (the metric gathers per-rank examples itself)."""
         digest = hashlib.sha1()
         for text in (*conditions, *targets):
             digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
-        digests = [None] * self.world
+        digests: list[Any] = [None] * self.world  # (pair count, digest) per rank, once gathered
         with current_device(device):
             torch.distributed.all_gather_object(digests, (len(conditions), digest.hexdigest()))
         if len(set(digests)) > 1:
@@ -107,10 +124,17 @@ class ProcessGroup:
                 "BARTScorer(distributed=False)"
             )
 
-    def gather_examples(self, predictions, references, sources, given, device):
+    def gather_examples(
+        self,
+        predictions: Sequence[Any],
+        references: Sequence[Any],
+        sources: Sequence[Any],
+        given: dict[str, bool],
+        device: torch.device,
+    ) -> tuple[list[Any], list[Any], list[Any], dict[str, bool]]:
         """All ranks' metric examples, in rank order, on every rank; refused on every rank if the ranks gave
         different kinds of inputs."""
-        parts = [None] * self.world
+        parts: list[Any] = [None] * self.world  # (predictions, references, sources, given) per rank, once gathered
         with current_device(device):
             torch.distributed.all_gather_object(parts, (predictions, references, sources, given))
         kinds = {tuple(sorted(part[3].items())) for part in parts}
@@ -127,12 +151,12 @@ class ProcessGroup:
         )
 
 
-def current_device(device):
+def current_device(device: torch.device) -> contextlib.AbstractContextManager[Any]:
     """Object collectives over NCCL run on the current CUDA device, which must be this process's own."""
     return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
 
 
-def default_device():
+def default_device() -> str:
     """CUDA when available (under torchrun / accelerate, this process's GPU: LOCAL_RANK), else the CPU."""
     if not torch.cuda.is_available():
         return "cpu"
@@ -140,7 +164,7 @@ def default_device():
 
 
 @contextlib.contextmanager
-def torchrun_process_group():
+def torchrun_process_group() -> Iterator[None]:
     """Under torchrun (WORLD_SIZE > 1, no group yet) joins the group for the duration, then leaves it cleanly."""
     launched = int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.distributed.is_initialized()
     if launched:

@@ -14,18 +14,26 @@ import logging
 import os
 import pickle
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, NoReturn, TypeVar, cast
 
 import numpy as np
 import torch
 import transformers
 
 from . import directions
-from .distributed import default_device, process_group
+from .distributed import ProcessGroup, default_device, process_group
 from .errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
 from .inputs import describe, device_name, optional_positive_int, reference_lists, text_list, whole_number
-from .models import IGNORED, load_family, locate_checkpoint, resolve_checkpoint, weights_identity
+from .models import (
+    IGNORED,
+    Target,
+    load_family,
+    locate_checkpoint,
+    resolve_checkpoint,
+    weights_identity,
+)
+from .models.base import Tokenized
 from .options import AGGREGATIONS, ScoringOptions
 from .progress import progress_bar
 from .templates import chat_settings, instruction_list
@@ -50,33 +58,43 @@ _LOGIT_POSITIONS = 512
 # Conditions are run max_tokens / CONDITION_BUDGET_SHARE padded tokens at a time (see _score_share).
 CONDITION_BUDGET_SHARE = 8
 
+Item = TypeVar("Item")
+# Per distinct pair: (sum of its target-token log-probabilities, those log-probabilities when kept, else None).
+PairResults = dict[int, tuple[float, "torch.Tensor | None"]]
+# Per input pair: the sums of target-token log-probabilities, the scored token counts, and (when kept) each pair's
+# scored token ids with their log-probabilities.
+LogLikelihoods = tuple[np.ndarray, np.ndarray, "list[tuple[list[int], torch.Tensor]] | None"]
+
 
 class Plan:
     """A call's work after tokenization: the distinct conditions and targets (as the family tokenized them), the
     distinct pairs, each input pair's distinct pair, and the pairs of each condition."""
 
-    def __init__(self, tokenized):
+    def __init__(self, tokenized: Tokenized) -> None:
         self.tokenized = tokenized
         self.conditions = tokenized.conditions
         self.targets = tokenized.targets
-        pair_index = {}
+        pair_index: dict[tuple[int, int], int] = {}
         self.pair_of_input = [pair_index.setdefault(pair, len(pair_index)) for pair in tokenized.pairs]
         self.pairs = list(pair_index)
-        self.pairs_by_condition = {}
+        self.pairs_by_condition: dict[int, list[int]] = {}
         for pair, (condition, _) in enumerate(self.pairs):
             self.pairs_by_condition.setdefault(condition, []).append(pair)
 
-    def condition_length(self, condition):
+    def condition_length(self, condition: int) -> int:
         return len(self.conditions[condition])
 
-    def target_length(self, target):
+    def target_length(self, target: int) -> int:
         return len(self.targets[target].labels)
 
 
-def token_batches(items, lengths, max_tokens, max_items):
+def token_batches(
+    items: Iterable[Item], lengths: Callable[[Item], tuple[int, ...]], max_tokens: int, max_items: int | None
+) -> Iterator[list[Item]]:
     """Greedy split of length-sorted items into batches whose padded size, rows x sum of the longest length of each
     part (target and condition for the decoder), stays within max_tokens. An item over budget gets a batch alone."""
-    batch, longest = [], ()
+    batch: list[Item] = []
+    longest: tuple[int, ...] = ()
     for item in items:
         item_lengths = lengths(item)
         grown = tuple(map(max, longest, item_lengths)) if batch else item_lengths
@@ -127,22 +145,22 @@ class BARTScorer:
 
     def __init__(
         self,
-        device=None,
-        max_length=None,
-        checkpoint=DEFAULT_CHECKPOINT,
-        dtype="float32",
-        max_tokens=None,
-        distributed=True,
-        results_on="all",
+        device: str | torch.device | None = None,
+        max_length: int | None = None,
+        checkpoint: str = DEFAULT_CHECKPOINT,
+        dtype: str = "float32",
+        max_tokens: int | None = None,
+        distributed: bool = True,
+        results_on: str = "all",
         *,
-        source_lang=None,
-        target_lang=None,
-        template=None,
-        compatibility=None,
-        chat=False,
-        instruction=None,
-        system=None,
-    ):
+        source_lang: str | None = None,
+        target_lang: str | None = None,
+        template: str | None = None,
+        compatibility: str | None = None,
+        chat: bool = False,
+        instruction: str | Mapping[str, str] | None = None,
+        system: str | None = None,
+    ) -> None:
         if dtype not in DTYPES:
             raise InputError(f"dtype must be one of {tuple(DTYPES)}, got {dtype!r}")
         if results_on not in ("all", "rank0"):
@@ -159,7 +177,7 @@ class BARTScorer:
             if whole_number(max_length) is None or max_length < 2:
                 raise InputError(f"max_length must be an integer of at least 2, got {max_length!r}")
             max_length = whole_number(max_length)
-        chat = chat_settings(chat, instruction, system, template=template, compatibility=compatibility)
+        settings = chat_settings(chat, instruction, system, template=template, compatibility=compatibility)
         self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
         located = locate_checkpoint(self.checkpoint)
         self.family = load_family(
@@ -169,12 +187,12 @@ class BARTScorer:
             target_lang=target_lang,
             template=template,
             compatibility=compatibility,
-            chat=chat,
+            chat=settings,
         )
         self.tokenizer, self.model = self.family.tokenizer, self.family.model
         self._checkpoint_label = located.label
         self._checkpoint_identity = located.identity()
-        self._weights_identity = None
+        self._weights_identity: str | None = None
         positions = self.family.max_positions
         if max_length is None:
             max_length = min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
@@ -184,13 +202,13 @@ class BARTScorer:
             )
         self.max_length = max_length
         self.model.to(device=self.device)
-        self.weights = None
+        self.weights: str | None = None
         self._check_weights_are_numbers()
         self._check_family()
         if para_weights:
             self.load(para_weights)
 
-    def _check_family(self):
+    def _check_family(self) -> None:
         """Scores a probe pair both the engine's way (condition run once, cached, output layer applied apart) and by
         the model's own forward pass, and refuses a model on which they differ: a family member whose architecture
         does something the engine does not (logit soft-capping or scaling, an attention that ignores the cache).
@@ -221,7 +239,7 @@ class BARTScorer:
                 f"architecture does something the {self.family.name} family does not support"
             )
 
-    def _check_weights_are_numbers(self):
+    def _check_weights_are_numbers(self) -> None:
         """Refuses a model with a NaN or infinite weight, which some attention kernels turn into finite but meaningless
         scores rather than NaN. A minimum and maximum per tensor, so that no copy of a weight is made."""
         for name, value in self.model.named_parameters():
@@ -231,7 +249,7 @@ class BARTScorer:
                     f"NaN or inf values, so the checkpoint is damaged"
                 )
 
-    def _refuse_non_finite(self):
+    def _refuse_non_finite(self) -> NoReturn:
         """The error for a model whose own forward pass gives NaN or infinite log-probabilities from finite weights:
         values that overflow the dtype (a 16-bit one), or weights so large that they are damage all the same."""
         if self.dtype != "float32":
@@ -246,7 +264,7 @@ class BARTScorer:
 
     # -- loading --------------------------------------------------------------------------------------------------
 
-    def load(self, path=None):
+    def load(self, path: str | None = None) -> BARTScorer:
         """Loads a state dict (such as the paraphrase-tuned ``bart.pth``) over the checkpoint's weights.
 
         Without a path: ``$BARTSCORE_PARA_WEIGHTS``, else ``models/bart.pth`` as in the original code."""
@@ -269,11 +287,12 @@ class BARTScorer:
         """This engine with the same model (shared, not loaded again) truncating texts at another max_length, up to
         the model's positions: e.g. a causal LM given whole long sources as its prefix."""
         positions = self.family.max_positions
-        if whole_number(max_length) is None or max_length < 2 or (positions is not None and max_length > positions):
+        checked = whole_number(max_length)
+        if checked is None or checked < 2 or (positions is not None and checked > positions):
             limit = f"from 2 to {positions} (the model's positions)" if positions is not None else "of at least 2"
             raise InputError(f"max_length must be an integer {limit}, got {max_length!r}")
         engine = copy.copy(self)
-        engine.max_length = whole_number(max_length)
+        engine.max_length = checked
         return engine
 
     @property
@@ -285,7 +304,7 @@ class BARTScorer:
         return f"{self._checkpoint_label}+{os.path.basename(self.weights)}"
 
     @property
-    def model_identity(self):
+    def model_identity(self) -> str:
         """What tells this model apart from others, however the checkpoint was named: the key of baseline files and
         score caches (see bart_score.models.checkpoint_identity), with the identity of weights loaded over it."""
         if self._weights_identity is None:
@@ -298,11 +317,11 @@ class BARTScorer:
         return getattr(self.family, "instructions", None)
 
     @property
-    def token_policy(self):
+    def token_policy(self) -> str:
         """Which tokens are scored and what the decoder starts from, in a few characters (docs/models.md)."""
         return self.family.policy
 
-    def signature_fields(self):
+    def signature_fields(self) -> list[str]:
         """The signature's fields that describe this engine rather than one call's options."""
         return [
             f"policy:{self.token_policy}",
@@ -350,16 +369,25 @@ class BARTScorer:
         sums, counts, _ = result
         return (sums / counts).tolist()
 
-    def multi_ref_score(self, srcs, tgts, agg="mean", batch_size=None, *, max_tokens=None, show_progress=False):
+    def multi_ref_score(
+        self,
+        srcs: Sequence[str],
+        tgts: Sequence[Sequence[str]],
+        agg: str = "mean",
+        batch_size: int | None = None,
+        *,
+        max_tokens: int | None = None,
+        show_progress: bool = False,
+    ) -> list[float] | None:
         """Scores each src against each of its tgts (a list per example; counts may differ) and aggregates."""
         if agg not in AGGREGATIONS:
             raise InputError(f"agg must be one of {AGGREGATIONS}, got {agg!r}")
-        srcs = text_list(srcs, "srcs")
-        tgts = reference_lists(tgts, "tgts", len(srcs), counted_by="srcs")
-        counts = [len(refs) for refs in tgts]
+        sources = text_list(srcs, "srcs")
+        references = reference_lists(tgts, "tgts", len(sources), counted_by="srcs")
+        counts = [len(refs) for refs in references]
         flat = self.score(
-            [src for src, n in zip(srcs, counts) for _ in range(n)],
-            [t for refs in tgts for t in refs],
+            [src for src, n in zip(sources, counts) for _ in range(n)],
+            [t for refs in references for t in refs],
             batch_size,
             max_tokens=max_tokens,
             show_progress=show_progress,
@@ -393,7 +421,9 @@ class BARTScorer:
         )
         if result is None:
             return None
-        return [list(zip(self.family.token_texts(ids), log_probs.tolist())) for ids, log_probs in result[2]]
+        tokens = result[2]
+        assert tokens is not None  # kept: keep_tokens=True
+        return [list(zip(self.family.token_texts(ids), log_probs.tolist())) for ids, log_probs in tokens]
 
     def score_directions(
         self,
@@ -410,16 +440,16 @@ class BARTScorer:
         return directions.score_directions(self, predictions, references, sources, options, **keywords)
 
     @property
-    def source_lang(self):
+    def source_lang(self) -> str | None:
         return getattr(self.family, "source_lang", None)
 
     @property
-    def target_lang(self):
+    def target_lang(self) -> str | None:
         return getattr(self.family, "target_lang", None)
 
     # -- the planned computation ----------------------------------------------------------------------------------
 
-    def _condition_languages(self, condition_lang, count):
+    def _condition_languages(self, condition_lang: str | Sequence[str] | None, count: int) -> list[str | None]:
         """The language code of each condition (None for families without language codes)."""
         if self.source_lang is None:
             if condition_lang is not None:
@@ -427,10 +457,11 @@ class BARTScorer:
                     f"condition_lang is for families with language codes (mBART); this is a {self.family.name} model"
                 )
             return [None] * count
+        languages: list[str | None]
         if condition_lang is None or isinstance(condition_lang, str):
             languages = [condition_lang or self.source_lang] * count
         else:
-            languages = text_list(condition_lang, "condition_lang", count, counted_by="srcs")
+            languages = list(text_list(condition_lang, "condition_lang", count, counted_by="srcs"))
         for index, language in enumerate(languages):
             if language not in self.family.language_codes:
                 where = "" if isinstance(condition_lang, str) else f"[{index}]"
@@ -442,25 +473,25 @@ class BARTScorer:
 
     def _log_likelihoods(
         self,
-        conditions,
-        targets,
+        srcs: Sequence[str],
+        tgts: Sequence[str],
         *,
-        batch_size,
-        max_tokens,
-        show_progress,
-        keep_tokens,
-        progress=None,
-        condition_lang=None,
-        instruction=None,
-    ):
+        batch_size: int | None,
+        max_tokens: int | None,
+        show_progress: bool,
+        keep_tokens: bool,
+        progress: Callable[[int], object] | None = None,
+        condition_lang: str | Sequence[str] | None = None,
+        instruction: str | Sequence[str] | None = None,
+    ) -> LogLikelihoods | None:
         """Per input pair: the sum of target-token log-probabilities, the scored token count, and (if asked) the
         scored token ids with their log-probabilities. None on ranks other than 0 when results go to rank 0."""
-        conditions = text_list(conditions, "srcs")
-        targets = text_list(targets, "tgts")
+        conditions = text_list(srcs, "srcs")
+        targets = text_list(tgts, "tgts")
         if len(conditions) != len(targets):
             raise InputError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
         batch_size = optional_positive_int(batch_size, "batch_size")
-        max_tokens = optional_positive_int(max_tokens, "max_tokens") or self.max_tokens
+        token_budget = optional_positive_int(max_tokens, "max_tokens") or self.max_tokens
         languages = self._condition_languages(condition_lang, len(conditions))
         instructions = instruction_list(instruction, len(conditions), getattr(self.family, "settings", None))
         group = process_group(self.distributed)
@@ -479,7 +510,8 @@ class BARTScorer:
         )
 
         share = group.share(plan) if group else plan.pairs_by_condition
-        results, error = None, None
+        results: PairResults | None = None
+        error: Exception | None = None
         try:
             results = self._score_share(
                 plan,
@@ -487,7 +519,7 @@ class BARTScorer:
                 conditions,
                 targets,
                 batch_size=batch_size,
-                max_tokens=max_tokens,
+                max_tokens=token_budget,
                 show_progress=show_progress and lead,
                 progress=progress if lead else None,
                 keep_tokens=keep_tokens,
@@ -502,21 +534,33 @@ class BARTScorer:
             if results is None:
                 return None
 
+        assert results is not None  # scored here, or gathered from every rank (a failure raised above)
         index = plan.pair_of_input
         target_of = [plan.targets[plan.pairs[p][1]] for p in index]
         sums = np.array([results[p][0] for p in index], dtype=np.float64)
         counts = np.array([len(target.scored_ids) for target in target_of], dtype=np.float64)
-        tokens = [(t.scored_ids, results[p][1]) for t, p in zip(target_of, index)] if keep_tokens else None
+        # With keep_tokens every pair's result holds its token log-probabilities.
+        tokens = (
+            [(t.scored_ids, cast(torch.Tensor, results[p][1])) for t, p in zip(target_of, index)]
+            if keep_tokens
+            else None
+        )
         return sums, counts, tokens
 
-    def _plan(self, conditions, targets, languages=None, instructions=None):
+    def _plan(
+        self,
+        conditions: Sequence[str],
+        targets: Sequence[str],
+        languages: Sequence[str | None] | None = None,
+        instructions: Sequence[str] | None = None,
+    ) -> Plan:
         """The call's Plan: its texts tokenized under the family's token policy, pairs deduplicated and grouped
         (instructions: chat scoring's, one per pair, or None for the scorer's own)."""
         languages = languages or [self.source_lang] * len(conditions)
         per_pair = {} if instructions is None else {"instructions": instructions}
         return Plan(self.family.tokenize(conditions, targets, languages, self.max_length, **per_pair))
 
-    def _report(self, tokenized):
+    def _report(self, tokenized: Tokenized) -> None:
         """Warns about what the tokenization did to the inputs that the user may not expect."""
         if tokenized.truncated_conditions or tokenized.truncated_targets:
             warnings.warn(
@@ -536,23 +580,33 @@ class BARTScorer:
             )
 
     def _score_share(
-        self, plan, share, conditions, targets, *, batch_size, max_tokens, show_progress, keep_tokens, progress=None
-    ):
+        self,
+        plan: Plan,
+        share: Mapping[int, Sequence[int]],
+        conditions: Sequence[str],
+        targets: Sequence[str],
+        *,
+        batch_size: int | None,
+        max_tokens: int,
+        show_progress: bool,
+        keep_tokens: bool,
+        progress: Callable[[int], object] | None = None,
+    ) -> PairResults:
         """Scores the pairs of `share` (condition -> its pairs): conditions run in length-sorted batches, then their
         targets in length-sorted batches; after each target batch, the bar (or `progress`) advances by its pairs.
         Returns pair -> (log-prob sum, token log-probs or None)."""
-        results = {}
+        results: PairResults = {}
         with (
             torch.inference_mode(),
             progress_bar(sum(map(len, share.values())), enabled=show_progress and progress is None) as bar,
         ):
             advance = progress or bar.update
 
-            def pair_lengths(pair):
+            def pair_lengths(pair: int) -> tuple[int, ...]:
                 condition, target = plan.pairs[pair]
                 return plan.target_length(target), plan.condition_length(condition)
 
-            def score_conditions(group):
+            def score_conditions(group: list[int]) -> None:
                 encoded = self._encode([plan.conditions[c] for c in group])
                 row_of = {condition: row for row, condition in enumerate(group)}
                 pairs = sorted(
@@ -561,14 +615,14 @@ class BARTScorer:
                     reverse=True,
                 )
 
-                def score_batch(batch):
+                def score_batch(batch: list[int]) -> None:
                     rows = [row_of[plan.pairs[p][0]] for p in batch]
                     per_pair = self._decode(encoded, rows, [plan.targets[plan.pairs[p][1]] for p in batch])
                     for pair, log_probs in zip(batch, per_pair):
                         results[pair] = (float(log_probs.sum()), log_probs if keep_tokens else None)
                     advance(len(batch))
 
-                def decoder_too_big(pair):
+                def decoder_too_big(pair: int) -> None:
                     if len(group) > 1:
                         raise _DoesNotFit  # retry with fewer conditions held in memory
                     self._fail_alone(plan, pair, conditions, targets)
@@ -576,7 +630,7 @@ class BARTScorer:
                 for batch in token_batches(pairs, pair_lengths, max_tokens, batch_size):
                     self._halving_on_oom(batch, score_batch, decoder_too_big)
 
-            def encoder_too_big(condition):
+            def encoder_too_big(condition: int) -> None:
                 self._fail_alone(plan, share[condition][0], conditions, targets)
 
             # A group's conditions keep every layer's keys and values (2 x layers x width per padded token) until
@@ -587,11 +641,13 @@ class BARTScorer:
                 self._halving_on_oom(group, score_conditions, encoder_too_big)
         return results
 
-    def _process_group(self):
+    def _process_group(self) -> ProcessGroup | None:
         """The torch.distributed process group this call's work is split across, or None."""
         return process_group(self.distributed)
 
-    def _halving_on_oom(self, items, run, on_single_item):
+    def _halving_on_oom(
+        self, items: list[Item], run: Callable[[list[Item]], None], on_single_item: Callable[[Item], None]
+    ) -> None:
         """Runs a batch; when the accelerator runs out of memory, splits it in halves and retries each half."""
         try:
             run(items)
@@ -607,7 +663,7 @@ class BARTScorer:
         self._halving_on_oom(items[:middle], run, on_single_item)
         self._halving_on_oom(items[middle:], run, on_single_item)
 
-    def _fail_alone(self, plan, pair, conditions, targets):
+    def _fail_alone(self, plan: Plan, pair: int, conditions: Sequence[str], targets: Sequence[str]) -> NoReturn:
         condition, target = plan.pairs[pair]
         index = plan.pair_of_input.index(pair)
         raise ScoringError(
@@ -616,11 +672,11 @@ class BARTScorer:
             f"or use a larger device"
         )
 
-    def _encode(self, sequences):
+    def _encode(self, sequences: Sequence[Sequence[int]]) -> object:
         """Runs a batch of conditions once (the family's encoder, or prefix) for all their targets."""
         return self.family.encode(sequences)
 
-    def _decode(self, encoded, rows, targets):
+    def _decode(self, encoded: object, rows: Sequence[int], targets: Sequence[Target]) -> tuple[torch.Tensor, ...]:
         """Log-probabilities of each target's scored tokens given its encoded condition (row), one tensor each."""
         states = self.family.decode(encoded, rows, targets)
         labels = torch.tensor([label for target in targets for label in target.labels], device=self.device)
@@ -632,7 +688,7 @@ class BARTScorer:
             log_probs[labels == self.family.pad_id] = 0.0
         return torch.split(log_probs.cpu(), [len(target.scored_ids) for target in targets])
 
-    def _target_log_probs(self, states, labels):
+    def _target_log_probs(self, states: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """log p(label) at each position, from the logits of a slice of positions at a time, written into reused
         buffers and normalised in place: never a whole batch's vocabulary distribution, no allocation per slice, and
         the log-softmax in float32 whatever the model's dtype (bfloat16/float16 logits land in a buffer of their own

@@ -117,8 +117,8 @@ def device_name(device: Any) -> str:
     """A device as torch names it ("cpu", "cuda", "cuda:1", "mps"), checked without torch: a number is a CUDA device's
     index (torch's convention); a torch.device is taken as its name. Whether the device is there is the engine's
     check."""
-    if whole_number(device) is not None:
-        index = whole_number(device)
+    index = whole_number(device)
+    if index is not None:
         if index < 0:
             raise InputError(f"device {index} is not a device; a number names a CUDA device, from 0")
         return f"cuda:{index}"

@@ -24,6 +24,7 @@ import functools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ DEFAULT_WINDOW = LONGDOCFACTSCORE
 
 
 @functools.lru_cache(maxsize=1)
-def _segmenter() -> object:
+def _segmenter() -> Any:  # a pysbd.Segmenter, from the optional pysbd package
     try:
         import pysbd
     except ImportError:
@@ -82,14 +83,14 @@ def check_window(window: object) -> str | int:
 
 def window_size(window: str | int) -> int:
     """How many sentences a window spans away from the source's edges."""
-    return 2 if window == LONGDOCFACTSCORE else 2 * window + 1
+    return 2 if window == LONGDOCFACTSCORE else 2 * window + 1  # type: ignore[operator]  # else an int
 
 
 def window_span(index: int, count: int, window: str | int) -> tuple[int, int]:
     """The window around source sentence `index` of `count`, as [start, stop) sentence indices."""
     if window == LONGDOCFACTSCORE:
         return (0, min(2, count)) if index == 0 else (index - 1, index + 1)
-    return max(0, index - window), min(count, index + window + 1)
+    return max(0, index - window), min(count, index + window + 1)  # type: ignore[operator]  # an int here
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class WindowSettings:
 
     k: int = DEFAULT_WINDOWS_K
     window: str | int = DEFAULT_WINDOW
-    retriever: object = DEFAULT_RETRIEVER
+    retriever: str | Retriever = DEFAULT_RETRIEVER
 
     def __post_init__(self) -> None:
         k = whole_number(self.k)
@@ -152,7 +153,7 @@ class WindowPlan:
         self.sentences.append(len(pairs_of_sentences))
         self.windows.append(len(distinct_windows))
 
-    def aggregate(self, pair_scores: Sequence[float]) -> np.ndarray:
+    def aggregate(self, pair_scores: Sequence[float] | np.ndarray) -> np.ndarray:
         """Per prediction: the mean over its sentences of the best (highest) score over the sentence's windows."""
         scores = np.asarray(pair_scores, dtype=np.float64)
         return np.array([np.mean([scores[pairs].max() for pairs in sentences]) for sentences in self.sentence_pairs])

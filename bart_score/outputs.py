@@ -9,16 +9,19 @@ import os
 import re
 import stat
 import tempfile
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import IO, Any, NoReturn
 
 from .errors import UsageError
 
 
-def _refuse(message):
+def _refuse(message: str) -> NoReturn:
     raise UsageError(message)
 
 
-def check_output_path(path, what="-o", *, make_folders=False, stdout_hint=None):
+def check_output_path(
+    path: str, what: str = "-o", *, make_folders: bool = False, stdout_hint: str | None = None
+) -> None:
     """Refuses (UsageError, naming `what` and the file) an output that could not be written as a new file renamed
     over the old one: an empty name; anything but a regular file under that name (a folder, a device such as
     /dev/null or /dev/stdout, a FIFO, a socket), which renaming would replace; a read-only file; a folder that is
@@ -48,7 +51,7 @@ def check_output_path(path, what="-o", *, make_folders=False, stdout_hint=None):
         _refuse(f"cannot write {what} {path}: the file exists and is read-only")
 
 
-def check_not_an_input(path, inputs, what="-o"):
+def check_not_an_input(path: str, inputs: Iterable[tuple[str, str | None]], what: str = "-o") -> None:
     """Refuses an output that is the same file as one of `inputs` ((option, path) pairs; None paths are skipped)."""
     if not os.path.exists(path):
         return
@@ -57,9 +60,9 @@ def check_not_an_input(path, inputs, what="-o"):
             _refuse(f"{what} {path} is the same file as {option} {input_path}; writing it would replace an input")
 
 
-def check_distinct_outputs(outputs):
+def check_distinct_outputs(outputs: Iterable[tuple[str, str]]) -> None:
     """Refuses two outputs ((option, path) pairs) that name the same file."""
-    seen = {}
+    seen: dict[str, tuple[str, str]] = {}  # real path -> (option, path as given)
     for option, path in outputs:
         key = os.path.realpath(path)
         if key in seen:
@@ -67,7 +70,9 @@ def check_distinct_outputs(outputs):
         seen[key] = (option, path)
 
 
-def write_atomically(path, write, *, make_folders=False, newline=None):
+def write_atomically(
+    path: str, write: Callable[[IO[str]], object], *, make_folders: bool = False, newline: str | None = None
+) -> None:
     """Writes a file through `write(handle)` into a temporary file beside it, flushed to disk, then renamed over it:
     an error, a kill or a full disk midway leaves the previous file whole and no partial file under its name. A link
     keeps pointing where it did (its target is replaced); the file keeps the old one's permissions, or the umask's.
@@ -99,7 +104,7 @@ def write_atomically(path, write, *, make_folders=False, newline=None):
         os.close(descriptor)
 
 
-def _mode(path):
+def _mode(path: str) -> int | None:
     """The file's st_mode through links, or None when there is no file under the name."""
     try:
         return os.stat(path).st_mode
@@ -107,13 +112,13 @@ def _mode(path):
         return None
 
 
-def _umask():
+def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
-def finite_or_null(value):
+def finite_or_null(value: Any) -> Any:
     """JSON has no NaN or infinity (a single segment gives NaN p-values, a direction that cannot be rescaled NaN
     rescaled scores): they become None (null). Dicts, lists and tuples are converted throughout."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -125,7 +130,7 @@ def finite_or_null(value):
     return value
 
 
-def json_text(value, **options):
+def json_text(value: Any, **options: Any) -> str:
     """json.dumps of `value` with NaN and infinities as null: always valid JSON."""
     return json.dumps(finite_or_null(value), allow_nan=False, **options)
 

@@ -6,7 +6,7 @@ mean over the prompt phrases, as in the original scripts."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from .options import ScoringOptions
 
 Pair = tuple[str, str]
+# A group of pairs: a direction's name, or a reference point's sample key (a tuple, see bart_score.rescale).
+GroupKey = str | tuple[Any, ...]
 
 
 def apply_prompt(condition: str, target: str, prompt: str | None, side: str) -> Pair:
@@ -29,12 +31,14 @@ def apply_prompt(condition: str, target: str, prompt: str | None, side: str) -> 
 
 
 def score_pair_groups(
-    scorer: Any, groups: dict[Hashable, Sequence[Pair]], options: ScoringOptions
-) -> dict[Hashable, np.ndarray] | None:
+    scorer: Any, groups: Mapping[GroupKey, Sequence[Pair]], options: ScoringOptions
+) -> dict[GroupKey, np.ndarray] | None:
     """Scores groups of (condition, target) pairs (key -> pairs) in one engine call, each pair under every prompt of
     `options`, and returns each group's scores averaged over the prompts (key -> array), or None on ranks that get no
     results. A group's key is a direction name or a reference point's sample key (bart_score.rescale)."""
-    conditions, targets, spans = [], [], {}
+    conditions: list[str] = []
+    targets: list[str] = []
+    spans: dict[GroupKey, slice] = {}
     for key, pairs in groups.items():
         start = len(conditions)
         for condition, target in pairs:
@@ -43,7 +47,7 @@ def score_pair_groups(
                 conditions.append(prompted[0])
                 targets.append(prompted[1])
         spans[key] = slice(start, len(conditions))
-    per_pair = {}
+    per_pair: dict[str, list[str | None]] = {}  # score()'s per-pair keywords
     if getattr(scorer, "source_lang", None) is not None:  # families with language codes: sources in theirs
         per_pair["condition_lang"] = [None] * len(conditions)
         for key, span in spans.items():
@@ -68,7 +72,7 @@ def score_pair_groups(
     return {key: flat_scores[span].reshape(-1, len(options.prompts)).mean(axis=1) for key, span in spans.items()}
 
 
-def _group_roles(key: Hashable) -> tuple[str | None, str]:
+def _group_roles(key: GroupKey) -> tuple[str | None, str]:
     """(the direction a group's pairs are scored for, or None, and which kind of text its conditions are) for a
     direction's pairs, a reference-point sample (rescale keys: ("unrelated", condition role, target role) or
     ("copy", role)), or a sample scored for one direction ((direction, sample key), under chat scoring)."""

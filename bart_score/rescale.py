@@ -26,7 +26,9 @@ import hashlib
 import json
 import warnings
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -162,7 +164,7 @@ def document_ids(count, sources=None, references=None):
             row = parent[row]
         return row
 
-    first_row = {}
+    first_row: dict[object, int] = {}
     for row in range(count):
         keys = [("source", sources[row])] if sources is not None else []
         keys += [("reference", ref) for ref in references[row]] if references is not None else []
@@ -203,12 +205,12 @@ def scored_by_direction(scorer) -> bool:
 def sample_reference_pairs(
     rows: dict,
     documents: list,
-    directions: tuple[str, ...],
+    directions: Sequence[str],
     *,
     roles: dict = ROLES,
     pairs: int = DEFAULT_PAIRS,
     seed: int = DEFAULT_SEED,
-    unrelated_texts: list[str] | None = None,
+    unrelated_texts: Sequence[str] | None = None,
     by_direction: bool = False,
 ) -> ReferencePairs:
     """The reference pairs of `directions` (of POINT_DIRECTIONS) for a corpus.
@@ -223,7 +225,7 @@ def sample_reference_pairs(
     by_direction: for a scorer that scores each direction its own way (chat scoring's instructions), every direction
     gets its samples under keys of its own, (direction, sample key): directions that would share a sample score its
     pairs each under their own instruction, and the budget is split among these samples."""
-    points_of = {}
+    points_of: dict[str, tuple[Any, ...]] = {}  # direction -> its sample keys (unrelated, copy)
     for direction in directions:
         condition_role, target_role = roles[direction]
         unrelated = ("unrelated", "fixed texts" if unrelated_texts else condition_role, target_role)
@@ -289,7 +291,7 @@ def _unrelated_pairs(conditions, targets, share, rng):
     uniformly (with replacement) among all such pairs."""
     order = sorted(range(len(conditions)), key=lambda i: conditions[i][1])  # conditions grouped by document
     condition_docs = np.array([conditions[i][1] for i in order])
-    first = {}
+    first: dict[object, int] = {}
     for position, doc in enumerate(condition_docs.tolist()):
         first.setdefault(doc, position)
     counts = {doc: int(n) for doc, n in zip(*np.unique(condition_docs, return_counts=True))}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -150,7 +151,7 @@ class EmbeddingRetriever(Retriever):
         distinct = list(dict.fromkeys(sentences))
         ids = self.tokenizer(distinct, truncation=True, max_length=self.max_length)["input_ids"]
         order = sorted(range(len(distinct)), key=lambda i: len(ids[i]), reverse=True)
-        vectors = [None] * len(distinct)
+        vectors: list[Any] = [None] * len(distinct)  # each distinct sentence's row, set below
         device = self.model.device
         with torch.inference_mode():
             start = 0
@@ -182,7 +183,7 @@ class EmbeddingRetriever(Retriever):
         return ranks
 
 
-def _json_file(checkpoint: str, name: str, where: dict) -> object:
+def _json_file(checkpoint: str, name: str, where: dict) -> Any:  # parsed JSON
     """A JSON file of a checkpoint (its directory, the Hugging Face cache or the Hub), or None when it has none."""
     from transformers.utils import cached_file
 

@@ -24,11 +24,20 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import CacheFileError
 from .inputs import whole_number
 from .reading import parse_json, read_bounded
+
+if TYPE_CHECKING:
+    import torch
+
+    from .distributed import ProcessGroup
+    from .engine import BARTScorer
+
+Value = TypeVar("Value")
 
 DEFAULT_CHUNK_PAIRS = 2048
 
@@ -43,10 +52,10 @@ class ResumableScorer:
     """See the module's text. Under torch.distributed, rank 0 reads and writes the file, tells the other ranks which
     pairs are missing, and is the only rank that gets results (the others get None, as with results_on="rank0")."""
 
-    def __init__(self, scorer, path, *, chunk_pairs=DEFAULT_CHUNK_PAIRS):
+    def __init__(self, scorer: BARTScorer, path: str, *, chunk_pairs: int = DEFAULT_CHUNK_PAIRS) -> None:
         if whole_number(chunk_pairs) is None or chunk_pairs < 1:
             raise ValueError(f"chunk_pairs must be a positive integer, got {chunk_pairs!r}")
-        chunk_pairs = whole_number(chunk_pairs)
+        chunk_pairs = whole_number(chunk_pairs)  # type: ignore[assignment]  # a whole number, checked above
         self.scorer = scorer
         self.path = path
         self.chunk_pairs = chunk_pairs
@@ -63,19 +72,19 @@ class ResumableScorer:
         self.repaired_lines = 0  # torn last lines (an interrupted write) dropped from the file
 
     @property
-    def model_label(self):
+    def model_label(self) -> str:
         return self.scorer.model_label
 
     @property
-    def model_identity(self):
+    def model_identity(self) -> str:
         return self.scorer.model_identity
 
     @property
-    def token_policy(self):
+    def token_policy(self) -> str:
         return self.scorer.token_policy
 
     @property
-    def device(self):
+    def device(self) -> torch.device:
         return self.scorer.device
 
     @property
@@ -90,7 +99,7 @@ class ResumableScorer:
     def target_lang(self) -> str | None:
         return getattr(self.scorer, "target_lang", None)
 
-    def signature_fields(self):
+    def signature_fields(self) -> list[str]:
         return self.scorer.signature_fields()
 
     def score(
@@ -110,7 +119,7 @@ class ResumableScorer:
 
         if len(conditions) != len(targets):
             raise ValueError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
-        per_pair = {
+        per_pair: dict[str, list[str]] = {  # score()'s per-pair keywords
             name: [value] * len(conditions) if isinstance(value, str) else list(value)
             for name, value in (("condition_lang", condition_lang), ("instruction", instruction))
             if value is not None
@@ -153,10 +162,11 @@ class ResumableScorer:
                     batch_size,
                     max_tokens=max_tokens,
                     progress=bar.update,  # advanced per model batch
-                    **{name: [values[p] for p in chunk] for name, values in per_pair.items()},
+                    # condition_lang and instruction lists, which mypy cannot tell from score()'s other keywords
+                    **{name: [values[p] for p in chunk] for name, values in per_pair.items()},  # type: ignore[arg-type]
                 )
                 if lead:
-                    new = {keys[p]: float(s) for p, s in zip(chunk, scores)}
+                    new = {keys[p]: float(s) for p, s in zip(chunk, scores)}  # type: ignore[arg-type]  # rank 0 has them
                     self._append(new, first=not known)
                     known.update(new)
                     self.scored_pairs += len(chunk)
@@ -165,12 +175,12 @@ class ResumableScorer:
                 bar.update(done + len(chunk) - bar.n)
         return [known[key] for key in keys] if lead else None
 
-    def _group(self):
+    def _group(self) -> ProcessGroup | None:
         from .distributed import process_group
 
         return process_group(getattr(self.scorer, "distributed", True))
 
-    def _read(self):
+    def _read(self) -> dict[str, float]:
         """This scorer's scores in the file (checked as read_cache_file checks it); a torn last line (a write cut
         short) is dropped from the file, with a warning."""
         if not os.path.lexists(self.path):
@@ -192,7 +202,7 @@ class ResumableScorer:
                 handle.truncate(size - len(torn))
         return scores
 
-    def _append(self, scores, first):
+    def _append(self, scores: Mapping[str, float], first: bool) -> None:
         lines = []
         if first:
             lines.append(json.dumps({"scorer": self.scorer_id, "signature": self.description}))
@@ -212,7 +222,7 @@ _SCORER_ID = re.compile(r"[0-9a-f]{16}")
 _PAIR_KEY = re.compile(r"[0-9a-f]{32}")
 
 
-def read_cache_file(path):
+def read_cache_file(path: str) -> tuple[list[dict[str, Any]], bytes, int]:
     """Every line of a score cache file, checked: (entries, torn, size). Each complete line is a scorer's header
     ``{"scorer", "signature"}`` or a score ``{"scorer", "pair", "score"}`` (a finite number, not a boolean or a
     text); entries holds the lines as dicts (a header's "pair" None). torn: the bytes after the last newline, an
@@ -249,7 +259,7 @@ def read_cache_file(path):
     return entries, torn, len(data)
 
 
-def _line_problem(entry, header):
+def _line_problem(entry: Any, header: bool) -> str | None:
     """What is wrong with a parsed cache line, or None (the first line must be a header)."""
     if (
         not isinstance(entry, dict)
@@ -272,13 +282,13 @@ def _line_problem(entry, header):
     return None
 
 
-def check_cache_file(path):
+def check_cache_file(path: str) -> None:
     """read_cache_file's checks of a cache file that exists (a missing one is made), before any model loads."""
     if os.path.lexists(path):
         read_cache_file(path)
 
 
-def _from_rank0(value, device):
+def _from_rank0(value: Value, device: torch.device) -> Value:
     import torch
 
     from .distributed import current_device

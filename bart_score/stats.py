@@ -1,5 +1,10 @@
 """System comparison: bootstrap confidence intervals, paired bootstrap resampling and the paired t-test."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
 
 from .inputs import whole_number
@@ -10,7 +15,14 @@ _RESAMPLED_VALUES = 1 << 24  # bootstrap values held at once (128 MiB of float64
 MAX_RESAMPLES = 100_000
 
 
-def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed=12345):
+def compare_systems(
+    scores: Mapping[str, Sequence[float] | np.ndarray],
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    seed: int = 12345,
+) -> dict[str, Any]:
     """Compares systems scored on the same segments (`scores`: system name -> per-segment scores).
 
     For each system: the mean with a bootstrap confidence interval. For each pair: the mean difference, a two-sided
@@ -27,10 +39,13 @@ def compare_systems(scores, *, resamples=1000, confidence=0.95, alpha=0.05, seed
         return _compare_systems(scores, resamples, confidence, alpha, seed)
 
 
-def _compare_systems(scores, resamples, confidence, alpha, seed):
-    if whole_number(resamples) is None or not 1 <= resamples <= MAX_RESAMPLES:
+def _compare_systems(
+    scores: Mapping[str, Sequence[float] | np.ndarray], resamples: int, confidence: float, alpha: float, seed: int
+) -> dict[str, Any]:
+    checked = whole_number(resamples)
+    if checked is None or not 1 <= checked <= MAX_RESAMPLES:
         raise ValueError(f"resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got {resamples!r}")
-    resamples = whole_number(resamples)
+    resamples = checked
     names = list(scores)
     if len(names) < 1:
         raise ValueError("compare_systems needs at least one system")
@@ -88,7 +103,9 @@ def _compare_systems(scores, resamples, confidence, alpha, seed):
     return {"systems": systems, "pairs": pairs, "resamples": resamples, "confidence": confidence, "alpha": alpha}
 
 
-def compare_directions(per_system, **options):
+def compare_directions(
+    per_system: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]], **options: Any
+) -> dict[str, dict[str, Any]]:
     """compare_systems for each direction of score_corpus's {system: {direction: scores}}; options as there."""
     directions = next(iter(per_system.values()))
     return {
@@ -97,7 +114,7 @@ def compare_directions(per_system, **options):
     }
 
 
-def paired_t_test(a, b):
+def paired_t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """Two-sided paired t-test of mean(a - b) = 0: (t statistic, p-value); both are NaN with fewer than two segments
     or when a difference is NaN (a NaN score, or +inf in both).
 

@@ -141,4 +141,4 @@ def template_sides(template: str, name: str = "template") -> tuple[str, str]:
         sides[side] += literal
         if field is not None:
             side = 1
-    return tuple(sides)
+    return sides[0], sides[1]

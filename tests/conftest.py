@@ -18,7 +18,7 @@ import torch
 torch.set_num_threads(1)
 
 # What tools of the test environment keep beside the sources on their own (ignored by git), not the tests' output.
-_TOOL_CACHES = {".git", ".pytest_cache", ".ruff_cache", ".benchmarks", "__pycache__"}
+_TOOL_CACHES = {".git", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".benchmarks", "__pycache__"}
 
 
 def _checkout_entries():

@@ -4,12 +4,15 @@ Each subcommand is a module with ``add_parser``, a ``check`` that finds every mi
 model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failure at run time). Heavy libraries are
 imported only by ``run``, so that help and usage errors answer at once."""
 
+from __future__ import annotations
+
 import argparse
 import contextlib
 import io
 import os
 import sys
 import warnings
+from collections.abc import Iterator, Sequence
 
 from ..errors import UsageError
 from . import baseline, common, compare, meta_eval, score
@@ -17,7 +20,7 @@ from . import baseline, common, compare, meta_eval, score
 SUBCOMMANDS = (score, compare, baseline, meta_eval)
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bartscore", description="BARTScore from the command line.")
     shared = argparse.ArgumentParser(add_help=False)
     common.add_input_arguments(shared)
@@ -28,7 +31,7 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status: 0 success, 2 usage error, 1 runtime failure, 130 interrupted
     (Ctrl-C), 141 when the reader of stdout went away (`| head`), as a shell reports a process ended by SIGPIPE.
 
@@ -59,7 +62,7 @@ def main(argv=None):
         return 1
 
 
-def _check_and_run(args, command):
+def _check_and_run(args: argparse.Namespace, command: str) -> int:
     try:
         corpus, options = args.check(args)
     except (UsageError, ValueError, TypeError) as error:
@@ -124,7 +127,7 @@ def _discard_stdout():
 
 
 @contextlib.contextmanager
-def warnings_as_lines(prefix):
+def warnings_as_lines(prefix: str) -> Iterator[None]:
     """Warnings (truncation, rescaling, ...) printed as one line each for the user, without the Python source line
     that raised them."""
     default = warnings.formatwarning

@@ -3,8 +3,12 @@
 Its input is one corpus of texts rather than systems to score, so it takes the model and scoring options but not the
 shared input options."""
 
+from __future__ import annotations
+
 import argparse
 import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..baselines import plan_baseline
 from ..corpus import read_table_corpus, read_texts
@@ -12,10 +16,15 @@ from ..errors import UsageError
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from . import common
 
+if TYPE_CHECKING:
+    from ..options import ScoringOptions
+
 TABLE_EXTENSIONS = (".csv", ".jsonl", ".json")
 
 
-def add_parser(commands, parents):
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parents: list[argparse.ArgumentParser]
+) -> None:
     model_options = argparse.ArgumentParser(add_help=False)
     common.add_model_arguments(model_options)
     parser = commands.add_parser(
@@ -53,7 +62,7 @@ def add_parser(commands, parents):
     parser.set_defaults(check=check, run=run)
 
 
-def check(args):
+def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     common.check_input_files([("--corpus", args.corpus)])
     is_table = args.corpus.lower().endswith(TABLE_EXTENSIONS)
     columns = {"--source-column": args.source_column, "--reference-columns": args.reference_columns}
@@ -86,7 +95,7 @@ def check(args):
     return inputs, options
 
 
-def run(args, inputs, options):
+def run(args: argparse.Namespace, inputs: Mapping[str, Any], options: ScoringOptions) -> int:
     from ..baseline_files import default_baseline_path, write_baseline
     from ..baselines import build_baseline
 
@@ -112,7 +121,7 @@ def run(args, inputs, options):
     return 0
 
 
-def summary_lines(document, path, default):
+def summary_lines(document: Mapping[str, Any], path: str, default: bool) -> list[str]:
     lines = [f"baseline {document['id']} written to {path}", "direction        unrelated (std)      copy (std)"]
     for direction, points in document["directions"].items():
         unrelated, copy = points["unrelated"], points["copy"]
@@ -124,5 +133,5 @@ def summary_lines(document, path, default):
     return lines
 
 
-def _spread(point):
+def _spread(point: Mapping[str, Any]) -> str:
     return "n/a" if point["std"] is None else f"{point['std']:.4f}"

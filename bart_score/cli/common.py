@@ -7,6 +7,7 @@ import argparse
 import os
 import re
 import sys
+from typing import TYPE_CHECKING, Any
 
 from ..baseline_files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus, read_table_corpus
@@ -20,8 +21,11 @@ from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from ..templates import chat_settings
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
+if TYPE_CHECKING:
+    from ..engine import BARTScorer
 
-def add_input_arguments(parser):
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     inputs = parser.add_argument_group("inputs (plain-text files with one segment per line, or one --input table)")
     inputs.add_argument("-s", "--sources", metavar="FILE", help="source texts")
     inputs.add_argument(
@@ -44,7 +48,7 @@ def add_input_arguments(parser):
     add_column_arguments(inputs, "--input")
 
 
-def add_column_arguments(group, table_option):
+def add_column_arguments(group: argparse._ArgumentGroup, table_option: str) -> None:
     group.add_argument("--source-column", help=f"source column of {table_option} (default: source, if there is one)")
     group.add_argument(
         "--reference-columns",
@@ -60,7 +64,7 @@ def add_column_arguments(group, table_option):
     )
 
 
-def add_rescale_arguments(parser, effect):
+def add_rescale_arguments(parser: argparse.ArgumentParser, effect: str) -> None:
     """--rescale and --baseline; `effect` says what rescaled scores change in this subcommand's output."""
     rescaling = parser.add_argument_group(
         "rescaled scores (0 = an unrelated text, 1 = a copy; raw scores stay beside them)",
@@ -88,8 +92,12 @@ def add_rescale_arguments(parser, effect):
 
 
 def add_model_arguments(
-    parser, *, directions_default_text="all the inputs allow", aggregation_default="mean", aggregation_default_text=None
-):
+    parser: argparse.ArgumentParser,
+    *,
+    directions_default_text: str = "all the inputs allow",
+    aggregation_default: str | None = "mean",
+    aggregation_default_text: str | None = None,
+) -> None:
     model = parser.add_argument_group("model and scoring")
     model.add_argument(
         "-m",
@@ -224,7 +232,7 @@ def check_input_files(files: list[tuple[str, str | None]]) -> None:
             check_input_file(path, f"{option} {path}", error=UsageError)
 
 
-def corpus_from_args(args):
+def corpus_from_args(args: argparse.Namespace) -> Corpus:
     if args.input and (args.sources or args.references or args.hypotheses):
         raise UsageError("give either --input or plain-text files (--sources/--references/--hypotheses), not both")
     if args.input:
@@ -238,7 +246,7 @@ def corpus_from_args(args):
 _BREAKING = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
-def check_written_name(text, what):
+def check_written_name(text: str, what: str) -> None:
     """A name the output writes as it is (a system name, a segment id): no character that would forge rows or
     columns, and valid Unicode (a file name's undecodable bytes arrive as lone surrogates)."""
     bad = _BREAKING.search(text)
@@ -317,7 +325,7 @@ def options_from_args(args: argparse.Namespace, **overrides: object) -> ScoringO
         "rescale": rescaling,
         "baseline": baseline,
         "corpus_points": corpus_points,
-        **long_source_arguments(args, overrides.get("long_source")),
+        **long_source_arguments(args, overrides.get("long_source")),  # type: ignore[arg-type]  # a mode or None
         "batch_size": args.batch_size,
         "max_tokens": args.max_tokens,
         "show_progress": not args.quiet,
@@ -344,8 +352,8 @@ def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
         known = {"prompt": options.prompt_label}
         if args.max_length is not None:  # else the model's, checked once it is loaded
             known["max_length"] = args.max_length
-        if os.path.lexists(options.baseline):  # a missing one is load_baseline's to report
-            check_input_files([("--baseline", options.baseline)])
+        if args.baseline is not None and os.path.lexists(args.baseline):  # a missing one is load_baseline's to report
+            check_input_files([("--baseline", args.baseline)])
         problems = load_baseline(options.baseline).mismatches(known)
         if problems:
             raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
@@ -372,7 +380,7 @@ def check_default_baselines_exist(args: argparse.Namespace) -> None:
         )
 
 
-def parse_directions(text):
+def parse_directions(text: str | None) -> list[str] | None:
     """-d's comma-separated directions (None when -d is not given); an empty -d, an empty item or a direction given
     twice is a usage error rather than silently meaning all directions or one."""
     if text is None:
@@ -420,7 +428,7 @@ def check_engine_options(args: argparse.Namespace) -> None:
         device_name(args.device)
 
 
-def load_scorer(args):
+def load_scorer(args: argparse.Namespace) -> tuple[BARTScorer | None, int]:
     """The engine the options ask for, or (None, exit status) after saying why it cannot be had."""
     from ..engine import BARTScorer
 
@@ -455,7 +463,9 @@ def load_scorer(args):
         return None, 1
 
 
-def score_all_systems(args, corpus, options):
+def score_all_systems(
+    args: argparse.Namespace, corpus: Corpus, options: ScoringOptions
+) -> tuple[dict[str, dict[str, Any]] | None, str | None, int]:
     """The engine the options ask for, then score_corpus with them: (per_system, signature, exit status); per_system
     is None after a failure (said on stderr) and on ranks other than 0 under torchrun."""
     from ..corpus import score_corpus

@@ -1,13 +1,24 @@
 """`bartscore compare`: means with bootstrap confidence intervals, and paired significance tests between systems."""
 
+from __future__ import annotations
+
+import argparse
 import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..outputs import json_text
 from .common import add_long_source_arguments, add_rescale_arguments, checked_request, score_all_systems
 
+if TYPE_CHECKING:
+    from ..corpus import Corpus
+    from ..options import ScoringOptions
 
-def add_parser(commands, parents):
+
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parents: list[argparse.ArgumentParser]
+) -> None:
     parser = commands.add_parser("compare", parents=parents, help="significance tests between two or more systems")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
@@ -22,7 +33,7 @@ def add_parser(commands, parents):
     parser.set_defaults(check=check, run=run)
 
 
-def check(args):
+def check(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
     corpus, options = checked_request(args)
     if len(corpus.systems) < 2:
         raise UsageError(f"compare needs two or more systems; got {list(corpus.systems)}")
@@ -35,7 +46,7 @@ def check(args):
     return corpus, options
 
 
-def run(args, corpus, options):
+def run(args: argparse.Namespace, corpus: Corpus, options: ScoringOptions) -> int:
     from ..stats import compare_directions
 
     per_system, signature, status = score_all_systems(args, corpus, options)
@@ -54,7 +65,7 @@ def run(args, corpus, options):
     return 0
 
 
-def comparison_lines(comparisons, segments, signature):
+def comparison_lines(comparisons: Mapping[str, Mapping[str, Any]], segments: int, signature: str | None) -> list[str]:
     lines = []
     for direction, comparison in comparisons.items():
         lines.append(
@@ -92,6 +103,6 @@ def comparison_lines(comparisons, segments, signature):
     return lines
 
 
-def _no_winner(pair):
+def _no_winner(pair: Mapping[str, Any]) -> str:
     """'tie' when the tests found no difference; 'none' when there is no difference to test (NaN scores)."""
     return "none (NaN)" if math.isnan(pair["delta"]) else "tie"

@@ -149,7 +149,8 @@ def check(args):
                 "the release detokenizes summarization and data-to-text texts with Moses before scoring: install "
                 "sacremoses (pip install sacremoses), or pass --no-detokenize to score them as they are"
             ) from None
-    data_files, given = {}, {}
+    data_files: dict[str, str] = {}
+    given: dict[str, str] = {}  # benchmark -> the --data argument that gave it
     for item in args.data:
         name, _, path = item.partition("=")
         if not path or name.lower() not in benchmarks:
@@ -226,7 +227,8 @@ def read_metrics_csv(path, benchmarks):
     metric_names = [name for name in header if name not in ("doc_id", "system", "benchmark")]
     if not metric_names:
         raise UsageError(f"--metrics-csv {path} needs one named column per metric besides {keys}")
-    metrics = {name: {} for name in metric_names}
+    # metric -> benchmark -> (doc_id, system) -> score
+    metrics: dict[str, dict[str, dict[tuple[str, str], float]]] = {name: {} for name in metric_names}
     for number, row in zip(table.lines, table.rows):  # a row of empty cells is refused below: it has no score
         benchmark = row["benchmark"].strip().lower() if "benchmark" in row else benchmarks[0]
         if benchmark not in benchmarks:
@@ -357,7 +359,7 @@ def run(args, request, options):
     scorer, status = load_scorer(args)
     if scorer is None and (status != 1 or not _is_rank_0()):
         return status
-    variant = args.model if args.model in VARIANTS else _CHECKPOINT_VARIANTS.get(getattr(scorer, "model_label", None))
+    variant = args.model if args.model in VARIANTS else _CHECKPOINT_VARIANTS.get(getattr(scorer, "model_label", None))  # type: ignore[arg-type]  # None: no variant
     prompt = options.prompt
     prompt_set = prompt if isinstance(prompt, str) and prompt in PROMPT_SETS else None
     # One row with the paper's direction for each benchmark, or one row per direction asked for.
@@ -407,7 +409,7 @@ def run(args, request, options):
         if scores is None:  # a rank other than 0 under torchrun: rank 0 reports
             return 0
         for row in ours:
-            row.scores = {b: scores[b][row.directions[b]] for b in request["benchmarks"]}
+            row.scores = {b: scores[b][row.directions[b]] for b in request["benchmarks"]}  # type: ignore[index]  # ours name them
             row.signatures = signatures
         ours += long_rows
 

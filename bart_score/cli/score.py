@@ -1,6 +1,11 @@
 """`bartscore score`: per-segment scores of one or more systems, and their means."""
 
+from __future__ import annotations
+
+import argparse
 import sys
+from collections.abc import Mapping, Sequence
+from typing import IO, TYPE_CHECKING
 
 from ..outputs import json_text
 from .common import (
@@ -15,8 +20,14 @@ from .common import (
     write_atomically,
 )
 
+if TYPE_CHECKING:
+    from ..corpus import Corpus
+    from ..options import ScoringOptions
 
-def add_parser(commands, parents):
+
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parents: list[argparse.ArgumentParser]
+) -> None:
     parser = commands.add_parser(
         "score", parents=parents, help="per-segment scores of one or more systems, and their means"
     )
@@ -32,7 +43,7 @@ def add_parser(commands, parents):
     parser.set_defaults(check=check, run=run)
 
 
-def check(args):
+def check(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
     corpus, options = checked_request(args)
     if args.format == "tsv":
         for row, segment_id in enumerate(corpus.ids or [], start=1):
@@ -43,7 +54,7 @@ def check(args):
     return corpus, options
 
 
-def run(args, corpus, options):
+def run(args: argparse.Namespace, corpus: Corpus, options: ScoringOptions) -> int:
     per_system, signature, status = score_all_systems(args, corpus, options)
     if per_system is None:  # a failure, or a rank other than 0 under torchrun (rank 0 reports)
         return status
@@ -61,7 +72,7 @@ def run(args, corpus, options):
     return 0
 
 
-def summary_lines(per_system, signature):
+def summary_lines(per_system: Mapping[str, Mapping[str, Sequence[float]]], signature: str | None) -> list[str]:
     directions = list(next(iter(per_system.values())))
     width = max(6, *map(len, per_system))
     widths = [max(12, len(d)) for d in directions]
@@ -73,7 +84,12 @@ def summary_lines(per_system, signature):
     return lines
 
 
-def write_segments(per_system, ids, output_format, handle):
+def write_segments(
+    per_system: Mapping[str, Mapping[str, Sequence[float]]],
+    ids: Sequence[str] | None,
+    output_format: str,
+    handle: IO[str],
+) -> None:
     """One line per system and segment (numbered from 0, with the input's id when it has an id column)."""
     directions = list(next(iter(per_system.values())))
     id_column = ["id"] if ids is not None else []
@@ -90,6 +106,6 @@ def write_segments(per_system, ids, output_format, handle):
                 handle.write(json_text(row) + "\n")
 
 
-def _cell(value):
+def _cell(value: float) -> str:
     """A TSV cell: a score to six decimals, a count (long_source="windows") as it is."""
     return str(value) if isinstance(value, int) else f"{value:.6f}"

@@ -95,8 +95,8 @@ class ReleaseFile:
 
     path: str
     git_blob_sha1: str
-    sha256: str = None
-    size: int = None
+    sha256: str | None = None
+    size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def _translation(pair, blob, sha256=None, size=None):
 
 
 _FACT = ("fact",)
-_ALL = (
+_ALL: tuple[Benchmark, ...] = (
     _summarization(
         "realsumm",
         "REALSumm",

@@ -24,7 +24,11 @@ deliberate difference: the release's data-to-text test (D2TStat.sig_test_two) ne
 empties its lists between rounds, so its round k is scored on rounds 1..k together; here each round has its own
 documents, as in the release's other tests."""
 
+from __future__ import annotations
+
 import random
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -40,18 +44,20 @@ MEASURES = {
     "kendall": ("kendall",),
 }
 ROUNDS, SUBSET_FRACTION, SEED = 1000, 0.8, 666
+# Per-record values: human or metric scores.
+Values = Sequence[float] | np.ndarray
 WIN_THRESHOLD = 950  # of ROUNDS: more wins than this is significantly better, fewer than ROUNDS - this worse
 
 
-def _documents(doc_ids):
+def _documents(doc_ids: Sequence[Hashable]) -> dict[Hashable, list[int]]:
     """Document id -> positions of its records, documents in order of first appearance."""
-    documents = {}
+    documents: dict[Hashable, list[int]] = {}
     for position, doc_id in enumerate(doc_ids):
         documents.setdefault(doc_id, []).append(position)
     return documents
 
 
-def _checked(doc_ids, human, scores):
+def _checked(doc_ids: Sequence[Hashable], human: Values, scores: Values) -> tuple[np.ndarray, np.ndarray]:
     human = np.asarray(human, dtype=np.float64)
     scores = np.asarray(scores, dtype=np.float64)
     if not (len(doc_ids) == len(human) == len(scores)):
@@ -65,7 +71,7 @@ def _checked(doc_ids, human, scores):
     return human, scores
 
 
-def _pairs(doc_ids, human):
+def _pairs(doc_ids: Sequence[Hashable], human: np.ndarray) -> np.ndarray:
     """For documents that judge two records (Rank19, WMT19): positions of (preferred, other) records per document."""
     pairs = []
     for doc_id, positions in _documents(doc_ids).items():
@@ -79,11 +85,11 @@ def _pairs(doc_ids, human):
     return np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
 
 
-def _is_constant(values):
+def _is_constant(values: np.ndarray) -> bool:
     return len(set(values.tolist())) == 1
 
 
-def correlate(protocol, doc_ids, human, scores):
+def correlate(protocol: str, doc_ids: Sequence[Hashable], human: Values, scores: Values) -> dict[str, float]:
     """The protocol's measures of one metric against one human judgment, with the number of documents used."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
@@ -124,7 +130,9 @@ def correlate(protocol, doc_ids, human, scores):
     }
 
 
-def bootstrap_subsets(doc_ids, *, rounds=ROUNDS, fraction=SUBSET_FRACTION, seed=SEED):
+def bootstrap_subsets(
+    doc_ids: Sequence[Hashable], *, rounds: int = ROUNDS, fraction: float = SUBSET_FRACTION, seed: int = SEED
+) -> np.ndarray:
     """The release's document subsets: (rounds, kept) positions into the list of distinct documents (first-appearance
     order), drawn by reshuffling that one list with Python's random seeded with `seed`, as sig_test_two does."""
     order = list(range(len(_documents(doc_ids))))
@@ -140,7 +148,7 @@ def bootstrap_subsets(doc_ids, *, rounds=ROUNDS, fraction=SUBSET_FRACTION, seed=
 class _SubsetMeasures:
     """Each metric's measure on every bootstrap subset, computed once and shared by all the pairs it is tested in."""
 
-    def __init__(self, protocol, doc_ids, human, subsets):
+    def __init__(self, protocol: str, doc_ids: Sequence[Hashable], human: Values, subsets: np.ndarray) -> None:
         self.protocol = protocol
         self.doc_ids = doc_ids
         self.human = np.asarray(human, dtype=np.float64)
@@ -158,7 +166,7 @@ class _SubsetMeasures:
                 raise ValueError(f"the {protocol!r} protocol's significance test needs one record per document")
             self.records = np.asarray([positions[0] for positions in documents])[subsets]
 
-    def per_metric(self, scores):
+    def per_metric(self, scores: Values) -> Any:  # an array, or (Spearman, constancy) arrays for summary_level
         """What a metric contributes to its rounds: per-document Spearman and constancy (summary_level), or the
         measure on each subset."""
         _, scores = _checked(self.doc_ids, self.human, scores)
@@ -177,7 +185,7 @@ class _SubsetMeasures:
         correlation = {"pearson": stats.pearsonr, "kendall": stats.kendalltau}.get(self.protocol, stats.spearmanr)
         return np.array([correlation(self.human[rows], scores[rows])[0] for rows in self.records])
 
-    def wins(self, first, second):
+    def wins(self, first: Any, second: Any) -> int:  # two metrics' per_metric
         """Rounds in which the first metric's measure is strictly higher than the second's."""
         if self.protocol != "summary_level":
             return int(np.sum(first > second))
@@ -190,7 +198,16 @@ class _SubsetMeasures:
         return int(np.sum(mean_a > mean_b))
 
 
-def significance(protocol, doc_ids, human, metrics, *, rounds=ROUNDS, fraction=SUBSET_FRACTION, seed=SEED):
+def significance(
+    protocol: str,
+    doc_ids: Sequence[Hashable],
+    human: Values,
+    metrics: Mapping[str, Values],
+    *,
+    rounds: int = ROUNDS,
+    fraction: float = SUBSET_FRACTION,
+    seed: int = SEED,
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The release's pairwise significance test between every two metrics (`metrics`: name -> per-record scores).
 
     Returns (tests, best): one dict per pair (a, b, wins of a out of rounds, outcome 1 if a is significantly better,

@@ -22,10 +22,10 @@ class Published:
     metric: str
     value: float
     source: str
-    variant: str = None
-    prompt: str = None
-    release_key: str = None
-    note: str = None  # what the row is, where it is not a metric one could run
+    variant: str | None = None
+    prompt: str | None = None
+    release_key: str | None = None
+    note: str | None = None  # what the row is, where it is not a metric one could run
 
 
 # Averages the paper reports, as the columns they average; None where the sources do not say which columns.

@@ -13,6 +13,7 @@ Benchmarks that use the same directions are scored together, in one ``score_dire
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from ..options import DIRECTIONS, ScoringOptions
 from .benchmarks import BENCHMARKS
 
 
-def moses_detokenizer():
+def moses_detokenizer() -> Callable[[str], str]:
     """The release's ``detokenize``: the text split on spaces, detokenized as English by Moses (sacremoses)."""
     try:
         from sacremoses import MosesDetokenizer
@@ -34,9 +35,9 @@ def moses_detokenizer():
             "(--no-detokenize)"
         ) from None
     moses = MosesDetokenizer(lang="en")
-    done = {}
+    done: dict[str, str] = {}
 
-    def detokenize(text):
+    def detokenize(text: str) -> str:
         if text not in done:
             done[text] = moses.detokenize(text.split(" "))
         return done[text]
@@ -44,7 +45,7 @@ def moses_detokenizer():
     return detokenize
 
 
-def planned_directions(name, directions=None):
+def planned_directions(name: str, directions: Sequence[str] | None = None) -> tuple[str, ...]:
     """The directions scored for a benchmark: the given ones (in DIRECTIONS order), else the paper's."""
     if directions is None:
         return BENCHMARKS[name].directions
@@ -76,14 +77,19 @@ def score_benchmarks(
     for name in benchmarks:
         options.replace(directions=planned_directions(name, options.directions))
     detokenizer = moses_detokenizer() if detokenize and any(BENCHMARKS[n].detokenize for n in benchmarks) else None
-    groups = {}
+    groups: dict[tuple[str, ...], list[str]] = {}  # directions -> the benchmarks scored for them
     for name in benchmarks:
         groups.setdefault(planned_directions(name, options.directions), []).append(name)
 
-    scores, signatures, lead = {}, {}, True
+    scores: dict[str, dict[str, np.ndarray]] = {}
+    signatures: dict[str, str] = {}
+    lead = True
     for wanted, names in groups.items():
         uses_references = any(d != "faithfulness" for d in wanted)
-        predictions, references, sources, owners = [], [], [], []
+        predictions: list[str] = []
+        references: list[Any] = []  # [reference] per prediction, or None where references are not used
+        sources: list[str] = []
+        owners: list[tuple[str, int]] = []
         texts = {}
         for name in names:
             prepare = detokenizer if detokenizer and BENCHMARKS[name].detokenize else (lambda text: text)
@@ -94,7 +100,7 @@ def score_benchmarks(
                 for ref in refs if uses_references else [None]:
                     predictions.append(prepare(hypothesis))
                     sources.append(prepare(source))
-                    references.append([prepare(ref)] if uses_references else None)
+                    references.append([prepare(ref)] if uses_references else None)  # type: ignore[arg-type]  # a ref then
                     owners.append((name, record))
         result = score_directions(
             scorer,

@@ -9,14 +9,16 @@ data-to-text); an average column appears when every column it averages is in the
 import csv
 import io
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..outputs import json_text, spreadsheet_cell, write_atomically
 from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY, RELEASES
 from .protocol import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
-from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES
+from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES, Published
 
 TABLE_TITLES = {
     "3": "Table 3: machine translation (WMT19 DARR), Kendall's tau (WMT's Kendall-like: ties count as discordant)",
@@ -47,29 +49,29 @@ class MetricRow:
 
     name: str
     origin: str  # "bartscore", "metrics-csv" or "paper"
-    scores: dict = None
+    scores: Mapping[str, Sequence[float] | np.ndarray] | None = None
     note: str = ""
-    variant: str = None
-    prompt: str = None
-    directions: dict = None
-    signatures: dict = None
-    values: dict = field(default_factory=dict)  # column key -> measures
-    paper: dict = field(default_factory=dict)  # column key -> Published
+    variant: str | None = None
+    prompt: str | None = None
+    directions: dict[str, str] | None = None
+    signatures: dict[str, str] | None = None
+    values: dict[str, Any] = field(default_factory=dict)  # column key -> measures
+    paper: dict[str, Published] = field(default_factory=dict)  # column key -> Published
 
 
 @dataclass
 class Column:
     key: str
     table: str
-    benchmark: str = None
-    aspect: str = None
+    benchmark: str | None = None
+    aspect: str | None = None
     components: tuple = ()
 
     @property
     def label(self):
         if self.benchmark is None:
             return "avg"
-        return ASPECT_LABELS.get(self.aspect, self.aspect)
+        return ASPECT_LABELS.get(self.aspect, self.aspect)  # type: ignore[arg-type]  # a benchmark's has an aspect
 
 
 def build_report(datasets, rows, *, paper_notes=None, with_significance=True):

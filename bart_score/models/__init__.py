@@ -10,6 +10,8 @@ need its own code is refused before anything is loaded (so transformers never as
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import transformers
@@ -129,13 +131,20 @@ def load_family(
     if family is MBartFamily:
         return family(tokenizer, model, source_lang, target_lang)
     if family is ChatFamily:
+        assert chat is not None  # _family_class chose ChatFamily for chat settings
         return family(tokenizer, model, chat)
     if issubclass(family, CausalFamily):
         return family(tokenizer, model, template)
     return family(tokenizer, model)
 
 
-def _family_class(name, config, template, compatibility, chat=None):
+def _family_class(
+    name: str,
+    config: PretrainedConfig,
+    template: str | None,
+    compatibility: str | None,
+    chat: ChatSettings | None = None,
+) -> type[Family]:
     for family in SEQ2SEQ_FAMILIES:
         if config.model_type in family.model_types:
             if chat is not None:
@@ -183,7 +192,7 @@ def find_checkpoint(checkpoint: str) -> tuple[PretrainedConfig, dict]:
     return _find(locate_checkpoint(checkpoint))
 
 
-def _find(checkpoint):
+def _find(checkpoint: Checkpoint) -> tuple[PretrainedConfig, dict[str, Any]]:
     """(config, where from_pretrained finds the files): a GGUF file or local directory where it is, else the Hugging
     Face cache, else the Hub, after one short request shows that the Hub answers."""
     if checkpoint.gguf_file:
@@ -197,6 +206,7 @@ def _find(checkpoint):
         raise  # found, but unusable
     except OSError:
         pass  # not in the cache
+    reason: str | None
     if hub_constants.HF_HUB_OFFLINE:
         reason, remedy = "HF_HUB_OFFLINE is set", ""
     else:
@@ -225,6 +235,7 @@ def check_checkpoint(checkpoint: Checkpoint, download: dict | None = None) -> No
     download = download or {}
     if checkpoint.gguf_file:
         require_gguf_extra(checkpoint.name)
+        assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
         read_gguf_header(checkpoint.real_path)
         config = None
     else:
@@ -235,7 +246,7 @@ def check_checkpoint(checkpoint: Checkpoint, download: dict | None = None) -> No
     refuse_custom_code(checkpoint, config, tokenizer_config)
 
 
-def _read(checkpoint, what, read):
+def _read(checkpoint: Checkpoint, what: str, read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     try:
         return read()
     except ValueError as error:  # JSON that is not a config
@@ -246,7 +257,7 @@ def _read(checkpoint, what, read):
         raise  # not in the cache, or not on the Hub
 
 
-def _config(checkpoint, download):
+def _config(checkpoint: Checkpoint, download: dict[str, Any]) -> PretrainedConfig:
     """The checkpoint's config, once check_checkpoint found nothing wrong, read through AutoConfig."""
     check_checkpoint(checkpoint, download)
     try:
@@ -255,12 +266,13 @@ def _config(checkpoint, download):
         raise CheckpointLoadError(f"cannot read the config of {checkpoint.name!r}: {_first_line(error)}") from None
 
 
-def _gguf_config(checkpoint):
+def _gguf_config(checkpoint: Checkpoint) -> PretrainedConfig:
     """A GGUF file's config (its metadata), once check_checkpoint found the file whole."""
     check_checkpoint(checkpoint)
     try:
         return AutoConfig.from_pretrained(checkpoint.source, gguf_file=checkpoint.gguf_file, trust_remote_code=False)
     except ValueError as error:  # the whole file was read: what transformers refuses is its architecture
+        assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
         architecture = read_gguf_header(checkpoint.real_path).architecture
         raise UnsupportedModelError(
             f"{checkpoint.name!r} is a GGUF file of architecture {architecture!r}, which transformers "
@@ -271,5 +283,5 @@ def _gguf_config(checkpoint):
         raise CheckpointLoadError(f"cannot read the GGUF metadata of {checkpoint.name!r}: {problem}") from None
 
 
-def _first_line(error):
+def _first_line(error: BaseException) -> str:
     return (str(error).splitlines() or [type(error).__name__])[0]

@@ -4,14 +4,22 @@ A family turns (condition, target) texts into token sequences under its *token p
 the decoder starts from), runs the conditions once (`encode`) and their targets against them (`decode`) through the
 model's own modules, and names the output layer that turns decoder states into logits."""
 
+from __future__ import annotations
+
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
 # A label position that is run through the model but neither scored nor counted (as -100 in Hugging Face labels).
 IGNORED = -100
+
+# What a family's `encode` makes of a batch of conditions and its `decode` reads back.
+Encoded = TypeVar("Encoded")
+Item = TypeVar("Item")
 
 
 @dataclass(frozen=True)
@@ -23,11 +31,11 @@ class Target:
     inputs: what the model reads to make those predictions. Seq2seq: the decoder inputs, one per label. Causal LMs:
         one fewer, since the first label is predicted from the condition's last position."""
 
-    inputs: tuple
-    labels: tuple
+    inputs: tuple[int, ...]
+    labels: tuple[int, ...]
 
     @property
-    def scored_ids(self):
+    def scored_ids(self) -> list[int]:
         return [label for label in self.labels if label != IGNORED]
 
 
@@ -35,60 +43,81 @@ class Target:
 class Tokenized:
     """A call's texts as token sequences: the distinct conditions and targets, and each input pair's indices."""
 
-    conditions: list  # tuple of token ids per distinct condition
-    targets: list  # Target per distinct target
-    pairs: list  # (condition index, target index) per input pair
+    conditions: list[tuple[int, ...]]  # token ids per distinct condition
+    targets: list[Target]  # per distinct target
+    pairs: list[tuple[int, int]]  # (condition index, target index) per input pair
     truncated_conditions: int = 0
     truncated_targets: int = 0
-    special_token_texts: list = field(default_factory=list)  # distinct texts holding special-token strings
+    special_token_texts: list[str] = field(default_factory=list)  # distinct texts holding special-token strings
 
 
-class Family:
+class Family(Generic[Encoded]):
     """A kind of model the engine can drive. Subclasses set `name`, `model_types` and `auto_class`, and implement
     `tokenize`, `encode` and `decode`; `policy` is the signature's short name of the token policy."""
 
     name = ""
-    model_types = ()
-    auto_class = None  # the transformers Auto class that loads the model
+    model_types: tuple[str, ...] = ()
+    auto_class: Any = None  # the transformers Auto class that loads the model
+    # The language codes the family reads texts in (mBART's); none for families without them.
+    language_codes: tuple[str, ...] = ()
     # A pad token written in a target adds 0 to the sum but is counted, as the original's NLLLoss(ignore_index=pad);
     # False where no such rule applies.
     written_pad_scores_zero = False
 
-    def __init__(self, tokenizer, model):
+    def __init__(self, tokenizer: Any, model: Any) -> None:
         self.tokenizer = tokenizer
         self.model = model
         specials = sorted({t for t in getattr(tokenizer, "all_special_tokens", []) if t}, key=len, reverse=True)
         self._special_pattern = re.compile("|".join(map(re.escape, specials))) if specials else None
 
     @property
-    def policy(self):
+    def policy(self) -> str:
         return self.name
 
     @property
-    def max_positions(self):
+    def max_positions(self) -> int | None:
         """The most positions the model takes, or None when its positions are relative (T5)."""
         return getattr(self.model.config, "max_position_embeddings", None)
 
     @property
-    def device(self):
+    def device(self) -> torch.device:
         return self.model.device
 
     @property
-    def pad_id(self):
+    def pad_id(self) -> int:
         pad = self.model.config.pad_token_id
         return pad if pad is not None else 0
 
-    def full_logits(self, condition, target):
+    def tokenize(
+        self,
+        conditions: Sequence[str],
+        targets: Sequence[str],
+        condition_languages: Sequence[str | None],
+        max_length: int,
+    ) -> Tokenized:
+        """The pairs' texts as token sequences under the family's token policy, each within max_length tokens."""
+        raise NotImplementedError
+
+    def encode(self, sequences: Sequence[Sequence[int]]) -> Encoded:
+        """Runs a batch of conditions once, for all their targets."""
+        raise NotImplementedError
+
+    def decode(self, encoded: Encoded, rows: Sequence[int], targets: Sequence[Target]) -> torch.Tensor:
+        """Decoder states at every label position of each target (rows: each target's condition row in `encoded`),
+        concatenated in order."""
+        raise NotImplementedError
+
+    def full_logits(self, condition: Sequence[int], target: Target) -> torch.Tensor:
         """Logits at each of `target`'s label positions from the model's own, unsplit forward pass (the engine's
         self-check at load time compares its split computation with this)."""
         raise NotImplementedError
 
-    def output_layer(self):
+    def output_layer(self) -> tuple[torch.Tensor, torch.Tensor | None, float]:
         """(weight: vocabulary x hidden, bias or None, scale applied to the decoder states before the product)."""
         head = self.model.get_output_embeddings()
         return head.weight, head.bias, 1.0
 
-    def pad(self, sequences):
+    def pad(self, sequences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         """Right-padded ids and their mask, on the model's device."""
         width = max(map(len, sequences), default=0)
         ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long)
@@ -101,16 +130,16 @@ class Family:
 
     # -- shared tokenization bookkeeping ----------------------------------------------------------------------------
 
-    def note_special_tokens(self, texts, tokenized):
+    def note_special_tokens(self, texts: Iterable[str], tokenized: Tokenized) -> None:
         """Records the distinct texts that hold special-token strings such as "<pad>", for the engine's warning."""
         if self._special_pattern is not None:
             tokenized.special_token_texts += [text for text in texts if self._special_pattern.search(text)]
 
-    def special_token_in(self, text):
+    def special_token_in(self, text: str) -> str | None:
         found = self._special_pattern.search(text) if self._special_pattern is not None else None
         return found.group(0) if found else None
 
-    def check_vocabulary(self, texts, sequences):
+    def check_vocabulary(self, texts: Sequence[str], sequences: Sequence[Sequence[int]]) -> None:
         """Ids beyond the model's output layer (a tokenizer larger than its model) are refused, naming the text."""
         vocabulary = self.output_layer()[0].shape[0]
         for text, ids in zip(texts, sequences):
@@ -122,11 +151,12 @@ class Family:
                     f"(id {bad}), which the model's {vocabulary}-token vocabulary lacks"
                 )
 
-    def token_texts(self, ids):
+    def token_texts(self, ids: Sequence[int]) -> list[str]:
         """The text each token adds to the decoded sequence: sentencepiece's word-start marks become spaces, and a
         character split over byte-level tokens is shown whole on the token that completes it (the tokens before it
         in that character have empty text)."""
-        texts, previous = [], ""
+        texts: list[str] = []
+        previous = ""
         for end in range(1, len(ids) + 1):
             decoded = self.tokenizer.decode(ids[:end], skip_special_tokens=False, clean_up_tokenization_spaces=False)
             if decoded.endswith("\ufffd") and end < len(ids):  # an incomplete UTF-8 character so far
@@ -143,41 +173,46 @@ class StoredRows(DynamicLayer):
     never holds every layer's copy at once. Keys and values a causal target adds are joined to them for that layer's
     attention and not kept: each target is scored in one pass."""
 
-    def __init__(self, keys, values, rows, width):
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, rows: torch.Tensor, width: int) -> None:
         self.store, self.rows, self.width = (keys, values), rows, width
         self.is_initialized = True
         self.device = keys.device
 
-    def _rows_of(self, stored):
+    def _rows_of(self, stored: torch.Tensor) -> torch.Tensor:
         stored = stored[:, :, : self.width]
         if bool((self.rows == self.rows[0]).all()):
             return stored[self.rows[:1]].expand(len(self.rows), -1, -1, -1)
         return stored[self.rows]
 
+    # DynamicLayer keeps keys and values as writable attributes; these layers read them from the store instead.
     @property
-    def keys(self):
+    def keys(self) -> torch.Tensor:  # type: ignore[override]
         return self._rows_of(self.store[0])
 
     @property
-    def values(self):
+    def values(self) -> torch.Tensor:  # type: ignore[override]  # as keys
         return self._rows_of(self.store[1])
 
-    def update(self, key_states, value_states, *args, **kwargs):
+    def update(
+        self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         return torch.cat([self.keys, key_states], dim=-2), torch.cat([self.values, value_states], dim=-2)
 
-    def get_seq_length(self):
+    def get_seq_length(self) -> int:
         return self.width
 
 
-def stored_rows_cache(keys_values, rows, width):
+def stored_rows_cache(
+    keys_values: Iterable[tuple[torch.Tensor, torch.Tensor]], rows: torch.Tensor, width: int
+) -> DynamicCache:
     """A cache whose every layer reads the given rows of its stored (keys, values), up to `width` positions."""
     cache = DynamicCache()
     cache.layers = [StoredRows(keys, values, rows, width) for keys, values in keys_values]
     return cache
 
 
-def dedupe(items):
+def dedupe(items: Iterable[Item]) -> tuple[list[Item], list[int]]:
     """(distinct items in order of first appearance, the index of each item among them)."""
-    index = {}
+    index: dict[Item, int] = {}
     positions = [index.setdefault(item, len(index)) for item in items]
     return list(index), positions

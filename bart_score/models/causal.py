@@ -14,7 +14,11 @@ template-head + condition, cut as GPTScore cuts it when too long, + template-tai
 sequence; the labels are the target's own encoding without its first token, aligned with the end of that sequence,
 and the score is the mean over them. Its template is GPTScore's `src + prompt_text`: "{condition}" + prompt_text."""
 
+from __future__ import annotations
+
 import hashlib
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from transformers import AutoModelForCausalLM
@@ -27,18 +31,22 @@ from .base import Family, Target, Tokenized, dedupe, stored_rows_cache
 class EncodedPrefixes:
     """A batch of prefixes run once: every layer's keys and values, and the last position's state of each prefix."""
 
-    def __init__(self, cache, mask, last_states):
-        self.keys_values = [(layer.keys, layer.values) for layer in cache.layers]
+    def __init__(self, cache: DynamicCache, mask: torch.Tensor, last_states: torch.Tensor) -> None:
+        # transformers types a cache's layers as a union with layers that keep no keys; a DynamicCache's keep them.
+        self.keys_values: list[tuple[torch.Tensor, torch.Tensor]] = [
+            (layer.keys, layer.values)  # type: ignore[union-attr, misc]
+            for layer in cache.layers
+        ]
         self.mask = mask  # (prefixes, length)
         self.lengths = mask.sum(dim=1)
         self.last_states = last_states  # (prefixes, hidden)
 
 
-class CausalFamily(Family):
+class CausalFamily(Family[EncodedPrefixes]):
     name = "causal"
     auto_class = AutoModelForCausalLM
 
-    def __init__(self, tokenizer, model, template=None):
+    def __init__(self, tokenizer: Any, model: Any, template: str | None = None) -> None:
         super().__init__(tokenizer, model)
         self.template = DEFAULT_TEMPLATE if template is None else template
         self.head, self.tail = template_sides(self.template)
@@ -55,7 +63,7 @@ class CausalFamily(Family):
                 "with text around {condition} (the default is '{condition}\\n')"
             )
 
-    def _start_ids(self):
+    def _start_ids(self) -> list[int]:
         """The tokens the tokenizer puts before a text (its BOS), else the BOS it defines but does not add."""
         plain = self.tokenizer("a", add_special_tokens=False)["input_ids"]
         full = self.tokenizer("a")["input_ids"]
@@ -65,32 +73,38 @@ class CausalFamily(Family):
         return start
 
     @property
-    def policy(self):
+    def policy(self) -> str:
         if self.template == DEFAULT_TEMPLATE:
             return self.name
         return f"{self.name}:{hashlib.sha1(self.template.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
     @property
-    def max_positions(self):
+    def max_positions(self) -> int | None:
         config = self.model.config
         return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
 
     # -- the token policy -------------------------------------------------------------------------------------------
 
-    def tokenize(self, conditions, targets, condition_languages, max_length):
+    def tokenize(
+        self,
+        conditions: Sequence[str],
+        targets: Sequence[str],
+        condition_languages: Sequence[str | None],
+        max_length: int,
+    ) -> Tokenized:
         tokenized = Tokenized([], [], [])
         condition_texts, condition_of_pair = dedupe(conditions)
         target_texts, target_of_pair = dedupe(targets)
         filled = [self.head + c + self.tail for c in condition_texts]
         prefixes = [self.start_ids + ids for ids in self._ids(filled)]
-        target_ids = []
+        target_ids: list[list[int]] = []
         for ids in self._ids(target_texts):
             tokenized.truncated_targets += len(ids) > max_length - 2
             target_ids.append([*ids[: max_length - 2], self.tokenizer.eos_token_id])
         self.check_vocabulary(condition_texts, prefixes)
         self.check_vocabulary(target_texts, target_ids)
         # A prefix is cut to leave room for its target, so the same condition may give different prefixes.
-        tails = {}  # condition -> how many of its prefix's last tokens are the template's tail, for those cut
+        tails: dict[int, int] = {}  # condition -> how many of its prefix's last tokens are the template's tail, if cut
         pair_prefixes = []
         for c, t in zip(condition_of_pair, target_of_pair):
             room = max_length - len(target_ids[t])
@@ -106,10 +120,10 @@ class CausalFamily(Family):
         self.note_special_tokens(dict.fromkeys(condition_texts + target_texts), tokenized)
         return tokenized
 
-    def _ids(self, texts):
+    def _ids(self, texts: Sequence[str]) -> list[list[int]]:
         return self.tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
 
-    def _tail_length(self, filled, length):
+    def _tail_length(self, filled: str, length: int) -> int:
         """How many of the filled template's `length` tokens are the template's text after the condition: the
         tokens that start at or after it (a token across the boundary counts as the condition's). Tokenizers
         without offsets (slow ones) count the tail's own tokens."""
@@ -123,7 +137,7 @@ class CausalFamily(Family):
 
     # -- running the model ------------------------------------------------------------------------------------------
 
-    def encode(self, sequences):
+    def encode(self, sequences: Sequence[Sequence[int]]) -> EncodedPrefixes:
         """Runs each prefix once and keeps its keys and values for all its targets."""
         ids, mask = self.pad(sequences)
         cache = DynamicCache()
@@ -133,34 +147,35 @@ class CausalFamily(Family):
         last = states[torch.arange(len(sequences), device=self.device), mask.sum(dim=1) - 1]
         return EncodedPrefixes(cache, mask, last)
 
-    def full_logits(self, condition, target):
+    def full_logits(self, condition: Sequence[int], target: Target) -> torch.Tensor:
         """The model's own forward pass on one pair, prefix and target as one sequence: logits at each label
         position."""
         ids = torch.tensor([[*condition, *target.inputs]], device=self.device)
         return self.model(input_ids=ids).logits[0, len(condition) - 1 :]
 
-    def decode(self, prefixes, rows, targets):
+    def decode(self, prefixes: EncodedPrefixes, rows: Sequence[int], targets: Sequence[Target]) -> torch.Tensor:
         """States at every label position of each target, in order: the prefix's last state predicts the first
         label, the target's own inputs the rest. The targets continue their prefixes' positions; padding between a
         short prefix and its target is masked out."""
-        rows = torch.tensor(rows, device=self.device)
+        row_index = torch.tensor(rows, device=self.device)
         inputs, input_mask = self.pad([target.inputs for target in targets])
         steps = None
         if inputs.shape[1]:
-            width = int(prefixes.lengths[rows].max())
-            cache = stored_rows_cache(prefixes.keys_values, rows, width)
-            offsets = prefixes.lengths[rows, None]
+            width = int(prefixes.lengths[row_index].max())
+            cache = stored_rows_cache(prefixes.keys_values, row_index, width)
+            offsets = prefixes.lengths[row_index, None]
             steps = self.model.get_decoder()(
                 input_ids=inputs,
-                attention_mask=torch.cat([prefixes.mask[rows, :width], input_mask], dim=1),
+                attention_mask=torch.cat([prefixes.mask[row_index, :width], input_mask], dim=1),
                 position_ids=offsets + torch.arange(inputs.shape[1], device=self.device),
                 cache=cache,
                 use_cache=True,
             ).last_hidden_state
         pieces = []
         for index, target in enumerate(targets):
-            pieces.append(prefixes.last_states[rows[index]][None])
+            pieces.append(prefixes.last_states[row_index[index]][None])
             if target.inputs:
+                assert steps is not None  # a target with inputs made the batch's inputs non-empty
                 pieces.append(steps[index, : len(target.inputs)])
         return torch.cat(pieces)
 
@@ -168,10 +183,18 @@ class CausalFamily(Family):
 class GPTScoreFamily(CausalFamily):
     name = "gptscore"
 
-    def tokenize(self, conditions, targets, condition_languages, max_length):
+    def tokenize(
+        self,
+        conditions: Sequence[str],
+        targets: Sequence[str],
+        condition_languages: Sequence[str | None],
+        max_length: int,
+    ) -> Tokenized:
         tokenized = Tokenized([], [], [])
         encode = self.tokenizer.encode
-        pair_conditions, pair_targets, truncated = [], [], set()
+        pair_conditions: list[tuple[int, ...]] = []
+        pair_targets: list[Target] = []
+        truncated: set[str] = set()
         for index, (condition, target) in enumerate(zip(conditions, targets)):
             source = self._cut(self.head + condition, target, max_length)
             if source != self.head + condition:
@@ -203,7 +226,7 @@ class GPTScoreFamily(CausalFamily):
         self.note_special_tokens(dict.fromkeys([*conditions, *targets]), tokenized)
         return tokenized
 
-    def _cut(self, source, target, max_length):
+    def _cut(self, source: str, target: str, max_length: int) -> str:
         """GPTScore's truncation of a long source, step for step (its encodings drop a first and a last token, as
         for OPT's BOS, whatever the tokenizer)."""
         encode = self.tokenizer.encode
@@ -215,7 +238,7 @@ class GPTScoreFamily(CausalFamily):
         return self.tokenizer.decode(kept[1:-1])
 
 
-def _cut_keeping_tail(prefix, room, tail_length, start_length):
+def _cut_keeping_tail(prefix: list[int], room: int, tail_length: int, start_length: int) -> list[int]:
     """`prefix` within `room` tokens: the condition's last tokens go first, then (when even that is not enough) the
     tail's last ones; the start tokens stay."""
     if len(prefix) <= room:
@@ -224,6 +247,6 @@ def _cut_keeping_tail(prefix, room, tail_length, start_length):
     return (prefix[:keep] + prefix[len(prefix) - tail_length :])[:room]
 
 
-def _positions(mask):
+def _positions(mask: torch.Tensor) -> torch.Tensor:
     """Positions of right-padded rows: 0, 1, ... along the real tokens."""
     return (mask.cumsum(dim=1) - 1).clamp(min=0)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
+from typing import Any
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
@@ -58,7 +60,8 @@ class ChatFamily(CausalFamily):
         self.settings = settings
         self.instructions = dict(settings.instructions)
         self.closing_id = self._closing_token()
-        self._sides = {}  # instruction -> (its text before {condition}, after it, the prompt before, after)
+        # instruction -> (its text before {condition}, after it, the prompt before, after)
+        self._sides: dict[str, tuple[str, str, str, str]] = {}
 
     @property
     def policy(self) -> str:
@@ -69,7 +72,7 @@ class ChatFamily(CausalFamily):
 
     # -- the chat template --------------------------------------------------------------------------------------
 
-    def _render(self, messages, *, add_generation_prompt):
+    def _render(self, messages: list[dict[str, str]], *, add_generation_prompt: bool) -> str:
         try:
             return self.tokenizer.apply_chat_template(
                 messages, add_generation_prompt=add_generation_prompt, tokenize=False
@@ -80,11 +83,11 @@ class ChatFamily(CausalFamily):
                 f"{' and '.join(message['role'] for message in messages)} conversation: {error}"
             ) from None
 
-    def _conversation(self, content):
+    def _conversation(self, content: str) -> list[dict[str, str]]:
         system = [] if self.settings.system is None else [{"role": "system", "content": self.settings.system}]
         return [*system, {"role": "user", "content": content}]
 
-    def _closing_token(self):
+    def _closing_token(self) -> int:
         """The token that closes an assistant turn: the first token after a known reply, past any whitespace."""
         rendered = self._render(
             [*self._conversation("Hello."), {"role": "assistant", "content": _KNOWN_REPLY}], add_generation_prompt=False
@@ -108,7 +111,7 @@ class ChatFamily(CausalFamily):
             f"special token, so chat scoring has no token that closes a reply to score"
         )
 
-    def _instruction_sides(self, instruction):
+    def _instruction_sides(self, instruction: str) -> tuple[str, str, str, str]:
         """The instruction's text on each side of {condition}, and the prompt rendered around a placeholder
         condition, split at it: the prompt's own text before and after the condition."""
         if instruction not in self._sides:
@@ -119,10 +122,11 @@ class ChatFamily(CausalFamily):
                     "this model's chat template does not write the user's message once, as given, so chat scoring "
                     "cannot find the condition in the prompt"
                 )
-            self._sides[instruction] = (head, tail, *rendered.split(_PLACEHOLDER))
+            before, after = rendered.split(_PLACEHOLDER)
+            self._sides[instruction] = (head, tail, before, after)
         return self._sides[instruction]
 
-    def _prompt(self, instruction, condition):
+    def _prompt(self, instruction: str, condition: str) -> tuple[str, int, int]:
         """(the prompt as text, where the condition starts and ends in it) for one condition. The condition is
         what the prompt does not share with the prompt's own text on either side: a template that trims its
         message's ends (Llama 3's) trims the condition's, or the instruction's, whitespace."""
@@ -136,11 +140,11 @@ class ChatFamily(CausalFamily):
 
     def tokenize(
         self,
-        conditions: list[str],
-        targets: list[str],
-        condition_languages: list[None],
+        conditions: Sequence[str],
+        targets: Sequence[str],
+        condition_languages: Sequence[str | None],
         max_length: int,
-        instructions: list[str] | None = None,
+        instructions: Sequence[str] | None = None,
     ) -> Tokenized:
         """As CausalFamily.tokenize, under the chat policy; instructions: one per pair (default: score()'s)."""
         tokenized = Tokenized([], [], [])
@@ -150,12 +154,12 @@ class ChatFamily(CausalFamily):
         target_texts, target_of_pair = dedupe(targets)
         located = [self._prompt(instruction, condition) for instruction, condition in prompts]
         texts = [text for text, _, _ in located]
-        encoded = (
+        encoded: Any = (  # a tokenizer's BatchEncoding, or its empty stand-in
             self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
             if texts
             else {"input_ids": [], "offset_mapping": []}
         )
-        prefixes = []  # (ids, tokens before the condition, tokens after it) per distinct prompt
+        prefixes: list[tuple[list[int], int, int]] = []  # (ids, tokens before the condition, after it) per prompt
         for (_, start, end), ids, offsets in zip(located, encoded["input_ids"], encoded["offset_mapping"]):
             before = sum(1 for first, _ in offsets if first < start)
             after = sum(1 for first, _ in offsets if first >= end)
@@ -164,7 +168,10 @@ class ChatFamily(CausalFamily):
         self.check_vocabulary([c for _, c in prompts], [ids for ids, _, _ in prefixes])
         self.check_vocabulary(target_texts, replies)
 
-        pair_prefixes, pair_targets, cut_prompts, cut_targets = [], [], set(), set()
+        pair_prefixes: list[tuple[int, ...]] = []
+        pair_targets: list[Target] = []
+        cut_prompts: set[int] = set()
+        cut_targets: set[int] = set()
         for pair, (p, t) in enumerate(zip(prompt_of_pair, target_of_pair)):
             ids, before, after = prefixes[p]
             own = before + after  # the prompt's tokens that are not the condition's, never cut
@@ -193,7 +200,7 @@ class ChatFamily(CausalFamily):
         return tokenized
 
 
-def _shared_length(text, other):
+def _shared_length(text: str, other: str) -> int:
     """How many first characters `text` and `other` have in common."""
     for index, (mine, theirs) in enumerate(zip(text, other)):
         if mine != theirs:

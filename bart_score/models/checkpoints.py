@@ -93,8 +93,10 @@ class Checkpoint:
         digest = hashlib.sha256()
         if self.gguf_file:
             require_gguf_extra(self.name)
-            digest.update(_file_stamp(self.real_path))
-            digest.update(read_gguf_header(self.real_path).digest.encode("ascii"))
+            gguf_path = self.real_path
+            assert gguf_path is not None  # a GGUF checkpoint is a local file
+            digest.update(_file_stamp(gguf_path))
+            digest.update(read_gguf_header(gguf_path).digest.encode("ascii"))
         else:
             with open(os.path.join(self.source, "config.json"), "rb") as handle:
                 digest.update(handle.read())

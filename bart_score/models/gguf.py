@@ -92,13 +92,19 @@ class _Cursor:
         self.position += layout.size
         return value
 
+    def integer(self, code: str) -> int:
+        """An unsigned integer field ("I" or "Q"): a count, a length, a type or an offset."""
+        value = self.unpack(code)
+        assert isinstance(value, int)  # struct gives ints for integer codes
+        return value
+
     def skip(self, size: int) -> None:
         if self.position + size > len(self.view):
             raise _TooShort
         self.position += size
 
     def string(self) -> str:
-        length = self.unpack("Q")
+        length = self.integer("Q")
         start = self.position
         self.skip(length)
         return bytes(self.view[start : self.position]).decode("utf-8", errors="replace")
@@ -113,7 +119,7 @@ class _Cursor:
             raise _Malformed(f"is not a valid GGUF file: a metadata value has the unknown type {kind}")
         if depth >= _MAX_ARRAY_DEPTH:
             raise _Malformed(f"is not a valid GGUF file: its metadata arrays nest more than {_MAX_ARRAY_DEPTH} deep")
-        item_kind, count = self.unpack("I"), self.unpack("Q")
+        item_kind, count = self.integer("I"), self.integer("Q")
         if item_kind in _SCALAR_FORMATS:
             self.skip(count * struct.calcsize(self.order + _SCALAR_FORMATS[item_kind]))
         else:
@@ -143,32 +149,34 @@ def _read_header(view: mmap.mmap) -> GgufHeader:
     from gguf.gguf_reader import READER_SUPPORTED_VERSIONS
 
     order = "<"
-    version = _Cursor(view, order, 4).unpack("I")
-    if version not in READER_SUPPORTED_VERSIONS and _Cursor(view, ">", 4).unpack("I") in READER_SUPPORTED_VERSIONS:
+    version = _Cursor(view, order, 4).integer("I")
+    if version not in READER_SUPPORTED_VERSIONS and _Cursor(view, ">", 4).integer("I") in READER_SUPPORTED_VERSIONS:
         order = ">"  # a big-endian file
-        version = _Cursor(view, order, 4).unpack("I")
+        version = _Cursor(view, order, 4).integer("I")
     if version not in READER_SUPPORTED_VERSIONS:
         readable = ", ".join(map(str, READER_SUPPORTED_VERSIONS))
         raise _Malformed(f"is a GGUF file of version {version}, which the gguf package does not read (only {readable})")
     cursor = _Cursor(view, order, 8)
-    tensor_count, key_count = cursor.unpack("Q"), cursor.unpack("Q")
-    needed = {}
+    tensor_count, key_count = cursor.integer("Q"), cursor.integer("Q")
+    needed: dict[str, object] = {}
     for _ in range(key_count):
         key = cursor.string()
-        value = cursor.value(cursor.unpack("I"))
+        value = cursor.value(cursor.integer("I"))
         if key in _NEEDED_KEYS:
             needed[key] = value
-    tensor_bytes = []  # (offset in the data, length) of each tensor
+    tensor_bytes: list[tuple[int, int]] = []  # (offset in the data, length) of each tensor
     for _ in range(tensor_count):
         name = cursor.string()
-        elements = math.prod(cursor.unpack("Q") for _ in range(cursor.unpack("I")))
-        kind, offset = cursor.unpack("I"), cursor.unpack("Q")
+        elements = math.prod(cursor.integer("Q") for _ in range(cursor.integer("I")))
+        kind, offset = cursor.integer("I"), cursor.integer("Q")
         if kind not in GGML_QUANT_SIZES:
             raise _Malformed(f"is not a valid GGUF file: its tensor {name!r} has the unknown type {kind}")
-        block, block_bytes = GGML_QUANT_SIZES[kind]
+        block, block_bytes = GGML_QUANT_SIZES[kind]  # type: ignore[index]  # keyed by an IntEnum, which equals its int
         tensor_bytes.append((offset, elements // block * block_bytes))
     header_end = cursor.position
     alignment = needed.get("general.alignment") or GGUF_DEFAULT_ALIGNMENT
+    if not isinstance(alignment, int) or alignment < 1:
+        raise _Malformed(f"is not a valid GGUF file: its general.alignment is {alignment!r}, not a positive integer")
     data_start = -(-header_end // alignment) * alignment
     data_end = max((data_start + offset + length for offset, length in tensor_bytes), default=data_start)
     if data_end > len(view):

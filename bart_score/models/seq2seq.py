@@ -6,6 +6,11 @@ the condition is the tokenizer's encoding of its text, the labels are the tokeni
 and every label is scored (BART's `<s>` and `</s>`, T5's `</s>`), except mBART's language code, which generation
 forces and which is neither scored nor counted. A pad token written in a target adds 0 but is counted."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import torch
 from transformers import AutoModelForSeq2SeqLM
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
@@ -17,7 +22,9 @@ class _UnkeptCache(DynamicCache):
     """A self-attention cache that keeps nothing: each target is decoded in one pass, so storing (concatenating) its
     keys and values would be wasted copies."""
 
-    def update(self, key_states, value_states, layer_idx, *args, **kwargs):
+    def update(
+        self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         return key_states, value_states
 
 
@@ -25,19 +32,24 @@ class EncodedConditions:
     """A batch of conditions run through the encoder, with every decoder layer's cross-attention keys and values,
     computed once here by the decoder's own attention modules and shared by every target of each condition."""
 
-    def __init__(self, hidden, mask, cross_cache):
+    def __init__(self, hidden: torch.Tensor, mask: torch.Tensor, cross_cache: DynamicCache) -> None:
         self.hidden = hidden  # (conditions, length, d_model)
         self.mask = mask  # (conditions, length)
-        self.cross = [(layer.keys, layer.values) for layer in cross_cache.layers]  # each (conditions, heads, length, d)
+        # Each (conditions, heads, length, d). transformers types a cache's layers as a union with layers that keep
+        # no keys; this cache's are DynamicLayers, which do.
+        self.cross: list[tuple[torch.Tensor, torch.Tensor]] = [
+            (layer.keys, layer.values)  # type: ignore[union-attr, misc]
+            for layer in cross_cache.layers
+        ]
 
 
-class Seq2SeqFamily(Family):
+class Seq2SeqFamily(Family[EncodedConditions]):
     auto_class = AutoModelForSeq2SeqLM
     written_pad_scores_zero = True
     # What the model's own shift of the labels needs from the config.
-    teacher_forcing_ids = ("pad_token_id", "decoder_start_token_id")
+    teacher_forcing_ids: tuple[str, ...] = ("pad_token_id", "decoder_start_token_id")
 
-    def __init__(self, tokenizer, model):
+    def __init__(self, tokenizer: Any, model: Any) -> None:
         super().__init__(tokenizer, model)
         config = model.config
         missing = [name for name in self.teacher_forcing_ids if getattr(config, name, None) is None]
@@ -49,39 +61,47 @@ class Seq2SeqFamily(Family):
 
     # -- the token policy -------------------------------------------------------------------------------------------
 
-    def condition_ids(self, texts, language, max_length):
+    def condition_ids(
+        self, texts: Sequence[str], language: str | None, max_length: int
+    ) -> tuple[list[list[int]], set[int]]:
         """Token ids of each condition, truncated to max_length, and the indices of those that were cut."""
         return self._encode_texts(texts, max_length, "text")
 
-    def target_ids(self, texts, max_length):
+    def target_ids(self, texts: Sequence[str], max_length: int) -> tuple[list[list[int]], set[int]]:
         """Label ids of each target (the tokenizer's target side), truncated, and the indices of those cut."""
         return self._encode_texts(texts, max_length, "text_target")
 
-    def _encode_texts(self, texts, max_length, side):
+    def _encode_texts(self, texts: Sequence[str], max_length: int, side: str) -> tuple[list[list[int]], set[int]]:
         if not texts:
             return [], set()
         encoded = self.tokenizer(**{side: texts}, max_length=max_length, truncation=True)["input_ids"]
         at_limit = [i for i, ids in enumerate(encoded) if len(ids) == max_length]
-        too_long = set()
+        too_long: set[int] = set()
         if at_limit:
             longer = self.tokenizer(**{side: [texts[i] for i in at_limit]}, max_length=max_length + 1, truncation=True)
             too_long = {i for i, ids in zip(at_limit, longer["input_ids"]) if len(ids) > max_length}
         self.check_vocabulary(texts, encoded)
         return encoded, too_long
 
-    def target(self, labels):
+    def target(self, labels: Sequence[int]) -> Target:
         """A Target from the label ids: the decoder inputs by the model's own shift, unscored positions marked."""
         inputs = self.model.prepare_decoder_input_ids_from_labels(labels=torch.tensor([labels]))[0].tolist()
         return Target(tuple(inputs), tuple(labels))
 
-    def tokenize(self, conditions, targets, condition_languages, max_length):
+    def tokenize(
+        self,
+        conditions: Sequence[str],
+        targets: Sequence[str],
+        condition_languages: Sequence[str | None],
+        max_length: int,
+    ) -> Tokenized:
         tokenized = Tokenized([], [], [])
         condition_keys, condition_of_pair = dedupe(zip(conditions, condition_languages))
         target_texts, target_of_pair = dedupe(targets)
-        by_language = {}
+        by_language: dict[str | None, list[int]] = {}
         for index, (_, language) in enumerate(condition_keys):
             by_language.setdefault(language, []).append(index)
-        condition_tokens = [None] * len(condition_keys)
+        condition_tokens: list[tuple[int, ...]] = [()] * len(condition_keys)  # every entry is set below
         for language, indices in by_language.items():
             ids, cut = self.condition_ids([condition_keys[i][0] for i in indices], language, max_length)
             for position, index in enumerate(indices):
@@ -97,7 +117,7 @@ class Seq2SeqFamily(Family):
 
     # -- running the model ------------------------------------------------------------------------------------------
 
-    def encode(self, sequences):
+    def encode(self, sequences: Sequence[Sequence[int]]) -> EncodedConditions:
         """Runs the encoder once per condition, then one decoder step on a placeholder token, which makes the decoder's
         own cross-attention modules project each layer's keys and values into the cache once."""
         ids, mask = self.pad(sequences)
@@ -109,25 +129,25 @@ class Seq2SeqFamily(Family):
         )
         return EncodedConditions(hidden, mask, cache.cross_attention_cache)
 
-    def full_logits(self, condition, target):
+    def full_logits(self, condition: Sequence[int], target: Target) -> torch.Tensor:
         """The model's own forward pass on one pair, reading the decoder inputs its own shift made of the labels:
         logits at each label position."""
         ids = torch.tensor([condition], device=self.device)
         inputs = torch.tensor([target.inputs], device=self.device)
         return self.model(input_ids=ids, attention_mask=torch.ones_like(ids), decoder_input_ids=inputs).logits[0]
 
-    def decode(self, encoded, rows, targets):
+    def decode(self, encoded: EncodedConditions, rows: Sequence[int], targets: Sequence[Target]) -> torch.Tensor:
         """Decoder states at every label position of each target (rows: each target's condition row in `encoded`),
         concatenated in order, with the labels they predict."""
-        rows = torch.tensor(rows, device=self.device)
-        width = int(encoded.mask[rows].sum(dim=1).max())
-        cross = stored_rows_cache(encoded.cross, rows, width)
+        row_index = torch.tensor(rows, device=self.device)
+        width = int(encoded.mask[row_index].sum(dim=1).max())
+        cross = stored_rows_cache(encoded.cross, row_index, width)
         inputs, input_mask = self.pad([target.inputs for target in targets])
         # No decoder mask, as the original: padding only follows the real tokens of a causal decoder.
         states = self.model.get_decoder()(
             input_ids=inputs,
-            encoder_hidden_states=encoded.hidden[rows, :width],
-            encoder_attention_mask=encoded.mask[rows, :width],
+            encoder_hidden_states=encoded.hidden[row_index, :width],
+            encoder_attention_mask=encoded.mask[row_index, :width],
             cache=EncoderDecoderCache(_UnkeptCache(), cross),
             use_cache=True,
         ).last_hidden_state
@@ -138,7 +158,7 @@ class BartFamily(Seq2SeqFamily):
     name = "bart"
     model_types = ("bart",)
 
-    def output_layer(self):
+    def output_layer(self) -> tuple[torch.Tensor, torch.Tensor | None, float]:
         return self.model.get_output_embeddings().weight, self.model.final_logits_bias[0], 1.0
 
 
@@ -157,10 +177,10 @@ class T5Family(Seq2SeqFamily):
     model_types = ("t5", "mt5", "umt5")
 
     @property
-    def max_positions(self):
+    def max_positions(self) -> int | None:
         return None
 
-    def output_layer(self):
+    def output_layer(self) -> tuple[torch.Tensor, torch.Tensor | None, float]:
         """T5 with tied embeddings scales the decoder output by d_model ** -0.5 before the product."""
         scale = self.model.config.d_model**-0.5 if getattr(self.model.config, "scale_decoder_outputs", False) else 1.0
         return self.model.get_output_embeddings().weight, None, scale
@@ -174,7 +194,7 @@ class MBartFamily(BartFamily):
     model_types = ("mbart",)
     teacher_forcing_ids = ("pad_token_id",)  # the shift starts the decoder from the labels' own last token
 
-    def __init__(self, tokenizer, model, source_lang, target_lang):
+    def __init__(self, tokenizer: Any, model: Any, source_lang: str | None, target_lang: str | None) -> None:
         super().__init__(tokenizer, model)
         codes = getattr(tokenizer, "lang_code_to_id", None)
         if not codes:
@@ -197,17 +217,19 @@ class MBartFamily(BartFamily):
         self._code_ids = set(codes.values())
 
     @property
-    def policy(self):
+    def policy(self) -> str:
         return f"mbart:{self.source_lang}>{self.target_lang}"
 
-    def condition_ids(self, texts, language, max_length):
+    def condition_ids(
+        self, texts: Sequence[str], language: str | None, max_length: int
+    ) -> tuple[list[list[int]], set[int]]:
         self.tokenizer.src_lang = language
         return self._encode_texts(texts, max_length, "text")
 
-    def target_ids(self, texts, max_length):
+    def target_ids(self, texts: Sequence[str], max_length: int) -> tuple[list[list[int]], set[int]]:
         self.tokenizer.tgt_lang = self.target_lang
         return self._encode_texts(texts, max_length, "text_target")
 
-    def target(self, labels):
+    def target(self, labels: Sequence[int]) -> Target:
         shifted = super().target(labels)
         return Target(shifted.inputs, tuple(IGNORED if label in self._code_ids else label for label in labels))
