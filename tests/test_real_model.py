@@ -288,7 +288,9 @@ def least_likely_token_in_changed_span(tokens, item, skip_first):
 
 # Measured (float32, CPU): chat 75% of the 32 pairs with every token, plain 34%. Under the plain policy the summary's
 # first token follows the source and a bare newline, with nothing saying that a summary begins, and it is the least
-# likely token in 8 of the 21 misses; without it the plain rate is 56%. The thresholds sit a little below these.
+# likely token in 8 of the 21 misses; without it the plain rate is 53% here (56% with the changed summaries scored on
+# their own: the other texts of the call change the batches' float32 rounding, which moves one pair). So the plain
+# policy shows this only barely: its threshold is one pair below the measured rate; chat's sits a little below 75%.
 @pytest.mark.parametrize("policy, skip_first, threshold", [("plain", True, 0.5), ("chat", False, 0.7)])
 def test_the_least_likely_token_of_an_unfaithful_summary_is_in_its_changed_span(
     scored_tokens, policy, skip_first, threshold
