@@ -49,7 +49,7 @@ from .inputs import (
 from .jobs import run_exclusively
 from .menu import has_saved_baseline, model_kind
 from .plots import bar_chart, interval_plot
-from .settings import Settings, load_scorer
+from .settings import Settings, menu_scorer
 from .verdict import verdict
 
 # The fields each tab's page entry marks, in the order of its outputs (their element ids).
@@ -125,7 +125,7 @@ class CompareHandlers:
             max_pairs=settings.max_pairs,
             by_direction=bool(settings.models.get(model, {}).get("chat")),
         )
-        scorer = load_scorer(settings, model)
+        scorer = menu_scorer(settings, model)
         refuse_special_tokens(
             [
                 ("The source", source, "source"),
@@ -250,7 +250,7 @@ class BatchHandlers:
         check_work(
             corpus, list(options.directions), options.prompt, settings.max_pairs, options.rescale, settings.long_source
         )
-        scorer = load_scorer(settings, model)
+        scorer = menu_scorer(settings, model)
         refuse_special_tokens(
             [*custom_phrase(prompt_choice, prompt), *upload_texts(corpus)], scorer.tokenizer.all_special_tokens
         )

@@ -141,7 +141,7 @@ def check_models(settings):
     return set(problems)
 
 
-def load_scorer(settings, model):
+def menu_scorer(settings, model):
     """The engine for a model name on the allowlist, loaded on first use and kept (loading costs more than scoring).
     A model that cannot be loaded is reported by its menu name, never by a server path."""
     if not isinstance(model, str) or model not in settings.models:

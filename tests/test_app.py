@@ -138,7 +138,7 @@ def test_malformed_operator_settings_stop_the_app_at_start(environ, message):
 def test_only_allowlisted_names_reach_the_engine():
     settings = space.settings.settings_from_env({})
     with pytest.raises(ValueError, match="Unknown model '/etc'; choose one of vanilla, cnn"):
-        space.settings.load_scorer(settings, "/etc")
+        space.settings.menu_scorer(settings, "/etc")
 
 
 def test_building_the_app_loads_no_model(app_settings):
@@ -896,7 +896,7 @@ def test_api_compare_explains_user_mistakes_and_keeps_running(client, arguments,
 def test_api_compare_refuses_a_model_outside_the_allowlist(client, tiny_checkpoint):
     loaded = dict(space.settings._scorers)
     for model in (tiny_checkpoint, "facebook/bart-large"):
-        # Gradio refuses a value outside the menu before the app runs (load_scorer checks again, tested above).
+        # Gradio refuses a value outside the menu before the app runs (menu_scorer checks again, tested above).
         choices = ["vanilla", "cnn", "tiny", "missing", "copier"]
         with pytest.raises(AppError, match=re.escape(f"{model} is not in the list of choices: {choices}")):
             compare(client, *CANDIDATES[:2], model=model)
@@ -1438,8 +1438,8 @@ def test_comparisons_that_need_too_much_work_are_refused_saying_how_much():
 
 def test_a_comparison_over_the_limit_is_refused_before_the_model_is_used(app_settings, monkeypatch):
     compare = event_functions(app.build_demo(dataclasses.replace(app_settings, max_pairs=100)))["compare"]
-    monkeypatch.setattr(space.settings, "load_scorer", lambda *args: pytest.fail("the model was used"))
-    monkeypatch.setattr(space.handlers, "load_scorer", lambda *args: pytest.fail("the model was used"))
+    monkeypatch.setattr(space.settings, "menu_scorer", lambda *args: pytest.fail("the model was used"))
+    monkeypatch.setattr(space.handlers, "menu_scorer", lambda *args: pytest.fail("the model was used"))
     references = "\n".join(f"Reference {i}" for i in range(8))
     with pytest.raises(gr.Error, match=r"needs 14,006 scored pairs .* the limit here is 100\. Use fewer candidates"):
         compare(*settings_inputs(prompt="summary"), SOURCE, references, *[f"Candidate text {i}" for i in range(6)])

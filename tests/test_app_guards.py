@@ -124,11 +124,11 @@ def test_damaged_weights_are_reported_by_menu_name_without_a_path_and_remembered
     settings = settings_with("broken", folder)
     message = "The model 'broken' cannot be loaded: its files on this server are damaged or incomplete"
     with pytest.raises(ValueError, match=re.escape(message)) as raised:
-        space.settings.load_scorer(settings, "broken")
+        space.settings.menu_scorer(settings, "broken")
     assert str(tmp_path) not in str(raised.value)
     monkeypatch.setattr(bart_score, "BARTScorer", lambda **kwargs: pytest.fail("a failed model was loaded again"))
     with pytest.raises(ValueError, match=re.escape(message)):
-        space.settings.load_scorer(settings, "broken")
+        space.settings.menu_scorer(settings, "broken")
 
 
 @pytest.mark.parametrize(
@@ -152,7 +152,7 @@ def test_each_kind_of_load_failure_says_what_is_wrong(tmp_path, monkeypatch, err
     settings = settings_with("mine", checkpoint)
     monkeypatch.setattr(bart_score, "BARTScorer", failing)
     with pytest.raises(ValueError, match=re.escape(f"The model 'mine' cannot be loaded: {reason}")) as raised:
-        space.settings.load_scorer(settings, "mine")
+        space.settings.menu_scorer(settings, "mine")
     assert "/srv" not in str(raised.value) and str(tmp_path) not in str(raised.value)
     assert (space.settings._scorer_key(settings, "mine") in space.settings._unavailable) == remembered
 
@@ -479,7 +479,7 @@ def test_submit_and_cancel_rounds_never_run_two_scoring_computations_at_once(cli
         return client.submit(*compare_arguments(candidates=(first_candidate, "b")), api_name="/compare")
 
     submit("warm up").result()  # the model is loaded (the server runs in this process: the same engine object)
-    engine = space.settings.load_scorer(app_settings, "tiny")
+    engine = space.settings.menu_scorer(app_settings, "tiny")
     score, lock = engine.score, threading.Lock()
     running, peak, started = 0, 0, []
 

@@ -375,7 +375,7 @@ def test_the_space_offers_chat_models_from_the_operators_list(chatml_llama):
         "instruction": "Summarize: {condition}",
         "system": SYSTEM,
     }
-    scorer = space.settings.load_scorer(settings, "assistant")
+    scorer = space.settings.menu_scorer(settings, "assistant")
     assert scorer.token_policy.startswith("chat:") and scorer.instructions["recall"] == "Summarize: {condition}"
     for bad, message in [
         ("x=/m;chat=yes", "chat must be true or false, got 'yes'"),

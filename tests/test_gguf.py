@@ -225,7 +225,7 @@ def test_a_space_menu_entry_can_be_a_gguf_file(llama_gguf, tmp_path):
         {"BARTSCORE_APP_MODELS": f"tiny-gguf={path}", "BARTSCORE_APP_DEVICE": "cpu"}
     )
     assert space.guards.model_problems({"tiny-gguf": path, "its-folder": os.path.dirname(path)}) == {}
-    scorer = space.settings.load_scorer(settings, "tiny-gguf")
+    scorer = space.settings.menu_scorer(settings, "tiny-gguf")
     assert scorer.model_label == os.path.realpath(path)
     signature = scorer.score_directions(TARGETS[:1], sources=CONDITIONS[:1])["signature"]
     shown = space.guards.public_signature(signature, "tiny-gguf", path)

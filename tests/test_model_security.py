@@ -166,7 +166,7 @@ def test_the_space_says_a_menu_model_needs_custom_code_that_is_never_run(tiny_ll
     assert CUSTOM_CODE in problems["custom"] and "never runs" in problems["custom"]
     settings = space.settings.settings_from_env({"BARTSCORE_APP_MODELS": f"custom={folder}"})
     with pytest.raises(ValueError) as raised:
-        space.settings.load_scorer(settings, "custom")
+        space.settings.menu_scorer(settings, "custom")
     assert str(raised.value) == (
         "The model 'custom' cannot be loaded: it needs its own Python code (custom code in its files), which this "
         "server never runs"
