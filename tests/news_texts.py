@@ -286,8 +286,7 @@ ITEMS = [
     NewsItem(
         "The theatre in Dublin sold every ticket for its new play within a day. The play will run for six weeks "
         "in the spring.",
-        "All the tickets for the Dublin theatre's new play went in one day; it will be staged for six weeks in "
-        "spring.",
+        "All the tickets for the Dublin theatre's new play went in one day; it will be staged for six weeks in spring.",
         "The Dublin theatre sold out its new play in a day; it runs for six weeks in spring.",
         "The Dublin theatre sold out its new play in a day; it runs for two weeks in spring.",
         NUMBER,
