@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, MissingExtraError
 from .inputs import whole_number
 from .retrievers import BM25, DEFAULT_RETRIEVER, Retriever, load_retriever
 
@@ -39,7 +39,13 @@ DEFAULT_WINDOW = LONGDOCFACTSCORE
 
 @functools.lru_cache(maxsize=1)
 def _segmenter() -> object:
-    import pysbd
+    try:
+        import pysbd
+    except ImportError:
+        raise MissingExtraError(
+            'long_source="windows" splits texts into sentences with pysbd, which is not installed: '
+            'pip install "bartscore[long]"'
+        ) from None
 
     return pysbd.Segmenter(language="en", clean=False)
 

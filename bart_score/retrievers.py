@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import CheckpointLoadError, InputError, InputTypeError
+from .errors import CheckpointLoadError, InputError, InputTypeError, MissingExtraError
 
 DEFAULT_RETRIEVER = "sentence-transformers/bert-base-nli-mean-tokens"
 BM25 = "bm25"
@@ -57,7 +57,12 @@ class BM25Retriever(Retriever):
     label = BM25
 
     def top_k(self, documents: Sequence[Sequence[str]], queries: Sequence[Sequence[str]], k: int) -> list:
-        import bm25s
+        try:
+            import bm25s
+        except ImportError:
+            raise MissingExtraError(
+                'the BM25 retriever needs the bm25s package, which is not installed: pip install "bartscore[long]"'
+            ) from None
 
         ranks = []
         for sentences, asked in zip(documents, queries):

@@ -91,10 +91,10 @@ def main() -> None:
 
     from gradio_client import handle_file
     from gradio_client.utils import Status
-    from tiny_bart import build_tiny_bart
+    from support.models import build_tiny
 
     with tempfile.TemporaryDirectory(prefix="bartscore-cancel-") as workdir:
-        checkpoint = build_tiny_bart(os.path.join(workdir, "tiny"))
+        checkpoint = build_tiny("bart", os.path.join(workdir, "tiny"))
         state = os.path.join(workdir, "engine-calls.json")
         upload = batch_file(workdir, args.rows)
         arguments = ["tiny", ["faithfulness"], "mean", "none", "", "encoder"]

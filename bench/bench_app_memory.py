@@ -28,7 +28,7 @@ import space_server  # noqa: E402
 
 
 def compare_arguments(rng):
-    from tiny_bart import english_like_text
+    from support.text import english_like_text
 
     source = english_like_text(rng, rng.randint(20, 70))
     references = "\n".join(english_like_text(rng, rng.randint(10, 30)) for _ in range(rng.randint(1, 3)))
@@ -51,10 +51,10 @@ def main():
     )
     args = parser.parse_args()
 
-    from tiny_bart import build_tiny_bart
+    from support.models import build_tiny
 
     with tempfile.TemporaryDirectory(prefix="bartscore-memory-") as workdir:
-        checkpoint = build_tiny_bart(os.path.join(workdir, "tiny"))
+        checkpoint = build_tiny("bart", os.path.join(workdir, "tiny"))
         environment = space_server.server_environment(args.server_env)
         with space_server.served(checkpoint, workdir, repo=args.repo, environment=environment) as (url, server):
             client = space_server.connect(url, server)

@@ -55,12 +55,12 @@ def main() -> None:
     parser.add_argument("--repo", default=space_server.REPO, help="the checkout whose app is served (default: this)")
     args = parser.parse_args()
 
-    from tiny_bart import build_tiny_bart
+    from support.models import build_tiny
 
     line = b"source,reference,system\nThe council voted for a library.,A library.,A new library.\n"
     body = (line * (int(args.mib * 1024 * 1024) // len(line) + 1))[: int(args.mib * 1024 * 1024)]
     with tempfile.TemporaryDirectory(prefix="bartscore-uploads-") as workdir:
-        checkpoint = build_tiny_bart(os.path.join(workdir, "tiny"))
+        checkpoint = build_tiny("bart", os.path.join(workdir, "tiny"))
         uploads = os.path.join(workdir, "gradio-uploads")
         environment = space_server.server_environment([f"GRADIO_TEMP_DIR={uploads}"])
         with space_server.served(checkpoint, workdir, repo=args.repo, environment=environment) as (url, server):

@@ -23,7 +23,6 @@ import multiprocessing
 import os
 import platform
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,7 @@ from workload import (  # noqa: E402
     MAX_LENGTH,
     Case,
     build_case,
+    built_once,
     length_summary,
     make_workload,
     naive_scores,
@@ -80,23 +80,13 @@ MAX_DIFF_TARGET = 1e-5
 def build_or_reuse_checkpoint(workdir, dims, seed=0):
     """A random BART checkpoint with `dims` and a 50,265-token vocabulary, saved with save_pretrained under
     `workdir`; built once and reused by later runs (a marker file says the save finished)."""
-    from tiny_bart import build_tiny_bart
+    from support.models import build_tiny
 
     directory = os.path.join(workdir, f"random-bart-{dims}-vocab{VOCAB_SIZE}-seed{seed}")
-    if os.path.isfile(os.path.join(directory, "COMPLETE")):
-        return directory
-    print(f"building a random BART checkpoint ({dims} dimensions) in {directory} ...", flush=True)
-    staging = directory + ".partial"
-    shutil.rmtree(staging, ignore_errors=True)
-    os.makedirs(staging)
     # init_std 0.02 is BART's own initialisation (the test helper's 0.2 is meant for its 32-wide toy models).
-    build_tiny_bart(
-        staging, seed=seed, vocab_size=VOCAB_SIZE, max_positions=MAX_LENGTH, init_std=0.02, **MODEL_DIMS[dims]
-    )
-    open(os.path.join(staging, "COMPLETE"), "w").close()
-    shutil.rmtree(directory, ignore_errors=True)
-    os.rename(staging, directory)
-    return directory
+    dimensions = dict(seed=seed, vocab_size=VOCAB_SIZE, max_positions=MAX_LENGTH, init_std=0.02, **MODEL_DIMS[dims])
+    what = f"a random BART checkpoint ({dims} dimensions)"
+    return built_once(directory, what, lambda staging: build_tiny("bart", staging, **dimensions))
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -67,15 +66,17 @@ MAX_DIFF_TARGET = 1e-5
 
 def build_or_reuse(workdir, family, tiny):
     """A random checkpoint of `family` with real dimensions, saved once under `workdir` and reused."""
-    from tiny_models import build_tiny
-
     shape = (TINY_SHAPES if tiny else SHAPES)[family]
     directory = os.path.join(workdir, f"random-{family}-{'tiny' if tiny else 'base'}")
-    if os.path.isfile(os.path.join(directory, "COMPLETE")):
-        return directory
-    print(f"building a random {family} checkpoint in {directory} ...", flush=True)
-    staging = directory + ".partial"
-    shutil.rmtree(staging, ignore_errors=True)
+    return workload.built_once(
+        directory, f"a random {family} checkpoint", lambda staging: _build(staging, family, shape)
+    )
+
+
+def _build(staging, family, shape):
+    """The tiny checkpoint's tokenizer under a model of `shape`."""
+    from support.models import build_tiny
+
     build_tiny(family, staging)  # the tokenizer (trained on the spot) and its special-token ids
     tokenizer = transformers.AutoTokenizer.from_pretrained(staging, trust_remote_code=False)
     torch.manual_seed(0)
@@ -96,10 +97,6 @@ def build_or_reuse(workdir, family, tiny):
         if name.startswith(("model", "config", "pytorch_model", "generation_config")):
             os.remove(os.path.join(staging, name))
     model.save_pretrained(staging)
-    open(os.path.join(staging, "COMPLETE"), "w").close()
-    shutil.rmtree(directory, ignore_errors=True)
-    os.rename(staging, directory)
-    return directory
 
 
 # ---------------------------------------------------------------------------------------------------------------------

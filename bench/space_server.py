@@ -24,7 +24,8 @@ _SERVER = textwrap.dedent(
     import sys
     sys.path[:0] = [{repo!r}, {tests!r}]
     {setup}
-    import app, app_server, space.batch
+    import app, space.batch
+    from support import app_server
     settings = app_server.settings_for_tests({checkpoint!r}, {missing!r}, {checkpoint!r})
     demo = app.build_demo(settings)
     options = dict(server_name="127.0.0.1", server_port={port}, quiet=True, ssr_mode=False)

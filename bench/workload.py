@@ -1,17 +1,20 @@
 """The benchmarks' shared workload: SummEval-shaped texts, the cases (a), (b), (c) as the engine is asked them and as
 the passes a naive baseline makes for the same numbers, the naive baselines themselves (the original
-BARTScorer.score's algorithm, GPTScore's per-pair loop for causal LMs), and the process's peak-memory mark. Used by
-bench_engine.py, bench_families.py and bench_real_model.py."""
+BARTScorer.score's algorithm, from the tests' support package; GPTScore's per-pair loop for causal LMs), and the
+process's peak-memory mark. Used by bench_engine.py, bench_families.py and bench_real_model.py."""
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
 from collections import defaultdict
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+from support.reference import padded_batch_scores
+from support.text import english_like_text
 
 # SummEval's shape, in tokens (with <s> and </s>): mean length of each kind of text, each drawn within +-20%.
 SOURCE_TOKENS, HYPOTHESIS_TOKENS, REFERENCE_TOKENS = 450, 85, 60
@@ -40,7 +43,6 @@ class Workload:
 
 def tokens_per_word(tokenizer, seed):
     """How many tokens the tokenizer makes of one generated word, measured on a sample of generated text."""
-    from tiny_bart import english_like_text
 
     rng = random.Random(seed)
     words = 300
@@ -52,7 +54,6 @@ def tokens_per_word(tokenizer, seed):
 def make_workload(tokenizer, sources, hypotheses_per_source, references_per_source, seed):
     """Seeded English-like texts whose token lengths have SummEval's shape: each text's length is drawn uniformly
     within +-20% of its kind's mean, and converted to words with the measured tokens-per-word ratio."""
-    from tiny_bart import english_like_text
 
     ratio = tokens_per_word(tokenizer, seed + 1)
     rng = random.Random(seed)
@@ -161,39 +162,10 @@ def combine_passes(passes, pass_scores):
 
 
 def naive_scores(model, tokenizer, conditions, targets, device, stage=None):
-    """The original algorithm, deliberately unoptimised: pairs in input order, fixed batches of 4, every pair's
-    condition encoded on its own, the model called with labels= (so it also computes its own loss), a log-softmax
-    over the whole vocabulary for the whole batch, then NLL (pad ignored) summed and divided by the target length."""
-    stage = stage or (lambda name: nullcontext())
-    nll = torch.nn.NLLLoss(reduction="none", ignore_index=model.config.pad_token_id)
-    scores = []
-    with torch.inference_mode():
-        for start in range(0, len(conditions), ORIGINAL_BATCH_SIZE):
-            with stage("tokenization"):
-                src = tokenizer(
-                    conditions[start : start + ORIGINAL_BATCH_SIZE],
-                    max_length=MAX_LENGTH,
-                    truncation=True,
-                    padding=True,
-                    return_tensors="pt",
-                )
-                tgt = tokenizer(
-                    targets[start : start + ORIGINAL_BATCH_SIZE],
-                    max_length=MAX_LENGTH,
-                    truncation=True,
-                    padding=True,
-                    return_tensors="pt",
-                )
-            tgt_ids = tgt["input_ids"].to(device)
-            tgt_lengths = tgt["attention_mask"].sum(dim=1).to(device)
-            logits = model(
-                input_ids=src["input_ids"].to(device), attention_mask=src["attention_mask"].to(device), labels=tgt_ids
-            ).logits
-            with stage("log-softmax / log-prob readout"):
-                log_probs = torch.log_softmax(logits.view(-1, logits.shape[-1]), dim=-1)
-                loss = nll(log_probs, tgt_ids.view(-1)).view(tgt_ids.shape[0], -1).sum(dim=1) / tgt_lengths
-                scores.extend((-loss).tolist())
-    return np.asarray(scores)
+    """The original algorithm, deliberately unoptimised (the tests' support.reference.padded_batch_scores), in the
+    original's default batches of 4."""
+    batches = (ORIGINAL_BATCH_SIZE, MAX_LENGTH, device, stage)
+    return np.asarray(padded_batch_scores(model, tokenizer, conditions, targets, *batches))
 
 
 def naive_causal_scores(model, tokenizer, start_ids, conditions, targets, device):
@@ -224,6 +196,25 @@ def run_baseline(scorer, case, stage=None):
 def run_engine(scorer, case, stage=None):
     result = scorer.score_directions(**case.engine_kwargs)
     return {d: np.asarray(result[d]) for d in ("faithfulness", "precision", "recall", "f_score") if d in result}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Checkpoints
+
+
+def built_once(directory, what, build):
+    """`directory`, made by `build(staging)` in a staging folder that is renamed into place once complete (a COMPLETE
+    marker file), and reused as it is by later runs. `what` names it in the line printed while it is built."""
+    if os.path.isfile(os.path.join(directory, "COMPLETE")):
+        return directory
+    print(f"building {what} in {directory} ...", flush=True)
+    staging = directory + ".partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    build(staging)
+    open(os.path.join(staging, "COMPLETE"), "w").close()
+    shutil.rmtree(directory, ignore_errors=True)
+    os.rename(staging, directory)
+    return directory
 
 
 # ---------------------------------------------------------------------------------------------------------------------

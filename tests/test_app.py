@@ -16,11 +16,11 @@ import gradio as gr
 import numpy as np
 import pandas as pd
 import pytest
-from app_server import MAX_CHARS, MAX_ROWS, event_functions
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 from gradio_client.exceptions import AppError
-from reference import reference_directions, reference_points
-from test_cli import run_cli
+from support.app_server import MAX_CHARS, MAX_ROWS, event_functions
+from support.cli import run_cli
+from support.reference import reference_directions, reference_points
 
 import app
 import bart_score
@@ -54,11 +54,6 @@ CANDIDATES = [
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Fixtures: the app as an operator would run it, on a free port
-
-
-@pytest.fixture(scope="session")
-def client(app_url):
-    return Client(app_url, analytics_enabled=False, verbose=False)
 
 
 def settings_inputs(

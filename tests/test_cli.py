@@ -10,26 +10,15 @@ import zipfile
 
 import numpy as np
 import pytest
+from support.cli import ROOT, run_cli, tsv_scores
 
 import bart_score
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = ["This is interesting.", "The cat sat on the mat all day.", "I feel good today."]
 REFERENCES_1 = ["This is fun.", "A cat sat on a mat.", "I am happy."]
 REFERENCES_2 = ["It is fun.", "The cat was on the mat.", "Today I feel good."]
 SYSTEM_A = ["This is fun indeed.", "A cat.", "Good day."]
 SYSTEM_B = ["Fun.", "The dog sat.", "I feel bad today."]
-
-
-def run_cli(*args, cwd=None, env=()):
-    completed = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "bartscore.py"), *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", **dict(env)},
-    )
-    return completed.returncode, completed.stdout, completed.stderr
 
 
 @pytest.fixture
@@ -48,13 +37,7 @@ def files(tmp_path):
     return paths
 
 
-def tsv_scores(stdout):
-    lines = stdout.strip().split("\n")
-    header = lines[0].split("\t")
-    rows = [dict(zip(header, line.split("\t"))) for line in lines[1:]]
-    return header, rows
-
-
+@pytest.mark.slow
 def test_plain_text_files_give_the_scores_of_compute(files, scorer, tiny_checkpoint):
     code, stdout, stderr = run_cli(
         "score",
@@ -85,6 +68,7 @@ def test_plain_text_files_give_the_scores_of_compute(files, scorer, tiny_checkpo
     assert f"signature: ckpt:{tiny_checkpoint}|dirs:faithfulness+precision+recall+f_score|agg:mean|nrefs:2|" in stderr
 
 
+@pytest.mark.slow
 def test_jsonl_input_with_varying_reference_counts_and_options(tmp_path, scorer, tiny_checkpoint):
     rows = [
         {"source": s, "references": refs, "alpha": a, "beta": b}
@@ -131,6 +115,7 @@ def test_jsonl_input_with_varying_reference_counts_and_options(tmp_path, scorer,
     assert "prompt:mt(1)@decoder" in stdout and stdout.splitlines()[0].split() == ["system", "faithfulness", "recall"]
 
 
+@pytest.mark.slow
 def test_csv_input_with_reference_columns(tmp_path, scorer, tiny_checkpoint):
     path = tmp_path / "data.csv"
     lines = ["source,reference_1,reference_2,mine"] + [
@@ -148,6 +133,7 @@ def test_csv_input_with_reference_columns(tmp_path, scorer, tiny_checkpoint):
     assert np.allclose([float(r["precision"]) for r in rows], expected["precision"], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_csv_row_of_empty_cells_is_scored_as_a_segment_of_empty_texts(tmp_path, scorer, tiny_checkpoint):
     path = tmp_path / "emptyrow.csv"
     path.write_text("source,hyp\n,\nthe cat,a cat\n\n", encoding="utf-8")  # a blank line at the end is no row
@@ -219,6 +205,7 @@ def test_explicit_roles_can_use_the_columns_the_defaults_would(tmp_path):
     assert (corpus.sources, corpus.references, corpus.systems) == (["r"], None, {"source": ["s"], "hyp": ["h"]})
 
 
+@pytest.mark.slow
 def test_compare_finds_the_system_better_on_every_segment(tmp_path, scorer, tiny_checkpoint):
     # Per segment, give system "better" whichever of two candidates the model scores higher: better everywhere.
     candidates = [(a, b) for a, b in zip(SYSTEM_A * 4, SYSTEM_B * 4)]
@@ -248,6 +235,7 @@ def test_compare_finds_the_system_better_on_every_segment(tmp_path, scorer, tiny
     assert report["signature"].startswith(f"ckpt:{tiny_checkpoint}|dirs:faithfulness|")
 
 
+@pytest.mark.slow
 def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
     copy = tmp_path / "sysA-copy.txt"
     shutil.copyfile(files["sysA.txt"], copy)
@@ -353,6 +341,7 @@ def test_compare_refuses_a_negative_seed(files, tiny_checkpoint, capsys):
     assert code == 2 and "--seed at least 0" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_blank_reference_lines_are_skipped_and_reported_as_a_csv_reads_empty_cells(files, tmp_path, tiny_checkpoint):
     (tmp_path / "ref2.txt").write_text("It is fun.\n\nToday I feel good.\n", encoding="utf-8")
     code, stdout, stderr = run_cli(
@@ -384,6 +373,7 @@ def test_blank_reference_lines_are_skipped_and_reported_as_a_csv_reads_empty_cel
     assert from_table == stdout and "nrefs:1-2" in stderr and "note: 1 blank reference" in table_stderr
 
 
+@pytest.mark.slow
 def test_warnings_are_one_plain_line_each(files, tiny_checkpoint):
     code, _, stderr = run_cli(
         "score", "-m", tiny_checkpoint, "-s", files["src.txt"], "-t", files["sysA.txt"], "--max-length", "4", "-q"
@@ -394,6 +384,7 @@ def test_warnings_are_one_plain_line_each(files, tiny_checkpoint):
     assert "warnings.warn" not in stderr and "UserWarning" not in stderr and ".py:" not in stderr
 
 
+@pytest.mark.slow
 def test_one_word_prompt_phrases_and_ids_in_the_output(tmp_path, scorer, tiny_checkpoint):
     path = tmp_path / "data.jsonl"
     path.write_text(
@@ -414,6 +405,7 @@ def test_one_word_prompt_phrases_and_ids_in_the_output(tmp_path, scorer, tiny_ch
     assert np.allclose([float(row["faithfulness"]) for row in rows], expected["faithfulness"], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_compare_json_writes_null_for_undefined_p_values(tmp_path, tiny_checkpoint):
     for name, line in (("src.txt", "One source."), ("a.txt", "One output."), ("b.txt", "Another output.")):
         (tmp_path / name).write_text(line + "\n", encoding="utf-8")
@@ -436,11 +428,13 @@ def test_compare_json_writes_null_for_undefined_p_values(tmp_path, tiny_checkpoi
     assert pair["winner"] == ""
 
 
+@pytest.mark.slow
 def test_compare_needs_two_systems_and_exits_2_from_the_process(files, tiny_checkpoint):
     code, _, stderr = run_cli("compare", "-m", tiny_checkpoint, "-s", files["src.txt"], "-t", files["sysA.txt"])
     assert code == 2 and "compare needs two or more systems" in stderr and "Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_missing_checkpoint_is_a_runtime_failure_with_one_clear_line(files, tmp_path):
     code, _, stderr = run_cli(
         "score",
@@ -456,6 +450,7 @@ def test_missing_checkpoint_is_a_runtime_failure_with_one_clear_line(files, tmp_
     assert "Traceback" not in stderr and "Cannot load the checkpoint 'facebook/bart-large'" in stderr
 
 
+@pytest.mark.slow
 def test_pip_install_gives_the_bartscore_command(tmp_path, files, tiny_checkpoint):
     # Built from a copy: setuptools writes build/ and *.egg-info beside the sources, which must stay clean.
     sources = tmp_path / "sources"
@@ -521,11 +516,12 @@ def test_version_is_one_number():
 
 @pytest.fixture(scope="module")
 def chat_checkpoint(tmp_path_factory):
-    from tiny_chat import build_tiny_chat
+    from support.models import build_tiny_chat
 
     return build_tiny_chat("qwen2", "chatml", tmp_path_factory.mktemp("chat-qwen2"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "flags, message",
     [
@@ -543,6 +539,7 @@ def test_chat_flags_that_cannot_work_are_usage_errors_before_the_model_loads(fil
     assert message in stderr and "Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_chat_scoring_from_the_command_line_equals_the_library_and_shows_pairs_per_second(files, chat_checkpoint):
     instruction = "Summarize this text.\n\n{condition}"
     code, stdout, stderr = run_cli(

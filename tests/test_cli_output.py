@@ -8,7 +8,8 @@ import re
 import stat
 
 import pytest
-from test_cli import SOURCES, SYSTEM_A, SYSTEM_B, run_cli
+from support.cli import run_cli
+from test_cli import SOURCES, SYSTEM_A, SYSTEM_B
 
 import bart_score
 import bart_score.cli.score
@@ -225,6 +226,7 @@ def test_a_prompt_phrase_with_undecodable_bytes_is_a_usage_error(inputs, capsys)
 # -q
 
 
+@pytest.mark.slow
 def test_quiet_means_nothing_on_stderr(inputs, tiny_checkpoint):
     code, stdout, stderr = run_cli(
         "score", "-m", tiny_checkpoint, "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), "-q"

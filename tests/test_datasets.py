@@ -54,6 +54,7 @@ def test_iterable_dataset_streams(corpus, scorer):
     assert np.allclose([row["bartscore_faithfulness"] for row in rows], expected["faithfulness"], atol=TOLERANCE)
 
 
+@pytest.mark.slow
 def test_one_scorer_per_process(corpus, scorer, tiny_checkpoint):
     scored = bart_score.score_dataset(
         corpus,

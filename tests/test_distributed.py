@@ -3,11 +3,11 @@
 import json
 import random
 
-import distributed_worker
 import numpy as np
 import pytest
 import torch.multiprocessing
-from tiny_bart import english_like_text
+from support import distributed_worker
+from support.text import english_like_text
 
 TOLERANCE = 1e-5
 
@@ -31,6 +31,7 @@ def launch(world, tmp_path, checkpoint, sources, targets):
     return [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(world)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("world", [2, 3])
 def test_distributed_scores_equal_single_process_scores_in_input_order(world, tmp_path, scorer, tiny_checkpoint):
     sources, targets = engine_inputs()
@@ -92,6 +93,7 @@ def test_work_is_balanced_by_tokens_not_examples(tiny_checkpoint, scorer, world)
     assert max(loads) <= sum(loads) / world + largest_item, loads
 
 
+@pytest.mark.slow
 def test_command_line_under_torchrun_writes_the_single_process_results_once(tmp_path, scorer, tiny_checkpoint):
     import os
     import subprocess

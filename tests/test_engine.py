@@ -6,8 +6,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from reference import reference_score, reference_token_log_probs
-from tiny_bart import english_like_text
+from support.reference import reference_score, reference_token_log_probs
+from support.text import english_like_text
 
 import bart_score
 from bart_score import CorpusPoints
@@ -124,19 +124,6 @@ def test_identical_pairs_are_scored_once(scorer, monkeypatch):
     monkeypatch.setattr(scorer, "_decode", counting)
     scorer.score(["a b", "a b", "c", "a b"], ["x", "x", "x", "y"])
     assert len(decoded) == 3
-
-
-def test_each_distinct_source_is_encoded_once(scorer, monkeypatch):
-    encoded = []
-    original = scorer._encode
-
-    def counting(sequences):
-        encoded.extend(map(tuple, sequences))
-        return original(sequences)
-
-    monkeypatch.setattr(scorer, "_encode", counting)
-    scorer.score(["one source"] * 5 + ["another source"] * 3, [f"target {i}" for i in range(8)], batch_size=2)
-    assert len(encoded) == 2 and len(set(encoded)) == 2
 
 
 def test_out_of_memory_batches_are_split_and_results_unchanged(scorer, monkeypatch):

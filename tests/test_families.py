@@ -9,12 +9,11 @@ import re
 import statistics
 
 import numpy as np
-import peer_reference as peers
 import pytest
-import reference
 import torch
-from tiny_bart import english_like_text
-from tiny_models import FAMILIES, load_tiny, tiny_checkpoint_for
+from support import reference
+from support.models import FAMILIES, build_gemma2_softcapped, load_tiny, tiny_checkpoint_for
+from support.text import english_like_text
 
 import bart_score
 
@@ -183,14 +182,14 @@ def test_t5score_parity(family_checkpoint, engine):
     for family in ("t5", "mt5"):
         model, tokenizer = loaded(family_checkpoint(family))
         sources, targets = zip(*[(s, p) for s, p in zip(*examples(seed=5, n=4)[:2])])
-        expected = peers.t5score(model, tokenizer, list(sources), list(targets), batch_size=2)
+        expected = reference.t5score(model, tokenizer, list(sources), list(targets), batch_size=2)
         assert np.max(np.abs(np.array(engine(family).score(sources, targets)) - expected)) < TOLERANCE
 
 
 def test_gptscore_flan_parity(family_checkpoint, engine):
     model, tokenizer = loaded(family_checkpoint("flan-t5"))
     sources, targets = examples(seed=6, n=4)[:2]
-    expected = peers.gptscore_flan(model, tokenizer, sources, targets, batch_size=3)
+    expected = reference.gptscore_flan(model, tokenizer, sources, targets, batch_size=3)
     assert np.max(np.abs(np.array(engine("flan-t5").score(sources, targets)) - expected)) < TOLERANCE
 
 
@@ -206,7 +205,7 @@ def test_gptscore_parity_through_the_compatibility_option(family, prompt_text, f
         compatibility="gptscore",
         template="{condition}" + prompt_text,
     )
-    expected = peers.gptscore_causal(model, tokenizer, sources, targets, prompt_text)
+    expected = reference.gptscore_causal(model, tokenizer, sources, targets, prompt_text)
     assert np.max(np.abs(np.array(scorer.score(sources, targets, batch_size=2)) - expected)) < TOLERANCE
     assert scorer.token_policy.startswith("gptscore:")
 
@@ -225,7 +224,7 @@ def test_gptscore_truncation_through_the_compatibility_option(family_checkpoint)
     )
     with pytest.warns(UserWarning, match=r"truncated 1 distinct source"):
         got = scorer.score(sources, targets)
-    expected = peers.gptscore_causal(model, tokenizer, sources, targets, "\n", max_length=30)
+    expected = reference.gptscore_causal(model, tokenizer, sources, targets, "\n", max_length=30)
     assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
 
 
@@ -340,8 +339,10 @@ def test_a_causal_lm_without_bos_needs_template_text(family_checkpoint):
     assert np.isfinite(scorer.score([""], ["A target."])[0])
 
 
-def test_causal_prefixes_are_run_once_per_condition(engine, monkeypatch):
-    scorer = engine("llama")
+@pytest.mark.parametrize("family", ["bart", "llama"])
+def test_each_distinct_condition_is_encoded_once(family, engine, monkeypatch):
+    """A seq2seq source goes through the encoder once, a causal prefix through the model once, whatever its targets."""
+    scorer = engine(family)
     encoded = []
     original = scorer._encode
 
@@ -384,8 +385,9 @@ def test_the_metric_takes_any_family_and_its_options(family_checkpoint, engine):
     assert "|policy:mbart:de_DE>en_XX|" in result["signature"]
 
 
+@pytest.mark.slow
 def test_the_command_line_takes_a_causal_lm_with_a_template(family_checkpoint, tmp_path):
-    from test_cli import run_cli, tsv_scores
+    from support.cli import run_cli, tsv_scores
 
     (tmp_path / "src.txt").write_text("The cat sat.\nA dog ran home.\n", encoding="utf-8")
     (tmp_path / "sys.txt").write_text("A cat.\nThe dog ran.\n", encoding="utf-8")
@@ -410,8 +412,9 @@ def test_the_command_line_takes_a_causal_lm_with_a_template(family_checkpoint, t
     assert f"policy:{scorer.token_policy}" in stderr
 
 
+@pytest.mark.slow
 def test_the_command_line_names_what_mbart_needs(family_checkpoint, tmp_path):
-    from test_cli import run_cli
+    from support.cli import run_cli
 
     (tmp_path / "src.txt").write_text("Das ist gut.\n", encoding="utf-8")
     (tmp_path / "sys.txt").write_text("That is good.\n", encoding="utf-8")
@@ -445,28 +448,9 @@ def test_the_space_shows_sentencepiece_tokens_as_words(engine):
 
 def test_a_model_whose_output_layer_the_engine_cannot_split_is_refused(family_checkpoint, tmp_path):
     """Gemma 2 soft-caps its logits after the output layer: the load-time self-check sees the difference."""
-    from transformers import AutoTokenizer, Gemma2Config, Gemma2ForCausalLM
-
-    tokenizer = AutoTokenizer.from_pretrained(family_checkpoint("gpt2"), trust_remote_code=False)
-    config = Gemma2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        final_logit_softcapping=1.0,
-        initializer_range=1.0,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.eos_token_id,
-    )
-    torch.manual_seed(0)
-    Gemma2ForCausalLM(config).save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
+    folder = build_gemma2_softcapped(tmp_path, family_checkpoint("gpt2"))
     with pytest.raises(ValueError, match=r"\(gemma2\) gives different log-probabilities .* does not support"):
-        bart_score.BARTScorer(checkpoint=str(tmp_path), device="cpu")
+        bart_score.BARTScorer(checkpoint=folder, device="cpu")
 
 
 def test_mbart_reads_each_condition_in_its_language_including_reference_point_samples(engine, monkeypatch):

@@ -13,9 +13,9 @@ import sys
 import numpy as np
 import pytest
 import torch
-from reference import causal_score
-from test_cli import run_cli
-from tiny_gguf import build_tiny_causal, save_folder, write_gguf
+from support.cli import run_cli
+from support.gguf import build_tiny_causal, save_folder, write_gguf
+from support.reference import causal_score
 
 import bart_score
 import space.guards

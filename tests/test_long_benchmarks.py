@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 from scipy import stats
-from tiny_bart import english_like
+from support.text import english_like
 
 from bart_score import BenchmarkDataError
 from bart_score.cli import main
@@ -275,7 +275,7 @@ def test_meta_eval_reports_truncated_and_window_rows(tmp_path, tiny_checkpoint, 
 
 
 def test_a_causal_lm_with_long_positions_also_gets_the_whole_source(tmp_path):
-    from tiny_models import build_tiny
+    from support.models import build_tiny
 
     directory = build_tiny("gpt2", tmp_path / "gpt2", max_positions=2048)
     report = run_meta_eval(tmp_path, directory, "--max-length", "64")

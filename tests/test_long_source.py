@@ -9,9 +9,9 @@ import random
 import numpy as np
 import pytest
 import torch
-from reference import reference_score
-from tiny_bart import english_like
-from tiny_encoder import build_sentence_encoder
+from support.models import build_sentence_encoder
+from support.reference import reference_score
+from support.text import english_like
 from transformers import AutoModel, AutoTokenizer
 
 import bart_score
@@ -221,8 +221,8 @@ def test_bm25_retriever_equals_the_reference_and_finds_a_copied_sentence(scorer,
 
 
 def test_every_family_scores_windows_as_ordinary_conditions(tmp_path_factory, encoder_checkpoint, reference_encoder):
-    from reference import causal_score
-    from tiny_models import build_tiny, load_tiny
+    from support.models import build_tiny, load_tiny
+    from support.reference import causal_score
 
     directory = build_tiny("gpt2", tmp_path_factory.mktemp("tiny-gpt2"))
     model, tokenizer = load_tiny(directory)
@@ -474,3 +474,28 @@ def test_the_options_object_carries_the_long_source_settings(scorer):
         predictions, sources=sources * 2, long_source="windows", windows_k=2, window=1, retriever="bm25"
     )
     assert scorer.score_directions(predictions, sources=sources * 2, options=options) == keywords
+
+
+@pytest.mark.parametrize("package", ["pysbd", "bm25s"])
+def test_a_missing_long_extra_is_named(monkeypatch, package):
+    """Without pysbd or bm25s, source windows fail with the extra to install, not a bare ImportError."""
+    import builtins
+
+    from bart_score import long_source, retrievers
+    from bart_score.errors import MissingExtraError
+
+    real_import = builtins.__import__
+
+    def refuse(name, *args, **kwargs):
+        if name == package:
+            raise ImportError(f"No module named {package!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", refuse)
+    long_source._segmenter.cache_clear()
+    with pytest.raises(MissingExtraError, match=r"bartscore\[long\]"):
+        if package == "pysbd":
+            long_source._segmenter()
+        else:
+            retrievers.load_retriever("bm25").top_k([["The river rose."]], [["The river rose."]], 1)
+    long_source._segmenter.cache_clear()

@@ -6,33 +6,20 @@ import copy
 import csv
 import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
-from meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL, write_fixture_files
-from reference import reference_score
 from scipy.stats import spearmanr
+from support.cli import run_cli
+from support.meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL, write_fixture_files
+from support.reference import reference_score
 from test_meta_eval_protocol import reference_kendall_like, reference_summary_level
 
 from bart_score.cli import main
 from bart_score.meta_eval.table import CSV_FIELDS
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS = ("summeval", "bagel", "wmt19-kk-en")
 TOLERANCE = 1e-4  # correlations of scores that agree with the reference to 1e-5
-
-
-def run_cli(*args, launcher=(), env=()):
-    completed = subprocess.run(
-        [sys.executable, *launcher, os.path.join(ROOT, "bartscore.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **dict(env)},
-    )
-    return completed.returncode, completed.stdout, completed.stderr
 
 
 def length_metric_rows():
@@ -128,6 +115,7 @@ def reference_bart_scores(model, tokenizer):
     }
 
 
+@pytest.mark.slow
 def test_the_table_and_files_match_an_independent_computation(first_run, reference_model, tiny_checkpoint):
     folder, _, stdout, stderr = first_run
     name = os.path.basename(tiny_checkpoint)
@@ -159,6 +147,7 @@ def test_the_table_and_files_match_an_independent_computation(first_run, referen
     assert "0 taken from" in stderr
 
 
+@pytest.mark.slow
 def test_a_rerun_resumes_from_the_cache_and_gives_the_same_table(first_run, tmp_path):
     folder, args, stdout, _ = first_run
     cache = folder / "out" / "scores-cache.jsonl"
@@ -176,6 +165,7 @@ def test_a_rerun_resumes_from_the_cache_and_gives_the_same_table(first_run, tmp_
     assert f"0 pair(s) scored, {len(lines) - 1} taken from" in stderr
 
 
+@pytest.mark.slow
 def test_a_missing_checkpoint_still_shows_the_papers_numbers(tmp_path):
     paths = write_fixture_files(tmp_path)
     empty_cache = tmp_path / "hf"
@@ -245,6 +235,7 @@ def test_matching_a_metrics_csv_takes_time_linear_in_the_records():
     assert row.scores["summeval"] == [float(i) for i in range(records)]
 
 
+@pytest.mark.slow
 def test_under_torchrun_rank_0_writes_the_single_process_table(first_run, tmp_path, tiny_checkpoint):
     folder, _, stdout, _ = first_run
     args = command(tmp_path, tiny_checkpoint, "-o", str(tmp_path / "table"))

@@ -389,3 +389,22 @@ def test_release_score_files(path):
             assert abs(got["accuracy"] - reference_accuracy(data, metric)) < TOLERANCE
         else:
             assert abs(got["pearson"] - pearsonr(truth, scores[metric])[0]) < TOLERANCE
+
+
+def test_the_text_table_keeps_a_space_between_benchmark_titles():
+    """Each benchmark title in a table's heading stands apart, however long it is against its columns (QAGS-XSUM
+    is as wide as its one column)."""
+    from bart_score.meta_eval.table import Column, MetricRow, render
+
+    names = ("rank19", "qags-cnn", "qags-xsum")
+    columns = [Column(f"{name}/factuality", "5", name, "factuality") for name in names]
+    row = MetricRow("BARTScore tiny", "bartscore")
+    row.values = {column.key: {} for column in columns}
+    report = {
+        "rows": [{"name": row.name, "values": {c.key: {"value": 0.5} for c in columns}, "paper": {}, "difference": {}}],
+        "significance": {},
+        "published_not_placed": [],
+    }
+    heading = render(report, columns, [row]).splitlines()
+    titles = heading[heading.index(next(line for line in heading if line.startswith("Table 5"))) + 1]
+    assert titles.split() == ["Rank19", "QAGS-CNN", "QAGS-XSUM"]

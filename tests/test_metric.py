@@ -6,8 +6,8 @@ import random
 import evaluate
 import numpy as np
 import pytest
-from reference import reference_directions
-from tiny_bart import english_like_text
+from support.reference import reference_directions
+from support.text import english_like_text
 
 import bart_score
 

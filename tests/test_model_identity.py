@@ -8,9 +8,9 @@ import shutil
 
 import numpy as np
 import pytest
-from reference import seq2seq_score
-from test_cli import run_cli
-from tiny_models import tiny_checkpoint_for
+from support.cli import run_cli
+from support.models import tiny_checkpoint_for
+from support.reference import seq2seq_score
 
 import bart_score
 from bart_score import baseline_files, baselines
@@ -105,6 +105,7 @@ def test_a_baseline_applies_to_its_model_named_any_way_and_to_no_other(
         impostor.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
 
 
+@pytest.mark.slow
 def test_cli_a_baseline_of_another_model_at_the_same_name_is_refused(
     copier, copying_checkpoint, tiny_checkpoint, tmp_path
 ):
@@ -229,7 +230,7 @@ def _swap_two_vocabulary_entries(vocabulary, tokenizer, text):
 
 def _reference(folder):
     """The plain reference scorer on the folder's model and tokenizer, loaded apart from the engine."""
-    from tiny_models import load_tiny
+    from support.models import load_tiny
 
     model, tokenizer = load_tiny(folder)
     return lambda condition, target: seq2seq_score(model, tokenizer, condition, target)

@@ -17,9 +17,10 @@ import sys
 import numpy as np
 import pytest
 import torch
-from reference import causal_score
-from test_cli import ROOT, run_cli
-from tiny_gguf import build_tiny_causal, save_folder, write_gguf
+from support.cli import ROOT, run_cli
+from support.gguf import build_tiny_causal, save_folder, write_gguf
+from support.models import build_gemma2_softcapped
+from support.reference import causal_score
 
 import bart_score
 import space.guards
@@ -260,34 +261,8 @@ def test_finite_weights_that_overflow_are_told_apart_from_damage_and_from_an_arc
         bart_score.BARTScorer(checkpoint=folder, device="cpu", dtype=dtype)
 
 
-def gemma2_softcapped(folder, tokenizer_source):
-    """A Gemma 2 model, whose logits are soft-capped after the output layer: an architecture the engine cannot
-    split, with finite weights."""
-    from transformers import AutoTokenizer, Gemma2Config, Gemma2ForCausalLM
-
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_source, trust_remote_code=False)
-    config = Gemma2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        final_logit_softcapping=1.0,
-        initializer_range=1.0,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.eos_token_id,
-    )
-    torch.manual_seed(0)
-    Gemma2ForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
 def test_an_architecture_the_engine_cannot_drive_stays_an_unsupported_model(tiny_llama_folder, tmp_path):
-    folder = gemma2_softcapped(tmp_path / "gemma2", tiny_llama_folder)
+    folder = build_gemma2_softcapped(tmp_path / "gemma2", tiny_llama_folder)
     with pytest.raises(bart_score.UnsupportedModelError, match=r"\(gemma2\) gives different log-probabilities"):
         bart_score.BARTScorer(checkpoint=folder, device="cpu")
 
@@ -295,7 +270,7 @@ def test_an_architecture_the_engine_cannot_drive_stays_an_unsupported_model(tiny
 @pytest.mark.slow
 def test_cli_exit_status_tells_damaged_weights_from_an_unsupported_architecture(tiny_llama_folder, tmp_path):
     damaged_copy(tiny_llama_folder, tmp_path / "damaged", float("nan"))
-    unsupported = gemma2_softcapped(tmp_path / "gemma2", tiny_llama_folder)
+    unsupported = build_gemma2_softcapped(tmp_path / "gemma2", tiny_llama_folder)
     (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
     (tmp_path / "sys.txt").write_text("A cat sat.\n", encoding="utf-8")
     arguments = ["score", "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "sys.txt"), "-q"]

@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from meta_eval_fixtures import write_fixture_files
-from test_cli import ROOT, SOURCES, SYSTEM_A, SYSTEM_B, run_cli
+from support.cli import ROOT, run_cli
+from support.meta_eval_fixtures import write_fixture_files
+from test_cli import SOURCES, SYSTEM_A, SYSTEM_B
 
 import bart_score
 from bart_score import baseline_files
@@ -92,6 +93,7 @@ def test_only_a_regular_file_is_replaced(folder, capsys, subcommand, kind):
     assert not [name for name in os.listdir(folder) if name.endswith(".partial")]
 
 
+@pytest.mark.slow
 def test_dev_stdout_into_a_pipe_is_refused_up_front_pointing_to_dash(folder):
     arguments = command("score", folder, "/dev/stdout")
     completed = subprocess.run(
@@ -257,6 +259,7 @@ def test_write_baseline_refuses_nan_rather_than_writing_invalid_json(tmp_path):
     assert not target.exists() and os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_cli_baseline_writes_through_a_link_keeping_its_mode(copying_checkpoint, folder):
     real = folder / "kept" / "real.json"
     real.parent.mkdir()

@@ -28,8 +28,7 @@ from email import message_from_string
 
 import pytest
 import torch
-from tiny_chat import build_tiny_chat
-from tiny_models import tiny_checkpoint_for
+from support.models import build_tiny_chat, tiny_checkpoint_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMIT = "0" * 40

@@ -16,9 +16,8 @@ import numpy as np
 import pytest
 import torch
 from news_texts import ENTITY, ITEMS, NEGATION, NUMBER, changed_span
-from reference import causal_ids
-from tiny_chat import chat_reference_ids
-from tiny_models import load_tiny
+from support.models import load_tiny
+from support.reference import causal_ids, chat_reference_ids
 
 import bart_score
 from bart_score.templates import DEFAULT_INSTRUCTIONS

@@ -11,9 +11,9 @@ import warnings
 import evaluate
 import numpy as np
 import pytest
-from reference import reference_directions, reference_points
 from scipy import stats
-from tiny_bart import english_like_text
+from support.reference import reference_directions, reference_points
+from support.text import english_like_text
 
 import bart_score
 from bart_score import CorpusPoints, baselines, rescale

@@ -7,13 +7,11 @@ import typing
 
 import numpy as np
 import pytest
-from meta_eval_fixtures import write_fixture_files
-from tiny_bart import english_like_text
+from support.text import english_like_text
 from tqdm import tqdm
 
 import bart_score
 from bart_score.errors import CacheFileError
-from bart_score.meta_eval.benchmarks import load_benchmark
 from bart_score.meta_eval.scoring import score_benchmarks
 from bart_score.meta_eval.table import MetricRow, build_report
 from bart_score.score_cache import ResumableScorer
@@ -43,12 +41,6 @@ class Recording:
         self.calls += 1
         self.pairs += list(zip(conditions, targets))
         return self.scorer.score(conditions, targets, batch_size, max_tokens=max_tokens, progress=progress)
-
-
-@pytest.fixture(scope="module")
-def benchmark_data(tmp_path_factory):
-    paths = write_fixture_files(tmp_path_factory.mktemp("benchmarks"))
-    return {name: load_benchmark(name, data_file=path) for name, path in paths.items()}
 
 
 def table(datasets, scores):

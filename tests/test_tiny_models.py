@@ -4,11 +4,10 @@ foundation that the scorer's tests compare against, checked on their own here.""
 import math
 import statistics
 
-import peer_reference as peers
 import pytest
-import reference
 import torch
-from tiny_models import (
+from support import reference
+from support.models import (
     CAUSAL_FAMILIES,
     FAMILIES,
     MBART50_LANGUAGE_CODES,
@@ -343,14 +342,16 @@ def test_t5score_is_the_seq2seq_policy_on_t5(family, tiny):
     model, tokenizer = tiny(family)
     sources, targets = zip(*PAIRS)
     expected = [reference.seq2seq_score(model, tokenizer, s, t) for s, t in PAIRS]
-    assert peers.t5score(model, tokenizer, sources, targets, batch_size=2) == pytest.approx(expected, abs=1e-5)
+    assert reference.t5score(model, tokenizer, sources, targets, batch_size=2) == pytest.approx(expected, abs=1e-5)
 
 
 def test_gptscore_flan_is_the_seq2seq_policy_on_flan_t5(tiny):
     model, tokenizer = tiny("flan-t5")
     sources, targets = zip(*PAIRS)
     expected = [reference.seq2seq_score(model, tokenizer, s, t) for s, t in PAIRS]
-    assert peers.gptscore_flan(model, tokenizer, sources, targets, batch_size=3) == pytest.approx(expected, abs=1e-5)
+    assert reference.gptscore_flan(model, tokenizer, sources, targets, batch_size=3) == pytest.approx(
+        expected, abs=1e-5
+    )
 
 
 def test_t5score_on_mbart50_scores_the_source_language_code_on_the_target(tiny, tmp_path_factory):
@@ -362,7 +363,7 @@ def test_t5score_on_mbart50_scores_the_source_language_code_on_the_target(tiny, 
     labels = tokenizer([TARGET], return_tensors="pt")["input_ids"]  # a plain call: en_XX first
     with torch.no_grad():
         loss = model(**source, labels=labels).loss.item()
-    assert peers.t5score(model, tokenizer, [CONDITION], [TARGET]) == pytest.approx([-loss], abs=1e-5)
+    assert reference.t5score(model, tokenizer, [CONDITION], [TARGET]) == pytest.approx([-loss], abs=1e-5)
     policy = reference.seq2seq_score(model, tokenizer, CONDITION, TARGET, src_lang="en_XX", tgt_lang="en_XX")
     assert policy != pytest.approx(-loss, abs=1e-3)
 
@@ -371,7 +372,7 @@ def test_gptscore_is_the_causal_policy_without_its_eos_on_opt_with_a_newline_pro
     model, tokenizer = tiny("opt")
     sources, targets = zip(*PAIRS)
     expected = [statistics.fmean(reference.causal_token_log_probs(model, tokenizer, s, t)[:-1]) for s, t in PAIRS]
-    assert peers.gptscore_causal(model, tokenizer, sources, targets, "\n") == pytest.approx(expected, abs=1e-5)
+    assert reference.gptscore_causal(model, tokenizer, sources, targets, "\n") == pytest.approx(expected, abs=1e-5)
 
 
 def test_gptscore_on_gpt2_drops_the_first_target_token_and_the_bos(tiny):
@@ -384,7 +385,9 @@ def test_gptscore_on_gpt2_drops_the_first_target_token_and_the_bos(tiny):
         log_probs = torch.log_softmax(model(input_ids=torch.tensor([joint])).logits[0], dim=-1)
     positions = range(len(joint) - len(target_ids) + 1, len(joint))
     expected = statistics.fmean(log_probs[p - 1, joint[p]].item() for p in positions)
-    assert peers.gptscore_causal(model, tokenizer, [CONDITION], [TARGET], "\n") == pytest.approx([expected], abs=1e-5)
+    assert reference.gptscore_causal(model, tokenizer, [CONDITION], [TARGET], "\n") == pytest.approx(
+        [expected], abs=1e-5
+    )
     assert expected != pytest.approx(reference.causal_score(model, tokenizer, CONDITION, TARGET), abs=1e-2)
 
 
@@ -397,7 +400,9 @@ def test_gptscore_on_llama_labels_tokens_the_input_does_not_have(tiny):
     assert joint[-len(labels) :] != labels
     assert joint[-len(labels) + 1 :] == labels[1:]
     policy = reference.causal_score(model, tokenizer, CONDITION, TARGET)
-    assert peers.gptscore_causal(model, tokenizer, [CONDITION], [TARGET], "\n")[0] != pytest.approx(policy, abs=1e-2)
+    assert reference.gptscore_causal(model, tokenizer, [CONDITION], [TARGET], "\n")[0] != pytest.approx(
+        policy, abs=1e-2
+    )
 
 
 def test_gptscore_truncation_drops_two_more_tokens_and_ignores_the_prompt(tiny):
@@ -407,5 +412,5 @@ def test_gptscore_truncation_drops_two_more_tokens_and_ignores_the_prompt(tiny):
     assert len(words) == 8  # one token per word
     # encode(...)[1:-1] drops </s> and "house" (7 ids) and keeps "a" of "a cat" (1 id): 8 > 6, so 2 ids go;
     # the 5 left ("The cat the dog the") lose their first and last once more
-    assert peers.gptscore_truncated_source(tokenizer, source, "a cat", 6) == " cat the dog"
-    assert peers.gptscore_truncated_source(tokenizer, source, "a cat", 8) == source
+    assert reference.gptscore_truncated_source(tokenizer, source, "a cat", 6) == " cat the dog"
+    assert reference.gptscore_truncated_source(tokenizer, source, "a cat", 8) == source

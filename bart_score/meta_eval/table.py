@@ -269,13 +269,13 @@ def render(report, columns, rows):
         keys = {column.key for column in shown}
         table_rows = [row for row in rows if keys & (set(row.values) | set(row.paper))]
         name_width = max([len(row.name) for row in table_rows] + [6]) + 2
-        widths = [max(7, len(column.label)) + 2 for column in shown]
+        titles = [BENCHMARKS[column.benchmark].title if column.benchmark else "" for column in shown]
+        widths = [max(7, len(column.label), len(title)) + 2 for column, title in zip(shown, titles)]
         lines += ["", TABLE_TITLES[table]]
         benchmark_line, aspect_line = " " * (name_width + 7), "metric".ljust(name_width) + " " * 7
         previous = None
-        for column, width in zip(shown, widths):
-            title = BENCHMARKS[column.benchmark].title if column.benchmark else ""
-            benchmark_line += (title if title != previous else "").rjust(width)[:width]
+        for column, title, width in zip(shown, titles, widths):
+            benchmark_line += (title if title != previous else "").rjust(width)
             previous = title
             aspect_line += column.label.rjust(width)
         lines += [benchmark_line.rstrip(), aspect_line]

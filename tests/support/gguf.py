@@ -13,9 +13,10 @@ import json
 import gguf
 import numpy as np
 import torch
-from tiny_models import training_corpus
-from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+from tokenizers import pre_tokenizers
 from transformers import GPT2Tokenizer, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+from support.models import byte_level_bpe, decoder_dims
 
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 CHAT_TEMPLATE = (
@@ -30,19 +31,11 @@ _NORMAL, _CONTROL = 1, 3
 
 def byte_level_tokenizer(vocab_size: int = 700) -> GPT2Tokenizer:
     """A byte-level BPE trained on the tests' English-like text, its special tokens first (ids 0, 1, 2)."""
-    backend = Tokenizer(models.BPE())
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        min_frequency=1,
-        special_tokens=list(SPECIAL_TOKENS),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    backend.train_from_iterator(training_corpus(languages=("en",)), trainer)
+    pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    vocab, merges = byte_level_bpe(pre_tokenizer, None, vocab_size, special_tokens=SPECIAL_TOKENS, languages=("en",))
     return GPT2Tokenizer(
-        vocab=backend.get_vocab(with_added_tokens=False),
-        merges=[tuple(pair) for pair in _merges(backend)],
+        vocab=vocab,
+        merges=merges,
         bos_token="<|endoftext|>",
         eos_token="<|im_end|>",
         unk_token="<|endoftext|>",
@@ -53,11 +46,6 @@ def byte_level_tokenizer(vocab_size: int = 700) -> GPT2Tokenizer:
     )
 
 
-def _merges(backend: Tokenizer) -> list:
-    merges = json.loads(backend.to_str())["model"]["merges"]
-    return [merge if isinstance(merge, list) else merge.split(" ") for merge in merges]
-
-
 def build_tiny_causal(architecture: str, *, seed: int = 0, float16_values: bool = False):
     """(model, tokenizer): a random `architecture` model (2 layers, grouped-query attention) over a trained tokenizer.
     With float16_values every weight is rounded to float16 (and kept in float32), so a float16 GGUF holds it exactly."""
@@ -65,11 +53,7 @@ def build_tiny_causal(architecture: str, *, seed: int = 0, float16_values: bool 
     config_class, model_class = _CONFIGS[architecture]
     config = config_class(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        **decoder_dims(),
         max_position_embeddings=512,
         rms_norm_eps=1e-6,
         initializer_range=0.3,
@@ -161,4 +145,5 @@ def _add_tokenizer(writer: gguf.GGUFWriter, tokenizer: GPT2Tokenizer) -> None:
 
 
 def _tokenizer_merges(tokenizer: GPT2Tokenizer) -> list:
-    return _merges(tokenizer.backend_tokenizer)
+    merges = json.loads(tokenizer.backend_tokenizer.to_str())["model"]["merges"]
+    return [merge if isinstance(merge, list) else merge.split(" ") for merge in merges]

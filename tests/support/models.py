@@ -1,9 +1,11 @@
-"""Tiny random checkpoints of every model family the scorer supports, built at test time.
+"""Tiny random checkpoints of every model family the scorer supports, BART among them, built at test time; the same
+families with a chat format; a sentence-embedding encoder; and an architecture the engine cannot drive.
 
-Each builder trains a tokenizer on the spot (a sentencepiece model, or a byte-level BPE with `tokenizers`), turns it
-into the family's own tokenizer class the way `transformers` turns a real checkpoint's vocabulary files into one,
-initialises a small random model, and saves both with `save_pretrained`. `AutoTokenizer`, `AutoConfig` and
-`AutoModelForSeq2SeqLM` / `AutoModelForCausalLM` then load the directory exactly as they load a real checkpoint.
+Each family's builder trains a tokenizer on the spot (a sentencepiece model, or a byte-level BPE with `tokenizers`),
+turns it into the family's own tokenizer class the way `transformers` turns a real checkpoint's vocabulary files
+into one, initialises a small random model, and `build_tiny` saves both with `save_pretrained`. `AutoTokenizer`,
+`AutoConfig` and `AutoModelForSeq2SeqLM` / `AutoModelForCausalLM` then load the directory exactly as they load a real
+checkpoint.
 
 Special-token layouts, language codes and configuration flags follow the public checkpoints named in each builder;
 the models are a few tens of thousands of parameters, with weights large enough that the log-probabilities of
@@ -17,13 +19,20 @@ import tempfile
 
 import sentencepiece
 import torch
-from tiny_bart import build_tiny_bart, english_like_text
-from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+from tokenizers import ByteLevelBPETokenizer, Tokenizer, models, pre_tokenizers, trainers
 from transformers import (
     AutoConfig,
     AutoModelForCausalLM,
     AutoModelForSeq2SeqLM,
     AutoTokenizer,
+    BartConfig,
+    BartForConditionalGeneration,
+    BartTokenizer,
+    BertConfig,
+    BertModel,
+    BertTokenizer,
+    Gemma2Config,
+    Gemma2ForCausalLM,
     GPT2Config,
     GPT2LMHeadModel,
     GPT2Tokenizer,
@@ -52,59 +61,20 @@ from transformers import (
     T5Tokenizer,
 )
 
-
-def _words(text):
-    return tuple(text.split())
-
+from support.text import WORDS, english_like, english_like_text, split_words, training_corpus
 
 SEQ2SEQ_FAMILIES = ("bart", "mbart50", "mbart", "t5", "flan-t5", "mt5", "pegasus", "marian")
 CAUSAL_FAMILIES = ("gpt2", "opt", "llama", "qwen2")
 FAMILIES = SEQ2SEQ_FAMILIES + CAUSAL_FAMILIES
 
 # The language codes of facebook/mbart-large-50, in their vocabulary order; the first 25 are mbart-large-cc25's.
-MBART50_LANGUAGE_CODES = _words(
+MBART50_LANGUAGE_CODES = split_words(
     "ar_AR cs_CZ de_DE en_XX es_XX et_EE fi_FI fr_XX gu_IN hi_IN it_IT ja_XX kk_KZ ko_KR lt_LT lv_LV "
     "my_MM ne_NP nl_XX ro_RO ru_RU si_LK tr_TR vi_VN zh_CN af_ZA az_AZ bn_IN fa_IR he_IL hr_HR id_ID "
     "ka_GE km_KH mk_MK ml_IN mn_MN mr_IN pl_PL ps_AF pt_XX sv_SE sw_KE ta_IN te_IN th_TH tl_XX uk_UA "
     "ur_PK xh_ZA gl_ES sl_SI"
 )
 MBART_CC25_LANGUAGE_CODES = MBART50_LANGUAGE_CODES[:25]
-
-_GERMAN_WORDS = _words(
-    "der die das ein eine und oder aber ist war sind nicht mit für über unter nach vor größer schön "
-    "schöne Mädchen Straße Häuser Bücher Grüße können müssen dürfen wir ihr sie gestern heute morgen "
-    "Stadt Fluss Regierung Bericht Woche Jahr Menschen Ergebnis Übersetzung Quelle Spiel gut schlecht neu "
-    "alt groß klein"
-)
-_FRENCH_WORDS = _words(
-    "le la les un une et ou mais est était sont avec pour sur sous après avant très été déjà où français "
-    "garçon fenêtre élève château forêt ça à côté nous vous ils hier aujourd'hui demain ville rivière "
-    "gouvernement rapport semaine année gens résultat traduction source jeu bon mauvais nouveau vieux "
-    "grand petit"
-)
-# Every punctuation mark, digit and accented letter here reaches each sentencepiece vocabulary, so that ordinary
-# English, German and French text tokenizes without <unk>.
-_COVERAGE_LINES = (
-    "In 2021, the team scored 3-1: a good result (mostly); the 4th and 5th games were 0-0, 6-2, 7-8 and 9-9.",
-    "She said \"yes\", he said 'no' - and that was it... or was it?",
-    "Accents: à â ä ç é è ê ë î ï ô ö ù û ü ÿ ß æ œ À Ä É È Ö Ü Ç « » – ’ € % & @ # * + = / < > [ ] { } _ ~ ^ | $",
-    "This is interesting. This is fun. There is a cat on the mat. I feel good today.",
-)
-
-
-def _foreign_sentence(rng, words):
-    text = " ".join(rng.choice(words) for _ in range(rng.randint(6, 14)))
-    return text[0].upper() + text[1:] + rng.choice([".", ".", "!", "?", ","])
-
-
-def training_corpus(languages=("en", "de", "fr")):
-    """Deterministic lines of English-like text, and German- and French-like text where asked."""
-    rng = random.Random(1234)
-    lines = [english_like_text(rng, 40) for _ in range(300)] if "en" in languages else []
-    for language, words in (("de", _GERMAN_WORDS), ("fr", _FRENCH_WORDS)):
-        if language in languages:
-            lines += [_foreign_sentence(rng, words) for _ in range(150)]
-    return lines + list(_COVERAGE_LINES)
 
 
 def _sentencepiece_model(lines, vocab_size, **trainer_options):
@@ -137,9 +107,9 @@ def _tokenizer_from_sentencepiece(tokenizer_class, file_name, spm_model, **token
         return tokenizer_class.from_pretrained(staging, **tokenizer_options, trust_remote_code=False)
 
 
-def _byte_level_bpe(pre_tokenizer, normalizer, vocab_size, special_tokens=()):
-    """Vocabulary and merges of a byte-level BPE trained with the given pre-tokenizer; `special_tokens` take the first
-    ids, as in OPT's vocabulary."""
+def byte_level_bpe(pre_tokenizer, normalizer, vocab_size, special_tokens=(), languages=("en", "de", "fr")):
+    """Vocabulary and merges of a byte-level BPE trained with the given pre-tokenizer on the corpus of `languages`;
+    `special_tokens` take the first ids, as in OPT's vocabulary."""
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizer
     if normalizer is not None:
@@ -151,7 +121,7 @@ def _byte_level_bpe(pre_tokenizer, normalizer, vocab_size, special_tokens=()):
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    backend.train_from_iterator(training_corpus(), trainer)
+    backend.train_from_iterator(training_corpus(languages), trainer)
     model = json.loads(backend.to_str())["model"]
     merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
     return dict(model["vocab"]), merges
@@ -178,7 +148,8 @@ def _t5_dims(d_model, layers, heads, ffn):
     return {"d_model": d_model, "d_kv": d_model // heads, "d_ff": ffn, "num_layers": layers, "num_heads": heads}
 
 
-def _decoder_dims(d_model, layers, heads, ffn):
+def decoder_dims(d_model=32, layers=2, heads=4, ffn=64):
+    """A decoder-only config's sizes (Llama's, Qwen2's, Gemma 2's names); the defaults are the tiny models'."""
     return {
         "hidden_size": d_model,
         "intermediate_size": ffn,
@@ -186,6 +157,39 @@ def _decoder_dims(d_model, layers, heads, ffn):
         "num_attention_heads": heads,
         "num_key_value_heads": max(1, heads // 2),  # grouped-query attention, as Llama-2-70B and Qwen2 use
     }
+
+
+BART_SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]  # BART's ids 0..4
+
+
+def _bart_tokenizer():
+    """facebook/bart-*'s tokenizer kind: a byte-level BPE (GPT-2's) whose first ids are <s>, <pad>, </s>, <unk>,
+    <mask>, trained on English-like text only."""
+    rng = random.Random(1234)
+    corpus = [english_like_text(rng, 40) for _ in range(400)]
+    corpus += ["This is interesting.", "This is fun.", "There is a cat on the mat.", "I feel good today."]
+    trainer = ByteLevelBPETokenizer()
+    trainer.train_from_iterator(corpus, vocab_size=600, min_frequency=1, special_tokens=BART_SPECIAL_TOKENS)
+    merges = json.loads(trainer._tokenizer.to_str())["model"]["merges"]  # pairs, or "a b" strings in old versions
+    return BartTokenizer(
+        vocab=trainer.get_vocab(), merges=[tuple(m if isinstance(m, list) else m.split(" ")) for m in merges]
+    )
+
+
+def _bart(dims, weight_scale, max_positions):
+    """facebook/bart-large: `<s> text </s>` on both sides, decoding starts with </s> (id 2); learned positions."""
+    tokenizer = _bart_tokenizer()
+    config = BartConfig(
+        vocab_size=len(tokenizer),
+        **_encoder_decoder_dims(**dims),
+        max_position_embeddings=max_positions,
+        init_std=weight_scale,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        decoder_start_token_id=2,
+    )
+    return tokenizer, BartForConditionalGeneration(config)
 
 
 def _mbart50(dims, weight_scale, max_positions):
@@ -364,7 +368,7 @@ def _marian(dims, weight_scale, max_positions):
 def _gpt2(dims, weight_scale, max_positions):
     """openai-community/gpt2: byte-level BPE, <|endoftext|> last in the vocabulary and bos = eos = unk; no padding
     token, nothing added around the text."""
-    vocab, merges = _byte_level_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False), None, 1200)
+    vocab, merges = byte_level_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False), None, 1200)
     vocab["<|endoftext|>"] = len(vocab)
     tokenizer = GPT2Tokenizer(vocab=vocab, merges=merges, model_max_length=max_positions)
     config = GPT2Config(
@@ -384,7 +388,7 @@ def _gpt2(dims, weight_scale, max_positions):
 def _opt(dims, weight_scale, max_positions):
     """facebook/opt-125m: GPT-2's tokenizer class over a vocabulary starting <s>, <pad>, </s>, <unk>; bos = eos = </s>
     (id 2), added at the start of every text; <pad> (id 1)."""
-    vocab, merges = _byte_level_bpe(
+    vocab, merges = byte_level_bpe(
         pre_tokenizers.ByteLevel(add_prefix_space=False), None, 1200, special_tokens=("<s>", "<pad>", "</s>", "<unk>")
     )
     tokenizer = GPT2Tokenizer(
@@ -421,7 +425,7 @@ def _llama(dims, weight_scale, max_positions):
     tokenizer = _tokenizer_from_sentencepiece(LlamaTokenizer, "tokenizer.model", spm_model, add_bos_token=True)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        **_decoder_dims(**dims),
+        **decoder_dims(**dims),
         max_position_embeddings=max_positions,
         initializer_range=weight_scale,
         bos_token_id=1,
@@ -435,12 +439,12 @@ def _qwen2(dims, weight_scale, max_positions):
     """Qwen/Qwen2.5-0.5B: byte-level BPE with Qwen2's pre-tokenizer and NFC normalizer, no BOS token, <|endoftext|>
     (last) as eos and padding; tied embeddings; model vocabulary padded past the tokenizer's."""
     template = Qwen2Tokenizer().backend_tokenizer
-    vocab, merges = _byte_level_bpe(template.pre_tokenizer, template.normalizer, 1200)
+    vocab, merges = byte_level_bpe(template.pre_tokenizer, template.normalizer, 1200)
     vocab["<|endoftext|>"] = len(vocab)
     tokenizer = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, model_max_length=max_positions)
     config = Qwen2Config(
         vocab_size=_padded(len(tokenizer)),
-        **_decoder_dims(**dims),
+        **decoder_dims(**dims),
         max_position_embeddings=max_positions,
         initializer_range=weight_scale,
         bos_token_id=vocab["<|endoftext|>"],
@@ -453,6 +457,7 @@ def _qwen2(dims, weight_scale, max_positions):
 # family: (builder, position limit of the checkpoint it imitates or None where positions are relative, weight scale:
 # init_std, or T5's initializer_factor, chosen so that the log-probabilities of a target's tokens spread over nats)
 _BUILDERS = {
+    "bart": (_bart, 1024, 0.2),
     "mbart50": (_mbart50, 1024, 0.3),
     "mbart": (_mbart_cc25, 1024, 0.3),
     "t5": (_t5, 512, 1.0),
@@ -467,29 +472,33 @@ _BUILDERS = {
 }
 
 
-def build_tiny(family, directory, *, seed=0, d_model=32, layers=2, heads=4, ffn=64, init_std=None, max_positions=None):
+def build_tiny(
+    family,
+    directory,
+    *,
+    seed=0,
+    d_model=32,
+    layers=2,
+    heads=4,
+    ffn=64,
+    init_std=None,
+    max_positions=None,
+    vocab_size=None,
+):
     """Saves a freshly trained tokenizer and a random model of `family` (one of FAMILIES) into `directory`.
 
-    `max_positions` replaces the position limit of the imitated checkpoint (model positions and the tokenizer's
-    model_max_length); `init_std` replaces the family's weight scale (for T5 families, the initializer_factor).
-    Returns the directory as a string."""
-    if family == "bart":
-        options = {"max_positions": max_positions, "init_std": init_std}
-        return build_tiny_bart(
-            directory,
-            seed=seed,
-            d_model=d_model,
-            layers=layers,
-            heads=heads,
-            ffn=ffn,
-            **{name: value for name, value in options.items() if value is not None},
-        )
+    `max_positions` replaces the position limit of the imitated checkpoint (model positions, and the tokenizer's
+    model_max_length where the family's tokenizer has one); `init_std` replaces the family's weight scale (for T5
+    families, the initializer_factor); `vocab_size` widens the model's vocabulary past the tokenizer's (for the
+    benchmarks: a real checkpoint's output layer). Returns the directory as a string."""
     if family not in _BUILDERS:
         raise ValueError(f"family: unknown {family!r}; known: {', '.join(FAMILIES)}")
     builder, default_positions, default_scale = _BUILDERS[family]
     dims = {"d_model": d_model, "layers": layers, "heads": heads, "ffn": ffn}
     torch.manual_seed(seed)
     tokenizer, model = builder(dims, init_std or default_scale, max_positions or default_positions)
+    if vocab_size is not None:
+        model.resize_token_embeddings(vocab_size, mean_resizing=False)
     if hasattr(model, "final_logits_bias"):  # a non-zero output bias, so that the tests see it is applied
         with torch.no_grad():
             model.final_logits_bias.normal_(0.0, 0.5)
@@ -504,6 +513,32 @@ def build_tiny(family, directory, *, seed=0, d_model=32, layers=2, heads=4, ffn=
         # differently (tie true, scale_decoder_outputs false), so the file is written the way the public ones are.
         config_path = os.path.join(directory, "config.json")
         _rewrite_json(config_path, drop=("scale_decoder_outputs",), update={"tie_word_embeddings": False})
+    return str(directory)
+
+
+def build_copying_bart(directory, *, steps=150, seed=1):
+    """A tiny BART trained for a few seconds to copy short sentences, so that, as with real checkpoints, a text scores
+    higher given itself than given an unrelated text (a random model cannot tell them apart)."""
+    build_tiny("bart", directory, seed=seed)
+    tokenizer = BartTokenizer.from_pretrained(directory, trust_remote_code=False)
+    model = BartForConditionalGeneration.from_pretrained(directory, trust_remote_code=False)
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # steps this small spend more time synchronising threads than computing
+    try:  # in eval mode (dropout off), as from_pretrained leaves the model
+        for _ in range(steps):
+            texts = [english_like(rng, rng.randint(2, 12)) for _ in range(32)]
+            batch = tokenizer(texts, return_tensors="pt", padding=True)
+            labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+            loss = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=labels).loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    finally:
+        torch.set_num_threads(threads)
+    model.save_pretrained(directory)
     return str(directory)
 
 
@@ -538,3 +573,124 @@ def load_tiny(directory):
     return auto.from_pretrained(directory, trust_remote_code=False).eval(), AutoTokenizer.from_pretrained(
         directory, trust_remote_code=False
     )
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chat formats: a tiny Llama or Qwen2 checkpoint given the special tokens of a chat format, a chat template and
+# embeddings for the new tokens. Two formats whose assistant turns end differently: ChatML (Qwen2.5, SmolLM2:
+# <|im_end|> then a newline, and a default system turn) and Llama 3's (<|eot_id|>, the BOS first, every message
+# trimmed).
+
+CHATML = (
+    "{% for message in messages %}"
+    "{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n' }}{% endif %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+LLAMA3 = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + message['content'] | trim + '<|eot_id|>' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
+)
+# A format whose replies end in plain text, with no token of its own to close them.
+PLAIN_TEXT_TURNS = (
+    "{% for message in messages %}{{ '### ' + message['role'] + ':\n' + message['content'] + '\n\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '### assistant:\n' }}{% endif %}"
+)
+TEMPLATES = {"chatml": CHATML, "llama3": LLAMA3, "plain-text-turns": PLAIN_TEXT_TURNS}
+# The token that closes an assistant turn in each format, as its model card gives it.
+CLOSING_TOKENS = {"chatml": "<|im_end|>", "llama3": "<|eot_id|>"}
+CHAT_TOKENS = ["<|im_start|>", "<|im_end|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
+
+
+def build_tiny_chat(family: str, template: str, directory, seed: int = 0) -> str:
+    """Saves a tiny `family` ("llama", "qwen2") checkpoint with the chat format `template` (a key of TEMPLATES)."""
+    plain = build_tiny(family, directory / "plain", seed=seed)
+    tokenizer = AutoTokenizer.from_pretrained(plain, trust_remote_code=False)
+    model = AutoModelForCausalLM.from_pretrained(plain, trust_remote_code=False)
+    tokenizer.add_special_tokens({"additional_special_tokens": CHAT_TOKENS})
+    tokenizer.chat_template = TEMPLATES[template]
+    torch.manual_seed(seed)
+    model.resize_token_embeddings(max(len(tokenizer), model.config.vocab_size))
+    added = tokenizer.convert_tokens_to_ids(CHAT_TOKENS)
+    with torch.no_grad():  # the new tokens' rows as random as the others', so that their log-probabilities differ
+        for matrix in {model.get_input_embeddings().weight, model.get_output_embeddings().weight}:
+            matrix[added] = torch.randn(len(added), matrix.shape[1]) * 0.3
+    chat = directory / "chat"
+    model.save_pretrained(chat)
+    tokenizer.save_pretrained(chat)
+    return str(chat)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A sentence-embedding encoder (BERT with a word-level vocabulary), saved as a sentence-transformers checkpoint of
+# bert-base-nli-mean-tokens's kind is: the transformers files beside modules.json, 1_Pooling/config.json and
+# sentence_bert_config.json, so that the code under test loads it as it loads the real one.
+
+PUNCTUATION = [".", "!", "?", ",", "'", "-"]
+
+
+def build_sentence_encoder(
+    directory, *, seed=0, hidden=32, layers=2, heads=4, ffn=64, max_seq_length=128, pooling="mean_tokens"
+):
+    """Saves the encoder into `directory` and returns it as a string. `pooling` names the sentence-transformers
+    pooling mode written into 1_Pooling/config.json ("mean_tokens", "cls_token" or "max_tokens")."""
+    os.makedirs(directory, exist_ok=True)
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *PUNCTUATION]
+    vocab_file = os.path.join(directory, "vocab.txt")
+    with open(vocab_file, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(vocabulary) + "\n")
+    tokenizer = BertTokenizer(vocab_file)
+    config = BertConfig(
+        vocab_size=len(vocabulary),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=ffn,
+        max_position_embeddings=512,
+    )
+    torch.manual_seed(seed)
+    BertModel(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    modes = {f"pooling_mode_{mode}": mode == pooling for mode in ("cls_token", "mean_tokens", "max_tokens")}
+    files = {
+        "modules.json": [
+            {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        ],
+        "1_Pooling/config.json": {"word_embedding_dimension": hidden, **modes},
+        "sentence_bert_config.json": {"max_seq_length": max_seq_length, "do_lower_case": False},
+    }
+    for name, content in files.items():
+        path = os.path.join(directory, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(content, handle)
+    return str(directory)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# An architecture the engine cannot drive
+
+
+def build_gemma2_softcapped(directory, tokenizer_source):
+    """A Gemma 2 model over the tokenizer of `tokenizer_source`, whose logits are soft-capped after the output layer:
+    an architecture whose log-probabilities the engine cannot split, with finite weights."""
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_source, trust_remote_code=False)
+    config = Gemma2Config(
+        vocab_size=len(tokenizer),
+        **decoder_dims(),
+        head_dim=8,
+        final_logit_softcapping=1.0,
+        initializer_range=1.0,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.eos_token_id,
+    )
+    torch.manual_seed(0)
+    Gemma2ForCausalLM(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return str(directory)

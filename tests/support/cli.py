@@ -1,0 +1,30 @@
+"""The command line run as users run it: `python bartscore.py ...` in a subprocess of its own."""
+
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_cli(*args, launcher=(), cwd=None, env=(), timeout=600):
+    """(exit status, stdout, stderr) of `bartscore.py args` run by this Python, offline, behind `launcher` (e.g.
+    torchrun's arguments), in `cwd`, with `env` added to this process's environment. One thread: the tests' models
+    are tiny, and threads only contend on a busy machine."""
+    completed = subprocess.run(
+        [sys.executable, *launcher, os.path.join(ROOT, "bartscore.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **dict(env)},
+    )
+    return completed.returncode, completed.stdout, completed.stderr
+
+
+def tsv_scores(stdout):
+    """(header, rows as dicts) of the CLI's tab-separated table."""
+    lines = stdout.strip().split("\n")
+    header = lines[0].split("\t")
+    rows = [dict(zip(header, line.split("\t"))) for line in lines[1:]]
+    return header, rows
