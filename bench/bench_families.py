@@ -108,32 +108,16 @@ def naive_t5(model, tokenizer, conditions, targets, device):
     return workload.naive_scores(model, tokenizer, conditions, targets, device)
 
 
-def naive_gpt2(model, tokenizer, conditions, targets, device, family):
-    """GPTScore's loop, one pair at a time: the whole prefix + target through the model, a log-softmax over every
-    position, the target's tokens read off (here under the engine's causal policy: BOS + condition + "\\n", then
-    the target and its EOS)."""
-    scores = []
-    with torch.inference_mode():
-        for condition, target in zip(conditions, targets):
-            prefix = family.start_ids + tokenizer(condition + "\n", add_special_tokens=False)["input_ids"]
-            scored = [*tokenizer(target, add_special_tokens=False)["input_ids"], tokenizer.eos_token_id]
-            room = 1024 - len(scored[:1023])
-            prefix, scored = prefix[:room], scored[:1023]
-            ids = torch.tensor([prefix + scored], device=device)
-            log_probs = torch.log_softmax(model(input_ids=ids).logits[0].float(), dim=-1)
-            positions = torch.arange(len(prefix) - 1, len(prefix) + len(scored) - 1, device=device)
-            scores.append(log_probs[positions, torch.tensor(scored, device=device)].mean().item())
-    return np.asarray(scores)
-
-
 def run_baseline(scorer, case, family_name):
     passes = []
     for p in case.passes:
         if family_name == "t5":
             passes.append(naive_t5(scorer.model, scorer.tokenizer, p.conditions, p.targets, scorer.device))
         else:
-            passes.append(
-                naive_gpt2(scorer.model, scorer.tokenizer, p.conditions, p.targets, scorer.device, scorer.family)
+            passes.append(  # GPTScore's loop
+                workload.naive_causal_scores(
+                    scorer.model, scorer.tokenizer, scorer.family.start_ids, p.conditions, p.targets, scorer.device
+                )
             )
     return workload.combine_passes(case.passes, passes)
 

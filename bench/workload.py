@@ -1,7 +1,7 @@
 """The benchmarks' shared workload: SummEval-shaped texts, the cases (a), (b), (c) as the engine is asked them and as
-the passes a naive baseline makes for the same numbers, the naive baseline itself (the original BARTScorer.score's
-algorithm, from the tests' support package), and the process's peak-memory mark. Used by bench_engine.py and
-bench_families.py."""
+the passes a naive baseline makes for the same numbers, the naive baselines themselves (the original
+BARTScorer.score's algorithm, from the tests' support package; GPTScore's per-pair loop for causal LMs), and the
+process's peak-memory mark. Used by bench_engine.py, bench_families.py and bench_real_model.py."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from support.reference import padded_batch_scores
 from support.text import english_like_text
 
@@ -165,6 +166,24 @@ def naive_scores(model, tokenizer, conditions, targets, device, stage=None):
     original's default batches of 4."""
     batches = (ORIGINAL_BATCH_SIZE, MAX_LENGTH, device, stage)
     return np.asarray(padded_batch_scores(model, tokenizer, conditions, targets, *batches))
+
+
+def naive_causal_scores(model, tokenizer, start_ids, conditions, targets, device):
+    """GPTScore's loop for a decoder-only model, one pair at a time: the whole prefix + target through the model, a
+    log-softmax over every position, the target's tokens read off. Here under the engine's causal policy (start_ids,
+    then the condition and "\\n"; the target and its EOS scored), so that the scores compare."""
+    scores = []
+    with torch.inference_mode():
+        for condition, target in zip(conditions, targets):
+            prefix = start_ids + tokenizer(condition + "\n", add_special_tokens=False)["input_ids"]
+            scored = [*tokenizer(target, add_special_tokens=False)["input_ids"], tokenizer.eos_token_id]
+            room = MAX_LENGTH - len(scored[: MAX_LENGTH - 1])
+            prefix, scored = prefix[:room], scored[: MAX_LENGTH - 1]
+            ids = torch.tensor([prefix + scored], device=device)
+            log_probs = torch.log_softmax(model(input_ids=ids).logits[0].float(), dim=-1)
+            positions = torch.arange(len(prefix) - 1, len(prefix) + len(scored) - 1, device=device)
+            scores.append(log_probs[positions, torch.tensor(scored, device=device)].mean().item())
+    return np.asarray(scores)
 
 
 def run_baseline(scorer, case, stage=None):
