@@ -11,7 +11,9 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import BaselineError, BaselineNotFoundError
 from .outputs import write_atomically
@@ -42,7 +44,7 @@ ABOUT = (
 IDENTITY_PREFIXES = ("dir:", "gguf:", "hub:")
 
 
-def baseline_settings(scorer, prompt_label):
+def baseline_settings(scorer: Any, prompt_label: str) -> dict[str, Any]:
     """A baseline's key: what must be the same for its reference points to apply. The model is its identity
     (bart_score.models.checkpoint_identity), not the name it was given: the same checkpoint named by another path
     matches, another model at the same path, or the same directory saved again, does not."""
@@ -60,25 +62,25 @@ class Baseline:
     document: dict
 
     @property
-    def id(self):
+    def id(self) -> str:
         return self.document["id"]
 
     @property
-    def label(self):
+    def label(self) -> str:
         return f"baseline-{self.id}"
 
     @property
-    def settings(self):
+    def settings(self) -> dict[str, Any]:
         return self.document["settings"]
 
     @property
-    def points(self):
+    def points(self) -> dict[str, ReferencePoints]:
         return {
             direction: ReferencePoints(stats["unrelated"]["mean"], stats["copy"]["mean"])
             for direction, stats in self.document["directions"].items()
         }
 
-    def mismatches(self, settings):
+    def mismatches(self, settings: Mapping[str, object]) -> list[str]:
         """'<setting>: this file has X, this call uses Y' for each of `settings` that differs from the file's."""
         problems = []
         for name, value in settings.items():
@@ -93,7 +95,7 @@ class Baseline:
         return problems
 
 
-def default_baseline_folder():
+def default_baseline_folder() -> str:
     """$BARTSCORE_BASELINES, else bartscore/baselines in the user's cache folder ($XDG_CACHE_HOME or ~/.cache)."""
     if os.environ.get(BASELINE_FOLDER_ENV):
         return os.environ[BASELINE_FOLDER_ENV]
@@ -101,10 +103,10 @@ def default_baseline_folder():
     return os.path.join(cache, "bartscore", "baselines")
 
 
-def default_baseline_path(settings):
+def default_baseline_path(settings: Mapping[str, Any]) -> str:
     """Where the baseline of these settings is written and looked for: a readable name plus a digest of the key."""
 
-    def readable(value):
+    def readable(value: object) -> str:
         return re.sub(r"[^A-Za-z0-9.-]+", "_", str(value)).strip("_")[-60:]
 
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()[:8]
@@ -115,7 +117,7 @@ def default_baseline_path(settings):
     return os.path.join(default_baseline_folder(), name)
 
 
-def load_baseline(path):
+def load_baseline(path: str) -> Baseline:
     """Reads and checks a baseline file; BaselineError says what is wrong with it (a file that is not a regular one,
     larger than MAX_BASELINE_BYTES, or JSON nested too deeply among its reasons)."""
     if not os.path.lexists(path):
@@ -141,18 +143,18 @@ def load_baseline(path):
 _SETTING_TYPES = {"model": str, "token_policy": str, "prompt": str, "max_length": int}
 
 
-def _check_structure(document, path):
+def _check_structure(document: dict[str, Any], path: str) -> None:
     """Every field load_baseline and its users read, with its type; BaselineError names the first that is wrong."""
 
-    def wrong(field, problem):
+    def wrong(field: str, problem: str) -> BaselineError:
         return BaselineError(f"{path} is not a complete baseline file: {field} {problem}")
 
-    def mapping(value, field):
+    def mapping(value: object, field: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise wrong(field, f"must be a mapping (a JSON object), got {_json_kind(value)}")
         return value
 
-    def member(parent, key, field):
+    def member(parent: Mapping[str, Any], key: str, field: str) -> Any:
         if key not in parent:
             raise wrong(field, "is missing")
         return parent[key]
@@ -180,7 +182,7 @@ def _check_structure(document, path):
                 raise wrong(f"{field}.mean", f"must be a finite number, got {_json_kind(mean)}")
 
 
-def _json_kind(value):
+def _json_kind(value: object) -> str:
     """A value as a message names it: its JSON kind, and the value itself when it is short."""
     kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
     kind = kinds.get(type(value), "a number")
@@ -188,13 +190,13 @@ def _json_kind(value):
     return f"{kind} {shown}" if len(shown) <= 40 and not isinstance(value, (dict, type(None))) else kind
 
 
-def baseline_id(document):
+def baseline_id(document: Mapping[str, Any]) -> str:
     """A digest of everything in the file but the id itself."""
     content = {key: value for key, value in document.items() if key != "id"}
     return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
 
 
-def write_baseline(document, path):
+def write_baseline(document: Mapping[str, Any], path: str) -> None:
     """Writes the file atomically as every output file is (bart_score.outputs.write_atomically): a reader sees the old
     file or the whole new one, never a part; missing folders are made; a link keeps pointing where it did; the file
     gets the umask's permissions or keeps the old one's. Anything but a regular file under `path` (a folder, a device,

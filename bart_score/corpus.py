@@ -13,7 +13,8 @@ import re
 import sys
 import threading
 import types
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,7 @@ class Corpus:
     blank_references: int = 0  # blank reference lines or cells, which are not references and were skipped
 
 
-def _read_text(path):
+def _read_text(path: str) -> str:
     """A UTF-8 file's text (a byte-order mark is dropped); unreadable, unbounded (a device) or non-UTF-8 files are
     usage errors."""
     raw = read_bounded(path, error=UsageError)
@@ -53,7 +54,7 @@ def _read_text(path):
 
 
 @contextlib.contextmanager
-def _text_lines(path):
+def _text_lines(path: str) -> Iterator[io.TextIOWrapper]:
     """The lines of a UTF-8 file (a byte-order mark is dropped), read and decoded as they are needed, so that a
     reader that stops early (a limit crossed) costs little; non-UTF-8 files are usage errors naming byte and line."""
     try:
@@ -66,7 +67,7 @@ def _text_lines(path):
         raise
 
 
-def _read_lines(path):
+def _read_lines(path: str) -> list[str]:
     """One segment per line ("\n" or "\r\n"); a final newline does not make an extra segment."""
     lines = _read_text(path).split("\n")
     if lines and lines[-1] == "":
@@ -74,7 +75,7 @@ def _read_lines(path):
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def read_texts(path):
+def read_texts(path: str) -> tuple[list[str], int]:
     """A plain-text file's texts, one per line, and the number of blank lines, which are not texts and are skipped."""
     lines = _read_lines(path)
     texts = [line for line in lines if line.strip()]
@@ -83,7 +84,9 @@ def read_texts(path):
     return texts, len(lines) - len(texts)
 
 
-def read_plain_corpus(sources=None, references=(), hypotheses=()):
+def read_plain_corpus(
+    sources: str | None = None, references: Sequence[str] = (), hypotheses: Sequence[str] = ()
+) -> Corpus:
     """Plain-text files, one segment per line: a sources file, reference files (one reference each per segment; a
     blank line is no reference, so segments may have different counts, but each needs one), and one file per system
     (named after the file)."""
@@ -95,6 +98,7 @@ def read_plain_corpus(sources=None, references=(), hypotheses=()):
     for path in [*references, *hypotheses]:
         files[path] = _read_lines(path)
     first = next(iter(files))
+    lines: Sequence[str]  # a file's lines, then below a segment's line in each reference file
     for path, lines in files.items():
         if len(lines) != len(files[first]):
             raise UsageError(
@@ -164,8 +168,13 @@ def read_table(path: str, limits: TableLimits = TableLimits(), *, kind: str | No
 
 
 def read_table_corpus(
-    path, source_column=None, reference_columns=None, system_columns=None, id_column="id", limits=TableLimits()
-):
+    path: str,
+    source_column: str | None = None,
+    reference_columns: Sequence[str] | None = None,
+    system_columns: Sequence[str] | None = None,
+    id_column: str = "id",
+    limits: TableLimits = TableLimits(),
+) -> Corpus:
     """A .csv or .jsonl file (UTF-8) with one row per segment.
 
     Source: the given column (which must exist), else a ``source`` column if there is one. References: the given
@@ -208,7 +217,7 @@ def read_table_corpus(
     if not rows:
         raise UsageError(f"{path} has column names but no rows")
 
-    def text_of(row, number, column):
+    def text_of(row: Mapping[str, Any], number: int, column: str) -> str:
         value = row.get(column)
         if not isinstance(value, str):
             raise UsageError(
@@ -244,17 +253,25 @@ def read_table_corpus(
     )
 
 
-def _listed(names):
+def _listed(names: Sequence[str]) -> str:
     """Column names for a message, as a list: all of a few, the first ones of many."""
     return str(_first(names)).replace("'...'", "...")
 
 
-def _first(names, shown=12):
+def _first(names: Sequence[str], shown: int = 12) -> list[str]:
     """The names, or the first `shown` of them and '...' (a file may have many thousands of columns)."""
     return list(names) if len(names) <= shown else [*names[:shown], "..."]
 
 
-def _check_roles(path, known, source_column, source_given, id_column, reference_columns, system_columns):
+def _check_roles(
+    path: str,
+    known: AbstractSet[str],
+    source_column: str,
+    source_given: bool,
+    id_column: str,
+    reference_columns: Sequence[str],
+    system_columns: Sequence[str],
+) -> None:
     """A column has one role, the defaults included: a column named source is the source unless another is given,
     and a column named id holds the segment ids, so neither can also be given another role."""
     roles, defaults = {}, {}
@@ -274,7 +291,7 @@ def _check_roles(path, known, source_column, source_given, id_column, reference_
         roles[name] = role
 
 
-def _id_text(path, number, column, value):
+def _id_text(path: str, number: int, column: str, value: object) -> str:
     """A segment id as text: a JSONL id may be a string or a number (written as JSON writes it); a missing or null id
     is the empty id; anything else (an object, a list, true/false) is refused."""
     if value is None or isinstance(value, str):
@@ -284,7 +301,7 @@ def _id_text(path, number, column, value):
     raise UsageError(f"{path} row {number}, column {column!r}: an id is text or a number, got {describe(value)}")
 
 
-def _check_size(path, limits, rows, columns, line=None):
+def _check_size(path: str, limits: TableLimits, rows: int, columns: Collection[str], line: int | None = None) -> None:
     """The limits on rows and columns, checked as each row is read (`line`: a JSONL line, whose columns add up)."""
     if limits.max_rows is not None and rows > limits.max_rows:
         raise UsageError(f"{path} has more than {counted(limits.max_rows, 'row')}; the limit is {limits.max_rows}")
@@ -294,7 +311,7 @@ def _check_size(path, limits, rows, columns, line=None):
         raise UsageError(f"{path} has {how_many}; the limit is {limits.max_columns}")
 
 
-def _check_length(path, limits, number, column, value):
+def _check_length(path: str, limits: TableLimits, number: int, column: str, value: object) -> None:
     """Each text of a cell (a JSONL cell may hold a list) within the length limit."""
     if limits.max_chars is None:
         return
@@ -306,7 +323,7 @@ def _check_length(path, limits, number, column, value):
             )
 
 
-def _encodable(text, where):
+def _encodable(text: str, where: str) -> str:
     """JSON escapes can spell lone surrogates, which no file, tokenizer or web page can take."""
     try:
         return check_text(text, where)
@@ -320,7 +337,7 @@ _CSV_FIELD_LIMIT_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _csv_field_limit_lifted():
+def _csv_field_limit_lifted() -> Iterator[None]:
     with _CSV_FIELD_LIMIT_LOCK:
         previous = csv.field_size_limit()
         try:
@@ -333,7 +350,9 @@ def _csv_field_limit_lifted():
             csv.field_size_limit(previous)
 
 
-def _csv_rows(path, lines, limits):
+def _csv_rows(
+    path: str, lines: Iterable[str], limits: TableLimits
+) -> tuple[list[str], list[dict[str, str]], list[int]]:
     """Column names (stripped), one dict per data row, and the line each row ends on. A blank line (no field at all:
     nothing, not even a comma) is no row; a row whose cells are empty is a row of empty texts."""
     reader = csv.reader(lines)
@@ -365,12 +384,12 @@ def _csv_rows(path, lines, limits):
 
 
 class _KeyTwice(Exception):
-    def __init__(self, key):
+    def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
 
 
-def _unique_keys(pairs):
+def _unique_keys(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object's dict, refusing a key that appears twice (json.loads would keep its last value)."""
     row = {}
     for key, value in pairs:
@@ -380,7 +399,9 @@ def _unique_keys(pairs):
     return row
 
 
-def _jsonl_rows(path, lines, limits):
+def _jsonl_rows(
+    path: str, lines: Iterable[str], limits: TableLimits
+) -> tuple[list[str], list[dict[str, Any]], list[int]]:
     """Column names (in order of first appearance), one dict per non-blank line, and its line number; a key that
     appears twice in one object (at any depth) is refused."""
     columns: dict[str, None] = {}  # an ordered set
@@ -535,7 +556,7 @@ def score_dataset(
         )
 
 
-def _check_the_script_is_guarded(num_proc):
+def _check_the_script_is_guarded(num_proc: int) -> None:
     """Refuses num_proc > 1 called from a script's top level outside ``if __name__ == "__main__":``. Each spawned
     worker runs the script again from the top; unguarded, that run calls score_dataset again, the worker dies at
     start-up, and datasets waits for it for minutes instead of failing."""
@@ -563,7 +584,7 @@ def _check_the_script_is_guarded(num_proc):
     )
 
 
-def _is_main_test(test):
+def _is_main_test(test: ast.expr) -> bool:
     """Whether an if's test is ``__name__ == "__main__"`` (either way round)."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return False
@@ -571,7 +592,18 @@ def _is_main_test(test):
     return sides == {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}
 
 
-def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, sources, prefix, options):
+def _score_rows(
+    batch: Mapping[str, list[Any]],
+    indices: Sequence[int],
+    rank: int | None = None,
+    *,
+    scorer: BARTScorer | dict[str, Any],
+    predictions: str,
+    references: str | None,
+    sources: str | None,
+    prefix: str,
+    options: ScoringOptions,
+) -> dict[str, Any]:
     engine = scorer if not isinstance(scorer, dict) else _scorer_of_this_process(scorer, rank)
     try:
         result = engine.score_directions(
@@ -594,7 +626,8 @@ def _score_rows(batch, indices, rank=None, *, scorer, predictions, references, s
 
 
 @contextlib.contextmanager
-def _start_method(method):
+def _start_method(method: str | None) -> Iterator[None]:
+
     import multiprocess
 
     previous = multiprocess.get_start_method(allow_none=True)

@@ -14,9 +14,13 @@ import io
 import json
 import os
 import stat
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 MAX_FILE_BYTES = 1 << 30  # 1 GiB: corpora, tables, score caches, benchmark files
 MAX_JSON_DEPTH = 64  # the project's own files nest 5 deep at most
@@ -30,7 +34,9 @@ def size_text(size: int) -> str:
     return f"{size} bytes"
 
 
-def check_input_file(path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError):
+def check_input_file(
+    path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError
+) -> None:
     """Refuses (with `error`, naming `what`, default the path) what cannot be read as a bounded file: a missing file
     (FileNotFoundError's message), a folder, a device, or a regular file over `limit` bytes. A pipe passes: it is
     read under the limit."""
@@ -53,26 +59,28 @@ def check_input_file(path: str, what: str | None = None, *, limit: int = MAX_FIL
 class _Limited(io.RawIOBase):
     """A file's bytes, failing once more than `limit` have come (a pipe, or a file that grows while it is read)."""
 
-    def __init__(self, handle, what, limit, error):
+    def __init__(self, handle: io.RawIOBase, what: str, limit: int, error: type) -> None:
         self._handle, self._what, self._limit, self._error = handle, what, limit, error
         self._count = 0
 
-    def readable(self):
+    def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer):
+    def readinto(self, buffer: WriteableBuffer) -> int | None:
         count = self._handle.readinto(buffer)
         self._count += count or 0
         if self._count > self._limit:
             raise self._error(f"{self._what} goes on past the {size_text(self._limit)} limit on a file input")
         return count
 
-    def close(self):
+    def close(self) -> None:
         self._handle.close()
         super().close()
 
 
-def open_bounded(path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError):
+def open_bounded(
+    path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError
+) -> io.BufferedReader:
     """A binary handle (buffered) on a file input, checked by check_input_file and failing past `limit` bytes.
     Wrap it in io.TextIOWrapper to read text."""
     check_input_file(path, what, limit=limit, error=error)
@@ -92,7 +100,13 @@ def read_bounded(path: str, what: str | None = None, *, limit: int = MAX_FILE_BY
             raise error(f"cannot read {what or path}: {problem.strerror or problem}") from None
 
 
-def parse_json(text: str | bytes, where: str, *, error: type = InputError, object_pairs_hook=None) -> Any:
+def parse_json(
+    text: str | bytes,
+    where: str,
+    *,
+    error: type = InputError,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
     """A JSON text's value, refusing (with `error`, naming `where`: a file, a file's line) invalid JSON and values
     nested more than MAX_JSON_DEPTH deep. object_pairs_hook: as json.loads'."""
     try:

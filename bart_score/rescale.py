@@ -26,11 +26,12 @@ import hashlib
 import json
 import warnings
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .errors import InputError
 
@@ -60,17 +61,17 @@ class ReferencePoints:
     copy: float
 
     @property
-    def ordered(self):
+    def ordered(self) -> bool:
         """Whether a copy scores above an unrelated text; only then does the scale mean anything."""
         return self.copy > self.unrelated
 
     @property
-    def degenerate(self):
+    def degenerate(self) -> bool:
         """Ordered, but so close together (see DEGENERATE_SPREAD) that the scale stretches scores far beyond 0..1."""
         size = max(abs(self.copy), abs(self.unrelated))
         return self.ordered and self.copy - self.unrelated < DEGENERATE_SPREAD * size
 
-    def rescale(self, scores):
+    def rescale(self, scores: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """(score - unrelated) / (copy - unrelated), as float64; NaN when the points are not ordered."""
         scores = np.asarray(scores, dtype=np.float64)
         if not self.ordered:
@@ -78,7 +79,7 @@ class ReferencePoints:
         return (scores - self.unrelated) / (self.copy - self.unrelated)
 
 
-def warn_if_degenerate(direction, point, where, stacklevel=2):
+def warn_if_degenerate(direction: str, point: ReferencePoints, where: str, stacklevel: int = 2) -> None:
     """Warns that `point` (a direction's ReferencePoints; `where`: "the baseline", ...) is degenerate."""
     if point.degenerate:
         gap = point.copy - point.unrelated
@@ -91,14 +92,14 @@ def warn_if_degenerate(direction, point, where, stacklevel=2):
         )
 
 
-def point_directions(directions):
+def point_directions(directions: Sequence[str]) -> list[str]:
     """The directions whose reference points `directions` need (f_score needs precision's and recall's)."""
     return [
         d for d in POINT_DIRECTIONS if d in directions or (d in ("precision", "recall") and "f_score" in directions)
     ]
 
 
-def with_f_score(points):
+def with_f_score(points: Mapping[str, ReferencePoints]) -> dict[str, ReferencePoints]:
     """Adds f_score's points (the means of precision's and recall's) when both are there."""
     points = dict(points)
     if "precision" in points and "recall" in points:
@@ -109,7 +110,9 @@ def with_f_score(points):
     return points
 
 
-def rescaled_scores(scores, points):
+def rescaled_scores(
+    scores: Mapping[str, npt.ArrayLike], points: Mapping[str, ReferencePoints]
+) -> dict[str, npt.NDArray[np.float64]]:
     """{direction: rescaled scores} for each direction of `scores` (direction -> raw scores). A direction whose copy
     does not score above its unrelated texts has no scale: its rescaled scores are NaN, with a warning. f_score's are
     the mean of rescaled precision and rescaled recall (which `scores` must then hold too), so that a copy gets 1 and
@@ -146,7 +149,9 @@ class ReferencePairs:
     points_of: dict  # direction -> (unrelated sample key, copy sample key)
     label: str  # the signature's rescale field
 
-    def points(self, sample_scores):
+    def points(
+        self, sample_scores: Mapping[Any, Sequence[float] | npt.NDArray[np.float64]]
+    ) -> dict[str, ReferencePoints]:
         """{direction: ReferencePoints} from the scores of each sample (sample key -> one score per pair)."""
         return {
             direction: ReferencePoints(float(np.mean(sample_scores[unrelated])), float(np.mean(sample_scores[copy])))
@@ -154,11 +159,13 @@ class ReferencePairs:
         }
 
 
-def document_ids(count, sources=None, references=None):
+def document_ids(
+    count: int, sources: Sequence[str] | None = None, references: Sequence[Sequence[str]] | None = None
+) -> list[int]:
     """One id per row; rows that share a source or any reference belong to one document (connected components)."""
     parent = list(range(count))
 
-    def root(row):
+    def root(row: int) -> int:
         while parent[row] != row:
             parent[row] = parent[parent[row]]
             row = parent[row]
@@ -177,7 +184,7 @@ def document_ids(count, sources=None, references=None):
 LIBRARY_REMEDY = "pass corpus_points=CorpusPoints(unrelated_texts=...) or rescale with a baseline file"
 
 
-def one_document_error(rows, *, option="rescale='corpus'", remedy=LIBRARY_REMEDY):
+def one_document_error(rows: int, *, option: str = "rescale='corpus'", remedy: str = LIBRARY_REMEDY) -> InputError:
     """The error for `rows` rows (as the caller gave them) that are all one document, so no unrelated pair exists."""
     rows_are = "the 1 row is" if rows == 1 else f"all {rows} rows are"
     return InputError(
@@ -186,7 +193,14 @@ def one_document_error(rows, *, option="rescale='corpus'", remedy=LIBRARY_REMEDY
     )
 
 
-def corpus_documents(count, sources=None, references=None, *, option="rescale='corpus'", remedy=LIBRARY_REMEDY):
+def corpus_documents(
+    count: int,
+    sources: Sequence[str] | None = None,
+    references: Sequence[Sequence[str]] | None = None,
+    *,
+    option: str = "rescale='corpus'",
+    remedy: str = LIBRARY_REMEDY,
+) -> list[int]:
     """document_ids of `count` rows, refusing rows that are all one document: rescale='corpus' draws its unrelated
     pairs from different documents. Callers that repeat rows (one copy per system) pass the rows as given: repeated
     rows share their source and references, so they never add a document."""
@@ -196,7 +210,7 @@ def corpus_documents(count, sources=None, references=None, *, option="rescale='c
     return documents
 
 
-def scored_by_direction(scorer) -> bool:
+def scored_by_direction(scorer: object) -> bool:
     """Whether `scorer` scores each direction under an instruction of its own (chat scoring), so that its reference
     points need samples scored for each direction (sample_reference_pairs' by_direction)."""
     return getattr(scorer, "instructions", None) is not None
@@ -238,7 +252,7 @@ def sample_reference_pairs(
     share = max(1, pairs // (2 * len(points_of) if by_direction else len(keys)))  # the budget over what is scored
     items = {}  # role -> its distinct (text, document) items
 
-    def items_of(role):
+    def items_of(role: str) -> list[tuple[str, int]]:
         if role not in items:
             items[role] = _distinct_items(rows[role], documents)
         return items[role]
@@ -273,19 +287,24 @@ def sample_reference_pairs(
     return ReferencePairs(samples, points_of, f"corpus-{digest}")
 
 
-def _distinct_items(texts_per_row, documents):
+def _distinct_items(texts_per_row: Sequence[Sequence[str]], documents: Sequence[int]) -> list[tuple[str, int]]:
     """(text, document) of every text in the role, each once, in order of first appearance."""
     return list(dict.fromkeys((text, document) for texts, document in zip(texts_per_row, documents) for text in texts))
 
 
-def _subset(count, share, rng):
+def _subset(count: int, share: int, rng: np.random.Generator) -> Sequence[int]:
     """All of range(count) when it fits in `share`, else `share` of them drawn without replacement (in order)."""
     if count <= share:
         return range(count)
     return np.sort(rng.choice(count, size=share, replace=False)).tolist()
 
 
-def _unrelated_pairs(conditions, targets, share, rng):
+def _unrelated_pairs(
+    conditions: Sequence[tuple[str, int]],
+    targets: Sequence[tuple[str, int]],
+    share: int,
+    rng: np.random.Generator,
+) -> list[tuple[str, str]]:
     """Pairs of a condition item and a target item from different documents (there are some: every row has texts in
     every role, and there are two documents or more): all of them when they fit in `share`, else `share` drawn
     uniformly (with replacement) among all such pairs."""
@@ -298,7 +317,8 @@ def _unrelated_pairs(conditions, targets, share, rng):
     others = np.array([len(conditions) - counts.get(doc, 0) for _, doc in targets])  # valid conditions per target
     population = int(others.sum())
 
-    def condition_at(target, k):  # the k-th condition outside the target's document
+    def condition_at(target: int, k: int) -> str:  # the k-th condition outside the target's document
+
         doc = targets[target][1]
         start = first.get(doc, len(conditions))
         position = k if k < start else k + counts.get(doc, 0)

@@ -12,12 +12,14 @@ import io
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TextIO, TypeVar
 
 from ..errors import UsageError
 from . import baseline, common, compare, meta_eval, score
 
 SUBCOMMANDS = (score, compare, baseline, meta_eval)
+_Result = TypeVar("_Result")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,23 +84,23 @@ class StdoutWriteError(Exception):
 class _NamingStdout:
     """sys.stdout during a run: a failed write raises StdoutWriteError; a closed pipe stays BrokenPipeError."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
-    def write(self, text):
+    def write(self, text: str) -> int:
         return self._guarded(self._stream.write, text)
 
-    def writelines(self, lines):
+    def writelines(self, lines: Iterable[str]) -> None:
         return self._guarded(self._stream.writelines, lines)
 
-    def flush(self):
+    def flush(self) -> None:
         return self._guarded(self._stream.flush)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
     @staticmethod
-    def _guarded(operation, *arguments):
+    def _guarded(operation: Callable[..., _Result], *arguments: Any) -> _Result:
         try:
             return operation(*arguments)
         except BrokenPipeError:
@@ -108,7 +110,7 @@ class _NamingStdout:
 
 
 @contextlib.contextmanager
-def _stdout_that_names_its_failures():
+def _stdout_that_names_its_failures() -> Iterator[None]:
     original = sys.stdout
     sys.stdout = _NamingStdout(original)
     try:
@@ -117,7 +119,7 @@ def _stdout_that_names_its_failures():
         sys.stdout = original
 
 
-def _discard_stdout():
+def _discard_stdout() -> None:
     """Points stdout's descriptor at /dev/null: what is still buffered then goes nowhere when the interpreter
     flushes it at exit, instead of failing there again with a message of Python's own."""
     with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):

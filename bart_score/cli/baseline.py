@@ -76,6 +76,7 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         common.check_output_path(args.output, "-o", make_folders=True)
         common.check_not_an_input(args.output, [("--corpus", args.corpus)])
     options = common.options_from_args(args)
+    inputs: dict[str, Any]  # the corpus of a table, or the texts of a plain file
     if is_table:
         inputs = {
             "corpus": read_table_corpus(args.corpus, args.source_column, args.reference_columns, args.system_columns)

@@ -354,7 +354,8 @@ def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
             known["max_length"] = args.max_length
         if args.baseline is not None and os.path.lexists(args.baseline):  # a missing one is load_baseline's to report
             check_input_files([("--baseline", args.baseline)])
-        problems = load_baseline(options.baseline).mismatches(known)
+        # options_from_args gives options.baseline the --baseline path, a str, never a Baseline
+        problems = load_baseline(options.baseline).mismatches(known)  # type: ignore[arg-type]
         if problems:
             raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
     elif options.rescale == "baseline":

@@ -1,11 +1,15 @@
 """`bartscore meta-eval`: the paper's correlations with human judgments on the BARTScore release's benchmarks, for
 any checkpoint, directions or prompt, beside the published numbers (and any other metrics' scores from a CSV)."""
 
+from __future__ import annotations
+
 import argparse
 import math
 import os
 import re
 import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..corpus import read_table
 from ..errors import CacheFileError, UsageError
@@ -30,11 +34,21 @@ from .common import (
     options_from_args,
 )
 
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+    from ..engine import BARTScorer
+    from ..meta_eval.table import MetricRow
+    from ..options import ScoringOptions
+    from ..score_cache import ResumableScorer
+
 DEFAULT_OUTPUT_DIR = "meta-eval"
 _CHECKPOINT_VARIANTS = {"facebook/bart-large": "vanilla", "facebook/bart-large-cnn": "cnn"}
 
 
-def add_parser(commands, parents):
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], parents: list[argparse.ArgumentParser]
+) -> None:
     # The corpus options of `score` do not apply: the texts come from the benchmarks.
     model = argparse.ArgumentParser(add_help=False)
     add_model_arguments(
@@ -118,7 +132,7 @@ def add_parser(commands, parents):
     parser.set_defaults(check=check, run=run)
 
 
-def check(args):
+def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     if args.rescale is not None:
         raise UsageError(
             f"--rescale {args.rescale}: meta-eval does not rescale; rescaled scores are one increasing linear map "
@@ -204,16 +218,16 @@ def check(args):
     return request, options
 
 
-def _model_name(model):
+def _model_name(model: str) -> str:
     """A checkpoint directory or GGUF file by its own name; variants and Hub ids as given."""
     return os.path.basename(os.path.normpath(model)) if os.path.exists(model) else model
 
 
-def _slug(model):
+def _slug(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", _model_name(model)) or "model"
 
 
-def read_metrics_csv(path, benchmarks):
+def read_metrics_csv(path: str, benchmarks: Sequence[str]) -> dict[str, dict[str, dict[tuple[str, str], float]]]:
     """{metric: {benchmark: {(doc_id, system): score}}} from a CSV (UTF-8) of other metrics' scores."""
     try:
         table = read_table(path, kind="csv")
@@ -251,7 +265,11 @@ def read_metrics_csv(path, benchmarks):
     return metrics
 
 
-def metric_rows(metrics, datasets, path):
+def metric_rows(
+    metrics: Mapping[str, Mapping[str, Mapping[tuple[str, str], float]]],
+    datasets: Mapping[str, Dataset],
+    path: str | None,
+) -> list[MetricRow]:
     """The metrics CSV's columns as table rows: every record of each benchmark it covers needs a score."""
     from ..meta_eval.table import MetricRow
 
@@ -279,7 +297,14 @@ def metric_rows(metrics, datasets, path):
     return rows
 
 
-def long_document_rows(args, scorer, resumable, datasets, request, label):
+def long_document_rows(
+    args: argparse.Namespace,
+    scorer: BARTScorer,
+    resumable: ResumableScorer,
+    datasets: Mapping[str, Dataset],
+    request: Mapping[str, Any],
+    label: str,
+) -> list[MetricRow]:
     """The long-document benchmarks' further rows: faithfulness over source windows, and, for a causal LM with more
     positions than max_length, the whole source as its prefix (max_length up to the model's positions)."""
     from ..meta_eval.scoring import score_benchmarks
@@ -310,13 +335,13 @@ def long_document_rows(args, scorer, resumable, datasets, request, label):
     return rows
 
 
-def _is_rank_0():
+def _is_rank_0() -> bool:
     import torch
 
     return not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
 
 
-def checkpoint_status(variant):
+def checkpoint_status(variant: str) -> str:
     """Whether a paper variant's checkpoint is on this machine (nothing is downloaded to find out)."""
     from huggingface_hub import try_to_load_from_cache
 
@@ -330,7 +355,8 @@ def checkpoint_status(variant):
     return "checkpoint missing: " + "; ".join(missing) if missing else "checkpoint available"
 
 
-def run(args, request, options):
+def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions) -> int:
+
     from ..errors import BenchmarkDataError, CacheFileError
     from ..meta_eval.benchmarks import load_benchmark
     from ..meta_eval.scoring import planned_directions, score_benchmarks

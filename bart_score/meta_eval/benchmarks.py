@@ -34,6 +34,8 @@ each averaged over a summary's three sentences and then averaged together, LongE
 annotators left a sentence unrated (two arXiv summaries have no third rating), the mean is over the rated sentences:
 the release's script would make that summary's score NaN, and with it the whole correlation."""
 
+from __future__ import annotations
+
 import csv
 import hashlib
 import io
@@ -43,10 +45,15 @@ import pickle
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import BenchmarkDataError
 from ..reading import open_bounded, read_bounded, read_json
+
+if TYPE_CHECKING:  # the [meta-eval] extra; load_benchmark imports it when it runs
+    from datasets import Dataset
 
 RELEASE_REPOSITORY = "neulab/BARTScore"
 RELEASE_COMMIT = "248f511cb34ae3753fc81f7d7a945de5bfe33458"
@@ -121,24 +128,36 @@ class Benchmark:
     other_files: tuple = ()
 
     @property
-    def long_documents(self):
+    def long_documents(self) -> bool:
         """Whether its sources are long documents (LongDocFACTScore's benchmarks)."""
         return self.release == "longdocfactscore"
 
 
-def _summarization(name, title, folder, protocol, aspects, blob, sha256, size, directions, table, aggregation="mean"):
+def _summarization(
+    name: str,
+    title: str,
+    folder: str,
+    protocol: str,
+    aspects: tuple[str, ...],
+    blob: str,
+    sha256: str,
+    size: int,
+    directions: tuple[str, ...],
+    table: str,
+    aggregation: str = "mean",
+) -> Benchmark:
     file = ReleaseFile(f"SUM/{folder}/data.pkl", blob, sha256, size)
     return Benchmark(name, title, "summaries", protocol, aspects, file, directions, aggregation, True, table)
 
 
-def _data_to_text(name, title, blob, sha256, size):
+def _data_to_text(name: str, title: str, blob: str, sha256: str, size: int) -> Benchmark:
     file = ReleaseFile(f"D2T/{title}/data.pkl", blob, sha256, size)
     aspects = ("informativeness", "naturalness", "quality")
     # D2T/score.py takes the best reference ("We take the max when combining the multi-reference results").
     return Benchmark(name, title, "data-to-text", "spearman", aspects, file, ("f_score",), "max", True, "6")
 
 
-def _translation(pair, blob, sha256=None, size=None):
+def _translation(pair: str, blob: str, sha256: str | None = None, size: int | None = None) -> Benchmark:
     file = ReleaseFile(f"WMT/{pair}/data.pkl", blob, sha256, size)
     return Benchmark(f"wmt19-{pair}", pair, "darr", "kendall_like", ("darr",), file, ("f_score",), "mean", False, "3")
 
@@ -264,7 +283,7 @@ _ALL: tuple[Benchmark, ...] = (
 )
 
 
-def _longdoc_file(path, blob, sha256, size):
+def _longdoc_file(path: str, blob: str, sha256: str, size: int) -> ReleaseFile:
     return ReleaseFile(f"data/{path}", blob, sha256, size)
 
 
@@ -314,7 +333,7 @@ LONGSCIVERIFY_SYSTEMS = ("gencomparesumabs", "dancersum", "section_conditional")
 LONGEVAL_SYSTEMS = ("bigbird_pegasus", "longt5")
 
 
-def _longsciverify(corpus):
+def _longsciverify(corpus: str) -> Benchmark:
     reviewers = [
         _longdoc_file(f"human_eval_results/LongSciVerify/{corpus}_reviewer_{n}.csv", blob, sha256, _SIZES[corpus][0])
         for n, (blob, sha256) in enumerate(_REVIEWERS[corpus], start=1)
@@ -372,7 +391,7 @@ BENCHMARKS = {benchmark.name: benchmark for benchmark in _ALL}
 GROUPS = {"wmt19": tuple(name for name in BENCHMARKS if name.startswith("wmt19-"))}
 
 
-def resolve_benchmarks(names):
+def resolve_benchmarks(names: Iterable[str]) -> list[str]:
     """Benchmark names (groups expanded, duplicates dropped, order kept); unknown names are a ValueError."""
     resolved = []
     for name in names:
@@ -385,7 +404,7 @@ def resolve_benchmarks(names):
     return resolved
 
 
-def default_cache_dir(release="bartscore"):
+def default_cache_dir(release: str = "bartscore") -> str:
     return os.environ.get(DATA_CACHE_ENV) or os.path.join(
         os.path.expanduser("~"),
         ".cache",
@@ -394,7 +413,9 @@ def default_cache_dir(release="bartscore"):
     )
 
 
-def release_file_path(name, *, release_dir=None, cache_dir=None, file=None):
+def release_file_path(
+    name: str, *, release_dir: str | None = None, cache_dir: str | None = None, file: ReleaseFile | None = None
+) -> str:
     """The path on this machine of a benchmark's release file (`file`, default its main one), checked against its
     checksums; downloaded into the cache first if it is nowhere else (and downloads are allowed). BenchmarkDataError
     says why it cannot be had."""
@@ -431,7 +452,7 @@ def release_file_path(name, *, release_dir=None, cache_dir=None, file=None):
     return path
 
 
-def _how_to_get(release, file, cache_path=None):
+def _how_to_get(release: Release, file: ReleaseFile, cache_path: str | None = None) -> str:
     where = f"save it as {cache_path}" if cache_path else "put it there"
     return (
         f"Download {release.url}{file.path} (the release at commit {release.commit[:7]}) and {where}, or point "
@@ -439,11 +460,11 @@ def _how_to_get(release, file, cache_path=None):
     )
 
 
-def _read_bytes(path):
+def _read_bytes(path: str) -> bytes:
     return read_bounded(path, error=BenchmarkDataError)
 
 
-def _download(release, file, cache_path):
+def _download(release: Release, file: ReleaseFile, cache_path: str) -> bytes:
     try:
         with urllib.request.urlopen(release.url + file.path, timeout=60) as response:
             return response.read()
@@ -455,12 +476,12 @@ def _download(release, file, cache_path):
         ) from None
 
 
-def git_blob_sha1(data):
+def git_blob_sha1(data: bytes) -> str:
     """The id git gives a file's content: SHA-1 over "blob <size>\\0" and the bytes."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _verify(release, file, data, where):
+def _verify(release: Release, file: ReleaseFile, data: bytes, where: str) -> None:
     checks = [("git blob id", file.git_blob_sha1, git_blob_sha1(data))]
     if file.sha256:
         checks.append(("SHA-256", file.sha256, hashlib.sha256(data).hexdigest()))
@@ -476,7 +497,7 @@ def _verify(release, file, data, where):
 class _PlainUnpickler(pickle.Unpickler):
     """The release's data.pkl files hold dicts, lists, text and numbers; nothing that names a class is unpickled."""
 
-    def find_class(self, module, name):
+    def find_class(self, module: str, name: str) -> NoReturn:
         raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name}: a data.pkl holds plain data only")
 
 
@@ -488,7 +509,7 @@ TEXT_PER_BYTE = 16
 MIN_TEXT_BUDGET = 1 << 20
 
 
-def read_release_pickle(path):
+def read_release_pickle(path: str) -> Any:
     """A data.pkl's content: plain containers, text and numbers only (nothing that names a class or function), from
     a file of at most MAX_FILE_BYTES whose data, unfolded, holds at most TEXT_PER_BYTE characters of text (and as many
     containers and values) per byte of the file. BenchmarkDataError names the file and what is wrong."""
@@ -501,7 +522,7 @@ def read_release_pickle(path):
     return content
 
 
-def _check_unfolded_size(content, size, path):
+def _check_unfolded_size(content: object, size: int, path: str) -> None:
     """Walks the data as its rows will read it (a container reached twice is walked twice), without recursion, and
     stops as soon as its text or its count of values passes the budget of a file of `size` bytes."""
     budget = TEXT_PER_BYTE * size + MIN_TEXT_BUDGET
@@ -524,7 +545,9 @@ def _check_unfolded_size(content, size, path):
             )
 
 
-def load_benchmark(name, *, release_dir=None, cache_dir=None, data_file=None):
+def load_benchmark(
+    name: str, *, release_dir: str | None = None, cache_dir: str | None = None, data_file: str | None = None
+) -> Dataset:
     """One benchmark's human judgments as a ``datasets.Dataset`` (the columns are in the module's text).
 
     data_file: a file in the release's layout to read instead of the release's own (a subset, say); for the
@@ -574,7 +597,7 @@ def load_benchmark(name, *, release_dir=None, cache_dir=None, data_file=None):
     return datasets.Dataset.from_dict(rows, info=info)
 
 
-def _field(record, key, path, doc_id, kind=None):
+def _field(record: object, key: str, path: str, doc_id: object, kind: type | None = None) -> Any:
     if not isinstance(record, dict) or key not in record:
         raise BenchmarkDataError(f"{path} is not in the release's layout: document {doc_id!r} has no {key!r}")
     value = record[key]
@@ -583,7 +606,7 @@ def _field(record, key, path, doc_id, kind=None):
     return value
 
 
-def _human(scores, aspect, path, doc_id):
+def _human(scores: object, aspect: str, path: str, doc_id: object) -> float:
     value = _field(scores, aspect, path, doc_id)
     try:
         return float(value)
@@ -591,12 +614,22 @@ def _human(scores, aspect, path, doc_id):
         raise BenchmarkDataError(f"{path}: document {doc_id!r} has a non-numeric {aspect!r}: {value!r}") from None
 
 
-def _new_rows(benchmark):
+def _new_rows(benchmark: Benchmark) -> dict[str, list[Any]]:
     columns = ["doc_id", "system", "source", "references", "hypothesis"]
     return {column: [] for column in [*columns, *(f"human_{a}" for a in benchmark.aspects)]}
 
 
-def _add(rows, benchmark, doc_id, system, source, references, hypothesis, scores, path):
+def _add(
+    rows: Mapping[str, list[Any]],
+    benchmark: Benchmark,
+    doc_id: object,
+    system: object,
+    source: str,
+    references: list[str],
+    hypothesis: str,
+    scores: object,
+    path: str,
+) -> None:
     for column, value in zip(
         ("doc_id", "system", "source", "references", "hypothesis"),
         (str(doc_id), str(system), source, references, hypothesis),
@@ -606,14 +639,14 @@ def _add(rows, benchmark, doc_id, system, source, references, hypothesis, scores
         rows[f"human_{aspect}"].append(_human(scores, aspect, path, doc_id))
 
 
-def _reference_list(record, key, path, doc_id):
+def _reference_list(record: object, key: str, path: str, doc_id: object) -> list[str]:
     references = _field(record, key, path, doc_id)
     if not isinstance(references, list) or not references or not all(isinstance(r, str) for r in references):
         raise BenchmarkDataError(f"{path}: document {doc_id!r} has no list of reference texts in {key!r}")
     return references
 
 
-def _summaries(benchmark, content, path):
+def _summaries(benchmark: Benchmark, content: Mapping[Any, Any], path: str) -> dict[str, list[Any]]:
     """SUM/*/data.pkl: {doc_id: {src, ref_summ, [ref_summs,] sys_summs: {system: {sys_summ, scores}}}}."""
     rows = _new_rows(benchmark)
     for doc_id, record in content.items():
@@ -631,7 +664,7 @@ def _summaries(benchmark, content, path):
     return rows
 
 
-def _data_to_text_rows(benchmark, content, path):
+def _data_to_text_rows(benchmark: Benchmark, content: Mapping[Any, Any], path: str) -> dict[str, list[Any]]:
     """D2T/*/data.pkl: {doc_id: {src, sys_summ, ref_summs, scores}}; the records name no system."""
     rows = _new_rows(benchmark)
     for doc_id, record in content.items():
@@ -642,7 +675,7 @@ def _data_to_text_rows(benchmark, content, path):
     return rows
 
 
-def _darr(benchmark, content, path):
+def _darr(benchmark: Benchmark, content: Mapping[Any, Any], path: str) -> dict[str, list[Any]]:
     """WMT/*/data.pkl: {doc_id: {src, ref, better: {sys_name, sys, scores}, worse: {...}}}: each document is one
     DARR judgment that `better` is the better translation."""
     rows = _new_rows(benchmark)
@@ -664,7 +697,7 @@ _ROWS = {"summaries": _summaries, "data-to-text": _data_to_text_rows, "darr": _d
 # the LongDocFACTScore release's layouts
 
 
-def _given_file(folder, file, name):
+def _given_file(folder: str, file: ReleaseFile, name: str) -> str:
     path = os.path.join(folder, *file.path.split("/"))
     if not os.path.isfile(path):
         raise BenchmarkDataError(
@@ -673,11 +706,11 @@ def _given_file(folder, file, name):
     return path
 
 
-def _clean_abstract(text):
+def _clean_abstract(text: str | Iterable[str]) -> str:
     """The release's clean_abstract: sentence tags and <pad>/<br /> removed; a list of sentences joined as the
     release joins them (each with a space before and after)."""
 
-    def clean(sentence):
+    def clean(sentence: str) -> str:
         for tag in ("<S>", "</S>", "<pad>", "<br />"):
             sentence = sentence.replace(tag, "")
         return sentence
@@ -687,11 +720,11 @@ def _clean_abstract(text):
     return "".join(f" {clean(sentence)} " for sentence in text)
 
 
-def _json(path):
+def _json(path: str) -> Any:
     return read_json(path, error=BenchmarkDataError)
 
 
-def _csv_rows(path):
+def _csv_rows(path: str) -> list[dict[str, str]]:
     try:
         with io.TextIOWrapper(open_bounded(path, error=BenchmarkDataError), encoding="utf-8-sig", newline="") as handle:
             return list(csv.DictReader(handle))
@@ -701,7 +734,7 @@ def _csv_rows(path):
         raise BenchmarkDataError(f"{path} is not a readable CSV file: {error}") from None
 
 
-def _rating(row, column, path, number):
+def _rating(row: Mapping[str, str | None], column: str, path: str, number: int) -> float | None:
     """One annotator's rating, or None where the cell is empty (a sentence the annotator did not rate)."""
     if column not in row:
         raise BenchmarkDataError(f"{path} is not in the release's layout: it has no column {column!r}")
@@ -717,7 +750,7 @@ def _rating(row, column, path, number):
     return value
 
 
-def _longsciverify_rows(benchmark, files):
+def _longsciverify_rows(benchmark: Benchmark, files: Mapping[str, str]) -> dict[str, list[Any]]:
     """One row per (article, system): each annotator's factuality is the mean of their ratings of the summary's
     sentences; the human score is the mean over the annotators (run_evaluation.py's
     average_scores_accross_annnotators). The article is the first in the raw file whose id is the annotation's id
@@ -772,7 +805,7 @@ def _longsciverify_rows(benchmark, files):
     return rows
 
 
-def _longeval_rows(benchmark, files):
+def _longeval_rows(benchmark: Benchmark, files: Mapping[str, str]) -> dict[str, list[Any]]:
     """One row per (article, system): the human score is the mean of the scores of the first judgment of that summary
     (run_evaluation.py's load_dataframes); summaries, sources and the human reference cleaned as it cleans them."""
     scores_path = files[benchmark.file.path]

@@ -6,12 +6,14 @@ not be computed), a column of a metrics CSV, or a published row that nothing her
 with a note saying why). Columns are grouped by the paper's table (3: WMT19, 4: summarization, 5: factuality, 6:
 data-to-text); an average column appears when every column it averages is in the run."""
 
+from __future__ import annotations
+
 import csv
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +21,9 @@ from ..outputs import json_text, spreadsheet_cell, write_atomically
 from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY, RELEASES
 from .protocol import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
 from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES, Published
+
+if TYPE_CHECKING:  # the [meta-eval] extra; only load_benchmark imports it when it runs
+    from datasets import Dataset
 
 TABLE_TITLES = {
     "3": "Table 3: machine translation (WMT19 DARR), Kendall's tau (WMT's Kendall-like: ties count as discordant)",
@@ -68,13 +73,20 @@ class Column:
     components: tuple = ()
 
     @property
-    def label(self):
+    def label(self) -> str:
         if self.benchmark is None:
             return "avg"
-        return ASPECT_LABELS.get(self.aspect, self.aspect)  # type: ignore[arg-type]  # a benchmark's has an aspect
+        # a benchmark's column always has an aspect
+        return ASPECT_LABELS.get(self.aspect, self.aspect)  # type: ignore[arg-type,return-value]
 
 
-def build_report(datasets, rows, *, paper_notes=None, with_significance=True):
+def build_report(
+    datasets: Mapping[str, Dataset],
+    rows: list[MetricRow],
+    *,
+    paper_notes: Mapping[str, str] | None = None,
+    with_significance: bool = True,
+) -> tuple[dict[str, Any], str]:
     """Computes every row's measures on every column, sets the paper's numbers beside them, adds the published rows
     nothing here computed, and runs the significance test per column. datasets: {benchmark: Dataset}; rows:
     MetricRows; paper_notes: {variant: why that variant's published rows have no "ours"} (e.g. a missing checkpoint).
@@ -159,13 +171,13 @@ def build_report(datasets, rows, *, paper_notes=None, with_significance=True):
     return report, render(report, columns, rows)
 
 
-def _measure(column):
+def _measure(column: Column) -> str:
     if column.benchmark is None:
         return "mean of the averaged columns' measures"
     return MEASURES[BENCHMARKS[column.benchmark].protocol][0]
 
 
-def _columns(datasets):
+def _columns(datasets: Mapping[str, Dataset]) -> list[Column]:
     columns = []
     for name in BENCHMARKS:  # the paper's order, whatever order the benchmarks were asked in
         if name in datasets:
@@ -179,7 +191,7 @@ def _columns(datasets):
     return columns
 
 
-def _matches(row, entry, column):
+def _matches(row: MetricRow, entry: Published, column: Column) -> bool:
     """Whether a published number is the paper's value of this row's configuration on that column."""
     if row.origin == "metrics-csv":
         return entry.release_key is not None and entry.release_key == row.name
@@ -191,7 +203,7 @@ def _matches(row, entry, column):
     )
 
 
-def _paper_only_note(entry, paper_notes):
+def _paper_only_note(entry: Published, paper_notes: Mapping[str, str]) -> str:
     if entry.note:
         return f"paper only: {entry.note}"
     if entry.variant == "omega":
@@ -204,7 +216,7 @@ def _paper_only_note(entry, paper_notes):
     return f"paper only: give its scores as a --metrics-csv column{hint} to compare"
 
 
-def _row_json(row):
+def _row_json(row: MetricRow) -> dict[str, Any]:
     difference = {}
     for key, entry in row.paper.items():
         if key in row.values:
@@ -221,7 +233,7 @@ def _row_json(row):
     }
 
 
-def _plain(value):
+def _plain(value: float | np.integer[Any] | np.floating[Any]) -> int | float | None:
     """JSON-ready numbers: Python floats and ints, NaN as None."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
@@ -229,7 +241,12 @@ def _plain(value):
     return None if math.isnan(value) else value
 
 
-def _significance(datasets, doc_ids, columns, rows):
+def _significance(
+    datasets: Mapping[str, Dataset],
+    doc_ids: Mapping[str, Sequence[Hashable]],
+    columns: Sequence[Column],
+    rows: Sequence[MetricRow],
+) -> dict[str, dict[str, Any]]:
     results = {}
     for column in columns:
         if column.benchmark is None:
@@ -255,13 +272,13 @@ def _significance(datasets, doc_ids, columns, rows):
 # text
 
 
-def _number(value, signed=False):
+def _number(value: float | None, signed: bool = False) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—" if value is None else "nan"
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-def render(report, columns, rows):
+def render(report: Mapping[str, Any], columns: Sequence[Column], rows: Sequence[MetricRow]) -> str:
     """The paper-style text: per paper table, three lines per metric (ours, paper, difference), then notes and the
     significance results."""
     rows_json = {row["name"]: row for row in report["rows"]}
@@ -304,7 +321,8 @@ def render(report, columns, rows):
                     for t in result["tests"]
                     if t["outcome"]
                 ]
-                where = f"{BENCHMARKS[column.benchmark].title} {column.label}"
+                # only benchmark columns (not averages) have significance results
+                where = f"{BENCHMARKS[column.benchmark].title} {column.label}"  # type: ignore[index]
                 lines.append(f"  {where}: best {', '.join(result['best'])}" + (f"; {'; '.join(wins)}" if wins else ""))
     for column in dict.fromkeys(entry["column"] for entry in report["published_not_placed"]):
         entries = [entry for entry in report["published_not_placed"] if entry["column"] == column]
@@ -338,7 +356,7 @@ CSV_FIELDS = (
 )
 
 
-def report_csv(report):
+def report_csv(report: Mapping[str, Any]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
@@ -369,7 +387,7 @@ def report_csv(report):
     return out.getvalue()
 
 
-def write_outputs(report, prefix):
+def write_outputs(report: Mapping[str, Any], prefix: str) -> tuple[str, str]:
     """PREFIX.json (everything) and PREFIX.csv (one line per metric and column), each written atomically."""
     json_report = json_text(report, indent=2, ensure_ascii=False) + "\n"
     csv_report = report_csv(report)
