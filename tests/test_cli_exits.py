@@ -19,7 +19,8 @@ SUBCOMMANDS = ("score", "compare", "baseline", "meta-eval")
 
 
 def texts(count, length, offset):
-    return [" ".join(WORDS[(i * 7 + j + offset) % len(WORDS)] for j in range(length)) for i in range(count)]
+    """`count` distinct texts (numbered: the engine scores identical pairs once, which would end a run at once)."""
+    return [" ".join(WORDS[(i * 7 + j + offset) % len(WORDS)] for j in range(length)) + f" {i}" for i in range(count)]
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +32,12 @@ def checkpoint(tiny_checkpoint, copying_checkpoint):
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cli-exits")
-    for lines, name in [(3, "few"), (400, "many")]:
+    for lines, name in [(3, "few"), (3000, "many")]:
         for role, length in [("src", 40), ("a", 20), ("b", 25)]:
             (folder / f"{name}-{role}.txt").write_text("\n".join(texts(lines, length, len(role))) + "\n")
     write_fixture_files(folder)
     with open(folder / "summeval-many.pkl", "wb") as handle:
-        pickle.dump(many_documents(150), handle)
+        pickle.dump(many_documents(1500), handle)
     return folder
 
 
@@ -57,7 +58,7 @@ def command(subcommand, folder, checkpoint, size, output):
     words = {
         "score": ["-s", src, "-t", a, b, *(["-o", output] if output else [])],
         "compare": ["-s", src, "-t", a, b, "--resamples", "50"],
-        "baseline": ["--corpus", src, "--pairs", "6" if size == "few" else "600", "-o", output or f"{src}.json"],
+        "baseline": ["--corpus", src, "--pairs", "6" if size == "few" else "20000", "-o", output or f"{src}.json"],
         "meta-eval": [
             "-b",
             "summeval",

@@ -145,7 +145,9 @@ def test_num_proc_under_a_main_guard_scores_as_one_process_does(tmp_path, tiny_c
 
     script = tmp_path / "guarded.py"
     script.write_text(
-        SCRIPT + "if __name__ == '__main__':\n    print(__import__('json').dumps(score()['bartscore_faithfulness']))\n",
+        SCRIPT
+        + "if __name__ == '__main__':\n"
+        + "    print(__import__('json').dumps(list(score()['bartscore_faithfulness'])))\n",
         encoding="utf-8",
     )
     completed = subprocess.run(
