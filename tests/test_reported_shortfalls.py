@@ -131,7 +131,7 @@ def test_a_missing_cuda_device_is_named_by_its_flag_on_the_command_line(copying_
     import torch
 
     if torch.cuda.is_available():
-        pytest.skip("this machine has a CUDA device")
+        pytest.skip(reason="this machine has a CUDA device")
     assert main(["score", "-m", copying_checkpoint, "-s", texts, "-t", texts, "--device", "cuda"]) == 2
     error = capsys.readouterr().err
     assert "pass --device cpu" in error and "device=" not in error
