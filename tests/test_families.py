@@ -50,14 +50,17 @@ def loaded(directory):
     return load_tiny(directory)
 
 
+@functools.cache
 def pair_reference(family, directory, max_length=1024):
-    """score(condition, target, condition_is_source) under the family's token policy, one pair at a time."""
+    """score(condition, target, condition_is_source) under the family's token policy, one pair at a time; each pair's
+    reference score is computed once per run, as several tests ask for the same pairs under other engine settings."""
     model, tokenizer = loaded(directory)
-    if family in CAUSAL:
-        return lambda c, t, is_source: reference.causal_score(model, tokenizer, c, t, max_length=max_length)
     source_lang, target_lang = LANGUAGES.get(family, (None, None))
 
+    @functools.cache
     def score(condition, target, is_source):
+        if family in CAUSAL:
+            return reference.causal_score(model, tokenizer, condition, target, max_length=max_length)
         language = source_lang if is_source else target_lang
         return reference.seq2seq_score(model, tokenizer, condition, target, max_length, language, target_lang)
 
@@ -373,6 +376,7 @@ def test_seq2seq_cross_attention_is_projected_once_per_condition(engine, monkeyp
 # Through the metric, the command line and the Space
 
 
+@pytest.mark.xdist_group("evaluate")
 def test_the_metric_takes_any_family_and_its_options(family_checkpoint, engine):
     import evaluate
     from test_metric import MODULE

@@ -15,6 +15,7 @@ from support.models import (
     SEQ2SEQ_FAMILIES,
     build_tiny,
     load_tiny,
+    prebuilt,
     tiny_checkpoint_for,
 )
 from transformers import AutoConfig, AutoTokenizer
@@ -221,6 +222,14 @@ def test_builds_are_reproducible_and_cached(tmp_path, tmp_path_factory):
             assert (tmp_path / f"{family}-1" / name).read_bytes() == (tmp_path / f"{family}-2" / name).read_bytes()
         assert first != second
     assert tiny_checkpoint_for(tmp_path_factory, "t5") == tiny_checkpoint_for(tmp_path_factory, "t5")
+    # The session's copy from the machine's model cache is the fresh build, and changing it changes nothing later.
+    copy = prebuilt(tmp_path / "t5-copy", build_tiny, family="t5")
+    for name in ("tokenizer.json", "model.safetensors", "config.json"):
+        assert (tmp_path / "t5-copy" / name).read_bytes() == (tmp_path / "t5-1" / name).read_bytes()
+    (tmp_path / "t5-copy" / "config.json").write_text("{}")
+    prebuilt(tmp_path / "t5-again", build_tiny, family="t5")
+    assert (tmp_path / "t5-again" / "config.json").read_bytes() == (tmp_path / "t5-1" / "config.json").read_bytes()
+    assert copy == str(tmp_path / "t5-copy")
     with pytest.raises(ValueError, match="family: unknown 'gpt5'"):
         build_tiny("gpt5", tmp_path / "unknown")
 

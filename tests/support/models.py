@@ -11,14 +11,18 @@ Special-token layouts, language codes and configuration flags follow the public 
 the models are a few tens of thousands of parameters, with weights large enough that the log-probabilities of
 different tokens differ visibly."""
 
+import hashlib
 import io
 import json
 import os
 import random
+import shutil
 import tempfile
 
 import sentencepiece
+import tokenizers
 import torch
+import transformers
 from tokenizers import ByteLevelBPETokenizer, Tokenizer, models, pre_tokenizers, trainers
 from transformers import (
     AutoConfig,
@@ -61,6 +65,7 @@ from transformers import (
     T5Tokenizer,
 )
 
+from support.cache import cached_folder, digest
 from support.text import WORDS, english_like, english_like_text, split_words, training_corpus
 
 SEQ2SEQ_FAMILIES = ("bart", "mbart50", "mbart", "t5", "flan-t5", "mt5", "pegasus", "marian")
@@ -551,15 +556,34 @@ def _rewrite_json(path, drop=(), update=None):
 
 
 _BUILT = {}
+# What a built checkpoint depends on besides its builder's arguments: the builders, the text their tokenizers are
+# trained on, and the libraries that write the files.
+_BUILDER_SOURCES = [os.path.join(os.path.dirname(__file__), name) for name in ("models.py", "text.py")]
+
+
+def prebuilt(directory, builder, **options):
+    """`builder(directory=..., **options)` (build_tiny, build_copying_bart) saved into `directory`: copied from the
+    tests' model cache (support/cache.py), where it is built the first time on this machine. Each copy is the test
+    session's own, so a test that changes files in it changes nothing for later runs. Returns the directory as a
+    string."""
+    sources = []
+    for path in _BUILDER_SOURCES:
+        with open(path, "rb") as handle:
+            sources.append(hashlib.sha256(handle.read()).hexdigest())
+    versions = [module.__version__ for module in (torch, transformers, tokenizers, sentencepiece)]
+    name = f"{builder.__name__}-{digest(builder.__name__, options, sources, versions)}"
+    cached = cached_folder(name, lambda folder: builder(directory=folder, **options))
+    shutil.copytree(cached, directory, dirs_exist_ok=True)
+    return str(directory)
 
 
 def tiny_checkpoint_for(tmp_path_factory, family, **options):
-    """The directory of a tiny `family` checkpoint, built once per test session (per family and options).
+    """The directory of a tiny `family` checkpoint for this test session (per family and options), from `prebuilt`.
 
     For a session fixture: `return tiny_checkpoint_for(tmp_path_factory, request.param)`."""
     key = (str(tmp_path_factory.getbasetemp()), family, tuple(sorted(options.items())))
     if key not in _BUILT:
-        _BUILT[key] = build_tiny(family, tmp_path_factory.mktemp(f"tiny-{family}"), **options)
+        _BUILT[key] = prebuilt(tmp_path_factory.mktemp(f"tiny-{family}"), build_tiny, family=family, **options)
     return _BUILT[key]
 
 
