@@ -34,10 +34,32 @@ def _checkout_entries():
 SLOW_FIXTURES = {"app_url", "client", "smollm2_gguf", "smollm2_folder", "smollm2_scorer"}
 
 
+# Under pytest-xdist (`-n 2 --dist loadgroup`, tests/README.md) the tests that import Gradio run on one worker and
+# those that import evaluate or datasets on one worker (a test elsewhere says so with its own xdist_group mark), so
+# that a worker running neither never pays for those imports (seconds each); every other module runs whole on one
+# worker, so that its module fixtures are built once.
+IMPORT_GROUPS = {
+    "gradio": {"test_app", "test_app_guards", "test_app_browser"},
+    "evaluate": {
+        "test_metric",
+        "test_metric_loading",
+        "test_evaluate_harness",
+        "test_evaluate_internals",
+        "test_real_checkpoints",
+        "test_datasets",
+    },
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(items):
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("xdist_group") is None:
+            module = item.module.__name__
+            group = next((name for name, modules in IMPORT_GROUPS.items() if module in modules), module)
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -61,9 +83,9 @@ def tiny_checkpoint(tmp_path_factory):
 @pytest.fixture(scope="session")
 def copying_checkpoint(tmp_path_factory):
     """A tiny BART briefly trained to copy: a text given itself scores above a text given an unrelated one."""
-    from support.models import build_copying_bart
+    from support.models import build_copying_bart, prebuilt
 
-    return build_copying_bart(tmp_path_factory.mktemp("copying-bart"))
+    return prebuilt(tmp_path_factory.mktemp("copying-bart"), build_copying_bart)
 
 
 @pytest.fixture(scope="session")

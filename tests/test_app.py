@@ -12,7 +12,6 @@ import math
 import re
 import time
 
-import gradio as gr
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,16 +19,14 @@ from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 from support.app_server import MAX_CHARS, MAX_ROWS, event_functions
 from support.cli import run_cli
+from support.lazy import LazyModule
 from support.reference import reference_directions, reference_points
 
-import app
 import bart_score
 import bart_score.wording
 import space.batch
 import space.compare
 import space.examples
-import space.feedback
-import space.handlers
 import space.heatmap
 import space.inputs
 import space.menu
@@ -37,6 +34,12 @@ import space.plots
 import space.settings
 import space.verdict
 from bart_score import baseline_files, baselines
+
+# Gradio and what imports it, imported by the first test that uses them (support/lazy.py).
+gr = LazyModule("gradio")
+app = LazyModule("app")
+space_feedback = LazyModule("space.feedback")
+space_handlers = LazyModule("space.handlers")
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
 
@@ -471,7 +474,7 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
 
 def test_a_direction_without_a_scale_is_a_note(scorer):
     """The tests' random BART scores copies of these candidates below the candidates given unrelated texts."""
-    outcome = space.feedback.attempt(
+    outcome = space_feedback.attempt(
         lambda: space.compare.compare_candidates(
             scorer, source=SOURCE, references=[], candidates=list(zip("ABC", CANDIDATES)), directions=["faithfulness"]
         )
@@ -483,14 +486,14 @@ def test_a_direction_without_a_scale_is_a_note(scorer):
 
 def test_engine_truncation_notices_become_notes_and_errors_become_messages_naming_the_field(scorer):
     long_source = "é" * MAX_CHARS  # two byte-level tokens a character: past the 1024-token limit
-    outcome = space.feedback.attempt(lambda: scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2))
+    outcome = space_feedback.attempt(lambda: scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2))
     assert [note for note in outcome.notes if note.startswith("BARTScore truncated 1 distinct source text")]
-    outcome = space.feedback.attempt(lambda: space.inputs.check_directions([], has_source=True, has_references=False))
+    outcome = space_feedback.attempt(lambda: space.inputs.check_directions([], has_source=True, has_references=False))
     assert (outcome.problem, outcome.field, outcome.value) == ("Choose at least one direction", "directions", None)
     with pytest.warns(UserWarning, match="^A note$"):  # gr.Warning outside a request is a UserWarning
-        assert space.feedback.answer(space.feedback.Outcome(value=1, notes=["A note"])) == 1
+        assert space_feedback.answer(space_feedback.Outcome(value=1, notes=["A note"])) == 1
     with pytest.raises(gr.Error) as raised:
-        space.feedback.answer(space.feedback.Outcome(problem="Bad <b>"))
+        space_feedback.answer(space_feedback.Outcome(problem="Bad <b>"))
     assert raised.value.message == "Bad &lt;b&gt;" and raised.value.print_exception is False
 
 
@@ -1578,7 +1581,7 @@ def test_the_per_row_table_holds_each_systems_output_scores_and_texts(tmp_path):
 def test_labels_follow_the_models_family(tmp_path, config, kind):
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     assert space.menu.model_kind(str(tmp_path)) == kind
-    info = space.handlers.model_info(kind)
+    info = space_handlers.model_info(kind)
     assert ("BART" in info) == (kind == "BART") and info.endswith("that does the scoring")
 
 
@@ -1592,7 +1595,7 @@ def test_a_model_whose_configuration_cannot_be_read_is_called_a_model(tmp_path, 
 
 def test_the_saved_baseline_is_offered_only_for_a_model_that_has_one(app_settings, scorer, tmp_path, monkeypatch):
     monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
-    descriptions = space.handlers.ModelDescriptions(app_settings)
+    descriptions = space_handlers.ModelDescriptions(app_settings)
     offered = lambda model, choice="baseline": descriptions.describe(model, choice)[1]  # noqa: E731
     assert [value for _, value in offered("tiny")["choices"]] == ["none", "corpus"]
     assert offered("tiny")["value"] == "none"  # a choice no longer offered falls back to none
@@ -1635,28 +1638,28 @@ def test_the_page_keeps_a_problem_in_the_status_line_and_marks_the_field(app_set
         arguments.get("references", REFERENCE_LINES),
         *candidate_boxes(*candidates),
     ]
-    outputs = page_entry(space.handlers.CompareHandlers, app_settings, *inputs)
+    outputs = page_entry(space_handlers.CompareHandlers, app_settings, *inputs)
     shown, (results, _, status, accordion), marks = outputs[:6], outputs[6:10], outputs[10:]
     assert all(update == gr.skip() for update in shown) and results == {"__type__": "update", "visible": False}
     assert status.startswith('<div class="status problem" role="alert"><strong>Not scored:</strong> ')
     assert html.escape(html.unescape(message), quote=False) in status or message in status
     assert "<b>" not in status  # what the user sent is escaped
-    marked = [name for name, mark in zip(space.handlers.COMPARE_FIELDS, marks) if mark["elem_classes"]]
+    marked = [name for name, mark in zip(space_handlers.COMPARE_FIELDS, marks) if mark["elem_classes"]]
     assert marked == [field]
-    assert accordion == ({"__type__": "update", "open": True} if field in space.handlers.SETTINGS_FIELDS else gr.skip())
+    assert accordion == ({"__type__": "update", "open": True} if field in space_handlers.SETTINGS_FIELDS else gr.skip())
 
 
 def test_the_page_shows_a_result_with_its_notes_and_unmarks_every_field(app_settings, tmp_path):
     path = write(tmp_path, "blank.csv", "source,reference_1,reference_2,A,B\nthe cat,the dog,,a,b\nthe mat,x,y,c,d\n")
     outputs = page_entry(
-        space.handlers.BatchHandlers, app_settings, *settings_inputs(directions=["precision"]), path, "none"
+        space_handlers.BatchHandlers, app_settings, *settings_inputs(directions=["precision"]), path, "none"
     )
     results, rescaled_tab, _, status = outputs[7:11]
     assert outputs[3]["datatype"][:4] == ["number", "str", "str", "number"]  # row, system, output, precision
     assert results == {"__type__": "update", "visible": True} and rescaled_tab["visible"] is False
     assert status.startswith('<div class="status done" role="status">Done.<span class="note">Note: 1 blank reference')
     assert all(mark["elem_classes"] == [] for mark in outputs[12:])
-    assert len(outputs[12:]) == len(space.handlers.BATCH_FIELDS)
+    assert len(outputs[12:]) == len(space_handlers.BATCH_FIELDS)
 
 
 def test_counts_are_written_with_the_number_their_noun_takes(tmp_path):

@@ -12,24 +12,27 @@ import shutil
 import threading
 import time
 
-import gradio as gr
 import pandas as pd
 import pytest
 from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 from gradio_client.utils import Status
 from support.app_server import MAX_CHARS, event_functions
+from support.lazy import LazyModule
 
-import app
 import bart_score
 import bart_score.inputs
 import space.batch
-import space.feedback
 import space.guards
 import space.inputs
 import space.jobs
 import space.settings
 import space.uploads
+
+# Gradio and what imports it, imported by the first test that uses them (support/lazy.py).
+gr = LazyModule("gradio")
+app = LazyModule("app")
+space_feedback = LazyModule("space.feedback")
 
 
 def event_function(demo, api_name):
@@ -163,7 +166,7 @@ def test_running_out_of_memory_while_scoring_is_a_message():
     def out_of_memory():
         raise MemoryError()
 
-    outcome = space.feedback.attempt(out_of_memory)
+    outcome = space_feedback.attempt(out_of_memory)
     assert outcome.problem.startswith("The server ran out of memory for this request")
 
 
@@ -182,7 +185,7 @@ def test_running_out_of_memory_while_scoring_is_a_message():
     ],
 )
 def test_special_tokens_in_compare_are_refused_naming_the_field_and_token(client, arguments, message):
-    with pytest.raises(AppError, match=re.escape(space.feedback.as_text(message))):
+    with pytest.raises(AppError, match=re.escape(space_feedback.as_text(message))):
         client.predict(*compare_arguments(**arguments), api_name="/compare")
 
 
@@ -190,11 +193,11 @@ def test_special_tokens_in_compare_are_refused_naming_the_field_and_token(client
 def test_special_tokens_in_a_custom_prompt_phrase_or_an_upload_are_refused(client, tmp_path):
     arguments = compare_arguments()
     arguments[3:5] = ["custom", "In other <mask> words"]
-    with pytest.raises(AppError, match=re.escape(space.feedback.as_text("The custom prompt phrase contains <mask>"))):
+    with pytest.raises(AppError, match=re.escape(space_feedback.as_text("The custom prompt phrase contains <mask>"))):
         client.predict(*arguments, api_name="/compare")
     path = tmp_path / "outputs.csv"
     path.write_text("source,reference,good,bad\ns,r,fine,fine\ns,r,fine,<pad> <pad>\n", encoding="utf-8")
-    with pytest.raises(AppError, match=re.escape(space.feedback.as_text("Row 2, column 'bad' contains <pad>"))):
+    with pytest.raises(AppError, match=re.escape(space_feedback.as_text("Row 2, column 'bad' contains <pad>"))):
         client.predict(*SETTINGS, handle_file(str(path)), api_name="/score_file")
 
 
@@ -316,10 +319,10 @@ def test_every_error_in_a_handler_becomes_a_message_without_a_path(error):
     def failing():
         raise error
 
-    outcome = space.feedback.attempt(failing)
+    outcome = space_feedback.attempt(failing)
     assert outcome.problem and "/srv" not in outcome.problem
     with pytest.raises(gr.Error) as raised:
-        space.feedback.answer(outcome)
+        space_feedback.answer(outcome)
     assert raised.value.message and "/srv" not in raised.value.message
     assert raised.value.print_exception is False
 

@@ -4,15 +4,16 @@ direction, with and without a system turn, batch sizes and token budgets, trunca
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import subprocess
 import warnings
 
-import evaluate
 import numpy as np
 import pytest
+from support.lazy import LazyModule
 from support.meta_eval_fixtures import write_fixture_files
 from support.models import CLOSING_TOKENS, build_tiny_chat, load_tiny
 from support.reference import chat_reference_ids, chat_reference_score
@@ -30,6 +31,7 @@ from bart_score.errors import BaselineNotFoundError, InputError, UnsupportedMode
 from bart_score.score_cache import ResumableScorer
 from bart_score.templates import DEFAULT_INSTRUCTIONS
 
+evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
 TOLERANCE = 1e-5
 SYSTEM = "You judge summaries and paraphrases."
 
@@ -67,14 +69,28 @@ def chatml_llama(tmp_path_factory):
     return build_tiny_chat("llama", "chatml", tmp_path_factory.mktemp("chatml-llama"))
 
 
+_PAIR_SCORES: dict = {}
+
+
 def reference(chat_model, conditions, targets, instruction, system=None, max_length=1024):
-    _, template, (model, tokenizer) = chat_model
-    return np.array(
-        [
-            chat_reference_score(model, tokenizer, c, t, instruction, CLOSING_TOKENS[template], system, max_length)
-            for c, t in zip(conditions, targets)
-        ]
-    )
+    """The plain loop's scores, each pair's once per run: tests ask for the same pairs under other engine settings."""
+    checkpoint, template, (model, tokenizer) = chat_model
+
+    def pair_score(condition, target):
+        key = (checkpoint, condition, target, instruction, system, max_length)
+        if key not in _PAIR_SCORES:
+            _PAIR_SCORES[key] = chat_reference_score(
+                model, tokenizer, condition, target, instruction, CLOSING_TOKENS[template], system, max_length
+            )
+        return _PAIR_SCORES[key]
+
+    return np.array([pair_score(c, t) for c, t in zip(conditions, targets)])
+
+
+@functools.cache
+def chat_scorer(checkpoint, **options):
+    """The engine with chat=True on `checkpoint`, loaded once per run for each set of options."""
+    return bart_score.BARTScorer(checkpoint=checkpoint, device="cpu", chat=True, **options)
 
 
 def largest_difference(got, expected):
@@ -87,7 +103,7 @@ def largest_difference(got, expected):
 
 def test_the_closing_token_is_read_from_the_template(chat_model):
     checkpoint, template, (_, tokenizer) = chat_model
-    scorer = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu", chat=True)
+    scorer = chat_scorer(checkpoint)
     assert scorer.family.closing_id == tokenizer.convert_tokens_to_ids(CLOSING_TOKENS[template])
     scored = scorer.score_tokens([SOURCES[0]], [PREDICTIONS[0]])[0]
     assert scored[-1][0] == CLOSING_TOKENS[template]
@@ -97,7 +113,7 @@ def test_the_closing_token_is_read_from_the_template(chat_model):
 @pytest.mark.parametrize("batch_size, max_tokens", [(None, 2048), (1, 64), (3, 256)])
 def test_score_equals_the_plain_loop(chat_model, system, batch_size, max_tokens):
     checkpoint = chat_model[0]
-    scorer = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu", chat=True, system=system)
+    scorer = chat_scorer(checkpoint, system=system)
     conditions = [*SOURCES, SOURCES[0], PREDICTIONS[1]]
     targets = [*PREDICTIONS, REFERENCES[2][0], SOURCES[1]]
     got = scorer.score(conditions, targets, batch_size, max_tokens=max_tokens)
@@ -107,7 +123,7 @@ def test_score_equals_the_plain_loop(chat_model, system, batch_size, max_tokens)
 
 @pytest.mark.parametrize("system", [None, SYSTEM], ids=["no-system", "system"])
 def test_every_direction_equals_the_plain_loop_under_its_instruction(chat_model, system):
-    scorer = bart_score.BARTScorer(checkpoint=chat_model[0], device="cpu", chat=True, system=system)
+    scorer = chat_scorer(chat_model[0], system=system)
     result = scorer.score_directions(PREDICTIONS, references=REFERENCES, sources=SOURCES, max_tokens=128)
 
     faithfulness = reference(chat_model, SOURCES, PREDICTIONS, DEFAULT_INSTRUCTIONS["faithfulness"], system)
@@ -358,6 +374,7 @@ def test_meta_eval_with_chat_names_its_row_and_writes_beside_the_plain_run(chatm
 # The metric and the Space
 
 
+@pytest.mark.xdist_group("evaluate")
 def test_the_metric_takes_the_chat_options(chatml_llama):
     instruction = "Summarize: {condition}"
     metric = evaluate.load(MODULE, chatml_llama, device="cpu", chat=True, instruction=instruction, system=SYSTEM)

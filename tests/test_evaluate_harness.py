@@ -14,12 +14,12 @@ import os
 import shutil
 from unittest.mock import patch
 
-import evaluate
 import pytest
-from evaluate import load
+from support.lazy import LazyModule
 
 import bart_score.engine
 
+evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -38,6 +38,8 @@ def metrics_folder(tmp_path, monkeypatch):
 def loads_from(folder, *config):
     """evaluate.load(name, ...) loads metrics/<name> (the harness's use_local_metrics), with `config` as its
     configuration when the example gives none."""
+
+    load = evaluate.load  # the real one, before the patch replaces it
 
     def load_local_metric(name, *args, **kwargs):
         return load(os.path.join(folder, "metrics", name), *(args or config), **kwargs)

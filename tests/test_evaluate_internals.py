@@ -5,9 +5,10 @@ import importlib
 import inspect
 import os
 
-import evaluate
 import pytest
+from support.lazy import LazyModule
 
+evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
 MODULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
 
 

@@ -298,6 +298,7 @@ def test_loading_a_file_that_is_not_a_state_dict_says_what_it_holds(tmp_path, sc
 
 
 @pytest.mark.parametrize("hostile", ENDLESS)
+@pytest.mark.xdist_group("evaluate")
 def test_the_metric_refuses_an_endless_baseline_file(tiny_checkpoint, hostile):
     import evaluate
 

@@ -397,6 +397,7 @@ def entry_point_workload():
     return joined(sources), joined(predictions)
 
 
+@pytest.mark.xdist_group("evaluate")
 def test_the_metric_score_corpus_and_score_dataset_give_the_directions_result(scorer, tiny_checkpoint):
     import datasets
     import evaluate

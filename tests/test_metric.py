@@ -3,15 +3,16 @@
 import os
 import random
 
-import evaluate
 import numpy as np
 import pytest
+from support.lazy import LazyModule
 from support.reference import reference_directions
 from support.text import english_like_text
 
 import bart_score
 
 TOLERANCE = 1e-5
+evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
 MODULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
 
 

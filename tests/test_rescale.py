@@ -8,10 +8,10 @@ import random
 import statistics
 import warnings
 
-import evaluate
 import numpy as np
 import pytest
 from scipy import stats
+from support.lazy import LazyModule
 from support.reference import reference_directions, reference_points
 from support.text import english_like_text
 
@@ -19,6 +19,7 @@ import bart_score
 from bart_score import CorpusPoints, baselines, rescale
 
 TOLERANCE = 1e-5
+evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
 MODULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
 
 SOURCES = ["The cat sat on the mat all day.", "The team won the game last week.", "A report says the market was high."]
@@ -345,6 +346,7 @@ def test_rescaling_arguments_are_checked_before_any_scoring(scorer, monkeypatch,
         scorer.score_directions(PREDICTIONS, sources=SOURCES, **arguments)
 
 
+@pytest.mark.xdist_group("evaluate")
 def test_metric_passes_rescaling_through(copying_checkpoint, copier):
     metric = evaluate.load(MODULE, copying_checkpoint, device="cpu")
     result = metric.compute(predictions=PREDICTIONS, references=REFERENCES, sources=SOURCES, rescale="corpus")
@@ -366,6 +368,7 @@ def test_metric_passes_rescaling_through(copying_checkpoint, copier):
     assert metric.compute(predictions=PREDICTIONS, sources=SOURCES)["faithfulness"]  # nothing left pending
 
 
+@pytest.mark.xdist_group("evaluate")
 def test_score_dataset_refuses_corpus_rescaling_and_adds_rescaled_columns_from_a_baseline(copier, tmp_path):
     import datasets
 

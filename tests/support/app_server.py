@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import socket
 
-import app
 import space.settings
 
 MAX_CHARS = 600
@@ -28,6 +27,8 @@ def settings_for_tests(tiny_checkpoint, missing_checkpoint, copying_checkpoint):
 @contextlib.contextmanager
 def serving(settings):
     """The app launched as `python app.py` launches it (app.launch), on a free port; yields its URL."""
+    import app  # imports Gradio: only where the Space is served (support/lazy.py says why)
+
     demo = app.build_demo(settings)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

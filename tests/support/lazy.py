@@ -1,0 +1,21 @@
+"""Modules imported on first use, for the test modules of the Space and the metric.
+
+Importing Gradio or evaluate takes seconds (evaluate brings transformers' pipelines). pytest imports every test
+module while collecting, in every pytest-xdist worker, so a test module that imports them at its top makes every
+worker pay for them; bound to a `LazyModule`, they are imported only by the worker that runs a test using them
+(conftest.py keeps those tests together on one worker)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+
+class LazyModule:
+    """Stands for the module `name`, importing it when one of its attributes is first read."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self._name), attribute)
