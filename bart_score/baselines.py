@@ -6,7 +6,6 @@ scorer and options, before any scoring; ``baseline_command`` is the command that
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import os
 import shlex
@@ -32,6 +31,7 @@ from .options import ScoringOptions
 from .outputs import finite_or_null
 from .pair_groups import score_pair_groups
 from .prompts import PROMPT_SETS
+from .reading import file_sha256
 from .rescale import (
     DEFAULT_PAIRS,
     DEFAULT_SEED,
@@ -244,7 +244,7 @@ def build_baseline(
             "transformers": importlib.metadata.version("transformers"),
             "engine": scorer.signature_fields(),
         },
-        "corpus": {"file": os.path.basename(corpus_file), "sha256": _sha256(corpus_file), **plan.described},
+        "corpus": {"file": os.path.basename(corpus_file), "sha256": file_sha256(corpus_file), **plan.described},
         # pairs: as asked; pairs_scored: as done (fewer when the corpus gives fewer distinct pairs)
         "sampling": {"pairs": pairs, "pairs_scored": sum(map(len, reference_pairs.samples.values())), "seed": seed},
         "directions": {
@@ -255,14 +255,6 @@ def build_baseline(
     document = finite_or_null(document)  # JSON has no NaN (its id is the digest of what is written)
     document["id"] = baseline_id(document)
     return document
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _describe(scores: Sequence[float] | np.ndarray, targets: Sequence[str]) -> dict[str, Any]:

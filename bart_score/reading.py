@@ -10,6 +10,7 @@ CacheFileError, BenchmarkDataError)."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -144,3 +145,12 @@ def read_json(path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES
     except UnicodeDecodeError:
         raise error(f"{what or path} is not UTF-8 text") from None
     return parse_json(text, what or str(path), error=error)
+
+
+def file_sha256(path: str) -> str:
+    """The SHA-256 of a file's bytes (hex), read a MiB at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

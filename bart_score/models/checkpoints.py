@@ -22,6 +22,7 @@ import transformers
 from huggingface_hub import constants as hub_constants
 
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError
+from ..reading import file_sha256
 from .gguf import is_gguf_path, read_gguf_header, require_gguf_extra
 
 # Files whose bytes are a checkpoint's weights (sharded ones with their index): named by size and mtime_ns, since
@@ -101,7 +102,7 @@ class Checkpoint:
             with open(os.path.join(self.source, "config.json"), "rb") as handle:
                 digest.update(handle.read())
         for name, path in _tokenizer_files(self.source):
-            digest.update(json.dumps([name, _file_digest(path)]).encode("utf-8"))
+            digest.update(json.dumps([name, file_sha256(path)]).encode("utf-8"))
         if not self.gguf_file:
             for name in sorted(os.listdir(self.source)):
                 if name.endswith(_WEIGHTS_SUFFIXES):
@@ -207,14 +208,6 @@ def _tokenizer_files(folder: str) -> list[tuple[str, str]]:
     if os.path.isdir(templates):
         found += [(f"{_CHAT_TEMPLATES_FOLDER}/{name}", os.path.join(templates, name)) for name in os.listdir(templates)]
     return sorted((name, path) for name, path in found if os.path.isfile(path))
-
-
-def _file_digest(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _file_stamp(path: str) -> bytes:
