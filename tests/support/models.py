@@ -11,7 +11,6 @@ Special-token layouts, language codes and configuration flags follow the public 
 the models are a few tens of thousands of parameters, with weights large enough that the log-probabilities of
 different tokens differ visibly."""
 
-import hashlib
 import io
 import json
 import os
@@ -65,6 +64,7 @@ from transformers import (
     T5Tokenizer,
 )
 
+from bart_score.reading import file_sha256
 from support.cache import cached_folder, digest
 from support.text import WORDS, english_like, english_like_text, split_words, training_corpus
 
@@ -558,7 +558,7 @@ def _rewrite_json(path, drop=(), update=None):
 _BUILT = {}
 # What a built checkpoint depends on besides its builder's arguments: the builders, the text their tokenizers are
 # trained on, and the libraries that write the files.
-_BUILDER_SOURCES = [os.path.join(os.path.dirname(__file__), name) for name in ("models.py", "text.py")]
+_BUILDER_SOURCES = [file_sha256(os.path.join(os.path.dirname(__file__), name)) for name in ("models.py", "text.py")]
 
 
 def prebuilt(directory, builder, **options):
@@ -566,12 +566,8 @@ def prebuilt(directory, builder, **options):
     tests' model cache (support/cache.py), where it is built the first time on this machine. Each copy is the test
     session's own, so a test that changes files in it changes nothing for later runs. Returns the directory as a
     string."""
-    sources = []
-    for path in _BUILDER_SOURCES:
-        with open(path, "rb") as handle:
-            sources.append(hashlib.sha256(handle.read()).hexdigest())
     versions = [module.__version__ for module in (torch, transformers, tokenizers, sentencepiece)]
-    name = f"{builder.__name__}-{digest(builder.__name__, options, sources, versions)}"
+    name = f"{builder.__name__}-{digest(builder.__name__, options, _BUILDER_SOURCES, versions)}"
     cached = cached_folder(name, lambda folder: builder(directory=folder, **options))
     shutil.copytree(cached, directory, dirs_exist_ok=True)
     return str(directory)
