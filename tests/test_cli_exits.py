@@ -74,6 +74,12 @@ def command(subcommand, folder, checkpoint, size, output):
     return [sys.executable, os.path.join(ROOT, "bartscore.py"), subcommand, "-m", checkpoint, *words, *quiet]
 
 
+def interruptible():
+    """Run in the child before exec: Ctrl-C reaches it as it reaches a command typed at a terminal. A test run started
+    in the background by a non-interactive shell inherits SIGINT ignored, and Python then installs no handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def environment():
     return {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
 
@@ -88,6 +94,7 @@ def test_ctrl_c_while_scoring_is_one_line_exit_130_and_no_partial_file(subcomman
         stderr=subprocess.PIPE,
         text=True,
         env=environment(),
+        preexec_fn=interruptible,
     )
     lines = []
     scoring = threading.Event()
