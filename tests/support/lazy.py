@@ -18,4 +18,8 @@ class LazyModule:
         self._name = name
 
     def __getattr__(self, attribute: str) -> Any:
+        # pytest's collector, inspect and issubclass probe objects for dunders (`__bases__`, `__test__`, ...): those
+        # must not import the module, or collecting would pay for it after all.
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
         return getattr(importlib.import_module(self._name), attribute)
