@@ -9,8 +9,9 @@ need its own code is refused before anything is loaded (so transformers never as
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -25,12 +26,22 @@ from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import IGNORED, Family, Target
 from .causal import CausalFamily, GPTScoreFamily
 from .chat import ChatFamily
-from .checkpoints import Checkpoint, hub_unreachable, locate_checkpoint, refuse_custom_code, weights_identity
+from .checkpoints import (
+    Checkpoint,
+    check_checkpoint_files,
+    hub_unreachable,
+    locate_checkpoint,
+    refuse_custom_code,
+    weights_identity,
+)
 from .gguf import read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
 COMPATIBILITY = ("gptscore",)
+# Fewer ordinary vocabulary entries than this is a tokenizer without its vocabulary: the smallest real ones (bytes,
+# characters) have hundreds, and one built from a tokenizer config alone has none or one.
+MIN_VOCABULARY = 16
 
 __all__ = [
     "COMPATIBILITY",
@@ -105,8 +116,8 @@ def load_family(
             f"sequence-to-sequence model (use prompt= to add text to its condition)"
         )
     weights = {"quantization_config": GgufConfig(dequantize=True)} if checkpoint.gguf_file else {}
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(checkpoint.source, trust_remote_code=False, **where)
+    tokenizer = _load_tokenizer(checkpoint, where)
+    with _loading(repr(checkpoint.name)):
         model, loading = family.auto_class.from_pretrained(
             checkpoint.source,
             config=config,
@@ -116,10 +127,6 @@ def load_family(
             **where,
             **weights,
         )
-    except (MemoryError, torch.OutOfMemoryError):
-        raise  # not the files' fault: the caller may try again, or elsewhere
-    except Exception as error:  # truncated or foreign files fail in many libraries' own ways
-        raise CheckpointLoadError(f"cannot load {checkpoint.name!r}: {_first_line(error)}") from None
     missing = sorted(loading["missing_keys"])
     if missing:  # transformers would score with those weights left at random values
         raise CheckpointLoadError(
@@ -136,6 +143,35 @@ def load_family(
     if issubclass(family, CausalFamily):
         return family(tokenizer, model, template)
     return family(tokenizer, model)
+
+
+@contextlib.contextmanager
+def _loading(what: str) -> Iterator[None]:
+    """Failures of transformers' loading as one CheckpointLoadError naming `what`."""
+    try:
+        yield
+    except (MemoryError, torch.OutOfMemoryError):
+        raise  # not the files' fault: the caller may try again, or elsewhere
+    except Exception as error:  # truncated or foreign files fail in many libraries' own ways
+        raise CheckpointLoadError(f"cannot load {what}: {_first_line(error)}") from None
+
+
+def _load_tokenizer(checkpoint: Checkpoint, where: dict[str, Any]) -> Any:
+    """The checkpoint's tokenizer, refused (CheckpointLoadError) when it fails to load or has next to no vocabulary.
+    transformers builds a tokenizer from a tokenizer config alone when the vocabulary files are missing (a partial
+    download, a folder saved without them): it reads every text as unknown or no tokens, and every score would be
+    noise."""
+    with _loading(f"the tokenizer of {checkpoint.name!r}"):
+        tokenizer = AutoTokenizer.from_pretrained(checkpoint.source, trust_remote_code=False, **where)
+    added = set(tokenizer.added_tokens_decoder)
+    ordinary = len({index for index in tokenizer.get_vocab().values() if index not in added})
+    if ordinary < MIN_VOCABULARY:
+        raise CheckpointLoadError(
+            f"the tokenizer of {checkpoint.name!r} has {ordinary} ordinary vocabulary entries (beside {len(added)} "
+            f"special and added tokens), so it cannot read text: its vocabulary files (tokenizer.json, vocab and "
+            f"merges, or a sentencepiece model) are missing or unreadable"
+        )
+    return tokenizer
 
 
 def _family_class(
@@ -233,6 +269,7 @@ def check_checkpoint(checkpoint: Checkpoint, download: dict | None = None) -> No
     (refused with CustomCodeError). `download`: where from_pretrained may look (local_files_only). Raises what
     load_family would."""
     download = download or {}
+    check_checkpoint_files(checkpoint)
     if checkpoint.gguf_file:
         require_gguf_extra(checkpoint.name)
         assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file

@@ -15,6 +15,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 
 import huggingface_hub
@@ -22,7 +23,7 @@ import transformers
 from huggingface_hub import constants as hub_constants
 
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError
-from ..reading import file_sha256
+from ..reading import MAX_FILE_BYTES, file_sha256, read_bounded, size_text
 from .gguf import is_gguf_path, read_gguf_header, require_gguf_extra
 
 # Files whose bytes are a checkpoint's weights (sharded ones with their index): named by size and mtime_ns, since
@@ -50,6 +51,9 @@ _TOKENIZER_FILE_PATTERNS = (
     "word_*.json",
 )
 _CHAT_TEMPLATES_FOLDER = "additional_chat_templates"
+# Configs (config.json, tokenizer_config.json, ...) are a few KiB, and are read whole by transformers and by identity();
+# vocabularies can reach tens of MiB and keep the bound of every file input.
+MAX_CONFIG_BYTES = 64 << 20
 # One request to see whether the Hub answers at all, before huggingface_hub's own retries (five, about 30 s).
 HUB_PROBE_SECONDS = 3.0
 
@@ -91,6 +95,7 @@ class Checkpoint:
         if not self.local:
             commit = _cached_commit(self.source)
             return f"hub:{self.source}@{commit}" if commit else f"hub:{self.source}"
+        check_checkpoint_files(self)
         digest = hashlib.sha256()
         if self.gguf_file:
             require_gguf_extra(self.name)
@@ -99,10 +104,11 @@ class Checkpoint:
             digest.update(_file_stamp(gguf_path))
             digest.update(read_gguf_header(gguf_path).digest.encode("ascii"))
         else:
-            with open(os.path.join(self.source, "config.json"), "rb") as handle:
-                digest.update(handle.read())
+            config = os.path.join(self.source, "config.json")
+            digest.update(read_bounded(config, limit=MAX_CONFIG_BYTES, error=CheckpointLoadError))
         for name, path in _tokenizer_files(self.source):
-            digest.update(json.dumps([name, file_sha256(path)]).encode("utf-8"))
+            if not os.path.isdir(path):
+                digest.update(json.dumps([name, file_sha256(path)]).encode("utf-8"))
         if not self.gguf_file:
             for name in sorted(os.listdir(self.source)):
                 if name.endswith(_WEIGHTS_SUFFIXES):
@@ -140,12 +146,43 @@ def _folder(name: str, path: str) -> Checkpoint:
             f"checkpoint {name!r} is a folder of {len(gguf_files)} GGUF files ({', '.join(gguf_files)}): give the "
             f"path of the one to load, such as {os.path.join(name, gguf_files[0])!r}"
         )
-    if not os.path.isfile(os.path.join(path, "config.json")):
+    # A config.json that is there but not a readable file is check_checkpoint_files' to name.
+    if not os.path.lexists(os.path.join(path, "config.json")):
         raise CheckpointNotFoundError(
             f"{name!r} is a directory without a config.json, so not a saved checkpoint (save_pretrained() writes "
             f"one), and without a GGUF file"
         )
     return Checkpoint(name, path, local=True)
+
+
+def check_checkpoint_files(checkpoint: Checkpoint) -> None:
+    """Refuses (CheckpointLoadError, naming the file) a local checkpoint's config or tokenizer file that transformers
+    would read without a bound, or not at all: one that is not a regular file (a device such as /dev/zero, a pipe, a
+    link to nothing: transformers would read forever, or quietly build a tokenizer without a vocabulary) or that is
+    over its size bound. Reads nothing but the folder's listing and the files' status."""
+    if not checkpoint.local:
+        return
+    tokenizer_files = [name for name, _ in _tokenizer_files(checkpoint.source)]
+    names = tokenizer_files if checkpoint.gguf_file else ["config.json", *tokenizer_files]
+    for name in names:
+        path = os.path.join(checkpoint.source, name)
+        what = f"{name} of the checkpoint {checkpoint.name!r}"
+        try:
+            status = os.stat(path)
+        except FileNotFoundError:
+            raise CheckpointLoadError(f"{what} is a link to a file that is not there") from None
+        except OSError as problem:
+            raise CheckpointLoadError(f"cannot read {what}: {problem.strerror or problem}") from None
+        if stat.S_ISDIR(status.st_mode):
+            continue  # a sub-folder that shares a name pattern (a pipeline's tokenizer/ folder): not read as a file
+        if not stat.S_ISREG(status.st_mode):
+            raise CheckpointLoadError(f"{what} is not a regular file (a device, pipe or socket); give the file itself")
+        limit = MAX_CONFIG_BYTES if name.endswith("config.json") else MAX_FILE_BYTES
+        if status.st_size > limit:
+            raise CheckpointLoadError(
+                f"{what} is {status.st_size:,} bytes, over the limit of {size_text(limit)} on a checkpoint's "
+                f"{'config' if limit == MAX_CONFIG_BYTES else 'tokenizer'} files"
+            )
 
 
 def refuse_custom_code(checkpoint: Checkpoint, config: dict | None, tokenizer_config: dict) -> None:
@@ -198,7 +235,8 @@ def weights_identity(path: str) -> str:
 
 
 def _tokenizer_files(folder: str) -> list[tuple[str, str]]:
-    """(name relative to the folder, path) of each tokenizer file in it, sorted by name."""
+    """(name relative to the folder, path) of each entry in it named as a tokenizer file, sorted by name (links
+    included, whatever they point to: check_checkpoint_files checks them)."""
     found = [
         (name, os.path.join(folder, name))
         for name in os.listdir(folder)
@@ -207,7 +245,7 @@ def _tokenizer_files(folder: str) -> list[tuple[str, str]]:
     templates = os.path.join(folder, _CHAT_TEMPLATES_FOLDER)
     if os.path.isdir(templates):
         found += [(f"{_CHAT_TEMPLATES_FOLDER}/{name}", os.path.join(templates, name)) for name in os.listdir(templates)]
-    return sorted((name, path) for name, path in found if os.path.isfile(path))
+    return sorted(found)
 
 
 def _file_stamp(path: str) -> bytes:

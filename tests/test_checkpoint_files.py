@@ -1,0 +1,102 @@
+"""A checkpoint folder's own files. A config or tokenizer file that transformers would read without end (a link to
+/dev/zero, a pipe) or that is far over any real size, and a tokenizer whose vocabulary files are missing (from which
+transformers quietly builds a tokenizer that reads every text as unknown or no tokens), are refused with a
+CheckpointLoadError naming the file or the tokenizer, before anything is scored."""
+
+import os
+import shutil
+
+import pytest
+from support.models import FAMILIES, tiny_checkpoint_for
+
+import bart_score
+from bart_score.models import checkpoint_identity
+
+TOKENIZER_CONFIGS = ("config.json", "tokenizer_config.json", "generation_config.json")
+
+
+@pytest.fixture
+def copy_of(tmp_path_factory, tmp_path):
+    """A fresh copy of the tiny checkpoint of a family, to damage."""
+
+    def copy(family):
+        target = tmp_path / family
+        shutil.copytree(tiny_checkpoint_for(tmp_path_factory, family), target)
+        return target
+
+    return copy
+
+
+def replace(path, defect):
+    os.remove(path)
+    if defect == "a link to /dev/zero":
+        os.symlink("/dev/zero", path)
+    elif defect == "a pipe":
+        os.mkfifo(path)
+    else:
+        os.symlink(path.parent / "not-there.json", path)
+
+
+def refused(folder, match):
+    """Both ways a checkpoint's files are read: its identity (a score cache and a baseline are checked before the
+    model loads) and loading it."""
+    with pytest.raises(bart_score.CheckpointLoadError, match=match):
+        checkpoint_identity(str(folder))
+    with pytest.raises(bart_score.CheckpointLoadError, match=match):
+        bart_score.BARTScorer(checkpoint=str(folder), device="cpu")
+
+
+@pytest.mark.parametrize("defect", ["a link to /dev/zero", "a pipe", "a link to nothing"])
+@pytest.mark.parametrize(
+    ("family", "name"),
+    [
+        ("bart", "config.json"),
+        ("bart", "tokenizer.json"),
+        ("bart", "tokenizer_config.json"),
+        ("marian", "source.spm"),
+        ("marian", "vocab.json"),
+    ],
+)
+def test_a_config_or_tokenizer_file_that_is_not_a_regular_file_is_named(copy_of, family, name, defect):
+    folder = copy_of(family)
+    replace(folder / name, defect)
+    kind = "is a link to a file that is not there" if defect == "a link to nothing" else "is not a regular file"
+    refused(folder, rf"^{name} of the checkpoint '.*' {kind}")
+
+
+@pytest.mark.parametrize(("name", "limit"), [("config.json", "64 MiB"), ("tokenizer_config.json", "64 MiB")])
+def test_a_config_far_over_any_real_size_is_refused_before_it_is_read(copy_of, name, limit):
+    folder = copy_of("bart")
+    with open(folder / name, "r+b") as handle:
+        handle.truncate(65 << 20)  # sparse: no disk, but 65 MiB to whoever reads it
+    refused(folder, rf"^{name} of the checkpoint '.*' is 68,157,440 bytes, over the limit of {limit}")
+
+
+def test_a_vocabulary_over_a_gib_is_refused_before_it_is_read(copy_of):
+    folder = copy_of("bart")
+    with open(folder / "tokenizer.json", "r+b") as handle:
+        handle.truncate((1 << 30) + 1)
+    refused(folder, r"^tokenizer.json of the checkpoint '.*' is 1,073,741,825 bytes, over the limit of 1 GiB")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_tokenizer_without_its_vocabulary_files_is_refused_in_every_family(copy_of, family):
+    folder = copy_of(family)
+    for name in os.listdir(folder):
+        if name not in TOKENIZER_CONFIGS and not name.endswith(".safetensors"):
+            os.remove(folder / name)
+    assert sorted(os.listdir(folder))[0] == "config.json"  # weights and configs stay: only the vocabulary is gone
+    with pytest.raises(bart_score.CheckpointLoadError) as refusal:
+        bart_score.BARTScorer(checkpoint=str(folder), device="cpu")
+    # Most families build a tokenizer without a vocabulary; PEGASUS and Marian fail to build one at all.
+    assert str(refusal.value).startswith(
+        (f"the tokenizer of '{folder}' has ", f"cannot load the tokenizer of '{folder}': ")
+    ), refusal.value
+
+
+def test_a_sub_folder_named_like_a_tokenizer_file_is_neither_read_nor_part_of_the_identity(copy_of):
+    folder = copy_of("bart")
+    before = checkpoint_identity(str(folder))
+    os.mkdir(folder / "tokenizer")  # as a diffusion pipeline's folder holds one
+    assert checkpoint_identity(str(folder)) == before
+    assert bart_score.BARTScorer(checkpoint=str(folder), device="cpu").score(["A cat."], ["A cat."])[0] < 0
