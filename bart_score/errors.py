@@ -87,3 +87,9 @@ class CacheFileError(BARTScoreError, ValueError):
 
 class ScoringError(BARTScoreError, RuntimeError):
     """Scoring failed at run time for a reason that is not the input's (a pair that does not fit in memory)."""
+
+
+def first_line(error: BaseException) -> str:
+    """What an error from another library says, in one line (its first; its class name when it says nothing), for a
+    message of ours that names the cause."""
+    return (str(error).splitlines() or [type(error).__name__])[0]

@@ -88,9 +88,9 @@ class EmbeddingRetriever(Retriever):
 
     def __init__(self, checkpoint: str, device: object = None) -> None:
         import torch
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoModel
 
-        from .models import find_checkpoint, is_decoder_only  # torch and transformers: loaded when an encoder is
+        from .models import find_checkpoint, is_decoder_only, load_tokenizer, loading  # torch, transformers: here
 
         config, where = find_checkpoint(checkpoint)
         if getattr(config, "is_encoder_decoder", False) or is_decoder_only(config):
@@ -100,15 +100,11 @@ class EmbeddingRetriever(Retriever):
                 f"sentence-embedding encoder checkpoint (such as {DEFAULT_RETRIEVER}) or retriever={BM25!r}"
             )
         self.max_length = self._check_sentence_transformers_files(checkpoint, where)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(checkpoint, trust_remote_code=False, **where)
+        self.tokenizer = load_tokenizer(f"the retriever {checkpoint!r}", checkpoint, where)
+        with loading(f"the retriever {checkpoint!r}"):
             self.model = AutoModel.from_pretrained(
                 checkpoint, config=config, dtype=torch.float32, trust_remote_code=False, **where
             )
-        except (MemoryError, torch.OutOfMemoryError):
-            raise
-        except Exception as error:  # truncated or foreign files fail in many libraries' own ways
-            raise CheckpointLoadError(f"cannot load the retriever {checkpoint!r}: {_first_line(error)}") from None
         positions = getattr(config, "max_position_embeddings", None)
         if self.max_length is None:
             limits = [n for n in (positions, getattr(self.tokenizer, "model_max_length", None)) if n and n < 10**6]
@@ -197,10 +193,6 @@ def _json_file(checkpoint: str, name: str, where: dict) -> Any:  # parsed JSON
     if path is None or not os.path.isfile(path):
         return None
     return read_json(path, f"{name} of the retriever {checkpoint!r} ({path})", error=CheckpointLoadError)
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).splitlines() or [type(error).__name__])[0]
 
 
 _LOADED: dict = {}

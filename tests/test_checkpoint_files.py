@@ -7,10 +7,11 @@ import os
 import shutil
 
 import pytest
-from support.models import FAMILIES, tiny_checkpoint_for
+from support.models import FAMILIES, build_sentence_encoder, tiny_checkpoint_for
 
 import bart_score
 from bart_score.models import checkpoint_identity
+from bart_score.retrievers import EmbeddingRetriever
 
 TOKENIZER_CONFIGS = ("config.json", "tokenizer_config.json", "generation_config.json")
 
@@ -100,3 +101,12 @@ def test_a_sub_folder_named_like_a_tokenizer_file_is_neither_read_nor_part_of_th
     os.mkdir(folder / "tokenizer")  # as a diffusion pipeline's folder holds one
     assert checkpoint_identity(str(folder)) == before
     assert bart_score.BARTScorer(checkpoint=str(folder), device="cpu").score(["A cat."], ["A cat."])[0] < 0
+
+
+def test_a_retrievers_tokenizer_without_its_vocabulary_is_refused(tmp_path):
+    folder = build_sentence_encoder(tmp_path / "encoder")
+    for name in os.listdir(folder):
+        if name.startswith(("tokenizer.json", "vocab")):
+            os.remove(os.path.join(folder, name))
+    with pytest.raises(bart_score.CheckpointLoadError, match=rf"^the tokenizer of the retriever '{folder}' has "):
+        EmbeddingRetriever(folder)

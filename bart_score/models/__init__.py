@@ -20,7 +20,14 @@ from huggingface_hub import constants as hub_constants
 from transformers import AutoConfig, AutoTokenizer, GgufConfig, PretrainedConfig
 from transformers.models.auto.tokenization_auto import get_tokenizer_config
 
-from ..errors import CheckpointLoadError, CheckpointNotFoundError, InputError, InputTypeError, UnsupportedModelError
+from ..errors import (
+    CheckpointLoadError,
+    CheckpointNotFoundError,
+    InputError,
+    InputTypeError,
+    UnsupportedModelError,
+    first_line,
+)
 from ..templates import ChatSettings
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import IGNORED, Family, Target
@@ -56,6 +63,8 @@ __all__ = [
     "find_checkpoint",
     "is_decoder_only",
     "load_family",
+    "load_tokenizer",
+    "loading",
     "locate_checkpoint",
     "resolve_checkpoint",
     "weights_identity",
@@ -116,9 +125,9 @@ def load_family(
             f"sequence-to-sequence model (use prompt= to add text to its condition)"
         )
     weights = {"quantization_config": GgufConfig(dequantize=True)} if checkpoint.gguf_file else {}
-    tokenizer = _load_tokenizer(checkpoint, where)
-    with _loading(repr(checkpoint.name)):
-        model, loading = family.auto_class.from_pretrained(
+    tokenizer = load_tokenizer(repr(checkpoint.name), checkpoint.source, where)
+    with loading(repr(checkpoint.name)):
+        model, loading_info = family.auto_class.from_pretrained(
             checkpoint.source,
             config=config,
             dtype=dtype,
@@ -127,7 +136,7 @@ def load_family(
             **where,
             **weights,
         )
-    missing = sorted(loading["missing_keys"])
+    missing = sorted(loading_info["missing_keys"])
     if missing:  # transformers would score with those weights left at random values
         raise CheckpointLoadError(
             f"{checkpoint.name!r} lacks {len(missing)} of the weights of its {type(model).__name__} (such as "
@@ -146,28 +155,29 @@ def load_family(
 
 
 @contextlib.contextmanager
-def _loading(what: str) -> Iterator[None]:
+def loading(what: str) -> Iterator[None]:
     """Failures of transformers' loading as one CheckpointLoadError naming `what`."""
     try:
         yield
     except (MemoryError, torch.OutOfMemoryError):
         raise  # not the files' fault: the caller may try again, or elsewhere
     except Exception as error:  # truncated or foreign files fail in many libraries' own ways
-        raise CheckpointLoadError(f"cannot load {what}: {_first_line(error)}") from None
+        raise CheckpointLoadError(f"cannot load {what}: {first_line(error)}") from None
 
 
-def _load_tokenizer(checkpoint: Checkpoint, where: dict[str, Any]) -> Any:
-    """The checkpoint's tokenizer, refused (CheckpointLoadError) when it fails to load or has next to no vocabulary.
+def load_tokenizer(label: str, source: str, where: dict[str, Any]) -> Any:
+    """The tokenizer at `source` (`where`: as _find says), refused with a CheckpointLoadError naming `label` (the
+    checkpoint as messages name it) when it fails to load or has next to no vocabulary.
     transformers builds a tokenizer from a tokenizer config alone when the vocabulary files are missing (a partial
     download, a folder saved without them): it reads every text as unknown or no tokens, and every score would be
     noise."""
-    with _loading(f"the tokenizer of {checkpoint.name!r}"):
-        tokenizer = AutoTokenizer.from_pretrained(checkpoint.source, trust_remote_code=False, **where)
+    with loading(f"the tokenizer of {label}"):
+        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **where)
     added = set(tokenizer.added_tokens_decoder)
     ordinary = len({index for index in tokenizer.get_vocab().values() if index not in added})
     if ordinary < MIN_VOCABULARY:
         raise CheckpointLoadError(
-            f"the tokenizer of {checkpoint.name!r} has {ordinary} ordinary vocabulary entries (beside {len(added)} "
+            f"the tokenizer of {label} has {ordinary} ordinary vocabulary entries (beside {len(added)} "
             f"special and added tokens), so it cannot read text: its vocabulary files (tokenizer.json, vocab and "
             f"merges, or a sentencepiece model) are missing or unreadable"
         )
@@ -254,7 +264,7 @@ def _find(checkpoint: Checkpoint) -> tuple[PretrainedConfig, dict[str, Any]]:
             except CheckpointLoadError:
                 raise
             except OSError as hub_error:
-                reason = _first_line(hub_error)
+                reason = first_line(hub_error)
     raise CheckpointNotFoundError(
         f"Cannot load the checkpoint {checkpoint.name!r}: it is not a local directory or GGUF file, not in the Hugging "
         f"Face cache ({hub_constants.HF_HUB_CACHE}), and it could not be downloaded ({reason}). On a machine with "
@@ -287,10 +297,10 @@ def _read(checkpoint: Checkpoint, what: str, read: Callable[[], dict[str, Any]])
     try:
         return read()
     except ValueError as error:  # JSON that is not a config
-        raise CheckpointLoadError(f"cannot read the {what} of {checkpoint.name!r}: {_first_line(error)}") from None
+        raise CheckpointLoadError(f"cannot read the {what} of {checkpoint.name!r}: {first_line(error)}") from None
     except OSError as error:
         if checkpoint.local:  # there, but unreadable or not JSON
-            raise CheckpointLoadError(f"cannot read the {what} of {checkpoint.name!r}: {_first_line(error)}") from None
+            raise CheckpointLoadError(f"cannot read the {what} of {checkpoint.name!r}: {first_line(error)}") from None
         raise  # not in the cache, or not on the Hub
 
 
@@ -300,7 +310,7 @@ def _config(checkpoint: Checkpoint, download: dict[str, Any]) -> PretrainedConfi
     try:
         return AutoConfig.from_pretrained(checkpoint.source, trust_remote_code=False, **download)
     except (ValueError, OSError) as error:  # a config.json that transformers cannot read
-        raise CheckpointLoadError(f"cannot read the config of {checkpoint.name!r}: {_first_line(error)}") from None
+        raise CheckpointLoadError(f"cannot read the config of {checkpoint.name!r}: {first_line(error)}") from None
 
 
 def _gguf_config(checkpoint: Checkpoint) -> PretrainedConfig:
@@ -313,12 +323,8 @@ def _gguf_config(checkpoint: Checkpoint) -> PretrainedConfig:
         architecture = read_gguf_header(checkpoint.real_path).architecture
         raise UnsupportedModelError(
             f"{checkpoint.name!r} is a GGUF file of architecture {architecture!r}, which transformers "
-            f"{transformers.__version__} cannot read from GGUF ({_first_line(error)})"
+            f"{transformers.__version__} cannot read from GGUF ({first_line(error)})"
         ) from None
     except Exception as error:  # metadata that transformers' GGUF reader fails on in its own ways
-        problem = _first_line(error)
+        problem = first_line(error)
         raise CheckpointLoadError(f"cannot read the GGUF metadata of {checkpoint.name!r}: {problem}") from None
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).splitlines() or [type(error).__name__])[0]

@@ -22,7 +22,7 @@ import huggingface_hub
 import transformers
 from huggingface_hub import constants as hub_constants
 
-from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError
+from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError, first_line
 from ..reading import MAX_FILE_BYTES, file_sha256, read_bounded, size_text
 from .gguf import is_gguf_path, read_gguf_header, require_gguf_extra
 
@@ -224,7 +224,7 @@ def hub_unreachable() -> str | None:
     try:
         huggingface_hub.utils.get_session().head(hub_constants.ENDPOINT, timeout=HUB_PROBE_SECONDS)
     except Exception as error:  # no answer, for whatever reason: DNS, refused, timeout, proxy, TLS
-        return f"{hub_constants.ENDPOINT} cannot be reached: {_first_line(error)}"
+        return f"{hub_constants.ENDPOINT} cannot be reached: {first_line(error)}"
     return None
 
 
@@ -263,7 +263,3 @@ def _cached_commit(repo_id: str) -> str | None:
         return None
     snapshot = os.path.dirname(found)
     return os.path.basename(snapshot) if os.path.basename(os.path.dirname(snapshot)) == "snapshots" else None
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).splitlines() or [type(error).__name__])[0]
