@@ -90,7 +90,8 @@ class EmbeddingRetriever(Retriever):
         import torch
         from transformers import AutoModel
 
-        from .models import find_checkpoint, is_decoder_only, load_tokenizer, loading  # torch, transformers: here
+        # bart_score.models imports torch and transformers: only once an encoder is asked for.
+        from .models import find_checkpoint, is_decoder_only, load_tokenizer, loading
 
         config, where = find_checkpoint(checkpoint)
         if getattr(config, "is_encoder_decoder", False) or is_decoder_only(config):

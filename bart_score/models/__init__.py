@@ -166,11 +166,11 @@ def loading(what: str) -> Iterator[None]:
 
 
 def load_tokenizer(label: str, source: str, where: dict[str, Any]) -> Any:
-    """The tokenizer at `source` (`where`: as _find says), refused with a CheckpointLoadError naming `label` (the
-    checkpoint as messages name it) when it fails to load or has next to no vocabulary.
-    transformers builds a tokenizer from a tokenizer config alone when the vocabulary files are missing (a partial
-    download, a folder saved without them): it reads every text as unknown or no tokens, and every score would be
-    noise."""
+    """The tokenizer at `source` (`where`: where from_pretrained finds the files, as find_checkpoint gives it),
+    refused with a CheckpointLoadError naming `label` (the checkpoint as messages name it) when it fails to load or
+    has next to no vocabulary. transformers builds a tokenizer from a tokenizer config alone when the vocabulary
+    files are missing (a partial download, a folder saved without them): it reads every text as unknown or no tokens,
+    and every score would be noise."""
     with loading(f"the tokenizer of {label}"):
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **where)
     added = set(tokenizer.added_tokens_decoder)

@@ -177,11 +177,12 @@ def check_checkpoint_files(checkpoint: Checkpoint) -> None:
             continue  # a sub-folder that shares a name pattern (a pipeline's tokenizer/ folder): not read as a file
         if not stat.S_ISREG(status.st_mode):
             raise CheckpointLoadError(f"{what} is not a regular file (a device, pipe or socket); give the file itself")
-        limit = MAX_CONFIG_BYTES if name.endswith("config.json") else MAX_FILE_BYTES
+        is_config = name.endswith("config.json")
+        limit = MAX_CONFIG_BYTES if is_config else MAX_FILE_BYTES
         if status.st_size > limit:
             raise CheckpointLoadError(
                 f"{what} is {status.st_size:,} bytes, over the limit of {size_text(limit)} on a checkpoint's "
-                f"{'config' if limit == MAX_CONFIG_BYTES else 'tokenizer'} files"
+                f"{'config' if is_config else 'tokenizer'} files"
             )
 
 
