@@ -1,6 +1,7 @@
 """What the Space guards against, apart from its user interface (nothing here imports Gradio):
 
-- models that cannot be loaded, found when the app starts without reading any weights, and load failures told to
+- models that cannot be loaded, found when the app starts without reading any weights (a tokenizer without its
+  vocabulary among them), and load failures told to
   browser users in words that name the menu entry and never show a server path (the operator's log has the details);
 - model special tokens written in a user's text, which the Space refuses rather than score as BART's own markers;
 - spreadsheet formulas in the downloadable CSV, neutralised as OWASP advises, numbers kept as numbers;
@@ -21,7 +22,7 @@ from safetensors import SafetensorError
 
 import bart_score
 from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
-from bart_score.models import check_checkpoint, locate_checkpoint
+from bart_score.models import check_checkpoint, load_tokenizer, locate_checkpoint
 from bart_score.outputs import spreadsheet_cell
 
 from .inputs import FieldError
@@ -68,13 +69,13 @@ def checkpoint_problem(checkpoint: str, hub: dict) -> str | None:
     if found.local:
         if not any(os.path.isfile(os.path.join(found.source, name)) for name in _WEIGHT_FILES):
             return f"its folder {found.source} has no weights file ({', '.join(_WEIGHT_FILES)})"
-        return None
+        return _tokenizer_problem(location, found.source, {})
     if isinstance(huggingface_hub.try_to_load_from_cache(location, "config.json"), str):
         try:
             check_checkpoint(found, {"local_files_only": True})
         except (OSError, ValueError) as error:
             return str(error)
-        return None
+        return _tokenizer_problem(location, found.source, {"local_files_only": True})
     if not hub["reachable"]:
         offline = "HF_HUB_OFFLINE is set" if huggingface_hub.constants.HF_HUB_OFFLINE else "the Hub cannot be reached"
         return f"{location} is not in the Hugging Face cache ({huggingface_hub.constants.HF_HUB_CACHE}) and {offline}"
@@ -86,6 +87,15 @@ def checkpoint_problem(checkpoint: str, hub: dict) -> str | None:
         hub["reachable"] = False
         return f"{location} is not in the Hugging Face cache and the Hub cannot be reached ({type(error).__name__})"
     return None  # downloaded on first use
+
+
+def _tokenizer_problem(location: str, source: str, where: dict) -> str | None:
+    """Why the tokenizer at `source` cannot be used (it fails to load, or has next to no vocabulary), or None."""
+    try:
+        load_tokenizer(repr(location), source, where)
+    except OSError as error:
+        return str(error)
+    return None
 
 
 def not_available(model):

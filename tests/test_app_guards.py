@@ -66,12 +66,20 @@ def truncate_weights(folder):
         handle.write(data[: len(data) // 2])
 
 
+def link_tokenizer_to_dev_zero(folder):
+    os.remove(os.path.join(folder, "tokenizer.json"))
+    os.symlink("/dev/zero", os.path.join(folder, "tokenizer.json"))
+
+
 @pytest.mark.parametrize(
     "damage, problem",
     [
         (lambda folder: os.remove(os.path.join(folder, "config.json")), r"without a config\.json"),
         (lambda folder: os.remove(os.path.join(folder, "model.safetensors")), r"has no weights file"),
+        (lambda folder: os.remove(os.path.join(folder, "tokenizer.json")), r"has 0 ordinary vocabulary entries"),
+        (link_tokenizer_to_dev_zero, r"^tokenizer\.json of the checkpoint '.*' is not a regular file"),
     ],
+    ids=["config", "weights", "vocabulary", "device"],
 )
 def test_a_menu_folder_without_its_files_is_found_at_start(tiny_checkpoint, tmp_path, damage, problem):
     folder = tiny_copy(tiny_checkpoint, tmp_path / "model", damage)
