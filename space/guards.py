@@ -1,8 +1,8 @@
 """What the Space guards against, apart from its user interface (nothing here imports Gradio):
 
 - models that cannot be loaded, found when the app starts without reading any weights (a tokenizer without its
-  vocabulary among them), and load failures told to
-  browser users in words that name the menu entry and never show a server path (the operator's log has the details);
+  vocabulary among them), and load failures told to browser users in words that name the menu entry and never show
+  a server path (the operator's log has the details);
 - model special tokens written in a user's text, which the Space refuses rather than score as BART's own markers;
 - spreadsheet formulas in the downloadable CSV, neutralised as OWASP advises, numbers kept as numbers;
 - memory that a scoring job freed, returned to the system when the job ends.
