@@ -1,3 +1,4 @@
+import contextlib
 import os
 import sys
 
@@ -60,6 +61,35 @@ def pytest_collection_modifyitems(items):
             module = item.module.__name__
             group = next((name for name, modules in IMPORT_GROUPS.items() if module in modules), module)
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    with _skip_when_an_extra_is_missing():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    with _skip_when_an_extra_is_missing():
+        return (yield)
+
+
+@contextlib.contextmanager
+def _skip_when_an_extra_is_missing():
+    """A test, or a fixture it uses, that the library refused for an extra this environment lacks is skipped with the
+    extra named (support/extras.py): the failure's text (the library's MissingExtraError, or a failed assertion that
+    shows the command line's refusal) names `bartscore[<extra>]`. With the extra installed, it fails as usual."""
+    from support.extras import skip_if_refused_for_a_missing_extra
+
+    try:
+        yield
+    except (Exception, pytest.fail.Exception) as error:
+        chain: list[BaseException] = [error]  # pytest.warns and raises fail with their own error, chained to the first
+        while (earlier := chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
+            chain.append(earlier)
+        skip_if_refused_for_a_missing_extra("\n".join(map(str, chain)))
+        raise
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -15,6 +15,9 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from support.extras import require_extra
+
+require_extra("app")  # before the imports that need it
 from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 from support.app_server import MAX_CHARS, MAX_ROWS, event_functions

@@ -8,6 +8,9 @@ import sys
 import time
 
 import pytest
+from support.extras import require_extra
+
+require_extra("app")  # before the imports that need it
 from test_app import OUTPUT_ROWS, contrast, shown_signature, write_documents_csv, write_outputs_csv
 
 import bart_score

@@ -14,6 +14,9 @@ import time
 
 import pandas as pd
 import pytest
+from support.extras import require_extra
+
+require_extra("app")  # before the imports that need it
 from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 from gradio_client.utils import Status

@@ -33,5 +33,7 @@ def test_probing_a_lazy_module_the_way_collectors_do_imports_nothing():
     with pytest.raises(TypeError):
         issubclass(lazy, object)  # reads __bases__, as pytest's unittest plugin does for every module attribute
     assert getattr(lazy, "__test__", None) is None
+    for private in ("_mock_name", "_pytestfixturefunction", "_any_private_name"):  # pytest 9.2 reads _mock_name
+        assert getattr(lazy, private, None) is None
     with pytest.raises(ModuleNotFoundError):
         lazy.anything  # noqa: B018  (an ordinary attribute imports the module)

@@ -12,6 +12,9 @@ import sys
 
 import numpy as np
 import pytest
+from support.extras import require_extra
+
+require_extra("gguf")  # before the imports that need it
 import torch
 from support.cli import run_cli
 from support.gguf import build_tiny_causal, save_folder, write_gguf

@@ -161,7 +161,7 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         except ImportError:
             raise UsageError(
                 "the release detokenizes summarization and data-to-text texts with Moses before scoring: install "
-                "sacremoses (pip install sacremoses), or pass --no-detokenize to score them as they are"
+                'sacremoses (pip install "bartscore[meta-eval]"), or pass --no-detokenize to score them as they are'
             ) from None
     data_files: dict[str, str] = {}
     given: dict[str, str] = {}  # benchmark -> the --data argument that gave it

@@ -4,13 +4,16 @@ import os
 import subprocess
 import sys
 
+from support.extras import skip_if_refused_for_a_missing_extra
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run_cli(*args, launcher=(), cwd=None, env=(), timeout=600):
     """(exit status, stdout, stderr) of `bartscore.py args` run by this Python, offline, behind `launcher` (e.g.
     torchrun's arguments), in `cwd`, with `env` added to this process's environment. One thread: the tests' models
-    are tiny, and threads only contend on a busy machine."""
+    are tiny, and threads only contend on a busy machine. A command refused for an extra that this environment lacks
+    skips the test (support/extras.py)."""
     completed = subprocess.run(
         [sys.executable, *launcher, os.path.join(ROOT, "bartscore.py"), *args],
         capture_output=True,
@@ -19,6 +22,8 @@ def run_cli(*args, launcher=(), cwd=None, env=(), timeout=600):
         timeout=timeout,
         env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **dict(env)},
     )
+    if completed.returncode != 0:
+        skip_if_refused_for_a_missing_extra(completed.stderr)
     return completed.returncode, completed.stdout, completed.stderr
 
 

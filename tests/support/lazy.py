@@ -18,8 +18,9 @@ class LazyModule:
         self._name = name
 
     def __getattr__(self, attribute: str) -> Any:
-        # pytest's collector, inspect and issubclass probe objects for dunders (`__bases__`, `__test__`, ...): those
-        # must not import the module, or collecting would pay for it after all.
-        if attribute.startswith("__") and attribute.endswith("__"):
+        # pytest's collector, inspect, mock and issubclass probe every module attribute for dunders (`__bases__`,
+        # `__test__`) and private names (`_mock_name`, read by pytest 9.2's collector): a probe must not import the
+        # module, or collecting would pay for it after all. No test reads a private name through a LazyModule.
+        if attribute.startswith("_"):
             raise AttributeError(attribute)
         return getattr(importlib.import_module(self._name), attribute)
