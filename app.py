@@ -24,6 +24,10 @@ Operator settings, read from the environment when the app is built:
                                  x systems x (1 for faithfulness + references for each of precision and recall) x
                                  prompts, for Compare candidates x the same + the reference points' pairs, x prompts
                                  (default 20000), so that one request cannot hold the queue for hours.
+    BARTSCORE_APP_TRUSTED_PROXIES  the reverse proxies in front of the app, as addresses or networks ("10.0.0.0/8"),
+                                 separated by commas: only a request from one of them is taken to come from the address
+                                 X-Forwarded-For names, read from its right end (default none: the peer address is the
+                                 client, for the per-client upload limits).
     BARTSCORE_APP_LONG_SOURCE    "windows" (optionally ";windows_k=3;window=longdocfactscore;retriever=bm25"): the Batch
                                  tab scores faithfulness over source windows (docs/long-documents.md); Compare does not.
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
@@ -76,7 +80,7 @@ from space.heatmap import HEATMAP_CSS
 from space.inputs import MAX_CANDIDATES, PROMPT_CHOICES
 from space.plots import BAR_CHART_CSS, INTERVALS_CSS
 from space.settings import Settings, check_models, settings_from_env
-from space.uploads import UPLOAD_SECONDS, UploadGuard, UploadLedger
+from space.uploads import UPLOAD_SECONDS, UploadGuard, UploadLedger, uvicorn_trusting
 
 ANALYTICS_EVENTS_KEPT = 1000
 
@@ -480,20 +484,25 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
     return demo
 
 
-def launch(demo: gr.Blocks, **options) -> None:
+def launch(demo: gr.Blocks, settings: Settings | None = None, **options) -> None:
     """Serves the app as the Space does: uploads refused while uploading past their size (before they fill the disk)
-    and kept within limits (space/uploads.py), with the page's theme. `options`: demo.launch's own."""
+    and kept within limits per client, a client named by the operator's trusted proxies (space/uploads.py), with the
+    page's theme. `settings`: those `demo` was built with (read from the environment when not given); `options`:
+    demo.launch's own."""
+    settings = settings or settings_from_env()
     ledger = UploadLedger()
-    demo.launch(
-        max_file_size=MAX_UPLOAD_BYTES,
-        app_kwargs={"middleware": [Middleware(UploadGuard, ledger=ledger)]},
-        theme=THEME,
-        css=CSS,
-        **options,
-    )
+    with uvicorn_trusting(settings.trusted_proxies):
+        demo.launch(
+            max_file_size=MAX_UPLOAD_BYTES,
+            app_kwargs={"middleware": [Middleware(UploadGuard, ledger=ledger, trusted=settings.trusted_proxies)]},
+            theme=THEME,
+            css=CSS,
+            **options,
+        )
 
 
-demo = build_demo()
+settings = settings_from_env()
+demo = build_demo(settings)
 
 if __name__ == "__main__":
-    launch(demo)
+    launch(demo, settings)

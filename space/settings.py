@@ -12,6 +12,7 @@ import bart_score.templates
 
 from .guards import load_failure, model_problems, not_available, remembered_failure
 from .inputs import FieldError
+from .uploads import TRUSTED_PROXIES_SETTING, Network, trusted_proxies
 
 DEFAULT_MAX_CHARS = 5000
 DEFAULT_MAX_ROWS = 1000
@@ -29,6 +30,7 @@ class Settings:
     max_rows: int
     max_pairs: int
     long_source: dict = field(default_factory=dict)  # score_directions' long-source options for the Batch tab
+    trusted_proxies: tuple[Network, ...] = ()  # the proxies whose X-Forwarded-For names the client (uploads.py)
 
 
 def settings_from_env(environ=os.environ):
@@ -53,6 +55,7 @@ def settings_from_env(environ=os.environ):
         max_rows=_positive_int(environ, "BARTSCORE_APP_MAX_ROWS", DEFAULT_MAX_ROWS),
         max_pairs=_positive_int(environ, "BARTSCORE_APP_MAX_PAIRS", DEFAULT_MAX_PAIRS),
         long_source=_long_source(environ.get("BARTSCORE_APP_LONG_SOURCE", "")),
+        trusted_proxies=trusted_proxies(environ.get(TRUSTED_PROXIES_SETTING, "")),
     )
 
 

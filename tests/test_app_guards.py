@@ -6,6 +6,7 @@ formulas in the CSV download, limits checked while an upload is read, uploads th
 
 import asyncio
 import csv
+import json
 import os
 import re
 import shutil
@@ -636,23 +637,192 @@ def request_scope(path="/gradio_api/upload", method="POST", peer="127.0.0.1", he
     return {"type": "http", "method": method, "path": path, "client": (peer, 5000), "headers": list(headers)}
 
 
-def test_the_guard_sees_the_upload_route_and_the_client_behind_a_proxy():
+def test_the_guard_sees_the_upload_route_and_reads_content_length():
     assert space.uploads.is_upload_request(request_scope())
     assert space.uploads.is_upload_request(request_scope("/space/gradio_api//upload/"))
     assert not space.uploads.is_upload_request(request_scope(method="GET"))
     assert not space.uploads.is_upload_request(request_scope("/gradio_api/queue/join"))
-    forwarded = [(b"x-forwarded-for", b"203.0.113.7, 10.0.0.1")]
-    assert space.uploads.client_of(request_scope(peer="10.0.0.1", headers=forwarded)) == "203.0.113.7"
-    # a client that reaches the server directly cannot choose its address
-    assert space.uploads.client_of(request_scope(peer="93.184.216.34", headers=forwarded)) == "93.184.216.34"
     assert space.uploads.content_length(request_scope(headers=[(b"content-length", b"12")])) == 12
     assert space.uploads.content_length(request_scope(headers=[(b"content-length", b"-1")])) is None
 
 
-def post_upload(url, name, body):
+PROXIES = space.uploads.trusted_proxies("10.0.0.0/8, 192.168.1.1 2001:db8::/32")
+
+
+def forwarded(*values):
+    return [(b"x-forwarded-for", value.encode()) for value in values]
+
+
+@pytest.mark.parametrize(
+    ("peer", "headers", "trusted", "client"),
+    [
+        # without trusted proxies the peer is the client, whatever it claims, from any address
+        ("10.0.0.1", forwarded("203.0.113.7"), (), "10.0.0.1"),
+        ("127.0.0.1", forwarded("203.0.113.7, 198.51.100.1"), (), "127.0.0.1"),
+        ("93.184.216.34", forwarded("203.0.113.7"), PROXIES, "93.184.216.34"),
+        # behind a trusted proxy: what it appended, not the first address (which the client wrote)
+        ("10.0.0.1", forwarded("203.0.113.7"), PROXIES, "203.0.113.7"),
+        ("10.0.0.1", forwarded("1.1.1.1, 2.2.2.2, 198.51.100.9"), PROXIES, "198.51.100.9"),
+        # a chain of trusted proxies is walked from the right, over several header lines
+        ("10.0.0.1", forwarded("1.1.1.1, 198.51.100.9", "192.168.1.1, 10.2.3.4"), PROXIES, "198.51.100.9"),
+        ("10.0.0.1", forwarded("10.9.9.9, 10.2.3.4"), PROXIES, "10.9.9.9"),  # all trusted: the farthest
+        ("10.0.0.1", [], PROXIES, "10.0.0.1"),  # the proxy's own request
+        # an entry that is not an address was not written by a trusted proxy: the walk stops at the proxy after it
+        ("10.0.0.1", forwarded("198.51.100.9, not-an-address, 10.2.3.4"), PROXIES, "10.2.3.4"),
+        ("10.0.0.1", forwarded("198.51.100.9:5000"), PROXIES, "198.51.100.9"),  # ports are not part of a client
+        ("2001:db8::1", forwarded("[2001:db8:1::5]:443, 2001:db9::7"), PROXIES, "2001:db9::7"),
+        ("::ffff:10.0.0.1", forwarded("::ffff:198.51.100.9"), PROXIES, "198.51.100.9"),  # IPv4 over IPv6 is IPv4
+        ("192.168.1.2", forwarded("203.0.113.7"), PROXIES, "192.168.1.2"),  # a neighbour of a trusted proxy
+    ],
+)
+def test_the_client_is_the_address_the_nearest_trusted_proxy_appended(peer, headers, trusted, client):
+    assert space.uploads.client_of(request_scope(peer=peer, headers=headers), trusted) == client
+
+
+@pytest.mark.parametrize("value", ["10.0.0.0/33", "10.0.0.1/8", "proxy.internal", "10.0.0.0/8;", "::1::2"])
+def test_a_trusted_proxies_setting_that_is_not_addresses_stops_the_app_naming_it(value):
+    with pytest.raises(ValueError, match=r"BARTSCORE_APP_TRUSTED_PROXIES: .* is not an IP address or network"):
+        space.settings.settings_from_env({"BARTSCORE_APP_TRUSTED_PROXIES": value})
+    assert space.settings.settings_from_env({}).trusted_proxies == ()
+    parsed = space.settings.settings_from_env({"BARTSCORE_APP_TRUSTED_PROXIES": " 10.0.0.0/8,,::1 "}).trusted_proxies
+    assert [str(network) for network in parsed] == ["10.0.0.0/8", "::1/128"]
+
+
+@pytest.mark.parametrize("trusted", [(), PROXIES], ids=["no proxy", "trusted proxies"])
+@pytest.mark.parametrize("operator_value", [None, "*"])
+def test_uvicorn_rewrites_the_client_as_the_upload_guard_reads_it(monkeypatch, trusted, operator_value):
+    """uvicorn rewrites the client from X-Forwarded-For before the guard sees it; while the app starts it trusts the
+    app's proxies only, and an operator's own FORWARDED_ALLOW_IPS comes back afterwards."""
+    import uvicorn
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    if operator_value is None:
+        monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)
+    else:
+        monkeypatch.setenv("FORWARDED_ALLOW_IPS", operator_value)
+    with space.uploads.uvicorn_trusting(trusted):
+        allowed = uvicorn.Config(app=None).forwarded_allow_ips
+    assert os.environ.get("FORWARDED_ALLOW_IPS") == operator_value
+    seen = []
+
+    async def app_behind(scope, receive, send):
+        seen.append(space.uploads.client_of(scope, trusted))
+
+    middleware = ProxyHeadersMiddleware(app_behind, trusted_hosts=allowed)
+    for peer, header in [
+        ("127.0.0.1", "203.0.113.7"),
+        ("10.0.0.1", "1.1.1.1, 198.51.100.9"),
+        ("10.0.0.1", "1.1.1.1, 198.51.100.9, 10.2.3.4"),
+        ("93.184.216.34", "203.0.113.7"),
+    ]:
+        scope = request_scope(peer=peer, headers=forwarded(header))
+        asyncio.run(middleware(dict(scope), None, None))
+        assert seen[-1] == space.uploads.client_of(scope, trusted)
+
+
+class StoringApp:
+    """Gradio's upload route as the guard sees it: stores the request's body in a folder of its own and answers
+    with the stored path (a JSON list)."""
+
+    def __init__(self, folder):
+        self.folder, self.count = folder, 0
+
+    async def __call__(self, scope, receive, send):
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        self.count += 1
+        path = self.folder / f"upload-{self.count}" / "file.csv"
+        path.parent.mkdir()
+        path.write_bytes(body)
+        answer = f'["{path}"]'.encode()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": answer})
+
+
+def guarded_upload(guard, peer, claimed=None, body=b"source,sys\n1,x\n"):
+    """Sends one upload through the guard from `peer`, with an X-Forwarded-For of `claimed`; (status, paths)."""
+    headers = [(b"content-length", str(len(body)).encode())]
+    headers += forwarded(claimed) if claimed else []
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(guard(request_scope(peer=peer, headers=headers), receive, send))
+    status = sent[0]["status"]
+    return status, (json.loads(sent[-1]["body"]) if status == 200 else [])
+
+
+@pytest.mark.parametrize(
+    ("peer", "trusted", "appended"),
+    [("127.0.0.1", (), ""), ("10.0.0.1", PROXIES, ", 198.51.100.1")],
+    ids=["no proxy", "behind a trusted proxy"],
+)
+def test_made_up_forwarded_addresses_do_not_give_a_client_more_uploads(tmp_path, caplog, peer, trusted, appended):
+    ledger = space.uploads.UploadLedger(per_client=2)
+    guard = space.uploads.UploadGuard(StoringApp(tmp_path), ledger, trusted)
+    paths = []
+    for number in range(8):  # the probe: 8 uploads, each claiming another address
+        status, stored = guarded_upload(guard, peer, f"203.0.113.{number}{appended}")
+        assert status == 200
+        paths += stored
+    kept = [path for path in paths if os.path.exists(path)]
+    assert kept == paths[-2:] and list(ledger.stored()) == kept
+    # an ignored header is logged once, for the operator (who may have a proxy to trust)
+    ignored = [record for record in caplog.records if "X-Forwarded-For, which is ignored" in record.getMessage()]
+    assert len(ignored) == (0 if trusted else 1)
+
+
+@pytest.mark.parametrize(
+    ("trusted", "user", "other"),
+    [
+        ((), ("198.51.100.1", None), ("203.0.113.9", "198.51.100.1")),
+        # the other client's proxy appends its real address after the one it claims
+        (PROXIES, ("10.0.0.1", "198.51.100.1"), ("10.0.0.1", "198.51.100.1, 203.0.113.9")),
+    ],
+    ids=["direct", "behind a trusted proxy"],
+)
+def test_a_client_claiming_another_users_address_cannot_evict_their_upload(tmp_path, trusted, user, other):
+    ledger = space.uploads.UploadLedger(per_client=2)
+    guard = space.uploads.UploadGuard(StoringApp(tmp_path), ledger, trusted)
+    _, [kept] = guarded_upload(guard, *user)
+    for _ in range(4):
+        assert guarded_upload(guard, *other)[0] == 200
+    assert os.path.exists(kept)
+    corpus = space.batch.parse_upload(kept, max_rows=10, max_chars=MAX_CHARS)  # the user's file is still scored
+    assert corpus.systems == {"sys": ["x"]}
+
+
+def post_upload(url, name, body, headers=None):
     import httpx
 
-    return httpx.post(f"{url}gradio_api/upload", files=[("files", (name, body, "text/csv"))], timeout=60)
+    return httpx.post(
+        f"{url}gradio_api/upload", files=[("files", (name, body, "text/csv"))], headers=headers, timeout=60
+    )
+
+
+@pytest.mark.slow
+def test_the_served_app_takes_no_forwarded_address_from_a_client_it_does_not_trust(app_url):
+    """The probe on the server itself (uvicorn's own proxy-header rewrite included): 8 uploads from one client, each
+    claiming another address, keep only its newest 2."""
+    paths = []
+    for number in range(8):
+        response = post_upload(
+            app_url,
+            f"claimed-{number}.csv",
+            f"source,sys\n{number},x\n".encode(),
+            {"X-Forwarded-For": f"203.0.113.{number}"},
+        )
+        assert response.status_code == 200
+        paths += response.json()
+    assert [path for path in paths if os.path.exists(path)] == paths[-space.uploads.UPLOADS_PER_CLIENT :]
 
 
 @pytest.mark.slow

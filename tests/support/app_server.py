@@ -33,7 +33,9 @@ def serving(settings):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    app.launch(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False)
+    app.launch(
+        demo, settings, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, ssr_mode=False
+    )
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
