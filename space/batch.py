@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -23,6 +24,12 @@ from .inputs import MAX_CANDIDATES, MAX_REFERENCES, FieldError, pairs_per_text, 
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_COLUMNS = 2 + MAX_REFERENCES + MAX_CANDIDATES  # an id, a source, reference columns and system columns
+# Everywhere a sentence splitter may end a sentence (sentence_bound): a run of end punctuation, brackets or line
+# breaks (with pysbd's own end markers), and a closing quote before a capital.
+POSSIBLE_SENTENCE_END = re.compile(
+    r"[.!?。．！？…•()（）ȸȹ☉☈☇☄\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]+|[」\]'\"”’](?=\s?[A-Z])"
+)
+LETTER_OR_DIGIT = re.compile(r"[^\W_]")  # a sentence holds one: split_sentences drops pieces without
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -66,23 +73,43 @@ def check_upload_limits(corpus):
 
 def check_work(corpus, directions, prompt, max_pairs, rescale=None, long_source=None):
     """Refuses a file whose scoring would need more than max_pairs (condition, text) pairs, counting the reference
-    pairs that rescale="corpus" adds, and with long_source="windows" windows_k pairs per sentence of faithfulness."""
+    pairs that rescale="corpus" adds, and with long_source="windows" windows_k pairs per sentence of faithfulness.
+    The sentences are not split here (the splitter can take seconds on one text, and this runs on the scoring
+    thread): they are counted by sentence_bound, an upper estimate in one pass, so a refusal says "up to"."""
     references = corpus.references or [[] for _ in range(row_count(corpus))]
     per_system = sum(pairs_per_text(directions, True, len(refs)) for refs in references)
     reference_pairs = DEFAULT_RESCALE_PAIRS if rescale == "corpus" else 0
     pairs = (per_system * len(corpus.systems) + reference_pairs) * prompt_count(prompt)
-    if long_source and "faithfulness" in directions and corpus.sources is not None:
+    windows = bool(long_source) and "faithfulness" in directions and corpus.sources is not None
+    if windows:
         k = int(long_source.get("windows_k", 3))
-        sentences = sum(len(bart_score.split_sentences(text)) for texts in corpus.systems.values() for text in texts)
+        sentences = sum(sentence_bound(text) for texts in corpus.systems.values() for text in texts)
         pairs += (k * sentences - row_count(corpus) * len(corpus.systems)) * prompt_count(prompt)
+    points = "+ reference points " if reference_pairs else ""
     refuse_too_much_work(
         pairs,
         max_pairs,
         what="this file",
-        breakdown=f"rows × systems × directions and references {'+ reference points ' if reference_pairs else ''}"
-        f"× prompts",
+        breakdown=f"rows × systems × directions and references {points}× prompts"
+        + (
+            f", faithfulness scored over {k} source windows for each sentence of an output, a sentence counted "
+            "wherever one may end (at every full stop, question or exclamation mark, bracket and line break)"
+            if windows
+            else ""
+        ),
         advice="fewer rows, systems, directions or prompts, or score it with the command line (bartscore score)",
+        up_to=windows,
     )
+
+
+def sentence_bound(text):
+    """At least as many sentences as bart_score.split_sentences finds in `text`, counted in one pass over it: the
+    pieces between the places where a sentence may end (POSSIBLE_SENTENCE_END) that hold a letter or digit, plus one
+    for each ")", since pysbd also starts a sentence at a list marker ("a)", "12)") without punctuation before it. It
+    counts more where a full stop or a bracket ends no sentence ("Dr.", "3.5", "(in 2024)"); tests/test_app.py
+    checks that it never counts fewer, on hostile punctuation too."""
+    pieces = sum(1 for piece in POSSIBLE_SENTENCE_END.split(text) if LETTER_OR_DIGIT.search(piece))
+    return pieces + text.count(")")
 
 
 def blank_reference_note(corpus):

@@ -164,10 +164,15 @@ def pairs_per_text(directions, has_source: bool, references: int) -> int:
     return ("faithfulness" in directions and has_source) + sides * references
 
 
-def refuse_too_much_work(pairs: int, max_pairs: int, *, what: str, breakdown: str, advice: str) -> None:
-    """Refuses a request that needs more than max_pairs scored pairs, before any model is used, saying how many and
-    the limit, so that one request cannot hold the scoring slot that every user shares."""
+def refuse_too_much_work(
+    pairs: int, max_pairs: int, *, what: str, breakdown: str, advice: str, up_to: bool = False
+) -> None:
+    """Refuses a request that needs more than max_pairs scored pairs, before any model is used, saying how many
+    (`up_to`: at most that many, an upper estimate) and the limit, so that one request cannot hold the scoring slot
+    that every user shares."""
     if pairs > max_pairs:
+        needs = "may need up to" if up_to else "needs"
         raise InputError(
-            f"Scoring {what} needs {pairs:,} scored pairs ({breakdown}); the limit here is {max_pairs:,}. Use {advice}"
+            f"Scoring {what} {needs} {pairs:,} scored pairs ({breakdown}); the limit here is {max_pairs:,}. "
+            f"Use {advice}"
         )

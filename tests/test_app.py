@@ -182,6 +182,69 @@ def test_files_that_need_too_much_work_are_refused_before_scoring():
         space.batch.check_work(corpus, bart_score.DIRECTIONS, None, max_pairs=99)
 
 
+# Pieces of text in which a sentence splitter may find sentence ends: punctuation of every kind, list markers, quotes,
+# brackets, abbreviations, numbers and every line break Python knows.
+HOSTILE_PIECES = [
+    *["word", "The", "cat", "a", "B", "1", "2.5", "Hello", "é", "Ünter", "١", "x", "A", "Z", "http://x.com"],
+    *[".", ". ", "! ", "? ", "?!", "...", "…", "。", "!", "?", ";", ":", "-", "—", "*", "_", "&", "§", "%", "$", "#"],
+    *["Dr.", "e.g.", "U.S.", "5 p.m.", "No.", "Mr.", "1. ", "a) ", "i. ", "• ", "1)", "iv.", "b)", "c.", "2)", "3."],
+    *["(a)", "(1)", "ii)", "[1]", "(ab)", '"', "'", "“", "”", "’", "‘", "(", ")", "（", "）", "「", "」", "[", "]"],
+    *["{", "}", "<", ">", "/", "\\", "ȸ", "☉", " ", "  ", "\t", "\n", "\n\n", "\r", "\x0b", "\x0c", "\x85", "\u2028"],
+]
+
+
+def test_the_sentence_bound_never_counts_fewer_sentences_than_the_splitter():
+    """The Batch tab's pair count for source windows (check_work) rests on this bound; the reference is the splitter
+    itself, on seeded hostile texts and on prose."""
+    pytest.importorskip("pysbd")
+    rng = np.random.default_rng(28)
+    texts = [
+        "".join(rng.choice(HOSTILE_PIECES) + rng.choice(["", " ", " ", "\n"]) for _ in range(rng.integers(1, 50)))
+        for _ in range(300)
+    ]
+    for text in [*texts, SOURCE, *REFERENCES, *CANDIDATES]:
+        assert space.batch.sentence_bound(text) >= len(bart_score.split_sentences(text)), repr(text)
+    assert space.batch.sentence_bound(" ".join(["a."] * 2000)) == 2000
+    assert space.batch.sentence_bound("") == space.batch.sentence_bound(" . ") == 0
+    # on plain prose it counts what the splitter does; a full stop or bracket that ends no sentence adds one
+    prose = " ".join([SOURCE, *CANDIDATES])
+    assert space.batch.sentence_bound(prose) == len(bart_score.split_sentences(prose)) == 5
+    assert space.batch.sentence_bound("Dr. Smith paid $3.5 million (in 2024).") == 5
+
+
+def one_letter_sentences_file(path, rows=20, systems=6, sentences=1666):
+    """The probe of issue 28: a 600 KB file within every limit but the pairs, each output `sentences` one-letter
+    sentences."""
+    output = " ".join(["a."] * sentences)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["source", *(f"system_{number}" for number in range(systems))])
+        writer.writerows([f"Source {row}.", *[output] * systems] for row in range(rows))
+    return str(path)
+
+
+def test_a_long_source_upload_is_counted_and_refused_without_splitting_a_sentence(tmp_path, monkeypatch):
+    """Splitting 120 outputs of 1666 sentences each held the scoring thread for 81 s before the refusal."""
+
+    def no_splitting(text):
+        raise AssertionError("sentences are split while the request is checked")
+
+    monkeypatch.setattr(bart_score, "split_sentences", no_splitting)
+    monkeypatch.setattr(bart_score.long_source, "split_sentences", no_splitting)
+    long_source = space.settings.settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;retriever=bm25"}).long_source
+    corpus = space.batch.parse_upload(one_letter_sentences_file(tmp_path / "probe.csv"), max_rows=20, max_chars=5000)
+    # 120 outputs x 1666 sentences x 3 windows each, for faithfulness
+    with pytest.raises(ValueError, match=r"may need up to 599,760 scored pairs .* 3 source windows .* limit here is"):
+        space.batch.check_work(corpus, ["faithfulness"], None, 20_000, long_source=long_source)
+    small = space.batch.parse_upload(
+        one_letter_sentences_file(tmp_path / "small.csv", rows=2, systems=2, sentences=5), max_rows=20, max_chars=5000
+    )
+    space.batch.check_work(small, ["faithfulness"], None, 2 * 2 * 5 * 3, long_source=long_source)
+    with pytest.raises(ValueError, match=r"may need up to 60 scored pairs"):
+        space.batch.check_work(small, ["faithfulness"], None, 59, long_source=long_source)
+    space.batch.check_work(corpus, ["precision"], None, 20_000, long_source=long_source)  # no faithfulness, no windows
+
+
 def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
     assert space.inputs.collect_candidates(["a", " ", "", " d \n"], MAX_CHARS) == [
         ("Candidate 1", "a"),
