@@ -2,14 +2,15 @@
 
 A handler's work runs inside `attempt`, which never raises: it returns an Outcome holding the work's result, or the
 problem in words (a path-free message, see guards.public_message) with the field at fault, and the notes to show (the
-engine's truncation and rescaling warnings, the work's own notes). API clients get a problem as gr.Error and notes as
-gr.Warning (`answer`); the page keeps them in the status line beside the button until the next action, and marks the
-field at fault (`status_line`, `field_marks`). Gradio renders messages as HTML, and messages quote what the user sent,
-so every message is escaped (`as_text`)."""
+engine's truncation and rescaling warnings that a user can act on, the work's own notes). API clients get a problem as
+gr.Error and notes as gr.Warning (`answer`); the page keeps them in the status line beside the button until the next
+action, and marks the field at fault (`status_line`, `field_marks`). Gradio renders messages as HTML, and messages
+quote what the user sent, so every message is escaped (`as_text`)."""
 
 from __future__ import annotations
 
 import html
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,16 @@ import gradio as gr
 from .guards import memory_returned_after, public_message
 
 AT_FAULT = "at-fault"  # the CSS class of a field the status line's problem is about
+
+# What the page makes of the engine's notices, each a (pattern, replacement): replacement None hides a notice about a
+# choice the Space makes, which a user cannot change; the others end with what a user of the page can do, where the
+# engine's own advice is for a library caller.
+NOTICES_FOR_USERS = (
+    # The Space asks for up to 1000 reference pairs, and every pair the texts give is scored: nothing is missing.
+    (re.compile(r"BARTScore: \d+ reference pairs were asked for, but the texts give only \d+ distinct ones"), None),
+    (re.compile(r"; its rescaled scores are NaN$"), "; it has no 0–1 values here: read its raw scores"),
+    (re.compile(r"; make the reference points from more varied texts$"), "; read its raw scores instead"),
+)
 
 
 @dataclass
@@ -45,8 +56,17 @@ def attempt(work: Callable[..., Any], *args: Any) -> Outcome:
         except Exception as error:  # anything else a handler calls: a message, with the details in the server's log
             return Outcome(problem=public_message(error), field=getattr(error, "field", None))
     # the engine's truncation and rescaling notices
-    notes = [public_message(str(w.message)) for w in caught if str(w.message).startswith("BARTScore")]
+    notices = (note_for_users(str(w.message)) for w in caught if str(w.message).startswith("BARTScore"))
+    notes = [public_message(notice) for notice in notices if notice is not None]
     return Outcome(value=value, notes=[*notes, *getattr(value, "notes", [])])
+
+
+def note_for_users(notice: str) -> str | None:
+    """An engine notice as the page shows it (NOTICES_FOR_USERS), or None when a user can do nothing about it."""
+    for pattern, replacement in NOTICES_FOR_USERS:
+        if pattern.search(notice):
+            return None if replacement is None else pattern.sub(replacement, notice)
+    return notice
 
 
 def as_text(message: str) -> str:

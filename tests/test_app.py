@@ -550,6 +550,63 @@ def test_a_direction_without_a_scale_is_a_note(scorer):
     assert all(math.isnan(value) for value in outcome.value.rescaled["faithfulness"])
 
 
+ACTIONS = ("; it has no 0–1 values here: read its raw scores", "; read its raw scores instead")
+
+
+@pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # the random models' scales
+@pytest.mark.filterwarnings("ignore:BARTScore. .* reference points barely differ")
+@pytest.mark.parametrize("model", ["tiny", "copier"])
+@pytest.mark.parametrize("example", list(space.examples.EXAMPLES))
+def test_the_examples_show_only_notes_a_user_can_act_on(app_settings, model, example):
+    """Every Compare of the examples showed "1000 reference pairs were asked for, but the texts give only 21 distinct
+    ones": the Space asks for them, and all there are are scored. The engine still says it; the page does not. What
+    the page does show (the random models' scales) ends with what its user can do."""
+    chosen = space.examples.EXAMPLES[example]
+    arguments = [
+        *settings_inputs(model, chosen["directions"], "mean", chosen["prompt"], "", chosen["prompt_side"]),
+        chosen["source"],
+        chosen["references"],
+        candidate_boxes(*chosen["candidates"]),
+    ]
+    handlers = space_handlers.CompareHandlers(dataclasses.replace(app_settings, max_chars=5000))
+    with pytest.warns(UserWarning, match=r"1000 reference pairs were asked for, but the texts give only \d+"):
+        handlers.compute(*arguments)
+    outcome = space_feedback.attempt(handlers.compute, *arguments)
+    assert outcome.problem is None
+    for note in outcome.notes:
+        assert note.endswith(ACTIONS), note
+
+
+def test_an_uploads_reference_points_show_no_note_about_their_number(app_settings, tmp_path):
+    rows = "".join(
+        f"Source {row} about {topic}.,Out {row} on {topic}.,Other {row}.\n" for row, topic in enumerate("ab")
+    )
+    path = batch_file(tmp_path, "small.csv", "source,A,B\n" + rows)
+    arguments = (*settings_inputs("copier", ["faithfulness"]), path, "corpus")
+    outcome = space_feedback.attempt(space_handlers.BatchHandlers(app_settings).compute, *arguments)
+    assert outcome.problem is None and not [note for note in outcome.notes if "reference pairs" in note]
+
+
+def test_the_engines_advice_to_library_callers_becomes_the_pages():
+    unordered = bart_score.rescale.ReferencePoints(unrelated=-2.0, copy=-3.0)
+    degenerate = bart_score.rescale.ReferencePoints(unrelated=-3.0, copy=-2.99)
+    with pytest.warns(UserWarning) as caught:
+        bart_score.rescale.rescaled_scores(
+            {"faithfulness": [-2.5], "recall": [-2.9]}, {"faithfulness": unordered, "recall": degenerate}
+        )
+    shown = [space_feedback.note_for_users(str(warning.message)) for warning in caught]
+    assert shown == [
+        "BARTScore: faithfulness cannot be rescaled: a copy scores -3.0000 on average and an unrelated text -2.0000, "
+        "so this model does not tell a copy from an unrelated text here; it has no 0–1 values here: read its raw "
+        "scores",
+        "BARTScore: the rescaling's recall reference points barely differ (a copy scores -2.9900 on average, an "
+        "unrelated text -3.0000: 0.01 apart, under 5% of their size), so each unit of raw score is 100 rescaled units "
+        "and rescaled scores fall far outside 0..1; read its raw scores instead",
+    ]
+    truncated = "BARTScore truncated 1 distinct source text(s) and 0 distinct target text(s) to max_length=1024 tokens"
+    assert space_feedback.note_for_users(truncated) == truncated  # shorter texts: the user can act on it
+
+
 def test_engine_truncation_notices_become_notes_and_errors_become_messages_naming_the_field(scorer):
     long_source = "é" * MAX_CHARS  # two byte-level tokens a character: past the 1024-token limit
     outcome = space_feedback.attempt(lambda: scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2))
