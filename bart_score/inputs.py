@@ -31,16 +31,55 @@ def check_text(text: str, where: str) -> str:
     return text
 
 
-def ordered_items(value: Any, name: str, expected: str) -> list[Any]:
-    """The items of a list, tuple or other ordered sequence (numpy array, pandas Series, datasets column). Sets, dict
-    views, generators and iterators are refused: their order is arbitrary or they can be read only once, and scores
-    come back in input order."""
+def ordered_items(value: Any, name: str, expected: str, dimensions: int = 1) -> list[Any]:
+    """The items of a list, tuple or other ordered sequence: a numpy array, a pandas Series, a datasets column, a
+    pyarrow array (each taken as its values, as plain Python objects). Tables (a DataFrame, a datasets.Dataset, a
+    pyarrow Table) are refused with the column to pass, since iterating over one gives its column names; so are arrays
+    of other than `dimensions` dimensions (references take 2: a row of references per example), sets, dict views,
+    generators and iterators (their order is arbitrary or they can be read only once, and scores come back in input
+    order)."""
+    columns = _table_columns(value)
+    if columns is not None:
+        shown = ", ".join(map(repr, columns[:5])) + (", ..." if len(columns) > 5 else "")
+        column = repr(columns[0]) if columns else "'text'"
+        raise InputTypeError(
+            f"{name} is {describe(value)}, a table (columns {shown or 'none'}); pass the column that holds the texts "
+            f"as a list: {name}=table[{column}].tolist()"
+        )
+    ndim = getattr(value, "ndim", None)
+    if isinstance(ndim, int) and not 1 <= ndim <= dimensions and not isinstance(value, (str, bytes, bytearray)):
+        raise InputTypeError(
+            f"{name} is a {ndim}-dimensional {type(value).__name__}; pass an array of "
+            f"{'1 or 2 dimensions' if dimensions > 1 else '1 dimension'}, or {expected}"
+        )
     if isinstance(value, (str, bytes, bytearray, Mapping)) or not (
         hasattr(type(value), "__len__") and hasattr(type(value), "__getitem__") and hasattr(type(value), "__iter__")
     ):
         unordered = " (its order is arbitrary)" if isinstance(value, (set, frozenset)) else ""
         raise InputTypeError(f"{name} must be {expected}, got {describe(value)}{unordered}; pass a list")
+    for plain in ("to_pylist", "tolist"):  # pyarrow's; numpy's, pandas', torch's: items as Python objects
+        if callable(getattr(value, plain, None)):
+            items = getattr(value, plain)()
+            if isinstance(items, list):
+                return items
     return list(value)
+
+
+def _table_columns(value: Any) -> list[Any] | None:
+    """The column names of a table (pandas or polars DataFrame, datasets.Dataset, pyarrow Table), else None."""
+    if isinstance(value, (str, bytes, bytearray, Mapping, list, tuple)):
+        return None
+    names = getattr(value, "column_names", None)
+    if names is None and getattr(value, "ndim", 2) == 2:
+        names = getattr(value, "columns", None)
+    if names is None or isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
+        return None
+    return [column if isinstance(column, (str, int)) else str(column) for column in names]
+
+
+def _missing(item: Any) -> bool:
+    """NaN, pandas' NA or NaT: how data frames hold a missing text."""
+    return (isinstance(item, float) and item != item) or type(item).__name__ in ("NAType", "NaTType")
 
 
 def text_list(value: Any, name: str, count: int | None = None, counted_by: str = "predictions") -> list[str]:
@@ -50,21 +89,27 @@ def text_list(value: Any, name: str, count: int | None = None, counted_by: str =
         raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}")
     for index, item in enumerate(items):
         if not isinstance(item, str):
+            if _missing(item):
+                raise InputTypeError(f"{name}[{index}] is missing ({item}); every entry must be a string")
             raise InputTypeError(f"{name}[{index}] is {describe(item)}; expected a string")
+        if type(item) is not str:  # a subclass (numpy's str_) carries methods of its own: the text as a plain str
+            items[index] = item = str.__str__(item)
         check_text(item, f"{name}[{index}]")
     return items
 
 
 def reference_lists(value: Any, name: str, count: int, counted_by: str = "predictions") -> list[list[str]]:
     """References as one list per example: a string is one reference, a list of strings several."""
-    items = ordered_items(value, name, f"a list (one entry per entry of {counted_by})")
+    items = ordered_items(value, name, f"a list (one entry per entry of {counted_by})", dimensions=2)
     if len(items) != count:
         raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}")
     lists = []
     for index, item in enumerate(items):
         if isinstance(item, str):
-            lists.append([check_text(item, f"{name}[{index}]")])
+            lists.append([check_text(str.__str__(item), f"{name}[{index}]")])
             continue
+        if _missing(item):
+            raise InputTypeError(f"{name}[{index}] is missing ({item}); every example needs at least one reference")
         if isinstance(item, (bytes, dict)) or not hasattr(item, "__iter__"):
             raise InputTypeError(f"{name}[{index}] is {describe(item)}; expected a string or a list of strings")
         refs = text_list(item, f"{name}[{index}]")

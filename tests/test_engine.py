@@ -438,3 +438,30 @@ def test_a_checkpoint_of_an_unsupported_family_is_refused(tmp_path):
     BertConfig(num_hidden_layers=1, hidden_size=8, num_attention_heads=2, intermediate_size=8).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match=r"is a 'bert' model, which cannot score text as generation: supported are"):
         bart_score.BARTScorer(checkpoint=str(tmp_path), device="cpu")
+
+
+@pytest.mark.parametrize("call", ["score", "multi_ref_score", "score_tokens", "score_directions"])
+def test_a_table_is_refused_by_every_scoring_function_never_read_as_its_column_names(scorer, call):
+    import pandas as pd
+
+    table = pd.DataFrame({"text_column": ["The cat sat.", "A dog ran.", "Rain."]})
+    texts = ["A cat.", "A dog.", "Rain fell."]
+    calls = {
+        "score": lambda: scorer.score(table, texts),
+        "multi_ref_score": lambda: scorer.multi_ref_score(texts, table),
+        "score_tokens": lambda: scorer.score_tokens(texts, table),
+        "score_directions": lambda: scorer.score_directions(texts, sources=table),
+    }
+    name = {"score": "srcs", "multi_ref_score": "tgts", "score_tokens": "tgts", "score_directions": "sources"}[call]
+    with pytest.raises(TypeError, match=rf"{name} is a DataFrame, a table \(columns 'text_column'\); pass the column"):
+        calls[call]()
+
+
+def test_array_likes_are_scored_as_their_values(scorer, reference_model):
+    import pyarrow as pa
+
+    sources, targets = ["A cat.", "A dog sat.", "Rain."], ["The cat.", "Dogs.", "It rained all day."]
+    expected = [reference_score(*reference_model, s, t) for s, t in zip(sources, targets)]
+    assert scorer.score(pa.array(sources), np.array(targets, dtype=object)) == pytest.approx(expected, abs=TOLERANCE)
+    got = scorer.multi_ref_score(np.array(sources), np.array([[t, t] for t in targets]))
+    assert got == pytest.approx(expected, abs=TOLERANCE)

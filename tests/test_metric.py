@@ -468,3 +468,98 @@ def test_threads_sharing_one_instance_each_get_their_own_scores(metric, referenc
         assert_matches(results[index], expected, ("faithfulness",))
     sources, predictions, expected = jobs[0]
     assert_matches(metric.compute(predictions=predictions, sources=sources), expected, ("faithfulness",))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Array-likes as inputs: a Series, a numpy array, a pyarrow array and a datasets column are taken as their values; a
+# table (iterating over one gives its column names), an array of the wrong shape and a missing value are refused
+# with what to pass instead.
+
+
+def array_likes(texts):
+    import datasets
+    import pandas as pd
+    import pyarrow as pa
+
+    return {
+        "tuple": tuple(texts),
+        "Series": pd.Series(texts, index=[10 * i + 3 for i in range(len(texts))]),  # an index that is not 0..n-1
+        "ndarray": np.array(texts),
+        "object ndarray": np.array(texts, dtype=object),
+        "pyarrow array": pa.array(texts),
+        "datasets column": datasets.Dataset.from_dict({"text": texts})["text"],
+    }
+
+
+def tables(texts):
+    import datasets
+    import pandas as pd
+    import pyarrow as pa
+
+    return {
+        "DataFrame": pd.DataFrame({"prediction_column": texts}),
+        "datasets Dataset": datasets.Dataset.from_dict({"prediction_column": texts}),
+        "pyarrow Table": pa.table({"prediction_column": texts}),
+    }
+
+
+@pytest.mark.parametrize("kind", ["tuple", "Series", "ndarray", "object ndarray", "pyarrow array", "datasets column"])
+def test_array_likes_are_taken_as_their_values_in_every_input(metric, reference_model, kind):
+    sources, predictions, references = examples(seed=7, n=3)
+    single = [refs[0] for refs in references]
+    expected = reference_directions(*reference_model, predictions, [[r] for r in single], sources)
+    result = metric.compute(
+        predictions=array_likes(predictions)[kind],
+        references=array_likes(single)[kind],
+        sources=array_likes(sources)[kind],
+    )
+    assert_matches(result, expected, bart_score.DIRECTIONS)
+    metric.add_batch(predictions=array_likes(predictions)[kind], sources=array_likes(sources)[kind])
+    assert_matches(metric.compute(), expected, ("faithfulness",))
+    metric.add(prediction=predictions[0], reference=array_likes(references[0])[kind])
+    expected_one = reference_directions(*reference_model, predictions[:1], references[:1])
+    assert_matches(metric.compute(), expected_one, ("precision", "recall", "f_score"))
+
+
+def test_references_as_a_two_dimensional_array_are_rows_of_references(metric, reference_model):
+    _sources, predictions, _ = examples(seed=8, n=3)
+    references = [["A cat sat.", "The cat sat."], ["A dog ran.", "Dogs ran."], ["Rain fell.", "It rained."]]
+    result = metric.compute(predictions=predictions, references=np.array(references))
+    expected = reference_directions(*reference_model, predictions, references)
+    assert_matches(result, expected, ("precision", "recall", "f_score"))
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+@pytest.mark.parametrize("kind", ["DataFrame", "datasets Dataset", "pyarrow Table"])
+@pytest.mark.parametrize("name", ["predictions", "references", "sources"])
+def test_a_table_is_refused_with_the_column_to_pass_never_read_as_its_column_names(metric, kind, rows, name):
+    texts = ["The cat sat on the mat.", "A dog ran.", "Birds sing."][:rows]
+    given = {"predictions": texts, "sources": texts, name: tables(texts)[kind]}
+    message = rf"{name} is an? \w+, a table \(columns 'prediction_column'\); pass the column that holds the texts"
+    with pytest.raises(TypeError, match=message + rf".*{name}=table\['prediction_column'\]\.tolist\(\)"):
+        metric.compute(**given)
+    with pytest.raises(TypeError, match=message):
+        metric.add_batch(**given)
+    with pytest.raises(TypeError, match=r"source is an? \w+; expected a string"):
+        metric.add(prediction=texts[0], source=tables(texts)[kind])
+    with pytest.raises(TypeError, match=r"reference is an? \w+, a table"):
+        metric.add(prediction=texts[0], reference=tables(texts)[kind])
+    with pytest.raises(ValueError, match=r"nothing to score"):  # the refused calls added nothing
+        metric.compute()
+    assert len(metric.compute(predictions=texts, sources=texts)["faithfulness"]) == rows
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (np.array("A cat."), r"predictions is a 0-dimensional ndarray; pass an array of 1 dimension, or a list"),
+        (np.array([["A cat.", "A dog."]]), r"predictions is a 2-dimensional ndarray; pass an array of 1 dimension"),
+        (np.array(["A cat.", None], dtype=object), r"predictions\[1\] is None; expected a string"),
+        (["A cat.", float("nan")], r"predictions\[1\] is missing \(nan\); every entry must be a string"),
+    ],
+    ids=["0-d", "2-d", "None", "NaN"],
+)
+def test_arrays_of_the_wrong_shape_and_missing_values_are_refused(metric, value, message):
+    count = 1 if np.ndim(value) != 1 else len(value)
+    with pytest.raises(TypeError, match=message):
+        metric.compute(predictions=value, sources=["A source."] * count)
