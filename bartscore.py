@@ -14,6 +14,7 @@ if __name__ == "__main__":  # the command line, without loading evaluate first
 
     raise SystemExit(main())
 
+import hashlib
 import os
 import re
 import threading
@@ -190,14 +191,8 @@ class BARTScore(evaluate.Metric):
         if inputs not in _INPUTS:
             raise InputError(f"inputs must be one of {tuple(_INPUTS)}, got {inputs!r}")
         self._inputs = inputs  # read by _info, which evaluate's __init__ calls
-        self.model_name = config_name or "default"
-        # evaluate joins the config name into a cache path; a checkpoint path or Hub id must not steer it.
-        cache_name = (
-            self.model_name
-            if re.fullmatch(r"[\w.-]+", self.model_name)
-            else re.sub(r"[^\w.-]+", "_", self.model_name).strip("_")[-64:]
-        )
-        super().__init__(config_name=cache_name, **kwargs)
+        self.model_name = checked_config_name(config_name)
+        super().__init__(config_name=cache_name(self.model_name), **kwargs)
         # Under evaluate's own multi-process mode (num_process > 1) only process 0 scores, so it must not wait
         # for the other ranks; otherwise ranks gather their examples and share the scoring (docs/scaling.md).
         self._engine_options: dict[str, Any] = {  # BARTScorer's keywords
@@ -415,6 +410,43 @@ _PENDING_STATE = (
 # What the overrides above rely on: evaluate.Metric's private methods, and the attributes a metric has once built.
 EVALUATE_INTERNALS = {"methods": ("_feature_names", "_infer_feature_from_batch"), "attributes": _PENDING_STATE}
 EVALUATE_CHECKED = ("0.4.6",)
+
+
+# The longest name a file system gives a file or folder, in bytes (NAME_MAX on Linux and macOS, 255 UTF-16 units on
+# Windows): a Hub id's parts and a folder's names are no longer.
+_NAME_BYTES = 255
+# The config name's share of evaluate's cache path: a plain name of up to this many characters is kept as it is.
+_CACHE_NAME_LENGTH = 64
+
+
+def checked_config_name(config_name: Any) -> str:
+    """evaluate.load's configuration name ("default" when none), which names the checkpoint: refused when it cannot
+    be one, before evaluate builds a cache path from it."""
+    if config_name is None or config_name == "":
+        return "default"
+    if not isinstance(config_name, str):
+        raise InputTypeError(
+            f"the configuration name (evaluate.load's second argument) must be a string naming the checkpoint, got "
+            f"{describe(config_name)}"
+        )
+    longest = max(config_name.replace("\\", "/").split("/"), key=lambda part: len(part.encode("utf-8", "replace")))
+    if len(longest.encode("utf-8", "replace")) > _NAME_BYTES:
+        raise InputError(
+            f"the configuration name (evaluate.load's second argument) names the checkpoint: a configuration such as "
+            f"'cnn', a Hub id or a local folder, and it holds a name of {len(longest)} characters "
+            f"({longest[:20]!r}...), longer than a Hub id's parts and a folder's names can be ({_NAME_BYTES} bytes)"
+        )
+    return config_name
+
+
+def cache_name(model_name: str) -> str:
+    """The config name evaluate joins into its cache path: a plain short name as it is; a path or Hub id, which must
+    not steer the cache path, as its last characters in safe form and a digest of the whole name."""
+    if re.fullmatch(rf"[\w.-]{{1,{_CACHE_NAME_LENGTH}}}", model_name, flags=re.ASCII):
+        return model_name
+    digest = hashlib.sha1(model_name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    tail = re.sub(r"[^\w.-]+", "_", model_name).strip("_")[-(_CACHE_NAME_LENGTH - len(digest) - 1) :]
+    return f"{tail}-{digest}" if tail else digest
 
 
 def compute_options(options: Mapping[str, Any]) -> ScoringOptions:

@@ -113,12 +113,20 @@ def baseline_for(scorer: Any, options: ScoringOptions, directions: list[str]) ->
                 raise BaselineNotFoundError(
                     f"{missing}; make it with:\n    {baseline_command(scorer, options, target)}"
                 ) from None
+            chat = getattr(getattr(scorer, "family", None), "settings", None) is not None
             raise BaselineNotFoundError(
-                f"no BARTScore baseline for {scorer.model_label} with prompt {settings['prompt']!r} and max_length "
-                f"{settings['max_length']} at {target}. Make one from a few thousand texts like those you score (a "
-                f"file with one text per line, or a CSV/JSONL as `bartscore score` reads):\n"
+                f"no BARTScore baseline for {scorer.model_label}"
+                + (
+                    f" in its chat format (this scorer uses the model's chat template; its token policy "
+                    f"{scorer.token_policy} covers the template, the instructions and the system text)"
+                    if chat
+                    else ""
+                )
+                + f" with prompt {settings['prompt']!r} and max_length {settings['max_length']} at {target}. Make one "
+                f"from a few thousand texts like those you score (a file with one text per line, or a CSV/JSONL as "
+                f"`bartscore score` reads):\n"
                 f"    {baseline_command(scorer, options, target)}\n"
-                f"or take the reference points from the texts being scored: rescale='corpus' (--rescale corpus)"
+                f"or take the reference points from the texts being scored: rescale='corpus'"
             ) from None
     problems = baseline.mismatches(settings)
     if problems:

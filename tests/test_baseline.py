@@ -263,7 +263,8 @@ def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baseli
     assert words[:6] == ["bartscore", "baseline", "-m", copier.model_label, "--corpus", "TEXTS.txt"]
     assert words[6:9] == ["--prompt-phrases", "In short", "--prompt-side"]
     assert words[-2] == "-o" and words[-1].startswith(str(baselines))
-    assert "rescale='corpus' (--rescale corpus)" in str(raised.value)
+    assert str(raised.value).endswith("take the reference points from the texts being scored: rescale='corpus'")
+    assert "chat" not in str(raised.value)
 
     words[5] = texts_file
     code, stdout, stderr = run_cli(*words[1:], "-q", "--pairs", "20")

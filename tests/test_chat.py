@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pytest
 from support.extras import require_extra
+from support.cli import run_cli
 from support.lazy import LazyModule
 from support.meta_eval_fixtures import write_fixture_files
 from support.models import CLOSING_TOKENS, build_tiny_chat, load_tiny
@@ -242,6 +243,27 @@ def test_a_missing_baseline_names_the_command_for_this_token_policy(chatml_llama
     args = build_parser().parse_args([*words, "--device", "cpu"])
     again, status = load_scorer(args)  # the command's scorer scores under the same policy
     assert status == 0 and again.token_policy == scorer.token_policy
+    message = str(raised.value)
+    chat = options.get("chat", False)
+    assert ("in its chat format (this scorer uses the model's chat template" in message) == chat
+    assert (f"its token policy {scorer.token_policy} covers" in message) == chat
+    assert message.endswith("from the texts being scored: rescale='corpus'") and "--rescale" not in message
+
+
+@pytest.mark.slow
+def test_the_command_lines_missing_chat_baseline_error_names_chat_and_the_remedy_once(chatml_llama, tmp_path):
+    (tmp_path / "baselines").mkdir()
+    (tmp_path / "baselines" / "another-models-baseline.json").write_text("{}")
+    (tmp_path / "sources.txt").write_text("The cat sat on the mat.\nA dog ran.\n")
+    (tmp_path / "outputs.txt").write_text("A cat sat.\nA dog.\n")
+    code, stdout, stderr = run_cli(
+        "score", "-m", chatml_llama, "--chat", "-s", str(tmp_path / "sources.txt"), "-t", str(tmp_path / "outputs.txt"),
+        "--device", "cpu", "-q", "--rescale", "baseline", env={BASELINE_FOLDER_ENV: str(tmp_path / "baselines")},
+    )  # fmt: skip
+    assert code == 2 and stdout == "" and "Traceback" not in stderr, stderr
+    assert "in its chat format (this scorer uses the model's chat template; its token policy chat:" in stderr
+    assert stderr.rstrip().endswith("take the reference points from the texts being scored: --rescale corpus")
+    assert stderr.count("--rescale corpus") == 1
 
 
 def test_the_score_cache_tells_instructions_apart(chatml_llama, tmp_path):

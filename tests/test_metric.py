@@ -1,7 +1,9 @@
 """The `evaluate` metric: loading, every direction, references, prompts, accumulation and errors."""
 
+import hashlib
 import os
 import random
+import re
 
 import numpy as np
 import pytest
@@ -191,6 +193,33 @@ def test_config_name_that_is_a_path_stays_out_of_evaluates_cache_path(metric, ti
     assert metric.model_name == tiny_checkpoint
     assert not os.path.isabs(metric.config_name) and "/" not in metric.config_name
     assert not metric.data_dir.startswith(str(tiny_checkpoint))
+
+
+@pytest.mark.parametrize(
+    "name, error, message",
+    [
+        ("a" * 5000, "InputError", r"a name of 5000 characters \('a{20}'\.\.\.\), longer than"),
+        ("/tmp/" + "b" * 256 + "/model", "InputError", r"a name of 256 characters \('b{20}'\.\.\.\), longer than"),
+        ("org/" + "é" * 128, "InputError", r"a name of 128 characters .* can be \(255 bytes\)"),
+        (5, "InputTypeError", r"must be a string naming the checkpoint, got an int"),
+    ],
+    ids=["5000", "folder-name-256", "utf8-256-bytes", "int"],
+)
+def test_a_configuration_name_that_cannot_name_a_checkpoint_is_refused_as_such(name, error, message):
+    with pytest.raises(ValueError, match=r"the configuration name \(evaluate.load's second argument\)") as raised:
+        evaluate.load(MODULE, name)
+    assert type(raised.value).__name__ == error
+    assert re.search(message, str(raised.value)) and "metrics" not in str(raised.value)
+
+
+def test_a_long_checkpoint_path_of_ordinary_folder_names_loads_under_a_short_cache_name(tiny_checkpoint, tmp_path):
+    deep = tmp_path.joinpath(*["folder-of-forty-characters-each-" + str(i).zfill(8) for i in range(8)])
+    deep.mkdir(parents=True)
+    (deep / "model").symlink_to(tiny_checkpoint, target_is_directory=True)
+    metric = evaluate.load(MODULE, str(deep / "model"), device="cpu")
+    assert len(str(deep / "model")) > 330 and len(metric.config_name) <= 64
+    assert metric.config_name.endswith("_model-" + hashlib.sha1(str(deep / "model").encode()).hexdigest()[:12])
+    assert len(metric.compute(predictions=["A cat."], sources=["A cat sat."])["faithfulness"]) == 1
 
 
 def test_loading_a_missing_variant_offline_is_one_clear_error(empty_hf_cache):
