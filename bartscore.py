@@ -292,9 +292,10 @@ class BARTScore(evaluate.Metric):
         **kwargs: Any,
     ) -> None:
         """Adds one prediction with its reference(s) and/or source for a later compute."""
-        for name, text in (("prediction", prediction), ("source", source)):
-            if not isinstance(text, str) and (name == "prediction" or text is not None):
-                raise InputTypeError(f"{name} is {describe(text)}; expected a string")
+        if not isinstance(prediction, str):
+            raise InputTypeError(f"prediction is {describe(prediction)}; expected a string")
+        if source is not None and not isinstance(source, str):
+            raise InputTypeError(f"source is {describe(source)}; expected a string")
         if reference is not None and not isinstance(reference, str):
             reference = text_list(reference, "reference")  # several references: a list of strings, named as given
         self.add_batch(

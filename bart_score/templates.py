@@ -24,6 +24,9 @@ DEFAULT_INSTRUCTIONS = {
     "precision": "Paraphrase the following text.\n\n{condition}",
     "recall": "Paraphrase the following text.\n\n{condition}",
 }
+# Stands for the condition when a chat template is rendered to find where the condition goes in the prompt
+# (bart_score.models.chat): an instruction or system text holding it is refused.
+CONDITION_PLACEHOLDER = "\u2063bartscore-condition\u2063"
 # The direction whose instruction BARTScorer.score uses when it is given none: its arguments are sources and targets.
 SCORE_DIRECTION = "faithfulness"
 # How the options are named in errors: the library's keywords (the command line passes its flags).
@@ -83,6 +86,7 @@ def chat_settings(
             raise InputTypeError(f"{names['system']} must be a string, got {type(system).__name__}")
         if not check_text(system, names["system"]).strip():
             raise InputError(f"{names['system']} is blank; leave it out for the chat template's own default")
+        refuse_placeholder(system, names["system"])
     instructions = dict(DEFAULT_INSTRUCTIONS)
     if isinstance(instruction, Mapping):
         for direction, text in instruction.items():
@@ -99,6 +103,7 @@ def chat_settings(
             names["instruction"] if not isinstance(instruction, Mapping) else f"{names['instruction']}[{direction!r}]"
         )
         template_sides(check_text(text, where) if isinstance(text, str) else text, where)
+        refuse_placeholder(text, where)
     return ChatSettings(instructions, system)
 
 
@@ -112,11 +117,24 @@ def instruction_list(
         raise InputError("instruction is for chat scoring; load the scorer with chat=True")
     if isinstance(instruction, str):
         template_sides(instruction, "instruction")
+        refuse_placeholder(instruction, "instruction")
         return [instruction] * count
     instructions = text_list(instruction, "instruction", count, counted_by="srcs")
     for text in dict.fromkeys(instructions):
         template_sides(text, f"instruction[{instructions.index(text)}]")
+        refuse_placeholder(text, f"instruction[{instructions.index(text)}]")
     return instructions
+
+
+def refuse_placeholder(text: str, name: str) -> None:
+    """Refuses a chat text (`name`: its option) holding CONDITION_PLACEHOLDER, which chat scoring writes in the
+    condition's place to find where the condition goes."""
+    at = text.find(CONDITION_PLACEHOLDER)
+    if at >= 0:
+        raise InputError(
+            f"{name} holds {CONDITION_PLACEHOLDER!r} at character {at}, the text chat scoring puts in the "
+            f"condition's place to find where the condition goes in the prompt; take it out"
+        )
 
 
 def template_sides(template: str, name: str = "template") -> tuple[str, str]:

@@ -52,6 +52,9 @@ REFERENCES = [
     ["The police closed a flooded road."],
     ["A bakery's bread won a national prize.", "The bakery won a prize.", "Bread from a bakery won."],
 ]
+# The text chat scoring renders in the condition's place to find where the condition goes (written out here, so that
+# a change to it is seen).
+PLACEHOLDER = "\u2063bartscore-condition\u2063"
 LONG_SOURCE = " ".join(SOURCES * 3)
 LONG_REPLY = " ".join(PREDICTIONS * 3)
 
@@ -342,6 +345,14 @@ def test_shared_samples_are_split_by_direction_only_when_asked():
         ({"system": ""}, InputError, "system is blank"),
         ({"compatibility": "gptscore"}, InputError, "compatibility 'gptscore' and chat=True do not go together"),
         ({"template": "{condition}\nSummary:"}, InputError, "template and chat=True do not go together"),
+        # The text chat scoring renders in the condition's place is the option's doing, not the chat template's.
+        ({"system": f"Be brief.{PLACEHOLDER}"}, InputError, r"system holds '\\u2063bartscore-condition\\u2063' at "),
+        ({"instruction": f"{PLACEHOLDER}: {{condition}}"}, InputError, r"instruction holds '\\u2063bartscore-cond"),
+        (
+            {"instruction": {"recall": f"Recall {{condition}} {PLACEHOLDER}"}},
+            InputError,
+            r"instruction\['recall'\] holds '\\u2063bartscore-condition\\u2063' at character 19, the text chat",
+        ),
     ],
 )
 def test_chat_options_that_cannot_work_are_refused_before_loading(options, error, message):
@@ -374,6 +385,10 @@ def test_score_instructions_are_checked(chatml_llama, tiny_checkpoint):
         scorer.score(SOURCES[:2], PREDICTIONS[:2], instruction=["{condition}"])
     with pytest.raises(InputError, match=r"instruction\[1\] must hold the field"):
         scorer.score(SOURCES[:2], PREDICTIONS[:2], instruction=["{condition}", "none"])
+    with pytest.raises(InputError, match=r"instruction\[1\] holds '\\u2063bartscore-condition\\u2063' at character 0"):
+        scorer.score(SOURCES[:2], PREDICTIONS[:2], instruction=["{condition}", PLACEHOLDER + "{condition}"])
+    with pytest.raises(InputError, match=r"^instruction holds '\\u2063bartscore-condition\\u2063' at character 11,"):
+        scorer.score(SOURCES[:1], PREDICTIONS[:1], instruction="{condition}" + PLACEHOLDER)
     plain = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
     with pytest.raises(InputError, match="instruction is for chat scoring; load the scorer with chat=True"):
         plain.score(SOURCES[:1], PREDICTIONS[:1], instruction="{condition}")
@@ -532,3 +547,161 @@ def test_smollm2_in_chat_scores_a_faithful_summary_above_an_unfaithful_one(smoll
     unfaithful = scorer.score(sources, [summary for _, _, summary in REAL_PAIRS])
     above = [f > u for f, u in zip(faithful, unfaithful)]
     assert all(above), list(zip(faithful, unfaithful))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chat templates under a time and memory budget. Each hostile template is loaded in a process of its own, limited to
+# 3 GB and 60 s for each template, so that a regression fails instead of hanging or taking the machine's memory.
+
+CHATML = build_tiny_chat.__globals__["TEMPLATES"]["chatml"]
+THREE_LOOPS = "".join(f"{{% for {v} in range(10000) %}}" for v in "ijk") + "{% endfor %}" * 3
+HOSTILE_TEMPLATES = {
+    "endless": (
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+        r"it asks range\(\) for 100,000 numbers, over the limit of 10,000",
+    ),
+    "three loops": (THREE_LOOPS, r"it ran past its time limit of 5 s"),
+    "huge string": (
+        "{{ 'x' * 4000000000 }}",
+        r"it repeats a string of 1 characters 4,000,000,000 times, making 4,000,000,000 characters, over the limit "
+        r"of 1,000,\d+",
+    ),
+    "huge list": (
+        "{{ ([0] * 4000000000)|length }}",
+        r"it repeats a list of 1 items 4,000,000,000 times, making 4,000,000,000 items, over the limit of 1,000,\d+",
+    ),
+    "float count": ("{{ 'x' * 4e9 }}", r"can't multiply sequence by non-int of type 'float'"),
+    "doubling": (
+        "{% set s = 'xxxxxxxxxx' %}" + "{% set s = s + s %}" * 40 + "{{ s }}",
+        r"it joins a string of 655,360 characters and a string of 655,360 characters, making 1,310,720 characters, "
+        r"over the limit of 1,000,\d+",
+    ),
+    "huge power": ("{{ 9 ** (9 ** 9) }}", r"it raises 9 to the power 387,420,489, a number of over 1,549,681,956 bits"),
+    "wide center": ("{{ 'x'|center(3000000000) }}", r"it needed more memory than its limit of [\d,]+ MiB"),
+    "long output": ("{% for i in range(10000) %}{{ 'y' * 1000 }}{% endfor %}", r"it writes over 1,000,\d+ characters"),
+    "recursion": ("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", r"it recursed too deeply"),
+}
+_LOAD_EACH = """
+import json, sys, time
+import bart_score
+results = {}
+for name, checkpoint in json.loads(sys.argv[1]).items():
+    start = time.monotonic()
+    try:
+        bart_score.BARTScorer(checkpoint=checkpoint, device="cpu", chat=True)
+        results[name] = ["loaded", "", time.monotonic() - start]
+    except Exception as error:
+        results[name] = [type(error).__name__, str(error), time.monotonic() - start]
+print(json.dumps(results))
+"""
+BOUND_SECONDS, BOUND_BYTES = 60, 3 << 30
+
+
+def load_each_bounded(checkpoints):
+    """{name: (error class name or "loaded", message, seconds)}: each checkpoint loaded with chat=True, in one
+    process limited to BOUND_BYTES of memory and BOUND_SECONDS for each checkpoint."""
+    import resource
+    import sys
+
+    completed = subprocess.run(
+        [sys.executable, "-c", _LOAD_EACH, json.dumps(checkpoints)],
+        capture_output=True,
+        text=True,
+        timeout=BOUND_SECONDS * len(checkpoints) + 30,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (BOUND_BYTES, BOUND_BYTES)),
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return json.loads(completed.stdout.splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def hostile_template_loads(chatml_llama, tmp_path_factory):
+    """What loading a copy of the ChatML model with each hostile template before its own gives, and a GGUF file with
+    the endless one in its metadata."""
+    import shutil
+
+    from support.gguf import build_tiny_causal, write_gguf
+
+    folder = tmp_path_factory.mktemp("hostile-templates")
+    checkpoints = {}
+    for name, (hostile, _) in HOSTILE_TEMPLATES.items():
+        copy = shutil.copytree(chatml_llama, folder / name.replace(" ", "-"))
+        (copy / "chat_template.jinja").write_text(hostile + CHATML, encoding="utf-8")
+        checkpoints[name] = str(copy)
+    model, tokenizer = build_tiny_causal("llama")
+    tokenizer.chat_template = HOSTILE_TEMPLATES["endless"][0] + tokenizer.chat_template
+    checkpoints["gguf endless"] = write_gguf(model, tokenizer, folder / "endless.gguf")
+    return checkpoints, load_each_bounded(checkpoints)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(HOSTILE_TEMPLATES))
+def test_a_hostile_chat_template_is_refused_with_its_reason_within_the_bounds(hostile_template_loads, name):
+    checkpoints, results = hostile_template_loads
+    error, message, seconds = results[name]
+    assert error == "UnsupportedModelError", message
+    where = f"the chat template of {checkpoints[name]!r} (in chat_template.jinja) cannot render a user and "
+    assert message.startswith(where + "assistant conversation: ") and "\n" not in message, message
+    assert re.fullmatch(HOSTILE_TEMPLATES[name][1], message[len(where + "assistant conversation: ") :]), message
+    assert seconds < BOUND_SECONDS
+
+
+@pytest.mark.slow
+def test_an_endless_chat_template_in_gguf_metadata_is_refused_naming_the_metadata(hostile_template_loads):
+    checkpoints, results = hostile_template_loads
+    error, message, seconds = results["gguf endless"]
+    assert error == "UnsupportedModelError", message
+    assert message == (
+        f"the chat template of {checkpoints['gguf endless']!r} (tokenizer.chat_template in its GGUF metadata) cannot "
+        f"render a user and assistant conversation: it asks range() for 100,000 numbers, over the limit of 10,000"
+    )
+    assert seconds < BOUND_SECONDS
+
+
+def test_a_template_that_renders_the_date_renders_a_fixed_one_on_any_day(chatml_llama, tmp_path, monkeypatch):
+    """Scores on two days (the clock read in time zones 26 hours apart, which always fall on different dates) are
+    the same, and equal the plain loop's under the template with the fixed date written in."""
+    import shutil
+    import time
+
+    from support.models import load_tiny
+
+    dated = "{{ '<|im_start|>system\\nToday is ' + strftime_now('%d %B %Y') + '.<|im_end|>\\n' }}"
+    clock = shutil.copytree(chatml_llama, tmp_path / "clock")
+    (clock / "chat_template.jinja").write_text(dated + CHATML, encoding="utf-8")
+    fixed = shutil.copytree(chatml_llama, tmp_path / "fixed")
+    (fixed / "chat_template.jinja").write_text(dated.replace("strftime_now('%d %B %Y')", "'26 July 2024'") + CHATML)
+    _, tokenizer = load_tiny(str(clock))
+    scores, renders = {}, {}
+    for zone in ("Etc/GMT+12", "Etc/GMT-14"):  # UTC-12 and UTC+14
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+        scorer = bart_score.BARTScorer(checkpoint=str(clock), device="cpu", chat=True)
+        scores[zone] = (scorer.score(SOURCES, PREDICTIONS), scorer.token_policy)
+        renders[zone] = tokenizer.apply_chat_template([{"role": "user", "content": "Hi."}], tokenize=False)
+    monkeypatch.delenv("TZ")
+    time.tzset()
+    assert renders["Etc/GMT+12"] != renders["Etc/GMT-14"]  # transformers' own rendering reads the clock
+    assert scores["Etc/GMT+12"] == scores["Etc/GMT-14"]
+    expected = reference(
+        (str(fixed), "chatml", load_tiny(str(fixed))), SOURCES, PREDICTIONS, DEFAULT_INSTRUCTIONS["faithfulness"]
+    )
+    assert largest_difference(scores["Etc/GMT+12"][0], expected) < TOLERANCE
+
+
+def test_the_policy_digest_of_a_template_that_renders_the_date_records_the_date(chatml_llama, tmp_path, monkeypatch):
+    import datetime
+    import shutil
+
+    import bart_score.models.chat as chat
+
+    clock = shutil.copytree(chatml_llama, tmp_path / "clock")
+    (clock / "chat_template.jinja").write_text("{{ strftime_now('%Y-%m-%d') }}" + CHATML, encoding="utf-8")
+    dated, plain = (bart_score.BARTScorer(checkpoint=c, device="cpu", chat=True) for c in (str(clock), chatml_llama))
+    policies = (dated.token_policy, plain.token_policy)
+    monkeypatch.setattr(chat, "TEMPLATE_DATE", datetime.datetime(2031, 2, 3))
+    assert dated.token_policy != policies[0] and plain.token_policy == policies[1]
+    assert dated.score_tokens(["A text."], ["A reply."]) != []
+    assert dated.family._render([([{"role": "user", "content": "Hi."}], False)])[0].startswith("2031-02-03")

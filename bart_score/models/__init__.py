@@ -148,7 +148,7 @@ def load_family(
         return family(tokenizer, model, source_lang, target_lang)
     if family is ChatFamily:
         assert chat is not None  # _family_class chose ChatFamily for chat settings
-        return family(tokenizer, model, chat)
+        return family(tokenizer, model, chat, _template_origin(checkpoint))
     if issubclass(family, CausalFamily):
         return family(tokenizer, model, template)
     return family(tokenizer, model)
@@ -182,6 +182,17 @@ def load_tokenizer(label: str, source: str, where: dict[str, Any]) -> Any:
             f"merges, or a sentencepiece model) are missing or unreadable"
         )
     return tokenizer
+
+
+def _template_origin(checkpoint: Checkpoint) -> str:
+    """How errors name a checkpoint's chat template: the checkpoint, and the metadata or file it is read from."""
+    if checkpoint.gguf_file:
+        return f"the chat template of {checkpoint.name!r} (tokenizer.chat_template in its GGUF metadata)"
+    if checkpoint.local:
+        for name in ("chat_template.jinja", "chat_template.json", "tokenizer_config.json"):
+            if os.path.isfile(os.path.join(checkpoint.source, name)):
+                return f"the chat template of {checkpoint.name!r} (in {name})"
+    return f"the chat template of {checkpoint.name!r}"
 
 
 def _family_class(

@@ -21,22 +21,37 @@ covering the chat template, the instructions and the system text."""
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from ..errors import InputError, UnsupportedModelError
-from ..templates import ChatSettings, template_sides
+from ..errors import InputError, ScoringError, UnsupportedModelError, first_line
+from ..templates import CONDITION_PLACEHOLDER, ChatSettings, template_sides
 from .base import Target, Tokenized, dedupe
 from .causal import CausalFamily
 
 # The reply rendered to find what closes an assistant turn; plain words that no template changes.
 _KNOWN_REPLY = "The known reply."
-# Stands for the condition when a template is rendered to find where the condition goes.
-_PLACEHOLDER = "\u2063bartscore-condition\u2063"
+# The script that renders chat templates in a process of its own, under the limits below.
+_RENDERER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "chat_render.py")
+# The time one conversation may take to render, in seconds.
+RENDER_SECONDS = 5.0
+# The renderer's memory limit, in bytes, beside 8 bytes for each byte of the request (the conversations' texts).
+RENDER_MEMORY = 1 << 30
+# What a template may build (a string or list, the rendered conversation): this many items beyond 4 times the
+# conversation's own characters.
+RENDER_ALLOWANCE = 1_000_000
+# The date a template's strftime_now() renders: fixed, so that what a template renders, and so every score, does not
+# depend on the day it runs; it is Llama 3.1's template's own date for when it has no clock. It is recorded in the
+# policy digest of every template that names strftime_now.
+TEMPLATE_DATE = datetime.datetime(2024, 7, 26)
 
 
 class ChatFamily(CausalFamily):
@@ -44,7 +59,14 @@ class ChatFamily(CausalFamily):
 
     name = "chat"
 
-    def __init__(self, tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel, settings: ChatSettings) -> None:
+    def __init__(
+        self,
+        tokenizer: PreTrainedTokenizerBase,
+        model: PreTrainedModel,
+        settings: ChatSettings,
+        origin: str = "this model's chat template",
+    ) -> None:
+        """origin: how errors name the chat template (the checkpoint, and the file or metadata it comes from)."""
         # Not CausalFamily's __init__: that one checks a template and an EOS this policy does not use.
         super(CausalFamily, self).__init__(tokenizer, model)
         if not getattr(tokenizer, "chat_template", None):
@@ -59,39 +81,85 @@ class ChatFamily(CausalFamily):
             )
         self.settings = settings
         self.instructions = dict(settings.instructions)
-        self.closing_id = self._closing_token()
+        self.origin = origin
+        try:
+            self.template = tokenizer.get_chat_template()
+        except ValueError as error:  # several named templates, none of them the default
+            raise UnsupportedModelError(f"{origin} cannot be used: {first_line(error)}") from None
+        self.clock = "strftime_now" in self.template
+        self.variables = dict(tokenizer.special_tokens_map)
         # instruction -> (its text before {condition}, after it, the prompt before, after)
         self._sides: dict[str, tuple[str, str, str, str]] = {}
+        known = [*self._conversation("Hello."), {"role": "assistant", "content": _KNOWN_REPLY}]
+        instructions = list(dict.fromkeys(self.instructions.values()))
+        sides = [self._side_conversation(instruction) for instruction in instructions]
+        rendered = self._render([(known, False), *((messages, True) for _, _, messages in sides)])
+        self.closing_id = self._closing_token(rendered[0])
+        for instruction, (head, tail, _), text in zip(instructions, sides, rendered[1:]):
+            self._store_sides(instruction, head, tail, text)
 
     @property
     def policy(self) -> str:
-        described = json.dumps(
-            [self.tokenizer.chat_template, self.settings.system, sorted(self.instructions.items())], ensure_ascii=False
-        )
-        return f"{self.name}:{hashlib.sha1(described.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+        described: list[Any] = [self.tokenizer.chat_template, self.settings.system, sorted(self.instructions.items())]
+        if self.clock:
+            described.append({"strftime_now": TEMPLATE_DATE.isoformat()})
+        text = json.dumps(described, ensure_ascii=False)
+        return f"{self.name}:{hashlib.sha1(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
     # -- the chat template --------------------------------------------------------------------------------------
 
-    def _render(self, messages: list[dict[str, str]], *, add_generation_prompt: bool) -> str:
+    def _render(self, conversations: list[tuple[list[dict[str, str]], bool]]) -> list[str]:
+        """The conversations (messages, add_generation_prompt) rendered by the chat template, in a process of its
+        own (chat_render.py) under a time and memory budget; a template that goes past one, or fails, is refused."""
+        largest = max((sum(len(m["content"]) for m in messages) for messages, _ in conversations), default=0)
+        request = {
+            "template": self.template,
+            "conversations": [{"messages": m, "add_generation_prompt": prompt} for m, prompt in conversations],
+            "variables": self.variables,
+            "date": TEMPLATE_DATE.isoformat(),
+            "max_size": RENDER_ALLOWANCE + 4 * largest,
+            "seconds": RENDER_SECONDS,
+            "memory": RENDER_MEMORY,
+        }
+        payload = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        request["memory"] = RENDER_MEMORY + 8 * len(payload)
+        payload = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        # The renderer times each conversation itself; this bounds the whole request, where it cannot.
+        timeout = 2 * RENDER_SECONDS + 0.05 * len(conversations) + len(payload) / 1e6
+        command = [sys.executable, "-I", _RENDERER]
         try:
-            return self.tokenizer.apply_chat_template(
-                messages, add_generation_prompt=add_generation_prompt, tokenize=False
-            )
-        except Exception as error:  # the template's own checks (roles, alternation) raise jinja's errors
+            completed = subprocess.run(command, input=payload, capture_output=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
             raise UnsupportedModelError(
-                f"this model's chat template cannot render a "
-                f"{' and '.join(message['role'] for message in messages)} conversation: {error}"
+                f"{self.origin} was stopped after {timeout:.0f} s rendering {len(conversations)} conversations; a chat "
+                f"template that runs this long is refused"
             ) from None
+        except OSError as error:
+            raise ScoringError(f"cannot start the process that renders chat templates: {first_line(error)}") from None
+        try:
+            answer = json.loads(completed.stdout)
+        except ValueError:
+            said = completed.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise UnsupportedModelError(
+                f"{self.origin} stopped the process that renders it (exit status {completed.returncode}"
+                f"{': ' + said[-1][:200] if said else ''}); the template is refused"
+            ) from None
+        if "error" in answer:
+            where = "cannot be compiled"
+            if answer["conversation"] is not None:
+                roles = " and ".join(dict.fromkeys(m["role"] for m in conversations[answer["conversation"]][0]))
+                where = f"cannot render a {roles} conversation"
+            raise UnsupportedModelError(f"{self.origin} {where}: {answer['error']}")
+        rendered: list[str] = answer["rendered"]
+        return rendered
 
     def _conversation(self, content: str) -> list[dict[str, str]]:
         system = [] if self.settings.system is None else [{"role": "system", "content": self.settings.system}]
         return [*system, {"role": "user", "content": content}]
 
-    def _closing_token(self) -> int:
-        """The token that closes an assistant turn: the first token after a known reply, past any whitespace."""
-        rendered = self._render(
-            [*self._conversation("Hello."), {"role": "assistant", "content": _KNOWN_REPLY}], add_generation_prompt=False
-        )
+    def _closing_token(self, rendered: str) -> int:
+        """The token that closes an assistant turn: the first token after the known reply in `rendered` (a
+        conversation that ends with it), past any whitespace."""
         at = rendered.rfind(_KNOWN_REPLY)
         if at < 0:
             raise UnsupportedModelError(
@@ -111,27 +179,41 @@ class ChatFamily(CausalFamily):
             f"special token, so chat scoring has no token that closes a reply to score"
         )
 
-    def _instruction_sides(self, instruction: str) -> tuple[str, str, str, str]:
-        """The instruction's text on each side of {condition}, and the prompt rendered around a placeholder
-        condition, split at it: the prompt's own text before and after the condition."""
-        if instruction not in self._sides:
-            head, tail = template_sides(instruction, "instruction")
-            rendered = self._render(self._conversation(head + _PLACEHOLDER + tail), add_generation_prompt=True)
-            if rendered.count(_PLACEHOLDER) != 1:
-                raise UnsupportedModelError(
-                    "this model's chat template does not write the user's message once, as given, so chat scoring "
-                    "cannot find the condition in the prompt"
-                )
-            before, after = rendered.split(_PLACEHOLDER)
-            self._sides[instruction] = (head, tail, before, after)
-        return self._sides[instruction]
+    def _side_conversation(self, instruction: str) -> tuple[str, str, list[dict[str, str]]]:
+        """(the instruction's text before {condition}, after it, the conversation that asks with a placeholder for
+        the condition): rendered, it gives the prompt's own text on each side of the condition (_store_sides)."""
+        head, tail = template_sides(instruction, "instruction")
+        return head, tail, self._conversation(head + CONDITION_PLACEHOLDER + tail)
 
-    def _prompt(self, instruction: str, condition: str) -> tuple[str, int, int]:
-        """(the prompt as text, where the condition starts and ends in it) for one condition. The condition is
-        what the prompt does not share with the prompt's own text on either side: a template that trims its
-        message's ends (Llama 3's) trims the condition's, or the instruction's, whitespace."""
-        head, tail, before, after = self._instruction_sides(instruction)
-        text = self._render(self._conversation(head + condition + tail), add_generation_prompt=True)
+    def _store_sides(self, instruction: str, head: str, tail: str, rendered: str) -> None:
+        # chat_settings and instruction_list refuse instructions and system texts that hold the placeholder, so
+        # a count other than 1 is the template's doing.
+        if rendered.count(CONDITION_PLACEHOLDER) != 1:
+            raise UnsupportedModelError(
+                f"{self.origin} does not write the user's message once, as given, so chat scoring cannot find the "
+                f"condition in the prompt"
+            )
+        before, after = rendered.split(CONDITION_PLACEHOLDER)
+        self._sides[instruction] = (head, tail, before, after)
+
+    def _prompts(self, prompts: Sequence[tuple[str, str]]) -> list[tuple[str, int, int]]:
+        """(the prompt as text, where the condition starts and ends in it) for each (instruction, condition), all
+        rendered at once with the sides of any instruction not seen before."""
+        parts = {i: template_sides(i, "instruction") for i in dict.fromkeys(i for i, _ in prompts)}
+        new = [instruction for instruction in parts if instruction not in self._sides]
+        sides = [self._side_conversation(instruction) for instruction in new]
+        asked = [(messages, True) for _, _, messages in sides]
+        asked += [(self._conversation(parts[i][0] + c + parts[i][1]), True) for i, c in prompts]
+        rendered = self._render(asked) if asked else []
+        for instruction, (head, tail, _), text in zip(new, sides, rendered):
+            self._store_sides(instruction, head, tail, text)
+        return [self._locate(i, text) for (i, _), text in zip(prompts, rendered[len(new) :])]
+
+    def _locate(self, instruction: str, text: str) -> tuple[str, int, int]:
+        """(text, where the condition starts and ends in it) for a prompt rendered under `instruction`. The
+        condition is what the prompt does not share with the prompt's own text on either side: a template that
+        trims its message's ends (Llama 3's) trims the condition's, or the instruction's, whitespace."""
+        _, _, before, after = self._sides[instruction]
         start = _shared_length(text, before)
         end = len(text) - _shared_length(text[::-1], after[::-1])
         return text, start, max(start, end)
@@ -152,7 +234,7 @@ class ChatFamily(CausalFamily):
             instructions = [self.settings.score_instruction] * len(conditions)
         prompts, prompt_of_pair = dedupe(list(zip(instructions, conditions)))
         target_texts, target_of_pair = dedupe(targets)
-        located = [self._prompt(instruction, condition) for instruction, condition in prompts]
+        located = self._prompts(prompts)
         texts = [text for text, _, _ in located]
         encoded: Any = (  # a tokenizer's BatchEncoding, or its empty stand-in
             self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
