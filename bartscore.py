@@ -69,6 +69,10 @@ Args:
     references (list of str, or list of lists of str): one reference, or several, per prediction; the number may
         differ from one prediction to the next.
     sources (list of str): the source (input) text of each prediction.
+    Each may also be a tuple or a one-dimensional array-like (numpy array, pandas Series, datasets column, pyarrow
+    array), taken as its values (references also as a two-dimensional array: a row of references per prediction). A
+    table (pandas DataFrame, datasets.Dataset, pyarrow Table) is refused with the column to pass: iterating over one
+    gives its column names, not its texts.
     directions (str or list of str): any of "faithfulness" (needs sources), "precision", "recall", "f_score" (need
         references). Default: every direction the given inputs allow. Only these are computed.
     aggregation ("mean" or "max"): how precision and recall combine over several references (default "mean", as the

@@ -41,6 +41,10 @@ from .causal import CausalFamily
 _KNOWN_REPLY = "The known reply."
 # The script that renders chat templates in a process of its own, under the limits below.
 _RENDERER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "chat_render.py")
+# How the renderer starts: isolated (-I: no environment variables, no user site, neither the current folder nor the
+# script's on sys.path), then given the folders this process imports jinja2 and markupsafe from, so that it renders
+# with the same jinja2 wherever that is installed.
+_BOOTSTRAP = "import runpy, sys; sys.path[:0] = sys.argv[1:-1]; runpy.run_path(sys.argv[-1], run_name='__main__')"
 # The time one conversation may take to render, in seconds.
 RENDER_SECONDS = 5.0
 # The renderer's memory limit, in bytes, beside 8 bytes for each byte of the request (the conversations' texts).
@@ -126,7 +130,7 @@ class ChatFamily(CausalFamily):
         payload = json.dumps(request, ensure_ascii=False).encode("utf-8")
         # The renderer times each conversation itself; this bounds the whole request, where it cannot.
         timeout = 2 * RENDER_SECONDS + 0.05 * len(conversations) + len(payload) / 1e6
-        command = [sys.executable, "-I", _RENDERER]
+        command = [sys.executable, "-I", "-c", _BOOTSTRAP, *_jinja_folders(), _RENDERER]
         try:
             completed = subprocess.run(command, input=payload, capture_output=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
@@ -280,6 +284,15 @@ class ChatFamily(CausalFamily):
         tokenized.pairs = list(zip(prefix_of_pair, scored_of_pair))
         self.note_special_tokens(dict.fromkeys([c for _, c in prompts] + target_texts), tokenized)
         return tokenized
+
+
+def _jinja_folders() -> list[str]:
+    """The folders this process imports jinja2 and markupsafe from (the renderer's only imports besides the
+    standard library)."""
+    import jinja2
+    import markupsafe
+
+    return list(dict.fromkeys(os.path.dirname(os.path.dirname(m.__file__ or "")) for m in (jinja2, markupsafe)))
 
 
 def _shared_length(text: str, other: str) -> int:
