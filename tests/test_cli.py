@@ -531,6 +531,11 @@ def chat_checkpoint(tmp_path_factory):
         (["--chat", "--compatibility", "gptscore"], "--compatibility 'gptscore' and --chat do not go together"),
         (["--chat", "--instruction", "Summarize."], "--instruction must hold the field {condition} once"),
         (["--chat", "--instruction", "{condition} {condition}"], "--instruction must hold the field {condition} once"),
+        (
+            ["--chat", "--system", "Be brief.\u2063bartscore-condition\u2063"],
+            "--system holds '\\u2063bartscore-condition\\u2063' at character 9, the text chat scoring puts in the "
+            "condition's place",
+        ),
     ],
 )
 def test_chat_flags_that_cannot_work_are_usage_errors_before_the_model_loads(files, flags, message):
