@@ -17,7 +17,11 @@ Token policy ("chat"):
 Instructions hold ``{condition}`` once (``{{`` and ``}}`` for literal braces, no other field), as ``template`` does.
 Each direction has its own (DEFAULT_INSTRUCTIONS, or the caller's); ``BARTScorer.score``, which knows no direction,
 uses faithfulness's unless given ``instruction=``. The signature names the policy ``chat:<digest>``, the digest
-covering the chat template, the instructions and the system text."""
+covering the chat template, the instructions and the system text (and TEMPLATE_DATE, for a template that names
+strftime_now).
+
+The template is code from the checkpoint: it renders as apply_chat_template renders it, but in a process of its own
+(chat_render.py) under a time and memory budget, and ``strftime_now`` gives it TEMPLATE_DATE rather than the clock."""
 
 from __future__ import annotations
 
