@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 import pytest
-from support.extras import require_extra
 from support.cli import run_cli
+from support.extras import require_extra
 from support.lazy import LazyModule
 from support.meta_eval_fixtures import write_fixture_files
 from support.models import CLOSING_TOKENS, build_tiny_chat, load_tiny
