@@ -3,10 +3,13 @@
 transformers quietly builds a tokenizer that reads every text as unknown or no tokens), are refused with a
 CheckpointLoadError naming the file or the tokenizer, before anything is scored."""
 
+import json
 import os
 import shutil
 
 import pytest
+import transformers
+from support.cli import run_cli_capped
 from support.models import FAMILIES, build_sentence_encoder, tiny_checkpoint_for
 
 import bart_score
@@ -110,3 +113,80 @@ def test_a_retrievers_tokenizer_without_its_vocabulary_is_refused(tmp_path):
             os.remove(os.path.join(folder, name))
     with pytest.raises(bart_score.CheckpointLoadError, match=rf"^the tokenizer of the retriever '{folder}' has "):
         EmbeddingRetriever(folder)
+
+
+# -- a config that asks for more than the weights hold ------------------------------------------------------------
+
+LAYER_COUNTS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers", "num_decoder_layers", "n_layer")
+
+
+@pytest.fixture
+def no_model_built(monkeypatch):
+    """Fails the test if a model is built: every refusal below comes first."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was built before the checkpoint was refused")
+
+    for auto in (transformers.AutoModelForSeq2SeqLM, transformers.AutoModelForCausalLM):
+        monkeypatch.setattr(auto, "from_pretrained", refuse)
+
+
+def edit_config(folder, **changes):
+    config = json.loads((folder / "config.json").read_text())
+    config.update(changes)
+    (folder / "config.json").write_text(json.dumps(config))
+    return config
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_config_of_more_layers_than_the_weights_hold_is_refused_before_the_model_is_built(
+    family, copy_of, no_model_built
+):
+    folder = copy_of(family)
+    config = json.loads((folder / "config.json").read_text())
+    for attribute in [name for name in LAYER_COUNTS if name in config]:
+        # A config that lists each layer's kind (Qwen2's layer_types) lists 20,000, as a consistent forgery would.
+        kinds = {"layer_types": config["layer_types"][:1] * 20_000} if "layer_types" in config else {}
+        edit_config(folder, **{attribute: 20_000}, **kinds)
+        message = r"is damaged: its config's \w+ is 20,000, but its weights hold \d+ numbered layers"
+        with pytest.raises(bart_score.CheckpointLoadError, match=message):
+            bart_score.BARTScorer(checkpoint=str(folder), device="cpu")
+        edit_config(folder, **{attribute: config[attribute]}, **{key: config[key] for key in kinds})
+
+
+# The sizes of a config that shape its weights, across the families (each family's config has some of them).
+SIZES = ("vocab_size", "hidden_size", "d_model", "n_embd", "intermediate_size", "d_ff", "ffn_dim", "encoder_ffn_dim")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_config_whose_sizes_exceed_the_weights_is_refused_before_the_model_is_built(family, copy_of, no_model_built):
+    folder = copy_of(family)
+    config = json.loads((folder / "config.json").read_text())
+    sizes = [name for name in SIZES if isinstance(config.get(name), int)]
+    assert "vocab_size" in sizes and len(sizes) >= 2, sizes  # the vocabulary and a width at least
+    message = r"the \w+ its config describes has [\d,]+ parameters, but its weights hold [\d,]+ values"
+    for size in sizes:
+        edit_config(folder, **{size: config[size] * 64})
+        with pytest.raises(bart_score.CheckpointLoadError, match=message):
+            bart_score.BARTScorer(checkpoint=str(folder), device="cpu")
+        edit_config(folder, **{size: config[size]})
+
+
+def test_a_config_that_transformers_finds_inconsistent_is_a_checkpoint_load_error(copy_of):
+    folder = copy_of("qwen2")
+    edit_config(folder, num_hidden_layers=20_000)  # its layer_types still lists 2
+    message = r"cannot read the config of '.*qwen2': `num_hidden_layers` \(20000\) must be equal to the number of"
+    with pytest.raises(bart_score.CheckpointLoadError, match=message):
+        bart_score.BARTScorer(checkpoint=str(folder), device="cpu")
+
+
+@pytest.mark.slow
+def test_the_config_of_20000_layers_is_refused_by_the_command_line_in_bounded_memory(copy_of, tmp_path):
+    folder = copy_of("llama")
+    edit_config(folder, num_hidden_layers=20_000)
+    (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    arguments = ["score", "-m", str(folder), "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "src.txt"), "-q"]
+    status, error, _, peak = run_cli_capped(*arguments, memory=3 << 30, seconds=120)
+    assert status == 1 and "its config's num_hidden_layers is 20,000, but its weights hold 2" in error, error
+    assert len(error.strip().splitlines()) == 1 and str(folder) in error
+    assert peak < 1 << 30, f"{peak:,} bytes resident"

@@ -7,23 +7,37 @@ import copy
 import json
 import os
 import pathlib
+import re
 import shutil
+import struct
 import sys
 
+import gguf
 import numpy as np
 import pytest
 from support.extras import require_extra
 
 require_extra("gguf")  # before the imports that need it
 import torch
-from support.cli import run_cli
-from support.gguf import build_tiny_causal, save_folder, write_gguf
+import transformers
+from support.cli import run_cli, run_cli_capped
+from support.gguf import (
+    add_raw_metadata,
+    block_count_probe,
+    build_tiny_causal,
+    save_folder,
+    unused_strings_probe,
+    vocabulary_probe,
+    write_gguf,
+)
 from support.reference import causal_score
 
 import bart_score
 import space.guards
 import space.settings
+from bart_score.cli import main
 from bart_score.models import checkpoint_identity, locate_checkpoint
+from bart_score.models.gguf import MAX_ENTRIES, MAX_STRING_BYTES
 
 TOLERANCE = 1e-5
 CONDITIONS = [
@@ -182,10 +196,177 @@ def test_a_gguf_file_of_an_architecture_transformers_cannot_read_gets_the_family
 def test_a_gguf_file_lacking_a_tensor_is_refused_rather_than_scored_with_random_weights(llama_gguf, tmp_path):
     model, tokenizer, _ = llama_gguf
     path = write_gguf(model, tokenizer, tmp_path / "partial.gguf", leave_out=("model.layers.1.mlp.up_proj.weight",))
-    with pytest.raises(
-        bart_score.CheckpointLoadError, match=r"lacks 1 of the weights of its LlamaForCausalLM \(such as"
-    ):
+    message = (
+        r"the LlamaForCausalLM its config describes has [\d,]+ parameters, but its weights hold [\d,]+ values: its"
+    )
+    with pytest.raises(bart_score.CheckpointLoadError, match=message + " files are incomplete"):
         bart_score.BARTScorer(checkpoint=path, device="cpu")
+
+
+# -- damaged and oversized metadata: every kind refused before transformers reads the file -------------------------
+
+
+def edited(edit):
+    """A damage made with gguf's writer: edit(writer) once the model's keys and tensors are added."""
+    return lambda model, tokenizer, path: write_gguf(model, tokenizer, path, edit=edit)
+
+
+def patched(old, new):
+    """A damage made in the written bytes: the one occurrence of `old` (in the header) replaced by `new`."""
+
+    def damage(model, tokenizer, path):
+        write_gguf(model, tokenizer, path)
+        data = pathlib.Path(path).read_bytes()
+        assert data.count(old) == 1, old
+        pathlib.Path(path).write_bytes(data.replace(old, new))
+
+    return damage
+
+
+def one_token_more(writer):
+    tokens = writer.kv_data[0][gguf.Keys.Tokenizer.LIST].value
+    writer.add_token_list([*tokens, "beyond-the-embedding"])
+
+
+def unused_bytes(count):
+    payload = struct.pack("<IQ", gguf.GGUFValueType.UINT8, count) + bytes(count)
+    return lambda model, tokenizer, path: (
+        write_gguf(model, tokenizer, path),
+        add_raw_metadata(path, "general.unused", gguf.GGUFValueType.ARRAY, payload),
+    )
+
+
+VALUE = gguf.GGUFValueType
+# Each kind of damage (CheckpointLoadError) and of metadata over its bounds, the file's own problem: (how the file is
+# made, what the one-line message says after the file's path).
+DAMAGED_METADATA = {
+    "alignment-0": (
+        edited(lambda writer: writer.add_key_value("general.alignment", 0, VALUE.UINT32)),
+        r"is not a valid GGUF file: its general.alignment is 0, not a power of two",
+    ),
+    "alignment-24": (
+        edited(lambda writer: writer.add_key_value("general.alignment", 24, VALUE.UINT32)),
+        r"is not a valid GGUF file: its general.alignment is 24, not a power of two",
+    ),
+    "alignment-uint64": (
+        edited(lambda writer: writer.add_key_value("general.alignment", 32, VALUE.UINT64)),
+        r"is not a valid GGUF file: its general.alignment is of type 10, not a UINT32",
+    ),
+    "tensor-twice": (
+        patched(b"blk.0.attn_k.weight", b"blk.0.attn_q.weight"),
+        r"is not a valid GGUF file: its tensor 'blk.0.attn_q.weight' is there twice",
+    ),
+    "key-twice": (
+        patched(b"tokenizer.ggml.bos_token_id", b"tokenizer.ggml.eos_token_id"),
+        r"is not a valid GGUF file: its metadata key 'tokenizer.ggml.eos_token_id' is there twice",
+    ),
+    "nested-arrays": (
+        edited(lambda writer: writer.add_array("general.nested", [[1, 2], [3]])),
+        r"is not a valid GGUF file: its metadata value 'general.nested' is an array of arrays",
+    ),
+    "utf8-value": (
+        edited(lambda writer: writer.add_key_value("general.name", b"tiny\xffllama", VALUE.STRING)),
+        r"is not a valid GGUF file: the metadata value 'general.name' is not valid UTF-8 \(byte [\d,]+ of the file\)",
+    ),
+    "utf8-key": (
+        patched(b"general.name", b"general.n\xffme"),
+        r"is not a valid GGUF file: the name of metadata key \d+ is not valid UTF-8",
+    ),
+    "utf8-token": (
+        patched(b"\x0c\x00\x00\x00\x00\x00\x00\x00<|im_start|>", b"\x0c\x00\x00\x00\x00\x00\x00\x00<|im_st\xffrt|>"),
+        r"is not a valid GGUF file: element 1 of the metadata array 'tokenizer.ggml.tokens' is not valid UTF-8",
+    ),
+    "utf8-tensor-name": (
+        patched(b"output_norm.weight", b"output_n\xffrm.weight"),
+        r"is not a valid GGUF file: the name of tensor \d+ is not valid UTF-8",
+    ),
+    "string-over-bound": (
+        edited(lambda writer: writer.add_chat_template("x" * (MAX_STRING_BYTES + 1))),
+        r"is refused: the metadata value 'tokenizer.chat_template' is a string of 1,048,577 bytes, over the limit of "
+        r"1,048,576",
+    ),
+    "array-over-bound": (
+        unused_bytes(MAX_ENTRIES + 1),
+        r"is refused: its metadata array 'general.unused' has 65,537 elements, over the limit of 65,536",
+    ),
+    "vocabulary-beyond-embedding": (
+        edited(one_token_more),
+        r"is refused: its metadata array 'tokenizer.ggml.tokens' has 701 entries, more than the 700 rows of its "
+        r"token embedding \(token_embd.weight\)",
+    ),
+    # The probes of issue 28: 5.3 GB, 3.3 GB and 7.4 GB in transformers' reader and model before a refusal.
+    "4-million-unused-strings": (
+        unused_strings_probe,
+        r"is refused: its metadata array 'general.unused' has 4,000,000 elements, over the limit of 65,536",
+    ),
+    "2-million-tokens": (
+        vocabulary_probe,
+        r"is refused: its metadata array 'tokenizer.ggml.tokens' has 2,000,000 elements, over the limit of 524,288",
+    ),
+    "20000-blocks": (
+        block_count_probe,
+        r"is damaged: its config's num_hidden_layers is 20,000, but its weights hold 2 numbered layers",
+    ),
+}
+
+
+@pytest.fixture
+def no_model_built(monkeypatch):
+    """Fails the test if a model is built: every refusal below comes first."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was built before the checkpoint was refused")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", refuse)
+
+
+@pytest.mark.parametrize("damage", DAMAGED_METADATA)
+def test_each_kind_of_damaged_or_oversized_metadata_is_a_checkpoint_load_error_naming_the_file(
+    damage, llama_gguf, tmp_path, capsys, no_model_built
+):
+    model, tokenizer, _ = llama_gguf
+    make, message = DAMAGED_METADATA[damage]
+    path = str(tmp_path / f"{damage}.gguf")
+    make(model, tokenizer, path)
+    with pytest.raises(bart_score.CheckpointLoadError, match=rf"^'?{re.escape(path)}'? {message}"):
+        bart_score.BARTScorer(checkpoint=path, device="cpu")
+    (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    (tmp_path / "sys.txt").write_text("A cat sat.\n", encoding="utf-8")
+    capsys.readouterr()
+    status = main(["score", "-m", path, "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "sys.txt"), "-q"])
+    error = capsys.readouterr().err
+    assert status == 1 and len(error.strip().splitlines()) == 1 and path in error, error
+    assert re.search(message, error), error
+
+
+def test_an_unsupported_architecture_stays_the_family_error_on_the_command_line(tmp_path, capsys):
+    writer = gguf.GGUFWriter(str(tmp_path / "encoder.gguf"), "bert")
+    writer.add_block_count(1)
+    writer.add_tensor("blk.0.attn_q.weight", np.zeros((8, 4), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    arguments = ["score", "-m", str(tmp_path / "encoder.gguf"), "-s", str(tmp_path / "src.txt"), "-q"]
+    status = main([*arguments, "-t", str(tmp_path / "src.txt")])
+    error = capsys.readouterr().err
+    assert status == 2 and "is a GGUF file of architecture 'bert', which transformers" in error, error
+    assert len(error.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("probe", ["4-million-unused-strings", "2-million-tokens", "20000-blocks"])
+def test_the_metadata_bombs_are_refused_by_the_command_line_in_bounded_memory(probe, llama_gguf, tmp_path):
+    model, tokenizer, _ = llama_gguf
+    make, message = DAMAGED_METADATA[probe]
+    path = str(tmp_path / f"{probe}.gguf")
+    make(model, tokenizer, path)
+    (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    arguments = ["score", "-m", path, "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "src.txt"), "-q"]
+    status, error, _, peak = run_cli_capped(*arguments, memory=3 << 30, seconds=120)
+    assert status == 1 and re.search(message, error) and len(error.strip().splitlines()) == 1, (status, error)
+    assert peak < 1 << 30, f"{peak:,} bytes resident"
 
 
 @pytest.mark.parametrize("package", ["gguf", "accelerate"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -39,6 +40,7 @@ from .checkpoints import (
     hub_unreachable,
     locate_checkpoint,
     refuse_custom_code,
+    stored_tensor_elements,
     weights_identity,
 )
 from .gguf import read_gguf_header, require_gguf_extra
@@ -49,6 +51,8 @@ COMPATIBILITY = ("gptscore",)
 # Fewer ordinary vocabulary entries than this is a tokenizer without its vocabulary: the smallest real ones (bytes,
 # characters) have hundreds, and one built from a tokenizer config alone has none or one.
 MIN_VOCABULARY = 16
+# The config attributes that count a model's layers (stacks of an encoder-decoder apart), across transformers' families.
+_LAYER_COUNTS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers", "num_decoder_layers")
 
 __all__ = [
     "COMPATIBILITY",
@@ -124,7 +128,11 @@ def load_family(
             f"template is for causal language models; {checkpoint.name!r} is a {config.model_type!r} "
             f"sequence-to-sequence model (use prompt= to add text to its condition)"
         )
-    weights = {"quantization_config": GgufConfig(dequantize=True)} if checkpoint.gguf_file else {}
+    check_config_fits_weights(checkpoint, config, family.auto_class)
+    weights = {}
+    if checkpoint.gguf_file:
+        weights = {"quantization_config": GgufConfig(dequantize=True)}
+        _gguf_bar_follows_the_switch()
     tokenizer = load_tokenizer(repr(checkpoint.name), checkpoint.source, where)
     with loading(repr(checkpoint.name)):
         model, loading_info = family.auto_class.from_pretrained(
@@ -152,6 +160,52 @@ def load_family(
     if issubclass(family, CausalFamily):
         return family(tokenizer, model, template)
     return family(tokenizer, model)
+
+
+def check_config_fits_weights(checkpoint: Checkpoint, config: PretrainedConfig, auto_class: Any) -> None:
+    """Refuses (CheckpointLoadError) a config that asks for more than the checkpoint's weights hold, before the model is
+    built: building takes the memory and time of the model the config describes, whatever the files hold (a config
+    of 20,000 layers over weights for 2 took 93 s and 2 GB to be refused as lacking weights). First each layer count
+    of the config against the layers the weights' names number, then the parameters of the config's model, built on
+    the meta device (no memory), against the values the weights hold (their files' headers). A Hub id that is not in
+    the Hugging Face cache is not checked: its files are not here yet."""
+    stored = stored_tensor_elements(checkpoint)
+    if stored is None:
+        return
+    # Layers are numbered in the weights' names (model.layers.11.mlp..., blk.11.ffn_up...): every layer has a number.
+    numbers = {part for name in stored for part in name.split(".") if part.isascii() and part.isdigit()}
+    for attribute in _LAYER_COUNTS:
+        declared = getattr(config, attribute, None)
+        if isinstance(declared, int) and declared > len(numbers):
+            raise CheckpointLoadError(
+                f"{checkpoint.name!r} is damaged: its config's {attribute} is {declared:,}, but its weights hold "
+                f"{len(numbers):,} numbered layers"
+            )
+    with loading(repr(checkpoint.name)), torch.device("meta"):
+        model = auto_class.from_config(config, trust_remote_code=False)
+    # Weights the model makes itself when they are missing (Marian's sinusoidal positions) are not in its files.
+    made = [re.compile(pattern) for pattern in getattr(model, "_keys_to_ignore_on_load_missing", None) or ()]
+    needed = sum(
+        parameter.numel()
+        for name, parameter in model.named_parameters()
+        if not any(pattern.search(name) for pattern in made)
+    )
+    held = sum(stored.values())
+    if needed > held:
+        raise CheckpointLoadError(
+            f"{checkpoint.name!r} is damaged: the {type(model).__name__} its config describes has {needed:,} "
+            f"parameters, but its weights hold {held:,} values: its files are incomplete, or its config's sizes "
+            f"(hidden size, vocabulary, layers) are not those of its weights"
+        )
+
+
+def _gguf_bar_follows_the_switch() -> None:
+    """transformers draws its bar over a GGUF file's tensors ("Converting and de-quantizing GGUF tensors") with tqdm
+    itself, not with its own tqdm wrapper, so that disable_progress_bar() (the command line's -q) left it drawn: its
+    GGUF module is given the wrapper, which draws the same bar unless the switch is off."""
+    from transformers import modeling_gguf_pytorch_utils
+
+    modeling_gguf_pytorch_utils.tqdm = transformers.utils.logging.tqdm
 
 
 @contextlib.contextmanager
@@ -320,22 +374,26 @@ def _config(checkpoint: Checkpoint, download: dict[str, Any]) -> PretrainedConfi
     check_checkpoint(checkpoint, download)
     try:
         return AutoConfig.from_pretrained(checkpoint.source, trust_remote_code=False, **download)
-    except (ValueError, OSError) as error:  # a config.json that transformers cannot read
-        raise CheckpointLoadError(f"cannot read the config of {checkpoint.name!r}: {first_line(error)}") from None
+    except Exception as error:  # a config.json that transformers cannot read, or finds inconsistent
+        # huggingface_hub's validation error says which validator failed; what is wrong is its cause's message.
+        problem = first_line(error.__cause__ or error)
+        raise CheckpointLoadError(f"cannot read the config of {checkpoint.name!r}: {problem}") from None
 
 
 def _gguf_config(checkpoint: Checkpoint) -> PretrainedConfig:
     """A GGUF file's config (its metadata), once check_checkpoint found the file whole."""
     check_checkpoint(checkpoint)
+    from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
+
     try:
         return AutoConfig.from_pretrained(checkpoint.source, gguf_file=checkpoint.gguf_file, trust_remote_code=False)
-    except ValueError as error:  # the whole file was read: what transformers refuses is its architecture
+    except Exception as error:  # the file is sound as far as read_gguf_header sees: the architecture, or damage
         assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
         architecture = read_gguf_header(checkpoint.real_path).architecture
-        raise UnsupportedModelError(
-            f"{checkpoint.name!r} is a GGUF file of architecture {architecture!r}, which transformers "
-            f"{transformers.__version__} cannot read from GGUF ({first_line(error)})"
-        ) from None
-    except Exception as error:  # metadata that transformers' GGUF reader fails on in its own ways
+        if architecture.replace("-", "_") not in GGUF_SUPPORTED_ARCHITECTURES:
+            raise UnsupportedModelError(
+                f"{checkpoint.name!r} is a GGUF file of architecture {architecture!r}, which transformers "
+                f"{transformers.__version__} cannot read from GGUF ({first_line(error)})"
+            ) from None
         problem = first_line(error)
         raise CheckpointLoadError(f"cannot read the GGUF metadata of {checkpoint.name!r}: {problem}") from None

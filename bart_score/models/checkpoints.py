@@ -14,9 +14,12 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import math
 import os
 import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import huggingface_hub
 import transformers
@@ -235,6 +238,94 @@ def weights_identity(path: str) -> str:
     return f"weights:{os.path.realpath(path)}#{hashlib.sha256(_file_stamp(path)).hexdigest()[:16]}"
 
 
+def stored_tensor_elements(checkpoint: Checkpoint) -> dict[str, int] | None:
+    """The number of values of each tensor the checkpoint's weights hold, by name, read from their headers alone (a
+    GGUF file's tensor table; each safetensors file's header; else each torch file's pickle, loaded onto the meta
+    device); None for a Hub id not in the Hugging Face cache, whose files are not here to read."""
+    if checkpoint.gguf_file:
+        assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
+        return dict(read_gguf_header(checkpoint.real_path).tensor_elements)
+    folder = checkpoint.source if checkpoint.local else _cached_snapshot(checkpoint.source)
+    if folder is None:
+        return None
+    names = sorted(os.listdir(folder))
+    tensors = [name for name in names if name.endswith(".safetensors")]
+    if tensors:
+        return _tensor_elements(folder, tensors, _safetensors_elements)
+    return _tensor_elements(folder, [name for name in names if name.endswith((".bin", ".pt", ".pth"))], _torch_elements)
+
+
+def stored_weights_are_finite(checkpoint: Checkpoint) -> bool | None:
+    """Whether every value the checkpoint's weights files hold is finite (NaN and infinities are damage), read one
+    tensor at a time in the files' own dtype (a GGUF tensor dequantized); None for a Hub id not in the Hugging Face
+    cache. For the error path: this reads every weight."""
+    if checkpoint.gguf_file:
+        return _gguf_values_are_finite(checkpoint)
+    folder = checkpoint.source if checkpoint.local else _cached_snapshot(checkpoint.source)
+    if folder is None:
+        return None
+    names = sorted(os.listdir(folder))
+    tensors = [name for name in names if name.endswith(".safetensors")]
+    if not tensors:
+        tensors = [name for name in names if name.endswith((".bin", ".pt", ".pth"))]
+    for name in tensors:
+        for value in _tensors(os.path.join(folder, name)):
+            if value.is_floating_point() and not bool(value.isfinite().all()):
+                return False
+    return True
+
+
+def _tensors(path: str) -> Iterator[Any]:
+    import torch
+
+    if path.endswith(".safetensors"):
+        from safetensors import safe_open
+
+        with safe_open(path, framework="pt") as weights:
+            for name in weights.keys():  # noqa: SIM118  # a safetensors handle, not a dict
+                yield weights.get_tensor(name)
+        return
+    loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    yield from (value for value in loaded.values() if isinstance(value, torch.Tensor))
+
+
+def _gguf_values_are_finite(checkpoint: Checkpoint) -> bool:
+    import numpy as np
+    from gguf import GGUFReader, dequantize
+
+    assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
+    read_gguf_header(checkpoint.real_path)  # bounded, so that the reader below is
+    reader = GGUFReader(checkpoint.real_path)
+    return all(bool(np.isfinite(dequantize(tensor.data, tensor.tensor_type)).all()) for tensor in reader.tensors)
+
+
+def _tensor_elements(folder: str, names: list[str], read: Callable[[str], dict[str, int]]) -> dict[str, int]:
+    elements: dict[str, int] = {}
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            elements.update(read(path))
+        except Exception as error:  # a damaged file fails in the safetensors or torch reader's own way
+            raise CheckpointLoadError(f"cannot read the weights file {path}: {first_line(error)}") from None
+    return elements
+
+
+def _safetensors_elements(path: str) -> dict[str, int]:
+    from safetensors import safe_open
+
+    with safe_open(path, framework="pt") as weights:
+        return {name: math.prod(weights.get_slice(name).get_shape()) for name in weights.keys()}  # noqa: SIM118  # a handle
+
+
+def _torch_elements(path: str) -> dict[str, int]:
+    import torch
+
+    loaded = torch.load(path, map_location="meta", weights_only=True, mmap=True)
+    if not isinstance(loaded, dict):
+        raise CheckpointLoadError(f"the weights file {path} holds a {type(loaded).__name__}, not a state dict")
+    return {str(name): value.numel() for name, value in loaded.items() if isinstance(value, torch.Tensor)}
+
+
 def _tokenizer_files(folder: str) -> list[tuple[str, str]]:
     """(name relative to the folder, path) of each entry in it named as a tokenizer file, sorted by name (links
     included, whatever they point to: check_checkpoint_files checks them)."""
@@ -256,11 +347,16 @@ def _file_stamp(path: str) -> bytes:
 
 def _cached_commit(repo_id: str) -> str | None:
     """The commit of the cached snapshot a Hub id loads from (its config.json's snapshot folder), or None."""
+    snapshot = _cached_snapshot(repo_id)
+    if snapshot is None:
+        return None
+    return os.path.basename(snapshot) if os.path.basename(os.path.dirname(snapshot)) == "snapshots" else None
+
+
+def _cached_snapshot(repo_id: str) -> str | None:
+    """The folder of the cached snapshot a Hub id loads from (its config.json's), or None."""
     try:
         found = huggingface_hub.try_to_load_from_cache(repo_id, "config.json")
-    except Exception:  # not a valid repository id: there is no snapshot to name
+    except Exception:  # not a valid repository id: there is no snapshot
         return None
-    if not isinstance(found, str):
-        return None
-    snapshot = os.path.dirname(found)
-    return os.path.basename(snapshot) if os.path.basename(os.path.dirname(snapshot)) == "snapshots" else None
+    return os.path.dirname(found) if isinstance(found, str) else None

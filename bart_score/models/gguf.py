@@ -15,6 +15,7 @@ import math
 import mmap
 import os
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import CheckpointLoadError, MissingExtraError
@@ -23,13 +24,32 @@ GGUF_SUFFIX = ".gguf"
 INSTALL_GGUF_EXTRA = 'pip install "bartscore[gguf]"'
 # What transformers needs to read a GGUF checkpoint: the file format, and accelerate for its loading path.
 GGUF_PACKAGES = ("gguf", "accelerate")
-# Arrays of arrays are legal GGUF; no real file nests them deeper than this, and a walk deeper is refused.
-_MAX_ARRAY_DEPTH = 8
+# Bounds on what the metadata may ask a reader to build. transformers' GGUF reader (gguf's GGUFReader) makes numpy
+# objects for every array element and every tensor: 1.5 KB and 70 us per element once transformers has parsed them
+# (measured on a 500,000-element array), so counts are bounded, not bytes alone: a 32 MB file can hold 4 million
+# empty strings.
+MAX_STRING_BYTES = 1 << 20  # one string: a key, a tensor name, a token, a chat template (real ones: tens of KiB)
+MAX_ENTRIES = 1 << 16  # metadata keys, tensors, and the elements of any array outside the tokenizer's (real files:
+# about 40 keys, up to about 1,000 tensors, arrays of one element per layer)
+MAX_VOCABULARY = 1 << 19  # 524,288 tokens: twice the largest real vocabulary (Gemma 3's 262,144)
+# The tokenizer's arrays and their bounds: one element per token, or (merges) a few per token: Llama 3 has 280,147
+# merges for 128,256 tokens.
+_VOCABULARY_ARRAYS = {
+    "tokenizer.ggml.tokens": 1,
+    "tokenizer.ggml.scores": 1,
+    "tokenizer.ggml.token_type": 1,
+    "tokenizer.ggml.merges": 4,
+}
+_CHARSMAP = "tokenizer.ggml.precompiled_charsmap"  # sentencepiece's normalizer (T5): bytes, about 240 KB in T5's
+# Every array of the file together (Gemma 3's tokens, scores and types: 786,432), about 1.5 GB in transformers' reader.
+MAX_ARRAY_ELEMENTS = 1 << 20
+# llama.cpp's bound on a tensor's dimensions (GGML_MAX_DIMS).
+_MAX_DIMENSIONS = 4
 # The struct format of each scalar metadata type, by GGUF's type number (strings and arrays are walked apart).
 _SCALAR_FORMATS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
-_STRING, _ARRAY = 8, 9
-_NEEDED_KEYS = ("general.architecture", "general.alignment")
+_UINT32, _STRING, _ARRAY = 4, 8, 9
 _MAGIC = b"GGUF"
+_EMBEDDING = "token_embd.weight"
 
 
 def is_gguf_path(name: str) -> bool:
@@ -59,11 +79,12 @@ def _importable(package: str) -> bool:
 class GgufHeader:
     """What bartscore knows of a GGUF file without its tensors.
 
-    digest: SHA-256 of every byte before the tensor data (header, metadata key/values, tensor table)."""
+    tensor_elements: the number of values of each tensor, by its name in the file. digest: SHA-256 of every byte
+    before the tensor data (header, metadata key/values, tensor table)."""
 
     architecture: str
     version: int
-    tensor_count: int
+    tensor_elements: Mapping[str, int]
     digest: str
 
 
@@ -103,34 +124,43 @@ class _Cursor:
             raise _TooShort
         self.position += size
 
-    def string(self) -> str:
+    def string(self, what: str) -> str:
+        """A string, `what` naming it for an error: at most MAX_STRING_BYTES, in UTF-8."""
         length = self.integer("Q")
+        if length > MAX_STRING_BYTES:
+            raise _Malformed(
+                f"is refused: {what} is a string of {length:,} bytes, over the limit of {MAX_STRING_BYTES:,}"
+            )
         start = self.position
         self.skip(length)
-        return bytes(self.view[start : self.position]).decode("utf-8", errors="replace")
+        try:
+            return bytes(self.view[start : self.position]).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise _Malformed(
+                f"is not a valid GGUF file: {what} is not valid UTF-8 (byte {start + error.start:,} of the file)"
+            ) from None
 
-    def value(self, kind: int, depth: int = 0) -> object:
-        """A metadata value of GGUF type `kind`; an array is walked over and given as None."""
-        if kind == _STRING:
-            return self.string()
-        if kind in _SCALAR_FORMATS:
-            return self.unpack(_SCALAR_FORMATS[kind])
-        if kind != _ARRAY:
-            raise _Malformed(f"is not a valid GGUF file: a metadata value has the unknown type {kind}")
-        if depth >= _MAX_ARRAY_DEPTH:
-            raise _Malformed(f"is not a valid GGUF file: its metadata arrays nest more than {_MAX_ARRAY_DEPTH} deep")
-        item_kind, count = self.integer("I"), self.integer("Q")
-        if item_kind in _SCALAR_FORMATS:
-            self.skip(count * struct.calcsize(self.order + _SCALAR_FORMATS[item_kind]))
-        else:
-            for _ in range(count):  # strings and arrays each take bytes, so a false count soon runs out of file
-                self.value(item_kind, depth + 1)
-        return None
+
+@dataclass(frozen=True)
+class _Array:
+    item_kind: int
+    count: int
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    offset: int  # in the data, after the header
+    length: int  # bytes
+    shape: tuple[int, ...]  # innermost first, as GGUF lists it
 
 
 def read_gguf_header(path: str) -> GgufHeader:
-    """Reads and checks the part of a GGUF file before its tensor data. CheckpointLoadError names the file when it
-    is not GGUF, is of a version the gguf package does not read, or is truncated (its tensors end past its size)."""
+    """Reads and checks the part of a GGUF file before its tensor data, bounded (see MAX_STRING_BYTES and below), so
+    that what transformers' reader builds from it is bounded too. CheckpointLoadError names the file when it is not
+    GGUF, is of a version the gguf package does not read, is damaged (a key or tensor twice, an array of arrays, a
+    general.alignment that is not a power of two in a UINT32, text that is not UTF-8, a tensor off its alignment),
+    is truncated (its tensors end past its size), or its metadata is over a bound or holds more tokens than its
+    embedding has rows."""
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -145,7 +175,7 @@ def read_gguf_header(path: str) -> GgufHeader:
 
 
 def _read_header(view: mmap.mmap) -> GgufHeader:
-    from gguf import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT
+    from gguf import GGUF_DEFAULT_ALIGNMENT
     from gguf.gguf_reader import READER_SUPPORTED_VERSIONS
 
     order = "<"
@@ -158,35 +188,139 @@ def _read_header(view: mmap.mmap) -> GgufHeader:
         raise _Malformed(f"is a GGUF file of version {version}, which the gguf package does not read (only {readable})")
     cursor = _Cursor(view, order, 8)
     tensor_count, key_count = cursor.integer("Q"), cursor.integer("Q")
-    needed: dict[str, object] = {}
+    for count, what in ((key_count, "metadata keys"), (tensor_count, "tensors")):
+        if count > MAX_ENTRIES:
+            raise _Malformed(f"is refused: its header counts {count:,} {what}, over the limit of {MAX_ENTRIES:,}")
+    architecture, alignment, arrays = _read_metadata(cursor, key_count)
+    alignment = GGUF_DEFAULT_ALIGNMENT if alignment is None else alignment
+    tensors = _read_tensor_table(cursor, tensor_count, alignment)
+    header_end = cursor.position
+    data_start = -(-header_end // alignment) * alignment
+    data_end = max((data_start + tensor.offset + tensor.length for tensor in tensors.values()), default=data_start)
+    if data_end > len(view):
+        raise _Malformed(f"is truncated: its tensors end at byte {data_end:,}, but the file has {len(view):,} bytes")
+    if architecture is None:
+        raise _Malformed("is not a complete GGUF checkpoint: its metadata names no general.architecture")
+    _check_vocabulary(arrays, tensors)
+    return GgufHeader(
+        architecture=architecture,
+        version=version,
+        tensor_elements={name: math.prod(tensor.shape) for name, tensor in tensors.items()},
+        digest=hashlib.sha256(view[:header_end]).hexdigest(),
+    )
+
+
+def _read_metadata(cursor: _Cursor, key_count: int) -> tuple[str | None, int | None, dict[str, _Array]]:
+    """(general.architecture, general.alignment, the arrays by key) of the metadata, walked with its bounds."""
+    seen: set[str] = set()
+    arrays: dict[str, _Array] = {}
+    architecture: str | None = None
+    alignment: int | None = None
     for _ in range(key_count):
-        key = cursor.string()
-        value = cursor.value(cursor.integer("I"))
-        if key in _NEEDED_KEYS:
-            needed[key] = value
-    tensor_bytes: list[tuple[int, int]] = []  # (offset in the data, length) of each tensor
-    for _ in range(tensor_count):
-        name = cursor.string()
-        elements = math.prod(cursor.integer("Q") for _ in range(cursor.integer("I")))
+        key = cursor.string(f"the name of metadata key {len(seen) + 1}")
+        if key in seen:
+            raise _Malformed(f"is not a valid GGUF file: its metadata key {key!r} is there twice")
+        seen.add(key)
+        kind = cursor.integer("I")
+        if kind == _STRING:
+            text = cursor.string(f"the metadata value {key!r}")
+            if key == "general.architecture":
+                architecture = text
+        elif kind in _SCALAR_FORMATS:
+            value = cursor.unpack(_SCALAR_FORMATS[kind])
+            if key == "general.alignment":
+                alignment = _checked_alignment(kind, value)
+        elif kind == _ARRAY:
+            arrays[key] = _skip_array(cursor, key)
+        else:
+            raise _Malformed(f"is not a valid GGUF file: its metadata value {key!r} has the unknown type {kind}")
+        if key == "general.alignment" and alignment is None:
+            raise _Malformed(f"is not a valid GGUF file: its general.alignment is of type {kind}, not a UINT32")
+    total = sum(array.count for array in arrays.values())
+    if total > MAX_ARRAY_ELEMENTS:
+        raise _Malformed(
+            f"is refused: its metadata arrays hold {total:,} elements in all, over the limit of {MAX_ARRAY_ELEMENTS:,}"
+        )
+    return architecture, alignment, arrays
+
+
+def _checked_alignment(kind: int, value: object) -> int:
+    """general.alignment: a power of two in a UINT32, as gguf's reader and llama.cpp require."""
+    if kind != _UINT32:
+        raise _Malformed(f"is not a valid GGUF file: its general.alignment is of type {kind}, not a UINT32")
+    assert isinstance(value, int)  # a UINT32
+    if value < 1 or value & (value - 1):
+        raise _Malformed(f"is not a valid GGUF file: its general.alignment is {value}, not a power of two")
+    return value
+
+
+def _skip_array(cursor: _Cursor, key: str) -> _Array:
+    """Walks over the array `key` without building it: its count is checked against its bound first."""
+    item_kind, count = cursor.integer("I"), cursor.integer("Q")
+    if item_kind == _ARRAY:
+        raise _Malformed(f"is not a valid GGUF file: its metadata value {key!r} is an array of arrays")
+    if item_kind != _STRING and item_kind not in _SCALAR_FORMATS:
+        raise _Malformed(f"is not a valid GGUF file: its metadata array {key!r} has the unknown type {item_kind}")
+    limit = _array_limit(key)
+    if count > limit:
+        raise _Malformed(f"is refused: its metadata array {key!r} has {count:,} elements, over the limit of {limit:,}")
+    if item_kind == _STRING:
+        for index in range(count):
+            cursor.string(f"element {index} of the metadata array {key!r}")
+    else:
+        cursor.skip(count * struct.calcsize(cursor.order + _SCALAR_FORMATS[item_kind]))
+    return _Array(item_kind, count)
+
+
+def _array_limit(key: str) -> int:
+    if key in _VOCABULARY_ARRAYS:
+        return _VOCABULARY_ARRAYS[key] * MAX_VOCABULARY
+    return MAX_STRING_BYTES if key == _CHARSMAP else MAX_ENTRIES
+
+
+def _read_tensor_table(cursor: _Cursor, tensor_count: int, alignment: int) -> dict[str, _Tensor]:
+    """Each tensor's entry in the table, by name."""
+    from gguf import GGML_QUANT_SIZES
+
+    tensors: dict[str, _Tensor] = {}
+    for index in range(tensor_count):
+        name = cursor.string(f"the name of tensor {index}")
+        if name in tensors:
+            raise _Malformed(f"is not a valid GGUF file: its tensor {name!r} is there twice")
+        dimensions = cursor.integer("I")
+        if dimensions > _MAX_DIMENSIONS:
+            raise _Malformed(
+                f"is not a valid GGUF file: its tensor {name!r} has {dimensions} dimensions (at most {_MAX_DIMENSIONS})"
+            )
+        shape = [cursor.integer("Q") for _ in range(dimensions)]
         kind, offset = cursor.integer("I"), cursor.integer("Q")
         if kind not in GGML_QUANT_SIZES:
             raise _Malformed(f"is not a valid GGUF file: its tensor {name!r} has the unknown type {kind}")
         block, block_bytes = GGML_QUANT_SIZES[kind]  # type: ignore[index]  # keyed by an IntEnum, which equals its int
-        tensor_bytes.append((offset, elements // block * block_bytes))
-    header_end = cursor.position
-    alignment = needed.get("general.alignment") or GGUF_DEFAULT_ALIGNMENT
-    if not isinstance(alignment, int) or alignment < 1:
-        raise _Malformed(f"is not a valid GGUF file: its general.alignment is {alignment!r}, not a positive integer")
-    data_start = -(-header_end // alignment) * alignment
-    data_end = max((data_start + offset + length for offset, length in tensor_bytes), default=data_start)
-    if data_end > len(view):
-        raise _Malformed(f"is truncated: its tensors end at byte {data_end:,}, but the file has {len(view):,} bytes")
-    architecture = needed.get("general.architecture")
-    if not isinstance(architecture, str):
-        raise _Malformed("is not a complete GGUF checkpoint: its metadata names no general.architecture")
-    return GgufHeader(
-        architecture=architecture,
-        version=version,
-        tensor_count=tensor_count,
-        digest=hashlib.sha256(view[:header_end]).hexdigest(),
-    )
+        if shape and shape[0] % block:
+            raise _Malformed(
+                f"is not a valid GGUF file: its tensor {name!r} has rows of {shape[0]} values, not a whole number of "
+                f"its type's blocks of {block}"
+            )
+        if offset % alignment:
+            raise _Malformed(
+                f"is not a valid GGUF file: its tensor {name!r} starts at offset {offset}, off its alignment "
+                f"({alignment})"
+            )
+        tensors[name] = _Tensor(offset, math.prod(shape) // block * block_bytes, tuple(shape))
+    return tensors
+
+
+def _check_vocabulary(arrays: dict[str, _Array], tensors: dict[str, _Tensor]) -> None:
+    """The tokenizer's per-token arrays hold at most one entry per row of the embedding (token_embd.weight), where
+    the file has one: a token without a row could not be scored, and a vocabulary beyond the weights only costs
+    memory."""
+    if _EMBEDDING not in tensors:
+        return
+    rows = tensors[_EMBEDDING].shape[-1]  # GGUF lists a shape innermost first: (hidden size, vocabulary)
+    for key in ("tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type"):
+        if key in arrays and arrays[key].count > rows:
+            raise _Malformed(
+                f"is refused: its metadata array {key!r} has {arrays[key].count:,} entries, more than the "
+                f"{rows:,} rows of its token embedding ({_EMBEDDING})"
+            )

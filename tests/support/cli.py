@@ -1,8 +1,12 @@
 """The command line run as users run it: `python bartscore.py ...` in a subprocess of its own."""
 
 import os
+import resource
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 
 from support.extras import skip_if_refused_for_a_missing_extra
 
@@ -25,6 +29,33 @@ def run_cli(*args, launcher=(), cwd=None, env=(), timeout=600):
     if completed.returncode != 0:
         skip_if_refused_for_a_missing_extra(completed.stderr)
     return completed.returncode, completed.stdout, completed.stderr
+
+
+def run_cli_capped(*args, memory, seconds, env=()):
+    """(exit status, stderr, wall seconds, peak resident bytes) of `bartscore.py args` run as run_cli runs it, under
+    an address-space limit of `memory` bytes and killed after `seconds` (exit status -9), so that a bomb fails its
+    test instead of taking the machine: what a probe of hostile input runs under."""
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    with tempfile.TemporaryFile() as stderr:
+        started = time.monotonic()
+        process = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "bartscore.py"), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **dict(env)},
+            preexec_fn=limit,
+        )
+        killer = threading.Timer(seconds, process.kill)
+        killer.start()
+        _, status, usage = os.wait4(process.pid, 0)  # its own usage: the peak resident size is the child's
+        killer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        elapsed = time.monotonic() - started
+        stderr.seek(0)
+        return process.returncode, stderr.read().decode("utf-8", "replace"), elapsed, usage.ru_maxrss * 1024
 
 
 def tsv_scores(stdout):

@@ -9,6 +9,8 @@ exactly the same values and their scores can be compared to the last bit the ari
 from __future__ import annotations
 
 import json
+import pathlib
+import struct
 from typing import Any
 
 import numpy as np
@@ -18,6 +20,11 @@ from transformers import GPT2Tokenizer, LlamaConfig, LlamaForCausalLM, Qwen2Conf
 
 from support.extras import require_extra
 from support.models import byte_level_bpe, decoder_dims
+
+try:
+    import gguf
+except ImportError:  # the gguf extra is not installed: write_gguf skips the test that asks for a file
+    gguf = None
 
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 CHAT_TEMPLATE = (
@@ -80,12 +87,12 @@ def save_folder(model, tokenizer, folder) -> str:
     return str(folder)
 
 
-def write_gguf(model, tokenizer, path, *, tensor_dtype=np.float32, leave_out=()) -> str:
+def write_gguf(model, tokenizer, path, *, tensor_dtype=np.float32, leave_out=(), edit=None) -> str:
     """Writes `model` and `tokenizer` as a GGUF file at `path` (tensors in tensor_dtype, norms always in float32),
-    without the weights named in `leave_out`."""
-    require_extra("gguf")  # skips the calling test where the gguf extra is not installed
-    import gguf
-
+    without the weights named in `leave_out`. edit(writer), when given, is called once every key and tensor is added
+    and before anything is written: a key it adds again replaces the model's value. Every GGUF file of the tests
+    starts here, so this is where a test skips without the gguf extra."""
+    require_extra("gguf")
     config = model.config
     architecture = config.model_type
     writer = gguf.GGUFWriter(str(path), architecture)
@@ -115,11 +122,64 @@ def write_gguf(model, tokenizer, path, *, tensor_dtype=np.float32, leave_out=())
             values = _interleave_rotary_halves(values, heads)
         kept = np.float32 if values.ndim == 1 else tensor_dtype
         writer.add_tensor(f"{names.get_name(base)}.{suffix}", values.astype(kept))
+    if edit is not None:
+        edit(writer)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
     return str(path)
+
+
+def add_raw_metadata(path, key: str, kind: int, payload: bytes) -> None:
+    """Adds the metadata key `key` of GGUF value type `kind`, its value being `payload` (the bytes GGUF lays the value
+    out as), to the GGUF file at `path`, after its other keys: written as bytes, so that a value of millions of
+    elements takes no time to build (gguf's writer packs them one by one). The tensor offsets are relative to the
+    data, which moves to the next aligned byte after the longer header."""
+    reader = gguf.GGUFReader(str(path))
+    fields = [tensor.field for tensor in reader.tensors]
+    table_start = min(field.offset for field in fields)
+    last = max(fields, key=lambda field: field.offset)
+    header_end = last.offset + sum(int(part.nbytes) for part in last.parts)
+    data = pathlib.Path(path).read_bytes()
+    name = key.encode("utf-8")
+    entry = struct.pack("<Q", len(name)) + name + struct.pack("<I", kind) + payload
+    header = bytearray(data[:table_start] + entry + data[table_start:header_end])
+    struct.pack_into("<Q", header, 16, len(reader.fields) - 3 + 1)  # the key count; fields include 3 of the header's
+    padding = -len(header) % reader.alignment
+    pathlib.Path(path).write_bytes(bytes(header) + bytes(padding) + data[reader.data_offset :])
+
+
+def string_array(strings) -> bytes:
+    """The bytes of a GGUF array of strings (for add_raw_metadata)."""
+    encoded = [text.encode("utf-8") for text in strings]
+    lengths = b"".join(struct.pack("<Q", len(item)) + item for item in encoded)
+    return struct.pack("<IQ", gguf.GGUFValueType.STRING, len(encoded)) + lengths
+
+
+def unused_strings_probe(model, tokenizer, path, count: int = 4_000_000) -> str:
+    """The model's GGUF file with an unused metadata array of `count` empty strings (32 MB for 4 million): one of the
+    metadata bombs of issue 28, 5.3 GB in transformers' reader before a refusal."""
+    write_gguf(model, tokenizer, path)
+    add_raw_metadata(path, "general.unused", gguf.GGUFValueType.ARRAY, struct.pack("<IQ", 8, count) + bytes(8 * count))
+    return str(path)
+
+
+def vocabulary_probe(model, tokenizer, path, tokens: int = 2_000_000) -> str:
+    """The model's GGUF file whose vocabulary is `tokens` tokens long (39 MB for 2 million), its embedding unchanged."""
+    write_gguf(model, tokenizer, path, edit=lambda writer: writer.kv_data[0].pop(gguf.Keys.Tokenizer.LIST))
+    add_raw_metadata(
+        path,
+        gguf.Keys.Tokenizer.LIST,
+        gguf.GGUFValueType.ARRAY,
+        string_array(f"token{index}" for index in range(tokens)),
+    )
+    return str(path)
+
+
+def block_count_probe(model, tokenizer, path, blocks: int = 20_000) -> str:
+    """The model's GGUF file whose metadata says `blocks` layers (block_count), with the tensors of its own 2."""
+    return write_gguf(model, tokenizer, path, edit=lambda writer: writer.add_block_count(blocks))
 
 
 def _interleave_rotary_halves(weight: np.ndarray, heads: int) -> np.ndarray:
