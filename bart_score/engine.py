@@ -34,6 +34,7 @@ from .models import (
     weights_identity,
 )
 from .models.base import Tokenized
+from .models.checkpoints import Checkpoint, stored_weights_are_finite
 from .options import AGGREGATIONS, ScoringOptions
 from .progress import progress_bar
 from .templates import chat_settings, instruction_list
@@ -203,7 +204,7 @@ class BARTScorer:
         self.max_length = max_length
         self.model.to(device=self.device)
         self.weights: str | None = None
-        self._check_weights_are_numbers()
+        self._check_weights_are_numbers(located)
         self._check_family()
         if para_weights:
             self.load(para_weights)
@@ -239,11 +240,18 @@ class BARTScorer:
                 f"architecture does something the {self.family.name} family does not support"
             )
 
-    def _check_weights_are_numbers(self) -> None:
+    def _check_weights_are_numbers(self, located: Checkpoint) -> None:
         """Refuses a model with a NaN or infinite weight, which some attention kernels turn into finite but meaningless
-        scores rather than NaN. A minimum and maximum per tensor, so that no copy of a weight is made."""
+        scores rather than NaN. A minimum and maximum per tensor, so that no copy of a weight is made. An infinite
+        weight in a 16-bit dtype is the checkpoint's damage only when its files hold a value that is not finite: a
+        finite value beyond the dtype's range (65,504 in float16) becomes infinite when it is converted."""
         for name, value in self.model.named_parameters():
             if value.numel() and not all(bool(extreme.isfinite()) for extreme in torch.aminmax(value.detach())):
+                if self.dtype != "float32" and not bool(value.isnan().any()) and stored_weights_are_finite(located):
+                    raise InputError(
+                        f"the weights of {self.model_label!r} are finite, but {name} holds values beyond the range "
+                        f"of {self.dtype}, which become infinite in it; use dtype float32"
+                    )
                 raise CheckpointLoadError(
                     f"the weights of {self.model_label!r} give non-finite log-probabilities (NaN/inf): {name} holds "
                     f"NaN or inf values, so the checkpoint is damaged"

@@ -7,6 +7,7 @@ loaded by the library or the command line, and even with "y" waiting on stdin fo
 import ast
 import io
 import json
+import math
 import os
 import re
 import runpy
@@ -25,6 +26,7 @@ from support.reference import causal_score
 import bart_score
 import space.guards
 import space.settings
+from bart_score.cli import main
 
 CUSTOM_CODE = "needs its own Python code"
 NEVER_RUN = "bartscore never runs code from a checkpoint"
@@ -247,21 +249,48 @@ def test_weights_that_are_not_numbers_are_named_as_a_damaged_checkpoint(
         (3e38, "float32", bart_score.CheckpointLoadError, r"give non-finite log-probabilities \(NaN/inf\): the checkp"),
         (3e4, "float16", bart_score.InputError, r"in float16, although its weights are finite: its values overflow"),
         (3e4, "float32", None, None),  # large, finite in float32: rounding is not taken for a foreign architecture
+        # Weights beyond float16's range (65,504) are infinite once loaded in it: the dtype's doing, not damage.
+        (1e5, "float16", bart_score.InputError, r"are finite, but lm_head.weight holds values beyond the range of flo"),
+        (
+            1e5,
+            "gguf-float16",
+            bart_score.InputError,
+            r"are finite, but lm_head.weight holds values beyond the range of",
+        ),
+        (
+            float("inf"),
+            "float16",
+            bart_score.CheckpointLoadError,
+            r"lm_head.weight holds NaN or inf values, so the che",
+        ),
+        (float("inf"), "gguf-float16", bart_score.CheckpointLoadError, r"lm_head.weight holds NaN or inf values, so"),
     ],
 )
 def test_finite_weights_that_overflow_are_told_apart_from_damage_and_from_an_architecture(
-    scale, dtype, error, message, tmp_path
+    scale, dtype, error, message, tmp_path, capsys
 ):
     model, tokenizer = build_tiny_causal("llama", seed=7)
     with torch.no_grad():
-        model.lm_head.weight.mul_(scale / model.lm_head.weight.abs().max())
+        if math.isinf(scale):
+            model.lm_head.weight[0, 0] = scale
+        else:
+            model.lm_head.weight.mul_(scale / model.lm_head.weight.abs().max())
     folder = save_folder(model, tokenizer, tmp_path / "large")
+    if dtype.startswith("gguf-"):
+        folder, dtype = write_gguf(model, tokenizer, tmp_path / "large.gguf"), dtype.removeprefix("gguf-")
     if error is None:
         (got,) = bart_score.BARTScorer(checkpoint=folder, device="cpu", dtype=dtype).score(["A cat."], ["A dog."])
         assert got == pytest.approx(causal_score(model, tokenizer, "A cat.", "A dog."), rel=1e-5)
         return
     with pytest.raises(error, match=message):
         bart_score.BARTScorer(checkpoint=folder, device="cpu", dtype=dtype)
+    (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    texts = ["-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "src.txt")]
+    capsys.readouterr()
+    status = main(["score", "-m", folder, *texts, "--dtype", dtype, "-q"])
+    said = capsys.readouterr().err
+    expected = 2 if issubclass(error, bart_score.InputError) else 1
+    assert status == expected and len(said.strip().splitlines()) == 1 and re.search(message, said), (status, said)
 
 
 def test_an_architecture_the_engine_cannot_drive_stays_an_unsupported_model(tiny_llama_folder, tmp_path):
