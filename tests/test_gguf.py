@@ -13,6 +13,7 @@ import struct
 import sys
 
 import gguf
+import huggingface_hub
 import numpy as np
 import pytest
 from support.extras import require_extra
@@ -367,6 +368,20 @@ def test_the_metadata_bombs_are_refused_by_the_command_line_in_bounded_memory(pr
     status, error, _, peak = run_cli_capped(*arguments, memory=3 << 30, seconds=120)
     assert status == 1 and re.search(message, error) and len(error.strip().splitlines()) == 1, (status, error)
     assert peak < 1 << 30, f"{peak:,} bytes resident"
+
+
+def test_quiet_silences_the_bar_transformers_draws_over_a_gguf_files_tensors(llama_gguf, tmp_path, capsys):
+    _, _, path = llama_gguf
+    (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    arguments = ["score", "-m", path, "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "src.txt")]
+    try:
+        assert main(arguments) == 0
+        assert "Converting and de-quantizing GGUF tensors" in capsys.readouterr().err  # the bar, as the test sees it
+        assert main([*arguments, "-q"]) == 0
+        assert "de-quantizing" not in capsys.readouterr().err
+    finally:  # -q switched the libraries' bars off for this process
+        transformers.utils.logging.enable_progress_bar()
+        huggingface_hub.utils.enable_progress_bars()
 
 
 @pytest.mark.parametrize("package", ["gguf", "accelerate"])
