@@ -374,6 +374,7 @@ def test_quiet_silences_the_bar_transformers_draws_over_a_gguf_files_tensors(lla
     _, _, path = llama_gguf
     (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
     arguments = ["score", "-m", path, "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "src.txt")]
+    transformers.utils.logging.enable_progress_bar()  # the switch is per process: a -q run before this one set it
     try:
         assert main(arguments) == 0
         assert "Converting and de-quantizing GGUF tensors" in capsys.readouterr().err  # the bar, as the test sees it

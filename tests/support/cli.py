@@ -1,11 +1,10 @@
 """The command line run as users run it: `python bartscore.py ...` in a subprocess of its own."""
 
+import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 from support.extras import skip_if_refused_for_a_missing_extra
@@ -31,31 +30,43 @@ def run_cli(*args, launcher=(), cwd=None, env=(), timeout=600):
     return completed.returncode, completed.stdout, completed.stderr
 
 
+# Runs a command under an address-space limit and a wall-clock limit, and writes its exit status and peak resident
+# bytes to a file. A lean interpreter of its own starts it: a process forked from a large one (pytest with torch
+# loaded) reports the parent's peak as its own ru_maxrss, which survives exec.
+_CAPPED_LAUNCHER = """
+import json, os, resource, signal, sys
+memory, seconds, report, *command = sys.argv[1:]
+pid = os.fork()
+if pid == 0:
+    resource.setrlimit(resource.RLIMIT_AS, (int(memory), int(memory)))
+    os.execv(command[0], command)
+signal.signal(signal.SIGALRM, lambda *_: os.kill(pid, signal.SIGKILL))
+signal.alarm(int(seconds))
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as handle:
+    json.dump({"status": os.waitstatus_to_exitcode(status), "peak": usage.ru_maxrss * 1024}, handle)
+"""
+
+
 def run_cli_capped(*args, memory, seconds, env=()):
     """(exit status, stderr, wall seconds, peak resident bytes) of `bartscore.py args` run as run_cli runs it, under
     an address-space limit of `memory` bytes and killed after `seconds` (exit status -9), so that a bomb fails its
     test instead of taking the machine: what a probe of hostile input runs under."""
-
-    def limit():
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-
-    with tempfile.TemporaryFile() as stderr:
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "report.json")
+        command = [sys.executable, os.path.join(ROOT, "bartscore.py"), *args]
         started = time.monotonic()
-        process = subprocess.Popen(
-            [sys.executable, os.path.join(ROOT, "bartscore.py"), *args],
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
+        completed = subprocess.run(
+            [sys.executable, "-c", _CAPPED_LAUNCHER, str(memory), str(seconds), report, *command],
+            capture_output=True,
+            text=True,
             env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **dict(env)},
-            preexec_fn=limit,
+            timeout=seconds + 60,
         )
-        killer = threading.Timer(seconds, process.kill)
-        killer.start()
-        _, status, usage = os.wait4(process.pid, 0)  # its own usage: the peak resident size is the child's
-        killer.cancel()
-        process.returncode = os.waitstatus_to_exitcode(status)
         elapsed = time.monotonic() - started
-        stderr.seek(0)
-        return process.returncode, stderr.read().decode("utf-8", "replace"), elapsed, usage.ru_maxrss * 1024
+        with open(report, encoding="utf-8") as handle:
+            ended = json.load(handle)
+    return ended["status"], completed.stderr, elapsed, ended["peak"]
 
 
 def tsv_scores(stdout):

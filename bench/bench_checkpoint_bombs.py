@@ -1,0 +1,133 @@
+#!/usr/bin/env python
+"""Time and peak memory of checkpoints whose metadata asks for far more than their files hold (issue 28), for this
+checkout and, with --before, another one side by side.
+
+Cases, built here from the tests' tiny Llama (tests/support/gguf.py): a 32 MB GGUF file holding an unused array of
+4 million empty strings; a 39 MB GGUF file whose vocabulary is 2 million tokens; a 270 KB GGUF file whose
+llama.block_count says 20,000 with the tensors of 2 layers; a folder whose config.json says num_hidden_layers 20,000
+with the weights of 2. Each runs twice in a fresh interpreter whose resident memory is watched (killed past --cap-gib
+or --timeout): as `bartscore score -m CASE -q` (wall time, peak memory, exit status), and as
+`BARTScorer(checkpoint=CASE)` timed from after the imports to its refusal (what the refusal itself costs, without
+the interpreter's start and torch's and transformers' imports, 10 to 20 s on a busy 2-core machine). The cases are
+built in an interpreter of their own, so that this one stays small: a process forked from a large one reports the
+parent's peak memory as its own.
+
+    python bench/bench_checkpoint_bombs.py [--before /path/to/an/older/checkout] [--cap-gib 3] [--timeout 120]
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path[:0] = [HERE, os.path.join(REPO, "tests")]
+from bench_hostile_inputs import resident_bytes  # noqa: E402
+
+# Run in the measured interpreter: the seconds from after the imports to the refusal, and how it ended.
+REFUSAL = """
+import sys, time
+import bart_score.engine, transformers.modeling_utils, transformers.modeling_gguf_pytorch_utils
+started = time.perf_counter()
+try:
+    bart_score.BARTScorer(checkpoint=sys.argv[1], device="cpu")
+    ended = "loaded"
+except Exception as error:
+    ended = type(error).__name__
+print(f"{time.perf_counter() - started:.2f} {ended}")
+"""
+
+
+def build(folder):
+    """Writes the cases into `folder`; returns {name: checkpoint path}."""
+    from support.gguf import block_count_probe, build_tiny_causal, save_folder, unused_strings_probe, vocabulary_probe
+
+    model, tokenizer = build_tiny_causal("llama")
+    layers = save_folder(model, tokenizer, os.path.join(folder, "layers"))
+    with open(os.path.join(layers, "config.json"), encoding="utf-8") as handle:
+        config = json.load(handle)
+    with open(os.path.join(layers, "config.json"), "w", encoding="utf-8") as handle:
+        json.dump({**config, "num_hidden_layers": 20_000}, handle)
+    return {
+        "GGUF, 4 million unused strings (32 MB)": unused_strings_probe(model, tokenizer, f"{folder}/strings.gguf"),
+        "GGUF, 2 million tokens (39 MB)": vocabulary_probe(model, tokenizer, f"{folder}/vocabulary.gguf"),
+        "GGUF, block_count 20,000 (270 KB)": block_count_probe(model, tokenizer, f"{folder}/blocks.gguf"),
+        "folder, num_hidden_layers 20,000": layers,
+    }
+
+
+def measure(checkout, command, cap, timeout):
+    """(seconds, peak resident bytes, stdout, how it ended) of `python COMMAND` run from `checkout`."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, *command],
+        cwd=checkout,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": checkout},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    peak, ended = 0, None
+    while True:  # os.wait4, not Popen.poll, so that the child's own peak (ru_maxrss) is had when it is reaped
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        peak = max(peak, resident_bytes(process.pid))
+        elapsed = time.perf_counter() - started
+        if peak > cap or elapsed > timeout:
+            process.send_signal(signal.SIGKILL)
+            ended = f"killed at the {cap / 2**30:g} GiB cap" if peak > cap else f"killed at the {timeout:g} s timeout"
+            _, status, usage = os.wait4(process.pid, 0)
+            break
+        time.sleep(0.05)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - started
+    peak = max(peak, usage.ru_maxrss * 1024)
+    output = process.stdout.read().decode("utf-8", "replace").strip()
+    error = process.stderr.read().decode("utf-8", "replace").strip().splitlines()
+    process.stdout.close()
+    process.stderr.close()
+    if ended is None:
+        ended = f"exit {process.returncode}: {(error[-1] if error else '')[:160]}"
+    else:
+        ended += f" after {seconds:.1f} s"
+    return seconds, peak, output, ended
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", metavar="CHECKOUT", help="an older checkout to measure beside this one")
+    parser.add_argument("--cap-gib", type=float, default=3.0, help="kill a run past this resident memory (GiB)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="kill a run past this many seconds")
+    parser.add_argument("--build", metavar="FOLDER", help=argparse.SUPPRESS)  # the cases' own interpreter
+    args = parser.parse_args()
+    if args.build:
+        print(json.dumps(build(args.build)))
+        return
+    checkouts = [("before", args.before)] if args.before else []
+    checkouts.append(("after", REPO))
+    cap = args.cap_gib * 2**30
+    with tempfile.TemporaryDirectory() as folder:
+        texts = os.path.join(folder, "texts.txt")
+        with open(texts, "w", encoding="utf-8") as handle:
+            handle.write("The cat sat on the mat.\n")
+        built = subprocess.run(
+            [sys.executable, __file__, "--build", folder], capture_output=True, text=True, check=True
+        ).stdout
+        for name, checkpoint in json.loads(built.splitlines()[-1]).items():
+            print(f"== {name}")
+            for label, checkout in checkouts:
+                cli = ["-m", "bart_score", "score", "-m", checkpoint, "-s", texts, "-t", texts, "-q"]
+                seconds, peak, _, ended = measure(checkout, cli, cap, args.timeout)
+                print(f"  {label:<6} cli      {seconds:7.2f} s  peak {peak / 2**20:6.0f} MiB  {ended}")
+                seconds, peak, output, ended = measure(checkout, ["-c", REFUSAL, checkpoint], cap, args.timeout)
+                refused = f"refused in {output}" if output else ended
+                print(f"  {label:<6} refusal  {seconds:7.2f} s  peak {peak / 2**20:6.0f} MiB  {refused}")
+
+
+if __name__ == "__main__":
+    main()
