@@ -224,6 +224,16 @@ def patched(old, new):
     return damage
 
 
+def misaligned(model, tokenizer, path):
+    """The offset of the file's one-dimensional output_norm.weight moved by 4 bytes, off the alignment of 32."""
+    write_gguf(model, tokenizer, path)
+    reader = gguf.GGUFReader(path)
+    tensor = next(tensor for tensor in reader.tensors if tensor.name == "output_norm.weight")
+    layout = b"output_norm.weight" + struct.pack("<IQI", 1, tensor.shape[0], tensor.tensor_type)
+    offset = tensor.data_offset - reader.data_offset
+    patched(layout + struct.pack("<Q", offset), layout + struct.pack("<Q", offset + 4))(model, tokenizer, path)
+
+
 def one_token_more(writer):
     tokens = writer.kv_data[0][gguf.Keys.Tokenizer.LIST].value
     writer.add_token_list([*tokens, "beyond-the-embedding"])
@@ -280,6 +290,14 @@ DAMAGED_METADATA = {
     "utf8-tensor-name": (
         patched(b"output_norm.weight", b"output_n\xffrm.weight"),
         r"is not a valid GGUF file: the name of tensor \d+ is not valid UTF-8",
+    ),
+    "tensor-of-5-dimensions": (
+        patched(b"output_norm.weight\x01\x00\x00\x00", b"output_norm.weight\x05\x00\x00\x00"),
+        r"is not a valid GGUF file: its tensor 'output_norm.weight' has 5 dimensions \(at most 4\)",
+    ),
+    "tensor-off-its-alignment": (
+        misaligned,
+        r"is not a valid GGUF file: its tensor 'output_norm.weight' starts at offset \d+, off its alignment \(32\)",
     ),
     "string-over-bound": (
         edited(lambda writer: writer.add_chat_template("x" * (MAX_STRING_BYTES + 1))),
