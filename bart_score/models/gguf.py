@@ -2,10 +2,13 @@
 
 A GGUF file is a header (magic bytes, version, counts), metadata key/values (the architecture, its hyperparameters,
 the tokenizer, the chat template), a table of tensors (name, shape, type, offset), then the tensor data. bartscore
-reads everything before the data itself, with a bounded walk over a memory map that never touches the tensors: that
-is enough to refuse a file that is not GGUF or is cut short (before a load that would fail deep inside a library), to
-name the file's architecture, and to digest the file for the model's identity. transformers reads the rest when the
-model loads (``from_pretrained(folder, gguf_file=name)``), dequantizing every tensor to the dtype asked for."""
+reads everything before the data itself, with a bounded walk over a memory map that never touches the tensors and
+builds no metadata array: that is enough to refuse a file that is not GGUF, is cut short or damaged (before a load
+that would fail deep inside a library), or whose metadata is over the bounds below (before transformers' reader,
+which builds every array in full, takes gigabytes for it), to name the file's architecture, to list its tensors'
+sizes (which a config is checked against before a model is built), and to digest the file for the model's identity.
+transformers reads the rest when the model loads (``from_pretrained(folder, gguf_file=name)``), dequantizing every
+tensor to the dtype asked for."""
 
 from __future__ import annotations
 
@@ -142,12 +145,6 @@ class _Cursor:
 
 
 @dataclass(frozen=True)
-class _Array:
-    item_kind: int
-    count: int
-
-
-@dataclass(frozen=True)
 class _Tensor:
     offset: int  # in the data, after the header
     length: int  # bytes
@@ -210,10 +207,10 @@ def _read_header(view: mmap.mmap) -> GgufHeader:
     )
 
 
-def _read_metadata(cursor: _Cursor, key_count: int) -> tuple[str | None, int | None, dict[str, _Array]]:
+def _read_metadata(cursor: _Cursor, key_count: int) -> tuple[str | None, int | None, dict[str, int]]:
     """(general.architecture, general.alignment, the arrays by key) of the metadata, walked with its bounds."""
     seen: set[str] = set()
-    arrays: dict[str, _Array] = {}
+    arrays: dict[str, int] = {}
     architecture: str | None = None
     alignment: int | None = None
     for _ in range(key_count):
@@ -236,7 +233,7 @@ def _read_metadata(cursor: _Cursor, key_count: int) -> tuple[str | None, int | N
             raise _Malformed(f"is not a valid GGUF file: its metadata value {key!r} has the unknown type {kind}")
         if key == "general.alignment" and alignment is None:
             raise _Malformed(f"is not a valid GGUF file: its general.alignment is of type {kind}, not a UINT32")
-    total = sum(array.count for array in arrays.values())
+    total = sum(arrays.values())
     if total > MAX_ARRAY_ELEMENTS:
         raise _Malformed(
             f"is refused: its metadata arrays hold {total:,} elements in all, over the limit of {MAX_ARRAY_ELEMENTS:,}"
@@ -254,8 +251,8 @@ def _checked_alignment(kind: int, value: object) -> int:
     return value
 
 
-def _skip_array(cursor: _Cursor, key: str) -> _Array:
-    """Walks over the array `key` without building it: its count is checked against its bound first."""
+def _skip_array(cursor: _Cursor, key: str) -> int:
+    """Walks over the array `key` without building it, its count checked against its bound first; gives the count."""
     item_kind, count = cursor.integer("I"), cursor.integer("Q")
     if item_kind == _ARRAY:
         raise _Malformed(f"is not a valid GGUF file: its metadata value {key!r} is an array of arrays")
@@ -269,7 +266,7 @@ def _skip_array(cursor: _Cursor, key: str) -> _Array:
             cursor.string(f"element {index} of the metadata array {key!r}")
     else:
         cursor.skip(count * struct.calcsize(cursor.order + _SCALAR_FORMATS[item_kind]))
-    return _Array(item_kind, count)
+    return count
 
 
 def _array_limit(key: str) -> int:
@@ -311,7 +308,7 @@ def _read_tensor_table(cursor: _Cursor, tensor_count: int, alignment: int) -> di
     return tensors
 
 
-def _check_vocabulary(arrays: dict[str, _Array], tensors: dict[str, _Tensor]) -> None:
+def _check_vocabulary(arrays: dict[str, int], tensors: dict[str, _Tensor]) -> None:
     """The tokenizer's per-token arrays hold at most one entry per row of the embedding (token_embd.weight), where
     the file has one: a token without a row could not be scored, and a vocabulary beyond the weights only costs
     memory."""
@@ -319,8 +316,8 @@ def _check_vocabulary(arrays: dict[str, _Array], tensors: dict[str, _Tensor]) ->
         return
     rows = tensors[_EMBEDDING].shape[-1]  # GGUF lists a shape innermost first: (hidden size, vocabulary)
     for key in ("tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type"):
-        if key in arrays and arrays[key].count > rows:
+        if arrays.get(key, 0) > rows:
             raise _Malformed(
-                f"is refused: its metadata array {key!r} has {arrays[key].count:,} entries, more than the "
+                f"is refused: its metadata array {key!r} has {arrays[key]:,} entries, more than the "
                 f"{rows:,} rows of its token embedding ({_EMBEDDING})"
             )
