@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError, InputTypeError, MissingExtraError
-from .inputs import whole_number
+from .inputs import ascii_integer, positive_option, whole_number
 from .retrievers import BM25, DEFAULT_RETRIEVER, Retriever, load_retriever
 
 LONG_SOURCE_MODES = ("windows",)
@@ -51,28 +51,108 @@ def _segmenter() -> Any:  # a pysbd.Segmenter, from the optional pysbd package
     return pysbd.Segmenter(language="en", clean=False)
 
 
+# pysbd's time grows faster than the text in one call: it finds each sentence again from the start of the text
+# ("a. " * 8000 took 43 s), and some of its rules (runs of abbreviations, lettered lists) are quadratic on their own.
+# So it is given pieces of at most PIECE_CHARS characters: cut after a line break where there is one (pysbd ends a
+# sentence at every line break), else at a space; a piece cut at a space keeps only the sentences that end at least
+# LOOKAHEAD_CHARS before the cut (so each of their ends was decided with the text after it, as on the whole text),
+# and the next piece starts after them.
+PIECE_CHARS = 2000
+LOOKAHEAD_CHARS = 200
+# The split's identity in the signature: pysbd's version and the pieces it is given.
+SPLITTER_RULE = f"pieces{PIECE_CHARS}"
+DEFAULT_MAX_SENTENCES = 10_000
+
+
+@dataclass
+class SentenceSplit:
+    """A text's sentences, and how many of them were cut at a space because they ran over PIECE_CHARS characters
+    without an end pysbd finds. `complete` is False when splitting stopped at a limit."""
+
+    sentences: list[str]
+    cut: int = 0
+    complete: bool = True
+
+
+def _piece_sentences(piece: str) -> list[str]:
+    return _segmenter().processor(piece).process()
+
+
+def _settled(piece: str, sentences: list[str]) -> tuple[list[str], int]:
+    """The sentences of a piece cut at a space whose ends lie LOOKAHEAD_CHARS before the cut (never the last, which
+    the cut may have ended), and the offset after them; ([], 0) when none does."""
+    settled: list[str] = []
+    end = cursor = 0
+    for sentence in sentences[:-1]:
+        found = piece.find(sentence, cursor)
+        if found < 0 or found + len(sentence) > len(piece) - LOOKAHEAD_CHARS:
+            break
+        cursor = found + len(sentence)
+        settled.append(sentence)
+        end = cursor
+    return settled, end
+
+
+def _cut(text: str, start: int) -> tuple[int, bool]:
+    """Where the piece that starts at `start` ends, and whether that is after a line break."""
+    stop = start + PIECE_CHARS
+    line_break = text.rfind("\n", start, stop)
+    if line_break >= 0:
+        return line_break + 1, True
+    space = max(text.rfind(" ", start + PIECE_CHARS // 2, stop), text.rfind("\t", start + PIECE_CHARS // 2, stop))
+    return (space if space > start else stop), False
+
+
+def split(text: str, limit: int | None = None) -> SentenceSplit:
+    """The sentences of a text (pysbd, English, in bounded pieces), each stripped of surrounding white space; pieces
+    without a letter or digit (a stray "." that pysbd makes a sentence of its own) are not sentences and are dropped.
+    With a limit, splitting stops once the text has more than `limit` sentences."""
+    result = SentenceSplit([])
+
+    def take(sentences: list[str]) -> bool:
+        for sentence in sentences:
+            sentence = sentence.strip()
+            if any(character.isalnum() for character in sentence):
+                result.sentences.append(sentence)
+        result.complete = limit is None or len(result.sentences) <= limit
+        return result.complete
+
+    start = 0
+    while len(text) - start > PIECE_CHARS:
+        stop, at_line_break = _cut(text, start)
+        piece = text[start:stop]
+        sentences = _piece_sentences(piece)
+        if at_line_break:
+            settled, end = sentences, len(piece)
+        else:
+            settled, end = _settled(piece, sentences)
+            if not settled:  # one sentence runs over the whole piece: it is cut here
+                settled, end = sentences, len(piece)
+                result.cut += 1
+        if not take(settled):
+            return result
+        start += end
+    if text[start:].strip():
+        take(_piece_sentences(text[start:]))
+    return result
+
+
 def split_sentences(text: str) -> list[str]:
-    """The sentences of a text (pysbd, English), each stripped of surrounding white space. Pieces without a letter or
-    digit (a stray "." that pysbd makes a sentence of its own) are not sentences and are dropped."""
-    if not text.strip():
-        return []
-    pieces = (piece.strip() for piece in _segmenter().segment(text))
-    return [piece for piece in pieces if any(character.isalnum() for character in piece)]
+    """The sentences of a text (see `split`)."""
+    return split(text).sentences
 
 
 def splitter_label() -> str:
     import importlib.metadata
 
-    return f"pysbd{importlib.metadata.version('pysbd')}"
+    return f"pysbd{importlib.metadata.version('pysbd')}+{SPLITTER_RULE}"
 
 
 def check_window(window: object) -> str | int:
     """The window rule as given, checked: "longdocfactscore" or a whole number of neighbours (0 or more)."""
     if window == LONGDOCFACTSCORE:
         return LONGDOCFACTSCORE
-    if isinstance(window, str) and window.isdigit():  # as the command line and forms give it
-        window = int(window)
-    neighbours = whole_number(window)
+    neighbours = ascii_integer(window) if isinstance(window, str) else whole_number(window)  # text as flags give it
     if neighbours is None or neighbours < 0:
         raise InputError(
             f"window must be {LONGDOCFACTSCORE!r} or a whole number of neighbour sentences on each side (0 or more), "
@@ -96,17 +176,17 @@ def window_span(index: int, count: int, window: str | int) -> tuple[int, int]:
 @dataclass(frozen=True)
 class WindowSettings:
     """The checked settings of long_source="windows": k windows per sentence, the window rule, the retriever (a
-    name, or a loaded Retriever)."""
+    name, or a loaded Retriever), and the most sentences a text may have (a text with more is refused; the limit
+    changes no score, so the signature leaves it out)."""
 
     k: int = DEFAULT_WINDOWS_K
     window: str | int = DEFAULT_WINDOW
     retriever: str | Retriever = DEFAULT_RETRIEVER
+    max_sentences: int = DEFAULT_MAX_SENTENCES
 
     def __post_init__(self) -> None:
-        k = whole_number(self.k)
-        if k is None or k < 1:
-            raise InputError(f"windows_k must be a positive integer, got {self.k!r}")
-        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "k", positive_option(self.k, "windows_k"))
+        object.__setattr__(self, "max_sentences", positive_option(self.max_sentences, "max_sentences"))
         object.__setattr__(self, "window", check_window(self.window))
         if not isinstance(self.retriever, Retriever) and not (isinstance(self.retriever, str) and self.retriever):
             raise InputTypeError(
@@ -163,21 +243,32 @@ def plan_windows(
     predictions: Sequence[str], sources: Sequence[str], settings: WindowSettings, device: object = None
 ) -> WindowPlan:
     """Splits, retrieves and builds the windows of every prediction (each distinct text split once, each distinct
-    sentence embedded once). A prediction or source without a sentence is an InputError naming it."""
-    split = {}
+    sentence embedded once). A prediction or source without a sentence, or with more than max_sentences, is an
+    InputError naming it; sentences cut at a space (see `split`) are reported in a warning."""
+    by_text: dict[str, list[str]] = {}
+    cut = 0
 
     def sentences_of(texts: Sequence[str], name: str) -> list[list[str]]:
+        nonlocal cut
         result = []
         for index, text in enumerate(texts):
-            if text not in split:
-                split[text] = split_sentences(text)
-            if not split[text]:
+            if text not in by_text:
+                sentences = split(text, settings.max_sentences)
+                if not sentences.complete:
+                    raise InputError(
+                        f"{name}[{index}] has more than {settings.max_sentences} sentences (splitting stopped at "
+                        f"{len(sentences.sentences)}); long_source='windows' takes at most max_sentences="
+                        f"{settings.max_sentences} per text: raise it, or shorten or divide the text"
+                    )
+                by_text[text] = sentences.sentences
+                cut += sentences.cut
+            if not by_text[text]:
                 kind = "empty" if not text else "blank" if not text.strip() else "without a letter or digit"
                 raise InputError(
                     f"{name}[{index}] has no sentence (it is {kind}); "
                     f"long_source='windows' scores a prediction sentence by sentence against its source's sentences"
                 )
-            result.append(split[text])
+            result.append(by_text[text])
         return result
 
     sentences_of(sources, "sources")  # each source split, and checked to have a sentence
@@ -185,7 +276,7 @@ def plan_windows(
     by_source: dict[str, dict[str, None]] = {}
     for source, sentences in zip(sources, prediction_sentences):
         by_source.setdefault(source, {}).update(dict.fromkeys(sentences))
-    documents = [split[source] for source in by_source]
+    documents = [by_text[source] for source in by_source]
     queries = [list(asked) for asked in by_source.values()]
     ranks = load_retriever(settings.retriever, device).top_k(documents, queries, settings.k)
 
@@ -198,6 +289,12 @@ def plan_windows(
             windows_of[source, query] = [" ".join(sentences[start:stop]) for start, stop in spans]
     for source, sentences in zip(sources, prediction_sentences):
         plan.add_prediction([(sentence, windows_of[source, sentence]) for sentence in sentences])
+    if cut:
+        warnings.warn(
+            f"long_source='windows': {cut} sentence(s) ran over {PIECE_CHARS} characters without an end the "
+            f"splitter finds, and were cut at a space",
+            stacklevel=3,
+        )
     if plan.short_sources:
         warnings.warn(
             f"long_source='windows': {plan.short_sources} distinct source(s) have fewer sentences than one window "

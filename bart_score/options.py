@@ -22,7 +22,14 @@ from typing import Any
 from .baseline_files import Baseline
 from .errors import InputError, InputTypeError
 from .inputs import check_text, describe, optional_positive_int, text_list, whole_number
-from .long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K, LONG_SOURCE_MODES, WindowSettings
+from .long_source import (
+    DEFAULT_MAX_SENTENCES,
+    DEFAULT_RETRIEVER,
+    DEFAULT_WINDOW,
+    DEFAULT_WINDOWS_K,
+    LONG_SOURCE_MODES,
+    WindowSettings,
+)
 from .prompts import PROMPT_SETS
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
 
@@ -80,6 +87,8 @@ class ScoringOptions:
     windows_k, window, retriever: long_source="windows"'s windows per sentence, window rule ("longdocfactscore" or a
         whole number of neighbours on each side) and retriever ("bm25", a sentence-embedding encoder checkpoint, or a
         bart_score.retrievers.Retriever).
+    max_sentences: long_source="windows"'s most sentences per prediction or source (default 10,000); a text with more
+        is refused, naming it, before anything is scored.
     batch_size, max_tokens: the most pairs and padded tokens per model batch (neither changes a score).
     show_progress: a progress bar on stderr.
 
@@ -97,6 +106,7 @@ class ScoringOptions:
     windows_k: int = DEFAULT_WINDOWS_K
     window: str | int = DEFAULT_WINDOW
     retriever: Any = DEFAULT_RETRIEVER
+    max_sentences: int = DEFAULT_MAX_SENTENCES
     batch_size: int | None = None
     max_tokens: int | None = None
     show_progress: bool = False
@@ -126,9 +136,10 @@ class ScoringOptions:
         self._check_long_source(put)
 
     def _check_long_source(self, put: Any) -> None:
-        windows = WindowSettings(self.windows_k, self.window, self.retriever)
+        windows = WindowSettings(self.windows_k, self.window, self.retriever, self.max_sentences)
         put("windows_k", windows.k)
         put("window", windows.window)
+        put("max_sentences", windows.max_sentences)
         if self.long_source is None:
             put("windows", None)
             return
