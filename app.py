@@ -28,8 +28,9 @@ Operator settings, read from the environment when the app is built:
                                  separated by commas: only a request from one of them is taken to come from the address
                                  X-Forwarded-For names, read from its right end (default none: the peer address is the
                                  client, for the per-client upload limits).
-    BARTSCORE_APP_LONG_SOURCE    "windows" (optionally ";windows_k=3;window=longdocfactscore;retriever=bm25"): the Batch
-                                 tab scores faithfulness over source windows (docs/long-documents.md); Compare does not.
+    BARTSCORE_APP_LONG_SOURCE    "windows" (optionally ";windows_k=3;window=longdocfactscore;retriever=bm25", and
+                                 ";max_sentences=N", default 10000 per text): the Batch tab scores faithfulness over
+                                 source windows (docs/long-documents.md); Compare does not.
     BARTSCORE_PARA_WEIGHTS       the paraphrase-tuned bart.pth; the "cnn-para" variant is offered only when this names
                                  an existing file.
     BARTSCORE_BASELINES          where the Batch tab's "saved baseline" is looked for (files made by `bartscore

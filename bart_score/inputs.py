@@ -126,6 +126,24 @@ def whole_number(value: Any) -> int | None:
     return int(value)
 
 
+# A whole number as an option's text writes it: ASCII digits, with a minus sign for a negative one. int() reads more
+# (other scripts' digits: "٣" is 3; "1_000"; surrounding white space; "+5"), and raises a bare ValueError on "²".
+_ASCII_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def ascii_integer(text: str) -> int | None:
+    """The whole number that `text` writes in ASCII digits (optionally after a minus sign), else None."""
+    return int(text) if _ASCII_INTEGER.fullmatch(text) else None
+
+
+def positive_option(value: Any, name: str) -> int:
+    """An option that must be a positive integer (numpy's included), or an InputError naming it."""
+    number = whole_number(value)
+    if number is None or number < 1:
+        raise InputError(f"{name} must be a positive integer, got {value!r}")
+    return number
+
+
 def optional_positive_int(value: Any, name: str) -> int | None:
     if value is None:
         return None

@@ -8,7 +8,9 @@ import threading
 from dataclasses import dataclass, field
 
 import bart_score
+import bart_score.long_source
 import bart_score.templates
+from bart_score.inputs import ascii_integer
 
 from .guards import load_failure, model_problems, not_available, remembered_failure
 from .inputs import FieldError
@@ -60,26 +62,41 @@ def settings_from_env(environ=os.environ):
 
 
 def _long_source(value):
-    """BARTSCORE_APP_LONG_SOURCE: "windows", optionally with ";windows_k=K", ";window=RULE", ";retriever=NAME"
-    (checked here, so that a mistake stops the app at start)."""
+    """BARTSCORE_APP_LONG_SOURCE: "windows", optionally with ";windows_k=K", ";window=RULE", ";retriever=NAME",
+    ";max_sentences=N" (checked here, so that a mistake stops the app at start)."""
     if not value.strip():
         return {}
     mode, *parts = (part.strip() for part in value.split(";"))
     options = {"long_source": mode}
     for part in parts:
         key, separator, setting = (piece.strip() for piece in part.partition("="))
-        if not separator or key not in ("windows_k", "window", "retriever"):
+        if not separator or key not in ("windows_k", "window", "retriever", "max_sentences"):
             raise ValueError(
-                f"BARTSCORE_APP_LONG_SOURCE {value!r}: {part!r} is not one of windows_k=K, window=RULE, retriever=NAME"
+                f"BARTSCORE_APP_LONG_SOURCE {value!r}: {part!r} is not one of windows_k=K, window=RULE, "
+                f"retriever=NAME, max_sentences=N"
             )
-        options[key] = int(setting) if key == "windows_k" and setting.isdigit() else setting
+        if key in ("windows_k", "max_sentences"):
+            number = ascii_integer(setting)
+            if number is None or number < 1:
+                raise ValueError(
+                    f"BARTSCORE_APP_LONG_SOURCE {value!r}: {key} must be a positive integer, got {setting!r}"
+                )
+            options[key] = number
+        else:
+            options[key] = setting
     if mode not in bart_score.LONG_SOURCE_MODES:
         raise ValueError(
             f"BARTSCORE_APP_LONG_SOURCE must start with one of {bart_score.LONG_SOURCE_MODES}, got {mode!r}"
         )
-    bart_score.WindowSettings(
-        options.get("windows_k", 3), options.get("window", "longdocfactscore"), options.get("retriever", "bm25")
-    )
+    try:
+        bart_score.WindowSettings(
+            options.get("windows_k", 3),
+            options.get("window", "longdocfactscore"),
+            options.get("retriever", "bm25"),
+            options.get("max_sentences", bart_score.long_source.DEFAULT_MAX_SENTENCES),
+        )
+    except ValueError as error:
+        raise ValueError(f"BARTSCORE_APP_LONG_SOURCE {value!r}: {error}") from None
     return options
 
 
@@ -121,9 +138,10 @@ def _positive_int(environ, name, default):
     value = environ.get(name, "")
     if not value:
         return default
-    if not value.isdigit() or int(value) < 1:
+    number = ascii_integer(value)
+    if number is None or number < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+    return number
 
 
 _scorers = {}  # (BARTScorer options, device) -> the loaded engine

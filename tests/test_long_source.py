@@ -452,7 +452,7 @@ def test_the_spaces_batch_tab_scores_windows_when_the_operator_asks(scorer, tmp_
     assert settings.long_source == {"long_source": "windows", "windows_k": 2, "retriever": "bm25"}
     with pytest.raises(ValueError, match="is not one of windows_k=K, window=RULE, retriever=NAME"):
         settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;k=2"})
-    with pytest.raises(InputError, match="windows_k must be a positive integer"):
+    with pytest.raises(ValueError, match="windows_k must be a positive integer"):
         settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;windows_k=none"})
     sources, predictions = entry_point_workload()
     corpus = bart_score.Corpus(systems={"a": predictions[:2], "b": predictions[2:]}, sources=sources)

@@ -46,12 +46,14 @@ def add_parser(
     common.add_column_arguments(parser.add_argument_group("columns of a .csv/.jsonl corpus"), "--corpus")
     parser.add_argument(
         "--pairs",
-        type=int,
+        type=common.integer,
         default=DEFAULT_PAIRS,
         metavar="N",
         help=f"pairs scored in all, shared equally among the reference points (default {DEFAULT_PAIRS})",
     )
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"sampling seed (default {DEFAULT_SEED})")
+    parser.add_argument(
+        "--seed", type=common.integer, default=DEFAULT_SEED, help=f"sampling seed (default {DEFAULT_SEED})"
+    )
     parser.add_argument(
         "-o",
         "--output",

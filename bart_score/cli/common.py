@@ -12,8 +12,15 @@ from typing import TYPE_CHECKING, Any
 from ..baseline_files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus, read_table_corpus
 from ..errors import BaselineError, MissingExtraError, UsageError
-from ..inputs import device_name
-from ..long_source import DEFAULT_RETRIEVER, DEFAULT_WINDOW, DEFAULT_WINDOWS_K, LONG_SOURCE_MODES, LONGDOCFACTSCORE
+from ..inputs import ascii_integer, device_name
+from ..long_source import (
+    DEFAULT_MAX_SENTENCES,
+    DEFAULT_RETRIEVER,
+    DEFAULT_WINDOW,
+    DEFAULT_WINDOWS_K,
+    LONG_SOURCE_MODES,
+    LONGDOCFACTSCORE,
+)
 from ..options import AGGREGATIONS, PROMPT_SIDES, RESCALE_MODES, CorpusPoints, ScoringOptions
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
 from ..reading import check_input_file
@@ -23,6 +30,15 @@ from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
 if TYPE_CHECKING:
     from ..engine import BARTScorer
+
+
+def integer(text: str) -> int:
+    """The type of every integer flag: ASCII digits only, as int() alone would also take "٣" (as 3), "1_000" and
+    white space around the digits."""
+    number = ascii_integer(text)
+    if number is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number in ASCII digits (0-9), got {text!r}")
+    return number
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,12 +98,12 @@ def add_rescale_arguments(parser: argparse.ArgumentParser, effect: str) -> None:
     rescaling.add_argument("--baseline", metavar="FILE", help="rescale with this baseline file (implies --rescale)")
     rescaling.add_argument(
         "--rescale-pairs",
-        type=int,
+        type=integer,
         metavar="N",
         help=f"--rescale corpus: at most N extra pairs for the reference points (default {DEFAULT_PAIRS})",
     )
     rescaling.add_argument(
-        "--rescale-seed", type=int, metavar="S", help=f"--rescale corpus: sampling seed (default {DEFAULT_SEED})"
+        "--rescale-seed", type=integer, metavar="S", help=f"--rescale corpus: sampling seed (default {DEFAULT_SEED})"
     )
 
 
@@ -158,14 +174,14 @@ def add_model_arguments(
     model.add_argument("--prompt-side", choices=PROMPT_SIDES, default="encoder", help="(default: encoder)")
     model.add_argument("--device", help="cuda, cuda:1, cpu, ... (default: CUDA when available)")
     model.add_argument("--dtype", choices=DTYPE_NAMES, default="float32", help="(default: float32)")
-    model.add_argument("--batch-size", type=int, help="at most this many pairs per batch")
+    model.add_argument("--batch-size", type=integer, help="at most this many pairs per batch")
     model.add_argument(
         "--max-tokens",
-        type=int,
+        type=integer,
         help=f"padded tokens per batch (default {DEFAULT_MAX_TOKENS} on a GPU, {DEFAULT_CPU_MAX_TOKENS} on a CPU)",
     )
     model.add_argument(
-        "--max-length", type=int, help="truncate texts to this many tokens (default 1024, or the model's positions)"
+        "--max-length", type=integer, help="truncate texts to this many tokens (default 1024, or the model's positions)"
     )
     model.add_argument(
         "-q", "--quiet", action="store_true", help="no progress or loading bars (notes about the input still show)"
@@ -186,7 +202,7 @@ def add_long_source_arguments(parser: argparse.ArgumentParser, *, mode: bool = T
             "default: the source as one condition, truncated to --max-length",
         )
     group.add_argument(
-        "--windows-k", type=int, metavar="K", help=f"windows per prediction sentence (default {DEFAULT_WINDOWS_K})"
+        "--windows-k", type=integer, metavar="K", help=f"windows per prediction sentence (default {DEFAULT_WINDOWS_K})"
     )
     group.add_argument(
         "--window",
@@ -199,6 +215,12 @@ def add_long_source_arguments(parser: argparse.ArgumentParser, *, mode: bool = T
         metavar="NAME",
         help=f"bm25 (lexical), or a sentence-embedding encoder checkpoint (default {DEFAULT_RETRIEVER})",
     )
+    group.add_argument(
+        "--max-sentences",
+        type=integer,
+        metavar="N",
+        help=f"refuse a text (prediction or source) of more than N sentences (default {DEFAULT_MAX_SENTENCES})",
+    )
 
 
 def long_source_arguments(args: argparse.Namespace, mode: str | None = None) -> dict:
@@ -207,6 +229,7 @@ def long_source_arguments(args: argparse.Namespace, mode: str | None = None) -> 
     mode = getattr(args, "long_source", mode)
     settings = {"windows_k": getattr(args, "windows_k", None), "window": getattr(args, "window", None)}
     settings["retriever"] = getattr(args, "retriever", None)
+    settings["max_sentences"] = getattr(args, "max_sentences", None)
     given = [FLAGS[name] for name, value in settings.items() if value is not None]
     if given and mode is None:
         raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --long-source windows")
@@ -274,6 +297,7 @@ FLAGS = {
     "windows_k": "--windows-k",
     "window": "--window",
     "retriever": "--retriever",
+    "max_sentences": "--max-sentences",
     "batch_size": "--batch-size",
     "max_tokens": "--max-tokens",
     "max_length": "--max-length",

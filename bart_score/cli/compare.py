@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..outputs import json_text
-from .common import add_long_source_arguments, add_rescale_arguments, checked_request, score_all_systems
+from .common import add_long_source_arguments, add_rescale_arguments, checked_request, integer, score_all_systems
 
 if TYPE_CHECKING:
     from ..corpus import Corpus
@@ -20,9 +20,9 @@ def add_parser(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], parents: list[argparse.ArgumentParser]
 ) -> None:
     parser = commands.add_parser("compare", parents=parents, help="significance tests between two or more systems")
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    parser.add_argument("--resamples", type=integer, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    parser.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
+    parser.add_argument("--seed", type=integer, default=12345, help="bootstrap seed (default 12345)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     add_long_source_arguments(parser)
     add_rescale_arguments(

@@ -30,6 +30,7 @@ from .common import (
     add_model_arguments,
     check_engine_options,
     check_input_files,
+    integer,
     load_scorer,
     options_from_args,
 )
@@ -91,7 +92,7 @@ def add_parser(
     )
     parser.add_argument(
         "--save-every",
-        type=int,
+        type=integer,
         default=DEFAULT_CHUNK_PAIRS,
         metavar="PAIRS",
         help=f"append finished scores to the cache every this many pairs (default {DEFAULT_CHUNK_PAIRS})",
