@@ -14,6 +14,8 @@ similarity, most similar first; equal similarities keep the source's order."""
 from __future__ import annotations
 
 import os
+import stat
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +34,8 @@ _REPRODUCED_MODULES = {
 }
 # Padded tokens per embedding batch.
 _EMBEDDING_TOKENS = 8192
+# The most bytes of a sentence-transformers settings file (modules.json and the like hold a few keys).
+_SETTINGS_FILE_BYTES = 1 << 20
 
 
 class Retriever:
@@ -108,8 +112,20 @@ class EmbeddingRetriever(Retriever):
             )
         positions = getattr(config, "max_position_embeddings", None)
         if self.max_length is None:
-            limits = [n for n in (positions, getattr(self.tokenizer, "model_max_length", None)) if n and n < 10**6]
+            limits = [
+                n
+                for n in (_usable_positions(self.model, positions), getattr(self.tokenizer, "model_max_length", None))
+                if n and n < 10**6
+            ]
             self.max_length = min(limits) if limits else 512
+        usable = _usable_positions(self.model, positions)
+        if self.max_length is not None and usable is not None and self.max_length > usable:
+            warnings.warn(
+                f"retriever={checkpoint!r}: sentence_bert_config.json's max_seq_length {self.max_length} is more than "
+                f"the model's {usable} positions; sentences are cut at {usable} tokens",
+                stacklevel=4,
+            )
+            self.max_length = usable
         self.model.eval().to(device or "cpu")
         self.label = checkpoint
         self.checkpoint = checkpoint
@@ -119,6 +135,11 @@ class EmbeddingRetriever(Retriever):
         """Refuses a sentence-transformers checkpoint whose modules compute something other than mean pooling of the
         encoder's states (a dense layer, CLS pooling, ...); returns its max_seq_length, if it names one."""
         modules = _json_file(checkpoint, "modules.json", where)
+        if modules is not None and not (isinstance(modules, list) and all(isinstance(m, dict) for m in modules)):
+            raise CheckpointLoadError(
+                f"modules.json of the retriever {checkpoint!r} is not a list of modules (objects with a type and "
+                f"a path)"
+            )
         pooling_folder = "1_Pooling"
         for module in modules or []:
             kind = _REPRODUCED_MODULES.get(module.get("type"))
@@ -128,7 +149,7 @@ class EmbeddingRetriever(Retriever):
                     f"changes the embedding beyond mean pooling; give an encoder with mean pooling, or {BM25!r}"
                 )
             if kind == "pooling":
-                pooling_folder = module.get("path") or pooling_folder
+                pooling_folder = _inner_path(checkpoint, module.get("path")) or pooling_folder
         pooling = _json_file(checkpoint, f"{pooling_folder}/config.json", where)
         if pooling:
             modes = sorted(key for key, value in pooling.items() if key.startswith("pooling_mode_") and value is True)
@@ -180,20 +201,68 @@ class EmbeddingRetriever(Retriever):
         return ranks
 
 
+def _inner_path(checkpoint: str, path: object) -> str:
+    """A module's folder as modules.json gives it ("" for the checkpoint's own), refused unless it is a relative
+    path that stays inside the checkpoint."""
+    if not isinstance(path, str):
+        raise CheckpointLoadError(
+            f"modules.json of the retriever {checkpoint!r} gives a module the path {path!r}, which is not text"
+        )
+    parts = path.replace("\\", "/").split("/")
+    if os.path.isabs(path) or ".." in parts or "\0" in path:
+        raise CheckpointLoadError(
+            f"modules.json of the retriever {checkpoint!r} gives a module the path {path!r}, outside the checkpoint; a "
+            f"module's path is a folder inside it"
+        )
+    return "/".join(part for part in parts if part not in ("", "."))
+
+
 def _json_file(checkpoint: str, name: str, where: dict) -> Any:  # parsed JSON
-    """A JSON file of a checkpoint (its directory, the Hugging Face cache or the Hub), or None when it has none."""
+    """A JSON file of a checkpoint (its directory, the Hugging Face cache or the Hub), or None when it has none. In a
+    directory, a file that is there must be a regular file inside it (a link may point within the directory); any
+    file must be a regular file of at most _SETTINGS_FILE_BYTES."""
     from transformers.utils import cached_file
 
-    path = cached_file(
-        checkpoint,
-        name,
-        _raise_exceptions_for_missing_entries=False,
-        _raise_exceptions_for_connection_errors=False,
-        **where,
-    )
-    if path is None or not os.path.isfile(path):
-        return None
-    return read_json(path, f"{name} of the retriever {checkpoint!r} ({path})", error=CheckpointLoadError)
+    if os.path.isdir(checkpoint):
+        path = os.path.join(checkpoint, name)
+        if not os.path.lexists(path):
+            return None
+        inside = os.path.realpath(checkpoint)
+        if os.path.commonpath([inside, os.path.realpath(path)]) != inside:
+            raise CheckpointLoadError(
+                f"{name} of the retriever {checkpoint!r} ({path}) leads outside the checkpoint folder, to "
+                f"{os.path.realpath(path)}"
+            )
+    else:
+        cached = cached_file(
+            checkpoint,
+            name,
+            _raise_exceptions_for_missing_entries=False,
+            _raise_exceptions_for_connection_errors=False,
+            **where,
+        )
+        if cached is None:
+            return None
+        path = cached
+    what = f"{name} of the retriever {checkpoint!r} ({path})"
+    try:
+        mode = os.stat(path)
+    except OSError as problem:
+        raise CheckpointLoadError(f"cannot read {what}: {problem.strerror or problem}") from None
+    if not stat.S_ISREG(mode.st_mode):
+        raise CheckpointLoadError(f"{what} is not a regular file")
+    return read_json(path, what, limit=_SETTINGS_FILE_BYTES, error=CheckpointLoadError)
+
+
+def _usable_positions(model: Any, positions: int | None) -> int | None:  # model: a transformers encoder
+    """How many tokens the encoder can take: its learned position table's rows, less those before its first position
+    where the table reserves the padding index (RoBERTa's 514 rows give 512), else the config's positions."""
+    import torch
+
+    table = getattr(getattr(model, "embeddings", None), "position_embeddings", None)
+    if isinstance(table, torch.nn.Embedding):
+        return table.num_embeddings - (0 if table.padding_idx is None else table.padding_idx + 1)
+    return positions
 
 
 _LOADED: dict = {}
