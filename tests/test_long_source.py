@@ -504,3 +504,167 @@ def test_a_missing_long_extra_is_named(monkeypatch, package):
         else:
             retrievers.load_retriever("bm25").top_k([["The river rose."]], [["The river rose."]], 1)
     long_source._segmenter.cache_clear()
+
+
+# -- sentence splitting in bounded pieces ----------------------------------------------------------------------------
+
+ORDINARY_PARAGRAPHS = [
+    'Dr. Smith arrived at 3.5 p.m. on Jan. 5. He said "It works." Then he left. The U.S. Navy agreed, e.g. with '
+    "the plan. Prices rose 2.5% in Q3. Mr. and Mrs. Jones (of St. Louis) were there! Was it? Yes... it was.",
+    "See Fig. 2 and Eq. 3 for details. J. R. R. Tolkien wrote it. The vote was 5-4 at approx. 10 a.m. today. "
+    '"I am leaving," she said. "Don\'t wait." He waited anyway. It was No. 7 on the list, vs. No. 8 last year.',
+    "The co. reported $1.2 bn in revenue, up from $0.9 bn. Gen. Lee and Sen. Warren spoke at 9:30. The "
+    "temperature was 37.2 degrees; the sample measured 0.004 mm. Smith et al. found it. They were right.",
+    "In the study, 1,024 patients (mean age 61.3 years) received the drug. Of these, 12.5% reported side effects "
+    "(see Table 3). The results, published in Nature, suggest a benefit. Further trials are planned for 2027.",
+    'The storm reached the coast early on Monday. Officials said 40,000 homes lost power. "We have never seen '
+    'anything like it," the mayor told reporters. Schools will stay closed until Wednesday, the district said.',
+]
+
+
+def pysbd_plain(text):
+    """The reference: pysbd on the whole text, as the library used it before, pieces stripped and those without a
+    letter or digit dropped."""
+    import pysbd
+
+    pieces = pysbd.Segmenter(language="en", clean=False).segment(text)
+    return [piece.strip() for piece in pieces if any(character.isalnum() for character in piece)]
+
+
+def ordinary_texts():
+    from news_texts import ITEMS
+
+    paragraphs = [*ORDINARY_PARAGRAPHS, *(text for item in ITEMS for text in (item.source, item.paraphrase))]
+    rng = random.Random(3)
+    texts = list(paragraphs)
+    for _ in range(4):
+        rng.shuffle(paragraphs)
+        texts += [" ".join(paragraphs), "\n".join(paragraphs), "\n\n".join(paragraphs)]
+    return texts
+
+
+@pytest.mark.parametrize(("piece", "lookahead"), [(None, None), (600, 150), (300, 100)])
+def test_the_split_of_ordinary_text_equals_pysbds(piece, lookahead, monkeypatch):
+    """News and science paragraphs with abbreviations, numbers and quotes, alone and all joined by spaces, line breaks
+    or blank lines (over three pieces long): the same sentences as pysbd on the whole text, also with pieces much
+    smaller than the default, so that many cuts fall inside these texts."""
+    from bart_score import long_source
+
+    if piece:
+        monkeypatch.setattr(long_source, "PIECE_CHARS", piece)
+        monkeypatch.setattr(long_source, "LOOKAHEAD_CHARS", lookahead)
+    texts = ordinary_texts()
+    assert max(map(len, texts)) > 3 * long_source.PIECE_CHARS
+    for text in texts:
+        assert long_source.split_sentences(text) == pysbd_plain(text)
+
+
+def test_a_sentence_longer_than_a_piece_is_cut_at_a_space_and_reported():
+    from bart_score.long_source import PIECE_CHARS, WindowSettings, plan_windows, split
+
+    words = [f"w{index}" for index in range(PIECE_CHARS)]
+    result = split(" ".join(words))
+    assert result.cut >= 2 and len(result.sentences) == result.cut + 1
+    assert " ".join(result.sentences).split() == words  # nothing lost, every piece at most PIECE_CHARS long
+    assert max(map(len, result.sentences)) <= PIECE_CHARS
+    with pytest.warns(UserWarning, match=rf"{result.cut} sentence\(s\) ran over {PIECE_CHARS} characters"):
+        plan_windows(["w1 w2."], [" ".join(words)], WindowSettings(retriever="bm25"))
+
+
+def test_a_text_over_max_sentences_is_refused_naming_it(scorer):
+    prediction_of_six = "One cat sat. " * 5 + "A dog ran."
+    arguments = {"long_source": "windows", "retriever": "bm25", "max_sentences": 5}
+    with pytest.raises(InputError, match=r"predictions\[1\] has more than 5 sentences .*max_sentences=5"):
+        scorer.score_directions(["A cat sat.", prediction_of_six], sources=["A cat sat. A dog ran."] * 2, **arguments)
+    with pytest.raises(InputError, match=r"sources\[0\] has more than 5 sentences"):
+        scorer.score_directions(["A cat sat."], sources=[prediction_of_six], **arguments)
+    sentences = prediction_of_six.replace("One", "A").split(". ")
+    assert (
+        len(
+            scorer.score_directions(
+                [prediction_of_six], sources=[". ".join(sentences)], **{**arguments, "max_sentences": 6}
+            )["faithfulness"]
+        )
+        == 1
+    )
+    for bad in (0, -3, 2.5, "6", True):
+        with pytest.raises(InputError, match="max_sentences must be a positive integer"):
+            bart_score.ScoringOptions(long_source="windows", max_sentences=bad)
+
+
+SPLIT_IN_BOUNDS = """
+import resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from bart_score.long_source import WindowSettings, plan_windows, split
+text = "a. " * 200_000
+start = time.perf_counter()
+assert len(split(text).sentences) == 200_000
+try:
+    plan_windows(["a."], [text], WindowSettings(retriever="bm25"))
+except ValueError as error:
+    assert "sources[0] has more than 10000 sentences" in str(error), error
+else:
+    raise AssertionError("not refused")
+print(time.perf_counter() - start)
+"""
+
+
+@pytest.mark.slow
+def test_200000_one_letter_sentences_are_split_and_refused_within_60_s_and_3_gb():
+    """The issue's probe, in a subprocess capped at 3 GB of address space and 60 s: split whole (linear time), and
+    refused by the default max_sentences."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run(
+        [sys.executable, "-c", SPLIT_IN_BOUNDS], cwd=root, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert float(done.stdout) < 60
+
+
+# -- integer options in ASCII digits ---------------------------------------------------------------------------------
+
+NOT_ASCII_INTEGERS = ["²", "٣", "1_0", " 3", "+3", "３"]
+
+
+@pytest.mark.parametrize("text", NOT_ASCII_INTEGERS)
+def test_window_given_as_text_takes_ascii_digits_only(text):
+    from bart_score.long_source import check_window
+
+    with pytest.raises(InputError, match="window must be 'longdocfactscore' or a whole number"):
+        check_window(text)
+    assert check_window("3") == 3
+
+
+@pytest.mark.parametrize("text", NOT_ASCII_INTEGERS)
+@pytest.mark.parametrize("flag", ["--window", "--windows-k", "--max-sentences", "--batch-size", "--max-length"])
+def test_integer_flags_take_ascii_digits_only(flag, text, tmp_path, capsys):
+    (tmp_path / "t.txt").write_text("A cat sat.\n", encoding="utf-8")
+    texts = str(tmp_path / "t.txt")
+    arguments = ["score", "-m", str(tmp_path / "no-model"), "-s", texts, "-t", texts, "--long-source", "windows"]
+    try:
+        status = bart_score.main([*arguments, flag, text])
+    except SystemExit as exit:  # argparse's own usage error
+        status = exit.code
+    assert status == 2
+    error = capsys.readouterr().err
+    assert "Traceback" not in error
+    assert flag in error.strip().splitlines()[-1]  # the usage, then one line naming the flag
+
+
+@pytest.mark.parametrize("text", NOT_ASCII_INTEGERS)
+def test_the_spaces_integer_settings_take_ascii_digits_only(text):
+    from space.settings import settings_from_env
+
+    for name in ("BARTSCORE_APP_MAX_CHARS", "BARTSCORE_APP_MAX_ROWS", "BARTSCORE_APP_MAX_PAIRS"):
+        with pytest.raises(ValueError, match=f"{name} must be a positive integer"):
+            settings_from_env({name: text})
+    for key in ("windows_k", "max_sentences", "window"):
+        if text.strip() != text:  # the setting's parts are taken stripped of the spaces around them
+            continue
+        with pytest.raises(ValueError, match=f"BARTSCORE_APP_LONG_SOURCE .*{key} must be"):
+            settings_from_env({"BARTSCORE_APP_LONG_SOURCE": f"windows;{key}={text}"})
+    settings = settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;windows_k=2;max_sentences=40;window=1"})
+    assert settings.long_source == {"long_source": "windows", "windows_k": 2, "max_sentences": 40, "window": "1"}
