@@ -668,3 +668,76 @@ def test_the_spaces_integer_settings_take_ascii_digits_only(text):
             settings_from_env({"BARTSCORE_APP_LONG_SOURCE": f"windows;{key}={text}"})
     settings = settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;windows_k=2;max_sentences=40;window=1"})
     assert settings.long_source == {"long_source": "windows", "windows_k": 2, "max_sentences": 40, "window": "1"}
+
+
+# -- a sentence encoder's own files ----------------------------------------------------------------------------------
+
+
+def modules_json(directory, pooling_path):
+    path = os.path.join(directory, "modules.json")
+    with open(path, encoding="utf-8") as handle:
+        modules = json.load(handle)
+    modules[1]["path"] = pooling_path
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(modules, handle)
+
+
+@pytest.mark.parametrize("pooling_path", ["../outside", "/dev/zero", "1_Pooling/../../outside", 7])
+def test_a_module_path_outside_the_encoder_is_refused(pooling_path, tmp_path):
+    from bart_score.errors import CheckpointLoadError
+
+    directory = build_sentence_encoder(tmp_path / "encoder")
+    os.makedirs(tmp_path / "outside")
+    (tmp_path / "outside" / "config.json").write_text('{"pooling_mode_mean_tokens": true}', encoding="utf-8")
+    modules_json(directory, pooling_path)
+    with pytest.raises(CheckpointLoadError, match=r"modules.json of the retriever .* gives a module the path"):
+        EmbeddingRetriever(directory)
+
+
+@pytest.mark.parametrize("name", ["modules.json", "1_Pooling/config.json", "sentence_bert_config.json"])
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "link outside", "fifo", "folder", "huge"])
+def test_an_encoder_settings_file_that_is_not_a_bounded_regular_file_inside_it_is_refused(name, kind, tmp_path):
+    """Each within seconds (a fifo with no writer would block a plain open for ever; /dev/zero never ends)."""
+    from bart_score.errors import CheckpointLoadError
+
+    directory = build_sentence_encoder(tmp_path / "encoder")
+    path = os.path.join(directory, name)
+    os.remove(path)
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}", encoding="utf-8")
+    if kind == "link to /dev/zero":
+        os.symlink("/dev/zero", path)
+    elif kind == "link outside":
+        os.symlink(outside, path)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        os.makedirs(path)
+    else:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write('{"x": "' + "a" * (2 << 20) + '"}')
+    message = {"link to /dev/zero": "leads outside the checkpoint folder", "link outside": "leads outside"}.get(
+        kind, "is not a regular file" if kind in ("fifo", "folder") else "over the limit"
+    )
+    with pytest.raises(CheckpointLoadError, match=rf"{name}.*{message}"):
+        EmbeddingRetriever(directory)
+
+
+def test_a_link_inside_the_encoder_folder_is_followed(tmp_path):
+    directory = build_sentence_encoder(tmp_path / "encoder")
+    os.rename(os.path.join(directory, "modules.json"), os.path.join(directory, "modules.real.json"))
+    os.symlink("modules.real.json", os.path.join(directory, "modules.json"))
+    assert EmbeddingRetriever(directory).max_length == 128
+
+
+def test_a_max_seq_length_over_the_positions_is_clamped_to_them_and_reported(tmp_path):
+    """sentence_bert_config.json says 703 where the encoder has 512 positions: a sentence of more than 512 tokens is
+    embedded from its first 512 (as with max_seq_length 512), not a torch error."""
+    directory = build_sentence_encoder(tmp_path / "encoder", max_seq_length=703)
+    with pytest.warns(UserWarning, match="max_seq_length 703 is more than the model's 512 positions"):
+        retriever = EmbeddingRetriever(directory)
+    assert retriever.max_length == 512
+    long_sentence = " ".join(["river"] * 700) + "."
+    reference = AutoModel.from_pretrained(directory).eval(), AutoTokenizer.from_pretrained(directory)
+    expected = embed_one(*reference, long_sentence, max_length=512)
+    np.testing.assert_allclose(retriever.embed([long_sentence])[0], expected / np.linalg.norm(expected), atol=1e-5)
