@@ -256,9 +256,9 @@ def plan_windows(
                 sentences = split(text, settings.max_sentences)
                 if not sentences.complete:
                     raise InputError(
-                        f"{name}[{index}] has more than {settings.max_sentences} sentences (splitting stopped at "
-                        f"{len(sentences.sentences)}); long_source='windows' takes at most max_sentences="
-                        f"{settings.max_sentences} per text: raise it, or shorten or divide the text"
+                        f"{name}[{index}] has more than {settings.max_sentences} sentences "
+                        f"({len(sentences.sentences)} counted when splitting stopped); long_source='windows' takes at "
+                        f"most max_sentences={settings.max_sentences} per text: raise it, or shorten or divide the text"
                     )
                 by_text[text] = sentences.sentences
                 cut += sentences.cut

@@ -438,6 +438,11 @@ def test_the_command_line_scores_windows(tmp_path, tiny_checkpoint, scorer, caps
         (["--windows-k", "2"], "--windows-k is for --long-source windows"),
         (["--long-source", "windows", "--window", "wide"], "--window must be 'longdocfactscore' or a whole number"),
         (["--long-source", "windows", "--rescale", "corpus"], "--long-source windows cannot be rescaled"),
+        (
+            ["--long-source", "windows", "--retriever", "bm25", "--max-sentences", "1"],
+            "error: sources[0] has more than 1 sentences (12 counted when splitting stopped); --long-source windows "
+            "takes at most --max-sentences 1 per text",
+        ),
     ):
         assert bart_score.main([*arguments, *flags]) == 2
         assert message in capsys.readouterr().err

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..baseline_files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus, read_table_corpus
-from ..errors import BaselineError, MissingExtraError, UsageError
+from ..errors import BaselineError, InputError, MissingExtraError, UsageError
 from ..inputs import ascii_integer, device_name
 from ..long_source import (
     DEFAULT_MAX_SENTENCES,
@@ -500,7 +500,7 @@ def score_all_systems(
         return None, None, status
     try:
         per_system, signature = score_corpus(scorer, corpus, options)
-    except BaselineError as error:  # missing, or made for another model: the request's mistake
+    except (BaselineError, InputError) as error:  # missing, made for another model, a text the options refuse
         print(f"bartscore {args.command}: error: {flag_message(error)}", file=sys.stderr)
         return None, None, 2
     except (OSError, RuntimeError, ValueError) as error:
