@@ -59,8 +59,9 @@ def _segmenter() -> Any:  # a pysbd.Segmenter, from the optional pysbd package
 # and the next piece starts after them.
 PIECE_CHARS = 2000
 LOOKAHEAD_CHARS = 200
-# The split's identity in the signature: pysbd's version and the pieces it is given.
-SPLITTER_RULE = f"pieces{PIECE_CHARS}"
+# The split's identity in the signature, beside pysbd's version: the pieces it is given (a change to how they are cut
+# changes sentences, and so changes this).
+SPLITTER_RULE = f"pieces{PIECE_CHARS}-{LOOKAHEAD_CHARS}"
 DEFAULT_MAX_SENTENCES = 10_000
 
 
@@ -78,18 +79,17 @@ def _piece_sentences(piece: str) -> list[str]:
     return _segmenter().processor(piece).process()
 
 
-def _settled(piece: str, sentences: list[str]) -> tuple[list[str], int]:
-    """The sentences of a piece cut at a space whose ends lie LOOKAHEAD_CHARS before the cut (never the last, which
-    the cut may have ended), and the offset after them; ([], 0) when none does."""
+def _settled(piece: str, sentences: list[str], lookahead: int) -> tuple[list[str], int]:
+    """The sentences of a piece cut at a space that end `lookahead` characters or more before the cut (never the
+    last, which the cut may have ended), and the offset after them; ([], 0) when none does."""
     settled: list[str] = []
-    end = cursor = 0
+    end = 0
     for sentence in sentences[:-1]:
-        found = piece.find(sentence, cursor)
-        if found < 0 or found + len(sentence) > len(piece) - LOOKAHEAD_CHARS:
+        found = piece.find(sentence, end)
+        if found < 0 or found + len(sentence) > len(piece) - lookahead:
             break
-        cursor = found + len(sentence)
         settled.append(sentence)
-        end = cursor
+        end = found + len(sentence)
     return settled, end
 
 
@@ -125,7 +125,9 @@ def split(text: str, limit: int | None = None) -> SentenceSplit:
         if at_line_break:
             settled, end = sentences, len(piece)
         else:
-            settled, end = _settled(piece, sentences)
+            settled, end = _settled(piece, sentences, LOOKAHEAD_CHARS)
+            if not settled:  # a long sentence ends in the look-ahead: all but the last, with less look-ahead
+                settled, end = _settled(piece, sentences, 0)
             if not settled:  # one sentence runs over the whole piece: it is cut here
                 settled, end = sentences, len(piece)
                 result.cut += 1
