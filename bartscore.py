@@ -105,6 +105,7 @@ Args:
         the sentence and that many neighbours on each side (default "longdocfactscore").
     retriever (str): "bm25", or a sentence-embedding encoder checkpoint (default
         "sentence-transformers/bert-base-nli-mean-tokens").
+    max_sentences (int): long_source="windows" refuses a prediction or source of more sentences (default 10000).
     show_progress (bool): a progress bar on stderr (default False).
 
 Returns:
