@@ -130,7 +130,7 @@ def split(text: str, limit: int | None = None) -> SentenceSplit:
                 settled, end = _settled(piece, sentences, 0)
             if not settled:  # one sentence runs over the whole piece: it is cut here
                 settled, end = sentences, len(piece)
-                result.cut += 1
+                result.cut += bool(sentences)
         if not take(settled):
             return result
         start += end
