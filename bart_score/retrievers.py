@@ -110,16 +110,11 @@ class EmbeddingRetriever(Retriever):
             self.model = AutoModel.from_pretrained(
                 checkpoint, config=config, dtype=torch.float32, trust_remote_code=False, **where
             )
-        positions = getattr(config, "max_position_embeddings", None)
+        usable = _usable_positions(self.model, getattr(config, "max_position_embeddings", None))
         if self.max_length is None:
-            limits = [
-                n
-                for n in (_usable_positions(self.model, positions), getattr(self.tokenizer, "model_max_length", None))
-                if n and n < 10**6
-            ]
+            limits = [n for n in (usable, getattr(self.tokenizer, "model_max_length", None)) if n and n < 10**6]
             self.max_length = min(limits) if limits else 512
-        usable = _usable_positions(self.model, positions)
-        if self.max_length is not None and usable is not None and self.max_length > usable:
+        elif usable is not None and self.max_length > usable:
             warnings.warn(
                 f"retriever={checkpoint!r}: sentence_bert_config.json's max_seq_length {self.max_length} is more than "
                 f"the model's {usable} positions; sentences are cut at {usable} tokens",
