@@ -440,8 +440,8 @@ def test_the_command_line_scores_windows(tmp_path, tiny_checkpoint, scorer, caps
         (["--long-source", "windows", "--rescale", "corpus"], "--long-source windows cannot be rescaled"),
         (
             ["--long-source", "windows", "--retriever", "bm25", "--max-sentences", "1"],
-            "error: sources[0] has more than 1 sentences (12 counted when splitting stopped); --long-source windows "
-            "takes at most --max-sentences 1 per text",
+            "error: the source of segment 1 has more than 1 sentences (12 counted when splitting stopped); "
+            "--long-source windows takes at most --max-sentences 1 per text",
         ),
     ):
         assert bart_score.main([*arguments, *flags]) == 2
@@ -627,6 +627,31 @@ def test_200000_one_letter_sentences_are_split_and_refused_within_60_s_and_3_gb(
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert float(done.stdout) < 60
+
+
+def test_the_command_line_refuses_a_text_over_max_sentences_before_the_model_loads(tmp_path, capsys):
+    """The model named does not exist: the refusal comes first, naming the system and segment."""
+    (tmp_path / "src.txt").write_text("A cat sat. A dog ran.\nThe river rose.\n", encoding="utf-8")
+    (tmp_path / "sys.txt").write_text("A cat sat.\nOne. Two. Three. Four.\n", encoding="utf-8")
+    arguments = ["score", "-m", str(tmp_path / "no-model"), "-s", str(tmp_path / "src.txt")]
+    arguments += ["-t", str(tmp_path / "sys.txt"), "--long-source", "windows", "--retriever", "bm25"]
+    assert bart_score.main([*arguments, "--max-sentences", "3"]) == 2
+    error = capsys.readouterr().err
+    assert "error: system 'sys.txt', segment 2 has more than 3 sentences (4 counted when splitting stopped)" in error
+    assert bart_score.main([*arguments, "--max-sentences", "4"]) == 1  # then the model is looked for
+    assert "no-model" in capsys.readouterr().err
+
+
+def test_counting_sentence_ends_passes_only_texts_under_the_limit():
+    from bart_score.long_source import over_limit
+
+    texts = [*ORDINARY_PARAGRAPHS, "a. " * 50, "Mr. " * 50, "one\ntwo\nthree", "No end at all"]
+    for text in texts:
+        for limit in range(1, 60):
+            count = len(pysbd_plain(text))
+            counted = over_limit(text, limit)
+            assert (counted is not None) == (count > limit), (text, limit)
+            assert counted is None or counted > limit
 
 
 # -- integer options in ASCII digits ---------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from ..long_source import (
     DEFAULT_WINDOWS_K,
     LONG_SOURCE_MODES,
     LONGDOCFACTSCORE,
+    over_limit,
 )
 from ..options import AGGREGATIONS, PROMPT_SIDES, RESCALE_MODES, CorpusPoints, ScoringOptions
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
@@ -384,8 +385,30 @@ def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
             raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
     elif options.rescale == "baseline":
         check_default_baselines_exist(args)
-    check_corpus_request(corpus, options, option="--rescale corpus", remedy=CLI_ONE_DOCUMENT_REMEDY)
+    directions = check_corpus_request(corpus, options, option="--rescale corpus", remedy=CLI_ONE_DOCUMENT_REMEDY)
+    if options.windows is not None and "faithfulness" in directions and corpus.sources is not None:
+        check_sentence_counts(corpus, options.windows.max_sentences)
     return corpus, options
+
+
+def check_sentence_counts(corpus: Corpus, limit: int) -> None:
+    """--long-source windows: a source or system output of more than --max-sentences sentences, refused before the
+    model loads (the library refuses it too, once the model is loaded)."""
+    texts = {"the source of segment": corpus.sources or []}
+    texts.update({f"system {name!r}, segment": outputs for name, outputs in corpus.systems.items()})
+    seen = set()
+    for what, column in texts.items():
+        for index, text in enumerate(column):
+            if text in seen:
+                continue
+            seen.add(text)
+            counted = over_limit(text, limit)
+            if counted is not None:
+                raise UsageError(
+                    f"{what} {index + 1} has more than {limit} sentences ({counted} counted when splitting stopped); "
+                    f"--long-source windows takes at most --max-sentences {limit} per text: raise it, or shorten or "
+                    f"divide the text"
+                )
 
 
 def check_default_baselines_exist(args: argparse.Namespace) -> None:
