@@ -768,6 +768,9 @@ def test_a_max_seq_length_over_the_positions_is_clamped_to_them_and_reported(tmp
         retriever = EmbeddingRetriever(directory)
     assert retriever.max_length == 512
     long_sentence = " ".join(["river"] * 700) + "."
-    reference = AutoModel.from_pretrained(directory).eval(), AutoTokenizer.from_pretrained(directory)
+    reference = (
+        AutoModel.from_pretrained(directory, trust_remote_code=False).eval(),
+        AutoTokenizer.from_pretrained(directory, trust_remote_code=False),
+    )
     expected = embed_one(*reference, long_sentence, max_length=512)
     np.testing.assert_allclose(retriever.embed([long_sentence])[0], expected / np.linalg.norm(expected), atol=1e-5)
