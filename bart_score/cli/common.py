@@ -114,15 +114,18 @@ def add_model_arguments(
     directions_default_text: str = "all the inputs allow",
     aggregation_default: str | None = "mean",
     aggregation_default_text: str | None = None,
+    several_models: str | None = None,
 ) -> None:
+    """The model and scoring options; several_models: what giving -m more than once does (None: -m is given once,
+    a later one replacing an earlier one, as argparse does; else args.model is the list given, or None)."""
     model = parser.add_argument_group("model and scoring")
     model.add_argument(
         "-m",
         "--model",
-        default="cnn",
+        **({"action": "append", "default": None} if several_models else {"default": "cnn"}),
         help="vanilla, cnn (default), cnn-para, mbart50, mt5, flan-t5, opt, qwen, a Hub id, a checkpoint directory "
         "of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM, or a GGUF file (needs "
-        'pip install "bartscore[gguf]")',
+        'pip install "bartscore[gguf]")' + (f"; {several_models}" if several_models else ""),
     )
     model.add_argument("--source-lang", metavar="CODE", help="mBART: the sources' language code (e.g. de_DE)")
     model.add_argument("--target-lang", metavar="CODE", help="mBART: the outputs' and references' code (e.g. en_XX)")

@@ -95,3 +95,34 @@ def write_fixture_files(folder):
             pickle.dump(data, handle)
         paths[name] = str(path)
     return paths
+
+
+_WORDS = ("river", "rain", "team", "game", "market", "week", "city", "news", "company", "players", "day", "house")
+
+
+def summeval_like(documents, systems=3, seed=0):
+    """A SummEval-layout file of `documents` documents with `systems` summaries each, texts drawn from a few words
+    (no space before the full stop, so that Moses leaves them as they are) and human scores drawn at random."""
+    import random
+
+    draw = random.Random(seed)
+
+    def sentence(length):
+        return " ".join(draw.choice(_WORDS) for _ in range(length)).capitalize() + "."
+
+    data = {}
+    for doc in range(documents):
+        article = " ".join(sentence(8) for _ in range(3))
+        data[f"doc-{doc:03d}"] = {
+            "src": article,
+            "ref_summ": sentence(6),
+            "ref_summs": [sentence(6)],
+            "sys_summs": {
+                f"M{system}": {
+                    "sys_summ": sentence(draw.randint(3, 7)),
+                    "scores": {a: float(draw.randint(1, 5)) for a in ("coherence", "consistency", "fluency", "relevance")},
+                }
+                for system in range(systems)
+            },
+        }
+    return data

@@ -1,0 +1,67 @@
+"""The split of ``bartscore meta-eval --select`` (bart_score.meta_eval.selection) and its defaults, kept apart from the
+scoring and statistics so that the command line reads the defaults without loading them.
+
+Each benchmark's documents go to a development part or a held-out part by a seeded hash of the document's key: its
+doc_id, or for WMT19 and data-to-text (where several records judge outputs for one input under different doc_ids)
+its source text. All records of a key land in one part, so a system's outputs for one document never straddle it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .benchmarks import BENCHMARKS
+
+DEFAULT_DEV_FRACTION = 0.5
+DEFAULT_SEED = 0
+DEFAULT_MAX_PAIRS = 1_000_000
+MIN_DOCUMENTS = 5  # in each part: fewer leave nothing to choose on, or nothing to report
+# Layouts whose records for one input carry different doc_ids: split by the input (the source text) instead.
+_SPLIT_BY_SOURCE = ("darr", "data-to-text")
+
+
+def split_unit(benchmark: str) -> str:
+    """What a benchmark's split keys are: "doc_id" or "source"."""
+    return "source" if BENCHMARKS[benchmark].layout in _SPLIT_BY_SOURCE else "doc_id"
+
+
+def split_keys(benchmark: str, dataset: Any) -> list[str]:
+    """Each record's split key: its doc_id, or for WMT19 and data-to-text its source text."""
+    if split_unit(benchmark) == "source":
+        return list(dataset["source"])
+    return list(dataset["doc_id"])
+
+
+def in_development(keys: Sequence[str], dev_fraction: float, seed: int) -> dict[str, bool]:
+    """Whether each distinct key is in the development part: the first 8 bytes of SHA-256 of "<seed>:<key>", read as
+    a fraction of 2**64, fall below dev_fraction."""
+    if not 0 < dev_fraction < 1:
+        raise InputError(f"dev_fraction must be between 0 and 1 (exclusive), got {dev_fraction}")
+    part = {}
+    for key in dict.fromkeys(keys):
+        digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
+        part[key] = int.from_bytes(digest[:8], "big") / 2**64 < dev_fraction
+    return part
+
+
+def split_records(benchmark: str, dataset: Any, dev_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(development record positions, held-out record positions) of a benchmark, each part holding at least
+    MIN_DOCUMENTS documents (else InputError with the counts)."""
+    keys = split_keys(benchmark, dataset)
+    part = in_development(keys, dev_fraction, seed)
+    development = np.flatnonzero([part[key] for key in keys])
+    held_out = np.flatnonzero([not part[key] for key in keys])
+    counts = {"development": sum(part.values()), "held-out": len(part) - sum(part.values())}
+    for name, count in counts.items():
+        if count < MIN_DOCUMENTS:
+            unit = "source texts" if split_unit(benchmark) == "source" else "documents"
+            raise InputError(
+                f"{benchmark}: the {name} part has {count} {unit} of {len(part)} (dev fraction {dev_fraction}, seed "
+                f"{seed}); selection needs at least {MIN_DOCUMENTS} in each part: give more documents or another "
+                f"--dev-fraction"
+            )
+    return development, held_out
