@@ -270,6 +270,7 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     options = options.replace(long_source=None)
     options.directions_for(has_references=True, has_sources=True)
     check_engine_options(args)
+    select = check_select(args, benchmarks, options)
     if args.save_every < 1:
         raise UsageError(f"--save-every must be a positive integer, got {args.save_every}")
     if args.detokenize and any(BENCHMARKS[name].detokenize for name in benchmarks):
@@ -331,7 +332,7 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         "cache": cache,
         "long_benchmarks": long_benchmarks,
         "windows": windows,
-        "select": check_select(args, benchmarks, options),
+        "select": select,
     }
     return request, options
 
@@ -640,10 +641,9 @@ def run_select(
 
     counts = {checkpoint: len(plan(checkpoint, known).pairs) for checkpoint in args.models}
     total = sum(counts.values())
-    sizes = ", ".join(f"{len(grid)} on {name}" for name, grid in settings["grids"].items())
+    sizes = ", ".join(f"{len(grid)} configurations on {name}" for name, grid in settings["grids"].items())
     print(
-        f"{command}: the grid has {len(settings['grid'])} configurations ({sizes}); scoring them needs {total:,} "
-        f"distinct pairs"
+        f"{command}: the grid: {sizes}; scoring them needs {total:,} distinct pairs"
         + (f" ({', '.join(f'{n:,} for {_model_name(m)}' for m, n in counts.items())})" if len(counts) > 1 else ""),
         file=sys.stderr,
     )
@@ -721,8 +721,8 @@ def run_select(
             scores[name].update(by_configuration)
             for configuration, text in checkpoint_plan.signatures[name].items():
                 signatures[name][configuration.name] = text
-        cached += resumable.cached_pairs
-        scored += resumable.scored_pairs
+        scored += resumable.scored_pairs  # the sample's pairs, then the rest
+        cached += len(pairs) - resumable.scored_pairs
         del scorer, resumable
 
     ordered = {name: {c: scores[name][c] for c in grid} for name, grid in settings["grids"].items()}

@@ -120,7 +120,9 @@ def summeval_like(documents, systems=3, seed=0):
             "sys_summs": {
                 f"M{system}": {
                     "sys_summ": sentence(draw.randint(3, 7)),
-                    "scores": {a: float(draw.randint(1, 5)) for a in ("coherence", "consistency", "fluency", "relevance")},
+                    "scores": {
+                        a: float(draw.randint(1, 5)) for a in ("coherence", "consistency", "fluency", "relevance")
+                    },
                 }
                 for system in range(systems)
             },
