@@ -285,7 +285,8 @@ def measure(benchmark: str) -> str:
 
 def value_on(benchmark: str, dataset: Any, aspect: str, scores: np.ndarray, rows: np.ndarray) -> dict[str, float]:
     """The protocol's measures on the records at `rows`, with the documents used."""
-    doc_ids = [dataset["doc_id"][row] for row in rows]
+    all_ids = dataset["doc_id"]  # a Dataset builds a column anew at each lookup: once here
+    doc_ids = [all_ids[row] for row in rows]
     human = np.asarray(dataset[f"human_{aspect}"], dtype=np.float64)[rows]
     measures = correlate(BENCHMARKS[benchmark].protocol, doc_ids, human, np.asarray(scores)[rows])
     return {"value": float(measures[measure(benchmark)]), "documents": int(measures["documents"])}
@@ -329,7 +330,7 @@ def bootstrap_interval(
             n_resamples=resamples,
             confidence_level=confidence,
             method="percentile",
-            rng=rng,
+            random_state=rng,  # rng= is scipy 1.15's name; the project allows 1.11
         )
         return float(result.confidence_interval.low), float(result.confidence_interval.high)
     members = list(units.values())
@@ -349,7 +350,7 @@ def bootstrap_interval(
         confidence_level=confidence,
         method="percentile",
         vectorized=False,
-        rng=rng,
+        random_state=rng,
     )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
@@ -391,7 +392,10 @@ def select(
     check_aspects(list(datasets), aspects)
     columns = []
     split = {}
-    for benchmark, dataset in datasets.items():
+    for benchmark, records in datasets.items():
+        # The columns read, as lists: a Dataset builds a column anew at each lookup.
+        wanted = ["doc_id", "source", *(f"human_{a}" for a in aspects or BENCHMARKS[benchmark].aspects)]
+        dataset = {column: list(records[column]) for column in wanted}
         configurations = list(scores[benchmark])
         if len(configurations) < 2:
             raise InputError(
