@@ -234,6 +234,31 @@ def test_the_command_chooses_the_planted_configuration_and_reports_held_out_docu
     assert "0 pair(s) scored, 384 taken from" in stderr
 
 
+@pytest.mark.slow
+def test_several_checkpoints_are_candidates_each_scored_in_its_own_call(
+    tmp_path, tiny_checkpoint, copying_checkpoint, copier_reference_model
+):
+    # Coherence judgments planted as the copying model's faithfulness scores: its configuration is to be chosen.
+    model, tokenizer = copier_reference_model
+    data = summeval_like(16, systems=4, seed=6)
+    for record in data.values():
+        for output in record["sys_summs"].values():
+            output["scores"]["coherence"] = reference_score(model, tokenizer, record["src"], output["sys_summ"])
+    path = write_file(tmp_path, data)
+    code, stdout, stderr = run_cli(
+        "meta-eval", "-b", "summeval", "--data", f"summeval={path}", "--select", "-m", tiny_checkpoint,
+        "-m", copying_checkpoint, "--aspects", "coherence", "--no-detokenize", "-o", str(tmp_path / "s"), "-q",
+    )  # fmt: skip
+    assert code == 0, stderr
+    tiny, copying = (folder.rstrip("/").split("/")[-1] for folder in (tiny_checkpoint, copying_checkpoint))
+    assert f"needs 128 distinct pairs (64 for {tiny}, 64 for {copying})" in stderr
+    report = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    (column,) = report["columns"]
+    assert column["best"]["name"] == f"{copying} faithfulness" and column["default"]["name"] == f"{tiny} faithfulness"
+    assert column["best"]["held_out"] == pytest.approx(1.0)
+    assert f"chosen   {copying} faithfulness" in stdout
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [
