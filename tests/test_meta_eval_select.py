@@ -279,6 +279,15 @@ def test_select_refuses_a_grid_it_cannot_choose_in(tmp_path, capsys, extra, mess
     assert message.format(model=model) in capsys.readouterr().err
 
 
+def test_two_checkpoints_of_one_name_are_refused(tmp_path, capsys):
+    first, second = tmp_path / "a" / "ckpt", tmp_path / "b" / "ckpt"
+    first.mkdir(parents=True)
+    second.mkdir(parents=True)
+    argv = ["meta-eval", "-b", "summeval", "--select", "-m", str(first), "-m", str(second), "-o", str(tmp_path / "t")]
+    assert main(argv) == 2
+    assert "are both named 'ckpt' in the table" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [

@@ -191,6 +191,14 @@ def _models(args: argparse.Namespace) -> list[str]:
     repeated = sorted({model for model in models if models.count(model) > 1})
     if repeated:
         raise UsageError(f"-m {repeated[0]} is given more than once; give each checkpoint once")
+    named: dict[str, str] = {}
+    for model in models:
+        other = named.setdefault(_model_name(model), model)
+        if other != model:
+            raise UsageError(
+                f"-m {other} and -m {model} are both named {_model_name(model)!r} in the table; give one of them "
+                f"under another folder name"
+            )
     if len(models) > 1 and not args.select:
         raise UsageError(
             f"-m is given {len(models)} times; several checkpoints are for --select, which chooses among them "
