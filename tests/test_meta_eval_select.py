@@ -16,8 +16,17 @@ from support.meta_eval_fixtures import summeval_like
 from support.reference import reference_score
 
 from bart_score.cli import main
-from bart_score.meta_eval.selection import Configuration, bootstrap_interval, select, value_on
+from bart_score.meta_eval.selection import (
+    Configuration,
+    GridPlan,
+    benchmark_grids,
+    bootstrap_interval,
+    build_grid,
+    select,
+    value_on,
+)
 from bart_score.meta_eval.split import in_development, split_records
+from bart_score.options import ScoringOptions
 
 ASPECTS = ("coherence", "consistency", "fluency", "relevance")
 
@@ -156,6 +165,37 @@ def test_select_chooses_the_planted_configuration_and_matches_a_plain_loop():
     split = report["split"]["summeval"]
     assert sorted(split["development"] + split["held_out"]) == sorted(set(records["doc_id"]))
     assert all(reference_part(doc, 11, 0.5) == "development" for doc in split["development"])
+
+
+def test_the_plan_holds_each_distinct_pair_once_with_its_chat_instruction():
+    sources = ["First article.", "Second article.", "First article."]  # a repeated source: its pairs once
+    hypotheses = ["One.", "Two.", "One."]
+    texts = {"summeval": {"source": sources, "references": [["Ref."]] * 3, "hypothesis": hypotheses}}
+    instructions = {d: f"{d}: {{condition}}" for d in ("faithfulness", "precision", "recall")}
+    grid = build_grid(
+        ["m"], prompt=["In short", "To sum up"], prompt_sides=("decoder",), instructions=["Do {condition}"]
+    )
+    grids = benchmark_grids(grid, ["summeval"])
+    assert len(grids["summeval"]) == 8  # two instructions x (no prompt, both phrases, each phrase)
+    identity = {"model_label": "m", "signature_fields": [], "source_lang": None, "target_lang": None}
+    plan = GridPlan(texts, grids, ScoringOptions(), None, {**identity, "instructions": instructions})
+    expected = set()
+    for instruction in (instructions["faithfulness"], "Do {condition}"):
+        for source, hypothesis in zip(sources, hypotheses):
+            for target in (hypothesis, f"In short, {hypothesis}", f"To sum up, {hypothesis}"):
+                expected.add((source, target, None, instruction))
+    assert set(plan.pairs) == expected and len(plan.pairs) == 12
+    # Once scored, each configuration reads its own pairs' scores back.
+    values = {key: float(index) for index, key in enumerate(plan.ordered_pairs())}
+    scores = plan.scores(values)["summeval"]
+    for configuration, got in scores.items():
+        instruction = configuration.instruction or instructions["faithfulness"]
+        phrases = configuration.prompt or (None,)
+        want = [
+            np.mean([values[source, f"{p}, {h}" if p else h, None, instruction] for p in phrases])
+            for source, h in zip(sources, hypotheses)
+        ]
+        assert list(got) == pytest.approx(want)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
