@@ -684,6 +684,19 @@ def test_integer_flags_take_ascii_digits_only(flag, text, tmp_path, capsys):
     assert flag in error.strip().splitlines()[-1]  # the usage, then one line naming the flag
 
 
+def test_no_flag_of_any_subcommand_reads_its_number_with_int_alone():
+    """The class: every integer flag, of every subcommand, now and later, goes through the ASCII-digits type."""
+    import argparse
+
+    from bart_score.cli import build_parser
+    from bart_score.cli.common import integer
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    flags = {(name, action.option_strings[0]): action.type for name, sub in commands.items() for action in sub._actions}
+    assert not [flag for flag, kind in flags.items() if kind is int]
+    assert ("meta-eval", "--max-pairs") in flags and flags["meta-eval", "--max-pairs"] is integer
+
+
 @pytest.mark.parametrize("text", NOT_ASCII_INTEGERS)
 def test_the_spaces_integer_settings_take_ascii_digits_only(text):
     from space.settings import settings_from_env

@@ -152,11 +152,11 @@ def add_parser(
         help=f"the share of documents in the development part (default {DEFAULT_DEV_FRACTION})",
     )
     choosing.add_argument(
-        "--seed", type=int, metavar="N", help=f"the seed of the documents' split (default {DEFAULT_SEED})"
+        "--seed", type=integer, metavar="N", help=f"the seed of the documents' split (default {DEFAULT_SEED})"
     )
     choosing.add_argument(
         "--max-pairs",
-        type=int,
+        type=integer,
         metavar="N",
         help=f"refuse a grid that needs more pairs scored than this (default {DEFAULT_MAX_PAIRS:,})",
     )
