@@ -146,3 +146,12 @@ def spreadsheet_cell(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
         return "'" + value
     return value
+
+
+def write_json_and_csv(prefix: str, report: Any, csv_text: str) -> tuple[str, str]:
+    """PREFIX.json (the whole report, NaN and infinities as null) and PREFIX.csv (`csv_text`), each written
+    atomically, their folders made as needed."""
+    json_report = json_text(report, indent=2, ensure_ascii=False) + "\n"
+    write_atomically(prefix + ".json", lambda handle: handle.write(json_report), make_folders=True, newline="")
+    write_atomically(prefix + ".csv", lambda handle: handle.write(csv_text), make_folders=True, newline="")
+    return prefix + ".json", prefix + ".csv"

@@ -18,8 +18,7 @@ from support.meta_eval_fixtures import write_fixture_files
 from test_cli import SOURCES, SYSTEM_A, SYSTEM_B
 
 import bart_score
-from bart_score import baseline_files
-from bart_score.meta_eval import table
+from bart_score import baseline_files, outputs
 from bart_score.options import ScoringOptions
 from bart_score.outputs import json_text, write_atomically
 
@@ -302,10 +301,9 @@ def test_score_jsonl_writes_rescaled_scores_that_cannot_be_had_as_null(folder, t
 
 
 def test_meta_eval_outputs_write_nan_as_null(tmp_path, monkeypatch):
-    monkeypatch.setattr(table, "report_csv", lambda report: "csv\n")  # the JSON is what is checked here
     report = {"rows": [{"name": "m", "spearman": math.nan, "p": math.inf}]}
     prefix = tmp_path / "new" / "t"
-    assert table.write_outputs(report, str(prefix)) == (f"{prefix}.json", f"{prefix}.csv")
+    assert outputs.write_json_and_csv(str(prefix), report, "csv\n") == (f"{prefix}.json", f"{prefix}.csv")
     written = strict_json((tmp_path / "new" / "t.json").read_text(encoding="utf-8"))
     assert written == {"rows": [{"name": "m", "spearman": None, "p": None}]}
 

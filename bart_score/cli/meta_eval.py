@@ -506,7 +506,8 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
 
     from ..errors import CacheFileError
     from ..meta_eval.scoring import planned_directions, score_benchmarks
-    from ..meta_eval.table import MetricRow, build_report, write_outputs
+    from ..meta_eval.table import MetricRow, build_report, report_csv
+    from ..outputs import write_json_and_csv
     from ..score_cache import ResumableScorer
 
     command = f"bartscore {args.command}"
@@ -593,7 +594,7 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
     }
     print(text)
     try:
-        written = write_outputs(report, request["prefix"])
+        written = write_json_and_csv(request["prefix"], report, report_csv(report))
     except OSError as error:
         print(f"{command}: cannot write {request['prefix']}.json/.csv: {error.strerror or error}", file=sys.stderr)
         return 1
@@ -620,8 +621,9 @@ def run_select(
     import time
 
     from ..errors import CacheFileError, InputError
-    from ..meta_eval.selection import GridPlan, engine_arguments, prepared_texts, render, select, write_outputs
+    from ..meta_eval.selection import GridPlan, engine_arguments, prepared_texts, render, report_csv, select
     from ..meta_eval.split import split_records
+    from ..outputs import write_json_and_csv
     from ..score_cache import ResumableScorer
     from ..templates import chat_settings
 
@@ -755,7 +757,7 @@ def run_select(
     }
     print(render(report))
     try:
-        written = write_outputs(report, request["prefix"])
+        written = write_json_and_csv(request["prefix"], report, report_csv(report))
     except OSError as error:
         print(f"{command}: cannot write {request['prefix']}.json/.csv: {error.strerror or error}", file=sys.stderr)
         return 1

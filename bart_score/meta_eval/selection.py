@@ -31,7 +31,7 @@ from scipy import stats
 
 from ..errors import InputError
 from ..options import ScoringOptions
-from ..outputs import json_text, spreadsheet_cell, write_atomically
+from ..outputs import spreadsheet_cell
 from .benchmarks import BENCHMARKS
 from .protocol import MEASURES, correlate
 from .published import PUBLISHED, Published
@@ -577,12 +577,3 @@ def report_csv(report: Mapping[str, Any]) -> str:
                 {k: "" if v is None or (isinstance(v, float) and math.isnan(v)) else v for k, v in line.items()}
             )
     return out.getvalue()
-
-
-def write_outputs(report: Mapping[str, Any], prefix: str) -> tuple[str, str]:
-    """PREFIX.json (everything) and PREFIX.csv, each written atomically."""
-    json_report = json_text(report, indent=2, ensure_ascii=False) + "\n"
-    csv_report = report_csv(report)
-    write_atomically(prefix + ".json", lambda handle: handle.write(json_report), make_folders=True, newline="")
-    write_atomically(prefix + ".csv", lambda handle: handle.write(csv_report), make_folders=True, newline="")
-    return prefix + ".json", prefix + ".csv"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..outputs import json_text, spreadsheet_cell, write_atomically
+from ..outputs import spreadsheet_cell
 from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY, RELEASES
 from .protocol import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
 from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES, Published
@@ -90,7 +90,7 @@ def build_report(
     """Computes every row's measures on every column, sets the paper's numbers beside them, adds the published rows
     nothing here computed, and runs the significance test per column. datasets: {benchmark: Dataset}; rows:
     MetricRows; paper_notes: {variant: why that variant's published rows have no "ours"} (e.g. a missing checkpoint).
-    Returns a dict ready for JSON (see write_outputs) and the text table."""
+    Returns a dict ready for JSON (outputs.write_json_and_csv) and the text table."""
     columns = _columns(datasets)
     by_key = {column.key: column for column in columns}
     doc_ids = {name: list(dataset["doc_id"]) for name, dataset in datasets.items()}
@@ -385,12 +385,3 @@ def report_csv(report: Mapping[str, Any]) -> str:
                 line[measure] = values.get(measure)
             writer.writerow({k: "" if v is None else v for k, v in line.items()})
     return out.getvalue()
-
-
-def write_outputs(report: Mapping[str, Any], prefix: str) -> tuple[str, str]:
-    """PREFIX.json (everything) and PREFIX.csv (one line per metric and column), each written atomically."""
-    json_report = json_text(report, indent=2, ensure_ascii=False) + "\n"
-    csv_report = report_csv(report)
-    write_atomically(prefix + ".json", lambda handle: handle.write(json_report), make_folders=True, newline="")
-    write_atomically(prefix + ".csv", lambda handle: handle.write(csv_report), make_folders=True, newline="")
-    return prefix + ".json", prefix + ".csv"
