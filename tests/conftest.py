@@ -18,14 +18,20 @@ import torch
 # The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine).
 torch.set_num_threads(1)
 
-# What tools of the test environment keep beside the sources on their own (ignored by git), not the tests' output.
+# What tools of the test environment keep beside the sources on their own (ignored by git), not the tests' output;
+# and the README's environment, .venv, whose packages write into themselves (Gradio keeps a hash_seed.txt there).
 _TOOL_CACHES = {".git", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".benchmarks", "__pycache__"}
 
 
 def _checkout_entries():
     entries = set()
+    environment = os.path.realpath(sys.prefix)
     for folder, subfolders, names in os.walk(ROOT):
-        subfolders[:] = [name for name in subfolders if name not in _TOOL_CACHES]
+        subfolders[:] = [
+            name
+            for name in subfolders
+            if name not in _TOOL_CACHES and os.path.realpath(os.path.join(folder, name)) != environment
+        ]
         entries.update(os.path.relpath(os.path.join(folder, name), ROOT) for name in [*subfolders, *names])
     return entries
 
