@@ -12,13 +12,13 @@ import shutil
 import struct
 import sys
 
-import gguf
 import huggingface_hub
 import numpy as np
 import pytest
 from support.extras import require_extra
 
 require_extra("gguf")  # before the imports that need it
+import gguf
 import torch
 import transformers
 from support.cli import run_cli, run_cli_capped

@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 import torch
+from support.extras import require_extra
 from support.models import build_sentence_encoder
 from support.reference import reference_score
 from support.text import english_like
@@ -643,6 +644,7 @@ def test_the_command_line_refuses_a_text_over_max_sentences_before_the_model_loa
 
 
 def test_counting_sentence_ends_passes_only_texts_under_the_limit():
+    require_extra("long")  # pysbd counts the sentences it is checked against
     from bart_score.long_source import over_limit
 
     texts = [*ORDINARY_PARAGRAPHS, "a. " * 50, "Mr. " * 50, "one\ntwo\nthree", "No end at all"]

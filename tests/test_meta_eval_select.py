@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 from support.cli import run_cli
+from support.extras import require_extra
 from support.meta_eval_fixtures import summeval_like
 from support.reference import reference_score
 
@@ -370,6 +371,7 @@ def test_a_grid_over_the_pair_limit_is_refused_with_its_count_before_any_model_l
 
 @pytest.mark.xdist_group("evaluate")
 def test_a_benchmark_file_without_the_judgments_of_an_aspect_is_named(tmp_path, capsys):
+    require_extra("meta-eval")  # the SummEval texts are Moses-detokenized first
     data = summeval_like(16)
     for record in data.values():
         for output in record["sys_summs"].values():
