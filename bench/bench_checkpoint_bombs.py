@@ -18,16 +18,14 @@ parent's peak memory as its own.
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path[:0] = [HERE, os.path.join(REPO, "tests")]
-from bench_hostile_inputs import resident_bytes  # noqa: E402
+from bench_hostile_inputs import measure  # noqa: E402
 
 # Run in the measured interpreter: the seconds from after the imports to the refusal, and how it ended.
 REFUSAL = """
@@ -61,41 +59,7 @@ def build(folder):
     }
 
 
-def measure(checkout, command, cap, timeout):
-    """(seconds, peak resident bytes, stdout, how it ended) of `python COMMAND` run from `checkout`."""
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, *command],
-        cwd=checkout,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": checkout},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    peak, ended = 0, None
-    while True:  # os.wait4, not Popen.poll, so that the child's own peak (ru_maxrss) is had when it is reaped
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            break
-        peak = max(peak, resident_bytes(process.pid))
-        elapsed = time.perf_counter() - started
-        if peak > cap or elapsed > timeout:
-            process.send_signal(signal.SIGKILL)
-            ended = f"killed at the {cap / 2**30:g} GiB cap" if peak > cap else f"killed at the {timeout:g} s timeout"
-            _, status, usage = os.wait4(process.pid, 0)
-            break
-        time.sleep(0.05)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    seconds = time.perf_counter() - started
-    peak = max(peak, usage.ru_maxrss * 1024)
-    output = process.stdout.read().decode("utf-8", "replace").strip()
-    error = process.stderr.read().decode("utf-8", "replace").strip().splitlines()
-    process.stdout.close()
-    process.stderr.close()
-    if ended is None:
-        ended = f"exit {process.returncode}: {(error[-1] if error else '')[:160]}"
-    else:
-        ended += f" after {seconds:.1f} s"
-    return seconds, peak, output, ended
+ONE_THREAD = {"OMP_NUM_THREADS": "1"}
 
 
 def main():
@@ -122,9 +86,10 @@ def main():
             print(f"== {name}")
             for label, checkout in checkouts:
                 cli = ["-m", "bart_score", "score", "-m", checkpoint, "-s", texts, "-t", texts, "-q"]
-                seconds, peak, _, ended = measure(checkout, cli, cap, args.timeout)
+                seconds, peak, _, ended = measure(checkout, cli, cap, args.timeout, env=ONE_THREAD)
                 print(f"  {label:<6} cli      {seconds:7.2f} s  peak {peak / 2**20:6.0f} MiB  {ended}")
-                seconds, peak, output, ended = measure(checkout, ["-c", REFUSAL, checkpoint], cap, args.timeout)
+                refusal = ["-c", REFUSAL, checkpoint]
+                seconds, peak, output, ended = measure(checkout, refusal, cap, args.timeout, env=ONE_THREAD)
                 refused = f"refused in {output}" if output else ended
                 print(f"  {label:<6} refusal  {seconds:7.2f} s  peak {peak / 2**20:6.0f} MiB  {refused}")
 

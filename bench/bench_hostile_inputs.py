@@ -76,40 +76,44 @@ def resident_bytes(pid):
     return 0
 
 
-def measure(checkout, arguments, cap, timeout):
-    """(seconds, peak resident bytes, how it ended) of `python -m bart_score ARGUMENTS` run from `checkout`."""
+def measure(checkout, command, cap, timeout, env=()):
+    """(seconds, peak resident bytes, stdout, how it ended) of `python COMMAND` run from `checkout`, offline, with
+    `env` added, killed past `cap` resident bytes or `timeout` seconds. Also bench_checkpoint_bombs.py's."""
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bart_score", *arguments],
-        cwd=checkout,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": checkout},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    peak, ended = 0, None
-    while True:  # os.wait4, not Popen.poll, so that the child's own peak (ru_maxrss) is had when it is reaped
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            break
-        peak = max(peak, resident_bytes(process.pid))
-        elapsed = time.perf_counter() - started
-        if peak > cap or elapsed > timeout:
-            process.send_signal(signal.SIGKILL)
-            ended = f"killed at the {cap / 2**30:g} GiB cap" if peak > cap else f"killed at the {timeout:g} s timeout"
-            _, status, usage = os.wait4(process.pid, 0)
-            break
-        time.sleep(0.02)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    seconds = time.perf_counter() - started
-    peak = max(peak, usage.ru_maxrss * 1024)
-    error = process.stderr.read().decode("utf-8", "replace").strip().splitlines()
-    process.stderr.close()
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:  # files: a pipe could fill and stall
+        process = subprocess.Popen(
+            [sys.executable, *command],
+            cwd=checkout,
+            env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": checkout, **dict(env)},
+            stdout=stdout,
+            stderr=stderr,
+        )
+        peak, ended = 0, None
+        while True:  # os.wait4, not Popen.poll, so that the child's own peak (ru_maxrss) is had when it is reaped
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            peak = max(peak, resident_bytes(process.pid))
+            elapsed = time.perf_counter() - started
+            if peak > cap or elapsed > timeout:
+                process.send_signal(signal.SIGKILL)
+                limit = f"the {cap / 2**30:g} GiB cap" if peak > cap else f"the {timeout:g} s timeout"
+                ended = f"killed at {limit}"
+                _, status, usage = os.wait4(process.pid, 0)
+                break
+            time.sleep(0.02)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - started
+        peak = max(peak, usage.ru_maxrss * 1024)
+        stdout.seek(0)
+        stderr.seek(0)
+        output = stdout.read().decode("utf-8", "replace").strip()
+        error = stderr.read().decode("utf-8", "replace").strip().splitlines()
     if ended is None:
-        last = error[-1] if error else ""
-        ended = f"exit {process.returncode}: {last[:150]}"
+        ended = f"exit {process.returncode}: {(error[-1] if error else '')[:160]}"
     else:
         ended += f" after {seconds:.1f} s"
-    return seconds, peak, ended
+    return seconds, peak, output, ended
 
 
 def main():
@@ -124,7 +128,8 @@ def main():
         for name, arguments in cases(folder).items():
             print(f"== {name}")
             for label, checkout in checkouts:
-                seconds, peak, ended = measure(checkout, arguments, args.cap_gib * 2**30, args.timeout)
+                command = ["-m", "bart_score", *arguments]
+                seconds, peak, _, ended = measure(checkout, command, args.cap_gib * 2**30, args.timeout)
                 print(f"  {label:<6}  {seconds:7.2f} s  peak {peak / 2**20:8.0f} MiB  {ended}")
 
 
