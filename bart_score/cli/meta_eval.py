@@ -502,6 +502,19 @@ def load_datasets(args: argparse.Namespace, request: Mapping[str, Any]) -> dict[
     return datasets
 
 
+def _stopped_while_scoring(command: str, error: BaseException, scored_pairs: int, cache: str) -> int:
+    """The exit status of a run stopped by `error` while scoring (130 for Ctrl-C, else 1), after saying that the pairs
+    scored before it are kept in the cache for a rerun (by rank 0 alone, which keeps the cache)."""
+    stopped = "interrupted" if isinstance(error, KeyboardInterrupt) else f"scoring failed: {error}"
+    if _is_rank_0():
+        print(
+            f"{command}: {stopped}\n{command}: the {scored_pairs} pair(s) scored before are kept in {cache}; run the "
+            "same command again to resume",
+            file=sys.stderr,
+        )
+    return 130 if isinstance(error, KeyboardInterrupt) else 1
+
+
 def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions) -> int:
 
     from ..errors import CacheFileError
@@ -564,14 +577,7 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
             print(f"{command}: {error}", file=sys.stderr)
             return 1
         except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
-            stopped = "interrupted" if isinstance(error, KeyboardInterrupt) else f"scoring failed: {error}"
-            if _is_rank_0():  # rank 0 keeps the cache
-                print(
-                    f"{command}: {stopped}\n{command}: the {resumable.scored_pairs} pair(s) scored before are kept in "
-                    f"{request['cache']}; run the same command again to resume",
-                    file=sys.stderr,
-                )
-            return 130 if isinstance(error, KeyboardInterrupt) else 1
+            return _stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
         if scores is None:  # a rank other than 0 under torchrun: rank 0 reports
             return 0
         for row in ours:
@@ -717,14 +723,7 @@ def run_select(
             print(f"{command}: {error}", file=sys.stderr)
             return 1
         except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
-            stopped = "interrupted" if isinstance(error, KeyboardInterrupt) else f"scoring failed: {error}"
-            if _is_rank_0():
-                print(
-                    f"{command}: {stopped}\n{command}: the {resumable.scored_pairs} pair(s) scored before are kept in "
-                    f"{request['cache']}; run the same command again to resume",
-                    file=sys.stderr,
-                )
-            return 130 if isinstance(error, KeyboardInterrupt) else 1
+            return _stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
         if values is None:  # a rank other than 0 under torchrun: rank 0 reports
             return 0
         for name, by_configuration in checkpoint_plan.scores(dict(zip(pairs, values))).items():
