@@ -70,10 +70,10 @@ _EXPORTS = {
     "load_retriever": "retrievers",
     "Corpus": "corpus",
     "read_plain_corpus": "corpus",
-    "read_table_corpus": "corpus",
-    "TableLimits": "corpus",
+    "read_table_corpus": "tables",
+    "TableLimits": "tables",
     "score_corpus": "corpus",
-    "score_dataset": "corpus",
+    "score_dataset": "dataset_scoring",
     "check_corpus_request": "corpus",
     "compare_systems": "stats",
     "compare_directions": "stats",
@@ -95,12 +95,10 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .baselines import build_baseline as build_baseline
     from .cli import main as main
     from .corpus import Corpus as Corpus
-    from .corpus import TableLimits as TableLimits
     from .corpus import check_corpus_request as check_corpus_request
     from .corpus import read_plain_corpus as read_plain_corpus
-    from .corpus import read_table_corpus as read_table_corpus
     from .corpus import score_corpus as score_corpus
-    from .corpus import score_dataset as score_dataset
+    from .dataset_scoring import score_dataset as score_dataset
     from .engine import BARTScorer as BARTScorer
     from .errors import BARTScoreError as BARTScoreError
     from .errors import BaselineDirectionsError as BaselineDirectionsError
@@ -138,6 +136,8 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .stats import compare_directions as compare_directions
     from .stats import compare_systems as compare_systems
     from .stats import paired_t_test as paired_t_test
+    from .tables import TableLimits as TableLimits
+    from .tables import read_table_corpus as read_table_corpus
     from .variants import DEFAULT_CHECKPOINT as DEFAULT_CHECKPOINT
     from .variants import PARA_WEIGHTS_ENV as PARA_WEIGHTS_ENV
     from .variants import VARIANTS as VARIANTS

@@ -17,7 +17,7 @@ from support.meta_eval_fixtures import write_fixture_files
 import bart_score.engine
 from bart_score.baseline_files import load_baseline
 from bart_score.cli import main
-from bart_score.corpus import read_plain_corpus, read_table, read_texts
+from bart_score.corpus import read_plain_corpus, read_texts
 from bart_score.errors import (
     BaselineError,
     BenchmarkDataError,
@@ -28,6 +28,7 @@ from bart_score.errors import (
 from bart_score.meta_eval.benchmarks import load_benchmark, read_release_pickle
 from bart_score.reading import MAX_JSON_DEPTH, parse_json, read_bounded
 from bart_score.score_cache import ResumableScorer, read_cache_file
+from bart_score.tables import read_table
 
 ENDLESS = ["/dev/zero", "/dev/urandom"]
 NO_MODEL = "/nonexistent/model"  # never loaded: every refusal below comes first

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..baselines import plan_baseline
-from ..corpus import read_table_corpus, read_texts
+from ..corpus import read_texts
 from ..errors import UsageError
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
+from ..tables import read_table_corpus
 from . import common
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..baseline_files import default_baseline_folder, load_baseline
-from ..corpus import Corpus, check_corpus_request, read_plain_corpus, read_table_corpus
+from ..corpus import Corpus, check_corpus_request, read_plain_corpus
 from ..errors import BaselineError, InputError, MissingExtraError, UsageError
 from ..inputs import ascii_integer, device_name
 from ..long_source import (
@@ -26,6 +26,7 @@ from ..options import AGGREGATIONS, PROMPT_SIDES, RESCALE_MODES, CorpusPoints, S
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
 from ..reading import check_input_file
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
+from ..tables import read_table_corpus
 from ..templates import chat_settings
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 

@@ -11,7 +11,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..corpus import read_table
 from ..errors import CacheFileError, UsageError
 from ..meta_eval.benchmarks import (
     BENCHMARKS,
@@ -27,6 +26,7 @@ from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_S
 from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
 from ..prompts import PROMPT_SETS
 from ..score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
+from ..tables import read_table
 from ..variants import PARA_WEIGHTS_ENV, VARIANTS
 from .common import (
     add_long_source_arguments,
