@@ -163,7 +163,8 @@ def plan_baseline(texts: list[str] | None, corpus: Any, options: ScoringOptions)
     if options.aggregation != "mean":
         raise InputError(
             f"aggregation does not apply to a baseline (got {options.aggregation!r}): each of its pairs has one "
-            f"reference"
+            f"reference",
+            option="aggregation",
         )
     if (texts is None) == (corpus is None):
         raise InputError("build_baseline takes texts= (plain texts) or corpus= (a Corpus), one of them")

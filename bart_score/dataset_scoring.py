@@ -160,7 +160,7 @@ def _score_rows(
             lambda match: f"column {columns[match[1]]!r} at row {indices[int(match[2])]}",
             str(error),
         )
-        raise type(error)(message) from None
+        raise type(error)(message, option=error.option) from None
     keys = [d + suffix for d in DIRECTIONS for suffix in RESULT_SUFFIXES]
     # A scorer of this process scores alone, so it has results.
     return {prefix + key: result[key] for key in keys if key in result}  # type: ignore[index, operator]

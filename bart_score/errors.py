@@ -25,7 +25,15 @@ class BARTScoreError(Exception):
 
 
 class InputError(BARTScoreError, ValueError):
-    """Bad input or a bad option, named by argument (and index, row, column or file)."""
+    """Bad input or a bad option, named by argument (and index, row, column or file).
+
+    option: the keyword the error is about ("max_length", "corpus_points.pairs", "references"), when it is about one;
+    the message then begins with that name, so that the command line can say it as its flag and the Space as its
+    field."""
+
+    def __init__(self, message: str, *, option: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option
 
 
 class InputTypeError(InputError, TypeError):

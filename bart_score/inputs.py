@@ -18,6 +18,11 @@ def describe(value: Any) -> str:
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
+def _root(name: str) -> str:
+    """The argument a name such as "references[3]" is part of."""
+    return name.partition("[")[0]
+
+
 def check_text(text: str, where: str) -> str:
     """Refuses text that cannot be written as UTF-8: a lone surrogate ("\\ud800"), which Python strings can hold (from
     JSON escapes or undecodable command-line bytes) but no tokenizer, file or web page can take."""
@@ -44,19 +49,23 @@ def ordered_items(value: Any, name: str, expected: str, dimensions: int = 1) -> 
         column = repr(columns[0]) if columns else "'text'"
         raise InputTypeError(
             f"{name} is {describe(value)}, a table (columns {shown or 'none'}); pass the column that holds the texts "
-            f"as a list: {name}=table[{column}].tolist()"
+            f"as a list: {name}=table[{column}].tolist()",
+            option=_root(name),
         )
     ndim = getattr(value, "ndim", None)
     if isinstance(ndim, int) and not 1 <= ndim <= dimensions and not isinstance(value, (str, bytes, bytearray)):
         raise InputTypeError(
             f"{name} is a {ndim}-dimensional {type(value).__name__}; pass an array of "
-            f"{'1 or 2 dimensions' if dimensions > 1 else '1 dimension'}, or {expected}"
+            f"{'1 or 2 dimensions' if dimensions > 1 else '1 dimension'}, or {expected}",
+            option=_root(name),
         )
     if isinstance(value, (str, bytes, bytearray, Mapping)) or not (
         hasattr(type(value), "__len__") and hasattr(type(value), "__getitem__") and hasattr(type(value), "__iter__")
     ):
         unordered = " (its order is arbitrary)" if isinstance(value, (set, frozenset)) else ""
-        raise InputTypeError(f"{name} must be {expected}, got {describe(value)}{unordered}; pass a list")
+        raise InputTypeError(
+            f"{name} must be {expected}, got {describe(value)}{unordered}; pass a list", option=_root(name)
+        )
     for plain in ("to_pylist", "tolist"):  # pyarrow's; numpy's, pandas', torch's: items as Python objects
         if callable(getattr(value, plain, None)):
             items = getattr(value, plain)()
@@ -86,12 +95,14 @@ def text_list(value: Any, name: str, count: int | None = None, counted_by: str =
     """A list of strings; with `count`, one per entry of the argument named `counted_by`."""
     items = ordered_items(value, name, "a list of strings")
     if count is not None and len(items) != count:
-        raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}")
+        raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}", option=_root(name))
     for index, item in enumerate(items):
         if not isinstance(item, str):
             if _missing(item):
-                raise InputTypeError(f"{name}[{index}] is missing ({item}); every entry must be a string")
-            raise InputTypeError(f"{name}[{index}] is {describe(item)}; expected a string")
+                raise InputTypeError(
+                    f"{name}[{index}] is missing ({item}); every entry must be a string", option=_root(name)
+                )
+            raise InputTypeError(f"{name}[{index}] is {describe(item)}; expected a string", option=_root(name))
         if type(item) is not str:  # a subclass (numpy's str_) carries methods of its own: the text as a plain str
             items[index] = item = str.__str__(item)
         check_text(item, f"{name}[{index}]")
@@ -102,19 +113,25 @@ def reference_lists(value: Any, name: str, count: int, counted_by: str = "predic
     """References as one list per example: a string is one reference, a list of strings several."""
     items = ordered_items(value, name, f"a list (one entry per entry of {counted_by})", dimensions=2)
     if len(items) != count:
-        raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}")
+        raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}", option=_root(name))
     lists = []
     for index, item in enumerate(items):
         if isinstance(item, str):
             lists.append([check_text(str.__str__(item), f"{name}[{index}]")])
             continue
         if _missing(item):
-            raise InputTypeError(f"{name}[{index}] is missing ({item}); every example needs at least one reference")
+            raise InputTypeError(
+                f"{name}[{index}] is missing ({item}); every example needs at least one reference", option=_root(name)
+            )
         if isinstance(item, (bytes, dict)) or not hasattr(item, "__iter__"):
-            raise InputTypeError(f"{name}[{index}] is {describe(item)}; expected a string or a list of strings")
+            raise InputTypeError(
+                f"{name}[{index}] is {describe(item)}; expected a string or a list of strings", option=_root(name)
+            )
         refs = text_list(item, f"{name}[{index}]")
         if not refs:
-            raise InputError(f"{name}[{index}] is an empty list; every example needs at least one reference")
+            raise InputError(
+                f"{name}[{index}] is an empty list; every example needs at least one reference", option=_root(name)
+            )
         lists.append(refs)
     return lists
 
@@ -140,7 +157,7 @@ def positive_option(value: Any, name: str) -> int:
     """An option that must be a positive integer (numpy's included), or an InputError naming it."""
     number = whole_number(value)
     if number is None or number < 1:
-        raise InputError(f"{name} must be a positive integer, got {value!r}")
+        raise InputError(f"{name} must be a positive integer, got {value!r}", option=_root(name))
     return number
 
 
@@ -149,7 +166,7 @@ def optional_positive_int(value: Any, name: str) -> int | None:
         return None
     number = whole_number(value)
     if number is None or number < 1:
-        raise InputError(f"{name} must be a positive integer or None, got {value!r}")
+        raise InputError(f"{name} must be a positive integer or None, got {value!r}", option=_root(name))
     return number
 
 
@@ -183,15 +200,19 @@ def device_name(device: Any) -> str:
     index = whole_number(device)
     if index is not None:
         if index < 0:
-            raise InputError(f"device {index} is not a device; a number names a CUDA device, from 0")
+            raise InputError(f"device {index} is not a device; a number names a CUDA device, from 0", option="device")
         return f"cuda:{index}"
     if type(device).__name__ == "device" and hasattr(device, "type"):  # a torch.device
         device = str(device)
     if not isinstance(device, str):
-        raise InputTypeError(f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}")
+        raise InputTypeError(
+            f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}", option="device"
+        )
     parsed = re.fullmatch(r"([a-z_]+)(:\d+)?", device)
     if not parsed or parsed[1] not in (*SUPPORTED_DEVICES, *OTHER_TORCH_DEVICES):
-        raise InputError(f"device {device!r} is not a device; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'")
+        raise InputError(f"device {device!r} is not a device; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'", option="device")
     if parsed[1] not in SUPPORTED_DEVICES:
-        raise InputError(f"device {device!r} is not supported here; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'")
+        raise InputError(
+            f"device {device!r} is not supported here; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'", option="device"
+        )
     return device

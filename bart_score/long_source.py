@@ -171,7 +171,8 @@ def check_window(window: object) -> str | int:
     if neighbours is None or neighbours < 0:
         raise InputError(
             f"window must be {LONGDOCFACTSCORE!r} or a whole number of neighbour sentences on each side (0 or more), "
-            f"got {window!r}"
+            f"got {window!r}",
+            option="window",
         )
     return neighbours
 
@@ -206,7 +207,8 @@ class WindowSettings:
         if not isinstance(self.retriever, Retriever) and not (isinstance(self.retriever, str) and self.retriever):
             raise InputTypeError(
                 f"retriever must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a "
-                f"Retriever, got {self.retriever!r}"
+                f"Retriever, got {self.retriever!r}",
+                option="retriever",
             )
 
     @property

@@ -101,8 +101,9 @@ class EmbeddingRetriever(Retriever):
         if getattr(config, "is_encoder_decoder", False) or is_decoder_only(config):
             kind = "sequence-to-sequence" if getattr(config, "is_encoder_decoder", False) else "causal language"
             raise InputError(
-                f"retriever={checkpoint!r} is a {config.model_type!r} {kind} model, not a sentence encoder; give a "
-                f"sentence-embedding encoder checkpoint (such as {DEFAULT_RETRIEVER}) or retriever={BM25!r}"
+                f"retriever {checkpoint!r} is a {config.model_type!r} {kind} model, not a sentence encoder; give a "
+                f"sentence-embedding encoder checkpoint (such as {DEFAULT_RETRIEVER}) or {BM25!r}",
+                option="retriever",
             )
         self.max_length = self._check_sentence_transformers_files(checkpoint, where)
         self.tokenizer = load_tokenizer(f"the retriever {checkpoint!r}", checkpoint, where)
@@ -140,8 +141,9 @@ class EmbeddingRetriever(Retriever):
             kind = _REPRODUCED_MODULES.get(module.get("type"))
             if kind is None:
                 raise InputError(
-                    f"retriever={checkpoint!r} has a sentence-transformers module {module.get('type')!r}, which "
-                    f"changes the embedding beyond mean pooling; give an encoder with mean pooling, or {BM25!r}"
+                    f"retriever {checkpoint!r} has a sentence-transformers module {module.get('type')!r}, which "
+                    f"changes the embedding beyond mean pooling; give an encoder with mean pooling, or {BM25!r}",
+                    option="retriever",
                 )
             if kind == "pooling":
                 pooling_folder = _inner_path(checkpoint, module.get("path")) or pooling_folder
@@ -150,8 +152,9 @@ class EmbeddingRetriever(Retriever):
             modes = sorted(key for key, value in pooling.items() if key.startswith("pooling_mode_") and value is True)
             if modes != ["pooling_mode_mean_tokens"]:
                 raise InputError(
-                    f"retriever={checkpoint!r} pools by {', '.join(modes) or 'nothing'}; this retriever takes the "
-                    f"mean of the token states (pooling_mode_mean_tokens), so it would embed differently"
+                    f"retriever {checkpoint!r} pools by {', '.join(modes) or 'nothing'}; this retriever takes the "
+                    f"mean of the token states (pooling_mode_mean_tokens), so it would embed differently",
+                    option="retriever",
                 )
         settings = _json_file(checkpoint, "sentence_bert_config.json", where) or {}
         length = settings.get("max_seq_length")
@@ -271,7 +274,8 @@ def load_retriever(retriever: object, device: object = None) -> Retriever:
     if not isinstance(retriever, str) or not retriever:
         raise InputTypeError(
             f"retriever must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a "
-            f"Retriever, got {retriever!r}"
+            f"Retriever, got {retriever!r}",
+            option="retriever",
         )
     if retriever == BM25:
         return BM25Retriever()
