@@ -38,7 +38,7 @@ Operator settings, read from the environment when the app is built:
     GRADIO_ANALYTICS_MAX_EVENTS  how many past requests Gradio keeps a record of (default here 1000, Gradio's own
                                  10,000): each record pins memory (bench/README.md).
 
-Fixed limits (space/inputs.py, space/batch.py): 2 to 6 candidates (and at most 6 system columns per file), at most 8
+Fixed limits (space/form.py, space/batch.py): 2 to 6 candidates (and at most 6 system columns per file), at most 8
 references, 16 columns per file, custom prompt phrases of at most 200 characters, uploads of at most 20 MB. The menu's
 models are checked when the app starts (space/guards.py: those that cannot be loaded are marked and refused at once);
 they are loaded on first use, one per model name, and kept; one scoring computation runs at a time, a cancelled job's
@@ -64,6 +64,7 @@ from space.compare import DIRECTION_LABELS
 from space.examples import EXAMPLES
 from space.feedback import AT_FAULT, status_line
 from space.fields import typed
+from space.form import MAX_CANDIDATES, PROMPT_CHOICES
 from space.handlers import (
     BATCH_FIELDS,
     COMPARE_FIELDS,
@@ -78,7 +79,6 @@ from space.handlers import (
     scoring_started,
 )
 from space.heatmap import HEATMAP_CSS
-from space.inputs import MAX_CANDIDATES, PROMPT_CHOICES
 from space.plots import BAR_CHART_CSS, INTERVALS_CSS
 from space.settings import Settings, check_models, settings_from_env
 from space.uploads import UPLOAD_SECONDS, UploadGuard, UploadLedger, uvicorn_trusting

@@ -19,8 +19,8 @@ from bart_score.errors import BaselineError
 from bart_score.options import ScoringOptions
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
+from .form import MAX_CANDIDATES, MAX_REFERENCES, FieldError, pairs_per_text, prompt_count, refuse_too_much_work
 from .guards import baseline_failure, spreadsheet_safe
-from .inputs import MAX_CANDIDATES, MAX_REFERENCES, FieldError, pairs_per_text, prompt_count, refuse_too_much_work
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_COLUMNS = 2 + MAX_REFERENCES + MAX_CANDIDATES  # an id, a source, reference columns and system columns

@@ -16,7 +16,7 @@ from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 from bart_score.wording import counted
 
 from .batch import MISSING_SHOWN
-from .inputs import pairs_per_text, prompt_count, refuse_too_much_work
+from .form import pairs_per_text, prompt_count, refuse_too_much_work
 
 DIRECTION_LABELS = {"faithfulness": "faithfulness", "precision": "precision", "recall": "recall", "f_score": "F"}
 REFERENCE_ROWS = {"copy": "copy", "unrelated": "unrelated"}  # each text given itself; given unrelated texts

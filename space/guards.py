@@ -25,7 +25,7 @@ from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, Ba
 from bart_score.models import check_checkpoint, load_tokenizer, locate_checkpoint
 from bart_score.outputs import spreadsheet_cell
 
-from .inputs import FieldError
+from .form import FieldError
 
 logger = logging.getLogger("bartscore.app")
 

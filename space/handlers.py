@@ -31,9 +31,7 @@ from .batch import (
 from .compare import DIRECTION_LABELS, check_compare_work, compare_candidates, has_scale, scores_table
 from .examples import EXAMPLES
 from .feedback import Outcome, answer, as_text, attempt, field_marks, status_line, working_line
-from .guards import public_signature, refuse_special_tokens
-from .heatmap import token_heatmap
-from .inputs import (
+from .form import (
     MAX_CANDIDATES,
     MIN_CANDIDATES,
     candidate_field,
@@ -46,6 +44,8 @@ from .inputs import (
     parse_prompt,
     parse_references,
 )
+from .guards import public_signature, refuse_special_tokens
+from .heatmap import token_heatmap
 from .jobs import run_exclusively
 from .menu import has_saved_baseline, model_kind
 from .plots import bar_chart, interval_plot

@@ -12,8 +12,8 @@ import bart_score.long_source
 import bart_score.templates
 from bart_score.inputs import ascii_integer
 
+from .form import FieldError
 from .guards import load_failure, model_problems, not_available, remembered_failure
-from .inputs import FieldError
 from .uploads import TRUSTED_PROXIES_SETTING, Network, trusted_proxies
 
 DEFAULT_MAX_CHARS = 5000

@@ -30,8 +30,8 @@ import bart_score.wording
 import space.batch
 import space.compare
 import space.examples
+import space.form
 import space.heatmap
-import space.inputs
 import space.menu
 import space.plots
 import space.settings
@@ -69,7 +69,7 @@ def settings_inputs(
 
 
 def candidate_boxes(*texts):
-    return list(texts) + [""] * (space.inputs.MAX_CANDIDATES - len(texts))
+    return list(texts) + [""] * (space.form.MAX_CANDIDATES - len(texts))
 
 
 def shown_signature(signature, scorer, menu_name="tiny"):
@@ -153,20 +153,20 @@ def test_building_the_app_loads_no_model(app_settings):
 
 
 def test_references_are_the_non_blank_lines():
-    assert space.inputs.parse_references("  first \n\n\tsecond\n  \n") == ["first", "second"]
-    assert space.inputs.parse_references(None) == []
+    assert space.form.parse_references("  first \n\n\tsecond\n  \n") == ["first", "second"]
+    assert space.form.parse_references(None) == []
 
 
 def test_prompt_choices_map_to_the_engines_prompt_argument():
-    assert space.inputs.parse_prompt("none", "ignored") is None
-    assert space.inputs.parse_prompt("summary", "") == "summary"
-    assert space.inputs.parse_prompt("custom", "  paraphrase ") == ["paraphrase"]  # a phrase, not the set of that name
+    assert space.form.parse_prompt("none", "ignored") is None
+    assert space.form.parse_prompt("summary", "") == "summary"
+    assert space.form.parse_prompt("custom", "  paraphrase ") == ["paraphrase"]  # a phrase, not the set of that name
     with pytest.raises(ValueError, match="Enter a custom prompt phrase"):
-        space.inputs.parse_prompt("custom", "   ")
+        space.form.parse_prompt("custom", "   ")
     with pytest.raises(ValueError, match="Unknown prompt 'poetry'"):
-        space.inputs.parse_prompt("poetry", "")
+        space.form.parse_prompt("poetry", "")
     with pytest.raises(ValueError, match="The custom prompt phrase has 201 characters; the limit is 200"):
-        space.inputs.parse_prompt("custom", "p" * 201)
+        space.form.parse_prompt("custom", "p" * 201)
 
 
 def test_files_that_need_too_much_work_are_refused_before_scoring():
@@ -246,7 +246,7 @@ def test_a_long_source_upload_is_counted_and_refused_without_splitting_a_sentenc
 
 
 def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
-    assert space.inputs.collect_candidates(["a", " ", "", " d \n"], MAX_CHARS) == [
+    assert space.form.collect_candidates(["a", " ", "", " d \n"], MAX_CHARS) == [
         ("Candidate 1", "a"),
         ("Candidate 4", "d"),
     ]
@@ -263,26 +263,26 @@ def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
 )
 def test_candidate_mistakes_are_explained(texts, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        space.inputs.collect_candidates(texts, MAX_CHARS)
+        space.form.collect_candidates(texts, MAX_CHARS)
 
 
 def test_directions_are_checked_against_the_inputs_given():
-    assert space.inputs.check_directions(["f_score", "faithfulness"], has_source=True, has_references=True) == [
+    assert space.form.check_directions(["f_score", "faithfulness"], has_source=True, has_references=True) == [
         "faithfulness",
         "f_score",
     ]
     with pytest.raises(ValueError, match="Choose at least one direction"):
-        space.inputs.check_directions([], has_source=True, has_references=True)
+        space.form.check_directions([], has_source=True, has_references=True)
     with pytest.raises(ValueError, match=r"faithfulness .* needs a source"):
-        space.inputs.check_directions(["faithfulness"], has_source=False, has_references=True)
+        space.form.check_directions(["faithfulness"], has_source=False, has_references=True)
     with pytest.raises(ValueError, match="precision, recall need"):
-        space.inputs.check_directions(["precision", "recall"], has_source=True, has_references=False)
+        space.form.check_directions(["precision", "recall"], has_source=True, has_references=False)
     with pytest.raises(ValueError, match="recall needs at least one reference"):
-        space.inputs.check_directions(["recall"], has_source=True, has_references=False)
+        space.form.check_directions(["recall"], has_source=True, has_references=False)
     with pytest.raises(ValueError, match="At most 8 references"):
-        space.inputs.check_references(["r"] * 9, MAX_CHARS)
+        space.form.check_references(["r"] * 9, MAX_CHARS)
     with pytest.raises(ValueError, match=f"Reference 2 has {MAX_CHARS + 1} characters"):
-        space.inputs.check_references(["r", "r" * (MAX_CHARS + 1)], MAX_CHARS)
+        space.form.check_references(["r", "r" * (MAX_CHARS + 1)], MAX_CHARS)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -611,7 +611,7 @@ def test_engine_truncation_notices_become_notes_and_errors_become_messages_namin
     long_source = "é" * MAX_CHARS  # two byte-level tokens a character: past the 1024-token limit
     outcome = space_feedback.attempt(lambda: scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2))
     assert [note for note in outcome.notes if note.startswith("BARTScore truncated 1 distinct source text")]
-    outcome = space_feedback.attempt(lambda: space.inputs.check_directions([], has_source=True, has_references=False))
+    outcome = space_feedback.attempt(lambda: space.form.check_directions([], has_source=True, has_references=False))
     assert (outcome.problem, outcome.field, outcome.value) == ("Choose at least one direction", "directions", None)
     with pytest.warns(UserWarning, match="^A note$"):  # gr.Warning outside a request is a UserWarning
         assert space_feedback.answer(space_feedback.Outcome(value=1, notes=["A note"])) == 1
@@ -972,7 +972,7 @@ def test_api_candidates_have_names_of_their_own(client):
         "prompt_side",
         "source",
         "references",
-        *(f"candidate_{number}" for number in range(1, space.inputs.MAX_CANDIDATES + 1)),
+        *(f"candidate_{number}" for number in range(1, space.form.MAX_CANDIDATES + 1)),
     ]
     by_name = client.predict(
         model="tiny",
@@ -1793,7 +1793,7 @@ def test_counts_are_written_with_the_number_their_noun_takes(tmp_path):
         parse(path)
     with pytest.raises(ValueError, match=re.escape("rows.csv has more than 1 row; the limit is 1")):
         parse(write(tmp_path, "rows.csv", "source,sys\na,b\nc,d\n"), max_rows=1)
-    one = [label for label, value in space.inputs.PROMPT_CHOICES if value in bart_score.PROMPT_SETS]
+    one = [label for label, value in space.form.PROMPT_CHOICES if value in bart_score.PROMPT_SETS]
     assert not any(re.search(r"\b1 phrases\b", label) for label in one)
 
 

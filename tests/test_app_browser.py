@@ -17,7 +17,7 @@ import bart_score
 import space.batch
 import space.compare
 import space.examples
-import space.inputs
+import space.form
 from bart_score import baseline_files
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
@@ -451,14 +451,14 @@ def test_examples_and_candidate_buttons(page):
     expect(page.locator("#source textarea")).to_have_value("")
     expect(page.get_by_text("Advanced settings: tiny (BART) · precision, recall, F · prompt mt")).to_be_visible()
 
-    for number in range(4, space.inputs.MAX_CANDIDATES + 1):
+    for number in range(4, space.form.MAX_CANDIDATES + 1):
         page.get_by_role("button", name="+ Add candidate").click()
         expect(page.locator(f"#candidate-{number}")).to_be_visible()
     page.get_by_role("button", name="+ Add candidate").click()
     expect(page.locator("#compare-status")).to_contain_text(
-        f"At most {space.inputs.MAX_CANDIDATES} candidates can be compared"
+        f"At most {space.form.MAX_CANDIDATES} candidates can be compared"
     )
-    for number in range(space.inputs.MAX_CANDIDATES, 2, -1):
+    for number in range(space.form.MAX_CANDIDATES, 2, -1):
         page.get_by_role("button", name="− Remove last").click()
         expect(page.locator(f"#candidate-{number}")).to_be_hidden()
     page.get_by_role("button", name="− Remove last").click()

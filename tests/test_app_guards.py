@@ -27,8 +27,8 @@ from support.lazy import LazyModule
 import bart_score
 import bart_score.inputs
 import space.batch
+import space.form
 import space.guards
-import space.inputs
 import space.jobs
 import space.settings
 import space.uploads
@@ -47,7 +47,7 @@ SETTINGS = ["tiny", ["faithfulness", "precision"], "mean", "none", "", "encoder"
 
 
 def compare_arguments(source="A council voted for a new library.", references="A library.", candidates=("a", "b")):
-    return [*SETTINGS, source, references, *candidates, *[""] * (space.inputs.MAX_CANDIDATES - len(candidates))]
+    return [*SETTINGS, source, references, *candidates, *[""] * (space.form.MAX_CANDIDATES - len(candidates))]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -848,5 +848,5 @@ def test_the_served_app_keeps_a_clients_newest_uploads_and_refuses_a_request_too
 
 
 def test_an_upload_the_server_no_longer_holds_is_asked_for_again(tmp_path):
-    with pytest.raises(space.inputs.FieldError, match=r"gone\.csv is no longer on the server; upload it again"):
+    with pytest.raises(space.form.FieldError, match=r"gone\.csv is no longer on the server; upload it again"):
         space.batch.parse_upload(str(tmp_path / "gone.csv"), max_rows=10, max_chars=MAX_CHARS)
