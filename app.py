@@ -60,7 +60,7 @@ from starlette.middleware import Middleware
 
 import bart_score
 from space.batch import MAX_UPLOAD_BYTES, RESCALE_CHOICES
-from space.compare import DIRECTION_LABELS
+from space.candidates import DIRECTION_LABELS
 from space.examples import EXAMPLES
 from space.feedback import AT_FAULT, status_line
 from space.fields import typed

@@ -4,7 +4,7 @@ imports Gradio:
     settings    the operator's settings (app.py's docstring lists them) and the menu's models: checked when the app
                 starts, loaded on first use and kept
     form        what the user typed or chose, read and checked before any model loads
-    compare     the Compare tab: candidates scored with their reference points, the table and the chart's rows
+    candidates  the Compare tab: candidates scored with their reference points, the table and the chart's rows
     heatmap     the Compare tab's token heatmap (HTML and CSS)
     batch       the Batch tab: uploads read under the Space's limits, every system scored and compared, the CSV
     plots       the Batch tab's means with confidence intervals (SVG and CSS)

@@ -28,7 +28,7 @@ from .batch import (
     upload_texts,
     write_results_csv,
 )
-from .compare import DIRECTION_LABELS, check_compare_work, compare_candidates, has_scale, scores_table
+from .candidates import DIRECTION_LABELS, check_compare_work, compare_candidates, has_scale, scores_table
 from .examples import EXAMPLES
 from .feedback import Outcome, answer, as_text, attempt, field_marks, status_line, working_line
 from .form import (

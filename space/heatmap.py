@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from .compare import DIRECTION_LABELS, Comparison, prompt_described
+from .candidates import DIRECTION_LABELS, Comparison, prompt_described
 
 # Log-probabilities at or below this get the strongest colour, so that colours mean the same in every heatmap.
 HEATMAP_FLOOR = -10.0

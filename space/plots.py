@@ -14,7 +14,7 @@ import html
 import math
 
 from .batch import direction_label, finite
-from .compare import DIRECTION_LABELS, Comparison, has_scale
+from .candidates import DIRECTION_LABELS, Comparison, has_scale
 
 COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#56b4e9", "#8c6d00")  # colour-blind safe (Okabe & Ito)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from .compare import DIRECTION_LABELS, Comparison, ranked_values, winners
+from .candidates import DIRECTION_LABELS, Comparison, ranked_values, winners
 
 # What each direction asks of a candidate (the paper's reading of its conditional direction).
 QUESTIONS = {

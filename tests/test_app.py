@@ -28,7 +28,7 @@ from support.reference import reference_directions, reference_points
 import bart_score
 import bart_score.wording
 import space.batch
-import space.compare
+import space.candidates
 import space.examples
 import space.form
 import space.heatmap
@@ -292,7 +292,7 @@ def test_directions_are_checked_against_the_inputs_given():
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # the random model tells no copy apart
 def test_comparison_gives_the_engines_scores_and_tokens(scorer):
     candidates = list(zip(["A", "B", "C"], CANDIDATES))
-    comparison = space.compare.compare_candidates(
+    comparison = space.candidates.compare_candidates(
         scorer,
         source=SOURCE,
         references=REFERENCES,
@@ -306,7 +306,7 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
         sources=[SOURCE] * 3,
         aggregation="max",
         rescale="corpus",
-        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
+        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.candidates.UNRELATED_TEXTS),
     )
     for direction in bart_score.DIRECTIONS:
         assert comparison.scores[direction] == pytest.approx(expected[direction], abs=TOLERANCE)
@@ -319,14 +319,14 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
 
 
 def test_comparison_reference_points_are_copies_and_texts_given_unrelated_texts(copier, copier_reference_model):
-    comparison = space.compare.compare_candidates(
+    comparison = space.candidates.compare_candidates(
         copier,
         source=SOURCE,
         references=REFERENCES,
         candidates=list(zip(["A", "B", "C"], CANDIDATES)),
         directions=list(bart_score.DIRECTIONS),
     )
-    unrelated = space.compare.UNRELATED_TEXTS
+    unrelated = space.candidates.UNRELATED_TEXTS
     faithfulness = reference_points(
         *copier_reference_model, [(u, c) for u in unrelated for c in CANDIDATES], CANDIDATES
     )
@@ -351,7 +351,7 @@ def test_comparison_reference_points_are_copies_and_texts_given_unrelated_texts(
 
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")
 def test_without_a_source_the_heatmap_conditions_on_the_first_reference(scorer):
-    comparison = space.compare.compare_candidates(
+    comparison = space.candidates.compare_candidates(
         scorer,
         source="",
         references=REFERENCES,
@@ -365,7 +365,7 @@ def test_without_a_source_the_heatmap_conditions_on_the_first_reference(scorer):
 
 
 def made_up_comparison():
-    return space.compare.Comparison(
+    return space.candidates.Comparison(
         names=["Candidate 1", "Candidate 2", "Candidate 3"],
         scores={"faithfulness": [-2.0, -1.5, -3.0], "f_score": [-1.0, -4.0, -1.0]},
         # f_score's copy scores below its unrelated texts: no scale, so NaN
@@ -385,10 +385,10 @@ def shown_table(styler):
 
 def test_tables_mark_the_best_candidate_of_each_direction_in_their_scale_including_ties():
     comparison = made_up_comparison()
-    rescaled = shown_table(space.compare.scores_table(comparison, "rescaled"))
-    raw = shown_table(space.compare.scores_table(comparison, "raw"))
+    rescaled = shown_table(space.candidates.scores_table(comparison, "rescaled"))
+    raw = shown_table(space.candidates.scores_table(comparison, "raw"))
     assert rescaled.headers == raw.headers == ["candidate", "faithfulness", "F"]
-    best = space.compare.BEST_STYLE
+    best = space.candidates.BEST_STYLE
     marked = [[h for h, style in zip(rescaled.headers, row) if style == best] for row in rescaled.metadata["styling"]]
     assert marked == [[], ["faithfulness"], [], [], []]  # F has no scale: no 0–1 value is best
     marked = [[h for h, style in zip(raw.headers, row) if style == best] for row in raw.metadata["styling"]]
@@ -402,11 +402,11 @@ def test_tables_mark_the_best_candidate_of_each_direction_in_their_scale_includi
 def test_the_best_mark_sits_next_to_the_candidate_first_in_the_most_directions():
     comparison = made_up_comparison()
     # Candidate 2 is first on faithfulness (0–1) and ties on nothing else; F ranks raw: 1 and 3 tie
-    assert space.compare.winners(comparison) == {"faithfulness": [1], "f_score": [0, 2]}
-    assert space.compare.leading_candidate(comparison) is None  # three candidates first once each: no single best
+    assert space.candidates.winners(comparison) == {"faithfulness": [1], "f_score": [0, 2]}
+    assert space.candidates.leading_candidate(comparison) is None  # three candidates first once each: no single best
     comparison.scores["f_score"] = [-1.0, -0.5, -4.0]
-    assert space.compare.leading_candidate(comparison) == 1
-    shown = shown_table(space.compare.scores_table(comparison, "raw"))
+    assert space.candidates.leading_candidate(comparison) == 1
+    shown = shown_table(space.candidates.scores_table(comparison, "raw"))
     assert [row[0] for row in shown.metadata["display_value"]] == [
         "Candidate 1",
         "Candidate 2 ★ best",
@@ -419,15 +419,15 @@ def test_the_best_mark_sits_next_to_the_candidate_first_in_the_most_directions()
 
 def test_tables_end_with_each_directions_reference_points():
     comparison = made_up_comparison()
-    rescaled = shown_table(space.compare.scores_table(comparison, "rescaled"))
-    raw = shown_table(space.compare.scores_table(comparison, "raw"))
+    rescaled = shown_table(space.candidates.scores_table(comparison, "rescaled"))
+    raw = shown_table(space.candidates.scores_table(comparison, "raw"))
     assert [row[0] for row in raw.data[3:]] == ["copy", "unrelated"]
     assert [row[1:] for row in raw.metadata["display_value"][3:]] == [["-1.0000", "-3.0000"], ["-3.0000", "-2.0000"]]
     # f_score has no scale: its copy scores below unrelated texts
     assert [row[1:] for row in rescaled.metadata["display_value"][3:]] == [["1.000", "–"], ["0.000", "–"]]
     assert all("italic" in style for row in raw.metadata["styling"][3:] for style in row)
     with pytest.raises(ValueError, match="scale must be one of"):
-        space.compare.scores_table(comparison, "log")
+        space.candidates.scores_table(comparison, "log")
 
 
 def bars_of(page):
@@ -522,7 +522,7 @@ def test_the_heatmaps_mean_is_the_tables_score_or_says_what_it_is_instead():
 
 
 def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_character_whole(scorer):
-    comparison = space.compare.Comparison(
+    comparison = space.candidates.Comparison(
         names=["Candidate 1"],
         scores={},
         rescaled={},
@@ -541,7 +541,7 @@ def test_heatmap_marks_the_first_bytes_of_a_split_character_and_shows_the_charac
 def test_a_direction_without_a_scale_is_a_note(scorer):
     """The tests' random BART scores copies of these candidates below the candidates given unrelated texts."""
     outcome = space_feedback.attempt(
-        lambda: space.compare.compare_candidates(
+        lambda: space.candidates.compare_candidates(
             scorer, source=SOURCE, references=[], candidates=list(zip("ABC", CANDIDATES)), directions=["faithfulness"]
         )
     )
@@ -876,7 +876,7 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_the
         references=[REFERENCES] * 3,
         sources=[SOURCE] * 3,
         rescale="corpus",
-        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
+        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.candidates.UNRELATED_TEXTS),
     )
     names = ["Candidate 1", "Candidate 3", "Candidate 4"]
     for table in (rescaled, raw):
@@ -889,7 +889,7 @@ def test_api_compare_gives_the_engines_scores_with_the_best_marked_and_where_the
         shown = [row[column] for row in rescaled["data"]]
         assert shown == pytest.approx([*expected[f"{direction}_rescaled"], 1.0, 0.0], abs=1e-6)
         best = max(range(3), key=lambda i: expected[f"{direction}_rescaled"][i])
-        assert rescaled["metadata"]["styling"][best][column] == space.compare.BEST_STYLE
+        assert rescaled["metadata"]["styling"][best][column] == space.candidates.BEST_STYLE
         assert rescaled["metadata"]["display_value"][best][column] == f"{expected[f'{direction}_rescaled'][best]:.3f}"
         assert raw["metadata"]["display_value"][best][column] == f"{expected[direction][best]:.4f}"
     assert signature == shown_signature(expected["signature"], copier, "copier") and "|rescale:corpus-" in signature
@@ -1410,7 +1410,7 @@ def test_tables_show_values_that_are_not_numbers_as_a_dash():
     assert shown_cells(space.batch.summary_table(summary, rescaled=True)) == ["A", "–"]
     assert shown_cells(space.batch.formatted(pairs, {"bootstrap p": space.batch.p_value_text}))[4] == "–"
 
-    comparison = space.compare.Comparison(
+    comparison = space.candidates.Comparison(
         names=["A", "B"],
         scores={"faithfulness": [NAN, -2.0], "recall": [NAN, NAN]},
         rescaled={"faithfulness": [NAN, NAN], "recall": [NAN, NAN]},
@@ -1420,12 +1420,12 @@ def test_tables_show_values_that_are_not_numbers_as_a_dash():
         tokens_given="the source",
         special_tokens=set(),
     )
-    for scale in space.compare.SCALES:
-        cells = shown_cells(space.compare.scores_table(comparison, scale))
+    for scale in space.candidates.SCALES:
+        cells = shown_cells(space.candidates.scores_table(comparison, scale))
         assert "–" in cells and not any(re.search(r"\bnan\b", cell, re.IGNORECASE) for cell in cells)
     # B is first in faithfulness; a score that is not a number is never first, so recall has no first candidate
-    assert space.compare.winners(comparison) == {"faithfulness": [1], "recall": []}
-    assert shown_cells(space.compare.scores_table(comparison, "raw"))[3] == "B ★ best"
+    assert space.candidates.winners(comparison) == {"faithfulness": [1], "recall": []}
+    assert shown_cells(space.candidates.scores_table(comparison, "raw"))[3] == "B ★ best"
     assert "No bars for faithfulness, recall" in space.plots.bar_chart(comparison)
     assert 'class="bar"' not in space.plots.bar_chart(comparison)
     assert space.verdict.verdict(comparison).startswith("B is the most faithful to the source (raw score −2.00")
@@ -1527,7 +1527,7 @@ def test_a_file_without_blank_references_has_no_note(tmp_path):
 
 
 def compare_work(candidates=6, references=8, source="s", directions=bart_score.DIRECTIONS, prompt="summary", limit=1):
-    space.compare.check_compare_work(
+    space.candidates.check_compare_work(
         source=source,
         references=[f"r{i}" for i in range(references)],
         candidates=[(f"Candidate {i}", f"c{i}") for i in range(candidates)],
@@ -1573,7 +1573,7 @@ def test_a_comparison_over_the_limit_is_refused_before_the_model_is_used(app_set
 def comparison_of(rescaled, scores=None):
     """A comparison of the given 0–1 values (direction -> one per candidate); raw scores alike unless given."""
     count = len(next(iter(rescaled.values())))
-    return space.compare.Comparison(
+    return space.candidates.Comparison(
         names=[f"Candidate {i}" for i in range(1, count + 1)],
         scores=scores or {d: [v - 3 for v in values] for d, values in rescaled.items()},
         rescaled=rescaled,
@@ -1625,10 +1625,10 @@ def test_when_the_directions_disagree_the_verdict_says_so_and_what_each_directio
 def test_the_verdict_and_tables_rank_by_the_values_they_show():
     # F's 0–1 value is the mean of precision's and recall's, which can rank otherwise than raw F.
     comparison = comparison_of({"f_score": [0.6, 0.5]}, scores={"f_score": [-3.0, -2.0]})
-    assert space.compare.winners(comparison) == {"f_score": [0]}
-    rescaled = shown_table(space.compare.scores_table(comparison, "rescaled"))
-    raw = shown_table(space.compare.scores_table(comparison, "raw"))
-    assert rescaled.metadata["styling"][0][1] == raw.metadata["styling"][1][1] == space.compare.BEST_STYLE
+    assert space.candidates.winners(comparison) == {"f_score": [0]}
+    rescaled = shown_table(space.candidates.scores_table(comparison, "rescaled"))
+    raw = shown_table(space.candidates.scores_table(comparison, "raw"))
+    assert rescaled.metadata["styling"][0][1] == raw.metadata["styling"][1][1] == space.candidates.BEST_STYLE
 
 
 # ---------------------------------------------------------------------------------------------------------------------

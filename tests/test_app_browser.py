@@ -15,7 +15,7 @@ from test_app import OUTPUT_ROWS, contrast, shown_signature, write_documents_csv
 
 import bart_score
 import space.batch
-import space.compare
+import space.candidates
 import space.examples
 import space.form
 from bart_score import baseline_files
@@ -133,7 +133,7 @@ def rescaled_cells(page):
     headers = column_names(table)
     shown = {}
     for row in range(table.locator("[role=row][data-index]").count()):
-        name = cell(table, row, 0).inner_text().replace(space.compare.BEST_MARK, "").strip()
+        name = cell(table, row, 0).inner_text().replace(space.candidates.BEST_MARK, "").strip()
         for column in range(1, len(headers)):
             shown[name, headers[column]] = cell(table, row, column).inner_text().strip()
     return shown
@@ -148,12 +148,12 @@ def assert_chart_matches_table(page, candidates, directions):
     expect(grid).to_have_attribute("aria-colcount", str(len(directions) + 1))
     expect(cell(page.locator("#rescaled-table"), len(candidates) - 1, 0)).to_contain_text(candidates[-1])
     table = rescaled_cells(page)
-    scaled = [d for d in directions if table[candidates[0], space.compare.DIRECTION_LABELS[d]] != "–"]
+    scaled = [d for d in directions if table[candidates[0], space.candidates.DIRECTION_LABELS[d]] != "–"]
     expect(page.locator("#comparison-chart .bar")).to_have_count(len(scaled) * len(candidates))
     drawn = bars(page)
     assert [(d, c) for d, c, _, _ in drawn] == [(d, c) for d in scaled for c in candidates]
     for direction, candidate, value, _ in drawn:
-        assert table[candidate, space.compare.DIRECTION_LABELS[direction]] == f"{value:.3f}"
+        assert table[candidate, space.candidates.DIRECTION_LABELS[direction]] == f"{value:.3f}"
     # Bar heights are proportional to the distance from 0 (an unrelated text).
     heights = [height for *_, height in drawn]
     values = [abs(value) for _, _, value, _ in drawn]
@@ -220,7 +220,7 @@ def test_the_table_fits_and_raw_scores_are_one_click_away(page, copier):
         references=[[example["references"]]] * 2,
         sources=[example["source"]] * 2,
         rescale="corpus",
-        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.compare.UNRELATED_TEXTS),
+        corpus_points=bart_score.CorpusPoints(unrelated_texts=space.candidates.UNRELATED_TEXTS),
     )
     table = page.locator("#rescaled-table")
     scroll = table.locator(".table-wrap").evaluate("wrap => [wrap.scrollWidth, wrap.clientWidth]")

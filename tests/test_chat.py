@@ -22,7 +22,7 @@ from support.reference import chat_reference_ids, chat_reference_score
 from test_metric import MODULE
 
 import bart_score
-import space.compare
+import space.candidates
 import space.settings
 from bart_score import rescale
 from bart_score.baseline_files import BASELINE_FOLDER_ENV, baseline_settings
@@ -458,11 +458,11 @@ def test_the_spaces_compare_limit_counts_what_is_scored(chatml_llama, monkeypatc
     monkeypatch.setattr(
         scorer, "score", lambda c, t, *args, **kwargs: scored.append(len(c)) or score(c, t, *args, **kwargs)
     )
-    comparison = space.compare.compare_candidates(scorer, **{k: v for k, v in work.items() if k != "prompt"})
+    comparison = space.candidates.compare_candidates(scorer, **{k: v for k, v in work.items() if k != "prompt"})
     needed = sum(scored) + len(comparison.tokens)  # the directions and reference points, and the heatmap's pairs
     with pytest.raises(ValueError, match=f"needs {needed:,} scored pairs"):
-        space.compare.check_compare_work(**work, max_pairs=needed - 1, by_direction=chat)
-    space.compare.check_compare_work(**work, max_pairs=needed, by_direction=chat)
+        space.candidates.check_compare_work(**work, max_pairs=needed - 1, by_direction=chat)
+    space.candidates.check_compare_work(**work, max_pairs=needed, by_direction=chat)
     if chat:
         expected = scorer.score_tokens([SOURCES[0]] * 3, PREDICTIONS, instruction=DEFAULT_INSTRUCTIONS["faithfulness"])
         assert comparison.tokens == expected

@@ -433,10 +433,10 @@ def test_the_command_line_names_what_mbart_needs(family_checkpoint, tmp_path):
 
 
 def test_the_space_shows_sentencepiece_tokens_as_words(engine):
-    import space.compare
+    import space.candidates
     import space.heatmap
 
-    comparison = space.compare.compare_candidates(
+    comparison = space.candidates.compare_candidates(
         engine("t5"),
         source="The cat sat on the mat.",
         references=[],
