@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import UsageError
+from .inputs import counted
 from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
 from .reading import open_bounded, read_bounded
 from .rescale import LIBRARY_REMEDY, corpus_documents
-from .wording import counted
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Checks of what callers pass in: every problem is reported with the argument's name and the item's index."""
+"""Checks of what callers pass in: every problem is reported with the argument's name and the item's index, in words
+that every message shares (describe: a value's type; counted: a count with its noun)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ def describe(value: Any) -> str:
         return "None"
     name = type(value).__name__
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """`count` followed by the noun in the number that the count takes ("1 row", "0 rows", "2 rows"); `plural` for
+    nouns that do not just add an s ("1 reply", "2 replies")."""
+    return f"{count} {singular if count == 1 else plural or singular + 's'}"
 
 
 def _root(name: str) -> str:

@@ -17,9 +17,8 @@ from typing import Any
 
 from .corpus import Corpus, utf8_lines
 from .errors import UsageError
-from .inputs import check_text, describe
+from .inputs import check_text, counted, describe
 from .reading import parse_json
-from .wording import counted
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,8 @@ from typing import Any
 
 import bart_score
 from bart_score.errors import InputError
-from bart_score.inputs import check_text
+from bart_score.inputs import check_text, counted
 from bart_score.options import ScoringOptions
-from bart_score.wording import counted
 
 MAX_CANDIDATES = 6  # also the most system columns in an uploaded file
 MIN_CANDIDATES = 2

@@ -26,7 +26,7 @@ from support.lazy import LazyModule
 from support.reference import reference_directions, reference_points
 
 import bart_score
-import bart_score.wording
+import bart_score.inputs
 import space.batch
 import space.candidates
 import space.examples
@@ -1786,8 +1786,8 @@ def test_the_page_shows_a_result_with_its_notes_and_unmarks_every_field(app_sett
 
 
 def test_counts_are_written_with_the_number_their_noun_takes(tmp_path):
-    assert [bart_score.wording.counted(n, "field") for n in (0, 1, 2)] == ["0 fields", "1 field", "2 fields"]
-    assert bart_score.wording.counted(1, "reply", "replies") == "1 reply"
+    assert [bart_score.inputs.counted(n, "field") for n in (0, 1, 2)] == ["0 fields", "1 field", "2 fields"]
+    assert bart_score.inputs.counted(1, "reply", "replies") == "1 reply"
     path = write(tmp_path, "ragged.csv", "source,sys,other\na,b,c\nd\n")
     with pytest.raises(ValueError, match=re.escape("ragged.csv line 3 has 1 field but the header has 3")):
         parse(path)
