@@ -82,6 +82,15 @@ from space.heatmap import HEATMAP_CSS
 from space.plots import BAR_CHART_CSS, INTERVALS_CSS
 from space.settings import Settings, check_models, settings_from_env
 from space.uploads import UPLOAD_SECONDS, UploadGuard, UploadLedger, uvicorn_trusting
+from space.wiring import (
+    BatchInputs,
+    BatchOutputs,
+    BatchPageOutputs,
+    CompareInputs,
+    CompareOutputs,
+    ComparePageOutputs,
+    SettingsInputs,
+)
 
 ANALYTICS_EVENTS_KEPT = 1000
 
@@ -171,9 +180,15 @@ class SettingsPanel:
     prompt_phrase: gr.Textbox
     prompt_side: gr.Radio
 
-    def inputs(self) -> list:
-        """In the order of the handlers' first six parameters."""
-        return [self.model, self.directions, self.aggregation, self.prompt_choice, self.prompt_phrase, self.prompt_side]
+    def inputs(self) -> SettingsInputs:
+        return SettingsInputs(
+            model=self.model,
+            directions=self.directions,
+            aggregation=self.aggregation,
+            prompt_choice=self.prompt_choice,
+            prompt_phrase=self.prompt_phrase,
+            prompt_side=self.prompt_side,
+        )
 
     def fields(self) -> dict:
         """The fields a problem can be about, by element id (handlers.SETTINGS_FIELDS)."""
@@ -271,15 +286,23 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
 
     fields = {**panel.fields(), "source": source, "references": references}
     fields.update({f"candidate-{index + 1}": box for index, box in enumerate(candidates)})
-    inputs = [*panel.inputs(), source, references, *candidates]
-    page_outputs = [*outputs, results, score_tabs, status, panel.accordion, *(fields[f] for f in COMPARE_FIELDS)]
+    page_outputs = ComparePageOutputs(
+        results=outputs,
+        results_column=results,
+        score_tabs=score_tabs,
+        status=status,
+        settings_accordion=panel.accordion,
+        marks=tuple(fields[name] for name in COMPARE_FIELDS),
+    )
     wire_scoring(
         CompareHandlers(settings),
         score_button,
         status,
-        inputs=inputs,
-        outputs=outputs,
-        page_outputs=page_outputs,
+        inputs=list(
+            CompareInputs(settings=panel.inputs(), source=source, references=references, candidates=tuple(candidates))
+        ),
+        outputs=list(outputs),
+        page_outputs=list(page_outputs),
         marked=[fields[name] for name in COMPARE_FIELDS],
         field_names=COMPARE_FIELDS,
         api_name="compare",
@@ -326,9 +349,8 @@ def candidate_boxes(texts: list[str]) -> list[gr.Textbox]:
         ]
 
 
-def compare_results() -> tuple[gr.Column, gr.Tabs, list]:
-    """The Compare tab's results, hidden until the first: (their column, the score tables' tabs, the outputs in the
-    handlers' order: verdict, 0–1 table, raw table, chart, heatmap, signature)."""
+def compare_results() -> tuple[gr.Column, gr.Tabs, CompareOutputs]:
+    """The Compare tab's results, hidden until the first: (their column, the score tables' tabs, the outputs)."""
     with gr.Column(visible=False, elem_id="compare-results") as results:
         verdict = gr.HTML(elem_id="verdict")
         with gr.Tabs(elem_id="score-tabs") as score_tabs:
@@ -340,7 +362,10 @@ def compare_results() -> tuple[gr.Column, gr.Tabs, list]:
         chart = gr.HTML(css_template=BAR_CHART_CSS, js_on_load=None, elem_id="comparison-chart")
         heatmap = gr.HTML(css_template=HEATMAP_CSS, js_on_load=None, elem_id="heatmap")
         signature = gr.Textbox(label="Signature", interactive=False, elem_id="compare-signature")
-    return results, score_tabs, [verdict, rescaled, raw, chart, heatmap, signature]
+    outputs = CompareOutputs(
+        verdict=verdict, rescaled=rescaled, raw=raw, chart=chart, heatmap=heatmap, signature=signature
+    )
+    return results, score_tabs, outputs
 
 
 def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
@@ -366,23 +391,22 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
     results, rescaled_tab, summary_tabs, outputs = batch_results()
 
     fields = {**panel.fields(), "upload": upload, "rescale": rescale}
-    inputs = [*panel.inputs(), upload, rescale]
-    page_outputs = [
-        *outputs,
-        results,
-        rescaled_tab,
-        summary_tabs,
-        status,
-        panel.accordion,
-        *(fields[f] for f in BATCH_FIELDS),
-    ]
+    page_outputs = BatchPageOutputs(
+        results=outputs,
+        results_column=results,
+        rescaled_tab=rescaled_tab,
+        summary_tabs=summary_tabs,
+        status=status,
+        settings_accordion=panel.accordion,
+        marks=tuple(fields[name] for name in BATCH_FIELDS),
+    )
     wire_scoring(
         BatchHandlers(settings),
         score_button,
         status,
-        inputs=inputs,
-        outputs=outputs,
-        page_outputs=page_outputs,
+        inputs=list(BatchInputs(settings=panel.inputs(), file=upload, rescale_choice=rescale)),
+        outputs=list(outputs),
+        page_outputs=list(page_outputs),
         marked=[fields[name] for name in BATCH_FIELDS],
         field_names=BATCH_FIELDS,
         api_name="score_file",
@@ -391,9 +415,9 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
     return rescale
 
 
-def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, list]:
+def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, BatchOutputs]:
     """The Batch tab's results, hidden until the first: (their column, the 0–1 summary's tab, the summaries' tabs, the
-    outputs in the handlers' order: summary, 0–1 summary, pairs, per-row table, CSV download, signature, plot)."""
+    outputs)."""
     with gr.Column(visible=False, elem_id="batch-results") as results:
         with gr.Tabs(elem_id="summary-tabs") as summary_tabs:
             with gr.Tab("Raw scores", id="raw"):
@@ -417,7 +441,16 @@ def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, list]:
         )
         download = gr.File(label="Download the per-row scores (CSV)", elem_id="download")
         signature = gr.Textbox(label="Signature", interactive=False, elem_id="batch-signature")
-    return results, rescaled_tab, summary_tabs, [summary, rescaled_summary, pairs, rows, download, signature, intervals]
+    outputs = BatchOutputs(
+        summary=summary,
+        rescaled_summary=rescaled_summary,
+        pairs=pairs,
+        rows=rows,
+        download=download,
+        signature=signature,
+        intervals=intervals,
+    )
+    return results, rescaled_tab, summary_tabs, outputs
 
 
 def wire_scoring(

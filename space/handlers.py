@@ -4,11 +4,11 @@ Each scoring tab has two entries over one computation: `api`, the endpoint gradi
 are the API's names; a problem is raised as an error), and `page`, the browser's, which never raises: it shows the
 result, or keeps the problem in the status line beside the button and marks the field at fault. Both run the
 computation on the one scoring thread (jobs.run_exclusively), so that at most one runs at any moment, and inside
-feedback.attempt. The output order of each entry is given by its docstring and the *_FIELDS constants."""
+feedback.attempt. The order of each entry's inputs and outputs is written once, in wiring's dataclasses."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import gradio as gr
 from pandas.io.formats.style import Styler
@@ -51,6 +51,14 @@ from .menu import has_saved_baseline, model_kind
 from .plots import bar_chart, interval_plot
 from .settings import Settings, menu_scorer
 from .verdict import verdict
+from .wiring import (
+    BatchInputs,
+    BatchOutputs,
+    BatchPageOutputs,
+    CompareInputs,
+    CompareOutputs,
+    ComparePageOutputs,
+)
 
 # The fields each tab's page entry marks, in the order of its outputs (their element ids).
 SETTINGS_FIELDS = ("model", "directions", "prompt-phrase")
@@ -85,17 +93,27 @@ class CompareView:
     directions: int
     notes: list[str] = field(default_factory=list)
 
-    def outputs(self) -> tuple:
+    def outputs(self) -> CompareOutputs:
         """For API clients: the values."""
-        return self.verdict, self.rescaled, self.raw, self.chart, self.heatmap, self.signature
+        return CompareOutputs(
+            verdict=self.verdict,
+            rescaled=self.rescaled,
+            raw=self.raw,
+            chart=self.chart,
+            heatmap=self.heatmap,
+            signature=self.signature,
+        )
 
-    def page_outputs(self) -> tuple:
+    def page_outputs(self) -> CompareOutputs:
         """For the page: the tables with their column widths. The candidates' names take less room than a
         direction's name and value, so a phone shows every column."""
         share = f"{70 / self.directions:.1f}%"
         widths = ["30%", *[share] * self.directions]
-        tables = (gr.update(value=table, column_widths=widths) for table in (self.rescaled, self.raw))
-        return self.verdict, *tables, self.chart, self.heatmap, self.signature
+        return replace(
+            self.outputs(),
+            rescaled=gr.update(value=self.rescaled, column_widths=widths),
+            raw=gr.update(value=self.raw, column_widths=widths),
+        )
 
 
 class CompareHandlers:
@@ -166,24 +184,33 @@ class CompareHandlers:
         candidate_5,
         candidate_6,
     ) -> tuple:
-        """(verdict, 0–1 table, raw table, chart, heatmap, signature); a problem is an error."""
+        """CompareOutputs; a problem is an error."""
         texts = [candidate_1, candidate_2, candidate_3, candidate_4, candidate_5, candidate_6]
         settings = (model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side)
         outcome = await run_exclusively(attempt, self.compute, *settings, source, references, texts)
-        return answer(outcome).outputs()
+        return answer(outcome).outputs().as_tuple()
 
-    async def page(self, *inputs) -> tuple:
-        """The API's outputs, then the results' column, the score tabs, the status line, the settings accordion and
-        the marks of COMPARE_FIELDS. `inputs`: the API's."""
-        *settings, source, references = inputs[:8]
-        outcome = await run_exclusively(attempt, self.compute, *settings, source, references, list(inputs[8:]))
+    async def page(self, *values) -> tuple:
+        """ComparePageOutputs. `values`: CompareInputs, the API's."""
+        inputs = CompareInputs.read(values)
+        outcome = await run_exclusively(
+            attempt, self.compute, *inputs.settings, inputs.source, inputs.references, list(inputs.candidates)
+        )
         if outcome.problem is not None:
-            shown = (gr.skip(),) * 6 + (gr.update(visible=False), gr.skip())
+            results, shown = CompareOutputs.filled(gr.skip()), gr.update(visible=False)
+            selected = gr.skip()
         else:
             view = outcome.value
+            results, shown = view.page_outputs(), gr.update(visible=True)
             selected = gr.Tabs(selected="rescaled" if view.scaled else "raw")
-            shown = (*view.page_outputs(), gr.update(visible=True), selected)
-        return (*shown, status_line(outcome), settings_open(outcome), *field_marks(COMPARE_FIELDS, outcome))
+        return ComparePageOutputs(
+            results=results,
+            results_column=shown,
+            score_tabs=selected,
+            status=status_line(outcome),
+            settings_accordion=settings_open(outcome),
+            marks=tuple(field_marks(COMPARE_FIELDS, outcome)),
+        ).as_tuple()
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -203,23 +230,21 @@ class BatchView:
     rescaled: bool
     notes: list[str] = field(default_factory=list)
 
-    def outputs(self) -> tuple:
+    def outputs(self) -> BatchOutputs:
         """For API clients: the values."""
-        return (
-            self.summary,
-            self.rescaled_summary,
-            self.pairs,
-            self.rows,
-            self.download,
-            self.signature,
-            self.intervals,
+        return BatchOutputs(
+            summary=self.summary,
+            rescaled_summary=self.rescaled_summary,
+            pairs=self.pairs,
+            rows=self.rows,
+            download=self.download,
+            signature=self.signature,
+            intervals=self.intervals,
         )
 
-    def page_outputs(self) -> tuple:
+    def page_outputs(self) -> BatchOutputs:
         """For the page: the per-row table with its column types, so that sorting a score sorts numbers."""
-        values = list(self.outputs())
-        values[3] = gr.update(value=self.rows, datatype=self.row_types)
-        return tuple(values)
+        return replace(self.outputs(), rows=gr.update(value=self.rows, datatype=self.row_types))
 
 
 class BatchHandlers:
@@ -289,22 +314,32 @@ class BatchHandlers:
         rescale_choice="none",
         progress=gr.Progress(track_tqdm=True),
     ) -> tuple:
-        """(summary, 0–1 summary, pairs, rows, CSV download, signature, interval plot); a problem is an error."""
+        """BatchOutputs; a problem is an error."""
         inputs = (model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file, rescale_choice)
         outcome = await run_exclusively(attempt, self.compute, *inputs)
-        return answer(outcome).outputs()
+        return answer(outcome).outputs().as_tuple()
 
-    async def page(self, *inputs, progress=gr.Progress(track_tqdm=True)) -> tuple:
-        """The API's outputs, then the results' column, the 0–1 summary tab, the summary tabs, the status line, the
-        settings accordion and the marks of BATCH_FIELDS. `inputs`: the API's."""
-        outcome = await run_exclusively(attempt, self.compute, *inputs)
+    async def page(self, *values, progress=gr.Progress(track_tqdm=True)) -> tuple:
+        """BatchPageOutputs. `values`: BatchInputs, the API's."""
+        inputs = BatchInputs.read(values)
+        outcome = await run_exclusively(attempt, self.compute, *inputs.settings, inputs.file, inputs.rescale_choice)
         if outcome.problem is not None:
-            shown = (gr.skip(),) * 7 + (gr.update(visible=False), gr.skip(), gr.skip())
+            results, shown = BatchOutputs.filled(gr.skip()), gr.update(visible=False)
+            rescaled_tab = selected = gr.skip()
         else:
             view = outcome.value
+            results, shown = view.page_outputs(), gr.update(visible=True)
+            rescaled_tab = gr.update(visible=view.rescaled)
             selected = gr.Tabs(selected="rescaled" if view.rescaled else "raw")
-            shown = (*view.page_outputs(), gr.update(visible=True), gr.update(visible=view.rescaled), selected)
-        return (*shown, status_line(outcome), settings_open(outcome), *field_marks(BATCH_FIELDS, outcome))
+        return BatchPageOutputs(
+            results=results,
+            results_column=shown,
+            rescaled_tab=rescaled_tab,
+            summary_tabs=selected,
+            status=status_line(outcome),
+            settings_accordion=settings_open(outcome),
+            marks=tuple(field_marks(BATCH_FIELDS, outcome)),
+        ).as_tuple()
 
 
 # ---------------------------------------------------------------------------------------------------------------------

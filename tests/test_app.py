@@ -7,6 +7,7 @@ import asyncio
 import csv
 import dataclasses
 import html
+import inspect
 import json
 import math
 import re
@@ -36,6 +37,7 @@ import space.menu
 import space.plots
 import space.settings
 import space.verdict
+import space.wiring
 from bart_score import baseline_files, baselines
 
 # Gradio and what imports it, imported by the first test that uses them (support/lazy.py).
@@ -1783,6 +1785,31 @@ def test_the_page_shows_a_result_with_its_notes_and_unmarks_every_field(app_sett
     assert status.startswith('<div class="status done" role="status">Done.<span class="note">Note: 1 blank reference')
     assert all(mark["elem_classes"] == [] for mark in outputs[12:])
     assert len(outputs[12:]) == len(space_handlers.BATCH_FIELDS)
+
+
+def wired_names(wired_class, candidates=0):
+    """The names of a space.wiring class's fields, spread as Gradio lists them (a tuple field as its candidates)."""
+    names = []
+    for item in dataclasses.fields(wired_class):
+        if item.name == "settings":
+            names += [setting.name for setting in dataclasses.fields(space.wiring.SettingsInputs)]
+        elif item.name == "candidates":
+            names += [f"candidate_{number}" for number in range(1, candidates + 1)]
+        else:
+            names.append(item.name)
+    return names
+
+
+def test_the_wiring_orders_the_inputs_as_the_api_names_them():
+    """The page's entry reads its inputs by space.wiring's field order, the API by its parameters: one order."""
+    compare = [name for name in inspect.signature(space_handlers.CompareHandlers.api).parameters if name != "self"]
+    batch = [name for name in inspect.signature(space_handlers.BatchHandlers.api).parameters if name != "self"]
+    assert wired_names(space.wiring.CompareInputs, space.form.MAX_CANDIDATES) == compare
+    assert wired_names(space.wiring.BatchInputs) == [name for name in batch if name != "progress"]
+    values = list(range(len(compare)))
+    read = space.wiring.CompareInputs.read(values)
+    assert read.source == 6 and read.candidates == (8, 9, 10, 11, 12, 13) and list(read) == values
+    assert list(space.wiring.BatchInputs.read(range(8))) == list(range(8))
 
 
 def test_counts_are_written_with_the_number_their_noun_takes(tmp_path):
