@@ -4,7 +4,8 @@ whole files of system outputs with confidence intervals and paired significance 
 Run it with `python app.py` (or as a Hugging Face Space: `app_file: app.py`). All scoring is done by
 `bart_score.BARTScorer`. This file is the page's layout and its texts: one function per part of the page (the settings,
 each tab), each wiring its events to the handlers of the package `space/` beside it (its docstring lists the modules),
-which read and check the inputs, score them, and present the engine's results.
+which read and check the inputs, score them, and present the engine's results; each scoring event's inputs and outputs
+are listed in the order that space/wiring.py writes once for both sides.
 
 Operator settings, read from the environment when the app is built:
 

@@ -1,30 +1,36 @@
 """BARTScore (Yuan, Neubig & Liu, NeurIPS 2021): evaluating generated text as text generation.
 
-``from bart_score import BARTScorer`` is a drop-in for the original class. The package's modules, one concern each:
+``from bart_score import BARTScorer`` is a drop-in for the original class. The package's modules, one concern each
+(a package's modules in brackets):
 
-    errors          the one family of errors bart_score raises
-    options         ScoringOptions: what one scoring call asks for, checked once and passed down whole
-    engine          BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
-    models/         model families (their token policies) and checkpoints: finding, loading, identity
-    variants        the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults
-    inputs          checks of what callers pass in
-    pair_groups     groups of pairs scored in one engine call under every prompt phrase
-    directions      faithfulness, precision, recall, f_score; multi-reference aggregation; the signature
-    long_source     faithfulness over windows of long sources (LongDocFACTScore); sentence splitting
-    retrievers      the source sentences most like a prediction sentence: sentence embeddings or BM25
-    prompts         the paper's prompt sets
-    distributed     splitting one call across torch.distributed ranks
-    corpus          plain-text and table readers, score_corpus, score_dataset
-    stats           bootstrap confidence intervals, paired bootstrap and paired t-test
-    rescale         reference points (unrelated text, copy) and the linear map; sampling them from a corpus
-    baseline_files  the baseline file: its key, reading, checking and writing, where it is kept
-    baselines       making a baseline, and finding the one a call needs
-    outputs         output files: checked first, written atomically, valid JSON, safe in spreadsheets
-    score_cache     resumable scoring: a scorer wrapper backed by an append-only cache file
-    meta_eval/      the paper's meta-evaluation: the release's human judgments (benchmarks), scoring them (scoring),
-                    the release's correlation protocol and significance test (protocol), tables beside the paper's
-                    numbers (table, published)
-    cli/            the ``bartscore`` command, one module per subcommand
+    errors           the one family of errors bart_score raises
+    version          the package's version, in a module of its own
+    options          ScoringOptions: what one scoring call asks for, checked once and passed down whole
+    engine           BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
+    progress         the progress bar of a long scoring run
+    models/          model families and checkpoints [base, seq2seq, causal, chat, chat_render, gguf, checkpoints]
+    variants         the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults
+    templates        causal LMs' prompt templates and chat options, checked before any model loads
+    inputs           checks of what callers pass in, and the words their messages share
+    reading          every file and JSON text bart_score reads, read within bounds
+    pair_groups      groups of pairs scored in one engine call under every prompt phrase
+    directions       faithfulness, precision, recall, f_score; multi-reference aggregation; the signature
+    long_source      faithfulness over windows of long sources (LongDocFACTScore); sentence splitting
+    retrievers       the source sentences most like a prediction sentence: sentence embeddings or BM25
+    prompts          the paper's prompt sets
+    distributed      splitting one call across torch.distributed ranks
+    corpus           Corpus: plain-text corpora read, and every system scored at once (score_corpus)
+    tables           table files (.csv, .jsonl) read under limits into a Corpus
+    dataset_scoring  score_dataset: a ``datasets`` corpus scored, one column per direction
+    stats            bootstrap confidence intervals, paired bootstrap and paired t-test
+    rescale          reference points (unrelated text, copy) and the linear map; sampling them from a corpus
+    baseline_files   the baseline file: its key, reading, checking and writing, where it is kept
+    baselines        making a baseline, and finding the one a call needs
+    outputs          output files: checked first, written atomically, valid JSON, safe in spreadsheets
+    score_cache      resumable scoring: a scorer wrapper backed by an append-only cache file
+    meta_eval/       the meta-evaluation [benchmarks, layouts, scoring, protocol, table, published, split, selection]
+    cli/             the ``bartscore`` command, one module per subcommand [common, score, compare, baseline, meta_eval]
+    __main__         ``python -m bart_score``: the command line
 
 Names are imported from their modules on first use, so that importing the package (and the command line's help)
 does not load torch."""

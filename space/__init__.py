@@ -1,15 +1,23 @@
-"""The BARTScore Space apart from its user interface (app.py, beside this package). One concern a module; nothing here
-imports Gradio:
+"""The BARTScore Space apart from its layout (app.py, beside this package), one concern a module:
 
-    settings    the operator's settings (app.py's docstring lists them) and the menu's models: checked when the app
-                starts, loaded on first use and kept
+    settings    the operator's settings (app.py's docstring lists them); the menu's models, checked, loaded and kept
+    menu        the menu's models as the page describes them (their kind, a saved baseline), without loading weights
     form        what the user typed or chose, read and checked before any model loads
-    candidates  the Compare tab: candidates scored with their reference points, the table and the chart's rows
+    examples    the Compare tab's examples
+    candidates  the Compare tab: candidates scored with their reference points, the tables and the chart's rows
+    verdict     the Compare tab's verdict: which candidate comes first, and where the directions disagree
     heatmap     the Compare tab's token heatmap (HTML and CSS)
     batch       the Batch tab: uploads read under the Space's limits, every system scored and compared, the CSV
-    plots       the Batch tab's means with confidence intervals (SVG and CSS)
-    guards      models that cannot be loaded and what browser users are told, special tokens in a user's text,
-                spreadsheet formulas in downloads, memory returned after a job
+    plots       the Compare tab's bar chart and the Batch tab's means with confidence intervals (SVG and CSS)
+    guards      unloadable models, special tokens in a user's text, formulas in downloads, memory after a job
+    uploads     uploads kept on the server's disk within limits per client and overall (an ASGI middleware)
+    jobs        one scoring computation at a time, a cancelled job's included
+    wiring      the order of each scoring event's inputs and outputs, one dataclass field per Gradio component
+    feedback    what a scoring request ends with: the status line, the fields' marks, API errors and warnings
+    fields      the page's input fields, which refuse values of the wrong type before any handler sees them
+    handlers    the page's event handlers, which app.py wires: each tab's API and page entries, the other events
+
+Gradio is imported by feedback, fields and handlers only: the other modules work without it.
 
 A Hugging Face Space runs from the repository root, where this package is importable; the bartscore wheel leaves it
 out (it is not part of the library)."""

@@ -1,8 +1,11 @@
 """The package's modules import each other without a circle, lazy imports (inside functions) included: the import
-graph of bart_score, read from the sources, has no cycle."""
+graph of bart_score, read from the sources, has no cycle. And the modules of bart_score and space/ are each named in
+their package's docstring (space's with the ones that import Gradio), no two of them sharing a name."""
 
 import ast
+import collections
 import os
+import re
 
 import networkx
 import pytest
@@ -92,3 +95,79 @@ def test_the_walk_sees_every_form_of_import(tmp_path, source, seen):
     probe.write_text(f"def lazy():\n{body}\n")
     modules = {"bart_score": "", "bart_score.engine": "", "bart_score.cli": "", "bart_score.cli.probe": str(probe)}
     assert ("bart_score.engine" in imported_modules(str(probe), modules, "bart_score.cli.probe")) is seen
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The packages' module lists and names
+
+SPACE = "space"
+LIST_ENTRY = re.compile(r"^    (\S+)\s{2,}(.+)$", re.MULTILINE)  # "    name   what it holds" in a package's docstring
+
+
+def docstring(package):
+    with open(os.path.join(ROOT, package, "__init__.py"), encoding="utf-8") as handle:
+        return ast.get_docstring(ast.parse(handle.read()), clean=False)
+
+
+def listed(package):
+    """{module: description} from the list in a package's docstring; a package is listed as "name/"."""
+    return dict(LIST_ENTRY.findall(docstring(package)))
+
+
+def contents(package):
+    """The modules of a package folder (but its __init__) and its packages, as "name/"."""
+    folder = os.path.join(ROOT, package)
+    names = set()
+    for name in os.listdir(folder):
+        if name.endswith(".py") and name != "__init__.py":
+            names.add(name[: -len(".py")])
+        elif os.path.isfile(os.path.join(folder, name, "__init__.py")):
+            names.add(name + "/")
+    return names
+
+
+def test_the_space_lists_every_module_it_has():
+    assert set(listed(SPACE)) == contents(SPACE)
+
+
+def test_bart_score_lists_every_module_it_has_and_each_of_its_packages():
+    entries = listed(PACKAGE)
+    assert set(entries) == contents(PACKAGE)
+    for package in (name for name in entries if name.endswith("/")):
+        bracketed = re.search(r"\[(.+)\]", entries[package])
+        assert bracketed, f"{package}: its modules are not named in [...]"
+        named = set(re.split(r",\s+", bracketed.group(1)))
+        assert named == contents(PACKAGE + "/" + package.rstrip("/")), package
+
+
+def imports_gradio(path):
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read(), path)
+    for node in ast.walk(tree):
+        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        if any(name.split(".")[0] == "gradio" for name in names):
+            return True
+    return False
+
+
+def test_the_space_names_the_modules_that_import_gradio():
+    said = re.search(r"Gradio is imported by (.+?) only", " ".join(docstring(SPACE).split()))
+    assert said, "space/__init__.py's docstring does not say which modules import Gradio"
+    folder = os.path.join(ROOT, SPACE)
+    importing = {name[: -len(".py")] for name in os.listdir(folder) if imports_gradio(os.path.join(folder, name))}
+    assert set(re.split(r", | and ", said.group(1))) == importing
+
+
+def test_no_two_modules_share_a_name():
+    """A module's name says which it is, in an import, a traceback or a search: across the library, the metric and the
+    Space, no two module files share one (a package's __init__ and __main__ aside)."""
+    paths = [os.path.join(ROOT, name) for name in ("app.py", "bartscore.py")]
+    for top in (PACKAGE, SPACE):
+        for folder, _, names in os.walk(os.path.join(ROOT, top)):
+            paths += [os.path.join(folder, name) for name in names if name.endswith(".py")]
+    by_name = collections.defaultdict(list)
+    for path in paths:
+        if os.path.basename(path) not in ("__init__.py", "__main__.py"):
+            by_name[os.path.basename(path)].append(os.path.relpath(path, ROOT))
+    assert not {name: where for name, where in by_name.items() if len(where) > 1}
