@@ -4,8 +4,8 @@ whole files of system outputs with confidence intervals and paired significance 
 Run it with `python app.py` (or as a Hugging Face Space: `app_file: app.py`). All scoring is done by
 `bart_score.BARTScorer`. This file is the page's layout and its texts: one function per part of the page (the settings,
 each tab), each wiring its events to the handlers of the package `space/` beside it (its docstring lists the modules),
-which read and check the inputs, score them, and present the engine's results; each scoring event's inputs and outputs
-are listed in the order that space/wiring.py writes once for both sides.
+which read and check the inputs, score them, and present the engine's results. An event's inputs and outputs are
+listed in the order space/wiring.py writes once for both sides.
 
 Operator settings, read from the environment when the app is built:
 
@@ -87,9 +87,13 @@ from space.wiring import (
     BatchInputs,
     BatchOutputs,
     BatchPageOutputs,
+    CandidateBoxesOutputs,
     CompareInputs,
     CompareOutputs,
     ComparePageOutputs,
+    ExampleOutputs,
+    ModelOutputs,
+    ScoringStartedOutputs,
     SettingsInputs,
 )
 
@@ -310,26 +314,22 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
         busy="Scoring the candidates…",
     )
 
-    add_button.click(add_candidate, candidate_count, [candidate_count, status, *candidates], api_visibility="private")
-    remove_button.click(
-        remove_candidate,
-        [candidate_count, *candidates],
-        [candidate_count, status, *candidates],
-        api_visibility="private",
+    shown = list(CandidateBoxesOutputs(count=candidate_count, status=status, boxes=tuple(candidates)))
+    add_button.click(add_candidate, candidate_count, shown, api_visibility="private")
+    remove_button.click(remove_candidate, [candidate_count, *candidates], shown, api_visibility="private")
+    example_outputs = ExampleOutputs(
+        count=candidate_count,
+        source=source,
+        references=references,
+        directions=panel.directions,
+        prompt_choice=panel.prompt_choice,
+        prompt_side=panel.prompt_side,
+        results_column=results,
+        status=status,
+        boxes=tuple(candidates),
     )
-    example_outputs = [
-        candidate_count,
-        source,
-        references,
-        panel.directions,
-        panel.prompt_choice,
-        panel.prompt_side,
-        results,
-        status,
-        *candidates,
-    ]
     for name, button in example_buttons.items():
-        button.click(lambda name=name: load_example(name), None, example_outputs, api_visibility="private")
+        button.click(lambda name=name: load_example(name), None, list(example_outputs), api_visibility="private")
 
 
 def candidate_boxes(texts: list[str]) -> list[gr.Textbox]:
@@ -465,7 +465,7 @@ def wire_scoring(
     button.click(
         lambda: scoring_started(field_names, busy),
         None,
-        [button, status, *marked],
+        list(ScoringStartedOutputs(button=button, status=status, marks=tuple(marked))),
         queue=False,
         show_progress="hidden",
         api_visibility="private",
@@ -503,8 +503,9 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
             panel.prompt_phrase,
             api_visibility="private",
         )
+        described = list(ModelOutputs(model=panel.model, rescale_choice=rescale))
         for trigger in (demo.load, panel.model.change):
-            trigger(descriptions.describe, [panel.model, rescale], [panel.model, rescale], api_visibility="private")
+            trigger(descriptions.describe, [panel.model, rescale], described, api_visibility="private")
         for component in (panel.model, panel.directions, panel.prompt_choice):
             component.change(
                 descriptions.summary,

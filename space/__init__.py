@@ -12,7 +12,7 @@
     guards      unloadable models, special tokens in a user's text, formulas in downloads, memory after a job
     uploads     uploads kept on the server's disk within limits per client and overall (an ASGI middleware)
     jobs        one scoring computation at a time, a cancelled job's included
-    wiring      the order of each scoring event's inputs and outputs, one dataclass field per Gradio component
+    wiring      the order of each event's inputs and outputs, one dataclass field per Gradio component
     feedback    what a scoring request ends with: the status line, the fields' marks, API errors and warnings
     fields      the page's input fields, which refuse values of the wrong type before any handler sees them
     handlers    the page's event handlers, which app.py wires: each tab's API and page entries, the other events

@@ -55,9 +55,13 @@ from .wiring import (
     BatchInputs,
     BatchOutputs,
     BatchPageOutputs,
+    CandidateBoxesOutputs,
     CompareInputs,
     CompareOutputs,
     ComparePageOutputs,
+    ExampleOutputs,
+    ModelOutputs,
+    ScoringStartedOutputs,
 )
 
 # The fields each tab's page entry marks, in the order of its outputs (their element ids).
@@ -347,9 +351,11 @@ class BatchHandlers:
 
 
 def scoring_started(fields: tuple[str, ...], what: str) -> tuple:
-    """Before a scoring job: the button disabled (a second click cannot queue the job again), the status line saying
-    what runs, every field unmarked."""
-    return (gr.update(interactive=False), working_line(what), *field_marks(fields, None))
+    """ScoringStartedOutputs, before a scoring job: the button disabled (a second click cannot queue the job again),
+    the status line saying what runs, every field unmarked."""
+    return ScoringStartedOutputs(
+        button=gr.update(interactive=False), status=working_line(what), marks=tuple(field_marks(fields, None))
+    ).as_tuple()
 
 
 def scoring_ended() -> dict:
@@ -364,38 +370,42 @@ def candidate_boxes_update(count: int, values: list[str] | None = None) -> list[
     return [gr.update(visible=index < count, value=value) for index, value in enumerate(values)]
 
 
+def candidates_shown(count: int, limit: Outcome | None = None, values: list[str] | None = None) -> tuple:
+    """CandidateBoxesOutputs: `count` boxes shown (with `values`, candidate_boxes_update), and the status line saying
+    which `limit` a click ran into."""
+    boxes = tuple(candidate_boxes_update(count, values))
+    return CandidateBoxesOutputs(count=count, status=status_line(limit), boxes=boxes).as_tuple()
+
+
 def add_candidate(count: int) -> tuple:
-    """(count, status line, the candidate boxes)."""
+    """CandidateBoxesOutputs."""
     if count >= MAX_CANDIDATES:
-        limit = Outcome(problem=f"At most {MAX_CANDIDATES} candidates can be compared")
-        return count, status_line(limit), *candidate_boxes_update(count)
-    return count + 1, status_line(None), *candidate_boxes_update(count + 1)
+        return candidates_shown(count, Outcome(problem=f"At most {MAX_CANDIDATES} candidates can be compared"))
+    return candidates_shown(count + 1)
 
 
 def remove_candidate(count: int, *texts: str) -> tuple:
-    """(count, status line, the candidate boxes)."""
+    """CandidateBoxesOutputs. `texts`: every candidate box's."""
     if count <= MIN_CANDIDATES:
-        limit = Outcome(problem=f"At least {MIN_CANDIDATES} candidates are compared")
-        return count, status_line(limit), *candidate_boxes_update(count)
-    return count - 1, status_line(None), *candidate_boxes_update(count - 1, list(texts[: count - 1]))
+        return candidates_shown(count, Outcome(problem=f"At least {MIN_CANDIDATES} candidates are compared"))
+    return candidates_shown(count - 1, values=list(texts[: count - 1]))
 
 
 def load_example(name: str) -> tuple:
-    """(count, source, references, directions, prompt, prompt side, the results' column, status line, the candidate
-    boxes)."""
+    """ExampleOutputs."""
     chosen = EXAMPLES[name]
     count = len(chosen["candidates"])
-    return (
-        count,
-        chosen["source"],
-        chosen["references"],
-        chosen["directions"],
-        chosen["prompt"],
-        chosen["prompt_side"],
-        gr.update(visible=False),
-        status_line(None),
-        *candidate_boxes_update(count, chosen["candidates"]),
-    )
+    return ExampleOutputs(
+        count=count,
+        source=chosen["source"],
+        references=chosen["references"],
+        directions=chosen["directions"],
+        prompt_choice=chosen["prompt"],
+        prompt_side=chosen["prompt_side"],
+        results_column=gr.update(visible=False),
+        status=status_line(None),
+        boxes=tuple(candidate_boxes_update(count, chosen["candidates"])),
+    ).as_tuple()
 
 
 def model_info(kind: str) -> str:
@@ -423,15 +433,15 @@ class ModelDescriptions:
         return self._kinds.get(model, "model")
 
     def describe(self, model: str, rescale_choice: str) -> tuple:
-        """(the model menu, the rescaling choices) for the selected model; "the saved baseline" is offered only where
-        a baseline file was made with it, looked for on every change (the operator may save one at any time)."""
+        """ModelOutputs for the selected model; "the saved baseline" is offered only where a baseline file was made
+        with it, looked for on every change (the operator may save one at any time)."""
         checkpoint = self.settings.models.get(model, {}).get("checkpoint")
         has_baseline = bool(checkpoint) and has_saved_baseline(checkpoint)
         choice = rescale_choice if has_baseline or rescale_choice != "baseline" else "none"
-        return (
-            gr.update(info=model_info(self.kind(model))),
-            gr.update(choices=rescale_choices(has_baseline), value=choice),
-        )
+        return ModelOutputs(
+            model=gr.update(info=model_info(self.kind(model))),
+            rescale_choice=gr.update(choices=rescale_choices(has_baseline), value=choice),
+        ).as_tuple()
 
     def summary(self, model: str, directions: list[str], prompt_choice: str) -> dict:
         """The settings accordion's label: what is set, so that it shows while the accordion is closed."""

@@ -1,6 +1,6 @@
-"""The order of each scoring event's inputs and outputs, written once: a dataclass per event with one field per Gradio
-component, which app.py fills with the components it wires and the handlers with the values Gradio passes and gets.
-Gradio lists both by position; iterating one of these gives them in the order of its fields."""
+"""The order of the inputs and outputs of each event that has several, written once: a dataclass with one field per
+Gradio component, which app.py fills with the components it wires and the handlers with the values Gradio passes and
+gets. Gradio lists both by position; iterating one of these gives them in the order of its fields."""
 
 from __future__ import annotations
 
@@ -125,3 +125,44 @@ class BatchPageOutputs(Wired, Generic[T]):
     status: T
     settings_accordion: T  # opened when the field at fault is in it
     marks: tuple[T, ...]  # one per field a problem can be about (handlers.BATCH_FIELDS)
+
+
+@dataclass
+class ScoringStartedOutputs(Wired, Generic[T]):
+    """What a Score button's click updates before the job runs."""
+
+    button: T  # disabled until the job ends
+    status: T
+    marks: tuple[T, ...]  # one per field a problem can be about, all unmarked
+
+
+@dataclass
+class CandidateBoxesOutputs(Wired, Generic[T]):
+    """What adding or removing a candidate updates."""
+
+    count: T  # how many candidate boxes are shown
+    status: T
+    boxes: tuple[T, ...]  # every candidate box, shown or not
+
+
+@dataclass
+class ExampleOutputs(Wired, Generic[T]):
+    """What choosing an example updates."""
+
+    count: T  # how many candidate boxes are shown
+    source: T
+    references: T
+    directions: T
+    prompt_choice: T
+    prompt_side: T
+    results_column: T  # hidden: the results shown are not the example's
+    status: T
+    boxes: tuple[T, ...]  # every candidate box, shown or not
+
+
+@dataclass
+class ModelOutputs(Wired, Generic[T]):
+    """What choosing a model updates."""
+
+    model: T  # the menu, its help text saying what kind of model it is
+    rescale_choice: T  # the Batch tab's choices, "the saved baseline" only where one exists
