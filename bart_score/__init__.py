@@ -5,7 +5,8 @@
 
     errors           the one family of errors bart_score raises
     version          the package's version, in a module of its own
-    options          ScoringOptions: what one scoring call asks for, checked once and passed down whole
+    options          ScoringOptions: what one scoring call asks for, checked once and passed down whole; EngineOptions:
+                     the engine's settings, likewise
     engine           BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
     progress         the progress bar of a long scoring run
     models/          model families and checkpoints [base, seq2seq, causal, chat, chat_render, gguf, checkpoints]
@@ -64,6 +65,7 @@ _EXPORTS = {
     "DEFAULT_CHECKPOINT": "variants",
     "PARA_WEIGHTS_ENV": "variants",
     "ScoringOptions": "options",
+    "EngineOptions": "options",
     "CorpusPoints": "options",
     "DIRECTIONS": "options",
     "AGGREGATIONS": "options",
@@ -135,6 +137,7 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .options import PROMPT_SIDES as PROMPT_SIDES
     from .options import RESCALE_MODES as RESCALE_MODES
     from .options import CorpusPoints as CorpusPoints
+    from .options import EngineOptions as EngineOptions
     from .options import ScoringOptions as ScoringOptions
     from .prompts import PROMPT_SETS as PROMPT_SETS
     from .retrievers import load_retriever as load_retriever

@@ -24,7 +24,7 @@ import transformers
 from . import directions
 from .distributed import ProcessGroup, default_device, process_group
 from .errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
-from .inputs import describe, device_name, optional_positive_int, reference_lists, text_list, whole_number
+from .inputs import describe, optional_positive_int, reference_lists, text_list, whole_number
 from .models import (
     IGNORED,
     Target,
@@ -35,11 +35,10 @@ from .models import (
 )
 from .models.base import Tokenized
 from .models.checkpoints import Checkpoint, stored_weights_are_finite
-from .options import AGGREGATIONS, ScoringOptions
+from .options import AGGREGATIONS, EngineOptions, ScoringOptions
 from .progress import progress_bar
-from .templates import chat_settings, instruction_list
+from .templates import instruction_list
 from .variants import (
-    DEFAULT_CHECKPOINT,
     DEFAULT_CPU_MAX_TOKENS,
     DEFAULT_MAX_LENGTH,
     DEFAULT_MAX_TOKENS,
@@ -142,59 +141,42 @@ class BARTScorer:
         direction, or {direction: instruction} for some of faithfulness, precision and recall (default: each
         direction's own, bart_score.templates.DEFAULT_INSTRUCTIONS). score() uses faithfulness's.
     system: with chat: a system turn put first (default: none, or whatever the chat template adds by itself).
+
+    The settings may come as one EngineOptions (bart_score.options), which checks them; ``scorer.options`` keeps it.
     """
 
-    def __init__(
-        self,
-        device: str | torch.device | None = None,
-        max_length: int | None = None,
-        checkpoint: str = DEFAULT_CHECKPOINT,
-        dtype: str = "float32",
-        max_tokens: int | None = None,
-        distributed: bool = True,
-        results_on: str = "all",
-        *,
-        source_lang: str | None = None,
-        target_lang: str | None = None,
-        template: str | None = None,
-        compatibility: str | None = None,
-        chat: bool = False,
-        instruction: str | Mapping[str, str] | None = None,
-        system: str | None = None,
-    ) -> None:
-        if dtype not in DTYPES:
-            raise InputError(f"dtype must be one of {tuple(DTYPES)}, got {dtype!r}")
-        if results_on not in ("all", "rank0"):
-            raise InputError(f"results_on must be 'all' or 'rank0', got {results_on!r}")
-        max_tokens = optional_positive_int(max_tokens, "max_tokens")
-        self.distributed = distributed
-        self.results_on = results_on
-        self.device = _checked_device(device)
-        if max_tokens is None:
-            max_tokens = DEFAULT_CPU_MAX_TOKENS if self.device.type == "cpu" else DEFAULT_MAX_TOKENS
-        self.max_tokens = max_tokens
-        self.dtype = dtype
-        if max_length is not None:
-            if whole_number(max_length) is None or max_length < 2:
-                raise InputError(f"max_length must be an integer of at least 2, got {max_length!r}")
-            max_length = whole_number(max_length)
-        settings = chat_settings(chat, instruction, system, template=template, compatibility=compatibility)
-        self.checkpoint, para_weights = resolve_checkpoint(checkpoint)
+    def __init__(self, *args: Any, **keywords: Any) -> None:
+        """BARTScorer(options) with an EngineOptions, or BARTScorer(*settings, **settings) with its fields, as the
+        original's call BARTScorer(device, max_length, checkpoint) (checked there, before any model is touched)."""
+        if args and isinstance(args[0], EngineOptions):
+            options = EngineOptions.resolve(*args, **keywords)
+        else:
+            options = EngineOptions(*args, **keywords)
+        self.options = options
+        self.distributed = options.distributed
+        self.results_on = options.results_on
+        self.device = _checked_device(options.device)
+        self.max_tokens = options.max_tokens or (
+            DEFAULT_CPU_MAX_TOKENS if self.device.type == "cpu" else DEFAULT_MAX_TOKENS
+        )
+        self.dtype = options.dtype
+        self.checkpoint, para_weights = resolve_checkpoint(options.checkpoint)
         located = locate_checkpoint(self.checkpoint)
         self.family = load_family(
             located,
-            dtype=DTYPES[dtype],
-            source_lang=source_lang,
-            target_lang=target_lang,
-            template=template,
-            compatibility=compatibility,
-            chat=settings,
+            dtype=DTYPES[options.dtype],
+            source_lang=options.source_lang,
+            target_lang=options.target_lang,
+            template=options.template,
+            compatibility=options.compatibility,
+            chat=options.chat_settings,
         )
         self.tokenizer, self.model = self.family.tokenizer, self.family.model
         self._checkpoint_label = located.label
         self._checkpoint_identity = located.identity()
         self._weights_identity: str | None = None
         positions = self.family.max_positions
+        max_length = options.max_length
         if max_length is None:
             max_length = min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
         elif positions is not None and max_length > positions:
@@ -732,11 +714,11 @@ class BARTScorer:
         return torch.cat(pieces) if pieces else torch.zeros(0, device=states.device)
 
 
-def _checked_device(device: Any) -> torch.device:
-    """A torch.device for `device` (None: CUDA when available), refused up front when it is not one or is absent."""
+def _checked_device(device: str | torch.device | None) -> torch.device:
+    """A torch.device for a device name EngineOptions checked (None: CUDA when available), refused when absent."""
     if device is None:
         return torch.device(default_device())
-    checked = torch.device(device_name(device))
+    checked = torch.device(device)
     if checked.type == "cuda":
         if not torch.cuda.is_available():
             raise InputError(

@@ -1,4 +1,4 @@
-"""What one scoring call asks for, checked once: ``ScoringOptions``.
+"""What one scoring call asks for, checked once: ``ScoringOptions``; and the engine's settings: ``EngineOptions``.
 
 The options are resolved once, where a request enters (keywords of a library call or of the metric's compute, the
 command line's arguments, the Space's form), and the checked object travels down whole: the directions layer, the
@@ -7,7 +7,11 @@ here; callers turn ``InputError`` into their own answer (the command line's exit
 
 Checks that need the inputs (which directions the given texts allow) are ``ScoringOptions.directions_for``; checks
 that need the model (the baseline's key: model, token policy, prompt setting, max_length) are made by the directions
-layer before any scoring (bart_score.baselines.baseline_for)."""
+layer before any scoring (bart_score.baselines.baseline_for).
+
+``EngineOptions`` is the same for ``BARTScorer``'s settings: the metric, the command line and the Space each build one
+and pass it whole. Its checks are those that need no model; the engine checks the rest (the device's presence,
+max_length against the model's positions, the settings a model family takes)."""
 
 from __future__ import annotations
 
@@ -17,11 +21,11 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .baseline_files import Baseline
 from .errors import InputError, InputTypeError
-from .inputs import check_text, describe, optional_positive_int, text_list, whole_number
+from .inputs import check_text, describe, device_name, optional_positive_int, text_list, whole_number
 from .long_source import (
     DEFAULT_MAX_SENTENCES,
     DEFAULT_RETRIEVER,
@@ -32,11 +36,19 @@ from .long_source import (
 )
 from .prompts import PROMPT_SETS
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
+from .templates import KEYWORD_NAMES, ChatSettings, chat_settings, template_sides
+from .variants import DEFAULT_CHECKPOINT, DTYPE_NAMES
+
+if TYPE_CHECKING:
+    import torch
 
 DIRECTIONS = ("faithfulness", "precision", "recall", "f_score")
 AGGREGATIONS = ("mean", "max")
 PROMPT_SIDES = ("encoder", "decoder")
 RESCALE_MODES = ("baseline", "corpus")
+RESULTS_ON = ("all", "rank0")
+# The policies a causal LM can be scored under besides its default one.
+COMPATIBILITY = ("gptscore",)
 # Per-prediction results besides the directions' scores: rescaled scores, and what long_source="windows" scored.
 RESULT_SUFFIXES = ("", "_rescaled", "_sentences", "_windows")
 
@@ -227,6 +239,87 @@ class ScoringOptions:
 
 
 OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(ScoringOptions) if f.init)
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The checked settings of a ``BARTScorer`` (their meaning: its docstring), as one object to build once and pass
+    whole: ``BARTScorer(options)``. The first seven may be given by position, in the original class's order.
+
+    names: how the chat options are named in errors (the library's keywords; the command line passes its flags).
+    chat_settings is derived: the checked chat options (bart_score.templates.ChatSettings), None without chat."""
+
+    device: str | torch.device | None = None
+    max_length: int | None = None
+    checkpoint: str = DEFAULT_CHECKPOINT
+    dtype: str = "float32"
+    max_tokens: int | None = None
+    distributed: bool = True
+    results_on: str = "all"
+    _: dataclasses.KW_ONLY
+    source_lang: str | None = None
+    target_lang: str | None = None
+    template: str | None = None
+    compatibility: str | None = None
+    chat: bool = False
+    instruction: str | Mapping[str, str] | None = None
+    system: str | None = None
+    names: dataclasses.InitVar[Mapping[str, str]] = KEYWORD_NAMES
+    chat_settings: ChatSettings | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self, names: Mapping[str, str]) -> None:
+        def put(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        if self.dtype not in DTYPE_NAMES:
+            raise InputError(f"dtype must be one of {DTYPE_NAMES}, got {self.dtype!r}")
+        if self.results_on not in RESULTS_ON:
+            raise InputError(f"results_on must be 'all' or 'rank0', got {self.results_on!r}")
+        put("max_tokens", optional_positive_int(self.max_tokens, "max_tokens"))
+        if not isinstance(self.distributed, bool):
+            raise InputTypeError(f"distributed must be True or False, got {describe(self.distributed)}")
+        if self.device is not None:
+            put("device", device_name(self.device))
+        if self.max_length is not None:
+            if whole_number(self.max_length) is None or self.max_length < 2:
+                raise InputError(f"max_length must be an integer of at least 2, got {self.max_length!r}")
+            put("max_length", whole_number(self.max_length))
+        put(
+            "chat_settings",
+            chat_settings(
+                self.chat,
+                self.instruction,
+                self.system,
+                template=self.template,
+                compatibility=self.compatibility,
+                names=names,
+            ),
+        )
+        if self.compatibility is not None and self.compatibility not in COMPATIBILITY:
+            raise InputError(f"compatibility must be None or one of {COMPATIBILITY}, got {self.compatibility!r}")
+        if self.template is not None:
+            template_sides(self.template)
+
+    @classmethod
+    def resolve(cls, options: EngineOptions | None = None, /, **keywords: Any) -> EngineOptions:
+        """The settings of a call that takes `options` or the same settings as keywords (never both)."""
+        if options is None:
+            return cls(**keywords)
+        if not isinstance(options, EngineOptions):
+            raise InputTypeError(f"options must be an EngineOptions, got {describe(options)}")
+        if keywords:
+            raise InputTypeError(
+                f"pass the engine's settings as an EngineOptions or as keywords, not both (got an EngineOptions and "
+                f"{sorted(keywords)})"
+            )
+        return options
+
+    def replace(self, **changes: Any) -> EngineOptions:
+        """A copy with some settings changed, checked again."""
+        return dataclasses.replace(self, **changes)
+
+
+ENGINE_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(EngineOptions) if f.init)
 
 
 def _checked_directions(directions: str | Sequence[str] | None) -> tuple[str, ...] | None:

@@ -47,7 +47,6 @@ from .gguf import read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
-COMPATIBILITY = ("gptscore",)
 # Fewer ordinary vocabulary entries than this is a tokenizer without its vocabulary: the smallest real ones (bytes,
 # characters) have hundreds, and one built from a tokenizer config alone has none or one.
 MIN_VOCABULARY = 16
@@ -55,7 +54,6 @@ MIN_VOCABULARY = 16
 _LAYER_COUNTS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers", "num_decoder_layers")
 
 __all__ = [
-    "COMPATIBILITY",
     "IGNORED",
     "SEQ2SEQ_FAMILIES",
     "Checkpoint",
@@ -113,9 +111,8 @@ def load_family(
 ) -> Family:
     """The family object driving `checkpoint` (see locate_checkpoint): tokenizer and model loaded, in evaluation mode,
     in `dtype` (a GGUF file's tensors dequantized to it); chat: checked ChatSettings for chat-format scoring
-    (bart_score.models.chat), or None."""
-    if compatibility is not None and compatibility not in COMPATIBILITY:
-        raise InputError(f"compatibility must be None or one of {COMPATIBILITY}, got {compatibility!r}")
+    (bart_score.models.chat), or None. The settings come as EngineOptions checked them (compatibility's value
+    included); what is checked here is what needs the checkpoint's config."""
     config, where = _find(checkpoint)
     family = _family_class(checkpoint.name, config, template, compatibility, chat)
     if (source_lang is not None or target_lang is not None) and family is not MBartFamily:

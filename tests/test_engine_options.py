@@ -1,0 +1,126 @@
+"""EngineOptions: BARTScorer's settings as one checked object, built once by the metric, the command line and the
+Space and passed whole; BARTScorer(options), BARTScorer(**settings) and the original's positional call agree."""
+
+import dataclasses
+
+import pytest
+
+import bart_score
+from bart_score import EngineOptions, InputError
+from bart_score.options import ENGINE_OPTION_NAMES
+
+
+def test_defaults_are_the_engines():
+    options = EngineOptions()
+    assert (options.checkpoint, options.device, options.dtype, options.max_length, options.max_tokens) == (
+        "facebook/bart-large-cnn",
+        None,
+        "float32",
+        None,
+        None,
+    )
+    assert (options.distributed, options.results_on, options.chat, options.chat_settings) == (True, "all", False, None)
+    assert {
+        "checkpoint",
+        "device",
+        "dtype",
+        "max_length",
+        "max_tokens",
+        "distributed",
+        "results_on",
+        "source_lang",
+        "target_lang",
+        "template",
+        "compatibility",
+        "chat",
+        "instruction",
+        "system",
+    } == ENGINE_OPTION_NAMES
+
+
+def test_the_first_seven_settings_go_by_position_in_the_original_order():
+    options = EngineOptions("cpu", 64, "vanilla", "bfloat16", 100, False, "rank0")
+    assert options == EngineOptions(
+        device="cpu",
+        max_length=64,
+        checkpoint="vanilla",
+        dtype="bfloat16",
+        max_tokens=100,
+        distributed=False,
+        results_on="rank0",
+    )
+    with pytest.raises(TypeError):
+        EngineOptions("cpu", 64, "vanilla", "bfloat16", 100, False, "rank0", "de_DE")  # the rest are keywords
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        ("dtype", "float64", r"dtype must be one of \('float32', 'bfloat16', 'float16'\), got 'float64'"),
+        ("results_on", "rank1", r"results_on must be 'all' or 'rank0', got 'rank1'"),
+        ("max_tokens", 0, r"max_tokens must be a positive integer or None, got 0"),
+        ("max_length", 1, r"max_length must be an integer of at least 2, got 1"),
+        ("max_length", 2.5, r"max_length must be an integer of at least 2, got 2.5"),
+        ("distributed", "yes", r"distributed must be True or False"),
+        ("device", "gpu0", r"device 'gpu0' is not a device"),
+        ("device", -1, r"device -1 is not a device"),
+        ("compatibility", "t5score", r"compatibility must be None or one of \('gptscore',\), got 't5score'"),
+        ("template", "no placeholder", r"template must hold the field \{condition\} once"),
+        ("chat", "yes", r"chat must be True or False"),
+        ("instruction", "Summarize: {condition}", r"instruction is for chat scoring; add chat=True"),
+        ("system", "You judge.", r"system is for chat scoring; add chat=True"),
+    ],
+)
+def test_a_bad_value_of_each_setting_is_refused_naming_it(setting, value, message):
+    with pytest.raises(InputError, match=message):
+        EngineOptions(**{setting: value})
+
+
+def test_chat_settings_are_checked_and_kept():
+    options = EngineOptions(chat=True, instruction="Say: {condition}", system="Be brief.")
+    assert options.chat_settings is not None and options.chat_settings.system == "Be brief."
+    assert set(options.chat_settings.instructions.values()) == {"Say: {condition}"}
+    with pytest.raises(InputError, match="template and chat=True do not go together"):
+        EngineOptions(chat=True, template="{condition}\n")
+    flags = {"chat": "--chat", "instruction": "--instruction", "system": "--system"}
+    with pytest.raises(InputError, match="--system is for chat scoring; add --chat"):
+        EngineOptions(system="You judge.", names={**flags, "template": "--template", "compatibility": "--compat"})
+
+
+def test_the_object_is_frozen_and_replace_checks_again():
+    options = EngineOptions(device="cpu")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.dtype = "float16"
+    assert options.replace(dtype="float16").dtype == "float16"
+    with pytest.raises(InputError, match="dtype must be one of"):
+        options.replace(dtype="int8")
+
+
+def test_a_device_is_kept_by_its_name():
+    assert EngineOptions(device=1).device == "cuda:1"
+
+
+def test_the_scorer_takes_the_options_or_keywords_or_the_original_positional_call(tiny_checkpoint):
+    options = EngineOptions(device="cpu", max_length=64, checkpoint=tiny_checkpoint)
+    by_options = bart_score.BARTScorer(options)
+    by_keywords = bart_score.BARTScorer(device="cpu", max_length=64, checkpoint=tiny_checkpoint)
+    by_position = bart_score.BARTScorer("cpu", 64, tiny_checkpoint)
+    sources, targets = ["The cat sat on the mat.", "A day out."], ["A cat sat.", "It was a fine day."]
+    scores = [scorer.score(sources, targets) for scorer in (by_options, by_keywords, by_position)]
+    assert scores[0] == scores[1] == scores[2]
+    assert by_options.options is options
+    assert by_keywords.options == by_position.options == options
+    assert (by_options.max_length, str(by_options.device), by_options.dtype, by_options.results_on) == (
+        64,
+        "cpu",
+        "float32",
+        "all",
+    )
+
+
+def test_options_and_keywords_at_once_are_refused_before_loading(tiny_checkpoint):
+    options = EngineOptions(device="cpu", checkpoint=tiny_checkpoint)
+    with pytest.raises(InputError, match="as an EngineOptions or as keywords, not both"):
+        bart_score.BARTScorer(options, max_length=64)
+    with pytest.raises(TypeError):
+        bart_score.BARTScorer(options, 64)
