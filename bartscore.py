@@ -19,7 +19,7 @@ import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import datasets
 import evaluate
@@ -30,13 +30,10 @@ import evaluate
 from bart_score import BARTScorer, score_dataset  # From: bartscore
 from bart_score.errors import InputError, InputTypeError  # From: bartscore
 from bart_score.inputs import describe, reference_lists, text_list  # From: bartscore
-from bart_score.options import OPTION_NAMES, ScoringOptions  # From: bartscore
+from bart_score.options import ENGINE_OPTION_NAMES, OPTION_NAMES, EngineOptions, ScoringOptions  # From: bartscore
 from bart_score.variants import DEFAULT_CHECKPOINT  # From: bartscore
 
 __all__ = ["BARTScore", "BARTScorer", "score_dataset"]
-
-if TYPE_CHECKING:
-    import torch
 
 _CITATION = """\
 @inproceedings{yuan2021bartscore,
@@ -162,59 +159,35 @@ _FEATURE_VARIANTS = {
     for option, names in _INPUTS.items()
 }
 _COMPUTE_OPTIONS = (*sorted(OPTION_NAMES), *_ALIASES)
+# The init options that are the engine's (its checkpoint is the configuration name).
+ENGINE_SETTINGS = ENGINE_OPTION_NAMES - {"checkpoint"}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BARTScore(evaluate.Metric):
-    """The BARTScore metric. Init options (also through ``evaluate.load``): device, dtype, max_length, max_tokens,
+    """The BARTScore metric. Init options (also through ``evaluate.load``): the engine's settings (bart_score's
+    EngineOptions but its checkpoint, which the configuration name gives): device, dtype, max_length, max_tokens,
     distributed, results_on, source_lang and target_lang (mBART), template and compatibility (causal LMs), chat,
     instruction and system (chat-format scoring of causal LMs with a chat template); see ``BARTScorer``; and inputs
     ("references", the default, "sources" or "both": the inputs the metric asks evaluate.combine for). Under
     torch.distributed, each rank computes on its own examples and every rank (or rank 0) gets the scores of all
     ranks' examples, rank 0's first."""
 
-    def __init__(
-        self,
-        config_name: str | None = None,
-        *,
-        device: str | torch.device | None = None,
-        dtype: str = "float32",
-        max_length: int | None = None,
-        max_tokens: int | None = None,
-        distributed: bool = True,
-        results_on: str = "all",
-        source_lang: str | None = None,
-        target_lang: str | None = None,
-        template: str | None = None,
-        compatibility: str | None = None,
-        chat: bool = False,
-        instruction: str | Mapping[str, str] | None = None,
-        system: str | None = None,
-        inputs: str = "references",
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, config_name: str | None = None, *, inputs: str = "references", **kwargs: Any) -> None:
         if inputs not in _INPUTS:
             raise InputError(f"inputs must be one of {tuple(_INPUTS)}, got {inputs!r}")
         self._inputs = inputs  # read by _info, which evaluate's __init__ calls
         self.model_name = checked_config_name(config_name)
+        # The engine's settings are checked here, before evaluate's own setup; the rest of kwargs are evaluate's.
+        settings = {name: kwargs.pop(name) for name in sorted(ENGINE_SETTINGS & set(kwargs))}
+        checkpoint = DEFAULT_CHECKPOINT if self.model_name == "default" else self.model_name
+        engine_options = EngineOptions(checkpoint=checkpoint, **settings)
         super().__init__(config_name=cache_name(self.model_name), **kwargs)
         # Under evaluate's own multi-process mode (num_process > 1) only process 0 scores, so it must not wait
         # for the other ranks; otherwise ranks gather their examples and share the scoring (docs/scaling.md).
-        self._engine_options: dict[str, Any] = {  # BARTScorer's keywords
-            "device": device,
-            "dtype": dtype,
-            "max_length": max_length,
-            "max_tokens": max_tokens,
-            "distributed": distributed and self.num_process == 1,
-            "results_on": results_on,
-            "source_lang": source_lang,
-            "target_lang": target_lang,
-            "template": template,
-            "compatibility": compatibility,
-            "chat": chat,
-            "instruction": instruction,
-            "system": system,
-        }
+        if self.num_process > 1:
+            engine_options = engine_options.replace(distributed=False)
+        self.engine_options = engine_options
         # add_batch and compute run one at a time per instance: the pending batches and evaluate's cache files are
         # the instance's, so threads sharing it would otherwise score one another's examples and leave it unusable.
         # Reentrant, since compute adds its own predictions through add_batch.
@@ -244,8 +217,7 @@ class BARTScore(evaluate.Metric):
     def scorer(self) -> BARTScorer:
         """The engine, loaded on first use and kept for every later compute."""
         if self._scorer is None:
-            checkpoint = DEFAULT_CHECKPOINT if self.model_name == "default" else self.model_name
-            self._scorer = BARTScorer(checkpoint=checkpoint, **self._engine_options)
+            self._scorer = BARTScorer(self.engine_options)
         return self._scorer
 
     def add_batch(
@@ -471,12 +443,12 @@ def compute_options(options: Mapping[str, Any]) -> ScoringOptions:
             raise InputError("baseline_path is bert_score's name for baseline; give one of them")
         if not isinstance(path, (str, os.PathLike)):
             raise InputTypeError(f"baseline_path must be a file path, got {describe(path)}")
-        options["baseline"] = path
-    if with_baseline or path is not None:
-        if options.get("rescale") == "corpus":
+        options["baseline"] = path  # which implies rescale="baseline"
+    if with_baseline:
+        if options.get("rescale") not in (None, "baseline"):
             raise InputError(
-                "rescale='corpus' takes its reference points from the texts being scored; it cannot be combined "
-                "with rescale_with_baseline=True or baseline_path="
+                f"rescale_with_baseline=True is bert_score's name for rescale='baseline', and this call asks for "
+                f"rescale={options['rescale']!r}; give one of them"
             )
         options["rescale"] = "baseline"
     return ScoringOptions(**options)

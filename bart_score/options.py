@@ -170,8 +170,8 @@ class ScoringOptions:
         if self.baseline is not None:
             if self.rescale == "corpus":
                 raise InputError(
-                    "rescale='corpus' takes its reference points from the texts being scored; it cannot be combined "
-                    "with a baseline file (baseline=)"
+                    "rescale='corpus' takes its reference points from the texts being scored; baseline cannot be "
+                    "combined with it"
                 )
             if isinstance(self.baseline, os.PathLike):
                 put("baseline", os.fspath(self.baseline))

@@ -16,6 +16,7 @@ from pandas.io.formats.style import Styler
 
 import bart_score
 from bart_score.errors import BaselineError
+from bart_score.long_source import DEFAULT_WINDOWS_K
 from bart_score.options import ScoringOptions
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
@@ -82,7 +83,7 @@ def check_work(corpus, directions, prompt, max_pairs, rescale=None, long_source=
     pairs = (per_system * len(corpus.systems) + reference_pairs) * prompt_count(prompt)
     windows = bool(long_source) and "faithfulness" in directions and corpus.sources is not None
     if windows:
-        k = int(long_source.get("windows_k", 3))
+        k = int(long_source.get("windows_k", DEFAULT_WINDOWS_K))
         sentences = sum(sentence_bound(text) for texts in corpus.systems.values() for text in texts)
         pairs += (k * sentences - row_count(corpus) * len(corpus.systems)) * prompt_count(prompt)
     points = "+ reference points " if reference_pairs else ""

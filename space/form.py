@@ -68,10 +68,10 @@ def form_options(
     show_progress: bool = False,
     long_source: Mapping[str, Any] | None = None,
 ) -> ScoringOptions:
-    """The form's settings as one checked ScoringOptions, passed down whole to the engine: the directions as
-    check_directions returned them, the prompt as parse_prompt did, the rescaling as the Batch tab's choice gave it
-    (batch.parse_rescale), and the operator's long-source options (settings.Settings.long_source). The library's
-    checks are the only checks of these settings."""
+    """The form's settings as one checked ScoringOptions, passed down whole to the engine: the directions as the form
+    gave them (check_directions has said what inputs they lack), the prompt as parse_prompt did, the rescaling as the
+    Batch tab's choice gave it (batch.parse_rescale), and the operator's long-source options
+    (settings.Settings.long_source). The library's checks are the only checks of these settings."""
     return ScoringOptions(
         directions=tuple(directions),
         aggregation=aggregation,
@@ -100,15 +100,11 @@ def check_field(text: str, what: str, max_chars: int, field: str) -> None:
         raise FieldError(str(error), field) from None
 
 
-def check_directions(directions: list[str], *, has_source: bool, has_references: bool) -> list[str]:
-    """The directions in canonical order, or a message saying which input a chosen direction lacks."""
+def check_directions(directions: list[str], *, has_source: bool, has_references: bool) -> None:
+    """A message saying which input the chosen directions lack, in the form's words and naming its field; the
+    directions themselves (known names, each once, in canonical order) are ScoringOptions' to check (form_options)."""
     if not directions:
         raise FieldError("Choose at least one direction", "directions")
-    for direction in directions:
-        if direction not in bart_score.DIRECTIONS:
-            raise FieldError(
-                f"Unknown direction {direction!r}; choose from {', '.join(bart_score.DIRECTIONS)}", "directions"
-            )
     if "faithfulness" in directions and not has_source:
         raise FieldError(
             "faithfulness (source → candidate) needs a source: enter one, or untick faithfulness", "source"
@@ -119,7 +115,6 @@ def check_directions(directions: list[str], *, has_source: bool, has_references:
         raise FieldError(
             f"{', '.join(needing_references)} {verb} at least one reference: enter one, or untick it", "references"
         )
-    return [d for d in bart_score.DIRECTIONS if d in directions]
 
 
 def collect_candidates(texts: list[str], max_chars: int) -> list[tuple[str, str]]:

@@ -135,7 +135,7 @@ class CompareHandlers:
         references = parse_references(references)
         check_references(references, settings.max_chars)
         candidates = collect_candidates(texts, settings.max_chars)
-        directions = check_directions(directions, has_source=bool(source), has_references=bool(references))
+        check_directions(directions, has_source=bool(source), has_references=bool(references))
         prompt = parse_prompt(prompt_choice, prompt_phrase)
         options = form_options(directions, aggregation, prompt, prompt_side)
         check_compare_work(
@@ -262,7 +262,7 @@ class BatchHandlers:
     ) -> BatchView:
         settings = self.settings
         corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
-        directions = check_directions(
+        check_directions(
             directions, has_source=corpus.sources is not None, has_references=corpus.references is not None
         )
         prompt = parse_prompt(prompt_choice, prompt_phrase)

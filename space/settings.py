@@ -8,8 +8,6 @@ import threading
 from dataclasses import dataclass, field
 
 import bart_score
-import bart_score.long_source
-import bart_score.templates
 from bart_score.inputs import ascii_integer
 
 from .form import FieldError
@@ -88,21 +86,16 @@ def _long_source(value):
         raise ValueError(
             f"BARTSCORE_APP_LONG_SOURCE must start with one of {bart_score.LONG_SOURCE_MODES}, got {mode!r}"
         )
-    try:
-        bart_score.WindowSettings(
-            options.get("windows_k", 3),
-            options.get("window", "longdocfactscore"),
-            options.get("retriever", "bm25"),
-            options.get("max_sentences", bart_score.long_source.DEFAULT_MAX_SENTENCES),
-        )
+    try:  # the library's check, with its defaults for the keys not given
+        bart_score.ScoringOptions(**options)
     except ValueError as error:
         raise ValueError(f"BARTSCORE_APP_LONG_SOURCE {value!r}: {error}") from None
     return options
 
 
 def _model_entry(entry):
-    """'name=checkpoint' with optional ';option=value' parts (MODEL_OPTIONS; chat takes true or false); the chat
-    options are checked here, so that a menu entry whose options do not go together stops the app at start."""
+    """'name=checkpoint' with optional ';option=value' parts (MODEL_OPTIONS; chat takes true or false); checked here
+    as EngineOptions, so that a menu entry whose options do not go together stops the app at start."""
     head, *parts = entry.split(";")
     name, separator, checkpoint = (part.strip() for part in head.partition("="))
     if not separator or not name or not checkpoint:
@@ -121,14 +114,8 @@ def _model_entry(entry):
         if flag not in ("true", "false"):
             raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r}: chat must be true or false, got {flag!r}")
         options["chat"] = flag == "true"
-    try:
-        bart_score.templates.chat_settings(
-            options.get("chat", False),
-            options.get("instruction"),
-            options.get("system"),
-            template=options.get("template"),
-            compatibility=options.get("compatibility"),
-        )
+    try:  # the engine's checks that need no model (the chat options' among them), at start
+        bart_score.EngineOptions(**options)
     except ValueError as error:
         raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r}: {error}") from None
     return name, options
@@ -174,7 +161,7 @@ def menu_scorer(settings, model):
             if key in _unavailable:
                 raise FieldError(_unavailable[key], "model")
             try:
-                _scorers[key] = bart_score.BARTScorer(device=settings.device, **options)
+                _scorers[key] = bart_score.BARTScorer(bart_score.EngineOptions(device=settings.device, **options))
             except Exception as error:
                 message = load_failure(model, options["checkpoint"], error)
                 if remembered_failure(error):

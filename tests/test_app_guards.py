@@ -109,7 +109,7 @@ def test_menu_models_that_cannot_be_loaded_are_marked_at_start_and_fail_fast(
         ("gone (not available)", "gone"),
     ]
     assert menu.value == "tiny"  # the page opens on a model that can be loaded
-    monkeypatch.setattr(bart_score, "BARTScorer", lambda **kwargs: pytest.fail("an unavailable model was loaded"))
+    monkeypatch.setattr(bart_score, "BARTScorer", lambda options: pytest.fail("an unavailable model was loaded"))
     compare = event_function(demo, "compare")
     for model in ("cnn", "gone"):
         with pytest.raises(gr.Error, match=f"The model '{model}' is not available on this server"):
@@ -136,7 +136,7 @@ def test_damaged_weights_are_reported_by_menu_name_without_a_path_and_remembered
     with pytest.raises(ValueError, match=re.escape(message)) as raised:
         space.settings.menu_scorer(settings, "broken")
     assert str(tmp_path) not in str(raised.value)
-    monkeypatch.setattr(bart_score, "BARTScorer", lambda **kwargs: pytest.fail("a failed model was loaded again"))
+    monkeypatch.setattr(bart_score, "BARTScorer", lambda options: pytest.fail("a failed model was loaded again"))
     with pytest.raises(ValueError, match=re.escape(message)):
         space.settings.menu_scorer(settings, "broken")
 
@@ -155,7 +155,7 @@ def test_damaged_weights_are_reported_by_menu_name_without_a_path_and_remembered
     ],
 )
 def test_each_kind_of_load_failure_says_what_is_wrong(tmp_path, monkeypatch, error, reason, remembered):
-    def failing(**kwargs):
+    def failing(options):
         raise error
 
     checkpoint = str(tmp_path / f"model-{type(error).__name__}")

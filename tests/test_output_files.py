@@ -309,17 +309,17 @@ def test_meta_eval_outputs_write_nan_as_null(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# -d: not empty, no direction twice (the library refuses a repeated direction too)
+# -d: not empty, no empty item, no direction twice (the library's checks of directions, naming the flag or the item)
 
 
 @pytest.mark.parametrize(
     "directions, message",
     [
         ("", "-d/--directions is empty"),
-        (",", "-d/--directions is empty"),
-        ("faithfulness,,recall", "has an empty item between commas"),
-        ("faithfulness,faithfulness", "gives faithfulness more than once"),
-        ("recall,precision,recall", "gives recall more than once"),
+        (",", "directions[0] is ''"),
+        ("faithfulness,,recall", "directions[1] is ''"),
+        ("faithfulness,faithfulness", "directions[1] is 'faithfulness' again; give each direction once"),
+        ("recall,precision,recall", "directions[2] is 'recall' again; give each direction once"),
     ],
 )
 @pytest.mark.parametrize("subcommand", ["score", "compare", "baseline", "meta-eval"])

@@ -106,7 +106,7 @@ def texts(tmp_path):
     [
         (["--batch-size", "0"], "--batch-size must be a positive integer"),
         (["--device", "gpu0"], "--device"),
-        (["-d", "faithfulness,faithfulness"], "gives faithfulness more than once"),
+        (["-d", "faithfulness,faithfulness"], "directions[1] is 'faithfulness' again"),
         (["--baseline", "{folder}/missing.json"], "no baseline file at"),
         (["--rescale"], "holds no baseline file"),
         (["--rescale", "corpus", "--rescale-pairs", "0"], "--rescale-pairs must be a positive integer"),

@@ -358,7 +358,7 @@ def test_metric_passes_rescaling_through(copying_checkpoint, copier):
     with pytest.raises(ValueError, match="corpus_points is for rescale='corpus' only"):
         metric.compute(predictions=PREDICTIONS, sources=SOURCES, corpus_points={"pairs": 3})
     for arguments, message in (
-        (dict(rescale="corpus", rescale_with_baseline=True), "cannot be combined"),
+        (dict(rescale="corpus", rescale_with_baseline=True), "bert_score's name for rescale='baseline'"),
         (dict(rescale="corpus", baseline_path="b.json"), "cannot be combined"),
         (dict(rescale_with_baseline="yes"), "rescale_with_baseline must be True or False, got a str"),
         (dict(baseline_path="a.json", baseline="b.json"), "baseline_path is bert_score's name for baseline"),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..baseline_files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
 from ..errors import BaselineError, InputError, MissingExtraError, UsageError
-from ..inputs import ascii_integer, device_name
+from ..inputs import ascii_integer
 from ..long_source import (
     DEFAULT_MAX_SENTENCES,
     DEFAULT_RETRIEVER,
@@ -22,12 +22,11 @@ from ..long_source import (
     LONGDOCFACTSCORE,
     over_limit,
 )
-from ..options import AGGREGATIONS, PROMPT_SIDES, RESCALE_MODES, CorpusPoints, ScoringOptions
+from ..options import AGGREGATIONS, PROMPT_SIDES, RESCALE_MODES, CorpusPoints, EngineOptions, ScoringOptions
 from ..outputs import check_not_an_input, check_output_path, write_atomically  # noqa: F401 (the subcommands' use)
 from ..reading import check_input_file
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from ..tables import read_table_corpus
-from ..templates import chat_settings
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
 if TYPE_CHECKING:
@@ -343,16 +342,13 @@ def options_from_args(args: argparse.Namespace, **overrides: object) -> ScoringO
         corpus_points = CorpusPoints(
             pairs=DEFAULT_PAIRS if pairs is None else pairs, seed=DEFAULT_SEED if seed is None else seed
         )
-    baseline = getattr(args, "baseline", None)
-    if baseline and rescaling == "corpus":
-        raise UsageError("--rescale corpus takes the reference points from the texts being scored; drop --baseline")
     options = {
         "directions": parse_directions(args.directions),
         "aggregation": args.aggregation,
         "prompt": args.prompt_phrases or args.prompt,
         "prompt_side": args.prompt_side,
         "rescale": rescaling,
-        "baseline": baseline,
+        "baseline": getattr(args, "baseline", None),
         "corpus_points": corpus_points,
         **long_source_arguments(args, overrides.get("long_source")),  # type: ignore[arg-type]  # a mode or None
         "batch_size": args.batch_size,
@@ -433,19 +429,11 @@ def check_default_baselines_exist(args: argparse.Namespace) -> None:
 
 
 def parse_directions(text: str | None) -> list[str] | None:
-    """-d's comma-separated directions (None when -d is not given); an empty -d, an empty item or a direction given
-    twice is a usage error rather than silently meaning all directions or one."""
+    """-d's comma-separated directions as a list for ScoringOptions, which checks them (None when -d is not given; an
+    empty -d is an empty list, which it refuses rather than taking it to mean every direction)."""
     if text is None:
         return None
-    directions = text.split(",")
-    if not any(item.strip() for item in directions):
-        raise UsageError("-d/--directions is empty; leave it out to compute every direction the inputs allow")
-    if any(not item.strip() for item in directions):
-        raise UsageError(f"-d/--directions {text!r} has an empty item between commas")
-    repeated = sorted({d for d in directions if directions.count(d) > 1})
-    if repeated:
-        raise UsageError(f"-d/--directions {text!r} gives {', '.join(repeated)} more than once")
-    return directions
+    return text.split(",") if text else []
 
 
 # The chat options as the command line names them in errors.
@@ -458,17 +446,30 @@ CHAT_FLAGS = {
 }
 
 
-def check_engine_options(args: argparse.Namespace) -> None:
-    """The model options' values that argparse cannot check (positive sizes, a device name, chat options that do not
-    go together)."""
-    chat_settings(
-        args.chat,
-        args.instruction,
-        args.system,
+def engine_options(args: argparse.Namespace) -> EngineOptions:
+    """The engine's settings of a command line, checked by the library before any model is loaded; the chat options
+    are named by their flags in its errors."""
+    return EngineOptions(
+        device=args.device,
+        max_length=args.max_length,
+        checkpoint=args.model,
+        dtype=args.dtype,
+        max_tokens=args.max_tokens,
+        results_on="rank0",
+        source_lang=args.source_lang,
+        target_lang=args.target_lang,
         template=args.template,
         compatibility=args.compatibility,
+        chat=args.chat,
+        instruction=args.instruction,
+        system=args.system,
         names=CHAT_FLAGS,
     )
+
+
+def check_engine_options(args: argparse.Namespace) -> None:
+    """The model options' values that argparse cannot check (positive sizes, then every check EngineOptions makes:
+    a device name, chat options that do not go together, ...)."""
     for flag, value in (
         ("--batch-size", args.batch_size),
         ("--max-tokens", args.max_tokens),
@@ -476,8 +477,7 @@ def check_engine_options(args: argparse.Namespace) -> None:
     ):
         if value is not None and value < 1:
             raise UsageError(f"{flag} must be a positive integer, got {value}")
-    if args.device is not None:
-        device_name(args.device)
+    engine_options(args)
 
 
 def load_scorer(args: argparse.Namespace) -> tuple[BARTScorer | None, int]:
@@ -492,21 +492,7 @@ def load_scorer(args: argparse.Namespace) -> tuple[BARTScorer | None, int]:
         huggingface_hub.utils.disable_progress_bars()
 
     try:
-        return BARTScorer(
-            device=args.device,
-            max_length=args.max_length,
-            checkpoint=args.model,
-            dtype=args.dtype,
-            max_tokens=args.max_tokens,
-            results_on="rank0",
-            source_lang=args.source_lang,
-            target_lang=args.target_lang,
-            template=args.template,
-            compatibility=args.compatibility,
-            chat=args.chat,
-            instruction=args.instruction,
-            system=args.system,
-        ), 0
+        return BARTScorer(engine_options(args)), 0
     except ValueError as error:  # e.g. --max-length beyond the model's positions
         print(f"bartscore {args.command}: error: {flag_message(error)}", file=sys.stderr)
         return None, 2
