@@ -31,6 +31,7 @@
     score_cache      resumable scoring: a scorer wrapper backed by an append-only cache file
     meta_eval/       the meta-evaluation [benchmarks, layouts, scoring, protocol, table, published, split, selection]
     cli/             the ``bartscore`` command, one module per subcommand [common, score, compare, baseline, meta_eval]
+    evaluate_metric  the evaluate.Metric under bartscore.py's metric (imports evaluate; nothing here imports it)
     __main__         ``python -m bart_score``: the command line
 
 Names are imported from their modules on first use, so that importing the package (and the command line's help)

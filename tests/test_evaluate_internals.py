@@ -1,10 +1,11 @@
-"""What the metric's overrides of evaluate's internals rely on (bartscore.py, EVALUATE_INTERNALS): a release of
-evaluate that renames or drops any of it fails here, by name, rather than breaking add/compute silently."""
+"""What the metric's overrides of evaluate's internals rely on (bart_score/evaluate_metric.py, EVALUATE_INTERNALS): a
+release of evaluate that renames or drops any of it fails here, by name, rather than breaking add/compute silently."""
 
-import importlib
 import importlib.metadata
 import inspect
 import os
+import subprocess
+import sys
 
 import pytest
 from support.lazy import LazyModule
@@ -20,8 +21,10 @@ def metric(tiny_checkpoint):
 
 
 @pytest.fixture(scope="module")
-def internals(metric):
-    return importlib.import_module(type(metric).__module__).EVALUATE_INTERNALS
+def internals():
+    from bart_score.evaluate_metric import EVALUATE_INTERNALS
+
+    return EVALUATE_INTERNALS
 
 
 def test_evaluates_private_methods_are_there_with_the_arguments_the_overrides_take(internals):
@@ -43,11 +46,26 @@ def test_the_pending_batch_state_is_evaluates(metric, internals):
     assert not missing, f"after a compute, evaluate {INSTALLED} metrics have no {missing}"
 
 
-def test_the_checked_versions_name_the_installed_one(metric):
+def test_the_checked_versions_name_the_installed_one():
     """The overrides were checked against these evaluate releases; a new release is checked (these tests and
     tests/test_metric.py's failed-compute tests) and added."""
-    checked = importlib.import_module(type(metric).__module__).EVALUATE_CHECKED
-    assert INSTALLED in checked, (
+    from bart_score.evaluate_metric import EVALUATE_CHECKED
+
+    assert INSTALLED in EVALUATE_CHECKED, (
         f"evaluate {INSTALLED} is not among the versions the metric's overrides were checked against "
-        f"({', '.join(checked)}): run tests/test_metric.py and add it to EVALUATE_CHECKED in bartscore.py"
+        f"({', '.join(EVALUATE_CHECKED)}): run tests/test_metric.py and add it to EVALUATE_CHECKED in "
+        f"bart_score/evaluate_metric.py"
     )
+
+
+def test_the_metric_module_holds_the_card_and_the_library_the_plumbing(metric):
+    """bartscore.py is the metric's card (_info, _compute) over bart_score.evaluate_metric.ScoringMetric; importing
+    bart_score itself loads neither evaluate nor datasets."""
+    from bart_score.evaluate_metric import ScoringMetric
+
+    assert isinstance(metric, ScoringMetric) and type(metric) is not ScoringMetric
+    assert set(vars(type(metric))) >= {"_info", "_compute"}
+    assert not set(vars(type(metric))) & {"add_batch", "add", "compute", "_feature_names", "_restore_pending"}
+    probe = "import sys, bart_score; bart_score.BARTScorer; print(sorted({'evaluate', 'datasets'} & set(sys.modules)))"
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert shown.strip() == "[]"
