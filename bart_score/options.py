@@ -272,17 +272,21 @@ class EngineOptions:
             object.__setattr__(self, name, value)
 
         if self.dtype not in DTYPE_NAMES:
-            raise InputError(f"dtype must be one of {DTYPE_NAMES}, got {self.dtype!r}")
+            raise InputError(f"dtype must be one of {DTYPE_NAMES}, got {self.dtype!r}", option="dtype")
         if self.results_on not in RESULTS_ON:
-            raise InputError(f"results_on must be 'all' or 'rank0', got {self.results_on!r}")
+            raise InputError(f"results_on must be 'all' or 'rank0', got {self.results_on!r}", option="results_on")
         put("max_tokens", optional_positive_int(self.max_tokens, "max_tokens"))
         if not isinstance(self.distributed, bool):
-            raise InputTypeError(f"distributed must be True or False, got {describe(self.distributed)}")
+            raise InputTypeError(
+                f"distributed must be True or False, got {describe(self.distributed)}", option="distributed"
+            )
         if self.device is not None:
             put("device", device_name(self.device))
         if self.max_length is not None:
             if whole_number(self.max_length) is None or self.max_length < 2:
-                raise InputError(f"max_length must be an integer of at least 2, got {self.max_length!r}")
+                raise InputError(
+                    f"max_length must be an integer of at least 2, got {self.max_length!r}", option="max_length"
+                )
             put("max_length", whole_number(self.max_length))
         put(
             "chat_settings",
@@ -296,7 +300,10 @@ class EngineOptions:
             ),
         )
         if self.compatibility is not None and self.compatibility not in COMPATIBILITY:
-            raise InputError(f"compatibility must be None or one of {COMPATIBILITY}, got {self.compatibility!r}")
+            raise InputError(
+                f"compatibility must be None or one of {COMPATIBILITY}, got {self.compatibility!r}",
+                option="compatibility",
+            )
         if self.template is not None:
             template_sides(self.template)
 

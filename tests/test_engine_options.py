@@ -72,8 +72,10 @@ def test_the_first_seven_settings_go_by_position_in_the_original_order():
     ],
 )
 def test_a_bad_value_of_each_setting_is_refused_naming_it(setting, value, message):
-    with pytest.raises(InputError, match=message):
+    with pytest.raises(InputError, match=message) as raised:
         EngineOptions(**{setting: value})
+    if setting not in ("template", "chat", "instruction", "system"):  # the chat and template checks name theirs in text
+        assert raised.value.option == setting
 
 
 def test_chat_settings_are_checked_and_kept():
