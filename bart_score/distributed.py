@@ -8,18 +8,30 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import torch
-
-if TYPE_CHECKING:
-    from .engine import Plan
 
 Result = TypeVar("Result")
 # A plan's pairs grouped by condition: condition -> its pairs.
 Share = dict[int, list[int]]
+
+
+class Workload(Protocol):
+    """What ProcessGroup.share needs of a call's plan (bart_score.engine.Plan is one), so that this module stands
+    below the engine: the distinct pairs as (condition, target) indices, each condition's pairs, and token lengths."""
+
+    @property
+    def pairs(self) -> Sequence[tuple[int, int]]: ...
+
+    @property
+    def pairs_by_condition(self) -> Mapping[int, Sequence[int]]: ...
+
+    def condition_length(self, condition: int) -> int: ...
+
+    def target_length(self, target: int) -> int: ...
 
 
 def process_group(enabled: bool = True) -> ProcessGroup | None:
@@ -37,7 +49,7 @@ class ProcessGroup:
     world: int
     rank: int
 
-    def share(self, plan: Plan) -> Share:
+    def share(self, plan: Workload) -> Share:
         """This rank's pairs, grouped by condition. The work (each condition's tokens, then its targets' tokens) is
         laid end to end and cut into consecutive runs, one per rank, at the smallest per-rank token load that ranks
         filled in turn can hold (found by bisection, to within 0.5%). A condition cut between two ranks is encoded by
@@ -63,7 +75,7 @@ class ProcessGroup:
         assert shares is not None  # bisection keeps `high` at a load the ranks can hold
         return shares[self.rank]
 
-    def _fill(self, plan: Plan, capacity: int) -> list[Share] | None:
+    def _fill(self, plan: Workload, capacity: int) -> list[Share] | None:
         """Ranks take the work in order, each up to `capacity` tokens; None if `world` ranks cannot hold it."""
         shares: list[Share] = [{}]
         load = 0

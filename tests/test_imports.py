@@ -1,6 +1,7 @@
 """The package's modules import each other without a circle, lazy imports (inside functions) included: the import
-graph of bart_score, read from the sources, has no cycle. And the modules of bart_score and space/ are each named in
-their package's docstring (space's with the ones that import Gradio), no two of them sharing a name."""
+graph of bart_score, read from the sources, has no cycle. The modules the engine is built on do not refer back to it,
+not even for annotations. And the modules of bart_score and space/ are each named in their package's docstring
+(space's with the ones that import Gradio), no two of them sharing a name."""
 
 import ast
 import collections
@@ -19,17 +20,17 @@ def module_name(path):
     return ".".join(relative[:-1] if relative[-1] == "__init__" else relative)
 
 
-def imported_modules(path, modules, name):
+def imported_modules(path, modules, name, annotations=False):
     """The package's modules that `path` (the module `name`) imports, anywhere in the file but under
-    `if TYPE_CHECKING:` (annotations only). `from package import name` counts as importing the submodule `name` when
-    there is one, else the package."""
+    `if TYPE_CHECKING:` (annotations only), unless `annotations`. `from package import name` counts as importing the
+    submodule `name` when there is one, else the package."""
     package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
     with open(path, encoding="utf-8") as handle:
         tree = ast.parse(handle.read(), path)
     skipped = {
         id(child)
         for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        if not annotations and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
         for child in ast.walk(node)
     }
     found = set()
@@ -57,11 +58,16 @@ def imported_modules(path, modules, name):
     return {module for module in found if module in modules and module != name}
 
 
-def import_graph():
+def package_modules():
+    """{module name: its file} of every module of the package."""
     paths = []
     for folder, _, names in os.walk(os.path.join(ROOT, PACKAGE)):
         paths += [os.path.join(folder, n) for n in names if n.endswith(".py")]
-    modules = {module_name(path): path for path in paths}
+    return {module_name(path): path for path in paths}
+
+
+def import_graph():
+    modules = package_modules()
     graph = networkx.DiGraph()
     for module, path in modules.items():
         graph.add_node(module)
@@ -78,6 +84,21 @@ def test_the_package_has_no_import_circle():
     assert not cycles, f"import circles: {sorted(cycles, key=len)[:5]}"
 
 
+def test_the_modules_below_the_engine_do_not_refer_to_it():
+    """The engine is built on them (bart_score.distributed's Workload is what it needs of the engine's Plan): none of
+    them imports bart_score.engine, annotations included. The modules that do import it are the package's entry
+    points (its lazy exports, the command line, dataset scoring), all above it."""
+    modules = package_modules()
+    below = networkx.descendants(import_graph(), "bart_score.engine")
+    assert {"bart_score.distributed", "bart_score.directions", "bart_score.models"} <= below  # the walk sees them
+    upward = sorted(
+        module
+        for module in below
+        if "bart_score.engine" in imported_modules(modules[module], modules, module, annotations=True)
+    )
+    assert not upward, f"modules below the engine that import it: {upward}"
+
+
 @pytest.mark.parametrize(
     ("source", "seen"),
     [
@@ -89,12 +110,13 @@ def test_the_package_has_no_import_circle():
     ],
 )
 def test_the_walk_sees_every_form_of_import(tmp_path, source, seen):
-    """Lazy imports inside functions count; imports for annotations only do not."""
+    """Lazy imports inside functions count; imports for annotations only count only when annotations are asked for."""
     probe = tmp_path / "probe.py"
     body = "\n".join("    " + line for line in source.splitlines())
     probe.write_text(f"def lazy():\n{body}\n")
     modules = {"bart_score": "", "bart_score.engine": "", "bart_score.cli": "", "bart_score.cli.probe": str(probe)}
     assert ("bart_score.engine" in imported_modules(str(probe), modules, "bart_score.cli.probe")) is seen
+    assert "bart_score.engine" in imported_modules(str(probe), modules, "bart_score.cli.probe", annotations=True)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
