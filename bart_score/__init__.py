@@ -8,6 +8,7 @@
     options          ScoringOptions: what one scoring call asks for, checked once and passed down whole; EngineOptions:
                      the engine's settings, likewise
     engine           BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
+    scorer           Scorer, IdentifiedScorer: what the scoring functions call on a scorer (the engine, its cache)
     progress         the progress bar of a long scoring run
     models/          model families and checkpoints [base, seq2seq, causal, chat, chat_render, gguf, checkpoints]
     variants         the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults

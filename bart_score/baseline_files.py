@@ -19,6 +19,7 @@ from .errors import BaselineError, BaselineNotFoundError
 from .outputs import write_atomically
 from .reading import read_json
 from .rescale import POINT_DIRECTIONS, ReferencePoints
+from .scorer import IdentifiedScorer
 
 BASELINE_FORMAT = "bartscore-baseline"
 BASELINE_FORMAT_VERSION = 1
@@ -44,7 +45,7 @@ ABOUT = (
 IDENTITY_PREFIXES = ("dir:", "gguf:", "hub:")
 
 
-def baseline_settings(scorer: Any, prompt_label: str) -> dict[str, Any]:
+def baseline_settings(scorer: IdentifiedScorer, prompt_label: str) -> dict[str, Any]:
     """A baseline's key: what must be the same for its reference points to apply. The model is its identity
     (bart_score.models.checkpoint_identity), not the name it was given: the same checkpoint named by another path
     matches, another model at the same path, or the same directory saved again, does not."""

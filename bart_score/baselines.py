@@ -44,6 +44,7 @@ from .rescale import (
     scored_by_direction,
     warn_if_degenerate,
 )
+from .scorer import IdentifiedScorer
 from .templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
 from .version import __version__
 
@@ -53,7 +54,7 @@ WORD_BUCKETS = ((0, 0), (1, 5), (6, 10), (11, 20), (21, 40), (41, 80), (81, 160)
 BASELINE_REMEDY = "make it from a corpus with rows of different sources and references"
 
 
-def baseline_command(scorer: Any, options: ScoringOptions, path: str) -> str:
+def baseline_command(scorer: IdentifiedScorer, options: ScoringOptions, path: str) -> str:
     """The `bartscore baseline` command line that makes a baseline for this scorer and prompt setting at `path`."""
     model, _, weights = scorer.model_label.partition("+")
     words = ["bartscore", "baseline", "-m", model, "--corpus", "TEXTS.txt"]
@@ -98,7 +99,7 @@ def _policy_words(family: Any) -> list[str]:
     return words + (["--template", template] if template != DEFAULT_TEMPLATE else [])
 
 
-def baseline_for(scorer: Any, options: ScoringOptions, directions: list[str]) -> Baseline:
+def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: list[str]) -> Baseline:
     """The baseline a call rescales with, checked against its scorer and options before any scoring: options.baseline,
     else the file at the default location for these settings. directions: the point directions the call needs."""
     settings = baseline_settings(scorer, options.prompt_label)
@@ -201,7 +202,7 @@ def plan_baseline(texts: list[str] | None, corpus: Any, options: ScoringOptions)
 
 
 def build_baseline(
-    scorer: Any,
+    scorer: IdentifiedScorer,
     texts: list[str] | None = None,
     corpus: Any = None,
     *,

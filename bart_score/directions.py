@@ -14,10 +14,12 @@ import numpy as np
 
 from . import rescale
 from .baselines import baseline_for
+from .errors import InputTypeError
 from .inputs import reference_lists, text_list
 from .long_source import plan_windows
 from .options import ScoringOptions
 from .pair_groups import GroupKey, Pair, score_pair_groups
+from .scorer import IdentifiedScorer, Scorer
 
 
 def aggregate(values: np.ndarray, counts: Sequence[int], how: str) -> np.ndarray:
@@ -31,7 +33,7 @@ def aggregate(values: np.ndarray, counts: Sequence[int], how: str) -> np.ndarray
 
 
 def score_directions(
-    scorer: Any,
+    scorer: Scorer,
     predictions: Sequence[str],
     references: Sequence[str | Sequence[str]] | None = None,
     sources: Sequence[str] | None = None,
@@ -66,6 +68,11 @@ def score_directions(
     point_directions = rescale.point_directions(options.directions)
     baseline = None
     if options.rescale == "baseline":  # found and checked before any scoring
+        if not isinstance(scorer, IdentifiedScorer):
+            raise InputTypeError(
+                f"rescale='baseline' needs a scorer that names its model, token policy and max_length (an "
+                f"IdentifiedScorer, see bart_score.scorer); a {type(scorer).__name__} does not"
+            )
         baseline = baseline_for(scorer, options, point_directions)
 
     wanted = set(options.directions)
@@ -164,7 +171,7 @@ def _mean(values: np.ndarray) -> float:
 
 
 def signature(
-    scorer: Any, options: ScoringOptions, ref_counts: Sequence[int] = (), rescale_label: str | None = None
+    scorer: Scorer, options: ScoringOptions, ref_counts: Sequence[int] = (), rescale_label: str | None = None
 ) -> str:
     """A sacrebleu-style reproducibility string for a result of `scorer` under `options` (its directions resolved),
     rescaled with the reference points that rescale_label names; with long_source="windows", its settings."""

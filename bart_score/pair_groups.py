@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .rescale import POINT_DIRECTIONS, ROLES
+from .scorer import Scorer
 
 if TYPE_CHECKING:
     from .options import ScoringOptions
@@ -31,7 +32,7 @@ def apply_prompt(condition: str, target: str, prompt: str | None, side: str) -> 
 
 
 def score_pair_groups(
-    scorer: Any, groups: Mapping[GroupKey, Sequence[Pair]], options: ScoringOptions
+    scorer: Scorer, groups: Mapping[GroupKey, Sequence[Pair]], options: ScoringOptions
 ) -> dict[GroupKey, np.ndarray] | None:
     """Scores groups of (condition, target) pairs (key -> pairs) in one engine call, each pair under every prompt of
     `options`, and returns each group's scores averaged over the prompts (key -> array), or None on ranks that get no
@@ -47,29 +48,30 @@ def score_pair_groups(
                 conditions.append(prompted[0])
                 targets.append(prompted[1])
         spans[key] = slice(start, len(conditions))
-    per_pair: dict[str, list[str | None]] = {}  # score()'s per-pair keywords
-    if getattr(scorer, "source_lang", None) is not None:  # families with language codes: sources in theirs
-        per_pair["condition_lang"] = [None] * len(conditions)
-        for key, span in spans.items():
-            language = scorer.source_lang if _group_roles(key)[1] == "source" else scorer.target_lang
-            per_pair["condition_lang"][span] = [language] * (span.stop - span.start)
-    if getattr(scorer, "instructions", None) is not None:  # chat scoring: each direction's pairs under its instruction
-        per_pair["instruction"] = [None] * len(conditions)
-        for key, span in spans.items():
-            instruction = scorer.instructions[_group_roles(key)[0]]
-            per_pair["instruction"][span] = [instruction] * (span.stop - span.start)
+    # score()'s per-pair keywords, from each pair's (direction, condition role): the spans follow one another
+    roles = [_group_roles(key) for key, span in spans.items() for _ in range(span.start, span.stop)]
+    condition_lang = instruction = None
+    source_lang, target_lang, instructions = scorer.source_lang, scorer.target_lang, scorer.instructions
+    if source_lang is not None and target_lang is not None:  # mBART (it has both): sources in their language
+        condition_lang = [source_lang if role == "source" else target_lang for _, role in roles]
+    if instructions is not None:  # chat scoring: each direction's pairs under its instruction
+        instruction = []
+        for direction, _ in roles:
+            assert direction is not None  # chat scoring samples reference points for each direction
+            instruction.append(instructions[direction])
     flat_scores = scorer.score(
         conditions,
         targets,
         options.batch_size,
         max_tokens=options.max_tokens,
         show_progress=options.show_progress,
-        **per_pair,
+        condition_lang=condition_lang,
+        instruction=instruction,
     )
     if flat_scores is None:
         return None
-    flat_scores = np.asarray(flat_scores, dtype=np.float64)
-    return {key: flat_scores[span].reshape(-1, len(options.prompts)).mean(axis=1) for key, span in spans.items()}
+    scores = np.asarray(flat_scores, dtype=np.float64)
+    return {key: scores[span].reshape(-1, len(options.prompts)).mean(axis=1) for key, span in spans.items()}
 
 
 def _group_roles(key: GroupKey) -> tuple[str | None, str]:

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError
+from .scorer import Scorer
 
 DEFAULT_PAIRS = 1000
 DEFAULT_SEED = 12345
@@ -210,10 +211,10 @@ def corpus_documents(
     return documents
 
 
-def scored_by_direction(scorer: object) -> bool:
+def scored_by_direction(scorer: Scorer) -> bool:
     """Whether `scorer` scores each direction under an instruction of its own (chat scoring), so that its reference
     points need samples scored for each direction (sample_reference_pairs' by_direction)."""
-    return getattr(scorer, "instructions", None) is not None
+    return scorer.instructions is not None
 
 
 def sample_reference_pairs(

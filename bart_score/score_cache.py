@@ -1,11 +1,10 @@
 """Scores that survive an interruption: a scorer wrapper backed by an append-only cache file.
 
-``ResumableScorer(scorer, path)`` has the scorer's interface as ``score_directions`` uses it (``score``,
-``model_label``, ``model_identity``, ``token_policy``, ``signature_fields``, ``instructions``, ``source_lang``,
-``target_lang``). Its ``score(conditions, targets)``
-answers every pair it finds in the cache file, scores only the missing ones (each distinct pair once) in chunks, and
-appends each chunk to the file, flushed and fsynced, before the next starts: a run that is stopped keeps every
-finished chunk, and running it again scores nothing twice.
+``ResumableScorer(scorer, path)`` wraps an engine and is a scorer as bart_score.scorer describes it (an
+IdentifiedScorer: what ``score_directions``, meta-eval and baselines call on a scorer). Its
+``score(conditions, targets)`` answers every pair it finds in the cache file, scores only the missing ones (each
+distinct pair once) in chunks, and appends each chunk to the file, flushed and fsynced, before the next starts: a run
+that is stopped keeps every finished chunk, and running it again scores nothing twice.
 
 The file is JSON lines. A line ``{"scorer": ID, "signature": [...]}`` describes each scorer the file holds scores of
 (the model's identity, see bart_score.models.checkpoint_identity, the token policy and the engine's signature fields;
@@ -82,6 +81,10 @@ class ResumableScorer:
     @property
     def token_policy(self) -> str:
         return self.scorer.token_policy
+
+    @property
+    def max_length(self) -> int:
+        return self.scorer.max_length
 
     @property
     def device(self) -> torch.device:

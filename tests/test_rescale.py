@@ -17,6 +17,9 @@ from support.text import english_like_text
 
 import bart_score
 from bart_score import CorpusPoints, baselines, rescale
+from bart_score.directions import score_directions
+from bart_score.errors import InputTypeError
+from bart_score.scorer import IdentifiedScorer
 
 TOLERANCE = 1e-5
 evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
@@ -344,6 +347,29 @@ def test_rescaling_arguments_are_checked_before_any_scoring(scorer, monkeypatch,
     monkeypatch.setattr(scorer, "score", None)  # would fail if reached
     with pytest.raises(error, match=message):
         scorer.score_directions(PREDICTIONS, sources=SOURCES, **arguments)
+
+
+class PlainScorer:
+    """A Scorer (bart_score.scorer) and no more, as meta-eval's view of a configuration is: every pair scores -1."""
+
+    model_label = "plain"
+    source_lang = target_lang = instructions = None
+
+    def signature_fields(self):
+        return ["version:test"]
+
+    def score(self, conditions, targets, batch_size=None, *, max_tokens=None, show_progress=False, **per_pair):
+        return [-1.0] * len(conditions)
+
+
+def test_a_scorer_without_a_model_identity_scores_but_is_refused_baseline_rescaling():
+    plain = PlainScorer()
+    assert not isinstance(plain, IdentifiedScorer)
+    result = score_directions(plain, PREDICTIONS, references=REFERENCES, sources=SOURCES, rescale="corpus")
+    assert result["faithfulness"] == [-1.0] * len(PREDICTIONS)
+    assert result["signature"].startswith("ckpt:plain|dirs:faithfulness+precision+recall+f_score|agg:mean|nrefs:1-2|")
+    with pytest.raises(InputTypeError, match=r"rescale='baseline' needs a scorer that names its model.*PlainScorer"):
+        score_directions(plain, PREDICTIONS, sources=SOURCES, rescale="baseline")
 
 
 @pytest.mark.xdist_group("evaluate")

@@ -15,6 +15,7 @@ from bart_score.errors import CacheFileError
 from bart_score.meta_eval.scoring import score_benchmarks
 from bart_score.meta_eval.table import MetricRow, build_report
 from bart_score.score_cache import ResumableScorer
+from bart_score.scorer import IdentifiedScorer
 
 TOLERANCE = 1e-5
 
@@ -31,16 +32,30 @@ class Recording:
     model_label = property(lambda self: self.scorer.model_label)
     model_identity = property(lambda self: self.scorer.model_identity)
     token_policy = property(lambda self: self.scorer.token_policy)
+    max_length = property(lambda self: self.scorer.max_length)
+    source_lang = property(lambda self: self.scorer.source_lang)
+    target_lang = property(lambda self: self.scorer.target_lang)
+    instructions = property(lambda self: self.scorer.instructions)
 
     def signature_fields(self):
         return self.scorer.signature_fields()
 
-    def score(self, conditions, targets, batch_size=None, *, max_tokens=None, show_progress=False, progress=None):
+    def score(self, conditions, targets, batch_size=None, *, max_tokens=None, progress=None, **per_pair):
         if self.calls == self.fail_at:
             raise RuntimeError("stopped part way")
         self.calls += 1
         self.pairs += list(zip(conditions, targets))
-        return self.scorer.score(conditions, targets, batch_size, max_tokens=max_tokens, progress=progress)
+        return self.scorer.score(conditions, targets, batch_size, max_tokens=max_tokens, progress=progress, **per_pair)
+
+
+def test_the_engine_and_its_wrapper_are_identified_scorers_with_the_same_identity(scorer, tmp_path):
+    """Both have the surface bart_score.scorer's protocols describe (mypy checks the signatures where the package
+    passes them), the wrapper answering for the engine it wraps."""
+    wrapper = ResumableScorer(scorer, str(tmp_path / "cache.jsonl"))
+    assert isinstance(scorer, IdentifiedScorer) and isinstance(wrapper, IdentifiedScorer)
+    for name in ("model_label", "model_identity", "token_policy", "max_length", "source_lang", "target_lang"):
+        assert getattr(wrapper, name) == getattr(scorer, name)
+    assert wrapper.instructions == scorer.instructions and wrapper.signature_fields() == scorer.signature_fields()
 
 
 def table(datasets, scores):

@@ -21,6 +21,7 @@ import numpy as np
 from ..directions import aggregate, score_directions, signature
 from ..errors import InputError, MissingExtraError
 from ..options import DIRECTIONS, ScoringOptions
+from ..scorer import Scorer
 from .benchmarks import BENCHMARKS
 
 
@@ -53,7 +54,7 @@ def planned_directions(name: str, directions: Sequence[str] | None = None) -> tu
 
 
 def score_benchmarks(
-    scorer: Any,
+    scorer: Scorer,
     benchmarks: dict[str, Any],
     options: ScoringOptions | None = None,
     *,

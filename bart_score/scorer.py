@@ -1,0 +1,75 @@
+"""What the library's scoring functions call on a scorer, as Protocols that the scorers satisfy structurally: the
+engine (bart_score.engine.BARTScorer), the score cache's wrapper (bart_score.score_cache.ResumableScorer) and
+meta-eval's view of one configuration of a grid (bart_score.meta_eval.selection).
+
+Scorer: what scoring a call's directions takes (bart_score.directions, bart_score.pair_groups, meta-eval's
+score_benchmarks): the pairs' scores, under the scorer's language codes or chat instructions, and the signature's
+fields. IdentifiedScorer: a Scorer that also says which model it is, with which token policy and max_length, the
+settings a baseline file is made for (bart_score.baselines; rescale="baseline"). Meta-eval's view is a Scorer only:
+it never rescales."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+
+class Scorer(Protocol):
+    """What scoring a call's directions takes of a scorer (see the module's text)."""
+
+    @property
+    def model_label(self) -> str:
+        """The checkpoint as the signature names it."""
+        ...
+
+    @property
+    def source_lang(self) -> str | None:
+        """The language code sources are read in (mBART), else None; target_lang: that of the other texts."""
+        ...
+
+    @property
+    def target_lang(self) -> str | None: ...
+
+    @property
+    def instructions(self) -> Mapping[str, str] | None:
+        """Chat scoring: the instruction of each direction (faithfulness, precision, recall); else None."""
+        ...
+
+    def signature_fields(self) -> list[str]:
+        """The signature's fields that describe the scorer rather than one call's options."""
+        ...
+
+    def score(
+        self,
+        conditions: Sequence[str],
+        targets: Sequence[str],
+        batch_size: int | None = None,
+        /,
+        *,
+        max_tokens: int | None = None,
+        show_progress: bool = False,
+        condition_lang: str | Sequence[str] | None = None,
+        instruction: str | Sequence[str] | None = None,
+    ) -> list[float] | None:
+        """Each target's mean token log-probability given its condition, or None on ranks that get no results;
+        condition_lang and instruction: one for all pairs or one per pair (None: the scorer's own)."""
+        ...
+
+
+@runtime_checkable
+class IdentifiedScorer(Scorer, Protocol):
+    """A Scorer that names its model and settings, as a baseline file is keyed on them (runtime_checkable, so that
+    rescale="baseline" can refuse a scorer that cannot)."""
+
+    @property
+    def model_identity(self) -> str:
+        """What tells the model apart from others, however it was named (bart_score.models.checkpoint_identity)."""
+        ...
+
+    @property
+    def token_policy(self) -> str:
+        """Which tokens are scored and what the decoder starts from, in a few characters."""
+        ...
+
+    @property
+    def max_length(self) -> int: ...
