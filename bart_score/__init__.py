@@ -17,6 +17,7 @@
     reading          every file and JSON text bart_score reads, read within bounds
     pair_groups      groups of pairs scored in one engine call under every prompt phrase
     directions       faithfulness, precision, recall, f_score; multi-reference aggregation; the signature
+    signature        Signature: a result's signature as fields, formatted as results carry it and parsed back
     long_source      faithfulness over windows of long sources (LongDocFACTScore); sentence splitting
     retrievers       the source sentences most like a prediction sentence: sentence embeddings or BM25
     prompts          the paper's prompt sets

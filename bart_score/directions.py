@@ -1,4 +1,5 @@
-"""The paper's directions and multi-reference aggregation on top of pair scoring, and the signature.
+"""The paper's directions and multi-reference aggregation on top of pair scoring, and the signature (a
+bart_score.signature.Signature; results carry it formatted).
 
 faithfulness: source -> prediction; precision: reference -> prediction; recall: prediction -> reference;
 f_score: (precision + recall) / 2. With several references, precision and recall are aggregated over the
@@ -20,6 +21,7 @@ from .long_source import plan_windows
 from .options import ScoringOptions
 from .pair_groups import GroupKey, Pair, score_pair_groups
 from .scorer import IdentifiedScorer, Scorer
+from .signature import Signature
 
 
 def aggregate(values: np.ndarray, counts: Sequence[int], how: str) -> np.ndarray:
@@ -129,7 +131,7 @@ def score_directions(
             d: {"unrelated": points[d].unrelated, "copy": points[d].copy} for d in options.directions
         }
         rescale_label = baseline.label if baseline else reference_pairs.label  # type: ignore[union-attr]  # as above
-    result["signature"] = signature(scorer, options, ref_counts, rescale_label)
+    result["signature"] = signature(scorer, options, ref_counts, rescale_label).format()
     return result
 
 
@@ -172,21 +174,17 @@ def _mean(values: np.ndarray) -> float:
 
 def signature(
     scorer: Scorer, options: ScoringOptions, ref_counts: Sequence[int] = (), rescale_label: str | None = None
-) -> str:
-    """A sacrebleu-style reproducibility string for a result of `scorer` under `options` (its directions resolved),
+) -> Signature:
+    """A sacrebleu-style reproducibility signature for a result of `scorer` under `options` (its directions resolved),
     rescaled with the reference points that rescale_label names; with long_source="windows", its settings."""
     assert options.directions is not None, "signature() takes options with their directions resolved"
-    low, high = (min(ref_counts), max(ref_counts)) if ref_counts else (0, 0)
-    nrefs = "-" if not ref_counts else str(low) if low == high else f"{low}-{high}"
-    return "|".join(
-        [
-            f"ckpt:{scorer.model_label}",
-            f"dirs:{'+'.join(options.directions)}",
-            f"agg:{options.aggregation}",
-            f"nrefs:{nrefs}",
-            f"prompt:{options.prompt_label}",
-            *([f"rescale:{rescale_label}"] if rescale_label else []),
-            *([f"long:{options.windows.label}"] if options.windows else []),
-            *scorer.signature_fields(),
-        ]
+    return Signature(
+        checkpoint=scorer.model_label,
+        directions=options.directions,
+        aggregation=options.aggregation,
+        reference_counts=(min(ref_counts), max(ref_counts)) if ref_counts else None,
+        prompt=options.prompt_label,
+        rescale=rescale_label or None,
+        long_source=options.windows.label if options.windows else None,
+        scorer_fields=tuple(scorer.signature_fields()),
     )

@@ -16,6 +16,7 @@ import ctypes.util
 import logging
 import os
 import re
+from dataclasses import replace
 
 import huggingface_hub
 from safetensors import SafetensorError
@@ -24,6 +25,7 @@ import bart_score
 from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
 from bart_score.models import check_checkpoint, load_tokenizer, locate_checkpoint
 from bart_score.outputs import spreadsheet_cell
+from bart_score.signature import Signature
 
 from .form import FieldError
 
@@ -177,8 +179,7 @@ def public_signature(signature: str, model: str, checkpoint: str) -> str:
     location, _ = bart_score.resolve_checkpoint(checkpoint)
     if not locate_checkpoint(location).local:
         return signature
-    fields = signature.split("|")
-    return "|".join([f"ckpt:{model}", *(field for field in fields if not field.startswith("ckpt:"))])
+    return replace(Signature.parse(signature), checkpoint=model).format()
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -168,8 +168,9 @@ def test_each_kind_of_load_failure_says_what_is_wrong(tmp_path, monkeypatch, err
 
 
 def test_the_signature_names_a_server_folder_by_its_menu_name(tiny_checkpoint):
-    signature = f"ckpt:{tiny_checkpoint}|dirs:faithfulness|agg:mean"
-    assert space.guards.public_signature(signature, "tiny", tiny_checkpoint) == "ckpt:tiny|dirs:faithfulness|agg:mean"
+    fields = "dirs:faithfulness|agg:mean|nrefs:-|prompt:none|policy:bart|maxlen:1024"
+    shown = space.guards.public_signature(f"ckpt:{tiny_checkpoint}|{fields}", "tiny", tiny_checkpoint)
+    assert shown == f"ckpt:tiny|{fields}"
     hub = "ckpt:facebook/bart-large-cnn|dirs:faithfulness"
     assert space.guards.public_signature(hub, "cnn", "cnn") == hub  # a Hub id is no server path, and matches the CLI
 

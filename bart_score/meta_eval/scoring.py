@@ -128,6 +128,6 @@ def score_benchmarks(
                     scores[name][direction] = aggregate(flat, counts, how)
             signatures[name] = signature(
                 scorer, options.replace(directions=wanted, aggregation=how), counts if uses_references else ()
-            )
+            ).format()
             start = end
     return (scores, signatures) if lead else (None, None)
