@@ -73,7 +73,8 @@ def score_directions(
         if not isinstance(scorer, IdentifiedScorer):
             raise InputTypeError(
                 f"rescale='baseline' needs a scorer that names its model, token policy and max_length (an "
-                f"IdentifiedScorer, see bart_score.scorer); a {type(scorer).__name__} does not"
+                f"IdentifiedScorer, see bart_score.scorer); a {type(scorer).__name__} does not",
+                option="rescale",
             )
         baseline = baseline_for(scorer, options, point_directions)
 

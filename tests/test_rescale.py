@@ -368,8 +368,11 @@ def test_a_scorer_without_a_model_identity_scores_but_is_refused_baseline_rescal
     result = score_directions(plain, PREDICTIONS, references=REFERENCES, sources=SOURCES, rescale="corpus")
     assert result["faithfulness"] == [-1.0] * len(PREDICTIONS)
     assert result["signature"].startswith("ckpt:plain|dirs:faithfulness+precision+recall+f_score|agg:mean|nrefs:1-2|")
-    with pytest.raises(InputTypeError, match=r"rescale='baseline' needs a scorer that names its model.*PlainScorer"):
+    with pytest.raises(
+        InputTypeError, match=r"rescale='baseline' needs a scorer that names its model.*PlainScorer"
+    ) as refused:
         score_directions(plain, PREDICTIONS, sources=SOURCES, rescale="baseline")
+    assert refused.value.option == "rescale"
 
 
 @pytest.mark.xdist_group("evaluate")
