@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import stat
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,15 +39,15 @@ _EMBEDDING_TOKENS = 8192
 _SETTINGS_FILE_BYTES = 1 << 20
 
 
-class Retriever:
+class Retriever(ABC):
     """Ranks a source's sentences for each query sentence. `label` names it in the signature."""
 
     label: str = ""
 
+    @abstractmethod
     def top_k(self, documents: Sequence[Sequence[str]], queries: Sequence[Sequence[str]], k: int) -> list:
         """For each document (its sentences) and its query sentences: per query, the indices of the (at most) k
         document sentences most similar to it, most similar first. Every document has at least one sentence."""
-        raise NotImplementedError
 
 
 def _ranked(similarities: np.ndarray, k: int) -> list[list[int]]:

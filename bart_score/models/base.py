@@ -7,6 +7,7 @@ model's own modules, and names the output layer that turns decoder states into l
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -51,9 +52,9 @@ class Tokenized:
     special_token_texts: list[str] = field(default_factory=list)  # distinct texts holding special-token strings
 
 
-class Family(Generic[Encoded]):
+class Family(ABC, Generic[Encoded]):
     """A kind of model the engine can drive. Subclasses set `name`, `model_types` and `auto_class`, and implement
-    `tokenize`, `encode` and `decode`; `policy` is the signature's short name of the token policy."""
+    `tokenize`, `encode`, `decode` and `full_logits`; `policy` is the signature's short name of the token policy."""
 
     name = ""
     model_types: tuple[str, ...] = ()
@@ -88,6 +89,7 @@ class Family(Generic[Encoded]):
         pad = self.model.config.pad_token_id
         return pad if pad is not None else 0
 
+    @abstractmethod
     def tokenize(
         self,
         conditions: Sequence[str],
@@ -96,21 +98,20 @@ class Family(Generic[Encoded]):
         max_length: int,
     ) -> Tokenized:
         """The pairs' texts as token sequences under the family's token policy, each within max_length tokens."""
-        raise NotImplementedError
 
+    @abstractmethod
     def encode(self, sequences: Sequence[Sequence[int]]) -> Encoded:
         """Runs a batch of conditions once, for all their targets."""
-        raise NotImplementedError
 
+    @abstractmethod
     def decode(self, encoded: Encoded, rows: Sequence[int], targets: Sequence[Target]) -> torch.Tensor:
         """Decoder states at every label position of each target (rows: each target's condition row in `encoded`),
         concatenated in order."""
-        raise NotImplementedError
 
+    @abstractmethod
     def full_logits(self, condition: Sequence[int], target: Target) -> torch.Tensor:
         """Logits at each of `target`'s label positions from the model's own, unsplit forward pass (the engine's
         self-check at load time compares its split computation with this)."""
-        raise NotImplementedError
 
     def output_layer(self) -> tuple[torch.Tensor, torch.Tensor | None, float]:
         """(weight: vocabulary x hidden, bias or None, scale applied to the decoder states before the product)."""
