@@ -60,6 +60,7 @@ _EXPORTS = {
     "BaselineDirectionsError": "errors",
     "BenchmarkDataError": "errors",
     "CacheFileError": "errors",
+    "OutputFileError": "errors",
     "ScoringError": "errors",
     "BARTScorer": "engine",
     "resolve_checkpoint": "models",
@@ -124,6 +125,7 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .errors import InputError as InputError
     from .errors import InputTypeError as InputTypeError
     from .errors import MissingExtraError as MissingExtraError
+    from .errors import OutputFileError as OutputFileError
     from .errors import ScoringError as ScoringError
     from .errors import UnsupportedModelError as UnsupportedModelError
     from .errors import UsageError as UsageError

@@ -14,6 +14,8 @@ from typing import Any, Protocol, TypeVar
 
 import torch
 
+from .errors import InputError, ScoringError
+
 Result = TypeVar("Result")
 # A plan's pairs grouped by condition: condition -> its pairs.
 Share = dict[int, list[int]]
@@ -101,7 +103,7 @@ class ProcessGroup:
             raise error
         for rank, message in enumerate(errors):
             if message is not None:
-                raise RuntimeError(f"rank {rank} failed, so this call has no results: {message}")
+                raise ScoringError(f"rank {rank} failed, so this call has no results: {message}")
 
     def gather(
         self, results: dict[int, Result] | None, results_on: str, device: torch.device
@@ -129,7 +131,7 @@ class ProcessGroup:
         with current_device(device):
             torch.distributed.all_gather_object(digests, (len(conditions), digest.hexdigest()))
         if len(set(digests)) > 1:
-            raise ValueError(
+            raise InputError(
                 "under torch.distributed, BARTScorer splits one workload across the ranks, so every rank must pass "
                 f"the same srcs and tgts; they differ here ({[count for count, _ in digests]} pairs per rank). To "
                 "score each rank's own examples, use the metric's compute (it gathers them) or "
@@ -154,7 +156,7 @@ class ProcessGroup:
             described = ", ".join(
                 " and ".join(f"{k}=" for k, v in p[3].items() if v) or "predictions only" for p in parts
             )
-            raise ValueError(f"the ranks gave different inputs ({described}); every rank must give the same ones")
+            raise InputError(f"the ranks gave different inputs ({described}); every rank must give the same ones")
         return (
             [x for part in parts for x in part[0]],
             [x for part in parts for x in part[1]],

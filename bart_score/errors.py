@@ -3,6 +3,7 @@
 Each class also keeps the built-in base that says what kind of problem it is, so that ``except ValueError`` and
 ``except OSError`` go on catching what they did:
 
+    BARTScoreError          every error bart_score raises on purpose
     InputError              bad input or a bad option (ValueError); the command line's exit status 2
     InputTypeError          an input of the wrong type (also a TypeError)
     UnsupportedModelError   a checkpoint of a family the engine cannot drive (ValueError; exit status 2)
@@ -10,9 +11,13 @@ Each class also keeps the built-in base that says what kind of problem it is, so
     CheckpointNotFoundError the checkpoint is neither here nor downloadable (OSError)
     CheckpointLoadError     the checkpoint is here but cannot be loaded: unreadable, truncated or broken (OSError)
     MissingExtraError       an optional extra is not installed (ImportError); the message names the pip command
-    BaselineError           a baseline file that cannot be used (ValueError), with three kinds below it
+    BaselineError           a baseline file that cannot be used (ValueError), with three kinds below it:
+    BaselineNotFoundError   no baseline file where one was looked for
+    BaselineSettingsError   a baseline made with other settings (model, token policy, prompt, max_length)
+    BaselineDirectionsError a baseline without reference points for some of the directions a call needs
     BenchmarkDataError      a meta-evaluation benchmark's files cannot be had (OSError)
     CacheFileError          a score cache file that cannot be used (ValueError)
+    OutputFileError         an output file that cannot be replaced: a folder, device, FIFO or socket is there (OSError)
     ScoringError            scoring failed at run time, for a reason that is not the input's (RuntimeError)
 
 This module imports nothing, so that every other module can import it."""
@@ -91,6 +96,11 @@ class BenchmarkDataError(BARTScoreError, OSError):
 
 class CacheFileError(BARTScoreError, ValueError):
     """A score cache file that cannot be used: another format, another model or settings, or damaged."""
+
+
+class OutputFileError(BARTScoreError, OSError):
+    """An output file that cannot be written as a new file renamed over the old one: something other than a regular
+    file (a folder, device, FIFO or socket) is under its name."""
 
 
 class ScoringError(BARTScoreError, RuntimeError):

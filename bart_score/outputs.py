@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from typing import IO, Any, NoReturn
 
-from .errors import UsageError
+from .errors import OutputFileError, UsageError
 
 
 def _refuse(message: str) -> NoReturn:
@@ -80,7 +80,9 @@ def write_atomically(
     make_folders: missing folders are made first."""
     mode = _mode(path)
     if mode is not None and not stat.S_ISREG(mode):
-        raise OSError(errno.EINVAL, "not a regular file (a folder, device, FIFO or socket); it is not replaced", path)
+        raise OutputFileError(
+            errno.EINVAL, "not a regular file (a folder, device, FIFO or socket); it is not replaced", path
+        )
     target = os.path.realpath(path)
     folder, name = os.path.split(target)
     if make_folders:

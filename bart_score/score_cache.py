@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import CacheFileError
+from .errors import CacheFileError, InputError
 from .inputs import whole_number
 from .reading import parse_json, read_bounded
 
@@ -53,7 +53,7 @@ class ResumableScorer:
 
     def __init__(self, scorer: BARTScorer, path: str, *, chunk_pairs: int = DEFAULT_CHUNK_PAIRS) -> None:
         if whole_number(chunk_pairs) is None or chunk_pairs < 1:
-            raise ValueError(f"chunk_pairs must be a positive integer, got {chunk_pairs!r}")
+            raise InputError(f"chunk_pairs must be a positive integer, got {chunk_pairs!r}")
         chunk_pairs = whole_number(chunk_pairs)  # type: ignore[assignment]  # a whole number, checked above
         self.scorer = scorer
         self.path = path
@@ -121,7 +121,7 @@ class ResumableScorer:
         from .progress import progress_bar
 
         if len(conditions) != len(targets):
-            raise ValueError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
+            raise InputError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
         per_pair: dict[str, list[str]] = {  # score()'s per-pair keywords
             name: [value] * len(conditions) if isinstance(value, str) else list(value)
             for name, value in (("condition_lang", condition_lang), ("instruction", instruction))
@@ -129,7 +129,7 @@ class ResumableScorer:
         }
         for name, values in per_pair.items():
             if len(values) != len(conditions):
-                raise ValueError(f"{name} has {len(values)} entries but srcs has {len(conditions)}")
+                raise InputError(f"{name} has {len(values)} entries but srcs has {len(conditions)}")
         keys = [
             pair_key(c, t, {name: values[index] for name, values in per_pair.items()})
             for index, (c, t) in enumerate(zip(conditions, targets))

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import InputError
 from .inputs import whole_number
 
 _RESAMPLED_VALUES = 1 << 24  # bootstrap values held at once (128 MiB of float64)
@@ -44,14 +45,14 @@ def _compare_systems(
 ) -> dict[str, Any]:
     checked = whole_number(resamples)
     if checked is None or not 1 <= checked <= MAX_RESAMPLES:
-        raise ValueError(f"resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got {resamples!r}")
+        raise InputError(f"resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got {resamples!r}")
     resamples = checked
     names = list(scores)
     if len(names) < 1:
-        raise ValueError("compare_systems needs at least one system")
+        raise InputError("compare_systems needs at least one system")
     counts = {name: len(scores[name]) for name in names}
     if len(set(counts.values())) != 1 or not counts[names[0]]:
-        raise ValueError(f"every system needs the same, non-zero number of segments; got {counts}")
+        raise InputError(f"every system needs the same, non-zero number of segments; got {counts}")
     matrix = np.asarray([np.asarray(scores[name], dtype=np.float64) for name in names])
     segments = matrix.shape[1]
     undefined = np.isnan(matrix.mean(axis=1))  # per system: a NaN score (or +inf and -inf) leaves it undefined

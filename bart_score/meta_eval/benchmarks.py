@@ -47,7 +47,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..errors import BenchmarkDataError
+from ..errors import BenchmarkDataError, InputError
 from ..reading import read_bounded
 from .layouts import LONG_ROWS, ROWS, given_file
 
@@ -388,12 +388,12 @@ GROUPS = {"wmt19": tuple(name for name in BENCHMARKS if name.startswith("wmt19-"
 
 
 def resolve_benchmarks(names: Iterable[str]) -> list[str]:
-    """Benchmark names (groups expanded, duplicates dropped, order kept); unknown names are a ValueError."""
+    """Benchmark names (groups expanded, duplicates dropped, order kept); unknown names are an InputError."""
     resolved = []
     for name in names:
         key = name.lower()
         if key not in BENCHMARKS and key not in GROUPS:
-            raise ValueError(f"unknown benchmark {name!r}; choose from {', '.join([*BENCHMARKS, *GROUPS])}")
+            raise InputError(f"unknown benchmark {name!r}; choose from {', '.join([*BENCHMARKS, *GROUPS])}")
         for member in GROUPS.get(key, (key,)):
             if member not in resolved:
                 resolved.append(member)

@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ..errors import InputError
+
 PROTOCOLS = ("summary_level", "pairwise_accuracy", "pearson", "spearman", "kendall_like", "kendall")
 # The measure each protocol reports first (the paper's), then the others it computes.
 MEASURES = {
@@ -61,13 +63,13 @@ def _checked(doc_ids: Sequence[Hashable], human: Values, scores: Values) -> tupl
     human = np.asarray(human, dtype=np.float64)
     scores = np.asarray(scores, dtype=np.float64)
     if not (len(doc_ids) == len(human) == len(scores)):
-        raise ValueError(
+        raise InputError(
             f"doc_ids, human and scores need one entry per record; got {len(doc_ids)}, {len(human)}, {len(scores)}"
         )
     for name, values in (("human", human), ("scores", scores)):
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
-            raise ValueError(f"{name}[{bad[0]}] is {values[bad[0]]}; every score must be a finite number")
+            raise InputError(f"{name}[{bad[0]}] is {values[bad[0]]}; every score must be a finite number")
     return human, scores
 
 
@@ -76,7 +78,7 @@ def _pairs(doc_ids: Sequence[Hashable], human: np.ndarray) -> np.ndarray:
     pairs = []
     for doc_id, positions in _documents(doc_ids).items():
         if len(positions) != 2 or human[positions[0]] == human[positions[1]]:
-            raise ValueError(
+            raise InputError(
                 f"document {doc_id!r} needs exactly two records with different human scores (the preferred one and "
                 f"the other); it has {len(positions)} with human scores {[float(human[p]) for p in positions]}"
             )
@@ -92,7 +94,7 @@ def _is_constant(values: np.ndarray) -> bool:
 def correlate(protocol: str, doc_ids: Sequence[Hashable], human: Values, scores: Values) -> dict[str, float]:
     """The protocol's measures of one metric against one human judgment, with the number of documents used."""
     if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+        raise InputError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     human, scores = _checked(doc_ids, human, scores)
     if protocol == "summary_level":
         per_document = []
@@ -163,7 +165,7 @@ class _SubsetMeasures:
             self.records = [np.concatenate([documents[d] for d in subset]) for subset in subsets]
         else:
             if any(len(positions) != 1 for positions in documents):
-                raise ValueError(f"the {protocol!r} protocol's significance test needs one record per document")
+                raise InputError(f"the {protocol!r} protocol's significance test needs one record per document")
             self.records = np.asarray([positions[0] for positions in documents])[subsets]
 
     def per_metric(self, scores: Values) -> Any:  # an array, or (Spearman, constancy) arrays for summary_level
@@ -213,7 +215,7 @@ def significance(
     Returns (tests, best): one dict per pair (a, b, wins of a out of rounds, outcome 1 if a is significantly better,
     -1 if b is, 0 if neither), and the metrics no other metric beats significantly (the release's "Best metrics")."""
     if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+        raise InputError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     names = list(metrics)
     subsets = bootstrap_subsets(doc_ids, rounds=rounds, fraction=fraction, seed=seed)
     measures = _SubsetMeasures(protocol, doc_ids, human, subsets)

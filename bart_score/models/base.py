@@ -15,6 +15,8 @@ from typing import Any, Generic, TypeVar
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
+from ..errors import UnsupportedModelError
+
 # A label position that is run through the model but neither scored nor counted (as -100 in Hugging Face labels).
 IGNORED = -100
 
@@ -147,7 +149,7 @@ class Family(ABC, Generic[Encoded]):
             known = [i for i in ids if i != IGNORED]
             if known and max(known) >= vocabulary:
                 bad = max(known)
-                raise ValueError(
+                raise UnsupportedModelError(
                     f"the text {text[:60]!r} contains token {self.tokenizer.convert_ids_to_tokens(bad)!r} "
                     f"(id {bad}), which the model's {vocabulary}-token vocabulary lacks"
                 )

@@ -24,6 +24,7 @@ import torch
 from transformers import AutoModelForCausalLM
 from transformers.cache_utils import DynamicCache
 
+from ..errors import InputError, UnsupportedModelError
 from ..templates import DEFAULT_TEMPLATE, template_sides
 from .base import Family, Target, Tokenized, dedupe, stored_rows_cache
 
@@ -52,12 +53,12 @@ class CausalFamily(Family[EncodedPrefixes]):
         self.head, self.tail = template_sides(self.template)
         self.start_ids = self._start_ids()
         if tokenizer.eos_token_id is None:
-            raise ValueError(
+            raise UnsupportedModelError(
                 "this causal LM's tokenizer has no eos_token, which the causal token policy scores at "
                 "the end of every target"
             )
         if not self.start_ids and not self.head + self.tail:
-            raise ValueError(
+            raise InputError(
                 "this tokenizer has no BOS token, so a template that adds no text of its own leaves an "
                 "empty condition with nothing to predict the target's first token from; give a template "
                 "with text around {condition} (the default is '{condition}\\n')"
@@ -201,7 +202,7 @@ class GPTScoreFamily(CausalFamily):
                 truncated.add(condition)
             joint = encode(source + self.tail + target)
             if self.max_positions is not None and len(joint) > self.max_positions:
-                raise ValueError(
+                raise InputError(
                     f"pair {index}: GPTScore's text (source, template tail and target) has {len(joint)} tokens, more "
                     f"than the model's {self.max_positions} positions: GPTScore's cut counts only the source's and "
                     f"the target's tokens (max_length={max_length}), so leave room for the rest with a smaller "
@@ -210,7 +211,7 @@ class GPTScoreFamily(CausalFamily):
             labels = encode(target)[1:]
             start = max(len(joint) - len(labels), 1)  # the model's loss never scores position 0
             if not labels or len(labels) > len(joint):
-                raise ValueError(
+                raise InputError(
                     f"the target {target[:60]!r} leaves GPTScore's alignment no token to score (its "
                     f"encoding without the first token has {len(labels)} tokens, the whole text "
                     f"{len(joint)})"

@@ -15,6 +15,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 
+from ..errors import InputError, UnsupportedModelError
 from .base import IGNORED, Family, Target, Tokenized, dedupe, stored_rows_cache
 
 
@@ -54,7 +55,7 @@ class Seq2SeqFamily(Family[EncodedConditions]):
         config = model.config
         missing = [name for name in self.teacher_forcing_ids if getattr(config, name, None) is None]
         if missing:
-            raise ValueError(
+            raise UnsupportedModelError(
                 f"the checkpoint has no {' or '.join(missing)} in its config; teacher forcing needs both "
                 f"(facebook/bart-* use pad_token_id=1, decoder_start_token_id=2; T5 uses 0 and 0)"
             )
@@ -198,18 +199,18 @@ class MBartFamily(BartFamily):
         super().__init__(tokenizer, model)
         codes = getattr(tokenizer, "lang_code_to_id", None)
         if not codes:
-            raise ValueError(
+            raise UnsupportedModelError(
                 "this mBART checkpoint's tokenizer has no language codes (lang_code_to_id); mBART "
                 "scoring needs an MBartTokenizer or MBart50Tokenizer"
             )
         for argument, code in (("source_lang", source_lang), ("target_lang", target_lang)):
             if code is None:
-                raise ValueError(
+                raise InputError(
                     f"mBART needs source_lang= and target_lang= (language codes such as 'en_XX' or "
                     f"'de_DE'); {argument} was not given. This checkpoint knows: {', '.join(codes)}"
                 )
             if code not in codes:
-                raise ValueError(
+                raise InputError(
                     f"{argument}={code!r} is not one of this tokenizer's language codes: {', '.join(codes)}"
                 )
         self.source_lang, self.target_lang = source_lang, target_lang

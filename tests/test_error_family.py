@@ -1,0 +1,162 @@
+"""Every error bart_score raises on purpose is a BARTScoreError: read from the sources (any raise of a built-in
+exception class fails, naming file:line), and checked on a few of the calls that raise."""
+
+import ast
+import builtins
+import errno
+import inspect
+import os
+
+import pytest
+
+import bart_score
+from bart_score import errors
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.join(ROOT, "bart_score")
+BUILT_IN_EXCEPTIONS = {
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+}
+# Raises of built-in classes that are Python's protocols, not errors: a module's __getattr__ says a name is missing
+# with AttributeError, and `raise SystemExit(main())` is an exit status.
+PROTOCOL_RAISES = {("__getattr__", "AttributeError"), ("<module>", "SystemExit")}
+
+
+def sources(package=PACKAGE):
+    """(path relative to the repository, parsed module) of every module under `package`."""
+    for folder, _, names in os.walk(package):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as handle:
+                    yield os.path.relpath(path, os.path.dirname(package)), ast.parse(handle.read(), path)
+
+
+def enclosing_functions(tree):
+    """{id(node): the name of the function it is in, or "<module>"} for every node of `tree`."""
+    where = {}
+
+    def visit(node, name):
+        where[id(node)] = name
+        for child in ast.iter_child_nodes(node):
+            visit(child, node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else name)
+
+    visit(tree, "<module>")
+    return where
+
+
+def raised_class(node):
+    """The name a `raise` gives to its exception's class (`raise ValueError(...)`, `raise ValueError`), or None for a
+    re-raise (`raise`, `raise error`) and for classes reached through an attribute."""
+    if node.exc is None:
+        return None
+    called = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    return called.id if isinstance(called, ast.Name) else None
+
+
+def built_in_raises(package=PACKAGE):
+    """'file:line: Class' for each raise of a built-in exception class under `package`, the errors module apart."""
+    found = []
+    for path, tree in sources(package):
+        if os.path.basename(path) == "errors.py":
+            continue
+        functions = enclosing_functions(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Raise) or raised_class(node) not in BUILT_IN_EXCEPTIONS:
+                continue
+            if (functions[id(node)], raised_class(node)) not in PROTOCOL_RAISES:
+                found.append(f"{path}:{node.lineno}: {raised_class(node)}")
+    return found
+
+
+def test_the_package_raises_no_built_in_exception_class():
+    """Each is one of the family (errors.py), which keeps the built-in base that `except ValueError` relies on."""
+    raises = sum(isinstance(node, ast.Raise) for _, tree in sources() for node in ast.walk(tree))
+    assert raises > 100  # the walk sees the package's raises
+    found = built_in_raises()
+    assert not found, f"{len(found)} raise(s) of a built-in exception class:\n" + "\n".join(found)
+
+
+def test_the_walk_finds_a_built_in_raise_and_lets_re_raises_and_protocols_pass(tmp_path):
+    package = tmp_path / "probe"
+    package.mkdir()
+    (package / "module.py").write_text(
+        "def f(error):\n"
+        "    raise ValueError('bad')\n"
+        "def g(error):\n"
+        "    raise OSError\n"
+        "def h(error):\n"
+        "    try:\n        pass\n    except ValueError:\n        raise\n"
+        "    raise error\n"
+        "def __getattr__(name):\n"
+        "    raise AttributeError(name)\n"
+        "raise SystemExit(0)\n"
+    )
+    assert built_in_raises(str(package)) == ["probe/module.py:2: ValueError", "probe/module.py:4: OSError"]
+
+
+FAMILY = list(dict.fromkeys(value for value in vars(errors).values() if inspect.isclass(value)))  # UsageError: once
+
+
+@pytest.mark.parametrize("family", FAMILY, ids=lambda family: family.__name__)
+def test_each_error_is_in_the_family_keeps_a_built_in_base_and_is_exported_and_listed(family):
+    assert issubclass(family, errors.BARTScoreError)
+    kinds = (ValueError, TypeError, OSError, RuntimeError, ImportError)
+    assert family is errors.BARTScoreError or issubclass(family, kinds)
+    assert getattr(bart_score, family.__name__) is family and family.__name__ in bart_score.__all__
+    assert f"\n    {family.__name__} " in errors.__doc__  # the module's table
+
+
+def test_bad_input_to_the_statistics_is_an_input_error_and_a_value_error():
+    from bart_score.stats import compare_systems
+
+    with pytest.raises(errors.InputError, match="compare_systems needs at least one system") as raised:
+        compare_systems({})
+    assert isinstance(raised.value, ValueError)
+    with pytest.raises(errors.InputError, match=r"resamples must be an integer from 1 to 100,000, got 0"):
+        compare_systems({"a": [1.0]}, resamples=0)
+
+
+def test_bad_input_to_the_meta_evaluation_is_an_input_error():
+    from bart_score.meta_eval.benchmarks import resolve_benchmarks
+    from bart_score.meta_eval.protocol import correlate
+
+    with pytest.raises(errors.InputError, match=r"protocol must be one of"):
+        correlate("nope", ["d"], [1.0], [1.0])
+    with pytest.raises(errors.InputError, match=r"scores\[0\] is nan; every score must be a finite number"):
+        correlate("pearson", ["d"], [1.0], [float("nan")])
+    with pytest.raises(errors.InputError, match=r"unknown benchmark 'cnndm'"):
+        resolve_benchmarks(["cnndm"])
+
+
+def test_a_bad_chunk_size_for_the_score_cache_is_an_input_error(tmp_path):
+    from bart_score.score_cache import ResumableScorer
+
+    with pytest.raises(errors.InputError, match=r"chunk_pairs must be a positive integer, got 0"):
+        ResumableScorer(None, str(tmp_path / "cache.jsonl"), chunk_pairs=0)  # refused before the scorer is read
+
+
+def test_an_output_that_is_a_folder_is_an_output_file_error_with_its_errno(tmp_path):
+    from bart_score.outputs import write_atomically
+
+    with pytest.raises(errors.OutputFileError) as raised:
+        write_atomically(str(tmp_path), lambda handle: handle.write("x"))
+    assert isinstance(raised.value, OSError) and raised.value.errno == errno.EINVAL
+    assert str(raised.value) == (
+        f"[Errno 22] not a regular file (a folder, device, FIFO or socket); it is not replaced: '{tmp_path}'"
+    )
+
+
+def test_the_interfaces_are_abstract():
+    """A model family or retriever that leaves a method out cannot be made (rather than failing at its first call)."""
+    from bart_score.models.base import Family
+    from bart_score.retrievers import Retriever
+
+    class Partial(Family):
+        def tokenize(self, conditions, targets, condition_languages, max_length):
+            raise AssertionError
+
+    with pytest.raises(TypeError, match="abstract"):
+        Partial(None, None)
+    with pytest.raises(TypeError, match="abstract"):
+        Retriever()
