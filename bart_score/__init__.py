@@ -3,7 +3,7 @@
 ``from bart_score import BARTScorer`` is a drop-in for the original class. The package's modules, one concern each
 (a package's modules in brackets):
 
-    errors           the one family of errors bart_score raises
+    errors           the one family of errors bart_score raises, and the one of warnings it gives
     version          the package's version, in a module of its own
     options          ScoringOptions: what one scoring call asks for, checked once and passed down whole; EngineOptions:
                      the engine's settings, likewise
@@ -62,6 +62,11 @@ _EXPORTS = {
     "CacheFileError": "errors",
     "OutputFileError": "errors",
     "ScoringError": "errors",
+    "BARTScoreWarning": "errors",
+    "TokenizationWarning": "errors",
+    "RescaleWarning": "errors",
+    "LongSourceWarning": "errors",
+    "CacheWarning": "errors",
     "BARTScorer": "engine",
     "resolve_checkpoint": "models",
     "locate_checkpoint": "models",
@@ -113,20 +118,25 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .dataset_scoring import score_dataset as score_dataset
     from .engine import BARTScorer as BARTScorer
     from .errors import BARTScoreError as BARTScoreError
+    from .errors import BARTScoreWarning as BARTScoreWarning
     from .errors import BaselineDirectionsError as BaselineDirectionsError
     from .errors import BaselineError as BaselineError
     from .errors import BaselineNotFoundError as BaselineNotFoundError
     from .errors import BaselineSettingsError as BaselineSettingsError
     from .errors import BenchmarkDataError as BenchmarkDataError
     from .errors import CacheFileError as CacheFileError
+    from .errors import CacheWarning as CacheWarning
     from .errors import CheckpointLoadError as CheckpointLoadError
     from .errors import CheckpointNotFoundError as CheckpointNotFoundError
     from .errors import CustomCodeError as CustomCodeError
     from .errors import InputError as InputError
     from .errors import InputTypeError as InputTypeError
+    from .errors import LongSourceWarning as LongSourceWarning
     from .errors import MissingExtraError as MissingExtraError
     from .errors import OutputFileError as OutputFileError
+    from .errors import RescaleWarning as RescaleWarning
     from .errors import ScoringError as ScoringError
+    from .errors import TokenizationWarning as TokenizationWarning
     from .errors import UnsupportedModelError as UnsupportedModelError
     from .errors import UsageError as UsageError
     from .long_source import LONG_SOURCE_MODES as LONG_SOURCE_MODES

@@ -23,7 +23,14 @@ import transformers
 
 from . import directions
 from .distributed import ProcessGroup, default_device, process_group
-from .errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
+from .errors import (
+    CheckpointLoadError,
+    CheckpointNotFoundError,
+    InputError,
+    ScoringError,
+    TokenizationWarning,
+    UnsupportedModelError,
+)
 from .inputs import describe, optional_positive_int, reference_lists, text_list, whole_number
 from .models import (
     IGNORED,
@@ -557,6 +564,7 @@ class BARTScorer:
                 f"BARTScore truncated {tokenized.truncated_conditions} distinct source text(s) and "
                 f"{tokenized.truncated_targets} distinct target text(s) to max_length={self.max_length} tokens, as "
                 f"the original BARTScore does; their tails are not scored",
+                TokenizationWarning,
                 stacklevel=4,
             )
         if tokenized.special_token_texts:
@@ -566,6 +574,7 @@ class BARTScorer:
                 f"as {self.family.special_token_in(example)!r} in {example[:60]!r}), which the tokenizer reads as "
                 f"special tokens, as the original BARTScore does; a target made of them can score unrealistically "
                 f"well",
+                TokenizationWarning,
                 stacklevel=4,
             )
 

@@ -1,6 +1,7 @@
-"""The errors bart_score raises: one family under ``BARTScoreError``.
+"""The errors bart_score raises, one family under ``BARTScoreError``, and the warnings it gives, one family under
+``BARTScoreWarning``.
 
-Each class also keeps the built-in base that says what kind of problem it is, so that ``except ValueError`` and
+Each error class also keeps the built-in base that says what kind of problem it is, so that ``except ValueError`` and
 ``except OSError`` go on catching what they did:
 
     BARTScoreError          every error bart_score raises on purpose
@@ -19,6 +20,14 @@ Each class also keeps the built-in base that says what kind of problem it is, so
     CacheFileError          a score cache file that cannot be used (ValueError)
     OutputFileError         an output file that cannot be replaced: a folder, device, FIFO or socket is there (OSError)
     ScoringError            scoring failed at run time, for a reason that is not the input's (RuntimeError)
+
+Each warning class is a UserWarning, so that filters on UserWarning go on catching what they did:
+
+    BARTScoreWarning        every warning bart_score gives
+    TokenizationWarning     what tokenizing did to the texts: tails cut at max_length, special-token strings read
+    RescaleWarning          a direction that cannot be rescaled, or barely; fewer reference pairs than were asked for
+    LongSourceWarning       long_source="windows": sentences cut, sources shorter than a window, the retriever's cut
+    CacheWarning            the score cache file was repaired (an unfinished last line dropped)
 
 This module imports nothing, so that every other module can import it."""
 
@@ -105,6 +114,28 @@ class OutputFileError(BARTScoreError, OSError):
 
 class ScoringError(BARTScoreError, RuntimeError):
     """Scoring failed at run time for a reason that is not the input's (a pair that does not fit in memory)."""
+
+
+class BARTScoreWarning(UserWarning):
+    """Every warning bart_score gives: the category to filter on, here or in an application that shows them."""
+
+
+class TokenizationWarning(BARTScoreWarning):
+    """Tokenizing changed what is scored: texts cut to max_length, or special-token strings read as special tokens."""
+
+
+class RescaleWarning(BARTScoreWarning):
+    """The rescaling's reference points: a direction they cannot rescale or barely can, or fewer reference pairs
+    than were asked for."""
+
+
+class LongSourceWarning(BARTScoreWarning):
+    """long_source="windows": sentences cut for want of an end, windows cut at a short source's edges, or a
+    retriever that cuts sentences shorter than its own settings say."""
+
+
+class CacheWarning(BARTScoreWarning):
+    """The score cache file was repaired: an unfinished last line (an interrupted write) was dropped."""
 
 
 def first_line(error: BaseException) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, InputTypeError, MissingExtraError
+from .errors import InputError, InputTypeError, LongSourceWarning, MissingExtraError
 from .inputs import ascii_integer, positive_option, whole_number
 from .retrievers import BM25, DEFAULT_RETRIEVER, Retriever, load_retriever
 
@@ -310,12 +310,14 @@ def plan_windows(
         warnings.warn(
             f"long_source='windows': {cut} sentence(s) ran over {PIECE_CHARS} characters without an end the "
             f"splitter finds, and were cut at a space",
+            LongSourceWarning,
             stacklevel=3,
         )
     if plan.short_sources:
         warnings.warn(
             f"long_source='windows': {plan.short_sources} distinct source(s) have fewer sentences than one window "
             f"spans ({window_size(settings.window)}): their windows are cut at the source's edges",
+            LongSourceWarning,
             stacklevel=3,
         )
     return plan

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError
+from .errors import InputError, RescaleWarning
 from .scorer import Scorer
 
 DEFAULT_PAIRS = 1000
@@ -89,6 +89,7 @@ def warn_if_degenerate(direction: str, point: ReferencePoints, where: str, stack
             f"average, an unrelated text {point.unrelated:.4f}: {gap:.4g} apart, under {DEGENERATE_SPREAD:.0%} of "
             f"their size), so each unit of raw score is {1 / gap:.3g} rescaled units and rescaled scores fall far "
             f"outside 0..1; make the reference points from more varied texts",
+            RescaleWarning,
             stacklevel=stacklevel + 1,
         )
 
@@ -129,6 +130,7 @@ def rescaled_scores(
                 f"BARTScore: {direction} cannot be rescaled: a copy scores {point.copy:.4f} on average and an "
                 f"unrelated text {point.unrelated:.4f}, so this model does not tell a copy from an unrelated text "
                 f"here; its rescaled scores are NaN",
+                RescaleWarning,
                 stacklevel=4,  # the caller of BARTScorer.score_directions
             )
         warn_if_degenerate(direction, point, "the rescaling", stacklevel=4)
@@ -277,6 +279,7 @@ def sample_reference_pairs(
         warnings.warn(
             f"BARTScore: {pairs} reference pairs were asked for, but the texts give only {scored} distinct ones "
             f"(copies and unrelated pairs); all {scored} were scored, and are what the reference points are made of",
+            RescaleWarning,
             stacklevel=3,
         )
     digest = hashlib.sha256(

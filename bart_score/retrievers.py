@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import CheckpointLoadError, InputError, InputTypeError, MissingExtraError
+from .errors import CheckpointLoadError, InputError, InputTypeError, LongSourceWarning, MissingExtraError
 from .reading import read_json
 
 DEFAULT_RETRIEVER = "sentence-transformers/bert-base-nli-mean-tokens"
@@ -120,6 +120,7 @@ class EmbeddingRetriever(Retriever):
             warnings.warn(
                 f"retriever={checkpoint!r}: sentence_bert_config.json's max_seq_length {self.max_length} is more than "
                 f"the model's {usable} positions; sentences are cut at {usable} tokens",
+                LongSourceWarning,
                 stacklevel=4,
             )
             self.max_length = usable

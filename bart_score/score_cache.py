@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import CacheFileError, InputError
+from .errors import CacheFileError, CacheWarning, InputError
 from .inputs import whole_number
 from .reading import parse_json, read_bounded
 
@@ -199,6 +199,7 @@ class ResumableScorer:
             warnings.warn(
                 f"the score cache {self.path} ended in an unfinished line (an interrupted write); it was dropped and "
                 f"its pair will be scored again",
+                CacheWarning,
                 stacklevel=3,
             )
             with open(self.path, "r+b") as handle:

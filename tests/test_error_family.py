@@ -1,5 +1,6 @@
-"""Every error bart_score raises on purpose is a BARTScoreError: read from the sources (any raise of a built-in
-exception class fails, naming file:line), and checked on a few of the calls that raise."""
+"""Every error bart_score raises on purpose is a BARTScoreError, and every warning it gives a BARTScoreWarning: read
+from the sources (any raise of a built-in exception class, any warnings.warn without a category of the family, fails
+naming file:line), and checked on a few of the calls that raise and warn."""
 
 import ast
 import builtins
@@ -69,6 +70,24 @@ def built_in_raises(package=PACKAGE):
     return found
 
 
+def is_warn(call):
+    """warnings.warn(...) or a bare warn(...)."""
+    function = call.func
+    if isinstance(function, ast.Attribute):
+        return function.attr == "warn" and ast.unparse(function.value) == "warnings"
+    return isinstance(function, ast.Name) and function.id == "warn"
+
+
+def warn_calls(package=PACKAGE):
+    """('file:line', the category's name or None) for each warnings.warn (or warn) call under `package`."""
+    for path, tree in sources(package):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and is_warn(node):
+                keywords = {keyword.arg: keyword.value for keyword in node.keywords}
+                given = node.args[1] if len(node.args) > 1 else keywords.get("category")
+                yield f"{path}:{node.lineno}", given.id if isinstance(given, ast.Name) else None
+
+
 def test_the_package_raises_no_built_in_exception_class():
     """Each is one of the family (errors.py), which keeps the built-in base that `except ValueError` relies on."""
     raises = sum(isinstance(node, ast.Raise) for _, tree in sources() for node in ast.walk(tree))
@@ -95,14 +114,25 @@ def test_the_walk_finds_a_built_in_raise_and_lets_re_raises_and_protocols_pass(t
     assert built_in_raises(str(package)) == ["probe/module.py:2: ValueError", "probe/module.py:4: OSError"]
 
 
+def test_every_warning_has_a_category_of_the_family():
+    calls = list(warn_calls())
+    assert len(calls) >= 9  # the walk sees the package's warnings
+    family = {name for name, value in vars(errors).items() if inspect.isclass(value) and issubclass(value, Warning)}
+    wrong = [f"{where}: {category or 'no category'}" for where, category in calls if category not in family]
+    assert not wrong, f"{len(wrong)} warning(s) without a category from bart_score.errors:\n" + "\n".join(wrong)
+
+
 FAMILY = list(dict.fromkeys(value for value in vars(errors).values() if inspect.isclass(value)))  # UsageError: once
 
 
 @pytest.mark.parametrize("family", FAMILY, ids=lambda family: family.__name__)
-def test_each_error_is_in_the_family_keeps_a_built_in_base_and_is_exported_and_listed(family):
-    assert issubclass(family, errors.BARTScoreError)
-    kinds = (ValueError, TypeError, OSError, RuntimeError, ImportError)
-    assert family is errors.BARTScoreError or issubclass(family, kinds)
+def test_each_class_is_in_the_family_keeps_a_built_in_base_and_is_exported_and_listed(family):
+    if issubclass(family, Warning):
+        assert issubclass(family, errors.BARTScoreWarning) and issubclass(family, UserWarning)
+    else:
+        assert issubclass(family, errors.BARTScoreError)
+        kinds = (ValueError, TypeError, OSError, RuntimeError, ImportError)
+        assert family is errors.BARTScoreError or issubclass(family, kinds)
     assert getattr(bart_score, family.__name__) is family and family.__name__ in bart_score.__all__
     assert f"\n    {family.__name__} " in errors.__doc__  # the module's table
 
@@ -160,3 +190,10 @@ def test_the_interfaces_are_abstract():
         Partial(None, None)
     with pytest.raises(TypeError, match="abstract"):
         Retriever()
+
+
+def test_the_rescaling_warns_in_its_category():
+    from bart_score.rescale import ReferencePoints, rescaled_scores
+
+    with pytest.warns(errors.RescaleWarning, match="faithfulness cannot be rescaled"):
+        rescaled_scores({"faithfulness": [-2.5]}, {"faithfulness": ReferencePoints(unrelated=-2.0, copy=-3.0)})
