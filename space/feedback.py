@@ -2,10 +2,10 @@
 
 A handler's work runs inside `attempt`, which never raises: it returns an Outcome holding the work's result, or the
 problem in words (a path-free message, see guards.public_message) with the field at fault, and the notes to show (the
-engine's truncation and rescaling warnings that a user can act on, the work's own notes). API clients get a problem as
-gr.Error and notes as gr.Warning (`answer`); the page keeps them in the status line beside the button until the next
-action, and marks the field at fault (`status_line`, `field_marks`). Gradio renders messages as HTML, and messages
-quote what the user sent, so every message is escaped (`as_text`)."""
+library's tokenization and rescaling warnings, which a user can act on, by their category; the work's own notes).
+API clients get a problem as gr.Error and notes as gr.Warning (`answer`); the page keeps them in the status line
+beside the button until the next action, and marks the field at fault (`status_line`, `field_marks`). Gradio renders
+messages as HTML, and messages quote what the user sent, so every message is escaped (`as_text`)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,16 @@ from typing import Any
 
 import gradio as gr
 
+from bart_score.errors import RescaleWarning, TokenizationWarning
+
 from .guards import memory_returned_after, public_message
 
 AT_FAULT = "at-fault"  # the CSS class of a field the status line's problem is about
 
-# What the page makes of the engine's notices, each a (pattern, replacement): replacement None hides a notice about a
+# The library's warnings that the page shows: what tokenizing did to the texts, and the rescaling's notes. Not its
+# long-source notes, which are about the operator's settings (BARTSCORE_APP_LONG_SOURCE), nor any other library's.
+SHOWN_WARNINGS = (TokenizationWarning, RescaleWarning)
+# What the page makes of the notices it shows, each a (pattern, replacement): replacement None hides a notice about a
 # choice the Space makes, which a user cannot change; the others end with what a user of the page can do, where the
 # engine's own advice is for a library caller.
 NOTICES_FOR_USERS = (
@@ -55,14 +60,13 @@ def attempt(work: Callable[..., Any], *args: Any) -> Outcome:
             return Outcome(problem="The server ran out of memory for this request; send fewer or shorter texts")
         except Exception as error:  # anything else a handler calls: a message, with the details in the server's log
             return Outcome(problem=public_message(error), field=getattr(error, "field", None))
-    # the engine's truncation and rescaling notices
-    notices = (note_for_users(str(w.message)) for w in caught if str(w.message).startswith("BARTScore"))
+    notices = (note_for_users(str(w.message)) for w in caught if issubclass(w.category, SHOWN_WARNINGS))
     notes = [public_message(notice) for notice in notices if notice is not None]
     return Outcome(value=value, notes=[*notes, *getattr(value, "notes", [])])
 
 
 def note_for_users(notice: str) -> str | None:
-    """An engine notice as the page shows it (NOTICES_FOR_USERS), or None when a user can do nothing about it."""
+    """A library notice as the page shows it (NOTICES_FOR_USERS), or None when a user can do nothing about it."""
     for pattern, replacement in NOTICES_FOR_USERS:
         if pattern.search(notice):
             return None if replacement is None else pattern.sub(replacement, notice)

@@ -12,6 +12,7 @@ import json
 import math
 import re
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -619,6 +620,20 @@ def test_engine_truncation_notices_become_notes_and_errors_become_messages_namin
     with pytest.raises(gr.Error) as raised:
         space_feedback.answer(space_feedback.Outcome(problem="Bad <b>"))
     assert raised.value.message == "Bad &lt;b&gt;" and raised.value.print_exception is False
+
+
+def test_the_notes_are_the_librarys_tokenization_and_rescaling_warnings_picked_by_category():
+    """Not its long-source notes (about the operator's settings), nor another library's warnings."""
+
+    def work():
+        warnings.warn("BARTScore truncated 1 distinct source text(s)", bart_score.TokenizationWarning, stacklevel=1)
+        warnings.warn("BARTScore: recall cannot be rescaled", bart_score.RescaleWarning, stacklevel=1)
+        warnings.warn("long_source='windows': 1 sentence(s) were cut", bart_score.LongSourceWarning, stacklevel=1)
+        warnings.warn("`torch_dtype` is deprecated! Use `dtype` instead!", UserWarning, stacklevel=1)  # transformers
+        return 1
+
+    outcome = space_feedback.attempt(work)
+    assert outcome.notes == ["BARTScore truncated 1 distinct source text(s)", "BARTScore: recall cannot be rescaled"]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
