@@ -68,8 +68,8 @@ _EXPORTS = {
     "LongSourceWarning": "errors",
     "CacheWarning": "errors",
     "BARTScorer": "engine",
-    "resolve_checkpoint": "models",
-    "locate_checkpoint": "models",
+    "resolve_checkpoint": "models.loading",
+    "locate_checkpoint": "models.checkpoints",
     "VARIANTS": "variants",
     "DEFAULT_CHECKPOINT": "variants",
     "PARA_WEIGHTS_ENV": "variants",
@@ -145,8 +145,8 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .meta_eval.benchmarks import BENCHMARKS as BENCHMARKS
     from .meta_eval.benchmarks import load_benchmark as load_benchmark
     from .meta_eval.scoring import score_benchmarks as score_benchmarks
-    from .models import locate_checkpoint as locate_checkpoint
-    from .models import resolve_checkpoint as resolve_checkpoint
+    from .models.checkpoints import locate_checkpoint as locate_checkpoint
+    from .models.loading import resolve_checkpoint as resolve_checkpoint
     from .options import AGGREGATIONS as AGGREGATIONS
     from .options import DIRECTIONS as DIRECTIONS
     from .options import PROMPT_SIDES as PROMPT_SIDES

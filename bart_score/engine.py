@@ -32,16 +32,9 @@ from .errors import (
     UnsupportedModelError,
 )
 from .inputs import describe, optional_positive_int, reference_lists, text_list, whole_number
-from .models import (
-    IGNORED,
-    Target,
-    load_family,
-    locate_checkpoint,
-    resolve_checkpoint,
-    weights_identity,
-)
-from .models.base import Tokenized
-from .models.checkpoints import Checkpoint, stored_weights_are_finite
+from .models.base import IGNORED, Target, Tokenized
+from .models.checkpoints import Checkpoint, locate_checkpoint, stored_weights_are_finite, weights_identity
+from .models.loading import load_family, resolve_checkpoint
 from .options import AGGREGATIONS, EngineOptions, ScoringOptions
 from .progress import progress_bar
 from .templates import instruction_list

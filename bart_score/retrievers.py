@@ -96,7 +96,7 @@ class EmbeddingRetriever(Retriever):
         from transformers import AutoModel
 
         # bart_score.models imports torch and transformers: only once an encoder is asked for.
-        from .models import find_checkpoint, is_decoder_only, load_tokenizer, loading
+        from .models.loading import find_checkpoint, is_decoder_only, load_tokenizer, loading
 
         config, where = find_checkpoint(checkpoint)
         if getattr(config, "is_encoder_decoder", False) or is_decoder_only(config):
@@ -281,7 +281,7 @@ def load_retriever(retriever: object, device: object = None) -> Retriever:
         )
     if retriever == BM25:
         return BM25Retriever()
-    from .models import checkpoint_identity
+    from .models.loading import checkpoint_identity
 
     saved = os.path.isfile(os.path.join(retriever, "config.json"))
     key = (retriever, checkpoint_identity(retriever) if saved else None, str(device))

@@ -23,7 +23,8 @@ from safetensors import SafetensorError
 
 import bart_score
 from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
-from bart_score.models import check_checkpoint, load_tokenizer, locate_checkpoint
+from bart_score.models.checkpoints import locate_checkpoint
+from bart_score.models.loading import check_checkpoint, load_tokenizer
 from bart_score.outputs import spreadsheet_cell
 from bart_score.signature import Signature
 

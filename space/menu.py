@@ -11,7 +11,8 @@ import huggingface_hub
 import bart_score
 from bart_score import baseline_files
 from bart_score.errors import InputError
-from bart_score.models import checkpoint_identity, weights_identity
+from bart_score.models.checkpoints import weights_identity
+from bart_score.models.loading import checkpoint_identity
 from bart_score.reading import read_json
 
 # Families by their config's model_type, as the page names them; any other model is "model".

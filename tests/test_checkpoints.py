@@ -12,7 +12,8 @@ from huggingface_hub import constants as hub_constants
 from support.cli import ROOT
 
 import bart_score
-from bart_score.models import locate_checkpoint
+from bart_score.models import loading
+from bart_score.models.checkpoints import locate_checkpoint
 
 UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens, the connection is refused at once
 
@@ -42,7 +43,7 @@ def test_an_uncached_hub_id_fails_at_once_when_the_hub_cannot_be_reached(online_
 
 def test_with_hf_hub_offline_the_hub_is_not_even_probed(empty_hf_cache, monkeypatch):
     monkeypatch.setattr(hub_constants, "ENDPOINT", UNREACHABLE)
-    monkeypatch.setattr(bart_score.models, "hub_unreachable", lambda: pytest.fail("the Hub was probed"))
+    monkeypatch.setattr(loading, "hub_unreachable", lambda: pytest.fail("the Hub was probed"))
     with pytest.raises(bart_score.CheckpointNotFoundError, match=r"could not be downloaded \(HF_HUB_OFFLINE is set\)"):
         bart_score.BARTScorer(checkpoint="facebook/bart-large-cnn", device="cpu")
 
@@ -68,7 +69,7 @@ def test_cli_fails_at_once_without_hf_hub_offline_when_the_hub_cannot_be_reached
 
 @pytest.mark.parametrize("name", ["/nowhere/no-model", "./no-model-here", "../no-model-here", "~/no-model-here"])
 def test_a_path_that_names_nothing_is_refused_as_a_path(name, online_but_unreachable, monkeypatch):
-    monkeypatch.setattr(bart_score.models, "hub_unreachable", lambda: pytest.fail("a path was looked up on the Hub"))
+    monkeypatch.setattr(loading, "hub_unreachable", lambda: pytest.fail("a path was looked up on the Hub"))
     with pytest.raises(bart_score.CheckpointNotFoundError, match=rf"there is no checkpoint folder at '{name}'"):
         bart_score.BARTScorer(checkpoint=name, device="cpu")
 

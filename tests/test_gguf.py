@@ -37,8 +37,9 @@ import bart_score
 import space.guards
 import space.settings
 from bart_score.cli import main
-from bart_score.models import checkpoint_identity, locate_checkpoint
+from bart_score.models.checkpoints import locate_checkpoint
 from bart_score.models.gguf import MAX_ENTRIES, MAX_STRING_BYTES
+from bart_score.models.loading import checkpoint_identity
 
 TOLERANCE = 1e-5
 CONDITIONS = [

@@ -14,7 +14,8 @@ from support.reference import seq2seq_score
 
 import bart_score
 from bart_score import baseline_files, baselines
-from bart_score.models import checkpoint_identity, locate_checkpoint, weights_identity
+from bart_score.models.checkpoints import locate_checkpoint, weights_identity
+from bart_score.models.loading import checkpoint_identity
 from bart_score.score_cache import ResumableScorer
 
 TEXTS = ["The cat sat on the mat.", "Rain is expected in the north tomorrow.", "The team won the game.", "Good."]

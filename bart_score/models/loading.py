@@ -1,0 +1,396 @@
+"""Model families and checkpoints: which families the engine drives, and how a checkpoint is found and loaded.
+
+A checkpoint is a named configuration (bart_score.variants), a GGUF file, a local directory saved with save_pretrained,
+or a Hub id (see checkpoints.locate_checkpoint). A directory or GGUF file is read where it is; a Hub id from the
+Hugging Face cache, else the Hub. The config's model_type (a GGUF file's metadata) picks the family. A new family is one
+class (see base.Family) added to SEQ2SEQ_FAMILIES, or any decoder-only model that AutoModelForCausalLM loads. No code
+from a checkpoint is ever run: every from_pretrained call passes trust_remote_code=False, and a checkpoint that would
+need its own code is refused before anything is loaded (so transformers never asks on stdin whether to run it)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+import transformers
+from huggingface_hub import constants as hub_constants
+from transformers import AutoConfig, AutoTokenizer, GgufConfig, PretrainedConfig
+from transformers.models.auto.tokenization_auto import get_tokenizer_config
+
+from ..errors import (
+    CheckpointLoadError,
+    CheckpointNotFoundError,
+    InputError,
+    InputTypeError,
+    UnsupportedModelError,
+    first_line,
+)
+from ..templates import ChatSettings
+from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
+from .base import IGNORED, Family, Target
+from .causal import CausalFamily, GPTScoreFamily
+from .chat import ChatFamily
+from .checkpoints import (
+    Checkpoint,
+    check_checkpoint_files,
+    hub_unreachable,
+    locate_checkpoint,
+    refuse_custom_code,
+    stored_tensor_elements,
+    weights_identity,
+)
+from .gguf import read_gguf_header, require_gguf_extra
+from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
+
+SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
+# Fewer ordinary vocabulary entries than this is a tokenizer without its vocabulary: the smallest real ones (bytes,
+# characters) have hundreds, and one built from a tokenizer config alone has none or one.
+MIN_VOCABULARY = 16
+# The config attributes that count a model's layers (stacks of an encoder-decoder apart), across transformers' families.
+_LAYER_COUNTS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers", "num_decoder_layers")
+
+__all__ = [
+    "IGNORED",
+    "SEQ2SEQ_FAMILIES",
+    "Checkpoint",
+    "CheckpointNotFoundError",
+    "Family",
+    "Target",
+    "check_checkpoint",
+    "checkpoint_identity",
+    "find_checkpoint",
+    "is_decoder_only",
+    "load_family",
+    "load_tokenizer",
+    "loading",
+    "locate_checkpoint",
+    "resolve_checkpoint",
+    "weights_identity",
+]
+
+
+def resolve_checkpoint(name: str) -> tuple[str, str | None]:
+    """Maps a configuration name, Hub id, local directory or GGUF file to (checkpoint, path of a state dict to load
+    over it or None)."""
+    if not isinstance(name, str) or not name:
+        raise InputTypeError(
+            f"checkpoint must be a configuration name, a Hub id, a directory or a GGUF file, got {name!r}"
+        )
+    if name != "cnn-para":
+        return NAMED_CHECKPOINTS.get(name, name), None
+    path = os.environ.get(PARA_WEIGHTS_ENV)
+    if not path:
+        raise CheckpointNotFoundError(
+            f"The 'cnn-para' variant needs the paraphrase-tuned BART weights (bart.pth from the BARTScore release, "
+            f"https://github.com/neulab/BARTScore), which are not on the Hub. Download the file and set "
+            f"{PARA_WEIGHTS_ENV}=/path/to/bart.pth"
+        )
+    if not os.path.isfile(path):
+        raise CheckpointNotFoundError(f"{PARA_WEIGHTS_ENV} is set to {path!r}, but no file is there")
+    return NAMED_CHECKPOINTS["cnn-para"], path
+
+
+def checkpoint_identity(checkpoint: str) -> str:
+    """The identity of the checkpoint `checkpoint` names (see checkpoints.Checkpoint.identity)."""
+    return locate_checkpoint(checkpoint).identity()
+
+
+def load_family(
+    checkpoint: Checkpoint,
+    *,
+    dtype: torch.dtype,
+    source_lang: str | None = None,
+    target_lang: str | None = None,
+    template: str | None = None,
+    compatibility: str | None = None,
+    chat: ChatSettings | None = None,
+) -> Family:
+    """The family object driving `checkpoint` (see locate_checkpoint): tokenizer and model loaded, in evaluation mode,
+    in `dtype` (a GGUF file's tensors dequantized to it); chat: checked ChatSettings for chat-format scoring
+    (bart_score.models.chat), or None. The settings come as EngineOptions checked them (compatibility's value
+    included); what is checked here is what needs the checkpoint's config."""
+    config, where = _find(checkpoint)
+    family = _family_class(checkpoint.name, config, template, compatibility, chat)
+    if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
+        raise InputError(
+            f"source_lang and target_lang are for families with language codes (mBART); "
+            f"{checkpoint.name!r} is a {config.model_type!r} model"
+        )
+    if template is not None and not issubclass(family, CausalFamily):
+        raise InputError(
+            f"template is for causal language models; {checkpoint.name!r} is a {config.model_type!r} "
+            f"sequence-to-sequence model (use prompt= to add text to its condition)"
+        )
+    check_config_fits_weights(checkpoint, config, family.auto_class)
+    weights = {}
+    if checkpoint.gguf_file:
+        weights = {"quantization_config": GgufConfig(dequantize=True)}
+        _gguf_bar_follows_the_switch()
+    tokenizer = load_tokenizer(repr(checkpoint.name), checkpoint.source, where)
+    with loading(repr(checkpoint.name)):
+        model, loading_info = family.auto_class.from_pretrained(
+            checkpoint.source,
+            config=config,
+            dtype=dtype,
+            output_loading_info=True,
+            trust_remote_code=False,
+            **where,
+            **weights,
+        )
+    missing = sorted(loading_info["missing_keys"])
+    if missing:  # transformers would score with those weights left at random values
+        raise CheckpointLoadError(
+            f"{checkpoint.name!r} lacks {len(missing)} of the weights of its {type(model).__name__} (such as "
+            f"{missing[0]}): its files are incomplete, or hold another architecture (or a part of one, such as an "
+            f"encoder alone)"
+        )
+    model.eval()
+    if family is MBartFamily:
+        return family(tokenizer, model, source_lang, target_lang)
+    if family is ChatFamily:
+        assert chat is not None  # _family_class chose ChatFamily for chat settings
+        return family(tokenizer, model, chat, _template_origin(checkpoint))
+    if issubclass(family, CausalFamily):
+        return family(tokenizer, model, template)
+    return family(tokenizer, model)
+
+
+def check_config_fits_weights(checkpoint: Checkpoint, config: PretrainedConfig, auto_class: Any) -> None:
+    """Refuses (CheckpointLoadError) a config that asks for more than the checkpoint's weights hold, before the model is
+    built: building takes the memory and time of the model the config describes, whatever the files hold (a config
+    of 20,000 layers over weights for 2 took 93 s and 2 GB to be refused as lacking weights). First each layer count
+    of the config against the layers the weights' names number, then the parameters of the config's model, built on
+    the meta device (no memory), against the values the weights hold (their files' headers). A Hub id that is not in
+    the Hugging Face cache is not checked: its files are not here yet."""
+    stored = stored_tensor_elements(checkpoint)
+    if stored is None:
+        return
+    # Layers are numbered in the weights' names (model.layers.11.mlp..., blk.11.ffn_up...): every layer has a number.
+    numbers = {part for name in stored for part in name.split(".") if part.isascii() and part.isdigit()}
+    for attribute in _LAYER_COUNTS:
+        declared = getattr(config, attribute, None)
+        if isinstance(declared, int) and declared > len(numbers):
+            raise CheckpointLoadError(
+                f"{checkpoint.name!r} is damaged: its config's {attribute} is {declared:,}, but its weights hold "
+                f"{len(numbers):,} numbered layers"
+            )
+    with loading(repr(checkpoint.name)), torch.device("meta"):
+        model = auto_class.from_config(config, trust_remote_code=False)
+    # Weights the model makes itself when they are missing (Marian's sinusoidal positions) are not in its files.
+    made = [re.compile(pattern) for pattern in getattr(model, "_keys_to_ignore_on_load_missing", None) or ()]
+    needed = sum(
+        parameter.numel()
+        for name, parameter in model.named_parameters()
+        if not any(pattern.search(name) for pattern in made)
+    )
+    held = sum(stored.values())
+    if needed > held:
+        raise CheckpointLoadError(
+            f"{checkpoint.name!r} is damaged: the {type(model).__name__} its config describes has {needed:,} "
+            f"parameters, but its weights hold {held:,} values: its files are incomplete, or its config's sizes "
+            f"(hidden size, vocabulary, layers) are not those of its weights"
+        )
+
+
+def _gguf_bar_follows_the_switch() -> None:
+    """transformers draws its bar over a GGUF file's tensors ("Converting and de-quantizing GGUF tensors") with tqdm
+    itself, not with its own tqdm wrapper, so that disable_progress_bar() (the command line's -q) left it drawn: its
+    GGUF module is given the wrapper, which draws the same bar unless the switch is off."""
+    from transformers import modeling_gguf_pytorch_utils
+
+    modeling_gguf_pytorch_utils.tqdm = transformers.utils.logging.tqdm
+
+
+@contextlib.contextmanager
+def loading(what: str) -> Iterator[None]:
+    """Failures of transformers' loading as one CheckpointLoadError naming `what`."""
+    try:
+        yield
+    except (MemoryError, torch.OutOfMemoryError):
+        raise  # not the files' fault: the caller may try again, or elsewhere
+    except Exception as error:  # truncated or foreign files fail in many libraries' own ways
+        raise CheckpointLoadError(f"cannot load {what}: {first_line(error)}") from None
+
+
+def load_tokenizer(label: str, source: str, where: dict[str, Any]) -> Any:
+    """The tokenizer at `source` (`where`: where from_pretrained finds the files, as find_checkpoint gives it),
+    refused with a CheckpointLoadError naming `label` (the checkpoint as messages name it) when it fails to load or
+    has next to no vocabulary. transformers builds a tokenizer from a tokenizer config alone when the vocabulary
+    files are missing (a partial download, a folder saved without them): it reads every text as unknown or no tokens,
+    and every score would be noise."""
+    with loading(f"the tokenizer of {label}"):
+        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **where)
+    added = set(tokenizer.added_tokens_decoder)
+    ordinary = len({index for index in tokenizer.get_vocab().values() if index not in added})
+    if ordinary < MIN_VOCABULARY:
+        raise CheckpointLoadError(
+            f"the tokenizer of {label} has {ordinary} ordinary vocabulary entries (beside {len(added)} "
+            f"special and added tokens), so it cannot read text: its vocabulary files (tokenizer.json, vocab and "
+            f"merges, or a sentencepiece model) are missing or unreadable"
+        )
+    return tokenizer
+
+
+def _template_origin(checkpoint: Checkpoint) -> str:
+    """How errors name a checkpoint's chat template: the checkpoint, and the metadata or file it is read from."""
+    if checkpoint.gguf_file:
+        return f"the chat template of {checkpoint.name!r} (tokenizer.chat_template in its GGUF metadata)"
+    if checkpoint.local:
+        for name in ("chat_template.jinja", "chat_template.json", "tokenizer_config.json"):
+            if os.path.isfile(os.path.join(checkpoint.source, name)):
+                return f"the chat template of {checkpoint.name!r} (in {name})"
+    return f"the chat template of {checkpoint.name!r}"
+
+
+def _family_class(
+    name: str,
+    config: PretrainedConfig,
+    template: str | None,
+    compatibility: str | None,
+    chat: ChatSettings | None = None,
+) -> type[Family]:
+    for family in SEQ2SEQ_FAMILIES:
+        if config.model_type in family.model_types:
+            if chat is not None:
+                raise InputError(
+                    f"chat scoring is for causal language models with a chat template; {name!r} is a "
+                    f"{config.model_type!r} sequence-to-sequence model"
+                )
+            if compatibility is not None:
+                raise InputError(
+                    f"compatibility={compatibility!r} is for causal language models; {name!r} is "
+                    f"a {config.model_type!r} model, whose default policy already matches T5Score's "
+                    f"and GPTScore's Flan-T5 scoring"
+                )
+            return family
+    if is_decoder_only(config):
+        if chat is not None:
+            return ChatFamily
+        return GPTScoreFamily if compatibility == "gptscore" else CausalFamily
+    supported = ", ".join(sorted({t for family in SEQ2SEQ_FAMILIES for t in family.model_types}))
+    raise UnsupportedModelError(
+        f"{name!r} is a {config.model_type!r} model, which cannot score text as generation: "
+        f"supported are the sequence-to-sequence families ({supported}) and decoder-only causal "
+        f"language models (GPT-2, OPT, Llama, Qwen, ...)"
+    )
+
+
+def is_decoder_only(config: PretrainedConfig) -> bool:
+    """Whether a config is a decoder-only causal language model's. Encoder models such as BERT also have a causal-LM
+    head class, but they were trained to fill masks, not to continue text: only models with no masked-LM head count."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    return (
+        config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        and config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+        and not getattr(config, "is_encoder_decoder", False)
+    )
+
+
+def find_checkpoint(checkpoint: str) -> tuple[PretrainedConfig, dict]:
+    """(config, where from_pretrained finds the files, to be passed with trust_remote_code=False) of the checkpoint
+    `checkpoint` names, found as load_family finds it (for models that are not scored with, such as retrievers)."""
+    return _find(locate_checkpoint(checkpoint))
+
+
+def _find(checkpoint: Checkpoint) -> tuple[PretrainedConfig, dict[str, Any]]:
+    """(config, where from_pretrained finds the files): a GGUF file or local directory where it is, else the Hugging
+    Face cache, else the Hub, after one short request shows that the Hub answers."""
+    if checkpoint.gguf_file:
+        return _gguf_config(checkpoint), {"gguf_file": checkpoint.gguf_file}
+    if checkpoint.local:
+        return _config(checkpoint, {}), {}
+    cached = {"local_files_only": True}
+    try:
+        return _config(checkpoint, cached), cached
+    except CheckpointLoadError:
+        raise  # found, but unusable
+    except OSError:
+        pass  # not in the cache
+    reason: str | None
+    if hub_constants.HF_HUB_OFFLINE:
+        reason, remedy = "HF_HUB_OFFLINE is set", ""
+    else:
+        reason = hub_unreachable()
+        remedy = " Working offline, set HF_HUB_OFFLINE=1, so that the Hub is not tried."
+        if reason is None:
+            try:
+                return _config(checkpoint, {}), {}
+            except CheckpointLoadError:
+                raise
+            except OSError as hub_error:
+                reason = first_line(hub_error)
+    raise CheckpointNotFoundError(
+        f"Cannot load the checkpoint {checkpoint.name!r}: it is not a local directory or GGUF file, not in the Hugging "
+        f"Face cache ({hub_constants.HF_HUB_CACHE}), and it could not be downloaded ({reason}). On a machine with "
+        f"internet access run `hf download {checkpoint.name}` and copy the cache here, or pass the path of a directory "
+        f"saved with save_pretrained() or of a GGUF file as the checkpoint.{remedy}"
+    )
+
+
+def check_checkpoint(checkpoint: Checkpoint, download: dict | None = None) -> None:
+    """What can be known of a checkpoint without loading it: for a GGUF file, that the extra is installed and the file
+    whole; for the others, that the config reads as JSON; for both, that nothing asks for code of the checkpoint's own
+    (refused with CustomCodeError). `download`: where from_pretrained may look (local_files_only). Raises what
+    load_family would."""
+    download = download or {}
+    check_checkpoint_files(checkpoint)
+    if checkpoint.gguf_file:
+        require_gguf_extra(checkpoint.name)
+        assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
+        read_gguf_header(checkpoint.real_path)
+        config = None
+    else:
+        config = _read(checkpoint, "config", lambda: PretrainedConfig.get_config_dict(checkpoint.source, **download)[0])
+    tokenizer_config = _read(
+        checkpoint, "tokenizer config", lambda: get_tokenizer_config(checkpoint.source, **download)
+    )  # for a GGUF file, a tokenizer_config.json beside it
+    refuse_custom_code(checkpoint, config, tokenizer_config)
+
+
+def _read(checkpoint: Checkpoint, what: str, read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return read()
+    except ValueError as error:  # JSON that is not a config
+        raise CheckpointLoadError(f"cannot read the {what} of {checkpoint.name!r}: {first_line(error)}") from None
+    except OSError as error:
+        if checkpoint.local:  # there, but unreadable or not JSON
+            raise CheckpointLoadError(f"cannot read the {what} of {checkpoint.name!r}: {first_line(error)}") from None
+        raise  # not in the cache, or not on the Hub
+
+
+def _config(checkpoint: Checkpoint, download: dict[str, Any]) -> PretrainedConfig:
+    """The checkpoint's config, once check_checkpoint found nothing wrong, read through AutoConfig."""
+    check_checkpoint(checkpoint, download)
+    try:
+        return AutoConfig.from_pretrained(checkpoint.source, trust_remote_code=False, **download)
+    except Exception as error:  # a config.json that transformers cannot read, or finds inconsistent
+        # huggingface_hub's validation error says which validator failed; what is wrong is its cause's message.
+        problem = first_line(error.__cause__ or error)
+        raise CheckpointLoadError(f"cannot read the config of {checkpoint.name!r}: {problem}") from None
+
+
+def _gguf_config(checkpoint: Checkpoint) -> PretrainedConfig:
+    """A GGUF file's config (its metadata), once check_checkpoint found the file whole."""
+    check_checkpoint(checkpoint)
+    from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
+
+    try:
+        return AutoConfig.from_pretrained(checkpoint.source, gguf_file=checkpoint.gguf_file, trust_remote_code=False)
+    except Exception as error:  # the file is sound as far as read_gguf_header sees: the architecture, or damage
+        assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
+        architecture = read_gguf_header(checkpoint.real_path).architecture
+        if architecture.replace("-", "_") not in GGUF_SUPPORTED_ARCHITECTURES:
+            raise UnsupportedModelError(
+                f"{checkpoint.name!r} is a GGUF file of architecture {architecture!r}, which transformers "
+                f"{transformers.__version__} cannot read from GGUF ({first_line(error)})"
+            ) from None
+        problem = first_line(error)
+        raise CheckpointLoadError(f"cannot read the GGUF metadata of {checkpoint.name!r}: {problem}") from None
