@@ -41,13 +41,13 @@ ABOUT = (
 )
 
 
-# How a model's identity starts (bart_score.models.checkpoint_identity); older files hold the checkpoint as typed.
+# How a model's identity starts (models.loading.checkpoint_identity); older files hold the checkpoint as typed.
 IDENTITY_PREFIXES = ("dir:", "gguf:", "hub:")
 
 
 def baseline_settings(scorer: IdentifiedScorer, prompt_label: str) -> dict[str, Any]:
     """A baseline's key: what must be the same for its reference points to apply. The model is its identity
-    (bart_score.models.checkpoint_identity), not the name it was given: the same checkpoint named by another path
+    (models.loading.checkpoint_identity), not the name it was given: the same checkpoint named by another path
     matches, another model at the same path, or the same directory saved again, does not."""
     return {
         "model": scorer.model_identity,

@@ -296,7 +296,7 @@ class BARTScorer:
     @property
     def model_identity(self) -> str:
         """What tells this model apart from others, however the checkpoint was named: the key of baseline files and
-        score caches (see bart_score.models.checkpoint_identity), with the identity of weights loaded over it."""
+        score caches (see models.loading.checkpoint_identity), with the identity of weights loaded over it."""
         if self._weights_identity is None:
             return self._checkpoint_identity
         return f"{self._checkpoint_identity}+{self._weights_identity}"

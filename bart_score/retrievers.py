@@ -95,7 +95,7 @@ class EmbeddingRetriever(Retriever):
         import torch
         from transformers import AutoModel
 
-        # bart_score.models imports torch and transformers: only once an encoder is asked for.
+        # bart_score.models.loading imports torch and transformers: only once an encoder is asked for.
         from .models.loading import find_checkpoint, is_decoder_only, load_tokenizer, loading
 
         config, where = find_checkpoint(checkpoint)

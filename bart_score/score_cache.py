@@ -7,7 +7,7 @@ distinct pair once) in chunks, and appends each chunk to the file, flushed and f
 that is stopped keeps every finished chunk, and running it again scores nothing twice.
 
 The file is JSON lines. A line ``{"scorer": ID, "signature": [...]}`` describes each scorer the file holds scores of
-(the model's identity, see bart_score.models.checkpoint_identity, the token policy and the engine's signature fields;
+(the model's identity, see models.loading.checkpoint_identity, the token policy and the engine's signature fields;
 ID is a hash of them); each score is a line ``{"scorer": ID, "pair": KEY, "score": S}``, KEY being a hash of the
 (condition, target) texts, and of the per-pair options that change a score when a call gives them (the condition's
 language, a chat instruction). Scores of other scorers in the same file are kept and left alone.

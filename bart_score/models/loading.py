@@ -1,4 +1,4 @@
-"""Model families and checkpoints: which families the engine drives, and how a checkpoint is found and loaded.
+"""Loading a checkpoint: which family drives it, and how its files are found, checked and loaded.
 
 A checkpoint is a named configuration (bart_score.variants), a GGUF file, a local directory saved with save_pretrained,
 or a Hub id (see checkpoints.locate_checkpoint). A directory or GGUF file is read where it is; a Hub id from the
@@ -31,7 +31,7 @@ from ..errors import (
 )
 from ..templates import ChatSettings
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
-from .base import IGNORED, Family, Target
+from .base import Family
 from .causal import CausalFamily, GPTScoreFamily
 from .chat import ChatFamily
 from .checkpoints import (
@@ -41,7 +41,6 @@ from .checkpoints import (
     locate_checkpoint,
     refuse_custom_code,
     stored_tensor_elements,
-    weights_identity,
 )
 from .gguf import read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
@@ -52,25 +51,6 @@ SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFami
 MIN_VOCABULARY = 16
 # The config attributes that count a model's layers (stacks of an encoder-decoder apart), across transformers' families.
 _LAYER_COUNTS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers", "num_decoder_layers")
-
-__all__ = [
-    "IGNORED",
-    "SEQ2SEQ_FAMILIES",
-    "Checkpoint",
-    "CheckpointNotFoundError",
-    "Family",
-    "Target",
-    "check_checkpoint",
-    "checkpoint_identity",
-    "find_checkpoint",
-    "is_decoder_only",
-    "load_family",
-    "load_tokenizer",
-    "loading",
-    "locate_checkpoint",
-    "resolve_checkpoint",
-    "weights_identity",
-]
 
 
 def resolve_checkpoint(name: str) -> tuple[str, str | None]:
