@@ -95,9 +95,9 @@ _EXPORTS = {
     "compare_systems": "stats",
     "compare_directions": "stats",
     "paired_t_test": "stats",
-    "build_baseline": "baselines",
-    "load_baseline": "baseline_files",
-    "write_baseline": "baseline_files",
+    "build_baseline": "baselines.build",
+    "load_baseline": "baselines.files",
+    "write_baseline": "baselines.files",
     "BENCHMARKS": "meta_eval.benchmarks",
     "load_benchmark": "meta_eval.benchmarks",
     "score_benchmarks": "meta_eval.scoring",
@@ -107,9 +107,9 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on first use at run time)
-    from .baseline_files import load_baseline as load_baseline
-    from .baseline_files import write_baseline as write_baseline
-    from .baselines import build_baseline as build_baseline
+    from .baselines.build import build_baseline as build_baseline
+    from .baselines.files import load_baseline as load_baseline
+    from .baselines.files import write_baseline as write_baseline
     from .cli import main as main
     from .corpus import Corpus as Corpus
     from .corpus import check_corpus_request as check_corpus_request

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .baseline_files import Baseline
+from .baselines.files import Baseline
 from .errors import InputError, InputTypeError
 from .inputs import check_text, describe, device_name, optional_positive_int, text_list, whole_number
 from .long_source import (

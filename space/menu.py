@@ -9,7 +9,7 @@ import os
 import huggingface_hub
 
 import bart_score
-from bart_score import baseline_files
+from bart_score.baselines import files as baseline_files
 from bart_score.errors import InputError
 from bart_score.models.checkpoints import weights_identity
 from bart_score.models.loading import checkpoint_identity

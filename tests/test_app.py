@@ -39,7 +39,8 @@ import space.plots
 import space.settings
 import space.verdict
 import space.wiring
-from bart_score import baseline_files, baselines
+from bart_score.baselines import build as baselines
+from bart_score.baselines import files as baseline_files
 
 # Gradio and what imports it, imported by the first test that uses them (support/lazy.py).
 gr = LazyModule("gradio")

@@ -18,7 +18,7 @@ import space.batch
 import space.candidates
 import space.examples
 import space.form
-from bart_score import baseline_files
+from bart_score.baselines import files as baseline_files
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 expect = sync_api.expect

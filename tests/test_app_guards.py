@@ -356,7 +356,7 @@ def documents_file(tmp_path):
 
 
 def baseline_path(scorer):
-    from bart_score import baseline_files
+    from bart_score.baselines import files as baseline_files
 
     return baseline_files.default_baseline_path(baseline_files.baseline_settings(scorer, "none"))
 
@@ -366,7 +366,8 @@ BASELINE_TEXTS = ["the cat sat", "the rain fell", "a road", "the dog"]
 
 def saved_baseline(model, scorer, folder, **options):
     """A valid baseline made with `model`, saved where the tiny model's (`scorer`) is looked for."""
-    from bart_score import baseline_files, baselines
+    from bart_score.baselines import build as baselines
+    from bart_score.baselines import files as baseline_files
 
     corpus_file = folder / "texts.txt"
     corpus_file.write_text("\n".join(BASELINE_TEXTS) + "\n", encoding="utf-8")
@@ -405,7 +406,7 @@ def write_text(scorer, text):
 def test_a_saved_baseline_that_cannot_be_used_is_explained_without_paths(
     score_file, scorer, copier, tmp_path, monkeypatch, make, problem
 ):
-    from bart_score import baseline_files
+    from bart_score.baselines import files as baseline_files
 
     folder = tmp_path / "server-only-baselines"
     monkeypatch.setenv(baseline_files.BASELINE_FOLDER_ENV, str(folder))

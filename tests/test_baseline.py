@@ -13,8 +13,9 @@ from support.cli import run_cli, tsv_scores
 from support.reference import prompted_score, reference_score
 
 import bart_score
-from bart_score import baseline_files, rescale
-from bart_score import baselines as baseline_building
+from bart_score import rescale
+from bart_score.baselines import build as baseline_building
+from bart_score.baselines import files as baseline_files
 
 TEXTS = [
     "The cat sat on the mat.",

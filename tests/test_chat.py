@@ -25,7 +25,7 @@ import bart_score
 import space.candidates
 import space.settings
 from bart_score import rescale
-from bart_score.baseline_files import BASELINE_FOLDER_ENV, baseline_settings
+from bart_score.baselines.files import BASELINE_FOLDER_ENV, baseline_settings
 from bart_score.cli import build_parser, main
 from bart_score.cli.common import load_scorer
 from bart_score.directions import score_directions

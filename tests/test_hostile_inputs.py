@@ -15,7 +15,7 @@ import torch
 from support.meta_eval_fixtures import write_fixture_files
 
 import bart_score.engine
-from bart_score.baseline_files import load_baseline
+from bart_score.baselines.files import load_baseline
 from bart_score.cli import main
 from bart_score.corpus import read_plain_corpus, read_texts
 from bart_score.errors import (

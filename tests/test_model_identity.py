@@ -13,7 +13,8 @@ from support.models import tiny_checkpoint_for
 from support.reference import seq2seq_score
 
 import bart_score
-from bart_score import baseline_files, baselines
+from bart_score.baselines import build as baselines
+from bart_score.baselines import files as baseline_files
 from bart_score.models.checkpoints import locate_checkpoint, weights_identity
 from bart_score.models.loading import checkpoint_identity
 from bart_score.score_cache import ResumableScorer

@@ -18,7 +18,8 @@ from support.meta_eval_fixtures import write_fixture_files
 from test_cli import SOURCES, SYSTEM_A, SYSTEM_B
 
 import bart_score
-from bart_score import baseline_files, outputs
+from bart_score import outputs
+from bart_score.baselines import files as baseline_files
 from bart_score.options import ScoringOptions
 from bart_score.outputs import json_text, write_atomically
 

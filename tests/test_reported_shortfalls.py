@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import bart_score.engine
-from bart_score import baselines, rescale
+from bart_score import rescale
+from bart_score.baselines import build as baselines
 from bart_score.cli import main
 from bart_score.cli.common import flag_message
 

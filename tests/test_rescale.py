@@ -16,7 +16,8 @@ from support.reference import reference_directions, reference_points
 from support.text import english_like_text
 
 import bart_score
-from bart_score import CorpusPoints, baselines, rescale
+from bart_score import CorpusPoints, rescale
+from bart_score.baselines import build as baselines
 from bart_score.directions import score_directions
 from bart_score.errors import InputTypeError
 from bart_score.scorer import IdentifiedScorer

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..baselines import plan_baseline
+from ..baselines.build import plan_baseline
 from ..corpus import read_texts
 from ..errors import UsageError
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
@@ -100,8 +100,8 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
 
 
 def run(args: argparse.Namespace, inputs: Mapping[str, Any], options: ScoringOptions) -> int:
-    from ..baseline_files import default_baseline_path, write_baseline
-    from ..baselines import build_baseline
+    from ..baselines.build import build_baseline
+    from ..baselines.files import default_baseline_path, write_baseline
 
     scorer, status = common.load_scorer(args)
     if scorer is None:

@@ -9,7 +9,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..baseline_files import default_baseline_folder, load_baseline
+from ..baselines.files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
 from ..errors import BaselineError, InputError, MissingExtraError, UsageError
 from ..inputs import ascii_integer

@@ -15,24 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from .baseline_files import (
-    ABOUT,
-    BASELINE_FORMAT,
-    BASELINE_FORMAT_VERSION,
-    Baseline,
-    baseline_id,
-    baseline_settings,
-    default_baseline_path,
-    load_baseline,
-)
-from .errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError, InputError
-from .inputs import text_list
-from .options import ScoringOptions
-from .outputs import finite_or_null
-from .pair_groups import score_pair_groups
-from .prompts import PROMPT_SETS
-from .reading import file_sha256
-from .rescale import (
+from ..errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError, InputError
+from ..inputs import text_list
+from ..options import ScoringOptions
+from ..outputs import finite_or_null
+from ..pair_groups import score_pair_groups
+from ..prompts import PROMPT_SETS
+from ..reading import file_sha256
+from ..rescale import (
     DEFAULT_PAIRS,
     DEFAULT_SEED,
     POINT_DIRECTIONS,
@@ -44,9 +34,19 @@ from .rescale import (
     scored_by_direction,
     warn_if_degenerate,
 )
-from .scorer import IdentifiedScorer
-from .templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
-from .version import __version__
+from ..scorer import IdentifiedScorer
+from ..templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
+from ..version import __version__
+from .files import (
+    ABOUT,
+    BASELINE_FORMAT,
+    BASELINE_FORMAT_VERSION,
+    Baseline,
+    baseline_id,
+    baseline_settings,
+    default_baseline_path,
+    load_baseline,
+)
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 # Target-length buckets (words) of a baseline's breakdown: short texts score lower, copies included.

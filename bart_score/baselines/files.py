@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import BaselineError, BaselineNotFoundError
-from .outputs import write_atomically
-from .reading import read_json
-from .rescale import POINT_DIRECTIONS, ReferencePoints
-from .scorer import IdentifiedScorer
+from ..errors import BaselineError, BaselineNotFoundError
+from ..outputs import write_atomically
+from ..reading import read_json
+from ..rescale import POINT_DIRECTIONS, ReferencePoints
+from ..scorer import IdentifiedScorer
 
 BASELINE_FORMAT = "bartscore-baseline"
 BASELINE_FORMAT_VERSION = 1
