@@ -27,8 +27,7 @@
     dataset_scoring  score_dataset: a ``datasets`` corpus scored, one column per direction
     stats            bootstrap confidence intervals, paired bootstrap and paired t-test
     rescale          reference points (unrelated text, copy) and the linear map; sampling them from a corpus
-    baseline_files   the baseline file: its key, reading, checking and writing, where it is kept
-    baselines        making a baseline, and finding the one a call needs
+    baselines/       baseline files, made from a corpus, found for a call [files, build, lookup]
     outputs          output files: checked first, written atomically, valid JSON, safe in spreadsheets
     score_cache      resumable scoring: a scorer wrapper backed by an append-only cache file
     meta_eval/       the meta-evaluation [benchmarks, layouts, scoring, protocol, table, published, split, selection]

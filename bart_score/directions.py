@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import rescale
-from .baselines.build import baseline_for
+from .baselines.lookup import baseline_for
 from .errors import InputTypeError
 from .inputs import reference_lists, text_list
 from .long_source import plan_windows

@@ -7,7 +7,7 @@ here; callers turn ``InputError`` into their own answer (the command line's exit
 
 Checks that need the inputs (which directions the given texts allow) are ``ScoringOptions.directions_for``; checks
 that need the model (the baseline's key: model, token policy, prompt setting, max_length) are made by the directions
-layer before any scoring (bart_score.baselines.baseline_for).
+layer before any scoring (bart_score.baselines.lookup.baseline_for).
 
 ``EngineOptions`` is the same for ``BARTScorer``'s settings: the metric, the command line and the Space each build one
 and pass it whole. Its checks are those that need no model; the engine checks the rest (the device's presence,

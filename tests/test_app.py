@@ -39,8 +39,8 @@ import space.plots
 import space.settings
 import space.verdict
 import space.wiring
-from bart_score.baselines import build as baselines
 from bart_score.baselines import files as baseline_files
+from bart_score.baselines.build import build_baseline
 
 # Gradio and what imports it, imported by the first test that uses them (support/lazy.py).
 gr = LazyModule("gradio")
@@ -1217,7 +1217,7 @@ def test_api_batch_rescales_with_the_saved_baseline_or_says_there_is_none(client
     texts = [text for row in DOCUMENTS for text in row]
     corpus_file = tmp_path / "texts.txt"
     corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
-    document = baselines.build_baseline(copier, texts=texts, corpus_file=str(corpus_file))
+    document = build_baseline(copier, texts=texts, corpus_file=str(corpus_file))
     baseline_files.write_baseline(document, baseline_files.default_baseline_path(document["settings"]))
     _, rescaled_summary, _, _, _, signature, _ = client.predict(*inputs, api_name="/score_file")
     assert f"|rescale:baseline-{document['id']}|" in signature
@@ -1742,7 +1742,7 @@ def test_the_saved_baseline_is_offered_only_for_a_model_that_has_one(app_setting
     texts = ["the cat sat", "the rain fell", "a road", "the dog"]
     corpus_file = tmp_path / "texts.txt"
     corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
-    document = baselines.build_baseline(scorer, texts=texts, corpus_file=str(corpus_file))
+    document = build_baseline(scorer, texts=texts, corpus_file=str(corpus_file))
     baseline_files.write_baseline(document, baseline_files.default_baseline_path(document["settings"]))
     assert [value for _, value in offered("tiny")["choices"]] == ["none", "corpus", "baseline"]
     assert offered("tiny")["value"] == "baseline"

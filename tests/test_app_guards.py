@@ -366,12 +366,12 @@ BASELINE_TEXTS = ["the cat sat", "the rain fell", "a road", "the dog"]
 
 def saved_baseline(model, scorer, folder, **options):
     """A valid baseline made with `model`, saved where the tiny model's (`scorer`) is looked for."""
-    from bart_score.baselines import build as baselines
     from bart_score.baselines import files as baseline_files
+    from bart_score.baselines.build import build_baseline
 
     corpus_file = folder / "texts.txt"
     corpus_file.write_text("\n".join(BASELINE_TEXTS) + "\n", encoding="utf-8")
-    document = baselines.build_baseline(model, texts=BASELINE_TEXTS, corpus_file=str(corpus_file), **options)
+    document = build_baseline(model, texts=BASELINE_TEXTS, corpus_file=str(corpus_file), **options)
     baseline_files.write_baseline(document, baseline_path(scorer))
 
 

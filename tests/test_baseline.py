@@ -14,8 +14,8 @@ from support.reference import prompted_score, reference_score
 
 import bart_score
 from bart_score import rescale
-from bart_score.baselines import build as baseline_building
 from bart_score.baselines import files as baseline_files
+from bart_score.baselines.build import build_baseline
 
 TEXTS = [
     "The cat sat on the mat.",
@@ -42,7 +42,7 @@ def texts_file(tmp_path):
 
 
 def built(scorer, texts_file, **options):
-    return baseline_building.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file, **options)
+    return build_baseline(scorer, texts=TEXTS, corpus_file=texts_file, **options)
 
 
 def test_baseline_figures_are_plain_statistics_of_every_pair(copier, copier_reference_model, texts_file):
@@ -87,7 +87,7 @@ def test_a_table_corpus_gives_each_direction_its_roles(copier, copier_reference_
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     corpus = bart_score.read_table_corpus(str(path))
-    document = baseline_building.build_baseline(copier, corpus=corpus, corpus_file=str(path), prompt="mt")
+    document = build_baseline(copier, corpus=corpus, corpus_file=str(path), prompt="mt")
     prompts = bart_score.PROMPT_SETS["mt"]
 
     def mean(pairs):
@@ -393,4 +393,4 @@ def test_cli_baseline_mistakes_are_usage_errors(tmp_path, texts_file, corpus, ar
 def test_a_model_that_cannot_tell_a_copy_from_an_unrelated_text_writes_no_baseline(scorer, texts_file):
     """The tests' random BART scores copies no higher than unrelated texts: a scale between them would be noise."""
     with pytest.raises(ValueError, match=r"no baseline written: for faithfulness, a copy scores .* on average"):
-        baseline_building.build_baseline(scorer, texts=TEXTS, corpus_file=texts_file)
+        build_baseline(scorer, texts=TEXTS, corpus_file=texts_file)

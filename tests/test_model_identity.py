@@ -13,8 +13,8 @@ from support.models import tiny_checkpoint_for
 from support.reference import seq2seq_score
 
 import bart_score
-from bart_score.baselines import build as baselines
 from bart_score.baselines import files as baseline_files
+from bart_score.baselines.build import build_baseline
 from bart_score.models.checkpoints import locate_checkpoint, weights_identity
 from bart_score.models.loading import checkpoint_identity
 from bart_score.score_cache import ResumableScorer
@@ -81,7 +81,7 @@ def test_weights_loaded_over_a_checkpoint_join_its_identity(copier, copying_chec
 def _baseline(copier, tmp_path):
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
-    document = baselines.build_baseline(copier, texts=TEXTS, corpus_file=str(texts), pairs=10)
+    document = build_baseline(copier, texts=TEXTS, corpus_file=str(texts), pairs=10)
     path = tmp_path / "base.json"
     baseline_files.write_baseline(document, str(path))
     return document, path
@@ -257,7 +257,7 @@ def test_a_tokenizer_changed_in_place_gets_no_cached_scores_and_no_stale_baselin
     old = ResumableScorer(before, cache).score(TEXTS[:2], TEXTS[2:])
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
-    document = baselines.build_baseline(before, texts=TEXTS, corpus_file=str(texts), pairs=10)
+    document = build_baseline(before, texts=TEXTS, corpus_file=str(texts), pairs=10)
     baseline = tmp_path / "base.json"
     baseline_files.write_baseline(document, str(baseline))
 

@@ -10,7 +10,7 @@ import pytest
 
 import bart_score.engine
 from bart_score import rescale
-from bart_score.baselines import build as baselines
+from bart_score.baselines.build import build_baseline
 from bart_score.cli import main
 from bart_score.cli.common import flag_message
 
@@ -27,12 +27,12 @@ def test_fewer_pairs_than_asked_are_reported_and_recorded(copier, tmp_path):
     path.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     assert len(set(TEXTS)) == 12
     with pytest.warns(UserWarning, match=r"2000 reference pairs were asked for, but the texts give only 144"):
-        document = baselines.build_baseline(copier, texts=TEXTS, corpus_file=str(path), pairs=2000)
+        document = build_baseline(copier, texts=TEXTS, corpus_file=str(path), pairs=2000)
     assert document["sampling"]["pairs"] == 2000
     assert document["sampling"]["pairs_scored"] == distinct_reference_pairs(TEXTS) == 144
     with warnings.catch_warnings():  # enough pairs (half the budget each for the copies and the unrelated pairs)
         warnings.filterwarnings("error", message=".*reference pairs were asked for")
-        document = baselines.build_baseline(copier, texts=TEXTS, corpus_file=str(path), pairs=24)
+        document = build_baseline(copier, texts=TEXTS, corpus_file=str(path), pairs=24)
     assert document["sampling"] == {"pairs": 24, "pairs_scored": 24, "seed": rescale.DEFAULT_SEED}
 
 
@@ -78,7 +78,7 @@ def test_degenerate_points_are_warned_of_when_a_baseline_is_built(copier, tmp_pa
         lambda self, scores: {d: rescale.ReferencePoints(-3.0, -2.99) for d in self.points_of},
     )
     with pytest.warns(UserWarning, match=r"the baseline's faithfulness reference points barely differ"):
-        baselines.build_baseline(copier, texts=TEXTS, corpus_file=str(path), pairs=100)
+        build_baseline(copier, texts=TEXTS, corpus_file=str(path), pairs=100)
 
 
 @pytest.fixture

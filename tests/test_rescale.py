@@ -17,7 +17,7 @@ from support.text import english_like_text
 
 import bart_score
 from bart_score import CorpusPoints, rescale
-from bart_score.baselines import build as baselines
+from bart_score.baselines.build import build_baseline
 from bart_score.directions import score_directions
 from bart_score.errors import InputTypeError
 from bart_score.scorer import IdentifiedScorer
@@ -152,7 +152,7 @@ def test_one_document_is_counted_in_the_rows_given(copier, monkeypatch, systems,
     with pytest.raises(ValueError, match=rf"but {counted} one document"):
         copier.score_directions(PREDICTIONS[:rows], sources=sources, references=references, rescale="corpus")
     with pytest.raises(ValueError, match=rf"a baseline needs unrelated pairs, .* but {counted} one document .*; make"):
-        baselines.build_baseline(copier, corpus=corpus, corpus_file=os.devnull)
+        build_baseline(copier, corpus=corpus, corpus_file=os.devnull)
     assert calls == []  # refused before any scoring
 
 
@@ -406,7 +406,7 @@ def test_score_dataset_refuses_corpus_rescaling_and_adds_rescaled_columns_from_a
     texts.write_text("\n".join(SOURCES + PREDICTIONS) + "\n", encoding="utf-8")
     path = str(tmp_path / "baseline.json")
     bart_score.write_baseline(
-        baselines.build_baseline(copier, texts=SOURCES + PREDICTIONS, corpus_file=str(texts), pairs=40), path
+        build_baseline(copier, texts=SOURCES + PREDICTIONS, corpus_file=str(texts), pairs=40), path
     )
     dataset = datasets.Dataset.from_dict({"prediction": PREDICTIONS, "source": SOURCES})
     with pytest.raises(ValueError, match="each batch reference points of its own"):

@@ -1,6 +1,7 @@
 """Baselines: a model's reference points (bart_score.rescale), made once from a corpus and kept in a file.
 
-    files  the baseline file: its key, reading, checking and writing, where it is kept
-    build  making a baseline, and finding the one a call needs
+    files   the baseline file: its key, reading, checking and writing, where it is kept
+    build   making a baseline from a corpus: the request checked and planned, the pairs sampled and scored
+    lookup  finding the baseline a call needs, checked against its settings; the command that makes a missing one
 
 The ``bartscore baseline`` subcommand is bart_score.cli.baseline."""

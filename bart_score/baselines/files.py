@@ -2,7 +2,8 @@
 settings they are valid for (model, token policy, prompt setting, max_length) as its key, and where they are kept.
 
 ``load_baseline`` reads and checks one, ``write_baseline`` writes one atomically; ``Baseline.mismatches`` compares
-its key with a call's settings. Making a baseline and finding the one a call needs is bart_score.baselines."""
+its key with a call's settings. Making a baseline is bart_score.baselines.build; finding the one a call needs,
+bart_score.baselines.lookup."""
 
 from __future__ import annotations
 
