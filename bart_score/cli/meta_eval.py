@@ -17,12 +17,9 @@ from ..meta_eval.benchmarks import (
     DATA_CACHE_ENV,
     GROUPS,
     LONGDOC_DIR_ENV,
-    RELEASE_COMMIT,
     RELEASE_DIR_ENV,
-    RELEASE_REPOSITORY,
     resolve_benchmarks,
 )
-from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED
 from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
 from ..prompts import PROMPT_SETS
 from ..score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
@@ -37,6 +34,8 @@ from .common import (
     load_scorer,
     options_from_args,
 )
+from .meta_eval_common import is_rank_0, model_name, stopped_while_scoring
+from .meta_eval_select import add_select_arguments, check_select, run_select
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -134,55 +133,8 @@ def add_parser(
         "holding the LongDocFACTScore release's data/ files), not checked against the release",
     )
     add_long_source_arguments(parser, mode=False)
-    choosing = parser.add_argument_group(
-        "choosing a configuration (--select; docs/selection.md)",
-        "The grid: each -m; the paper's direction and each of -d; no prompt, and for -p/--prompt-phrases the phrases "
-        "averaged and each phrase alone; with --chat, the default instruction and each of --instructions.",
-    )
-    choosing.add_argument(
-        "--select",
-        action="store_true",
-        help="score every configuration of the grid, choose the best on development documents and report it on "
-        "held-out ones, beside the default configuration and the paper's value",
-    )
-    choosing.add_argument(
-        "--dev-fraction",
-        type=float,
-        metavar="F",
-        help=f"the share of documents in the development part (default {DEFAULT_DEV_FRACTION})",
-    )
-    choosing.add_argument(
-        "--seed", type=integer, metavar="N", help=f"the seed of the documents' split (default {DEFAULT_SEED})"
-    )
-    choosing.add_argument(
-        "--max-pairs",
-        type=integer,
-        metavar="N",
-        help=f"refuse a grid that needs more pairs scored than this (default {DEFAULT_MAX_PAIRS:,})",
-    )
-    choosing.add_argument(
-        "--both-sides", action="store_true", help="prompts on the encoder side and on the decoder side"
-    )
-    choosing.add_argument(
-        "--instructions",
-        nargs="+",
-        metavar="TEXT",
-        help="with --chat: candidate instructions (each holding {condition} once), besides the default one",
-    )
-    choosing.add_argument(
-        "--aspects", nargs="+", metavar="ASPECT", help="the human judgments to choose for (default: every one)"
-    )
+    add_select_arguments(parser)
     parser.set_defaults(check=check, run=run)
-
-
-_SELECT_OPTIONS = {
-    "dev_fraction": "--dev-fraction",
-    "seed": "--seed",
-    "max_pairs": "--max-pairs",
-    "both_sides": "--both-sides",
-    "instructions": "--instructions",
-    "aspects": "--aspects",
-}
 
 
 def _models(args: argparse.Namespace) -> list[str]:
@@ -193,10 +145,10 @@ def _models(args: argparse.Namespace) -> list[str]:
         raise UsageError(f"-m {repeated[0]} is given more than once; give each checkpoint once")
     named: dict[str, str] = {}
     for model in models:
-        other = named.setdefault(_model_name(model), model)
+        other = named.setdefault(model_name(model), model)
         if other != model:
             raise UsageError(
-                f"-m {other} and -m {model} are both named {_model_name(model)!r} in the table; give one of them "
+                f"-m {other} and -m {model} are both named {model_name(model)!r} in the table; give one of them "
                 f"under another folder name"
             )
     if len(models) > 1 and not args.select:
@@ -205,54 +157,6 @@ def _models(args: argparse.Namespace) -> list[str]:
             f"(plain meta-eval scores one checkpoint)"
         )
     return models
-
-
-def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: ScoringOptions) -> dict[str, Any]:
-    """--select's grid and settings, checked before anything is loaded."""
-    if not args.select:
-        given = [flag for name, flag in _SELECT_OPTIONS.items() if getattr(args, name) not in (None, False)]
-        if given:
-            raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --select")
-        return {}
-    from ..meta_eval.selection import benchmark_grids, build_grid, check_aspects
-    from ..templates import template_sides
-
-    if args.metrics_csv:
-        raise UsageError("--metrics-csv is for plain meta-eval; --select compares BARTScore configurations")
-    dev_fraction = DEFAULT_DEV_FRACTION if args.dev_fraction is None else args.dev_fraction
-    if not 0 < dev_fraction < 1:
-        raise UsageError(f"--dev-fraction must be between 0 and 1 (exclusive), got {dev_fraction}")
-    max_pairs = DEFAULT_MAX_PAIRS if args.max_pairs is None else args.max_pairs
-    if max_pairs < 1:
-        raise UsageError(f"--max-pairs must be a positive integer, got {max_pairs}")
-    if args.instructions and not args.chat:
-        raise UsageError("--instructions is for chat scoring; add --chat")
-    for index, text in enumerate(args.instructions or ()):
-        template_sides(text, f"--instructions[{index}]")
-    check_aspects(benchmarks, args.aspects)
-    grid = build_grid(
-        args.models,
-        directions=options.directions,
-        prompt=options.prompt,
-        prompt_sides=("encoder", "decoder") if args.both_sides else (options.prompt_side,),
-        instructions=args.instructions or (),
-        names=_model_name,
-    )
-    grids = benchmark_grids(grid, benchmarks)
-    for name, configurations in grids.items():
-        if len(configurations) < 2:
-            raise UsageError(
-                f"--select: the grid has one configuration for {name} ({configurations[0].name}), so there is "
-                f"nothing to select; plain meta-eval (without --select) gives its value, or widen the grid with -d, "
-                f"-p/--prompt-phrases, several -m or --instructions"
-            )
-    return {
-        "grid": grid,
-        "grids": grids,
-        "dev_fraction": dev_fraction,
-        "seed": DEFAULT_SEED if args.seed is None else args.seed,
-        "max_pairs": max_pairs,
-    }
 
 
 def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
@@ -345,13 +249,8 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     return request, options
 
 
-def _model_name(model: str) -> str:
-    """A checkpoint directory or GGUF file by its own name; variants and Hub ids as given."""
-    return os.path.basename(os.path.normpath(model)) if os.path.exists(model) else model
-
-
 def _slug(model: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", _model_name(model)) or "model"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", model_name(model)) or "model"
 
 
 def read_metrics_csv(path: str, benchmarks: Sequence[str]) -> dict[str, dict[str, dict[tuple[str, str], float]]]:
@@ -462,12 +361,6 @@ def long_document_rows(
     return rows
 
 
-def _is_rank_0() -> bool:
-    import torch
-
-    return not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
-
-
 def checkpoint_status(variant: str) -> str:
     """Whether a paper variant's checkpoint is on this machine (nothing is downloaded to find out)."""
     from huggingface_hub import try_to_load_from_cache
@@ -502,19 +395,6 @@ def load_datasets(args: argparse.Namespace, request: Mapping[str, Any]) -> dict[
     return datasets
 
 
-def _stopped_while_scoring(command: str, error: BaseException, scored_pairs: int, cache: str) -> int:
-    """The exit status of a run stopped by `error` while scoring (130 for Ctrl-C, else 1), after saying that the pairs
-    scored before it are kept in the cache for a rerun (by rank 0 alone, which keeps the cache)."""
-    stopped = "interrupted" if isinstance(error, KeyboardInterrupt) else f"scoring failed: {error}"
-    if _is_rank_0():
-        print(
-            f"{command}: {stopped}\n{command}: the {scored_pairs} pair(s) scored before are kept in {cache}; run the "
-            "same command again to resume",
-            file=sys.stderr,
-        )
-    return 130 if isinstance(error, KeyboardInterrupt) else 1
-
-
 def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions) -> int:
 
     from ..errors import CacheFileError
@@ -536,14 +416,14 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
         return 2
 
     scorer, status = load_scorer(args)
-    if scorer is None and (status != 1 or not _is_rank_0()):
+    if scorer is None and (status != 1 or not is_rank_0()):
         return status
     variant = args.model if args.model in VARIANTS else _CHECKPOINT_VARIANTS.get(getattr(scorer, "model_label", None))  # type: ignore[arg-type]  # None: no variant
     prompt = options.prompt
     prompt_set = prompt if isinstance(prompt, str) and prompt in PROMPT_SETS else None
     # One row with the paper's direction for each benchmark, or one row per direction asked for.
     wanted = [None] if options.directions is None else list(options.directions)
-    label = f"BARTScore {_model_name(args.model)}" + (" chat" if args.chat else "")
+    label = f"BARTScore {model_name(args.model)}" + (" chat" if args.chat else "")
     if prompt:
         label += f" +prompt {args.prompt or 'phrases'} ({args.prompt_side})"
     ours = [
@@ -577,7 +457,7 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
             print(f"{command}: {error}", file=sys.stderr)
             return 1
         except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
-            return _stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
+            return stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
         if scores is None:  # a rank other than 0 under torchrun: rank 0 reports
             return 0
         for row in ours:
@@ -612,154 +492,3 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
         )
     print(f"{command}: wrote {' and '.join(written)}", file=sys.stderr)
     return 0 if scorer is not None else 1
-
-
-# How many of a checkpoint's first pairs are scored alone to measure this machine's pairs per second.
-SPEED_SAMPLE_PAIRS = 64
-
-
-def run_select(
-    args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions, datasets: Mapping[str, Dataset]
-) -> int:
-    """--select: the grid's pairs counted (and refused over --max-pairs) before any model loads; each checkpoint's
-    pairs scored in one planned call through the score cache, after a small sample that measures the speed; the
-    configuration chosen on the development documents per benchmark and aspect, reported on the held-out ones."""
-    import time
-
-    from ..errors import CacheFileError, InputError
-    from ..meta_eval.selection import GridPlan, engine_arguments, prepared_texts, render, report_csv, select
-    from ..meta_eval.split import split_records
-    from ..outputs import write_json_and_csv
-    from ..score_cache import ResumableScorer
-    from ..templates import chat_settings
-
-    command = f"bartscore {args.command}"
-    settings = request["select"]
-    try:
-        for name, dataset in datasets.items():
-            split_records(name, dataset, settings["dev_fraction"], settings["seed"])
-    except InputError as error:
-        print(f"{command}: error: {error}", file=sys.stderr)
-        return 2
-    texts = prepared_texts(datasets, args.detokenize)
-    chat = chat_settings(args.chat, args.instruction, args.system, template=args.template)
-    known = {  # what the pairs depend on that the options tell before a model loads
-        "model_label": "",
-        "signature_fields": [],
-        "source_lang": args.source_lang,
-        "target_lang": args.target_lang,
-        "instructions": dict(chat.instructions) if chat else None,
-    }
-
-    def plan(checkpoint: str, identity: Mapping[str, Any]) -> GridPlan:
-        grids = {name: [c for c in grid if c.checkpoint == checkpoint] for name, grid in settings["grids"].items()}
-        return GridPlan(texts, grids, options, args.aggregation, identity)
-
-    counts = {checkpoint: len(plan(checkpoint, known).pairs) for checkpoint in args.models}
-    total = sum(counts.values())
-    sizes = ", ".join(f"{len(grid)} configurations on {name}" for name, grid in settings["grids"].items())
-    print(
-        f"{command}: the grid: {sizes}; scoring them needs {total:,} distinct pairs"
-        + (f" ({', '.join(f'{n:,} for {_model_name(m)}' for m, n in counts.items())})" if len(counts) > 1 else ""),
-        file=sys.stderr,
-    )
-    if total > settings["max_pairs"]:
-        print(
-            f"{command}: error: the grid needs {total:,} pairs, more than --max-pairs {settings['max_pairs']:,}; "
-            f"shrink it (fewer prompts, directions, checkpoints or documents) or raise --max-pairs",
-            file=sys.stderr,
-        )
-        return 2
-
-    scores: dict[str, dict[Any, Any]] = {name: {} for name in datasets}
-    signatures: dict[str, dict[str, str]] = {name: {} for name in datasets}
-    cached = scored = 0
-    for checkpoint in args.models:
-        args.model = checkpoint
-        scorer, status = load_scorer(args)
-        if scorer is None:
-            return status
-        resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
-        identity = {
-            "model_label": scorer.model_label,
-            "signature_fields": scorer.signature_fields(),
-            "source_lang": scorer.source_lang,
-            "target_lang": scorer.target_lang,
-            "instructions": scorer.instructions,
-        }
-        checkpoint_plan = plan(checkpoint, identity)
-        pairs = checkpoint_plan.ordered_pairs()
-        try:
-            sample = pairs[:SPEED_SAMPLE_PAIRS]
-            start = time.perf_counter()
-            conditions, targets, per_pair = engine_arguments(sample)
-            # condition_lang and instruction lists, which mypy cannot tell from score()'s other keywords
-            resumable.score(conditions, targets, options.batch_size, max_tokens=options.max_tokens, **per_pair)  # type: ignore[arg-type]
-            elapsed = time.perf_counter() - start
-            if resumable.scored_pairs:
-                rate = resumable.scored_pairs / elapsed
-                print(
-                    f"{command}: {_model_name(checkpoint)}: {len(pairs):,} pairs; this machine scored "
-                    f"{rate:.1f} pairs/s on the first {resumable.scored_pairs} (about "
-                    f"{(len(pairs) - len(sample)) / rate:.0f} s for the rest, less what the cache holds)",
-                    file=sys.stderr,
-                )
-            else:
-                print(
-                    f"{command}: {_model_name(checkpoint)}: {len(pairs):,} pairs; the first {len(sample)} are in the "
-                    f"cache, so no speed was measured",
-                    file=sys.stderr,
-                )
-            conditions, targets, per_pair = engine_arguments(pairs)
-            values = resumable.score(
-                conditions,
-                targets,
-                options.batch_size,
-                max_tokens=options.max_tokens,
-                show_progress=options.show_progress,
-                **per_pair,
-            )
-        except CacheFileError as error:
-            print(f"{command}: {error}", file=sys.stderr)
-            return 1
-        except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
-            return _stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
-        if values is None:  # a rank other than 0 under torchrun: rank 0 reports
-            return 0
-        for name, by_configuration in checkpoint_plan.scores(dict(zip(pairs, values))).items():
-            scores[name].update(by_configuration)
-            for configuration, text in checkpoint_plan.signatures[name].items():
-                signatures[name][configuration.name] = text
-        scored += resumable.scored_pairs  # the sample's pairs, then the rest
-        cached += len(pairs) - resumable.scored_pairs
-        del scorer, resumable
-
-    ordered = {name: {c: scores[name][c] for c in grid} for name, grid in settings["grids"].items()}
-    report = {
-        "release": {"repository": RELEASE_REPOSITORY, "commit": RELEASE_COMMIT},
-        **select(
-            datasets,
-            ordered,
-            dev_fraction=settings["dev_fraction"],
-            seed=settings["seed"],
-            aspects=args.aspects,
-        ),
-        "configurations": [configuration.describe() for configuration in settings["grid"]],
-        "signatures": signatures,
-        "run": {
-            "models": args.models,
-            "detokenize": args.detokenize,
-            "aggregation": args.aggregation or "the release's per benchmark",
-            "cache": request["cache"],
-            "pairs": total,
-        },
-    }
-    print(render(report))
-    try:
-        written = write_json_and_csv(request["prefix"], report, report_csv(report))
-    except OSError as error:
-        print(f"{command}: cannot write {request['prefix']}.json/.csv: {error.strerror or error}", file=sys.stderr)
-        return 1
-    print(f"{command}: {scored} pair(s) scored, {cached} taken from {request['cache']}", file=sys.stderr)
-    print(f"{command}: wrote {' and '.join(written)}", file=sys.stderr)
-    return 0

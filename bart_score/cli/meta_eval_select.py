@@ -1,0 +1,272 @@
+"""`bartscore meta-eval --select`: every configuration of a grid (checkpoints, directions, prompts, chat
+instructions) scored on the benchmarks, the best chosen on development documents per benchmark and aspect, and
+reported on held-out ones (docs/selection.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+from ..meta_eval.benchmarks import RELEASE_COMMIT, RELEASE_REPOSITORY
+from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED
+from .common import integer, load_scorer
+from .meta_eval_common import model_name, stopped_while_scoring
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+    from ..options import ScoringOptions
+
+
+def add_select_arguments(parser: argparse.ArgumentParser) -> None:
+    """--select and the options of its grid and split."""
+    choosing = parser.add_argument_group(
+        "choosing a configuration (--select; docs/selection.md)",
+        "The grid: each -m; the paper's direction and each of -d; no prompt, and for -p/--prompt-phrases the phrases "
+        "averaged and each phrase alone; with --chat, the default instruction and each of --instructions.",
+    )
+    choosing.add_argument(
+        "--select",
+        action="store_true",
+        help="score every configuration of the grid, choose the best on development documents and report it on "
+        "held-out ones, beside the default configuration and the paper's value",
+    )
+    choosing.add_argument(
+        "--dev-fraction",
+        type=float,
+        metavar="F",
+        help=f"the share of documents in the development part (default {DEFAULT_DEV_FRACTION})",
+    )
+    choosing.add_argument(
+        "--seed", type=integer, metavar="N", help=f"the seed of the documents' split (default {DEFAULT_SEED})"
+    )
+    choosing.add_argument(
+        "--max-pairs",
+        type=integer,
+        metavar="N",
+        help=f"refuse a grid that needs more pairs scored than this (default {DEFAULT_MAX_PAIRS:,})",
+    )
+    choosing.add_argument(
+        "--both-sides", action="store_true", help="prompts on the encoder side and on the decoder side"
+    )
+    choosing.add_argument(
+        "--instructions",
+        nargs="+",
+        metavar="TEXT",
+        help="with --chat: candidate instructions (each holding {condition} once), besides the default one",
+    )
+    choosing.add_argument(
+        "--aspects", nargs="+", metavar="ASPECT", help="the human judgments to choose for (default: every one)"
+    )
+
+
+_SELECT_OPTIONS = {
+    "dev_fraction": "--dev-fraction",
+    "seed": "--seed",
+    "max_pairs": "--max-pairs",
+    "both_sides": "--both-sides",
+    "instructions": "--instructions",
+    "aspects": "--aspects",
+}
+
+
+def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: ScoringOptions) -> dict[str, Any]:
+    """--select's grid and settings, checked before anything is loaded."""
+    if not args.select:
+        given = [flag for name, flag in _SELECT_OPTIONS.items() if getattr(args, name) not in (None, False)]
+        if given:
+            raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --select")
+        return {}
+    from ..meta_eval.selection import benchmark_grids, build_grid, check_aspects
+    from ..templates import template_sides
+
+    if args.metrics_csv:
+        raise UsageError("--metrics-csv is for plain meta-eval; --select compares BARTScore configurations")
+    dev_fraction = DEFAULT_DEV_FRACTION if args.dev_fraction is None else args.dev_fraction
+    if not 0 < dev_fraction < 1:
+        raise UsageError(f"--dev-fraction must be between 0 and 1 (exclusive), got {dev_fraction}")
+    max_pairs = DEFAULT_MAX_PAIRS if args.max_pairs is None else args.max_pairs
+    if max_pairs < 1:
+        raise UsageError(f"--max-pairs must be a positive integer, got {max_pairs}")
+    if args.instructions and not args.chat:
+        raise UsageError("--instructions is for chat scoring; add --chat")
+    for index, text in enumerate(args.instructions or ()):
+        template_sides(text, f"--instructions[{index}]")
+    check_aspects(benchmarks, args.aspects)
+    grid = build_grid(
+        args.models,
+        directions=options.directions,
+        prompt=options.prompt,
+        prompt_sides=("encoder", "decoder") if args.both_sides else (options.prompt_side,),
+        instructions=args.instructions or (),
+        names=model_name,
+    )
+    grids = benchmark_grids(grid, benchmarks)
+    for name, configurations in grids.items():
+        if len(configurations) < 2:
+            raise UsageError(
+                f"--select: the grid has one configuration for {name} ({configurations[0].name}), so there is "
+                f"nothing to select; plain meta-eval (without --select) gives its value, or widen the grid with -d, "
+                f"-p/--prompt-phrases, several -m or --instructions"
+            )
+    return {
+        "grid": grid,
+        "grids": grids,
+        "dev_fraction": dev_fraction,
+        "seed": DEFAULT_SEED if args.seed is None else args.seed,
+        "max_pairs": max_pairs,
+    }
+
+
+# How many of a checkpoint's first pairs are scored alone to measure this machine's pairs per second.
+SPEED_SAMPLE_PAIRS = 64
+
+
+def run_select(
+    args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions, datasets: Mapping[str, Dataset]
+) -> int:
+    """--select: the grid's pairs counted (and refused over --max-pairs) before any model loads; each checkpoint's
+    pairs scored in one planned call through the score cache, after a small sample that measures the speed; the
+    configuration chosen on the development documents per benchmark and aspect, reported on the held-out ones."""
+    import time
+
+    from ..errors import CacheFileError, InputError
+    from ..meta_eval.selection import GridPlan, engine_arguments, prepared_texts, render, report_csv, select
+    from ..meta_eval.split import split_records
+    from ..outputs import write_json_and_csv
+    from ..score_cache import ResumableScorer
+    from ..templates import chat_settings
+
+    command = f"bartscore {args.command}"
+    settings = request["select"]
+    try:
+        for name, dataset in datasets.items():
+            split_records(name, dataset, settings["dev_fraction"], settings["seed"])
+    except InputError as error:
+        print(f"{command}: error: {error}", file=sys.stderr)
+        return 2
+    texts = prepared_texts(datasets, args.detokenize)
+    chat = chat_settings(args.chat, args.instruction, args.system, template=args.template)
+    known = {  # what the pairs depend on that the options tell before a model loads
+        "model_label": "",
+        "signature_fields": [],
+        "source_lang": args.source_lang,
+        "target_lang": args.target_lang,
+        "instructions": dict(chat.instructions) if chat else None,
+    }
+
+    def plan(checkpoint: str, identity: Mapping[str, Any]) -> GridPlan:
+        grids = {name: [c for c in grid if c.checkpoint == checkpoint] for name, grid in settings["grids"].items()}
+        return GridPlan(texts, grids, options, args.aggregation, identity)
+
+    counts = {checkpoint: len(plan(checkpoint, known).pairs) for checkpoint in args.models}
+    total = sum(counts.values())
+    sizes = ", ".join(f"{len(grid)} configurations on {name}" for name, grid in settings["grids"].items())
+    print(
+        f"{command}: the grid: {sizes}; scoring them needs {total:,} distinct pairs"
+        + (f" ({', '.join(f'{n:,} for {model_name(m)}' for m, n in counts.items())})" if len(counts) > 1 else ""),
+        file=sys.stderr,
+    )
+    if total > settings["max_pairs"]:
+        print(
+            f"{command}: error: the grid needs {total:,} pairs, more than --max-pairs {settings['max_pairs']:,}; "
+            f"shrink it (fewer prompts, directions, checkpoints or documents) or raise --max-pairs",
+            file=sys.stderr,
+        )
+        return 2
+
+    scores: dict[str, dict[Any, Any]] = {name: {} for name in datasets}
+    signatures: dict[str, dict[str, str]] = {name: {} for name in datasets}
+    cached = scored = 0
+    for checkpoint in args.models:
+        args.model = checkpoint
+        scorer, status = load_scorer(args)
+        if scorer is None:
+            return status
+        resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
+        identity = {
+            "model_label": scorer.model_label,
+            "signature_fields": scorer.signature_fields(),
+            "source_lang": scorer.source_lang,
+            "target_lang": scorer.target_lang,
+            "instructions": scorer.instructions,
+        }
+        checkpoint_plan = plan(checkpoint, identity)
+        pairs = checkpoint_plan.ordered_pairs()
+        try:
+            sample = pairs[:SPEED_SAMPLE_PAIRS]
+            start = time.perf_counter()
+            conditions, targets, per_pair = engine_arguments(sample)
+            # condition_lang and instruction lists, which mypy cannot tell from score()'s other keywords
+            resumable.score(conditions, targets, options.batch_size, max_tokens=options.max_tokens, **per_pair)  # type: ignore[arg-type]
+            elapsed = time.perf_counter() - start
+            if resumable.scored_pairs:
+                rate = resumable.scored_pairs / elapsed
+                print(
+                    f"{command}: {model_name(checkpoint)}: {len(pairs):,} pairs; this machine scored "
+                    f"{rate:.1f} pairs/s on the first {resumable.scored_pairs} (about "
+                    f"{(len(pairs) - len(sample)) / rate:.0f} s for the rest, less what the cache holds)",
+                    file=sys.stderr,
+                )
+            else:
+                print(
+                    f"{command}: {model_name(checkpoint)}: {len(pairs):,} pairs; the first {len(sample)} are in the "
+                    f"cache, so no speed was measured",
+                    file=sys.stderr,
+                )
+            conditions, targets, per_pair = engine_arguments(pairs)
+            values = resumable.score(
+                conditions,
+                targets,
+                options.batch_size,
+                max_tokens=options.max_tokens,
+                show_progress=options.show_progress,
+                **per_pair,
+            )
+        except CacheFileError as error:
+            print(f"{command}: {error}", file=sys.stderr)
+            return 1
+        except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
+            return stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
+        if values is None:  # a rank other than 0 under torchrun: rank 0 reports
+            return 0
+        for name, by_configuration in checkpoint_plan.scores(dict(zip(pairs, values))).items():
+            scores[name].update(by_configuration)
+            for configuration, text in checkpoint_plan.signatures[name].items():
+                signatures[name][configuration.name] = text
+        scored += resumable.scored_pairs  # the sample's pairs, then the rest
+        cached += len(pairs) - resumable.scored_pairs
+        del scorer, resumable
+
+    ordered = {name: {c: scores[name][c] for c in grid} for name, grid in settings["grids"].items()}
+    report = {
+        "release": {"repository": RELEASE_REPOSITORY, "commit": RELEASE_COMMIT},
+        **select(
+            datasets,
+            ordered,
+            dev_fraction=settings["dev_fraction"],
+            seed=settings["seed"],
+            aspects=args.aspects,
+        ),
+        "configurations": [configuration.describe() for configuration in settings["grid"]],
+        "signatures": signatures,
+        "run": {
+            "models": args.models,
+            "detokenize": args.detokenize,
+            "aggregation": args.aggregation or "the release's per benchmark",
+            "cache": request["cache"],
+            "pairs": total,
+        },
+    }
+    print(render(report))
+    try:
+        written = write_json_and_csv(request["prefix"], report, report_csv(report))
+    except OSError as error:
+        print(f"{command}: cannot write {request['prefix']}.json/.csv: {error.strerror or error}", file=sys.stderr)
+        return 1
+    print(f"{command}: {scored} pair(s) scored, {cached} taken from {request['cache']}", file=sys.stderr)
+    print(f"{command}: wrote {' and '.join(written)}", file=sys.stderr)
+    return 0
