@@ -34,7 +34,7 @@ from .common import (
     load_scorer,
     options_from_args,
 )
-from .meta_eval_common import is_rank_0, model_name, stopped_while_scoring
+from .meta_eval_common import is_rank_0, model_name, stopped_while_scoring, write_report
 from .meta_eval_select import add_select_arguments, check_select, run_select
 
 if TYPE_CHECKING:
@@ -400,7 +400,6 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
     from ..errors import CacheFileError
     from ..meta_eval.scoring import planned_directions, score_benchmarks
     from ..meta_eval.table import MetricRow, build_report, report_csv
-    from ..outputs import write_json_and_csv
     from ..score_cache import ResumableScorer
 
     command = f"bartscore {args.command}"
@@ -479,10 +478,8 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
         "cache": request["cache"],
     }
     print(text)
-    try:
-        written = write_json_and_csv(request["prefix"], report, report_csv(report))
-    except OSError as error:
-        print(f"{command}: cannot write {request['prefix']}.json/.csv: {error.strerror or error}", file=sys.stderr)
+    written = write_report(command, request["prefix"], report, report_csv(report))
+    if written is None:
         return 1
     if resumable is not None:
         print(

@@ -1,10 +1,11 @@
 """What plain meta-eval (bart_score.cli.meta_eval) and its --select (bart_score.cli.meta_eval_select) share: a
-checkpoint's name in the table, and what a run stopped while scoring says."""
+checkpoint's name in the table, what a run stopped while scoring says, and the writing of the report's files."""
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 
 def model_name(model: str) -> str:
@@ -30,3 +31,14 @@ def stopped_while_scoring(command: str, error: BaseException, scored_pairs: int,
             file=sys.stderr,
         )
     return 130 if isinstance(error, KeyboardInterrupt) else 1
+
+
+def write_report(command: str, prefix: str, report: Any, csv_text: str) -> tuple[str, str] | None:
+    """The files written (PREFIX.json, the whole report, and PREFIX.csv), or None after saying why they cannot be."""
+    from ..outputs import write_json_and_csv
+
+    try:
+        return write_json_and_csv(prefix, report, csv_text)
+    except OSError as error:
+        print(f"{command}: cannot write {prefix}.json/.csv: {error.strerror or error}", file=sys.stderr)
+        return None

@@ -6,19 +6,23 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..meta_eval.benchmarks import RELEASE_COMMIT, RELEASE_REPOSITORY
 from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED
 from .common import integer, load_scorer
-from .meta_eval_common import model_name, stopped_while_scoring
+from .meta_eval_common import model_name, stopped_while_scoring, write_report
 
 if TYPE_CHECKING:
+    import numpy as np
     from datasets import Dataset
 
+    from ..meta_eval.selection import Configuration, GridPlan, PairKey
     from ..options import ScoringOptions
+    from ..score_cache import ResumableScorer
 
 
 def add_select_arguments(parser: argparse.ArgumentParser) -> None:
@@ -123,6 +127,19 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
 
 # How many of a checkpoint's first pairs are scored alone to measure this machine's pairs per second.
 SPEED_SAMPLE_PAIRS = 64
+# A function of (checkpoint, the scorer's identity) that plans that checkpoint's share of the grid.
+Planner = Callable[[str, Mapping[str, Any]], "GridPlan"]
+
+
+@dataclass
+class _CheckpointScores:
+    """One checkpoint's share of the grid, scored: {benchmark: {configuration: scores}}, the signatures the same way,
+    and how many of its pairs were scored and how many were taken from the cache."""
+
+    scores: dict[str, dict[Configuration, np.ndarray]]
+    signatures: dict[str, dict[Configuration, str]]
+    scored: int
+    cached: int
 
 
 def run_select(
@@ -131,14 +148,9 @@ def run_select(
     """--select: the grid's pairs counted (and refused over --max-pairs) before any model loads; each checkpoint's
     pairs scored in one planned call through the score cache, after a small sample that measures the speed; the
     configuration chosen on the development documents per benchmark and aspect, reported on the held-out ones."""
-    import time
-
-    from ..errors import CacheFileError, InputError
-    from ..meta_eval.selection import GridPlan, engine_arguments, prepared_texts, render, report_csv, select
+    from ..errors import InputError
+    from ..meta_eval.selection import render, report_csv
     from ..meta_eval.split import split_records
-    from ..outputs import write_json_and_csv
-    from ..score_cache import ResumableScorer
-    from ..templates import chat_settings
 
     command = f"bartscore {args.command}"
     settings = request["select"]
@@ -148,28 +160,8 @@ def run_select(
     except InputError as error:
         print(f"{command}: error: {error}", file=sys.stderr)
         return 2
-    texts = prepared_texts(datasets, args.detokenize)
-    chat = chat_settings(args.chat, args.instruction, args.system, template=args.template)
-    known = {  # what the pairs depend on that the options tell before a model loads
-        "model_label": "",
-        "signature_fields": [],
-        "source_lang": args.source_lang,
-        "target_lang": args.target_lang,
-        "instructions": dict(chat.instructions) if chat else None,
-    }
-
-    def plan(checkpoint: str, identity: Mapping[str, Any]) -> GridPlan:
-        grids = {name: [c for c in grid if c.checkpoint == checkpoint] for name, grid in settings["grids"].items()}
-        return GridPlan(texts, grids, options, args.aggregation, identity)
-
-    counts = {checkpoint: len(plan(checkpoint, known).pairs) for checkpoint in args.models}
-    total = sum(counts.values())
-    sizes = ", ".join(f"{len(grid)} configurations on {name}" for name, grid in settings["grids"].items())
-    print(
-        f"{command}: the grid: {sizes}; scoring them needs {total:,} distinct pairs"
-        + (f" ({', '.join(f'{n:,} for {model_name(m)}' for m, n in counts.items())})" if len(counts) > 1 else ""),
-        file=sys.stderr,
-    )
+    plan = _planner(args, options, settings["grids"], datasets)
+    total = _count_pairs(command, args, plan, settings["grids"])
     if total > settings["max_pairs"]:
         print(
             f"{command}: error: the grid needs {total:,} pairs, more than --max-pairs {settings['max_pairs']:,}; "
@@ -183,66 +175,166 @@ def run_select(
     cached = scored = 0
     for checkpoint in args.models:
         args.model = checkpoint
-        scorer, status = load_scorer(args)
-        if scorer is None:
-            return status
-        resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
-        identity = {
-            "model_label": scorer.model_label,
-            "signature_fields": scorer.signature_fields(),
-            "source_lang": scorer.source_lang,
-            "target_lang": scorer.target_lang,
-            "instructions": scorer.instructions,
-        }
-        checkpoint_plan = plan(checkpoint, identity)
-        pairs = checkpoint_plan.ordered_pairs()
-        try:
-            sample = pairs[:SPEED_SAMPLE_PAIRS]
-            start = time.perf_counter()
-            conditions, targets, per_pair = engine_arguments(sample)
-            # condition_lang and instruction lists, which mypy cannot tell from score()'s other keywords
-            resumable.score(conditions, targets, options.batch_size, max_tokens=options.max_tokens, **per_pair)  # type: ignore[arg-type]
-            elapsed = time.perf_counter() - start
-            if resumable.scored_pairs:
-                rate = resumable.scored_pairs / elapsed
-                print(
-                    f"{command}: {model_name(checkpoint)}: {len(pairs):,} pairs; this machine scored "
-                    f"{rate:.1f} pairs/s on the first {resumable.scored_pairs} (about "
-                    f"{(len(pairs) - len(sample)) / rate:.0f} s for the rest, less what the cache holds)",
-                    file=sys.stderr,
-                )
-            else:
-                print(
-                    f"{command}: {model_name(checkpoint)}: {len(pairs):,} pairs; the first {len(sample)} are in the "
-                    f"cache, so no speed was measured",
-                    file=sys.stderr,
-                )
-            conditions, targets, per_pair = engine_arguments(pairs)
-            values = resumable.score(
-                conditions,
-                targets,
-                options.batch_size,
-                max_tokens=options.max_tokens,
-                show_progress=options.show_progress,
-                **per_pair,
-            )
-        except CacheFileError as error:
-            print(f"{command}: {error}", file=sys.stderr)
-            return 1
-        except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
-            return stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
-        if values is None:  # a rank other than 0 under torchrun: rank 0 reports
-            return 0
-        for name, by_configuration in checkpoint_plan.scores(dict(zip(pairs, values))).items():
+        outcome = _score_checkpoint(command, args, request, options, plan)
+        if isinstance(outcome, int):  # the run stops here: its exit status
+            return outcome
+        for name, by_configuration in outcome.scores.items():
             scores[name].update(by_configuration)
-            for configuration, text in checkpoint_plan.signatures[name].items():
+            for configuration, text in outcome.signatures[name].items():
                 signatures[name][configuration.name] = text
-        scored += resumable.scored_pairs  # the sample's pairs, then the rest
-        cached += len(pairs) - resumable.scored_pairs
-        del scorer, resumable
+        scored += outcome.scored
+        cached += outcome.cached
 
+    report = _report(args, request, datasets, scores, signatures, total)
+    print(render(report))
+    written = write_report(command, request["prefix"], report, report_csv(report))
+    if written is None:
+        return 1
+    print(f"{command}: {scored} pair(s) scored, {cached} taken from {request['cache']}", file=sys.stderr)
+    print(f"{command}: wrote {' and '.join(written)}", file=sys.stderr)
+    return 0
+
+
+def _planner(
+    args: argparse.Namespace,
+    options: ScoringOptions,
+    grids: Mapping[str, Sequence[Configuration]],
+    datasets: Mapping[str, Dataset],
+) -> Planner:
+    """How a checkpoint's share of the grid is planned: its configurations over the benchmarks' texts (detokenized
+    where the release does), for a scorer's identity."""
+    from ..meta_eval.selection import GridPlan, prepared_texts
+
+    texts = prepared_texts(datasets, args.detokenize)
+
+    def plan(checkpoint: str, identity: Mapping[str, Any]) -> GridPlan:
+        ours = {name: [c for c in grid if c.checkpoint == checkpoint] for name, grid in grids.items()}
+        return GridPlan(texts, ours, options, args.aggregation, identity)
+
+    return plan
+
+
+def _count_pairs(
+    command: str, args: argparse.Namespace, plan: Planner, grids: Mapping[str, Sequence[Configuration]]
+) -> int:
+    """The distinct pairs the grid needs, counted before any model loads (from what the options tell of the scorers'
+    identities) and said, with the grid's size."""
+    from ..templates import chat_settings
+
+    chat = chat_settings(args.chat, args.instruction, args.system, template=args.template)
+    known = {  # what the pairs depend on that the options tell before a model loads
+        "model_label": "",
+        "signature_fields": [],
+        "source_lang": args.source_lang,
+        "target_lang": args.target_lang,
+        "instructions": dict(chat.instructions) if chat else None,
+    }
+    counts = {checkpoint: len(plan(checkpoint, known).pairs) for checkpoint in args.models}
+    total = sum(counts.values())
+    sizes = ", ".join(f"{len(grid)} configurations on {name}" for name, grid in grids.items())
+    print(
+        f"{command}: the grid: {sizes}; scoring them needs {total:,} distinct pairs"
+        + (f" ({', '.join(f'{n:,} for {model_name(m)}' for m, n in counts.items())})" if len(counts) > 1 else ""),
+        file=sys.stderr,
+    )
+    return total
+
+
+def _score_checkpoint(
+    command: str, args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions, plan: Planner
+) -> int | _CheckpointScores:
+    """The share of the grid of the checkpoint args.model names, scored in one planned call through the score cache
+    after a sample that measures the speed; or the exit status of a run that stops here (the checkpoint cannot be
+    loaded, scoring stopped, or a rank other than 0 under torchrun, where rank 0 reports)."""
+    from ..errors import CacheFileError
+    from ..meta_eval.selection import engine_arguments
+    from ..score_cache import ResumableScorer
+
+    scorer, status = load_scorer(args)
+    if scorer is None:
+        return status
+    resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
+    identity = {
+        "model_label": scorer.model_label,
+        "signature_fields": scorer.signature_fields(),
+        "source_lang": scorer.source_lang,
+        "target_lang": scorer.target_lang,
+        "instructions": scorer.instructions,
+    }
+    checkpoint_plan = plan(args.model, identity)
+    pairs = checkpoint_plan.ordered_pairs()
+    try:
+        _measure_speed(command, args.model, resumable, pairs, options)
+        conditions, targets, per_pair = engine_arguments(pairs)
+        values = resumable.score(
+            conditions,
+            targets,
+            options.batch_size,
+            max_tokens=options.max_tokens,
+            show_progress=options.show_progress,
+            **per_pair,
+        )
+    except CacheFileError as error:
+        print(f"{command}: {error}", file=sys.stderr)
+        return 1
+    except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
+        return stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
+    if values is None:  # a rank other than 0 under torchrun: rank 0 reports
+        return 0
+    return _CheckpointScores(
+        checkpoint_plan.scores(dict(zip(pairs, values))),
+        checkpoint_plan.signatures,
+        scored=resumable.scored_pairs,  # the sample's pairs, then the rest
+        cached=len(pairs) - resumable.scored_pairs,
+    )
+
+
+def _measure_speed(
+    command: str, checkpoint: str, resumable: ResumableScorer, pairs: Sequence[PairKey], options: ScoringOptions
+) -> None:
+    """Scores a checkpoint's first pairs alone (through the cache) and says how fast this machine scored them, and so
+    about how long the rest takes."""
+    import time
+
+    from ..meta_eval.selection import engine_arguments
+
+    sample = pairs[:SPEED_SAMPLE_PAIRS]
+    start = time.perf_counter()
+    conditions, targets, per_pair = engine_arguments(sample)
+    # condition_lang and instruction lists, which mypy cannot tell from score()'s other keywords
+    resumable.score(conditions, targets, options.batch_size, max_tokens=options.max_tokens, **per_pair)  # type: ignore[arg-type]
+    elapsed = time.perf_counter() - start
+    if resumable.scored_pairs:
+        rate = resumable.scored_pairs / elapsed
+        print(
+            f"{command}: {model_name(checkpoint)}: {len(pairs):,} pairs; this machine scored "
+            f"{rate:.1f} pairs/s on the first {resumable.scored_pairs} (about "
+            f"{(len(pairs) - len(sample)) / rate:.0f} s for the rest, less what the cache holds)",
+            file=sys.stderr,
+        )
+    else:
+        print(
+            f"{command}: {model_name(checkpoint)}: {len(pairs):,} pairs; the first {len(sample)} are in the "
+            f"cache, so no speed was measured",
+            file=sys.stderr,
+        )
+
+
+def _report(
+    args: argparse.Namespace,
+    request: Mapping[str, Any],
+    datasets: Mapping[str, Dataset],
+    scores: Mapping[str, Mapping[Configuration, Any]],
+    signatures: Mapping[str, Mapping[str, str]],
+    total: int,
+) -> dict[str, Any]:
+    """The run's report: the choice per benchmark and aspect (bart_score.meta_eval.selection.select), the grid's
+    configurations, their signatures and the run's settings."""
+    from ..meta_eval.selection import select
+
+    settings = request["select"]
     ordered = {name: {c: scores[name][c] for c in grid} for name, grid in settings["grids"].items()}
-    report = {
+    return {
         "release": {"repository": RELEASE_REPOSITORY, "commit": RELEASE_COMMIT},
         **select(
             datasets,
@@ -261,12 +353,3 @@ def run_select(
             "pairs": total,
         },
     }
-    print(render(report))
-    try:
-        written = write_json_and_csv(request["prefix"], report, report_csv(report))
-    except OSError as error:
-        print(f"{command}: cannot write {request['prefix']}.json/.csv: {error.strerror or error}", file=sys.stderr)
-        return 1
-    print(f"{command}: {scored} pair(s) scored, {cached} taken from {request['cache']}", file=sys.stderr)
-    print(f"{command}: wrote {' and '.join(written)}", file=sys.stderr)
-    return 0
