@@ -116,6 +116,14 @@ def add_parser(
         help="not offered here: rescaling is one increasing linear map per direction, so it leaves every "
         "correlation and significance verdict of the table as the raw scores give them",
     )
+    _add_data_arguments(parser)
+    add_long_source_arguments(parser, mode=False)
+    add_select_arguments(parser)
+    parser.set_defaults(check=check, run=run)
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the benchmarks' data comes from: the releases' checkouts, the download cache, or the user's own files."""
     data = parser.add_argument_group("benchmark data (default: downloaded once from the release into a cache)")
     data.add_argument("--release-dir", metavar="DIR", help=f"a checkout of the release (or ${RELEASE_DIR_ENV})")
     data.add_argument(
@@ -132,9 +140,6 @@ def add_parser(
         help="read a benchmark from your own file in the release's layout (for the long-document benchmarks, a folder "
         "holding the LongDocFACTScore release's data/ files), not checked against the release",
     )
-    add_long_source_arguments(parser, mode=False)
-    add_select_arguments(parser)
-    parser.set_defaults(check=check, run=run)
 
 
 def _models(args: argparse.Namespace) -> list[str]:
@@ -185,6 +190,29 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     select = check_select(args, benchmarks, options)
     if args.save_every < 1:
         raise UsageError(f"--save-every must be a positive integer, got {args.save_every}")
+    _check_detokenizer(args, benchmarks)
+    data_files = _data_files(args.data, benchmarks)
+    for option, folder in (("--release-dir", args.release_dir), ("--longdoc-release-dir", args.longdoc_release_dir)):
+        if folder and not os.path.isdir(folder):
+            raise UsageError(f"{option} {folder!r} is not a folder")
+    check_input_files([("--metrics-csv", args.metrics_csv)])
+    metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
+    prefix, cache = _output_paths(args, data_files)
+    request = {
+        "benchmarks": benchmarks,
+        "data_files": data_files,
+        "metrics": metrics,
+        "prefix": prefix,
+        "cache": cache,
+        "long_benchmarks": long_benchmarks,
+        "windows": windows,
+        "select": select,
+    }
+    return request, options
+
+
+def _check_detokenizer(args: argparse.Namespace, benchmarks: Sequence[str]) -> None:
+    """Refuses a run that would detokenize with Moses (as the release does) without sacremoses installed."""
     if args.detokenize and any(BENCHMARKS[name].detokenize for name in benchmarks):
         try:
             import sacremoses  # noqa: F401
@@ -193,9 +221,13 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
                 "the release detokenizes summarization and data-to-text texts with Moses before scoring: install "
                 'sacremoses (pip install "bartscore[meta-eval]"), or pass --no-detokenize to score them as they are'
             ) from None
+
+
+def _data_files(items: Sequence[str], benchmarks: Sequence[str]) -> dict[str, str]:
+    """{benchmark: file or folder} from the --data NAME=FILE arguments, each checked."""
     data_files: dict[str, str] = {}
     given: dict[str, str] = {}  # benchmark -> the --data argument that gave it
-    for item in args.data:
+    for item in items:
         name, _, path = item.partition("=")
         if not path or name.lower() not in benchmarks:
             raise UsageError(f"--data {item!r}: give NAME=FILE with NAME one of the benchmarks run ({benchmarks})")
@@ -210,12 +242,12 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
                 "benchmark one file"
             )
         data_files[name.lower()], given[name.lower()] = path, item
-    for option, folder in (("--release-dir", args.release_dir), ("--longdoc-release-dir", args.longdoc_release_dir)):
-        if folder and not os.path.isdir(folder):
-            raise UsageError(f"{option} {folder!r} is not a folder")
-    check_input_files([("--metrics-csv", args.metrics_csv)])
-    metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
+    return data_files
 
+
+def _output_paths(args: argparse.Namespace, data_files: Mapping[str, str]) -> tuple[str, str]:
+    """(the report's prefix, the score cache), as given or by default, checked as outputs before anything is loaded:
+    writable, none of them an input, distinct, and the cache a cache of ours."""
     for option, value in (("-o", args.output), ("--cache", args.cache)):
         if value == "":
             raise UsageError(f"{option} is empty; give a file name, or leave it out for the default")
@@ -236,17 +268,7 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         check_cache_file(cache)
     except CacheFileError as error:
         raise UsageError(f"--cache: {error}") from None
-    request = {
-        "benchmarks": benchmarks,
-        "data_files": data_files,
-        "metrics": metrics,
-        "prefix": prefix,
-        "cache": cache,
-        "long_benchmarks": long_benchmarks,
-        "windows": windows,
-        "select": select,
-    }
-    return request, options
+    return prefix, cache
 
 
 def _slug(model: str) -> str:
@@ -395,11 +417,39 @@ def load_datasets(args: argparse.Namespace, request: Mapping[str, Any]) -> dict[
     return datasets
 
 
-def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions) -> int:
+def _bartscore_rows(
+    args: argparse.Namespace, options: ScoringOptions, benchmarks: Sequence[str], variant: str | None
+) -> tuple[str, list[MetricRow]]:
+    """(the rows' label, BARTScore's rows, not scored yet): one row with the paper's direction for each benchmark, or
+    one row per direction asked for."""
+    from ..meta_eval.scoring import planned_directions
+    from ..meta_eval.table import MetricRow
 
+    prompt = options.prompt
+    prompt_set = prompt if isinstance(prompt, str) and prompt in PROMPT_SETS else None
+    wanted = [None] if options.directions is None else list(options.directions)
+    label = f"BARTScore {model_name(args.model)}" + (" chat" if args.chat else "")
+    if prompt:
+        label += f" +prompt {args.prompt or 'phrases'} ({args.prompt_side})"
+    ours = [
+        MetricRow(
+            label if direction is None else f"{label} {direction}",
+            "bartscore",
+            variant=variant,
+            prompt=prompt_set,
+            directions={b: direction or planned_directions(b)[0] for b in benchmarks},
+        )
+        for direction in wanted
+    ]
+    return label, ours
+
+
+def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions) -> int:
+    """Plain meta-eval (or --select, bart_score.cli.meta_eval_select): BARTScore's rows and the metrics CSV's scored
+    on the benchmarks, the table printed beside the paper's numbers and written as JSON and CSV."""
     from ..errors import CacheFileError
-    from ..meta_eval.scoring import planned_directions, score_benchmarks
-    from ..meta_eval.table import MetricRow, build_report, report_csv
+    from ..meta_eval.scoring import score_benchmarks
+    from ..meta_eval.table import build_report, report_csv
     from ..score_cache import ResumableScorer
 
     command = f"bartscore {args.command}"
@@ -418,23 +468,7 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
     if scorer is None and (status != 1 or not is_rank_0()):
         return status
     variant = args.model if args.model in VARIANTS else _CHECKPOINT_VARIANTS.get(getattr(scorer, "model_label", None))  # type: ignore[arg-type]  # None: no variant
-    prompt = options.prompt
-    prompt_set = prompt if isinstance(prompt, str) and prompt in PROMPT_SETS else None
-    # One row with the paper's direction for each benchmark, or one row per direction asked for.
-    wanted = [None] if options.directions is None else list(options.directions)
-    label = f"BARTScore {model_name(args.model)}" + (" chat" if args.chat else "")
-    if prompt:
-        label += f" +prompt {args.prompt or 'phrases'} ({args.prompt_side})"
-    ours = [
-        MetricRow(
-            label if direction is None else f"{label} {direction}",
-            "bartscore",
-            variant=variant,
-            prompt=prompt_set,
-            directions={b: direction or planned_directions(b)[0] for b in request["benchmarks"]},
-        )
-        for direction in wanted
-    ]
+    label, ours = _bartscore_rows(args, options, request["benchmarks"], variant)
     taken = {row.name for row in ours} & {row.name for row in rows}
     if taken:
         name = sorted(taken)[0]
