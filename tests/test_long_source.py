@@ -538,7 +538,7 @@ def pysbd_plain(text):
 
 
 def ordinary_texts():
-    from news_texts import ITEMS
+    from support.news_texts import ITEMS
 
     paragraphs = [*ORDINARY_PARAGRAPHS, *(text for item in ITEMS for text in (item.source, item.paraphrase))]
     rng = random.Random(3)

@@ -15,8 +15,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from news_texts import ENTITY, ITEMS, NEGATION, NUMBER, changed_span
 from support.models import load_tiny
+from support.news_texts import ENTITY, ITEMS, NEGATION, NUMBER, changed_span
 from support.reference import causal_ids, chat_reference_ids
 
 import bart_score
