@@ -1,7 +1,7 @@
 """The engine on the real SmolLM2-135M-Instruct (float32 on the CPU), under the plain causal policy and the chat
 policy: against a plain loop of full forward passes, one pair at a time, with a float64 log-softmax (every direction,
 prompts on either side, batch sizes, token budgets, truncation), and for what a real model must do on the news-like
-texts of news_texts.py (a copy above a paraphrase above an unrelated text; a faithful summary above one with an
+texts of support/news_texts.py (a copy above a paraphrase above an unrelated text; a faithful summary above one with an
 entity, a number or a negation changed; the least likely token inside the changed span).
 
 The model is loaded once for the plain policy (the session's smollm2_scorer), once more for the chat policy, and
