@@ -1,11 +1,13 @@
 """Baseline files: their figures equal plain-loop statistics, they survive a round trip, a file made with other
-settings (or edited) is refused with the setting named, a missing one is answered with the command that makes it, and
-the command line (`baseline`, `score --rescale`, `compare --rescale`) agrees with the library."""
+settings (or edited) is refused with the setting named, a missing one is answered with the command that makes it,
+the command line (`baseline`, `score --rescale`, `compare --rescale`) agrees with the library, and less than was asked
+(fewer reference pairs than requested, points too close together to make a scale) is said and recorded."""
 
 import itertools
 import json
 import re
 import shlex
+import warnings
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ import bart_score
 from bart_score import rescale
 from bart_score.baselines import files as baseline_files
 from bart_score.baselines.build import build_baseline
+from bart_score.cli import main
 
 TEXTS = [
     "The cat sat on the mat.",
@@ -394,3 +397,52 @@ def test_a_model_that_cannot_tell_a_copy_from_an_unrelated_text_writes_no_baseli
     """The tests' random BART scores copies no higher than unrelated texts: a scale between them would be noise."""
     with pytest.raises(ValueError, match=r"no baseline written: for faithfulness, a copy scores .* on average"):
         build_baseline(scorer, texts=TEXTS, corpus_file=texts_file)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Less than asked, said and recorded: fewer reference pairs than requested, points too close to make a scale
+
+NUMBERED_TEXTS = [
+    f"Text number {word} is about the {thing} ." for word, thing in zip("abcdefghijkl", "catdogsunmapcar" * 2)
+]
+
+
+def distinct_reference_pairs(texts):
+    """Copies and unrelated pairs of plain texts, each text its own document, by a plain loop."""
+    return len(texts) + len(list(itertools.permutations(texts, 2)))
+
+
+def test_fewer_pairs_than_asked_are_reported_and_recorded(copier, tmp_path):
+    path = tmp_path / "texts.txt"
+    path.write_text("\n".join(NUMBERED_TEXTS) + "\n", encoding="utf-8")
+    assert len(set(NUMBERED_TEXTS)) == 12
+    with pytest.warns(UserWarning, match=r"2000 reference pairs were asked for, but the texts give only 144"):
+        document = build_baseline(copier, texts=NUMBERED_TEXTS, corpus_file=str(path), pairs=2000)
+    assert document["sampling"]["pairs"] == 2000
+    assert document["sampling"]["pairs_scored"] == distinct_reference_pairs(NUMBERED_TEXTS) == 144
+    with warnings.catch_warnings():  # enough pairs (half the budget each for the copies and the unrelated pairs)
+        warnings.filterwarnings("error", message=".*reference pairs were asked for")
+        document = build_baseline(copier, texts=NUMBERED_TEXTS, corpus_file=str(path), pairs=24)
+    assert document["sampling"] == {"pairs": 24, "pairs_scored": 24, "seed": rescale.DEFAULT_SEED}
+
+
+def test_the_cli_baseline_reports_fewer_pairs_than_asked(copying_checkpoint, tmp_path):
+    path = tmp_path / "texts.txt"
+    path.write_text("\n".join(NUMBERED_TEXTS) + "\n", encoding="utf-8")
+    argv = ["baseline", "-m", copying_checkpoint, "--device", "cpu", "-q", "--corpus", str(path), "--pairs", "2000"]
+    with pytest.warns(UserWarning, match=r"2000 reference pairs were asked for, but the texts give only 144"):
+        assert main([*argv, "-o", str(tmp_path / "b.json")]) == 0
+    recorded = json.loads((tmp_path / "b.json").read_text(encoding="utf-8"))["sampling"]
+    assert (recorded["pairs"], recorded["pairs_scored"]) == (2000, 144)
+
+
+def test_degenerate_points_are_warned_of_when_a_baseline_is_built(copier, tmp_path, monkeypatch):
+    path = tmp_path / "texts.txt"
+    path.write_text("\n".join(NUMBERED_TEXTS) + "\n", encoding="utf-8")
+    monkeypatch.setattr(
+        rescale.ReferencePairs,
+        "points",
+        lambda self, scores: {d: rescale.ReferencePoints(-3.0, -2.99) for d in self.points_of},
+    )
+    with pytest.warns(UserWarning, match=r"the baseline's faithfulness reference points barely differ"):
+        build_baseline(copier, texts=NUMBERED_TEXTS, corpus_file=str(path), pairs=100)

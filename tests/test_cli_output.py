@@ -1,5 +1,5 @@
 """The command line's output and limits: -o written atomically, names that would forge TSV rows or columns refused,
-read-only outputs and unservable requests refused before any model loads, and -q quiet."""
+read-only outputs, bad arguments and unservable requests refused before any model loads, and -q quiet."""
 
 import errno
 import json
@@ -13,6 +13,7 @@ from test_cli import SOURCES, SYSTEM_A, SYSTEM_B
 
 import bart_score
 import bart_score.cli.score
+import bart_score.engine
 
 NO_MODEL = "/nonexistent/checkpoint"  # loading it would fail with exit status 1: a 2 means it was never tried
 
@@ -217,6 +218,50 @@ def test_a_prompt_phrase_with_undecodable_bytes_is_a_usage_error(inputs, capsys)
     arguments = ("score", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), "--prompt-phrases", phrase)
     assert main(*arguments, model=NO_MODEL) == 2
     assert "prompt[0] holds '\\udcff'" in capsys.readouterr().err
+
+
+@pytest.fixture
+def no_model_load(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was loaded before the arguments were checked")
+
+    monkeypatch.setattr(bart_score.engine.BARTScorer, "__init__", refuse)
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--batch-size", "0"], "--batch-size must be a positive integer"),
+        (["--device", "gpu0"], "--device"),
+        (["-d", "faithfulness,faithfulness"], "directions[1] is 'faithfulness' again"),
+        (["--baseline", "{folder}/missing.json"], "no baseline file at"),
+        (["--rescale"], "holds no baseline file"),
+        (["--rescale", "corpus", "--rescale-pairs", "0"], "--rescale-pairs must be a positive integer"),
+        (["-s", "/dev/zero"], "--sources /dev/zero is a character device"),
+    ],
+)
+def test_a_bad_argument_fails_before_any_model_loads(
+    copying_checkpoint, inputs, tmp_path, monkeypatch, no_model_load, capsys, arguments, message
+):
+    monkeypatch.setenv("BARTSCORE_BASELINES", str(tmp_path / "no-baselines-yet"))
+    arguments = [a.format(folder=tmp_path) for a in arguments]
+    source = [] if "-s" in arguments else ["-s", str(inputs / "src.txt")]
+    systems = [str(inputs / "sysA.txt"), str(inputs / "sysB.txt")]
+    for command in ("score", "compare"):
+        assert main(command, *source, "-t", *systems, *arguments, model=copying_checkpoint) == 2
+        error = capsys.readouterr().err
+        assert message in error, error
+
+
+def test_a_missing_cuda_device_is_named_by_its_flag_on_the_command_line(copying_checkpoint, inputs, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip(reason="this machine has a CUDA device")
+    texts = str(inputs / "src.txt")
+    assert main("score", "-s", texts, "-t", texts, "--device", "cuda", model=copying_checkpoint) == 2
+    error = capsys.readouterr().err
+    assert "pass --device cpu" in error and "device=" not in error
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -140,3 +140,9 @@ def _all_actions(parser):
         if isinstance(action, argparse._SubParsersAction):
             for subparser in action.choices.values():
                 yield from _all_actions(subparser)
+
+
+def test_the_cli_speaks_of_flags_where_the_library_names_keywords():
+    assert (
+        flag_message(ValueError("pass device='cpu' (or leave device out)")) == "pass --device cpu (or leave device out)"
+    )

@@ -1,6 +1,7 @@
 """Rescaled scores: reference points equal plain-loop means on a tiny model that can copy, the map is linear and
 keeps every ranking, corpus reference pairs are drawn from different documents within their budget, in the same
-engine call, and the metric and score_dataset pass it all through."""
+engine call, and the metric and score_dataset pass it all through; points too close together to make a scale are
+degenerate, and warned of where they are used."""
 
 import itertools
 import os
@@ -415,3 +416,26 @@ def test_score_dataset_refuses_corpus_rescaling_and_adds_rescaled_columns_from_a
     expected = copier.score_directions(PREDICTIONS, sources=SOURCES, baseline=path)
     assert scored["bartscore_faithfulness_rescaled"] == pytest.approx(expected["faithfulness_rescaled"], abs=1e-5)
     assert statistics.fmean(scored["bartscore_faithfulness"]) == pytest.approx(expected["faithfulness_mean"], abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    "unrelated, copy, degenerate",
+    [(-3.0, -2.99, True), (-3.0, -2.86, True), (-3.0, -2.84, False), (-4.5, -0.5, False), (-0.02, -0.01, False)],
+)
+def test_reference_points_closer_than_the_threshold_are_degenerate(unrelated, copy, degenerate):
+    point = rescale.ReferencePoints(unrelated, copy)
+    gap, size = copy - unrelated, max(abs(copy), abs(unrelated))
+    assert point.degenerate == (gap < 0.05 * size) == degenerate
+
+
+def test_degenerate_points_are_warned_of_at_use(recwarn):
+    close = {"faithfulness": rescale.ReferencePoints(unrelated=-3.0, copy=-2.99)}
+    rescaled = rescale.rescaled_scores({"faithfulness": [-5.0]}, close)
+    assert rescaled["faithfulness"][0] == pytest.approx((-5.0 + 3.0) / 0.01)  # -200: far outside 0..1
+    (warning,) = [w for w in recwarn if "barely differ" in str(w.message)]
+    assert "faithfulness reference points barely differ" in str(warning.message)
+    assert "100 rescaled units" in str(warning.message)
+    apart = {"faithfulness": rescale.ReferencePoints(unrelated=-4.5, copy=-0.5)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.allclose(rescale.rescaled_scores({"faithfulness": [-0.5]}, apart)["faithfulness"], [1.0])
