@@ -18,13 +18,11 @@ import argparse
 import csv
 import json
 import os
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "tests")]
-import space_server  # noqa: E402
+import _setup  # noqa: F401
+import space_server
 
 # Run in the server before the app is built: every engine call is counted while it runs.
 COUNTING = """

@@ -18,14 +18,12 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import sys
 import tempfile
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "tests")]
-import space_server  # noqa: E402
+import _setup  # noqa: F401
+import space_server
 
 # Run in the server before the app is built: the tests' settings with long sources and the default text length.
 LONG_SOURCE_SETTINGS = """

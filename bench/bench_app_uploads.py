@@ -15,13 +15,11 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "tests")]
-import space_server  # noqa: E402
+import _setup  # noqa: F401
+import space_server
 
 
 def folder_bytes(folder: str) -> tuple[int, int]:

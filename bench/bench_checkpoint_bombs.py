@@ -22,10 +22,8 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-sys.path[:0] = [HERE, os.path.join(REPO, "tests")]
-from bench_hostile_inputs import measure  # noqa: E402
+from _setup import REPO
+from bench_hostile_inputs import measure
 
 # Run in the measured interpreter: the seconds from after the imports to the refusal, and how it ended.
 REFUSAL = """

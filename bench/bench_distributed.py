@@ -16,15 +16,12 @@ import sys
 import tempfile
 import time
 
+import _setup  # noqa: F401
 import numpy as np
 import torch
 import torch.multiprocessing
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "tests"), HERE]
-
-from bench_engine import build_or_reuse_checkpoint  # noqa: E402
-from workload import make_workload  # noqa: E402
+from bench_engine import build_or_reuse_checkpoint
+from workload import make_workload
 
 
 def rank_main(rank, world, init_file, checkpoint, threads, request, out_dir):

@@ -32,17 +32,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.stats
+from _setup import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [REPO, os.path.join(REPO, "tests")]
 # The benchmark never needs the network: the checkpoint is built here (or given as a local directory).
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-import torch  # noqa: E402
-import transformers  # noqa: E402
-from flops import ModelShape, baseline_macs, breakdown_run, minimal_macs, print_breakdown  # noqa: E402
-from workload import (  # noqa: E402
+import torch
+import transformers
+from flops import ModelShape, baseline_macs, breakdown_run, minimal_macs, print_breakdown
+from workload import (
     CASE_TITLES,
     MAX_LENGTH,
     Case,

@@ -15,16 +15,11 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+import _setup  # noqa: F401
 import numpy as np
-
-BENCH = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(BENCH)
-sys.path[:0] = [REPO, os.path.join(REPO, "tests"), BENCH]
 
 
 def measure(checkpoint: str, dtype: str, conditions: list[str], targets: list[str]) -> dict:

@@ -24,21 +24,19 @@ import multiprocessing
 import os
 import random
 import shutil
-import sys
 import tempfile
 import time
 
+import _setup  # noqa: F401
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [REPO, os.path.join(REPO, "tests"), os.path.dirname(os.path.abspath(__file__))]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-import torch  # noqa: E402
-import transformers  # noqa: E402
-from bench_engine import build_or_reuse_checkpoint  # noqa: E402
-from workload import naive_scores, reset_peak_rss, status_bytes  # noqa: E402
+import torch
+import transformers
+from bench_engine import build_or_reuse_checkpoint
+from workload import naive_scores, reset_peak_rss, status_bytes
 
 transformers.utils.logging.disable_progress_bar()
 

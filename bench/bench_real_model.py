@@ -28,23 +28,20 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+import _setup  # noqa: F401
 import numpy as np
 import scipy.stats
 
-BENCH = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(BENCH)
-sys.path[:0] = [REPO, os.path.join(REPO, "tests"), BENCH]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-import torch  # noqa: E402
-import transformers  # noqa: E402
-import workload  # noqa: E402
+import torch
+import transformers
+import workload
 
 transformers.utils.logging.disable_progress_bar()
 
