@@ -410,56 +410,8 @@ def select(
             "held_out": list(dict.fromkeys(keys[row] for row in held_out)),
         }
         for aspect in aspects or BENCHMARKS[benchmark].aspects:
-            candidates: list[dict[str, Any]] = []
-            for configuration in configurations:
-                values = scores[benchmark][configuration]
-                candidates.append(
-                    {
-                        "configuration": configuration,
-                        "development": value_on(benchmark, dataset, aspect, values, development),
-                        "held_out": value_on(benchmark, dataset, aspect, values, held_out),
-                    }
-                )
-            usable = [c for c in candidates if not np.isnan(c["development"]["value"])]
-            best = max(usable, key=lambda c: c["development"]["value"]) if usable else candidates[0]
-            chosen = {}
-            for role, entry in (("best", best), ("default", candidates[0])):
-                low, high = bootstrap_interval(
-                    benchmark,
-                    dataset,
-                    aspect,
-                    scores[benchmark][entry["configuration"]],
-                    held_out,
-                    seed=seed,
-                    resamples=resamples,
-                )
-                chosen[role] = {
-                    "name": entry["configuration"].name,
-                    "development": entry["development"]["value"],
-                    "held_out": entry["held_out"]["value"],
-                    "interval": [low, high],
-                    "development_documents": entry["development"]["documents"],
-                    "held_out_documents": entry["held_out"]["documents"],
-                }
-            paper = paper_value(benchmark, aspect)
             columns.append(
-                {
-                    "key": f"{benchmark}/{aspect}",
-                    "benchmark": benchmark,
-                    "aspect": aspect,
-                    "measure": measure(benchmark),
-                    **chosen,
-                    "optimism": chosen["best"]["development"] - chosen["best"]["held_out"],
-                    "paper": {"metric": paper.metric, "value": paper.value, "source": paper.source} if paper else None,
-                    "configurations": [
-                        {
-                            "name": c["configuration"].name,
-                            "development": c["development"]["value"],
-                            "held_out": c["held_out"]["value"],
-                        }
-                        for c in candidates
-                    ],
-                }
+                _column(benchmark, dataset, aspect, scores[benchmark], (development, held_out), seed, resamples)
             )
     return {
         "selection": {
@@ -476,6 +428,70 @@ def select(
         },
         "split": split,
         "columns": columns,
+    }
+
+
+def _column(
+    benchmark: str,
+    dataset: Mapping[str, list[Any]],
+    aspect: str,
+    scores: Mapping[Configuration, np.ndarray],
+    parts: tuple[np.ndarray, np.ndarray],
+    seed: int,
+    resamples: int,
+) -> dict[str, Any]:
+    """One column of the selection (a benchmark's aspect): every configuration's development and held-out values, the
+    best on the development part and the default (the first) with held-out bootstrap intervals, and the paper's
+    value. parts: the (development, held-out) rows of the dataset."""
+    development, held_out = parts
+    candidates: list[dict[str, Any]] = []
+    for configuration in scores:
+        values = scores[configuration]
+        candidates.append(
+            {
+                "configuration": configuration,
+                "development": value_on(benchmark, dataset, aspect, values, development),
+                "held_out": value_on(benchmark, dataset, aspect, values, held_out),
+            }
+        )
+    usable = [c for c in candidates if not np.isnan(c["development"]["value"])]
+    best = max(usable, key=lambda c: c["development"]["value"]) if usable else candidates[0]
+    chosen = {}
+    for role, entry in (("best", best), ("default", candidates[0])):
+        low, high = bootstrap_interval(
+            benchmark,
+            dataset,
+            aspect,
+            scores[entry["configuration"]],
+            held_out,
+            seed=seed,
+            resamples=resamples,
+        )
+        chosen[role] = {
+            "name": entry["configuration"].name,
+            "development": entry["development"]["value"],
+            "held_out": entry["held_out"]["value"],
+            "interval": [low, high],
+            "development_documents": entry["development"]["documents"],
+            "held_out_documents": entry["held_out"]["documents"],
+        }
+    paper = paper_value(benchmark, aspect)
+    return {
+        "key": f"{benchmark}/{aspect}",
+        "benchmark": benchmark,
+        "aspect": aspect,
+        "measure": measure(benchmark),
+        **chosen,
+        "optimism": chosen["best"]["development"] - chosen["best"]["held_out"],
+        "paper": {"metric": paper.metric, "value": paper.value, "source": paper.source} if paper else None,
+        "configurations": [
+            {
+                "name": c["configuration"].name,
+                "development": c["development"]["value"],
+                "held_out": c["held_out"]["value"],
+            }
+            for c in candidates
+        ],
     }
 
 
