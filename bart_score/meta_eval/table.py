@@ -95,35 +95,8 @@ def build_report(
     by_key = {column.key: column for column in columns}
     doc_ids = {name: list(dataset["doc_id"]) for name, dataset in datasets.items()}
     for row in rows:
-        for column in columns:
-            if column.benchmark and row.scores and column.benchmark in row.scores:
-                human = datasets[column.benchmark][f"human_{column.aspect}"]
-                measures = correlate(
-                    BENCHMARKS[column.benchmark].protocol,
-                    doc_ids[column.benchmark],
-                    human,
-                    row.scores[column.benchmark],
-                )
-                row.values[column.key] = {**measures, "value": measures[_measure(column)]}
-        for column in columns:
-            if column.components and all(key in row.values for key in column.components):
-                mean = float(np.mean([row.values[key]["value"] for key in column.components]))
-                row.values[column.key] = {"value": mean}
-
-    unmatched = []
-    for entry in PUBLISHED:
-        if entry.column not in by_key:
-            continue
-        owner = next((row for row in rows if _matches(row, entry, by_key[entry.column])), None)
-        if owner is not None:
-            owner.paper[entry.column] = entry
-        else:
-            unmatched.append(entry)
-    for name in dict.fromkeys(entry.metric for entry in unmatched):
-        entries = [entry for entry in unmatched if entry.metric == name]
-        row = MetricRow(f"{name} (paper)", "paper", note=_paper_only_note(entries[0], paper_notes or {}))
-        row.paper = {entry.column: entry for entry in entries}
-        rows.append(row)
+        _compute_values(row, columns, datasets, doc_ids)
+    _place_published(rows, by_key, paper_notes or {})
 
     report = {
         "release": {"repository": RELEASE_REPOSITORY, "commit": RELEASE_COMMIT},
@@ -169,6 +142,46 @@ def build_report(
         ],
     }
     return report, render(report, columns, rows)
+
+
+def _compute_values(
+    row: MetricRow, columns: Sequence[Column], datasets: Mapping[str, Dataset], doc_ids: Mapping[str, list[Any]]
+) -> None:
+    """Sets a row's measures on every column it has scores for, then its averages over the columns that average
+    others."""
+    for column in columns:
+        if column.benchmark and row.scores and column.benchmark in row.scores:
+            human = datasets[column.benchmark][f"human_{column.aspect}"]
+            measures = correlate(
+                BENCHMARKS[column.benchmark].protocol,
+                doc_ids[column.benchmark],
+                human,
+                row.scores[column.benchmark],
+            )
+            row.values[column.key] = {**measures, "value": measures[_measure(column)]}
+    for column in columns:
+        if column.components and all(key in row.values for key in column.components):
+            mean = float(np.mean([row.values[key]["value"] for key in column.components]))
+            row.values[column.key] = {"value": mean}
+
+
+def _place_published(rows: list[MetricRow], by_key: Mapping[str, Column], paper_notes: Mapping[str, str]) -> None:
+    """Sets each published number of the table's columns beside the row it belongs to; the numbers no row here
+    computes are added as rows of their own ("(paper)"), with a note saying why."""
+    unmatched = []
+    for entry in PUBLISHED:
+        if entry.column not in by_key:
+            continue
+        owner = next((row for row in rows if _matches(row, entry, by_key[entry.column])), None)
+        if owner is not None:
+            owner.paper[entry.column] = entry
+        else:
+            unmatched.append(entry)
+    for name in dict.fromkeys(entry.metric for entry in unmatched):
+        entries = [entry for entry in unmatched if entry.metric == name]
+        row = MetricRow(f"{name} (paper)", "paper", note=_paper_only_note(entries[0], paper_notes))
+        row.paper = {entry.column: entry for entry in entries}
+        rows.append(row)
 
 
 def _measure(column: Column) -> str:
