@@ -2,7 +2,8 @@
 
 Each subcommand is a module with ``add_parser``, a ``check`` that finds every mistake in the request before any
 model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failure at run time). Heavy libraries are
-imported only by ``run``, so that help and usage errors answer at once."""
+imported only by ``run``, so that help and usage errors answer at once. ``meta-eval --select`` has a module of its
+own (meta_eval_select), and what it shares with plain meta-eval is meta_eval_common."""
 
 from __future__ import annotations
 
