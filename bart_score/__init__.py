@@ -10,7 +10,7 @@
     engine           BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
     scorer           Scorer, IdentifiedScorer: what the scoring functions call on a scorer (the engine, its cache)
     progress         the progress bar of a long scoring run
-    models/          model families and checkpoints [base, seq2seq, causal, chat, chat_render, gguf, checkpoints]
+    models/          model families, checkpoints [base, seq2seq, causal, chat, chat_render, gguf, checkpoints, loading]
     variants         the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults
     templates        causal LMs' prompt templates and chat options, checked before any model loads
     inputs           checks of what callers pass in, and the words their messages share
@@ -31,7 +31,7 @@
     outputs          output files: checked first, written atomically, valid JSON, safe in spreadsheets
     score_cache      resumable scoring: a scorer wrapper backed by an append-only cache file
     meta_eval/       the meta-evaluation [benchmarks, layouts, scoring, protocol, table, published, split, selection]
-    cli/             the ``bartscore`` command, one module per subcommand [common, score, compare, baseline, meta_eval]
+    cli/             the command line [common, score, compare, baseline, meta_eval, meta_eval_select, meta_eval_common]
     evaluate_metric  the evaluate.Metric under bartscore.py's metric (imports evaluate; nothing here imports it)
     __main__         ``python -m bart_score``: the command line
 
