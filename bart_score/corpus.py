@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import UsageError
+from .errors import InputError
 from .inputs import counted
 from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
 from .reading import open_bounded, read_bounded
@@ -32,12 +32,12 @@ class Corpus:
 def utf8_text(path: str) -> str:
     """A UTF-8 file's text (a byte-order mark is dropped); unreadable, unbounded (a device) or non-UTF-8 files are
     usage errors."""
-    raw = read_bounded(path, error=UsageError)
+    raw = read_bounded(path, error=InputError)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
-        raise UsageError(
+        raise InputError(
             f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line}); save it as UTF-8"
         ) from None
 
@@ -47,10 +47,10 @@ def utf8_lines(path: str) -> Iterator[io.TextIOWrapper]:
     """The lines of a UTF-8 file (a byte-order mark is dropped), read and decoded as they are needed, so that a
     reader that stops early (a limit crossed) costs little; non-UTF-8 files are usage errors naming byte and line."""
     try:
-        with io.TextIOWrapper(open_bounded(path, error=UsageError), encoding="utf-8-sig", newline="") as handle:
+        with io.TextIOWrapper(open_bounded(path, error=InputError), encoding="utf-8-sig", newline="") as handle:
             yield handle
     except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+        raise InputError(f"cannot read {path}: {error.strerror or error}") from None
     except UnicodeDecodeError:
         utf8_text(path)  # finds the byte and its line, and raises the usage error that names them
         raise
@@ -69,7 +69,7 @@ def read_texts(path: str) -> tuple[list[str], int]:
     lines = _read_lines(path)
     texts = [line for line in lines if line.strip()]
     if not texts:
-        raise UsageError(f"{path} has no text: it is empty or blank")
+        raise InputError(f"{path} has no text: it is empty or blank")
     return texts, len(lines) - len(texts)
 
 
@@ -80,7 +80,10 @@ def read_plain_corpus(
     blank line is no reference, so segments may have different counts, but each needs one), and one file per system
     (named after the file)."""
     if not hypotheses:
-        raise UsageError("give at least one --hypotheses file (or --input with system columns)")
+        raise InputError(
+            "hypotheses must name at least one file (one per system), or read a table with system columns instead",
+            option="hypotheses",
+        )
     files = {}
     if sources:
         files[sources] = _read_lines(sources)
@@ -90,17 +93,17 @@ def read_plain_corpus(
     lines: Sequence[str]  # a file's lines, then below a segment's line in each reference file
     for path, lines in files.items():
         if len(lines) != len(files[first]):
-            raise UsageError(
+            raise InputError(
                 f"{path} has {counted(len(lines), 'line')} but {first} has {len(files[first])}; every file needs "
                 f"one line per segment"
             )
     if not files[first]:
-        raise UsageError(f"{', '.join(files)} {'are' if len(files) > 1 else 'is'} empty: no segments to score")
+        raise InputError(f"{', '.join(files)} {'are' if len(files) > 1 else 'is'} empty: no segments to score")
     systems = {}
     for path in hypotheses:
         name = os.path.basename(path)
         if name in systems:
-            raise UsageError(f"two hypothesis files are named {name}; system names come from file names")
+            raise InputError(f"two hypothesis files are named {name}; system names come from file names")
         systems[name] = files[path]
     refs, blank = None, 0
     if references:
@@ -109,7 +112,7 @@ def read_plain_corpus(
             refs.append([line for line in lines if line.strip()])
             blank += len(lines) - len(refs[-1])
             if not refs[-1]:
-                raise UsageError(
+                raise InputError(
                     f"segment {number} has no reference: line {number} is blank in {', '.join(references)}"
                 )
     return Corpus(systems, files[sources] if sources else None, refs, blank_references=blank)

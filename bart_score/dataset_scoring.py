@@ -59,7 +59,9 @@ def score_dataset(
                 "process loads its own model on its own device"
             )
     elif not isinstance(scorer, dict):
-        raise InputTypeError(f"scorer must be a BARTScorer or a dict of its arguments, got {describe(scorer)}")
+        raise InputTypeError(
+            f"scorer must be a BARTScorer or a dict of its arguments, got {describe(scorer)}", option="scorer"
+        )
     columns = dataset.column_names or []
     for argument, column in (("predictions", predictions), ("references", references), ("sources", sources)):
         if column is not None and columns and column not in columns:

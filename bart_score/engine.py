@@ -181,7 +181,8 @@ class BARTScorer:
             max_length = min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
         elif positions is not None and max_length > positions:
             raise InputError(
-                f"max_length must be an integer from 2 to {positions} (the model's positions), got {max_length}"
+                f"max_length must be an integer from 2 to {positions} (the model's positions), got {max_length}",
+                option="max_length",
             )
         self.max_length = max_length
         self.model.to(device=self.device)
@@ -280,7 +281,7 @@ class BARTScorer:
         checked = whole_number(max_length)
         if checked is None or checked < 2 or (positions is not None and checked > positions):
             limit = f"from 2 to {positions} (the model's positions)" if positions is not None else "of at least 2"
-            raise InputError(f"max_length must be an integer {limit}, got {max_length!r}")
+            raise InputError(f"max_length must be an integer {limit}, got {max_length!r}", option="max_length")
         engine = copy.copy(self)
         engine.max_length = checked
         return engine
@@ -371,7 +372,7 @@ class BARTScorer:
     ) -> list[float] | None:
         """Scores each src against each of its tgts (a list per example; counts may differ) and aggregates."""
         if agg not in AGGREGATIONS:
-            raise InputError(f"agg must be one of {AGGREGATIONS}, got {agg!r}")
+            raise InputError(f"agg must be one of {AGGREGATIONS}, got {agg!r}", option="agg")
         sources = text_list(srcs, "srcs")
         references = reference_lists(tgts, "tgts", len(sources), counted_by="srcs")
         counts = [len(refs) for refs in references]
@@ -444,7 +445,8 @@ class BARTScorer:
         if self.source_lang is None:
             if condition_lang is not None:
                 raise InputError(
-                    f"condition_lang is for families with language codes (mBART); this is a {self.family.name} model"
+                    f"condition_lang is for families with language codes (mBART); this is a {self.family.name} model",
+                    option="condition_lang",
                 )
             return [None] * count
         languages: list[str | None]
@@ -479,7 +481,7 @@ class BARTScorer:
         conditions = text_list(srcs, "srcs")
         targets = text_list(tgts, "tgts")
         if len(conditions) != len(targets):
-            raise InputError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
+            raise InputError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}", option="srcs")
         batch_size = optional_positive_int(batch_size, "batch_size")
         token_budget = optional_positive_int(max_tokens, "max_tokens") or self.max_tokens
         languages = self._condition_languages(condition_lang, len(conditions))
@@ -725,15 +727,17 @@ def _checked_device(device: str | torch.device | None) -> torch.device:
         if not torch.cuda.is_available():
             raise InputError(
                 f"device {str(checked)!r} was asked for, but this torch build sees no CUDA device; "
-                f"pass device='cpu' (or leave device out to use CUDA only when it is there)"
+                f"ask for 'cpu' instead (or leave the device out to use CUDA only when it is there)",
+                option="device",
             )
         if checked.index is not None and checked.index >= torch.cuda.device_count():
             raise InputError(
                 f"device {str(checked)!r} was asked for, but this machine has "
-                f"{torch.cuda.device_count()} CUDA device(s)"
+                f"{torch.cuda.device_count()} CUDA device(s)",
+                option="device",
             )
     elif checked.type == "mps" and not torch.backends.mps.is_available():
-        raise InputError("device 'mps' was asked for, but this machine has no MPS device")
+        raise InputError("device 'mps' was asked for, but this machine has no MPS device", option="device")
     return checked
 
 

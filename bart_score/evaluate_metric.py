@@ -68,7 +68,7 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
 
     def __init__(self, config_name: str | None = None, *, inputs: str = "references", **kwargs: Any) -> None:
         if inputs not in _INPUTS:
-            raise InputError(f"inputs must be one of {tuple(_INPUTS)}, got {inputs!r}")
+            raise InputError(f"inputs must be one of {tuple(_INPUTS)}, got {inputs!r}", option="inputs")
         self._inputs = inputs  # read by _info, which evaluate's __init__ calls
         self.model_name = checked_config_name(config_name)
         # The engine's settings are checked here, before evaluate's own setup; the rest of kwargs are evaluate's.
@@ -157,9 +157,9 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
     ) -> None:
         """Adds one prediction with its reference(s) and/or source for a later compute."""
         if not isinstance(prediction, str):
-            raise InputTypeError(f"prediction is {describe(prediction)}; expected a string")
+            raise InputTypeError(f"prediction is {describe(prediction)}; expected a string", option="prediction")
         if source is not None and not isinstance(source, str):
-            raise InputTypeError(f"source is {describe(source)}; expected a string")
+            raise InputTypeError(f"source is {describe(source)}; expected a string", option="source")
         if reference is not None and not isinstance(reference, str):
             reference = text_list(reference, "reference")  # several references: a list of strings, named as given
         self.add_batch(
@@ -181,7 +181,7 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         checked before anything is scored; a failed compute leaves the pending batches as they were."""
         with self._calls:  # one call at a time per instance (see __init__)
             if predictions is None and (references is not None or sources is not None):
-                raise InputTypeError("predictions must be a list of strings, got None")
+                raise InputTypeError("predictions must be a list of strings, got None", option="predictions")
             given = self._inputs_given
             if predictions is not None:
                 given = {"references": references is not None, "sources": sources is not None}
@@ -297,23 +297,31 @@ def compute_options(options: Mapping[str, Any]) -> ScoringOptions:
     rescale_with_baseline and baseline_path are read as rescale="baseline" and baseline."""
     unknown = sorted(set(options) - set(_COMPUTE_OPTIONS))
     if unknown:
-        raise InputTypeError(f"compute got unexpected options {unknown}; its options are {list(_COMPUTE_OPTIONS)}")
+        raise InputTypeError(
+            f"compute got unexpected options {unknown}; its options are {list(_COMPUTE_OPTIONS)}", option="options"
+        )
     options = dict(options)
     with_baseline = options.pop("rescale_with_baseline", False)
     if not isinstance(with_baseline, bool):
-        raise InputTypeError(f"rescale_with_baseline must be True or False, got {describe(with_baseline)}")
+        raise InputTypeError(
+            f"rescale_with_baseline must be True or False, got {describe(with_baseline)}",
+            option="rescale_with_baseline",
+        )
     path = options.pop("baseline_path", None)
     if path is not None:
         if options.get("baseline") is not None:
-            raise InputError("baseline_path is bert_score's name for baseline; give one of them")
+            raise InputError(
+                "baseline_path is bert_score's name for baseline; give one of them", option="baseline_path"
+            )
         if not isinstance(path, (str, os.PathLike)):
-            raise InputTypeError(f"baseline_path must be a file path, got {describe(path)}")
+            raise InputTypeError(f"baseline_path must be a file path, got {describe(path)}", option="baseline_path")
         options["baseline"] = path  # which implies rescale="baseline"
     if with_baseline:
         if options.get("rescale") not in (None, "baseline"):
             raise InputError(
                 f"rescale_with_baseline=True is bert_score's name for rescale='baseline', and this call asks for "
-                f"rescale={options['rescale']!r}; give one of them"
+                f"rescale={options['rescale']!r}; give one of them",
+                option="rescale_with_baseline",
             )
         options["rescale"] = "baseline"
     return ScoringOptions(**options)

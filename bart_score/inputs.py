@@ -25,7 +25,7 @@ def counted(count: int, singular: str, plural: str | None = None) -> str:
     return f"{count} {singular if count == 1 else plural or singular + 's'}"
 
 
-def _root(name: str) -> str:
+def option_of(name: str) -> str:
     """The argument a name such as "references[3]" is part of."""
     return name.partition("[")[0]
 
@@ -57,21 +57,21 @@ def ordered_items(value: Any, name: str, expected: str, dimensions: int = 1) -> 
         raise InputTypeError(
             f"{name} is {describe(value)}, a table (columns {shown or 'none'}); pass the column that holds the texts "
             f"as a list: {name}=table[{column}].tolist()",
-            option=_root(name),
+            option=option_of(name),
         )
     ndim = getattr(value, "ndim", None)
     if isinstance(ndim, int) and not 1 <= ndim <= dimensions and not isinstance(value, (str, bytes, bytearray)):
         raise InputTypeError(
             f"{name} is a {ndim}-dimensional {type(value).__name__}; pass an array of "
             f"{'1 or 2 dimensions' if dimensions > 1 else '1 dimension'}, or {expected}",
-            option=_root(name),
+            option=option_of(name),
         )
     if isinstance(value, (str, bytes, bytearray, Mapping)) or not (
         hasattr(type(value), "__len__") and hasattr(type(value), "__getitem__") and hasattr(type(value), "__iter__")
     ):
         unordered = " (its order is arbitrary)" if isinstance(value, (set, frozenset)) else ""
         raise InputTypeError(
-            f"{name} must be {expected}, got {describe(value)}{unordered}; pass a list", option=_root(name)
+            f"{name} must be {expected}, got {describe(value)}{unordered}; pass a list", option=option_of(name)
         )
     for plain in ("to_pylist", "tolist"):  # pyarrow's; numpy's, pandas', torch's: items as Python objects
         if callable(getattr(value, plain, None)):
@@ -102,14 +102,14 @@ def text_list(value: Any, name: str, count: int | None = None, counted_by: str =
     """A list of strings; with `count`, one per entry of the argument named `counted_by`."""
     items = ordered_items(value, name, "a list of strings")
     if count is not None and len(items) != count:
-        raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}", option=_root(name))
+        raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}", option=option_of(name))
     for index, item in enumerate(items):
         if not isinstance(item, str):
             if _missing(item):
                 raise InputTypeError(
-                    f"{name}[{index}] is missing ({item}); every entry must be a string", option=_root(name)
+                    f"{name}[{index}] is missing ({item}); every entry must be a string", option=option_of(name)
                 )
-            raise InputTypeError(f"{name}[{index}] is {describe(item)}; expected a string", option=_root(name))
+            raise InputTypeError(f"{name}[{index}] is {describe(item)}; expected a string", option=option_of(name))
         if type(item) is not str:  # a subclass (numpy's str_) carries methods of its own: the text as a plain str
             items[index] = item = str.__str__(item)
         check_text(item, f"{name}[{index}]")
@@ -120,7 +120,7 @@ def reference_lists(value: Any, name: str, count: int, counted_by: str = "predic
     """References as one list per example: a string is one reference, a list of strings several."""
     items = ordered_items(value, name, f"a list (one entry per entry of {counted_by})", dimensions=2)
     if len(items) != count:
-        raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}", option=_root(name))
+        raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}", option=option_of(name))
     lists = []
     for index, item in enumerate(items):
         if isinstance(item, str):
@@ -128,16 +128,17 @@ def reference_lists(value: Any, name: str, count: int, counted_by: str = "predic
             continue
         if _missing(item):
             raise InputTypeError(
-                f"{name}[{index}] is missing ({item}); every example needs at least one reference", option=_root(name)
+                f"{name}[{index}] is missing ({item}); every example needs at least one reference",
+                option=option_of(name),
             )
         if isinstance(item, (bytes, dict)) or not hasattr(item, "__iter__"):
             raise InputTypeError(
-                f"{name}[{index}] is {describe(item)}; expected a string or a list of strings", option=_root(name)
+                f"{name}[{index}] is {describe(item)}; expected a string or a list of strings", option=option_of(name)
             )
         refs = text_list(item, f"{name}[{index}]")
         if not refs:
             raise InputError(
-                f"{name}[{index}] is an empty list; every example needs at least one reference", option=_root(name)
+                f"{name}[{index}] is an empty list; every example needs at least one reference", option=option_of(name)
             )
         lists.append(refs)
     return lists
@@ -164,7 +165,7 @@ def positive_option(value: Any, name: str) -> int:
     """An option that must be a positive integer (numpy's included), or an InputError naming it."""
     number = whole_number(value)
     if number is None or number < 1:
-        raise InputError(f"{name} must be a positive integer, got {value!r}", option=_root(name))
+        raise InputError(f"{name} must be a positive integer, got {value!r}", option=option_of(name))
     return number
 
 
@@ -173,7 +174,7 @@ def optional_positive_int(value: Any, name: str) -> int | None:
         return None
     number = whole_number(value)
     if number is None or number < 1:
-        raise InputError(f"{name} must be a positive integer or None, got {value!r}", option=_root(name))
+        raise InputError(f"{name} must be a positive integer or None, got {value!r}", option=option_of(name))
     return number
 
 

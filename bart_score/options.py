@@ -36,7 +36,7 @@ from .long_source import (
 )
 from .prompts import PROMPT_SETS
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
-from .templates import KEYWORD_NAMES, ChatSettings, chat_settings, template_sides
+from .templates import ChatSettings, chat_settings, template_sides
 from .variants import DEFAULT_CHECKPOINT, DTYPE_NAMES
 
 if TYPE_CHECKING:
@@ -65,16 +65,21 @@ class CorpusPoints:
 
     def __post_init__(self) -> None:
         if whole_number(self.pairs) is None or self.pairs < 1:
-            raise InputError(f"corpus_points.pairs must be a positive integer, got {self.pairs!r}")
+            raise InputError(
+                f"corpus_points.pairs must be a positive integer, got {self.pairs!r}", option="corpus_points.pairs"
+            )
         if whole_number(self.seed) is None or self.seed < 0:
-            raise InputError(f"corpus_points.seed must be an integer of at least 0, got {self.seed!r}")
+            raise InputError(
+                f"corpus_points.seed must be an integer of at least 0, got {self.seed!r}", option="corpus_points.seed"
+            )
         object.__setattr__(self, "pairs", whole_number(self.pairs))
         object.__setattr__(self, "seed", whole_number(self.seed))
         if self.unrelated_texts is not None:
             texts = tuple(dict.fromkeys(text_list(self.unrelated_texts, "corpus_points.unrelated_texts")))
             if not texts:
                 raise InputError(
-                    "corpus_points.unrelated_texts is empty; leave it out to pair texts from different rows"
+                    "corpus_points.unrelated_texts is empty; leave it out to pair texts from different rows",
+                    option="corpus_points.unrelated_texts",
                 )
             object.__setattr__(self, "unrelated_texts", texts)
 
@@ -132,9 +137,13 @@ class ScoringOptions:
 
         put("directions", _checked_directions(self.directions))
         if self.aggregation not in AGGREGATIONS:
-            raise InputError(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
+            raise InputError(
+                f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}", option="aggregation"
+            )
         if self.prompt_side not in PROMPT_SIDES:
-            raise InputError(f"prompt_side must be one of {PROMPT_SIDES}, got {self.prompt_side!r}")
+            raise InputError(
+                f"prompt_side must be one of {PROMPT_SIDES}, got {self.prompt_side!r}", option="prompt_side"
+            )
         if self.prompt is not None and not isinstance(self.prompt, str):
             put("prompt", tuple(text_list(self.prompt, "prompt")))
         prompts, label = resolve_prompts(self.prompt)
@@ -143,7 +152,9 @@ class ScoringOptions:
         put("batch_size", optional_positive_int(self.batch_size, "batch_size"))
         put("max_tokens", optional_positive_int(self.max_tokens, "max_tokens"))
         if not isinstance(self.show_progress, bool):
-            raise InputTypeError(f"show_progress must be True or False, got {describe(self.show_progress)}")
+            raise InputTypeError(
+                f"show_progress must be True or False, got {describe(self.show_progress)}", option="show_progress"
+            )
         self._check_rescaling(put)
         self._check_long_source(put)
 
@@ -156,42 +167,50 @@ class ScoringOptions:
             put("windows", None)
             return
         if self.long_source not in LONG_SOURCE_MODES:
-            raise InputError(f"long_source must be None or one of {LONG_SOURCE_MODES}, got {self.long_source!r}")
+            raise InputError(
+                f"long_source must be None or one of {LONG_SOURCE_MODES}, got {self.long_source!r}",
+                option="long_source",
+            )
         if self.rescale is not None:
             raise InputError(
                 f"long_source={self.long_source!r} cannot be rescaled: the reference points are whole-text scores, "
-                f"on another scale than window scores; leave rescaling out"
+                f"on another scale than window scores; leave rescaling out",
+                option="long_source",
             )
         put("windows", windows)
 
     def _check_rescaling(self, put: Any) -> None:
         if self.rescale is not None and self.rescale not in RESCALE_MODES:
-            raise InputError(f"rescale must be None, 'baseline' or 'corpus', got {self.rescale!r}")
+            raise InputError(f"rescale must be None, 'baseline' or 'corpus', got {self.rescale!r}", option="rescale")
         if self.baseline is not None:
             if self.rescale == "corpus":
                 raise InputError(
-                    "rescale='corpus' takes its reference points from the texts being scored; baseline cannot be "
-                    "combined with it"
+                    "rescale='corpus' takes its reference points from the texts being scored, and cannot be "
+                    "combined with a baseline file",
+                    option="rescale",
                 )
             if isinstance(self.baseline, os.PathLike):
                 put("baseline", os.fspath(self.baseline))
             elif not isinstance(self.baseline, (str, Baseline)):
                 raise InputTypeError(
                     f"baseline must be a file path or a loaded baseline (bart_score.load_baseline), got "
-                    f"{describe(self.baseline)}"
+                    f"{describe(self.baseline)}",
+                    option="baseline",
                 )
             put("rescale", "baseline")
         if self.corpus_points is not None:
             if self.rescale != "corpus":
                 raise InputError(
-                    f"corpus_points is for rescale='corpus' only; this call rescales with {self.rescale or 'nothing'}"
+                    f"corpus_points is for rescale='corpus' only; this call rescales with {self.rescale or 'nothing'}",
+                    option="corpus_points",
                 )
             if isinstance(self.corpus_points, Mapping):
                 put("corpus_points", CorpusPoints(**self.corpus_points))
             elif not isinstance(self.corpus_points, CorpusPoints):
                 raise InputTypeError(
                     f"corpus_points must be a CorpusPoints (or a mapping of its fields), got "
-                    f"{describe(self.corpus_points)}"
+                    f"{describe(self.corpus_points)}",
+                    option="corpus_points",
                 )
         elif self.rescale == "corpus":
             put("corpus_points", CorpusPoints())
@@ -202,13 +221,16 @@ class ScoringOptions:
         if options is None:
             unknown = sorted(set(keywords) - OPTION_NAMES)
             if unknown:
-                raise InputTypeError(f"unexpected options {unknown}; the scoring options are {sorted(OPTION_NAMES)}")
+                raise InputTypeError(
+                    f"unexpected options {unknown}; the scoring options are {sorted(OPTION_NAMES)}", option="options"
+                )
             return cls(**keywords)
         if not isinstance(options, ScoringOptions):
-            raise InputTypeError(f"options must be a ScoringOptions, got {describe(options)}")
+            raise InputTypeError(f"options must be a ScoringOptions, got {describe(options)}", option="options")
         if keywords:
             raise InputTypeError(
-                f"pass the scoring options as options= or as keywords, not both (got options= and {sorted(keywords)})"
+                f"pass the scoring options as options= or as keywords, not both (got options= and {sorted(keywords)})",
+                option="options",
             )
         return options
 
@@ -223,18 +245,26 @@ class ScoringOptions:
             raise InputError("BARTScore needs sources=, references= or both, besides predictions")
         if self.directions is None:
             if self.windows is not None and not has_sources:
-                raise InputError(f"long_source={self.long_source!r} scores faithfulness, which needs sources=")
+                raise InputError(
+                    f"long_source={self.long_source!r} scores faithfulness, which needs sources=", option="long_source"
+                )
             return tuple(d for d in DIRECTIONS if (has_sources if d == "faithfulness" else has_references))
         if self.windows is not None and "faithfulness" not in self.directions:
             raise InputError(
                 f"long_source={self.long_source!r} changes how the source conditions faithfulness (source -> "
-                f"prediction), and this call asks for {', '.join(self.directions)} without it; ask for faithfulness"
+                f"prediction), and this call asks for {', '.join(self.directions)} without it; ask for faithfulness",
+                option="long_source",
             )
         for direction in self.directions:
             if direction == "faithfulness" and not has_sources:
-                raise InputError("direction 'faithfulness' (source -> prediction) needs sources=, which was not given")
+                raise InputError(
+                    "direction 'faithfulness' (source -> prediction) needs sources=, which was not given",
+                    option="directions",
+                )
             if direction != "faithfulness" and not has_references:
-                raise InputError(f"direction {direction!r} needs references=, which were not given")
+                raise InputError(
+                    f"direction {direction!r} needs references=, which were not given", option="directions"
+                )
         return self.directions
 
 
@@ -246,7 +276,6 @@ class EngineOptions:
     """The checked settings of a ``BARTScorer`` (their meaning: its docstring), as one object to build once and pass
     whole: ``BARTScorer(options)``. The first seven may be given by position, in the original class's order.
 
-    names: how the chat options are named in errors (the library's keywords; the command line passes its flags).
     chat_settings is derived: the checked chat options (bart_score.templates.ChatSettings), None without chat."""
 
     device: str | torch.device | None = None
@@ -264,10 +293,9 @@ class EngineOptions:
     chat: bool = False
     instruction: str | Mapping[str, str] | None = None
     system: str | None = None
-    names: dataclasses.InitVar[Mapping[str, str]] = KEYWORD_NAMES
     chat_settings: ChatSettings | None = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self, names: Mapping[str, str]) -> None:
+    def __post_init__(self) -> None:
         def put(name: str, value: Any) -> None:
             object.__setattr__(self, name, value)
 
@@ -296,7 +324,6 @@ class EngineOptions:
                 self.system,
                 template=self.template,
                 compatibility=self.compatibility,
-                names=names,
             ),
         )
         if self.compatibility is not None and self.compatibility not in COMPATIBILITY:
@@ -313,11 +340,12 @@ class EngineOptions:
         if options is None:
             return cls(**keywords)
         if not isinstance(options, EngineOptions):
-            raise InputTypeError(f"options must be an EngineOptions, got {describe(options)}")
+            raise InputTypeError(f"options must be an EngineOptions, got {describe(options)}", option="options")
         if keywords:
             raise InputTypeError(
                 f"pass the engine's settings as an EngineOptions or as keywords, not both (got an EngineOptions and "
-                f"{sorted(keywords)})"
+                f"{sorted(keywords)})",
+                option="options",
             )
         return options
 
@@ -335,12 +363,16 @@ def _checked_directions(directions: str | Sequence[str] | None) -> tuple[str, ..
         return None
     requested = [directions] if isinstance(directions, str) else text_list(directions, "directions")
     if not requested:
-        raise InputError("directions is empty; leave it out to compute every direction the inputs allow")
+        raise InputError(
+            "directions is empty; leave it out to compute every direction the inputs allow", option="directions"
+        )
     for index, direction in enumerate(requested):
         if direction not in DIRECTIONS:
-            raise InputError(f"directions[{index}] is {direction!r}; choose from {DIRECTIONS}")
+            raise InputError(f"directions[{index}] is {direction!r}; choose from {DIRECTIONS}", option="directions")
         if direction in requested[:index]:
-            raise InputError(f"directions[{index}] is {direction!r} again; give each direction once")
+            raise InputError(
+                f"directions[{index}] is {direction!r} again; give each direction once", option="directions"
+            )
     return tuple(d for d in DIRECTIONS if d in requested)
 
 
@@ -355,16 +387,17 @@ def resolve_prompts(prompt: str | Sequence[str] | None) -> tuple[tuple[str | Non
                 raise InputError(
                     f"unknown prompt set {prompt!r}; the sets are {tuple(PROMPT_SETS)}. "
                     f"To use it as a prompt phrase, pass it in a list: prompt=[{prompt!r}] (on the command line: "
-                    f"--prompt-phrases {prompt})"
+                    f"--prompt-phrases {prompt})",
+                    option="prompt",
                 )
             return PROMPT_SETS[prompt], f"{prompt}({len(PROMPT_SETS[prompt])})"
         phrases = [check_text(prompt, "prompt")]
     else:
         phrases = text_list(prompt, "prompt")
         if not phrases:
-            raise InputError("prompt is an empty list; pass None for no prompt")
+            raise InputError("prompt is an empty list; pass None for no prompt", option="prompt")
     for index, phrase in enumerate(phrases):
         if not phrase.strip():
-            raise InputError(f"prompt[{index}] is blank")
+            raise InputError(f"prompt[{index}] is blank", option="prompt")
     digest = hashlib.sha1("\n".join(phrases).encode("utf-8")).hexdigest()[:8]
     return tuple(phrases), f"custom-{digest}({len(phrases)})"

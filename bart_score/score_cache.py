@@ -53,7 +53,7 @@ class ResumableScorer:
 
     def __init__(self, scorer: BARTScorer, path: str, *, chunk_pairs: int = DEFAULT_CHUNK_PAIRS) -> None:
         if whole_number(chunk_pairs) is None or chunk_pairs < 1:
-            raise InputError(f"chunk_pairs must be a positive integer, got {chunk_pairs!r}")
+            raise InputError(f"chunk_pairs must be a positive integer, got {chunk_pairs!r}", option="chunk_pairs")
         chunk_pairs = whole_number(chunk_pairs)  # type: ignore[assignment]  # a whole number, checked above
         self.scorer = scorer
         self.path = path
@@ -121,7 +121,7 @@ class ResumableScorer:
         from .progress import progress_bar
 
         if len(conditions) != len(targets):
-            raise InputError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}")
+            raise InputError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}", option="srcs")
         per_pair: dict[str, list[str]] = {  # score()'s per-pair keywords
             name: [value] * len(conditions) if isinstance(value, str) else list(value)
             for name, value in (("condition_lang", condition_lang), ("instruction", instruction))

@@ -45,7 +45,9 @@ def _compare_systems(
 ) -> dict[str, Any]:
     checked = whole_number(resamples)
     if checked is None or not 1 <= checked <= MAX_RESAMPLES:
-        raise InputError(f"resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got {resamples!r}")
+        raise InputError(
+            f"resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got {resamples!r}", option="resamples"
+        )
     resamples = checked
     names = list(scores)
     if len(names) < 1:

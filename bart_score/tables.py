@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .corpus import Corpus, utf8_lines
-from .errors import UsageError
+from .errors import InputError
 from .inputs import check_text, counted, describe
 from .reading import parse_json
 
@@ -48,17 +48,17 @@ def read_table(path: str, limits: TableLimits = TableLimits(), *, kind: str | No
         "jsonl" if path.lower().endswith((".jsonl", ".json")) else "csv" if path.lower().endswith(".csv") else None
     )
     if kind is None:
-        raise UsageError(f"{path}: a table must be a .jsonl or .csv file")
+        raise InputError(f"{path}: a table must be a .jsonl or .csv file")
     with utf8_lines(path) as lines:
         columns, rows, line_numbers = (_jsonl_rows if kind == "jsonl" else _csv_rows)(path, lines, limits)
     if not columns:
-        raise UsageError(f"{path} is empty")
+        raise InputError(f"{path} is empty")
     for number, name in enumerate(columns, start=1):
         if not name.strip():
-            raise UsageError(f"{path}: column {number} has no name")
+            raise InputError(f"{path}: column {number} has no name")
     repeated = sorted(name for name, count in collections.Counter(columns).items() if count > 1)
     if repeated:
-        raise UsageError(f"{path}: column names appear more than once: {', '.join(_first(repeated))}")
+        raise InputError(f"{path}: column names appear more than once: {', '.join(_first(repeated))}")
     return Table(columns, rows, line_numbers)
 
 
@@ -86,10 +86,10 @@ def read_table_corpus(
     known = set(columns)
     missing = [c for c in given if c not in known]
     if missing:
-        raise UsageError(f"{path} has no column {missing[0]!r}; its columns are {_listed(columns)}")
+        raise InputError(f"{path} has no column {missing[0]!r}; its columns are {_listed(columns)}")
     twice = sorted(name for name, count in collections.Counter(given).items() if count > 1)
     if twice:
-        raise UsageError(f"column {twice[0]!r} is given two roles (source, reference or system); give it one")
+        raise InputError(f"column {twice[0]!r} is given two roles (source, reference or system); give it one")
     source_given = source_column is not None
     source_column = source_column or "source"
     if reference_columns is None:  # the columns named as references, unless given another role
@@ -100,22 +100,22 @@ def read_table_corpus(
         system_columns = [c for c in columns if c not in not_systems]
     _check_roles(path, known, source_column, source_given, id_column, reference_columns, system_columns)
     if source_column not in known and not reference_columns:
-        raise UsageError(
+        raise InputError(
             f"{path} needs a {source_column!r} column and/or reference columns (reference, references "
             f"or reference_1, reference_2, ...); its columns are {_listed(columns)}"
         )
     if not system_columns:
-        raise UsageError(
+        raise InputError(
             f"{path} has no system column: every column but {source_column!r}, {id_column!r} and the "
             f"references holds one system's outputs"
         )
     if not rows:
-        raise UsageError(f"{path} has column names but no rows")
+        raise InputError(f"{path} has column names but no rows")
 
     def text_of(row: Mapping[str, Any], number: int, column: str) -> str:
         value = row.get(column)
         if not isinstance(value, str):
-            raise UsageError(
+            raise InputError(
                 f"{path} row {number}, column {column!r}: expected text, got "
                 f"{'nothing' if value is None else describe(value)}"
             )
@@ -134,7 +134,7 @@ def read_table_corpus(
                     else:
                         blank += 1
             if not refs:
-                raise UsageError(
+                raise InputError(
                     f"{path} row {number} has no reference (its columns {_listed(reference_columns)} are empty)"
                 )
             references.append(refs)
@@ -180,7 +180,7 @@ def _check_roles(
     for name, role in claims:
         if name in roles:
             why = f" ({defaults[name]})" if name in defaults else ""
-            raise UsageError(
+            raise InputError(
                 f"{path}: column {name!r} is {roles[name]} and cannot also be {role}{why}; a column has one role"
             )
         roles[name] = role
@@ -193,17 +193,17 @@ def _id_text(path: str, number: int, column: str, value: object) -> str:
         return value or ""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return json.dumps(value)
-    raise UsageError(f"{path} row {number}, column {column!r}: an id is text or a number, got {describe(value)}")
+    raise InputError(f"{path} row {number}, column {column!r}: an id is text or a number, got {describe(value)}")
 
 
 def _check_size(path: str, limits: TableLimits, rows: int, columns: Collection[str], line: int | None = None) -> None:
     """The limits on rows and columns, checked as each row is read (`line`: a JSONL line, whose columns add up)."""
     if limits.max_rows is not None and rows > limits.max_rows:
-        raise UsageError(f"{path} has more than {counted(limits.max_rows, 'row')}; the limit is {limits.max_rows}")
+        raise InputError(f"{path} has more than {counted(limits.max_rows, 'row')}; the limit is {limits.max_rows}")
     if limits.max_columns is not None and len(columns) > limits.max_columns:
         columns_read = counted(len(columns), "column")
         how_many = f"at least {columns_read} (by line {line})" if line else columns_read
-        raise UsageError(f"{path} has {how_many}; the limit is {limits.max_columns}")
+        raise InputError(f"{path} has {how_many}; the limit is {limits.max_columns}")
 
 
 def _check_length(path: str, limits: TableLimits, number: int, column: str, value: object) -> None:
@@ -212,7 +212,7 @@ def _check_length(path: str, limits: TableLimits, number: int, column: str, valu
         return
     for text in value if isinstance(value, list) else [value]:
         if isinstance(text, str) and len(text) > limits.max_chars:
-            raise UsageError(
+            raise InputError(
                 f"{path} row {number}, column {column!r} has {counted(len(text), 'character')}; the limit is "
                 f"{limits.max_chars}"
             )
@@ -223,7 +223,7 @@ def _encodable(text: str, where: str) -> str:
     try:
         return check_text(text, where)
     except ValueError as error:
-        raise UsageError(str(error)) from None
+        raise InputError(str(error)) from None
 
 
 # csv.field_size_limit is one setting for the whole process; readers raise it (so that a cell's length is checked by
@@ -264,7 +264,7 @@ def _csv_rows(
                     _check_size(path, limits, 0, columns)
                     continue
                 if len(row) != len(columns):
-                    raise UsageError(
+                    raise InputError(
                         f"{path} line {reader.line_num} has {counted(len(row), 'field')} but the header has "
                         f"{len(columns)}"
                     )
@@ -274,7 +274,7 @@ def _csv_rows(
                 rows.append(dict(zip(columns, row)))
                 line_numbers.append(reader.line_num)
     except csv.Error as error:
-        raise UsageError(f"{path} line {reader.line_num} is not valid CSV: {error}") from None
+        raise InputError(f"{path} line {reader.line_num} is not valid CSV: {error}") from None
     return columns, rows, line_numbers
 
 
@@ -306,11 +306,11 @@ def _jsonl_rows(
         if not line.strip():
             continue
         try:
-            row = parse_json(line, f"{path} line {number}", error=UsageError, object_pairs_hook=_unique_keys)
+            row = parse_json(line, f"{path} line {number}", error=InputError, object_pairs_hook=_unique_keys)
         except _KeyTwice as error:
-            raise UsageError(f"{path} line {number}: key {error.key!r} appears twice") from None
+            raise InputError(f"{path} line {number}: key {error.key!r} appears twice") from None
         if not isinstance(row, dict):
-            raise UsageError(f"{path} line {number} is not a JSON object")
+            raise InputError(f"{path} line {number} is not a JSON object")
         for name in row:
             if name not in columns:
                 columns[_encodable(name, f"{path} line {number}: the column name {name!r}")] = None

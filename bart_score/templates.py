@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import InputError, InputTypeError
-from .inputs import check_text, text_list
+from .inputs import check_text, option_of, text_list
 from .rescale import POINT_DIRECTIONS
 
 # A causal LM's template when none is given: the condition, then a line break.
@@ -29,14 +29,6 @@ DEFAULT_INSTRUCTIONS = {
 CONDITION_PLACEHOLDER = "\u2063bartscore-condition\u2063"
 # The direction whose instruction BARTScorer.score uses when it is given none: its arguments are sources and targets.
 SCORE_DIRECTION = "faithfulness"
-# How the options are named in errors: the library's keywords (the command line passes its flags).
-KEYWORD_NAMES = {
-    "chat": "chat=True",
-    "instruction": "instruction",
-    "system": "system",
-    "template": "template",
-    "compatibility": "compatibility",
-}
 
 
 @dataclass(frozen=True)
@@ -58,50 +50,49 @@ def chat_settings(
     *,
     template: str | None = None,
     compatibility: str | None = None,
-    names: Mapping[str, str] = KEYWORD_NAMES,
 ) -> ChatSettings | None:
     """The checked chat options (None for the other policies), refused before any model is loaded when they do not
     go together. instruction: one for every direction, or {direction: instruction} for some (the others keep
     DEFAULT_INSTRUCTIONS)."""
     if not isinstance(chat, bool):
-        raise InputTypeError(f"chat must be True or False, got {chat!r}")
+        raise InputTypeError(f"chat must be True or False, got {chat!r}", option="chat")
     if not chat:
-        given = [names[o] for o, value in (("instruction", instruction), ("system", system)) if value is not None]
-        if given:
-            verb = "are" if len(given) > 1 else "is"
-            raise InputError(f"{' and '.join(given)} {verb} for chat scoring; add {names['chat']}")
+        for option, value in (("instruction", instruction), ("system", system)):
+            if value is not None:
+                raise InputError(f"{option} is for chat scoring, which is not asked for", option=option)
         return None
     if template is not None:
         raise InputError(
-            f"{names['template']} and {names['chat']} do not go together: with chat scoring the model's chat template "
-            f"builds the prefix; put your text around {{condition}} in {names['instruction']}"
+            "template does not go with chat scoring: the model's chat template builds the prefix; put your text "
+            "around {condition} in the instruction",
+            option="template",
         )
     if compatibility is not None:
         raise InputError(
-            f"{names['compatibility']} {compatibility!r} and {names['chat']} do not go together: GPTScore scores "
-            f"plain text, without a chat template"
+            f"compatibility {compatibility!r} does not go with chat scoring: GPTScore scores plain text, without a "
+            f"chat template",
+            option="compatibility",
         )
     if system is not None:
         if not isinstance(system, str):
-            raise InputTypeError(f"{names['system']} must be a string, got {type(system).__name__}")
-        if not check_text(system, names["system"]).strip():
-            raise InputError(f"{names['system']} is blank; leave it out for the chat template's own default")
-        refuse_placeholder(system, names["system"])
+            raise InputTypeError(f"system must be a string, got {type(system).__name__}", option="system")
+        if not check_text(system, "system").strip():
+            raise InputError("system is blank; leave it out for the chat template's own default", option="system")
+        refuse_placeholder(system, "system")
     instructions = dict(DEFAULT_INSTRUCTIONS)
     if isinstance(instruction, Mapping):
         for direction, text in instruction.items():
             if direction not in POINT_DIRECTIONS:
                 raise InputError(
-                    f"{names['instruction']} has an instruction for {direction!r}; the directions with one are "
-                    f"{', '.join(POINT_DIRECTIONS)} (f_score uses precision's and recall's)"
+                    f"instruction has an instruction for {direction!r}; the directions with one are "
+                    f"{', '.join(POINT_DIRECTIONS)} (f_score uses precision's and recall's)",
+                    option="instruction",
                 )
             instructions[direction] = text
     elif instruction is not None:
         instructions = dict.fromkeys(POINT_DIRECTIONS, instruction)
     for direction, text in instructions.items():
-        where = (
-            names["instruction"] if not isinstance(instruction, Mapping) else f"{names['instruction']}[{direction!r}]"
-        )
+        where = "instruction" if not isinstance(instruction, Mapping) else f"instruction[{direction!r}]"
         template_sides(check_text(text, where) if isinstance(text, str) else text, where)
         refuse_placeholder(text, where)
     return ChatSettings(instructions, system)
@@ -114,7 +105,7 @@ def instruction_list(
     if instruction is None:
         return None
     if settings is None:
-        raise InputError("instruction is for chat scoring; load the scorer with chat=True")
+        raise InputError("instruction is for chat scoring; load the scorer with chat=True", option="instruction")
     if isinstance(instruction, str):
         template_sides(instruction, "instruction")
         refuse_placeholder(instruction, "instruction")
@@ -133,7 +124,8 @@ def refuse_placeholder(text: str, name: str) -> None:
     if at >= 0:
         raise InputError(
             f"{name} holds {CONDITION_PLACEHOLDER!r} at character {at}, the text chat scoring puts in the "
-            f"condition's place to find where the condition goes in the prompt; take it out"
+            f"condition's place to find where the condition goes in the prompt; take it out",
+            option=option_of(name),
         )
 
 
@@ -141,18 +133,23 @@ def template_sides(template: str, name: str = "template") -> tuple[str, str]:
     """The literal text before and after the template's one {condition} field, with {{ and }} read as braces
     (`name`: the option's name in the errors)."""
     if not isinstance(template, str):
-        raise InputTypeError(f"{name} must be a string holding '{{condition}}' once, got {type(template).__name__}")
+        raise InputTypeError(
+            f"{name} must be a string holding '{{condition}}' once, got {type(template).__name__}",
+            option=option_of(name),
+        )
     try:
         pieces = list(string.Formatter().parse(template))
     except ValueError as error:
         raise InputError(
-            f"{name} {template!r} has a stray brace ({error}); write a literal brace as {{{{ or }}}}"
+            f"{name} {template!r} has a stray brace ({error}); write a literal brace as {{{{ or }}}}",
+            option=option_of(name),
         ) from None
     fields = [(field, spec, conversion) for _, field, spec, conversion in pieces if field is not None]
     if fields != [("condition", "", None)]:
         raise InputError(
             f"{name} must hold the field {{condition}} once and no other field, got {template!r}; write a "
-            f"literal brace as {{{{ or }}}}"
+            f"literal brace as {{{{ or }}}}",
+            option=option_of(name),
         )
     sides, side = ["", ""], 0
     for literal, field, _, _ in pieces:

@@ -321,7 +321,10 @@ def test_cli_score_and_compare_agree_with_the_library(copier, copying_checkpoint
 @pytest.mark.parametrize(
     "arguments, message",
     [
-        (["--rescale", "corpus", "--baseline", "b.json"], "scored; --baseline cannot be combined with it"),
+        (
+            ["--rescale", "corpus", "--baseline", "b.json"],
+            "--rescale corpus takes its reference points from the texts being scored, and cannot be combined",
+        ),
         (["--rescale-pairs", "10"], "--rescale-pairs is for --rescale corpus only"),
         (["--rescale", "corpus", "--rescale-pairs", "0"], "--rescale-pairs must be a positive integer, got 0"),
         (["--baseline", "{missing}"], "no baseline file at {missing}"),

@@ -343,8 +343,8 @@ def test_shared_samples_are_split_by_direction_only_when_asked():
         ({"instruction": {"recall": "Recall."}}, InputError, r"instruction\['recall'\] must hold"),
         ({"instruction": 3}, TypeError, "instruction must be a string"),
         ({"system": ""}, InputError, "system is blank"),
-        ({"compatibility": "gptscore"}, InputError, "compatibility 'gptscore' and chat=True do not go together"),
-        ({"template": "{condition}\nSummary:"}, InputError, "template and chat=True do not go together"),
+        ({"compatibility": "gptscore"}, InputError, "compatibility 'gptscore' does not go with chat scoring"),
+        ({"template": "{condition}\nSummary:"}, InputError, "template does not go with chat scoring"),
         # The text chat scoring renders in the condition's place is the option's doing, not the chat template's.
         ({"system": f"Be brief.{PLACEHOLDER}"}, InputError, r"system holds '\\u2063bartscore-condition\\u2063' at "),
         ({"instruction": f"{PLACEHOLDER}: {{condition}}"}, InputError, r"instruction holds '\\u2063bartscore-cond"),
@@ -362,7 +362,7 @@ def test_chat_options_that_cannot_work_are_refused_before_loading(options, error
 
 @pytest.mark.parametrize("options", [{"instruction": "Summarize: {condition}"}, {"system": SYSTEM}])
 def test_instruction_and_system_need_chat(options):
-    with pytest.raises(InputError, match=r"is for chat scoring; add chat=True"):
+    with pytest.raises(InputError, match=r"is for chat scoring, which is not asked for"):
         bart_score.BARTScorer(checkpoint="/no/such/checkpoint", device="cpu", **options)
 
 
@@ -435,9 +435,9 @@ def test_the_space_offers_chat_models_from_the_operators_list(chatml_llama):
     assert scorer.token_policy.startswith("chat:") and scorer.instructions["recall"] == "Summarize: {condition}"
     for bad, message in [
         ("x=/m;chat=yes", "chat must be true or false, got 'yes'"),
-        ("x=/m;instruction=Summarize: {condition}", "instruction is for chat scoring; add chat=True"),
+        ("x=/m;instruction=Summarize: {condition}", "instruction is for chat scoring, which is not asked for"),
         ("x=/m;chat=true;instruction=Summarize.", "instruction must hold the field {condition} once"),
-        ("x=/m;chat=true;compatibility=gptscore", "do not go together"),
+        ("x=/m;chat=true;compatibility=gptscore", "does not go with chat scoring"),
     ]:
         with pytest.raises(ValueError, match=f"BARTSCORE_APP_MODELS entry .*{message}"):
             space.settings.settings_from_env({"BARTSCORE_APP_MODELS": bad})

@@ -254,7 +254,7 @@ def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
         (["-s", "{src}", "-t", "{short}"], r"short.txt has 1 line but .*src.txt has 3"),
         (["-s", "{src}", "-t", "{missing}"], r"cannot read .*missing.txt"),
         (["-t", "{sysA}"], r"give --sources and/or --references"),
-        (["-s", "{src}"], r"give at least one --hypotheses file"),
+        (["-s", "{src}"], r"-t/--hypotheses must name at least one file \(one per system\)"),
         (["-s", "{src}", "-t", "{sysA}", "-d", "recall"], r"'recall' needs references"),
         (["-s", "{src}", "-t", "{sysA}", "-p", "sumary"], r"unknown prompt set 'sumary'"),
         (
@@ -525,10 +525,10 @@ def chat_checkpoint(tmp_path_factory):
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--instruction", "Summarize: {condition}"], "--instruction is for chat scoring; add --chat"),
-        (["--system", "You judge."], "--system is for chat scoring; add --chat"),
-        (["--chat", "--template", "{condition}\nTL;DR:"], "--template and --chat do not go together"),
-        (["--chat", "--compatibility", "gptscore"], "--compatibility 'gptscore' and --chat do not go together"),
+        (["--instruction", "Summarize: {condition}"], "--instruction is for chat scoring, which is not asked for"),
+        (["--system", "You judge."], "--system is for chat scoring, which is not asked for"),
+        (["--chat", "--template", "{condition}\nTL;DR:"], "--template does not go with chat scoring"),
+        (["--chat", "--compatibility", "gptscore"], "--compatibility 'gptscore' does not go with chat scoring"),
         (["--chat", "--instruction", "Summarize."], "--instruction must hold the field {condition} once"),
         (["--chat", "--instruction", "{condition} {condition}"], "--instruction must hold the field {condition} once"),
         (

@@ -10,7 +10,7 @@ import pytest
 import bart_score
 from bart_score import CorpusPoints, ScoringOptions
 from bart_score.cli import build_parser
-from bart_score.cli.common import FLAGS, flag_message, options_from_args
+from bart_score.cli.common import FLAGS, options_from_args, said_with_flag
 
 
 def test_defaults_and_derived_fields():
@@ -110,20 +110,31 @@ def test_the_command_line_builds_the_same_object():
 
 
 @pytest.mark.parametrize(
-    "message, said",
+    "message, option, said",
     [
-        ("batch_size must be a positive integer", "--batch-size must be a positive integer"),
-        ("corpus_points.pairs must be a positive integer, got 0", "--rescale-pairs must be a positive integer, got 0"),
-        ("corpus_points.seed must be an integer of at least 0", "--rescale-seed must be an integer of at least 0"),
-        ("pass device='cpu' (or leave device out)", "pass --device cpu (or leave device out)"),
-        ("device 'gpu0' is not a device", "--device 'gpu0' is not a device"),
-        ("x.txt: aggregation does not apply", "x.txt: --aggregation does not apply"),
-        ("max_length must be an integer from 2 to 1024", "--max-length must be an integer from 2 to 1024"),
-        ("the prompt setting: the file has 'none'", "the prompt setting: the file has 'none'"),  # prose stays prose
+        ("batch_size must be a positive integer", "batch_size", "--batch-size must be a positive integer"),
+        (
+            "corpus_points.pairs must be positive, got 0",
+            "corpus_points.pairs",
+            "--rescale-pairs must be positive, got 0",
+        ),
+        ("device 'gpu0' is not a device", "device", "--device 'gpu0' is not a device"),
+        (
+            "max_length must be an integer from 2 to 1024",
+            "max_length",
+            "--max-length must be an integer from 2 to 1024",
+        ),
+        ("directions: 'recall' needs references", "directions", "-d/--directions: 'recall' needs references"),
+        # a message that does not begin with its option's name (prompt_side is not prompt) is prefixed by the flag
+        ("prompt_side must be 'encoder'", "prompt", "-p/--prompt: prompt_side must be 'encoder'"),
+        ("x.txt: aggregation does not apply", "aggregation", "--aggregation: x.txt: aggregation does not apply"),
+        ("references[2] is an int; expected a string", "references", "references[2] is an int; expected a string"),
+        ("the prompt setting: the file has 'none'", None, "the prompt setting: the file has 'none'"),
     ],
 )
-def test_the_command_line_names_options_by_their_flags(message, said):
-    assert flag_message(ValueError(message)) == said
+def test_the_command_line_says_an_option_by_its_flag(message, option, said):
+    assert said_with_flag(bart_score.InputError(message, option=option)) == said
+    assert said_with_flag(ValueError(message)) == message  # only an InputError names its option
 
 
 def test_every_flag_named_in_messages_is_a_real_flag():
@@ -143,6 +154,5 @@ def _all_actions(parser):
 
 
 def test_the_cli_speaks_of_flags_where_the_library_names_keywords():
-    assert (
-        flag_message(ValueError("pass device='cpu' (or leave device out)")) == "pass --device cpu (or leave device out)"
-    )
+    error = bart_score.InputError("long_source='windows' cannot be rescaled", option="long_source")
+    assert said_with_flag(error) == "--long-source windows cannot be rescaled"

@@ -69,7 +69,7 @@ def _check_and_run(args: argparse.Namespace, command: str) -> int:
     try:
         corpus, options = args.check(args)
     except (UsageError, ValueError, TypeError) as error:
-        print(f"{command}: error: {common.flag_message(error)}", file=sys.stderr)
+        print(f"{command}: error: {common.said_with_flag(error)}", file=sys.stderr)
         return 2
     from ..distributed import torchrun_process_group
 

@@ -289,6 +289,12 @@ def check_written_name(text: str, what: str) -> None:
 
 # The library's names of the scoring and model options, as the command line's flags name them in messages.
 FLAGS = {
+    "hypotheses": "-t/--hypotheses",
+    "chat": "--chat",
+    "instruction": "--instruction",
+    "system": "--system",
+    "template": "--template",
+    "compatibility": "--compatibility",
     "corpus_points.pairs": "--rescale-pairs",
     "corpus_points.seed": "--rescale-seed",
     "directions": "-d/--directions",
@@ -307,30 +313,32 @@ FLAGS = {
     "max_length": "--max-length",
     "device": "--device",
     "dtype": "--dtype",
+    "source_lang": "--source-lang",
+    "target_lang": "--target-lang",
 }
-_KEYWORD_VALUE = re.compile(r"\b(" + "|".join(map(re.escape, FLAGS)) + r")=('([^']*)'|[\w.-]+)")
-# Names of one plain word (prompt, device) are words of prose too: only their keyword form (name=...) is replaced.
-_COMPOUND_NAMES = [re.escape(name) for name in FLAGS if "_" in name or "." in name]
-_KEYWORD = re.compile(r"(?<![\w.-])(" + "|".join(_COMPOUND_NAMES) + r")\b")
 
 
-# ... and where a sentence starts with one ("device 'gpu0' is not a device", "aggregation does not apply").
-_LEADING_NAME = re.compile(r"(^|: |; )(" + "|".join(re.escape(name) for name in FLAGS if name.isalpha()) + r") ")
-
-
-def flag_message(error: Exception) -> str:
-    """A library error's message as the command line says it: option names (batch_size, device='cpu') as their flags
-    (--batch-size, --device cpu)."""
-    message = _KEYWORD_VALUE.sub(
-        lambda match: f"{FLAGS[match[1]]} {match[3] if match[3] is not None else match[2]}", str(error)
-    )
-    message = _KEYWORD.sub(lambda match: FLAGS[match[1]], message)
-    return _LEADING_NAME.sub(lambda match: f"{match[1]}{FLAGS[match[2]]} ", message)
+def said_with_flag(error: BaseException) -> str:
+    """An error's message as the command line says it. The library's message about an option begins with the option's
+    name ("max_length must be ...") or its keyword ("long_source='windows' cannot ..."), and the InputError names the
+    option: the command line says the flag instead ("--max-length must be ...", "--long-source windows cannot ..."),
+    or, for a message that begins otherwise, puts the flag before it."""
+    message = str(error)
+    option = getattr(error, "option", None)
+    if option not in FLAGS:
+        return message
+    rest = message.removeprefix(option)
+    if rest.startswith("="):
+        value, space, rest = rest[1:].partition(" ")
+        return f"{FLAGS[option]} {value.strip(chr(39))}{space}{rest}"
+    if rest != message and rest[:1] in ("", " ", ":", ",", ";"):
+        return FLAGS[option] + rest
+    return f"{FLAGS[option]}: {message}"
 
 
 def options_from_args(args: argparse.Namespace, **overrides: object) -> ScoringOptions:
-    """The scoring options of a command line, checked by the library (InputError names the flag: flag_message);
-    overrides: options a subcommand sets itself."""
+    """The scoring options of a command line, checked by the library (an InputError about an option is said with its
+    flag: said_with_flag); overrides: options a subcommand sets itself."""
     rescaling = getattr(args, "rescale", None)
     pairs, seed = getattr(args, "rescale_pairs", None), getattr(args, "rescale_seed", None)
     corpus_points = None
@@ -436,19 +444,8 @@ def parse_directions(text: str | None) -> list[str] | None:
     return text.split(",") if text else []
 
 
-# The chat options as the command line names them in errors.
-CHAT_FLAGS = {
-    "chat": "--chat",
-    "instruction": "--instruction",
-    "system": "--system",
-    "template": "--template",
-    "compatibility": "--compatibility",
-}
-
-
 def engine_options(args: argparse.Namespace) -> EngineOptions:
-    """The engine's settings of a command line, checked by the library before any model is loaded; the chat options
-    are named by their flags in its errors."""
+    """The engine's settings of a command line, checked by the library before any model is loaded."""
     return EngineOptions(
         device=args.device,
         max_length=args.max_length,
@@ -463,7 +460,6 @@ def engine_options(args: argparse.Namespace) -> EngineOptions:
         chat=args.chat,
         instruction=args.instruction,
         system=args.system,
-        names=CHAT_FLAGS,
     )
 
 
@@ -494,7 +490,7 @@ def load_scorer(args: argparse.Namespace) -> tuple[BARTScorer | None, int]:
     try:
         return BARTScorer(engine_options(args)), 0
     except ValueError as error:  # e.g. --max-length beyond the model's positions
-        print(f"bartscore {args.command}: error: {flag_message(error)}", file=sys.stderr)
+        print(f"bartscore {args.command}: error: {said_with_flag(error)}", file=sys.stderr)
         return None, 2
     except (OSError, RuntimeError, MissingExtraError) as error:
         print(f"bartscore {args.command}: {error}", file=sys.stderr)
@@ -514,7 +510,7 @@ def score_all_systems(
     try:
         per_system, signature = score_corpus(scorer, corpus, options)
     except (BaselineError, InputError) as error:  # missing, made for another model, a text the options refuse
-        print(f"bartscore {args.command}: error: {flag_message(error)}", file=sys.stderr)
+        print(f"bartscore {args.command}: error: {said_with_flag(error)}", file=sys.stderr)
         return None, None, 2
     except (OSError, RuntimeError, ValueError) as error:
         print(f"bartscore {args.command}: scoring failed: {error}", file=sys.stderr)

@@ -94,7 +94,7 @@ def _is_constant(values: np.ndarray) -> bool:
 def correlate(protocol: str, doc_ids: Sequence[Hashable], human: Values, scores: Values) -> dict[str, float]:
     """The protocol's measures of one metric against one human judgment, with the number of documents used."""
     if protocol not in PROTOCOLS:
-        raise InputError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+        raise InputError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}", option="protocol")
     human, scores = _checked(doc_ids, human, scores)
     if protocol == "summary_level":
         per_document = []
@@ -215,7 +215,7 @@ def significance(
     Returns (tests, best): one dict per pair (a, b, wins of a out of rounds, outcome 1 if a is significantly better,
     -1 if b is, 0 if neither), and the metrics no other metric beats significantly (the release's "Best metrics")."""
     if protocol not in PROTOCOLS:
-        raise InputError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+        raise InputError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}", option="protocol")
     names = list(metrics)
     subsets = bootstrap_subsets(doc_ids, rounds=rounds, fraction=fraction, seed=seed)
     measures = _SubsetMeasures(protocol, doc_ids, human, subsets)

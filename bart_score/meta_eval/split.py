@@ -40,7 +40,7 @@ def in_development(keys: Sequence[str], dev_fraction: float, seed: int) -> dict[
     """Whether each distinct key is in the development part: the first 8 bytes of SHA-256 of "<seed>:<key>", read as
     a fraction of 2**64, fall below dev_fraction."""
     if not 0 < dev_fraction < 1:
-        raise InputError(f"dev_fraction must be between 0 and 1 (exclusive), got {dev_fraction}")
+        raise InputError(f"dev_fraction must be between 0 and 1 (exclusive), got {dev_fraction}", option="dev_fraction")
     part = {}
     for key in dict.fromkeys(keys):
         digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()

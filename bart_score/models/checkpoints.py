@@ -147,7 +147,8 @@ def _folder(name: str, path: str) -> Checkpoint:
     if not has_weights and gguf_files:
         raise InputError(
             f"checkpoint {name!r} is a folder of {len(gguf_files)} GGUF files ({', '.join(gguf_files)}): give the "
-            f"path of the one to load, such as {os.path.join(name, gguf_files[0])!r}"
+            f"path of the one to load, such as {os.path.join(name, gguf_files[0])!r}",
+            option="checkpoint",
         )
     # A config.json that is there but not a readable file is check_checkpoint_files' to name.
     if not os.path.lexists(os.path.join(path, "config.json")):

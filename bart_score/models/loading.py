@@ -58,7 +58,8 @@ def resolve_checkpoint(name: str) -> tuple[str, str | None]:
     over it or None)."""
     if not isinstance(name, str) or not name:
         raise InputTypeError(
-            f"checkpoint must be a configuration name, a Hub id, a directory or a GGUF file, got {name!r}"
+            f"checkpoint must be a configuration name, a Hub id, a directory or a GGUF file, got {name!r}",
+            option="checkpoint",
         )
     if name != "cnn-para":
         return NAMED_CHECKPOINTS.get(name, name), None
@@ -98,12 +99,14 @@ def load_family(
     if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
         raise InputError(
             f"source_lang and target_lang are for families with language codes (mBART); "
-            f"{checkpoint.name!r} is a {config.model_type!r} model"
+            f"{checkpoint.name!r} is a {config.model_type!r} model",
+            option="source_lang",
         )
     if template is not None and not issubclass(family, CausalFamily):
         raise InputError(
             f"template is for causal language models; {checkpoint.name!r} is a {config.model_type!r} "
-            f"sequence-to-sequence model (use prompt= to add text to its condition)"
+            f"sequence-to-sequence model (use prompt= to add text to its condition)",
+            option="template",
         )
     check_config_fits_weights(checkpoint, config, family.auto_class)
     weights = {}
@@ -238,13 +241,15 @@ def _family_class(
             if chat is not None:
                 raise InputError(
                     f"chat scoring is for causal language models with a chat template; {name!r} is a "
-                    f"{config.model_type!r} sequence-to-sequence model"
+                    f"{config.model_type!r} sequence-to-sequence model",
+                    option="chat",
                 )
             if compatibility is not None:
                 raise InputError(
                     f"compatibility={compatibility!r} is for causal language models; {name!r} is "
                     f"a {config.model_type!r} model, whose default policy already matches T5Score's "
-                    f"and GPTScore's Flan-T5 scoring"
+                    f"and GPTScore's Flan-T5 scoring",
+                    option="compatibility",
                 )
             return family
     if is_decoder_only(config):
