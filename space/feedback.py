@@ -39,6 +39,17 @@ NOTICES_FOR_USERS = (
 )
 
 
+# The library's options that a field of the page sets: the library's InputError about one (its `option`) marks it.
+OPTION_FIELDS = {
+    "directions": "directions",
+    "prompt": "prompt-phrase",
+    "sources": "source",
+    "references": "references",
+    "rescale": "rescale",
+    "baseline": "rescale",
+}
+
+
 @dataclass
 class Outcome:
     value: Any = None
@@ -59,7 +70,8 @@ def attempt(work: Callable[..., Any], *args: Any) -> Outcome:
         except MemoryError:
             return Outcome(problem="The server ran out of memory for this request; send fewer or shorter texts")
         except Exception as error:  # anything else a handler calls: a message, with the details in the server's log
-            return Outcome(problem=public_message(error), field=getattr(error, "field", None))
+            field = getattr(error, "field", None) or OPTION_FIELDS.get(getattr(error, "option", None))
+            return Outcome(problem=public_message(error), field=field)
     notices = (note_for_users(str(w.message)) for w in caught if issubclass(w.category, SHOWN_WARNINGS))
     notes = [public_message(notice) for notice in notices if notice is not None]
     return Outcome(value=value, notes=[*notes, *getattr(value, "notes", [])])

@@ -616,6 +616,11 @@ def test_engine_truncation_notices_become_notes_and_errors_become_messages_namin
     assert [note for note in outcome.notes if note.startswith("BARTScore truncated 1 distinct source text")]
     outcome = space_feedback.attempt(lambda: space.form.check_directions([], has_source=True, has_references=False))
     assert (outcome.problem, outcome.field, outcome.value) == ("Choose at least one direction", "directions", None)
+    # the library's own InputError marks the field that sets the option it names
+    outcome = space_feedback.attempt(lambda: bart_score.ScoringOptions(prompt=["  "]))
+    assert (outcome.problem, outcome.field) == ("prompt[0] is blank", "prompt-phrase")
+    outcome = space_feedback.attempt(lambda: scorer.score_directions(CANDIDATES[:2], sources=["a source", 7]))
+    assert outcome.field == "source" and outcome.problem.startswith("sources[1] is an int"), outcome.problem
     with pytest.warns(UserWarning, match="^A note$"):  # gr.Warning outside a request is a UserWarning
         assert space_feedback.answer(space_feedback.Outcome(value=1, notes=["A note"])) == 1
     with pytest.raises(gr.Error) as raised:
