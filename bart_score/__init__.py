@@ -47,7 +47,6 @@ _EXPORTS = {
     "BARTScoreError": "errors",
     "InputError": "errors",
     "InputTypeError": "errors",
-    "UsageError": "errors",
     "UnsupportedModelError": "errors",
     "CustomCodeError": "errors",
     "CheckpointNotFoundError": "errors",
@@ -137,7 +136,6 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .errors import ScoringError as ScoringError
     from .errors import TokenizationWarning as TokenizationWarning
     from .errors import UnsupportedModelError as UnsupportedModelError
-    from .errors import UsageError as UsageError
     from .long_source import LONG_SOURCE_MODES as LONG_SOURCE_MODES
     from .long_source import WindowSettings as WindowSettings
     from .long_source import split_sentences as split_sentences

@@ -54,10 +54,6 @@ class InputTypeError(InputError, TypeError):
     """An input or option of the wrong type."""
 
 
-# The command line's name for bad input: its exit status 2.
-UsageError = InputError
-
-
 class UnsupportedModelError(BARTScoreError, ValueError):
     """A checkpoint whose architecture or tokenizer the engine cannot score with."""
 

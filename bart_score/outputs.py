@@ -12,17 +12,17 @@ import tempfile
 from collections.abc import Callable, Iterable
 from typing import IO, Any, NoReturn
 
-from .errors import OutputFileError, UsageError
+from .errors import InputError, OutputFileError
 
 
 def _refuse(message: str) -> NoReturn:
-    raise UsageError(message)
+    raise InputError(message)
 
 
 def check_output_path(
     path: str, what: str = "-o", *, make_folders: bool = False, stdout_hint: str | None = None
 ) -> None:
-    """Refuses (UsageError, naming `what` and the file) an output that could not be written as a new file renamed
+    """Refuses (InputError, naming `what` and the file) an output that could not be written as a new file renamed
     over the old one: an empty name; anything but a regular file under that name (a folder, a device such as
     /dev/null or /dev/stdout, a FIFO, a socket), which renaming would replace; a read-only file; a folder that is
     missing or not writable. make_folders: missing folders will be made, so the nearest existing one above must be

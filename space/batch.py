@@ -52,7 +52,7 @@ def parse_upload(path, *, max_rows, max_chars):
     limits = bart_score.TableLimits(max_rows=max_rows, max_columns=MAX_COLUMNS, max_chars=max_chars)
     try:
         corpus = bart_score.read_table_corpus(path, limits=limits)
-    except bart_score.UsageError as error:
+    except bart_score.InputError as error:
         # The reader names the file by its path: show the name the user uploaded, not Gradio's temporary copy.
         raise FieldError(str(error).replace(path, os.path.basename(path)), "upload") from None
     check_upload_limits(corpus)

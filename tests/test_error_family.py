@@ -122,7 +122,7 @@ def test_every_warning_has_a_category_of_the_family():
     assert not wrong, f"{len(wrong)} warning(s) without a category from bart_score.errors:\n" + "\n".join(wrong)
 
 
-FAMILY = list(dict.fromkeys(value for value in vars(errors).values() if inspect.isclass(value)))  # UsageError: once
+FAMILY = list(dict.fromkeys(value for value in vars(errors).values() if inspect.isclass(value)))
 
 
 @pytest.mark.parametrize("family", FAMILY, ids=lambda family: family.__name__)

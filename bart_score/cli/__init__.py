@@ -16,7 +16,6 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO, TypeVar
 
-from ..errors import UsageError
 from . import baseline, common, compare, meta_eval, score
 
 SUBCOMMANDS = (score, compare, baseline, meta_eval)
@@ -68,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check_and_run(args: argparse.Namespace, command: str) -> int:
     try:
         corpus, options = args.check(args)
-    except (UsageError, ValueError, TypeError) as error:
+    except (ValueError, TypeError) as error:  # InputError is a ValueError
         print(f"{command}: error: {common.said_with_flag(error)}", file=sys.stderr)
         return 2
     from ..distributed import torchrun_process_group

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..baselines.build import plan_baseline
 from ..corpus import read_texts
-from ..errors import UsageError
+from ..errors import InputError
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from ..tables import read_table_corpus
 from . import common
@@ -71,10 +71,10 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     columns = {"--source-column": args.source_column, "--reference-columns": args.reference_columns}
     columns["--system-columns"] = args.system_columns
     if not is_table and any(value is not None for value in columns.values()):
-        raise UsageError(f"{', '.join(f for f, v in columns.items() if v is not None)} are for .csv/.jsonl corpora")
+        raise InputError(f"{', '.join(f for f, v in columns.items() if v is not None)} are for .csv/.jsonl corpora")
     common.check_engine_options(args)
     if args.pairs < 1 or args.seed < 0:
-        raise UsageError("--pairs must be a positive integer and --seed at least 0")
+        raise InputError("--pairs must be a positive integer and --seed at least 0")
     if args.output is not None:  # missing folders are made, as for the default location
         common.check_output_path(args.output, "-o", make_folders=True)
         common.check_not_an_input(args.output, [("--corpus", args.corpus)])
@@ -94,8 +94,8 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         inputs = {"texts": texts}
     try:
         plan_baseline(inputs.get("texts"), inputs.get("corpus"), options)
-    except UsageError as error:
-        raise UsageError(f"{args.corpus}: {error}") from None
+    except InputError as error:
+        raise InputError(f"{args.corpus}: {error}") from None
     return inputs, options
 
 

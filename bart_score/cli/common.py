@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..baselines.files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
-from ..errors import BaselineError, InputError, MissingExtraError, UsageError
+from ..errors import BaselineError, InputError, MissingExtraError
 from ..inputs import ascii_integer
 from ..long_source import (
     DEFAULT_MAX_SENTENCES,
@@ -236,7 +236,7 @@ def long_source_arguments(args: argparse.Namespace, mode: str | None = None) -> 
     settings["max_sentences"] = getattr(args, "max_sentences", None)
     given = [FLAGS[name] for name, value in settings.items() if value is not None]
     if given and mode is None:
-        raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --long-source windows")
+        raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --long-source windows")
     return {"long_source": mode, **{name: value for name, value in settings.items() if value is not None}}
 
 
@@ -256,16 +256,16 @@ def check_input_files(files: list[tuple[str, str | None]]) -> None:
     file, a folder, a device (/dev/zero) or a file over the size limit is a usage error naming its option."""
     for option, path in files:
         if path is not None:
-            check_input_file(path, f"{option} {path}", error=UsageError)
+            check_input_file(path, f"{option} {path}", error=InputError)
 
 
 def corpus_from_args(args: argparse.Namespace) -> Corpus:
     if args.input and (args.sources or args.references or args.hypotheses):
-        raise UsageError("give either --input or plain-text files (--sources/--references/--hypotheses), not both")
+        raise InputError("give either --input or plain-text files (--sources/--references/--hypotheses), not both")
     if args.input:
         return read_table_corpus(args.input, args.source_column, args.reference_columns, args.system_columns)
     if not args.sources and not args.references:
-        raise UsageError("give --sources and/or --references (or --input)")
+        raise InputError("give --sources and/or --references (or --input)")
     return read_plain_corpus(args.sources, args.references, args.hypotheses)
 
 
@@ -278,13 +278,13 @@ def check_written_name(text: str, what: str) -> None:
     columns, and valid Unicode (a file name's undecodable bytes arrive as lone surrogates)."""
     bad = _BREAKING.search(text)
     if bad:
-        raise UsageError(
+        raise InputError(
             f"{what} {text!r} holds {bad[0]!r}, which would break the output's lines or columns; rename it"
         )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
-        raise UsageError(f"{what} {text!r} holds {text[error.start]!r}, which is not valid Unicode text") from None
+        raise InputError(f"{what} {text!r} holds {text[error.start]!r}, which is not valid Unicode text") from None
 
 
 # The library's names of the scoring and model options, as the command line's flags name them in messages.
@@ -346,7 +346,7 @@ def options_from_args(args: argparse.Namespace, **overrides: object) -> ScoringO
         if rescaling != "corpus":
             flags = (("--rescale-pairs", pairs), ("--rescale-seed", seed))
             given = [flag for flag, value in flags if value is not None]
-            raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --rescale corpus only")
+            raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --rescale corpus only")
         corpus_points = CorpusPoints(
             pairs=DEFAULT_PAIRS if pairs is None else pairs, seed=DEFAULT_SEED if seed is None else seed
         )
@@ -390,7 +390,7 @@ def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
         # options_from_args gives options.baseline the --baseline path, a str, never a Baseline
         problems = load_baseline(options.baseline).mismatches(known)  # type: ignore[arg-type]
         if problems:
-            raise UsageError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
+            raise InputError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
     elif options.rescale == "baseline":
         check_default_baselines_exist(args)
     directions = check_corpus_request(corpus, options, option="--rescale corpus", remedy=CLI_ONE_DOCUMENT_REMEDY)
@@ -412,7 +412,7 @@ def check_sentence_counts(corpus: Corpus, limit: int) -> None:
             seen.add(text)
             counted = over_limit(text, limit)
             if counted is not None:
-                raise UsageError(
+                raise InputError(
                     f"{what} {index + 1} has more than {limit} sentences ({counted} counted when splitting stopped); "
                     f"--long-source windows takes at most --max-sentences {limit} per text: raise it, or shorten or "
                     f"divide the text"
@@ -428,7 +428,7 @@ def check_default_baselines_exist(args: argparse.Namespace) -> None:
     except OSError:
         names = []
     if not any(name.endswith(".json") for name in names):
-        raise UsageError(
+        raise InputError(
             f"--rescale needs the baseline of this model and these settings, and {folder} holds no baseline file: "
             f"make one from a few thousand texts like those you score (bartscore baseline -m {args.model} --corpus "
             f"TEXTS.txt, with the same prompt, --max-length and chat options), give one with --baseline FILE, or "
@@ -472,7 +472,7 @@ def check_engine_options(args: argparse.Namespace) -> None:
         ("--max-length", args.max_length),
     ):
         if value is not None and value < 1:
-            raise UsageError(f"{flag} must be a positive integer, got {value}")
+            raise InputError(f"{flag} must be a positive integer, got {value}")
     engine_options(args)
 
 

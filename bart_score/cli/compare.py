@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import InputError
 from ..outputs import json_text
 from .common import add_long_source_arguments, add_rescale_arguments, checked_request, integer, score_all_systems
 
@@ -36,11 +36,11 @@ def add_parser(
 def check(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
     corpus, options = checked_request(args)
     if len(corpus.systems) < 2:
-        raise UsageError(f"compare needs two or more systems; got {list(corpus.systems)}")
+        raise InputError(f"compare needs two or more systems; got {list(corpus.systems)}")
     from ..stats import MAX_RESAMPLES
 
     if not 1 <= args.resamples <= MAX_RESAMPLES or not 0 < args.alpha < 1 or args.seed < 0:
-        raise UsageError(
+        raise InputError(
             f"--resamples must be from 1 to {MAX_RESAMPLES:,}, --alpha between 0 and 1 and --seed at least 0"
         )
     return corpus, options

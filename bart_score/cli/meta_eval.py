@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CacheFileError, UsageError
+from ..errors import CacheFileError, InputError
 from ..meta_eval.benchmarks import (
     BENCHMARKS,
     DATA_CACHE_ENV,
@@ -147,17 +147,17 @@ def _models(args: argparse.Namespace) -> list[str]:
     models = args.model or ["cnn"]
     repeated = sorted({model for model in models if models.count(model) > 1})
     if repeated:
-        raise UsageError(f"-m {repeated[0]} is given more than once; give each checkpoint once")
+        raise InputError(f"-m {repeated[0]} is given more than once; give each checkpoint once")
     named: dict[str, str] = {}
     for model in models:
         other = named.setdefault(model_name(model), model)
         if other != model:
-            raise UsageError(
+            raise InputError(
                 f"-m {other} and -m {model} are both named {model_name(model)!r} in the table; give one of them "
                 f"under another folder name"
             )
     if len(models) > 1 and not args.select:
-        raise UsageError(
+        raise InputError(
             f"-m is given {len(models)} times; several checkpoints are for --select, which chooses among them "
             f"(plain meta-eval scores one checkpoint)"
         )
@@ -168,7 +168,7 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     args.models = _models(args)
     args.model = args.models[0]
     if args.rescale is not None:
-        raise UsageError(
+        raise InputError(
             f"--rescale {args.rescale}: meta-eval does not rescale; rescaled scores are one increasing linear map "
             "per direction of the raw ones, so every correlation, accuracy and significance verdict in the table "
             "would be exactly the same; run meta-eval without --rescale"
@@ -176,7 +176,7 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     try:
         benchmarks = resolve_benchmarks(args.benchmark)
     except ValueError as error:
-        raise UsageError(f"--benchmark: {error}") from None
+        raise InputError(f"--benchmark: {error}") from None
     # --aggregation's default is the release's choice per benchmark, which score_benchmarks makes.
     long_benchmarks = [name for name in benchmarks if BENCHMARKS[name].long_documents]
     # The long-document benchmarks get a row of faithfulness over source windows besides the usual one.
@@ -189,12 +189,12 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     check_engine_options(args)
     select = check_select(args, benchmarks, options)
     if args.save_every < 1:
-        raise UsageError(f"--save-every must be a positive integer, got {args.save_every}")
+        raise InputError(f"--save-every must be a positive integer, got {args.save_every}")
     _check_detokenizer(args, benchmarks)
     data_files = _data_files(args.data, benchmarks)
     for option, folder in (("--release-dir", args.release_dir), ("--longdoc-release-dir", args.longdoc_release_dir)):
         if folder and not os.path.isdir(folder):
-            raise UsageError(f"{option} {folder!r} is not a folder")
+            raise InputError(f"{option} {folder!r} is not a folder")
     check_input_files([("--metrics-csv", args.metrics_csv)])
     metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
     prefix, cache = _output_paths(args, data_files)
@@ -217,7 +217,7 @@ def _check_detokenizer(args: argparse.Namespace, benchmarks: Sequence[str]) -> N
         try:
             import sacremoses  # noqa: F401
         except ImportError:
-            raise UsageError(
+            raise InputError(
                 "the release detokenizes summarization and data-to-text texts with Moses before scoring: install "
                 'sacremoses (pip install "bartscore[meta-eval]"), or pass --no-detokenize to score them as they are'
             ) from None
@@ -230,14 +230,14 @@ def _data_files(items: Sequence[str], benchmarks: Sequence[str]) -> dict[str, st
     for item in items:
         name, _, path = item.partition("=")
         if not path or name.lower() not in benchmarks:
-            raise UsageError(f"--data {item!r}: give NAME=FILE with NAME one of the benchmarks run ({benchmarks})")
+            raise InputError(f"--data {item!r}: give NAME=FILE with NAME one of the benchmarks run ({benchmarks})")
         folder = BENCHMARKS[name.lower()].long_documents
         if not (os.path.isdir(path) if folder else os.path.isfile(path)):
-            raise UsageError(f"--data {item!r}: {path} is not a {'folder' if folder else 'file'}")
+            raise InputError(f"--data {item!r}: {path} is not a {'folder' if folder else 'file'}")
         if not folder:
             check_input_files([(f"--data {name}=", path)])
         if name.lower() in data_files:
-            raise UsageError(
+            raise InputError(
                 f"--data {item!r}: {name.lower()} was given before (--data {given[name.lower()]}); give each "
                 "benchmark one file"
             )
@@ -250,7 +250,7 @@ def _output_paths(args: argparse.Namespace, data_files: Mapping[str, str]) -> tu
     writable, none of them an input, distinct, and the cache a cache of ours."""
     for option, value in (("-o", args.output), ("--cache", args.cache)):
         if value == "":
-            raise UsageError(f"{option} is empty; give a file name, or leave it out for the default")
+            raise InputError(f"{option} is empty; give a file name, or leave it out for the default")
     prefix = args.output
     if prefix is None:
         chat = ".chat" if args.chat else ""  # beside the same model's plain run, not over it
@@ -267,7 +267,7 @@ def _output_paths(args: argparse.Namespace, data_files: Mapping[str, str]) -> tu
     try:  # a file that is no cache of ours, or a damaged one, is refused before the model loads
         check_cache_file(cache)
     except CacheFileError as error:
-        raise UsageError(f"--cache: {error}") from None
+        raise InputError(f"--cache: {error}") from None
     return prefix, cache
 
 
@@ -279,22 +279,22 @@ def read_metrics_csv(path: str, benchmarks: Sequence[str]) -> dict[str, dict[str
     """{metric: {benchmark: {(doc_id, system): score}}} from a CSV (UTF-8) of other metrics' scores."""
     try:
         table = read_table(path, kind="csv")
-    except UsageError as error:
-        raise UsageError(f"--metrics-csv {error}") from None
+    except InputError as error:
+        raise InputError(f"--metrics-csv {error}") from None
     header = table.columns
     keys = ["doc_id", "system"] + (["benchmark"] if len(benchmarks) > 1 else [])
     missing = [key for key in keys if key not in header]
     if missing:
-        raise UsageError(f"--metrics-csv {path} needs the columns {keys}; it lacks {missing} (it has {header})")
+        raise InputError(f"--metrics-csv {path} needs the columns {keys}; it lacks {missing} (it has {header})")
     metric_names = [name for name in header if name not in ("doc_id", "system", "benchmark")]
     if not metric_names:
-        raise UsageError(f"--metrics-csv {path} needs one named column per metric besides {keys}")
+        raise InputError(f"--metrics-csv {path} needs one named column per metric besides {keys}")
     # metric -> benchmark -> (doc_id, system) -> score
     metrics: dict[str, dict[str, dict[tuple[str, str], float]]] = {name: {} for name in metric_names}
     for number, row in zip(table.lines, table.rows):  # a row of empty cells is refused below: it has no score
         benchmark = row["benchmark"].strip().lower() if "benchmark" in row else benchmarks[0]
         if benchmark not in benchmarks:
-            raise UsageError(
+            raise InputError(
                 f"--metrics-csv {path} line {number}: benchmark {row['benchmark']!r} is not one of those run "
                 f"({', '.join(benchmarks)})"
             )
@@ -305,10 +305,10 @@ def read_metrics_csv(path: str, benchmarks: Sequence[str]) -> dict[str, dict[str
             except ValueError:
                 value = math.nan
             if not math.isfinite(value):
-                raise UsageError(f"--metrics-csv {path} line {number}, column {name!r}: {row[name]!r} is not a number")
+                raise InputError(f"--metrics-csv {path} line {number}, column {name!r}: {row[name]!r} is not a number")
             scores = metrics[name].setdefault(benchmark, {})
             if key in scores:
-                raise UsageError(f"--metrics-csv {path} line {number}: document {key[0]!r}, system {key[1]!r} again")
+                raise InputError(f"--metrics-csv {path} line {number}: document {key[0]!r}, system {key[1]!r} again")
             scores[key] = value
     return metrics
 
@@ -330,13 +330,13 @@ def metric_rows(
             known = set(records)
             unknown = [key for key in values if key not in known]
             if unknown:
-                raise UsageError(
+                raise InputError(
                     f"--metrics-csv {path}: {benchmark} has no record with doc_id {unknown[0][0]!r} and system "
                     f"{unknown[0][1]!r} ({len(unknown)} such row(s))"
                 )
             absent = [key for key in records if key not in values]
             if absent:
-                raise UsageError(
+                raise InputError(
                     f"--metrics-csv {path}: column {name!r} has no score for {benchmark} doc_id {absent[0][0]!r}, "
                     f"system {absent[0][1]!r} ({len(absent)} of {len(records)} records lack one)"
                 )
@@ -460,7 +460,7 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
         return run_select(args, request, options, datasets)
     try:
         rows = metric_rows(request["metrics"], datasets, args.metrics_csv)
-    except UsageError as error:
+    except InputError as error:
         print(f"{command}: error: {error}", file=sys.stderr)
         return 2
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import InputError
 from ..meta_eval.benchmarks import RELEASE_COMMIT, RELEASE_REPOSITORY
 from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED
 from .common import integer, load_scorer
@@ -82,21 +82,21 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
     if not args.select:
         given = [flag for name, flag in _SELECT_OPTIONS.items() if getattr(args, name) not in (None, False)]
         if given:
-            raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --select")
+            raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --select")
         return {}
     from ..meta_eval.selection import benchmark_grids, build_grid, check_aspects
     from ..templates import template_sides
 
     if args.metrics_csv:
-        raise UsageError("--metrics-csv is for plain meta-eval; --select compares BARTScore configurations")
+        raise InputError("--metrics-csv is for plain meta-eval; --select compares BARTScore configurations")
     dev_fraction = DEFAULT_DEV_FRACTION if args.dev_fraction is None else args.dev_fraction
     if not 0 < dev_fraction < 1:
-        raise UsageError(f"--dev-fraction must be between 0 and 1 (exclusive), got {dev_fraction}")
+        raise InputError(f"--dev-fraction must be between 0 and 1 (exclusive), got {dev_fraction}")
     max_pairs = DEFAULT_MAX_PAIRS if args.max_pairs is None else args.max_pairs
     if max_pairs < 1:
-        raise UsageError(f"--max-pairs must be a positive integer, got {max_pairs}")
+        raise InputError(f"--max-pairs must be a positive integer, got {max_pairs}")
     if args.instructions and not args.chat:
-        raise UsageError("--instructions is for chat scoring; add --chat")
+        raise InputError("--instructions is for chat scoring; add --chat")
     for index, text in enumerate(args.instructions or ()):
         template_sides(text, f"--instructions[{index}]")
     check_aspects(benchmarks, args.aspects)
@@ -111,7 +111,7 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
     grids = benchmark_grids(grid, benchmarks)
     for name, configurations in grids.items():
         if len(configurations) < 2:
-            raise UsageError(
+            raise InputError(
                 f"--select: the grid has one configuration for {name} ({configurations[0].name}), so there is "
                 f"nothing to select; plain meta-eval (without --select) gives its value, or widen the grid with -d, "
                 f"-p/--prompt-phrases, several -m or --instructions"
