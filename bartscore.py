@@ -129,8 +129,10 @@ Examples:
     ...     directions=["recall", "f_score"], aggregation="max", prompt="mt", prompt_side="decoder")
     >>> [len(results["recall"]), len(results["f_score"])]
     [2, 2]
-    >>> results["signature"].split("|")[1:5]
-    ['dirs:recall+f_score', 'agg:max', 'nrefs:1-2', 'prompt:mt(1)@decoder']
+    >>> from bart_score.signature import Signature
+    >>> signature = Signature.parse(results["signature"])
+    >>> signature.directions, signature.aggregation, signature.reference_counts, signature.prompt
+    (('recall', 'f_score'), 'max', (1, 2), 'mt(1)@decoder')
     >>> for batch in (["A cat.", "A dog."], ["A day."]):
     ...     bartscore.add_batch(predictions=batch, sources=["A cat sat on a mat."] * len(batch))
     >>> len(bartscore.compute()["faithfulness"])

@@ -11,11 +11,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .directions import score_directions
 from .errors import InputError
 from .inputs import counted
 from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
 from .reading import open_bounded, read_bounded
 from .rescale import LIBRARY_REMEDY, corpus_documents
+from .scorer import Scorer
 
 
 @dataclass
@@ -135,7 +137,7 @@ def check_corpus_request(
 
 
 def score_corpus(
-    scorer: Any, corpus: Corpus, options: ScoringOptions | None = None, **keywords: Any
+    scorer: Scorer, corpus: Corpus, options: ScoringOptions | None = None, **keywords: Any
 ) -> tuple[dict[str, dict[str, list[float]]], str] | tuple[None, None]:
     """Scores every system in one planned call (sources and references shared by all systems are encoded once) and
     returns ({system: {direction: per-segment scores}}, signature), or (None, None) on ranks that get no results.
@@ -147,7 +149,8 @@ def score_corpus(
     check_corpus_request(corpus, options)
     names = list(corpus.systems)
     segments = len(corpus.systems[names[0]])
-    result = scorer.score_directions(
+    result = score_directions(
+        scorer,
         [hypothesis for name in names for hypothesis in corpus.systems[name]],
         references=corpus.references * len(names) if corpus.references is not None else None,
         sources=corpus.sources * len(names) if corpus.sources is not None else None,

@@ -23,7 +23,7 @@ _SCORERS_OF_THIS_PROCESS: dict[str, BARTScorer] = {}  # repr of the arguments ->
 
 def score_dataset(
     dataset: Any,
-    scorer: Any,
+    scorer: BARTScorer | dict[str, Any],
     *,
     predictions: str = "prediction",
     references: str | None = None,

@@ -15,7 +15,8 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _setup import REPO
+
 TARGET_SECONDS = 1.0
 
 

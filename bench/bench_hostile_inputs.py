@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _setup import REPO
 
 
 def bomb_pickle(path, records=10_000, source_words=30_000):

@@ -12,13 +12,12 @@ pysbd's whole-text split runs only up to --pysbd-max sentences (it takes minutes
 """
 
 import argparse
-import os
 import resource
 import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _setup import REPO
 
 TEXTS = {
     "a. ": "'a. ' * n",

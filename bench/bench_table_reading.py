@@ -22,7 +22,8 @@ import tempfile
 import time
 import tracemalloc
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _setup import REPO
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 

@@ -163,6 +163,10 @@ def test_bart_score_lists_every_module_it_has_and_each_of_its_packages():
         assert named == contents(PACKAGE + "/" + package.rstrip("/")), package
 
 
+def test_the_meta_evaluation_lists_every_module_it_has():
+    assert set(listed(PACKAGE + "/meta_eval")) == contents(PACKAGE + "/meta_eval")
+
+
 def imports_gradio(path):
     with open(path, encoding="utf-8") as handle:
         tree = ast.parse(handle.read(), path)
