@@ -27,7 +27,7 @@ import space.settings
 from bart_score import rescale
 from bart_score.baselines.files import BASELINE_FOLDER_ENV, baseline_settings
 from bart_score.cli import build_parser, main
-from bart_score.cli.common import load_scorer
+from bart_score.cli.requests import load_scorer
 from bart_score.directions import score_directions
 from bart_score.errors import BaselineNotFoundError, InputError, UnsupportedModelError
 from bart_score.score_cache import ResumableScorer

@@ -691,7 +691,7 @@ def test_no_flag_of_any_subcommand_reads_its_number_with_int_alone():
     import argparse
 
     from bart_score.cli import build_parser
-    from bart_score.cli.common import integer
+    from bart_score.cli.arguments import integer
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
     flags = {(name, action.option_strings[0]): action.type for name, sub in commands.items() for action in sub._actions}

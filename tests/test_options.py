@@ -10,7 +10,7 @@ import pytest
 import bart_score
 from bart_score import CorpusPoints, ScoringOptions
 from bart_score.cli import build_parser
-from bart_score.cli.common import FLAGS, options_from_args, said_with_flag
+from bart_score.cli.requests import FLAGS, options_from_args, said_with_flag
 
 
 def test_defaults_and_derived_fields():

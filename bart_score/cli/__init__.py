@@ -2,8 +2,10 @@
 
 Each subcommand is a module with ``add_parser``, a ``check`` that finds every mistake in the request before any
 model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failure at run time). Heavy libraries are
-imported only by ``run``, so that help and usage errors answer at once. ``meta-eval --select`` has a module of its
-own (meta_eval_select), and what it shares with plain meta-eval is meta_eval_common."""
+imported only by ``run``, so that help and usage errors answer at once. What the subcommands share is in two modules:
+their argparse arguments (arguments), and parsed arguments turned into the library's requests, checked, scored and
+their errors said with flags (requests). ``meta-eval --select`` has a module of its own (meta_eval_select), and what
+it shares with plain meta-eval is meta_eval_common."""
 
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO, TypeVar
 
-from . import baseline, common, compare, meta_eval, score
+from . import baseline, compare, meta_eval, score
+from .arguments import add_input_arguments, add_model_arguments
+from .requests import said_with_flag
 
 SUBCOMMANDS = (score, compare, baseline, meta_eval)
 _Result = TypeVar("_Result")
@@ -25,8 +29,8 @@ _Result = TypeVar("_Result")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bartscore", description="BARTScore from the command line.")
     shared = argparse.ArgumentParser(add_help=False)
-    common.add_input_arguments(shared)
-    common.add_model_arguments(shared)
+    add_input_arguments(shared)
+    add_model_arguments(shared)
     commands = parser.add_subparsers(dest="command", required=True)
     for subcommand in SUBCOMMANDS:
         subcommand.add_parser(commands, [shared])
@@ -68,7 +72,7 @@ def _check_and_run(args: argparse.Namespace, command: str) -> int:
     try:
         corpus, options = args.check(args)
     except (ValueError, TypeError) as error:  # InputError is a ValueError
-        print(f"{command}: error: {common.said_with_flag(error)}", file=sys.stderr)
+        print(f"{command}: error: {said_with_flag(error)}", file=sys.stderr)
         return 2
     from ..distributed import torchrun_process_group
 

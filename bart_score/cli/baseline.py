@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 from ..baselines.build import plan_baseline
 from ..corpus import read_texts
 from ..errors import InputError
+from ..outputs import check_not_an_input, check_output_path
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from ..tables import read_table_corpus
-from . import common
+from .arguments import add_column_arguments, add_model_arguments, integer
+from .requests import check_engine_options, check_input_files, load_scorer, options_from_args
 
 if TYPE_CHECKING:
     from ..options import ScoringOptions
@@ -27,7 +29,7 @@ def add_parser(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], parents: list[argparse.ArgumentParser]
 ) -> None:
     model_options = argparse.ArgumentParser(add_help=False)
-    common.add_model_arguments(model_options)
+    add_model_arguments(model_options)
     parser = commands.add_parser(
         "baseline",
         parents=[model_options],
@@ -44,17 +46,15 @@ def add_parser(
         help="plain text with one text per line, or a .csv/.jsonl table as `score -i` reads (sources, references "
         "and system outputs each play their role)",
     )
-    common.add_column_arguments(parser.add_argument_group("columns of a .csv/.jsonl corpus"), "--corpus")
+    add_column_arguments(parser.add_argument_group("columns of a .csv/.jsonl corpus"), "--corpus")
     parser.add_argument(
         "--pairs",
-        type=common.integer,
+        type=integer,
         default=DEFAULT_PAIRS,
         metavar="N",
         help=f"pairs scored in all, shared equally among the reference points (default {DEFAULT_PAIRS})",
     )
-    parser.add_argument(
-        "--seed", type=common.integer, default=DEFAULT_SEED, help=f"sampling seed (default {DEFAULT_SEED})"
-    )
+    parser.add_argument("--seed", type=integer, default=DEFAULT_SEED, help=f"sampling seed (default {DEFAULT_SEED})")
     parser.add_argument(
         "-o",
         "--output",
@@ -66,19 +66,19 @@ def add_parser(
 
 
 def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
-    common.check_input_files([("--corpus", args.corpus)])
+    check_input_files([("--corpus", args.corpus)])
     is_table = args.corpus.lower().endswith(TABLE_EXTENSIONS)
     columns = {"--source-column": args.source_column, "--reference-columns": args.reference_columns}
     columns["--system-columns"] = args.system_columns
     if not is_table and any(value is not None for value in columns.values()):
         raise InputError(f"{', '.join(f for f, v in columns.items() if v is not None)} are for .csv/.jsonl corpora")
-    common.check_engine_options(args)
+    check_engine_options(args)
     if args.pairs < 1 or args.seed < 0:
         raise InputError("--pairs must be a positive integer and --seed at least 0")
     if args.output is not None:  # missing folders are made, as for the default location
-        common.check_output_path(args.output, "-o", make_folders=True)
-        common.check_not_an_input(args.output, [("--corpus", args.corpus)])
-    options = common.options_from_args(args)
+        check_output_path(args.output, "-o", make_folders=True)
+        check_not_an_input(args.output, [("--corpus", args.corpus)])
+    options = options_from_args(args)
     inputs: dict[str, Any]  # the corpus of a table, or the texts of a plain file
     if is_table:
         inputs = {
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace, inputs: Mapping[str, Any], options: ScoringOpt
     from ..baselines.build import build_baseline
     from ..baselines.files import default_baseline_path, write_baseline
 
-    scorer, status = common.load_scorer(args)
+    scorer, status = load_scorer(args)
     if scorer is None:
         return status
     try:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..outputs import json_text
-from .common import add_long_source_arguments, add_rescale_arguments, checked_request, integer, score_all_systems
+from .arguments import add_long_source_arguments, add_rescale_arguments, integer
+from .requests import checked_request, score_all_systems
 
 if TYPE_CHECKING:
     from ..corpus import Corpus

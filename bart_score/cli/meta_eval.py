@@ -25,17 +25,10 @@ from ..prompts import PROMPT_SETS
 from ..score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
 from ..tables import read_table
 from ..variants import PARA_WEIGHTS_ENV, VARIANTS
-from .common import (
-    add_long_source_arguments,
-    add_model_arguments,
-    check_engine_options,
-    check_input_files,
-    integer,
-    load_scorer,
-    options_from_args,
-)
+from .arguments import add_long_source_arguments, add_model_arguments, integer
 from .meta_eval_common import is_rank_0, model_name, stopped_while_scoring, write_report
 from .meta_eval_select import add_select_arguments, check_select, run_select
+from .requests import check_engine_options, check_input_files, load_scorer, options_from_args
 
 if TYPE_CHECKING:
     from datasets import Dataset

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..meta_eval.benchmarks import RELEASE_COMMIT, RELEASE_REPOSITORY
 from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED
-from .common import integer, load_scorer
+from .arguments import integer
 from .meta_eval_common import model_name, stopped_while_scoring, write_report
+from .requests import load_scorer
 
 if TYPE_CHECKING:
     import numpy as np

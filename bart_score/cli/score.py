@@ -7,18 +7,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
-from ..outputs import json_text
-from .common import (
-    add_long_source_arguments,
-    add_rescale_arguments,
-    check_not_an_input,
-    check_output_path,
-    check_written_name,
-    checked_request,
-    input_files,
-    score_all_systems,
-    write_atomically,
-)
+from ..outputs import check_not_an_input, check_output_path, json_text, write_atomically
+from .arguments import add_long_source_arguments, add_rescale_arguments
+from .requests import check_written_name, checked_request, input_files, score_all_systems
 
 if TYPE_CHECKING:
     from ..corpus import Corpus
