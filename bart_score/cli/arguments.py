@@ -106,6 +106,14 @@ def add_model_arguments(
     """The model and scoring options; several_models: what giving -m more than once does (None: -m is given once,
     a later one replacing an earlier one, as argparse does; else args.model is the list given, or None)."""
     model = parser.add_argument_group("model and scoring")
+    _add_checkpoint_arguments(model, several_models)
+    _add_causal_lm_arguments(model)
+    _add_scoring_arguments(model, directions_default_text, aggregation_default, aggregation_default_text)
+    _add_run_arguments(model)
+
+
+def _add_checkpoint_arguments(model: argparse._ArgumentGroup, several_models: str | None) -> None:
+    """-m and the language codes an mBART checkpoint needs."""
     model.add_argument(
         "-m",
         "--model",
@@ -116,6 +124,10 @@ def add_model_arguments(
     )
     model.add_argument("--source-lang", metavar="CODE", help="mBART: the sources' language code (e.g. de_DE)")
     model.add_argument("--target-lang", metavar="CODE", help="mBART: the outputs' and references' code (e.g. en_XX)")
+
+
+def _add_causal_lm_arguments(model: argparse._ArgumentGroup) -> None:
+    """How a causal LM is prompted: a template, GPTScore's compatibility, or its chat format."""
     model.add_argument(
         "--template",
         help="causal LMs: the prefix built from a condition, holding {condition} once (default: '{condition}\\n'; "
@@ -143,6 +155,15 @@ def add_model_arguments(
     model.add_argument(
         "--system", metavar="TEXT", help="with --chat: a system turn first (default: the chat template's own, if any)"
     )
+
+
+def _add_scoring_arguments(
+    model: argparse._ArgumentGroup,
+    directions_default_text: str,
+    aggregation_default: str | None,
+    aggregation_default_text: str | None,
+) -> None:
+    """What is scored: the directions, the aggregation over references and the prompt."""
     model.add_argument(
         "-d",
         "--directions",
@@ -163,6 +184,10 @@ def add_model_arguments(
         help="your own prompt phrases (the score is their average), even one-word ones",
     )
     model.add_argument("--prompt-side", choices=PROMPT_SIDES, default="encoder", help="(default: encoder)")
+
+
+def _add_run_arguments(model: argparse._ArgumentGroup) -> None:
+    """Where and how the model runs: the device, precision, batch and length limits, and the progress bars."""
     model.add_argument("--device", help="cuda, cuda:1, cpu, ... (default: CUDA when available)")
     model.add_argument("--dtype", choices=DTYPE_NAMES, default="float32", help="(default: float32)")
     model.add_argument("--batch-size", type=integer, help="at most this many pairs per batch")
