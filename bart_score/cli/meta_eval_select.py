@@ -15,7 +15,7 @@ from ..meta_eval.benchmarks import RELEASE_COMMIT, RELEASE_REPOSITORY
 from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED
 from .arguments import integer
 from .meta_eval_common import model_name, stopped_while_scoring, write_report
-from .requests import load_scorer
+from .requests import engine_options, load_scorer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -220,9 +220,7 @@ def _count_pairs(
 ) -> int:
     """The distinct pairs the grid needs, counted before any model loads (from what the options tell of the scorers'
     identities) and said, with the grid's size."""
-    from ..templates import chat_settings
-
-    chat = chat_settings(args.chat, args.instruction, args.system, template=args.template)
+    chat = engine_options(args).chat_settings
     known = {  # what the pairs depend on that the options tell before a model loads
         "model_label": "",
         "signature_fields": [],
