@@ -73,3 +73,19 @@ def test_neither_archive_ships_tests_or_the_space(built):
     # py.typed travels with the package when the package has one
     if os.path.exists(os.path.join(ROOT, "bart_score", "py.typed")):
         assert "bart_score/py.typed" in sdist_files and "bart_score/py.typed" in wheel_files
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_every_module_of_the_package(built):
+    """Every module file of bart_score, subpackages included, is in the wheel (a subpackage that packaging missed
+    would import here, from the checkout, and fail on a fresh install)."""
+    _, _, wheel_files, _ = built
+    package = os.path.join(ROOT, "bart_score")
+    modules = {
+        os.path.relpath(os.path.join(folder, name), ROOT).replace(os.sep, "/")
+        for folder, _, names in os.walk(package)
+        for name in names
+        if name.endswith(".py")
+    }
+    assert {"bart_score/baselines/files.py", "bart_score/models/loading.py"} <= modules
+    assert modules - wheel_files == set()
