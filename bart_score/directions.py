@@ -8,16 +8,18 @@ one (condition, target) pair is the average over the prompts, as in the original
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
 
 from . import rescale
+from .baselines.files import Baseline
 from .baselines.lookup import baseline_for
 from .errors import InputTypeError
 from .inputs import reference_lists, text_list
-from .long_source import plan_windows
+from .long_source import WindowPlan, plan_windows
 from .options import ScoringOptions
 from .pair_groups import GroupKey, Pair, score_pair_groups
 from .scorer import IdentifiedScorer, Scorer
@@ -58,45 +60,24 @@ def score_directions(
     windows they were scored against) and a ``long:`` field to the signature. The other directions are computed as
     usual."""
     options = ScoringOptions.resolve(options, **keywords)
-    predictions = text_list(predictions, "predictions")
-    if references is not None:
-        references = reference_lists(references, "references", len(predictions))
-    if sources is not None:
-        sources = text_list(sources, "sources", len(predictions))
+    predictions, references, sources = _checked_texts(predictions, references, sources)
     options = options.replace(
         directions=options.directions_for(has_references=references is not None, has_sources=sources is not None)
     )
     assert options.directions is not None  # resolved just above
     point_directions = rescale.point_directions(options.directions)
-    baseline = None
-    if options.rescale == "baseline":  # found and checked before any scoring
-        if not isinstance(scorer, IdentifiedScorer):
-            raise InputTypeError(
-                f"rescale='baseline' needs a scorer that names its model, token policy and max_length (an "
-                f"IdentifiedScorer, see bart_score.scorer); a {type(scorer).__name__} does not",
-                option="rescale",
-            )
-        baseline = baseline_for(scorer, options, point_directions)
+    baseline = _checked_baseline(scorer, options, point_directions)
 
-    wanted = set(options.directions)
-    if "f_score" in wanted:
-        wanted |= {"precision", "recall"}
+    wanted = _scored_directions(options.directions)
     ref_counts = [len(refs) for refs in references] if references is not None else []
-    owners = [i for i, n in enumerate(ref_counts) for _ in range(n)]
-    flat_refs = [ref for refs in references for ref in refs] if references is not None else []
-    # directions_for allows faithfulness (and long_source="windows", which scores it) only with sources.
-    groups: dict[GroupKey, Sequence[Pair]] = {
-        "faithfulness": list(zip(sources, predictions)) if "faithfulness" in wanted and sources is not None else [],
-        "precision": [(ref, predictions[i]) for i, ref in zip(owners, flat_refs)] if "precision" in wanted else [],
-        "recall": [(predictions[i], ref) for i, ref in zip(owners, flat_refs)] if "recall" in wanted else [],
-    }
+    groups = _direction_pairs(wanted, predictions, references, sources)
     plan = None
     if options.windows is not None:
-        assert sources is not None
+        assert sources is not None  # directions_for allows long_source="windows" only with sources
         plan = plan_windows(predictions, sources, options.windows, getattr(scorer, "device", None))
         groups["faithfulness"] = plan.pairs
     reference_pairs = None
-    if options.rescale == "corpus":
+    if options.rescale == "corpus":  # its samples are scored in the same engine call as the directions
         reference_pairs = _corpus_reference_pairs(
             options, predictions, sources, references, point_directions, rescale.scored_by_direction(scorer)
         )
@@ -105,35 +86,131 @@ def score_directions(
     if averaged is None:
         return None
 
+    scores = _aggregated_scores(averaged, wanted, ref_counts, plan, options.aggregation)
+    result = _raw_fields(scores, options.directions, plan)
+    rescale_label = None
+    if options.rescale:
+        points, rescale_label = _reference_points(baseline, reference_pairs, averaged)
+        result |= _rescaled_fields(scores, options.directions, point_directions, points)
+    result["signature"] = signature(scorer, options, ref_counts, rescale_label).format()
+    return result
+
+
+def _checked_texts(
+    predictions: Sequence[str],
+    references: Sequence[str | Sequence[str]] | None,
+    sources: Sequence[str] | None,
+) -> tuple[list[str], list[list[str]] | None, list[str] | None]:
+    """The inputs as lists of texts, checked in this order (which decides the error a bad call gets): predictions,
+    then references and sources, one entry per prediction."""
+    checked_predictions = text_list(predictions, "predictions")
+    checked_references = (
+        reference_lists(references, "references", len(checked_predictions)) if references is not None else None
+    )
+    checked_sources = text_list(sources, "sources", len(checked_predictions)) if sources is not None else None
+    return checked_predictions, checked_references, checked_sources
+
+
+def _checked_baseline(scorer: Scorer, options: ScoringOptions, point_directions: list[str]) -> Baseline | None:
+    """rescale="baseline"'s file, found and checked before any scoring, so that a missing or mismatched baseline costs
+    no model time; None for any other rescale."""
+    if options.rescale != "baseline":
+        return None
+    if not isinstance(scorer, IdentifiedScorer):  # a baseline is looked up by model, token policy and max_length
+        raise InputTypeError(
+            f"rescale='baseline' needs a scorer that names its model, token policy and max_length (an "
+            f"IdentifiedScorer, see bart_score.scorer); a {type(scorer).__name__} does not",
+            option="rescale",
+        )
+    return baseline_for(scorer, options, point_directions)
+
+
+def _scored_directions(directions: Sequence[str]) -> set[str]:
+    """The directions to score: those asked for, and precision and recall for an f_score (their mean)."""
+    wanted = set(directions)
+    if "f_score" in wanted:
+        wanted |= {"precision", "recall"}
+    return wanted
+
+
+def _direction_pairs(
+    wanted: AbstractSet[str],
+    predictions: list[str],
+    references: list[list[str]] | None,
+    sources: list[str] | None,
+) -> dict[GroupKey, Sequence[Pair]]:
+    """Each direction's (condition, target) pairs: faithfulness one per prediction, precision and recall one per
+    reference, references flattened in order (aggregation collapses them back per prediction); an unwanted
+    direction has none."""
+    flat_refs = [ref for refs in references for ref in refs] if references is not None else []
+    owners = [i for i, refs in enumerate(references or []) for _ in refs]
+    # directions_for allows faithfulness (and long_source="windows", which scores it) only with sources.
+    return {
+        "faithfulness": list(zip(sources, predictions)) if "faithfulness" in wanted and sources is not None else [],
+        "precision": [(ref, predictions[i]) for i, ref in zip(owners, flat_refs)] if "precision" in wanted else [],
+        "recall": [(predictions[i], ref) for i, ref in zip(owners, flat_refs)] if "recall" in wanted else [],
+    }
+
+
+def _aggregated_scores(
+    averaged: Mapping[GroupKey, np.ndarray],
+    wanted: AbstractSet[str],
+    ref_counts: Sequence[int],
+    plan: WindowPlan | None,
+    aggregation: str,
+) -> dict[str, np.ndarray]:
+    """One score per prediction for each wanted direction: faithfulness over its windows' pairs (with a plan),
+    precision and recall over the prediction's references, and f_score as the mean of those two."""
     scores: dict[str, np.ndarray] = {}
     if "faithfulness" in wanted:
         scores["faithfulness"] = plan.aggregate(averaged["faithfulness"]) if plan else averaged["faithfulness"]
     for direction in ("precision", "recall"):
         if direction in wanted:
-            scores[direction] = aggregate(averaged[direction], ref_counts, options.aggregation)
+            scores[direction] = aggregate(averaged[direction], ref_counts, aggregation)
     if "f_score" in wanted:
         scores["f_score"] = (scores["precision"] + scores["recall"]) / 2
+    return scores
 
-    result: dict[str, Any] = {direction: scores[direction].tolist() for direction in options.directions}
-    for direction in options.directions:
+
+def _raw_fields(scores: Mapping[str, np.ndarray], directions: Sequence[str], plan: WindowPlan | None) -> dict[str, Any]:
+    """The result's fields before rescaling, in the order callers see them: each direction's scores, then each one's
+    mean, then (with long_source="windows") the sentences and windows each prediction was scored on."""
+    result: dict[str, Any] = {direction: scores[direction].tolist() for direction in directions}
+    for direction in directions:
         result[f"{direction}_mean"] = _mean(scores[direction])
     if plan is not None:
         result["faithfulness_sentences"] = plan.sentences
         result["faithfulness_windows"] = plan.windows
-    rescale_label = None
-    if options.rescale:
-        points = baseline.points if baseline else reference_pairs.points(averaged)  # type: ignore[union-attr]  # set for corpus
-        points = rescale.with_f_score({d: points[d] for d in point_directions})
-        rescaled = rescale.rescaled_scores(scores, points)
-        for direction in options.directions:
-            result[f"{direction}_rescaled"] = rescaled[direction].tolist()
-            result[f"{direction}_rescaled_mean"] = _mean(rescaled[direction])
-        result["reference_points"] = {
-            d: {"unrelated": points[d].unrelated, "copy": points[d].copy} for d in options.directions
-        }
-        rescale_label = baseline.label if baseline else reference_pairs.label  # type: ignore[union-attr]  # as above
-    result["signature"] = signature(scorer, options, ref_counts, rescale_label).format()
     return result
+
+
+def _reference_points(
+    baseline: Baseline | None, reference_pairs: rescale.ReferencePairs | None, averaged: Mapping[GroupKey, np.ndarray]
+) -> tuple[dict[str, rescale.ReferencePoints], str]:
+    """The reference points to rescale by and the signature's label for them: a baseline's, else those of
+    rescale="corpus", from its samples' scores."""
+    if baseline is not None:
+        return baseline.points, baseline.label
+    assert reference_pairs is not None  # rescale="corpus" sampled them
+    return reference_pairs.points(averaged), reference_pairs.label
+
+
+def _rescaled_fields(
+    scores: Mapping[str, np.ndarray],
+    directions: Sequence[str],
+    point_directions: list[str],
+    points: Mapping[str, rescale.ReferencePoints],
+) -> dict[str, Any]:
+    """Each direction's rescaled scores and their mean, then the reference points used (f_score's derived from
+    precision's and recall's)."""
+    points = rescale.with_f_score({d: points[d] for d in point_directions})
+    rescaled = rescale.rescaled_scores(scores, points)
+    fields: dict[str, Any] = {}
+    for direction in directions:
+        fields[f"{direction}_rescaled"] = rescaled[direction].tolist()
+        fields[f"{direction}_rescaled_mean"] = _mean(rescaled[direction])
+    fields["reference_points"] = {d: {"unrelated": points[d].unrelated, "copy": points[d].copy} for d in directions}
+    return fields
 
 
 def _corpus_reference_pairs(
