@@ -10,7 +10,7 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
@@ -82,6 +82,34 @@ def read_table_corpus(
     the file's size."""
     table = read_table(path, limits)
     columns, rows = table.columns, table.rows
+    _check_given_columns(path, columns, source_column, reference_columns, system_columns)
+    source_given = source_column is not None
+    source_column = source_column or "source"
+    reference_columns, system_columns = _role_columns(
+        columns, source_column, source_given, id_column, reference_columns, system_columns
+    )
+    known = set(columns)
+    _check_roles(path, known, source_column, source_given, id_column, reference_columns, system_columns)
+    _check_scorable(path, columns, rows, source_column, id_column, reference_columns, system_columns)
+    references, blank = _reference_texts(path, rows, reference_columns) if reference_columns else (None, 0)
+    return Corpus(
+        systems={column: _column_cells(path, rows, column, _text) for column in system_columns},
+        sources=_column_cells(path, rows, source_column, _text) if source_column in known else None,
+        references=references,
+        ids=_column_cells(path, rows, id_column, _id_text) if id_column in known else None,
+        blank_references=blank,
+    )
+
+
+def _check_given_columns(
+    path: str,
+    columns: Sequence[str],
+    source_column: str | None,
+    reference_columns: Sequence[str] | None,
+    system_columns: Sequence[str] | None,
+) -> None:
+    """The columns the caller named exist, and none is named for two roles (checked before any default is chosen, so
+    that a typo is reported as one rather than as a conflict with a default)."""
     given = [*([source_column] if source_column else []), *(reference_columns or []), *(system_columns or [])]
     known = set(columns)
     missing = [c for c in given if c not in known]
@@ -90,16 +118,39 @@ def read_table_corpus(
     twice = sorted(name for name, count in collections.Counter(given).items() if count > 1)
     if twice:
         raise InputError(f"column {twice[0]!r} is given two roles (source, reference or system); give it one")
-    source_given = source_column is not None
-    source_column = source_column or "source"
-    if reference_columns is None:  # the columns named as references, unless given another role
+
+
+def _role_columns(
+    columns: Sequence[str],
+    source_column: str,
+    source_given: bool,
+    id_column: str,
+    reference_columns: Sequence[str] | None,
+    system_columns: Sequence[str] | None,
+) -> tuple[Sequence[str], Sequence[str]]:
+    """The reference and system columns: those given, else the defaults (see read_table_corpus). A column named as a
+    reference is not one when given another role; the systems are what no other role takes."""
+    if reference_columns is None:
         taken = {*(system_columns or ()), *([source_column] if source_given else [])}
         reference_columns = [c for c in columns if re.fullmatch(r"references?|reference_\d+", c) and c not in taken]
     if system_columns is None:
         not_systems = {source_column, id_column, *reference_columns}
         system_columns = [c for c in columns if c not in not_systems]
-    _check_roles(path, known, source_column, source_given, id_column, reference_columns, system_columns)
-    if source_column not in known and not reference_columns:
+    return reference_columns, system_columns
+
+
+def _check_scorable(
+    path: str,
+    columns: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    source_column: str,
+    id_column: str,
+    reference_columns: Sequence[str],
+    system_columns: Sequence[str],
+) -> None:
+    """Something to score against (a source, references or both), something to score (a system) and rows, in this
+    order, so that a file of column names alone is told first what its columns lack."""
+    if source_column not in columns and not reference_columns:
         raise InputError(
             f"{path} needs a {source_column!r} column and/or reference columns (reference, references "
             f"or reference_1, reference_2, ...); its columns are {_listed(columns)}"
@@ -112,40 +163,45 @@ def read_table_corpus(
     if not rows:
         raise InputError(f"{path} has column names but no rows")
 
-    def text_of(row: Mapping[str, Any], number: int, column: str) -> str:
-        value = row.get(column)
-        if not isinstance(value, str):
-            raise InputError(
-                f"{path} row {number}, column {column!r}: expected text, got "
-                f"{'nothing' if value is None else describe(value)}"
-            )
-        return value
 
-    references, blank = None, 0
-    if reference_columns:
-        references = []
-        for number, row in enumerate(rows, start=1):
-            refs = []
-            for column in reference_columns:
-                cell = row.get(column)
-                for value in cell if isinstance(cell, list) else [cell]:
-                    if value is not None and (not isinstance(value, str) or value.strip()):
-                        refs.append(text_of({column: value}, number, column))
-                    else:
-                        blank += 1
-            if not refs:
-                raise InputError(
-                    f"{path} row {number} has no reference (its columns {_listed(reference_columns)} are empty)"
-                )
-            references.append(refs)
-    numbered = list(enumerate(rows, start=1))
-    return Corpus(
-        systems={c: [text_of(row, n, c) for n, row in numbered] for c in system_columns},
-        sources=[text_of(row, n, source_column) for n, row in numbered] if source_column in known else None,
-        references=references,
-        ids=[_id_text(path, n, id_column, row.get(id_column)) for n, row in numbered] if id_column in known else None,
-        blank_references=blank,
-    )
+def _text(path: str, number: int, column: str, value: object) -> str:
+    """A cell's text; anything else, a missing JSONL value included, is refused (texts are scored as written)."""
+    if not isinstance(value, str):
+        raise InputError(
+            f"{path} row {number}, column {column!r}: expected text, got "
+            f"{'nothing' if value is None else describe(value)}"
+        )
+    return value
+
+
+def _column_cells(
+    path: str, rows: Sequence[Mapping[str, Any]], column: str, as_text: Callable[[str, int, str, object], str]
+) -> list[str]:
+    """A column's cell in each row, in row order, read by `as_text` (_text, or _id_text for ids)."""
+    return [as_text(path, number, column, row.get(column)) for number, row in enumerate(rows, start=1)]
+
+
+def _reference_texts(
+    path: str, rows: Sequence[Mapping[str, Any]], reference_columns: Sequence[str]
+) -> tuple[list[list[str]], int]:
+    """Each row's references, in column order (a JSONL cell may hold a list), and the number of blank ones: an empty
+    or blank cell is no reference, so that a row may have fewer than another, but every row needs one."""
+    references, blank = [], 0
+    for number, row in enumerate(rows, start=1):
+        refs = []
+        for column in reference_columns:
+            cell = row.get(column)
+            for value in cell if isinstance(cell, list) else [cell]:
+                if value is not None and (not isinstance(value, str) or value.strip()):
+                    refs.append(_text(path, number, column, value))
+                else:
+                    blank += 1
+        if not refs:
+            raise InputError(
+                f"{path} row {number} has no reference (its columns {_listed(reference_columns)} are empty)"
+            )
+        references.append(refs)
+    return references, blank
 
 
 def _listed(names: Sequence[str]) -> str:
