@@ -35,19 +35,19 @@ from __future__ import annotations
 
 
 class BARTScoreError(Exception):
-    """Every error bart_score raises on purpose."""
+    """Every error bart_score raises on purpose.
+
+    option: the keyword the error is about ("max_length", "corpus_points.pairs", "references"), when it is about one;
+    the message then begins with that name, or names it in its keyword form (rescale='corpus'), so that the command
+    line can say it as its flag and the Space mark its field."""
+
+    def __init__(self, *args: object, option: str | None = None) -> None:
+        super().__init__(*args)
+        self.option = option
 
 
 class InputError(BARTScoreError, ValueError):
-    """Bad input or a bad option, named by argument (and index, row, column or file).
-
-    option: the keyword the error is about ("max_length", "corpus_points.pairs", "references"), when it is about one;
-    the message then begins with that name, so that the command line can say it as its flag and the Space as its
-    field."""
-
-    def __init__(self, message: str, *, option: str | None = None) -> None:
-        super().__init__(message)
-        self.option = option
+    """Bad input or a bad option, named by argument (and index, row, column or file) and by `option`."""
 
 
 class InputTypeError(InputError, TypeError):

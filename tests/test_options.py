@@ -130,6 +130,9 @@ def test_the_command_line_builds_the_same_object():
         ("x.txt: aggregation does not apply", "aggregation", "--aggregation: x.txt: aggregation does not apply"),
         ("references[2] is an int; expected a string", "references", "references[2] is an int; expected a string"),
         ("the prompt setting: the file has 'none'", None, "the prompt setting: the file has 'none'"),
+        # the named option's keyword form, wherever it is; another option's is left as it is
+        ("no baseline: or rescale='corpus'", "rescale", "no baseline: or --rescale corpus"),
+        ("no baseline: or rescale='corpus'", "baseline", "--baseline: no baseline: or rescale='corpus'"),
     ],
 )
 def test_the_command_line_says_an_option_by_its_flag(message, option, said):

@@ -90,7 +90,8 @@ def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: 
                 f"from a few thousand texts like those you score (a file with one text per line, or a CSV/JSONL as "
                 f"`bartscore score` reads):\n"
                 f"    {baseline_command(scorer, options, target)}\n"
-                f"or take the reference points from the texts being scored: rescale='corpus'"
+                f"or take the reference points from the texts being scored: rescale='corpus'",
+                option="rescale",
             ) from None
     problems = baseline.mismatches(settings)
     if problems:

@@ -95,6 +95,8 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     try:
         plan_baseline(inputs.get("texts"), inputs.get("corpus"), options)
     except InputError as error:
+        if error.option is not None:  # about an option (aggregation, rescale), not the corpus file
+            raise
         raise InputError(f"{args.corpus}: {error}") from None
     return inputs, options
 

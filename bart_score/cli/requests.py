@@ -116,18 +116,19 @@ FLAGS = {
 
 
 def said_with_flag(error: BaseException) -> str:
-    """An error's message as the command line says it. The library's message about an option begins with the option's
-    name ("max_length must be ...") or its keyword ("long_source='windows' cannot ..."), and the InputError names the
-    option: the command line says the flag instead ("--max-length must be ...", "--long-source windows cannot ..."),
-    or, for a message that begins otherwise, puts the flag before it."""
+    """An error's message as the command line says it. A library error about an option names it (`option`), and its
+    message begins with the option's name ("max_length must be ...") or writes it as a keyword ("long_source='windows'
+    cannot ...", "...: rescale='corpus'"): the command line says that option's flag instead ("--max-length must be
+    ...", "--long-source windows cannot ...", "...: --rescale corpus"), or, for a message that does neither, puts the
+    flag before it. No other word of the message is touched."""
     message = str(error)
     option = getattr(error, "option", None)
     if option not in FLAGS:
         return message
+    keyword = re.compile(rf"(?<![\w.]){re.escape(option)}=('([^']*)'|[\w.-]+)")
+    if keyword.search(message):
+        return keyword.sub(lambda match: f"{FLAGS[option]} {match[2] if match[2] is not None else match[1]}", message)
     rest = message.removeprefix(option)
-    if rest.startswith("="):
-        value, space, rest = rest[1:].partition(" ")
-        return f"{FLAGS[option]} {value.strip(chr(39))}{space}{rest}"
     if rest != message and rest[:1] in ("", " ", ":", ",", ";"):
         return FLAGS[option] + rest
     return f"{FLAGS[option]}: {message}"
