@@ -120,19 +120,17 @@ def read_plain_corpus(
     return Corpus(systems, files[sources] if sources else None, refs, blank_references=blank)
 
 
-def check_corpus_request(
-    corpus: Corpus, options: ScoringOptions, *, option: str = "rescale='corpus'", remedy: str = LIBRARY_REMEDY
-) -> tuple[str, ...]:
+def check_corpus_request(corpus: Corpus, options: ScoringOptions, *, remedy: str = LIBRARY_REMEDY) -> tuple[str, ...]:
     """The directions `options` compute on `corpus`, every problem found before any model is used: the directions
     against the corpus's sources and references, and rescale="corpus" on rows from two documents or more (checked on
-    the segments as given, not once per system). option, remedy: how the one-document error names the setting and
-    what to do instead."""
+    the segments as given, not once per system). remedy: what the one-document error says to do instead (the command
+    line's own words name its flags)."""
     directions = options.directions_for(
         has_references=corpus.references is not None, has_sources=corpus.sources is not None
     )
     if options.rescale == "corpus" and not options.corpus_points.unrelated_texts:  # type: ignore[union-attr]  # set for corpus
         segments = len(next(iter(corpus.systems.values())))
-        corpus_documents(segments, corpus.sources, corpus.references, option=option, remedy=remedy)
+        corpus_documents(segments, corpus.sources, corpus.references, remedy=remedy)
     return directions
 
 

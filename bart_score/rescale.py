@@ -187,12 +187,16 @@ def document_ids(
 LIBRARY_REMEDY = "pass corpus_points=CorpusPoints(unrelated_texts=...) or rescale with a baseline file"
 
 
-def one_document_error(rows: int, *, option: str = "rescale='corpus'", remedy: str = LIBRARY_REMEDY) -> InputError:
-    """The error for `rows` rows (as the caller gave them) that are all one document, so no unrelated pair exists."""
+def one_document_error(
+    rows: int, *, what: str = "rescale='corpus'", option: str | None = "rescale", remedy: str = LIBRARY_REMEDY
+) -> InputError:
+    """The error for `rows` rows (as the caller gave them) that are all one document, so no unrelated pair exists:
+    `what` needs the pairs (the option `option` in its keyword form, or a baseline), `remedy` says what to do."""
     rows_are = "the 1 row is" if rows == 1 else f"all {rows} rows are"
     return InputError(
-        f"{option} needs unrelated pairs, from different documents, but {rows_are} one document (rows that share a "
-        f"source or a reference are one document); {remedy}"
+        f"{what} needs unrelated pairs, from different documents, but {rows_are} one document (rows that share a "
+        f"source or a reference are one document); {remedy}",
+        option=option,
     )
 
 
@@ -201,7 +205,8 @@ def corpus_documents(
     sources: Sequence[str] | None = None,
     references: Sequence[Sequence[str]] | None = None,
     *,
-    option: str = "rescale='corpus'",
+    what: str = "rescale='corpus'",
+    option: str | None = "rescale",
     remedy: str = LIBRARY_REMEDY,
 ) -> list[int]:
     """document_ids of `count` rows, refusing rows that are all one document: rescale='corpus' draws its unrelated
@@ -209,7 +214,7 @@ def corpus_documents(
     rows share their source and references, so they never add a document."""
     documents = document_ids(count, sources, references)
     if count and len(set(documents)) < 2:
-        raise one_document_error(count, option=option, remedy=remedy)
+        raise one_document_error(count, what=what, option=option, remedy=remedy)
     return documents
 
 

@@ -81,7 +81,9 @@ def plan_baseline(texts: list[str] | None, corpus: Any, options: ScoringOptions)
     directions = options.directions_for(
         has_references=corpus.references is not None, has_sources=corpus.sources is not None
     )
-    corpus_documents(segments, corpus.sources, corpus.references, option="a baseline", remedy=BASELINE_REMEDY)
+    corpus_documents(
+        segments, corpus.sources, corpus.references, what="a baseline", option=None, remedy=BASELINE_REMEDY
+    )
     sources = corpus.sources * len(names) if corpus.sources is not None else None
     references = corpus.references * len(names) if corpus.references is not None else None
     return BaselinePlan(

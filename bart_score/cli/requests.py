@@ -191,7 +191,7 @@ def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
             raise InputError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
     elif options.rescale == "baseline":
         check_default_baselines_exist(args)
-    directions = check_corpus_request(corpus, options, option="--rescale corpus", remedy=CLI_ONE_DOCUMENT_REMEDY)
+    directions = check_corpus_request(corpus, options, remedy=CLI_ONE_DOCUMENT_REMEDY)
     if options.windows is not None and "faithfulness" in directions and corpus.sources is not None:
         check_sentence_counts(corpus, options.windows.max_sentences)
     return corpus, options
