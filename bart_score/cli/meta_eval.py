@@ -440,7 +440,6 @@ def _bartscore_rows(
 def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions) -> int:
     """Plain meta-eval (or --select, bart_score.cli.meta_eval_select): BARTScore's rows and the metrics CSV's scored
     on the benchmarks, the table printed beside the paper's numbers and written as JSON and CSV."""
-    from ..errors import CacheFileError
     from ..meta_eval.scoring import score_benchmarks
     from ..meta_eval.table import build_report, report_csv
     from ..score_cache import ResumableScorer
@@ -479,9 +478,6 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
                 resumable, datasets, options, aggregation=args.aggregation, detokenize=args.detokenize
             )
             long_rows = long_document_rows(args, scorer, resumable, datasets, request, label)
-        except CacheFileError as error:
-            print(f"{command}: {error}", file=sys.stderr)
-            return 1
         except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
             return stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
         if scores is None:  # a rank other than 0 under torchrun: rank 0 reports

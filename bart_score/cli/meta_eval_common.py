@@ -7,6 +7,8 @@ import os
 import sys
 from typing import Any
 
+from ..errors import CacheFileError
+
 
 def model_name(model: str) -> str:
     """A checkpoint directory or GGUF file by its own name; variants and Hub ids as given."""
@@ -22,7 +24,11 @@ def is_rank_0() -> bool:
 
 def stopped_while_scoring(command: str, error: BaseException, scored_pairs: int, cache: str) -> int:
     """The exit status of a run stopped by `error` while scoring (130 for Ctrl-C, else 1), after saying that the pairs
-    scored before it are kept in the cache for a rerun (by rank 0 alone, which keeps the cache)."""
+    scored before it are kept in the cache for a rerun (by rank 0 alone, which keeps the cache); a cache file that
+    cannot be used keeps nothing, and is only named."""
+    if isinstance(error, CacheFileError):
+        print(f"{command}: {error}", file=sys.stderr)
+        return 1
     stopped = "interrupted" if isinstance(error, KeyboardInterrupt) else f"scoring failed: {error}"
     if is_rank_0():
         print(

@@ -245,7 +245,6 @@ def _score_checkpoint(
     """The share of the grid of the checkpoint args.model names, scored in one planned call through the score cache
     after a sample that measures the speed; or the exit status of a run that stops here (the checkpoint cannot be
     loaded, scoring stopped, or a rank other than 0 under torchrun, where rank 0 reports)."""
-    from ..errors import CacheFileError
     from ..meta_eval.selection import engine_arguments
     from ..score_cache import ResumableScorer
 
@@ -273,9 +272,6 @@ def _score_checkpoint(
             show_progress=options.show_progress,
             **per_pair,
         )
-    except CacheFileError as error:
-        print(f"{command}: {error}", file=sys.stderr)
-        return 1
     except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
         return stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
     if values is None:  # a rank other than 0 under torchrun: rank 0 reports
