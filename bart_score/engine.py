@@ -305,7 +305,7 @@ class BARTScorer:
     @property
     def instructions(self) -> dict[str, str] | None:
         """Chat scoring: the instruction of each direction (faithfulness, precision, recall); else None."""
-        return getattr(self.family, "instructions", None)
+        return self.family.instructions
 
     @property
     def token_policy(self) -> str:
@@ -432,11 +432,11 @@ class BARTScorer:
 
     @property
     def source_lang(self) -> str | None:
-        return getattr(self.family, "source_lang", None)
+        return self.family.source_lang
 
     @property
     def target_lang(self) -> str | None:
-        return getattr(self.family, "target_lang", None)
+        return self.family.target_lang
 
     # -- the planned computation ----------------------------------------------------------------------------------
 
@@ -485,7 +485,7 @@ class BARTScorer:
         batch_size = optional_positive_int(batch_size, "batch_size")
         token_budget = optional_positive_int(max_tokens, "max_tokens") or self.max_tokens
         languages = self._condition_languages(condition_lang, len(conditions))
-        instructions = instruction_list(instruction, len(conditions), getattr(self.family, "settings", None))
+        instructions = instruction_list(instruction, len(conditions), self.family.settings)
         group = process_group(self.distributed)
         if group:
             group.check_same_inputs(conditions, targets, self.device)

@@ -10,12 +10,15 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
 from ..errors import UnsupportedModelError
+
+if TYPE_CHECKING:
+    from ..templates import ChatSettings
 
 # A label position that is run through the model but neither scored nor counted (as -100 in Hugging Face labels).
 IGNORED = -100
@@ -63,6 +66,13 @@ class Family(ABC, Generic[Encoded]):
     auto_class: Any = None  # the transformers Auto class that loads the model
     # The language codes the family reads texts in (mBART's); none for families without them.
     language_codes: tuple[str, ...] = ()
+    # mBART's: the language code sources are read in, and that of the other texts; None for the other families.
+    source_lang: str | None = None
+    target_lang: str | None = None
+    # Chat scoring's (bart_score.models.chat): its checked settings, and the instruction of each direction among them;
+    # None for the families that score plain text.
+    settings: ChatSettings | None = None
+    instructions: dict[str, str] | None = None
     # A pad token written in a target adds 0 to the sum but is counted, as the original's NLLLoss(ignore_index=pad);
     # False where no such rule applies.
     written_pad_scores_zero = False

@@ -66,6 +66,8 @@ class ChatFamily(CausalFamily):
     """A causal LM scored in its chat format (see the module's text)."""
 
     name = "chat"
+    settings: ChatSettings  # set by __init__, as the instructions are
+    instructions: dict[str, str]
 
     def __init__(
         self,
