@@ -169,7 +169,7 @@ class BARTScore(ScoringMetric):
         sources: Sequence[str] | None = None,
         options: ScoringOptions | None = None,
     ) -> dict[str, Any] | None:
-        group = self.scorer._process_group()
+        group = self.scorer.process_group()
         if group:
             given = {"references": references is not None, "sources": sources is not None}
             predictions, references, sources, given = group.gather_examples(

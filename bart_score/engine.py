@@ -635,8 +635,8 @@ class BARTScorer:
                 self._halving_on_oom(group, score_conditions, encoder_too_big)
         return results
 
-    def _process_group(self) -> ProcessGroup | None:
-        """The torch.distributed process group this call's work is split across, or None."""
+    def process_group(self) -> ProcessGroup | None:
+        """The torch.distributed process group a call's work is split across, or None (none, or distributed=False)."""
         return process_group(self.distributed)
 
     def _halving_on_oom(

@@ -33,7 +33,6 @@ from .reading import parse_json, read_bounded
 if TYPE_CHECKING:
     import torch
 
-    from .distributed import ProcessGroup
     from .engine import BARTScorer
 
 Value = TypeVar("Value")
@@ -134,7 +133,7 @@ class ResumableScorer:
             pair_key(c, t, {name: values[index] for name, values in per_pair.items()})
             for index, (c, t) in enumerate(zip(conditions, targets))
         ]
-        group = self._group()
+        group = self.scorer.process_group()
         lead = group is None or group.rank == 0
         known, missing, failure = {}, [], None
         if lead:
@@ -177,11 +176,6 @@ class ResumableScorer:
                 # torch.distributed, when they were rank 0's share): the chunk is done.
                 bar.update(done + len(chunk) - bar.n)
         return [known[key] for key in keys] if lead else None
-
-    def _group(self) -> ProcessGroup | None:
-        from .distributed import process_group
-
-        return process_group(getattr(self.scorer, "distributed", True))
 
     def _read(self) -> dict[str, float]:
         """This scorer's scores in the file (checked as read_cache_file checks it); a torn last line (a write cut

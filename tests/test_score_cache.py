@@ -40,6 +40,9 @@ class Recording:
     def signature_fields(self):
         return self.scorer.signature_fields()
 
+    def process_group(self):
+        return self.scorer.process_group()
+
     def score(self, conditions, targets, batch_size=None, *, max_tokens=None, progress=None, **per_pair):
         if self.calls == self.fail_at:
             raise RuntimeError("stopped part way")
