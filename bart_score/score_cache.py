@@ -91,15 +91,15 @@ class ResumableScorer:
 
     @property
     def instructions(self) -> dict[str, str] | None:
-        return getattr(self.scorer, "instructions", None)
+        return self.scorer.instructions
 
     @property
     def source_lang(self) -> str | None:
-        return getattr(self.scorer, "source_lang", None)
+        return self.scorer.source_lang
 
     @property
     def target_lang(self) -> str | None:
-        return getattr(self.scorer, "target_lang", None)
+        return self.scorer.target_lang
 
     def signature_fields(self) -> list[str]:
         return self.scorer.signature_fields()
