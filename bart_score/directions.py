@@ -74,7 +74,7 @@ def score_directions(
     plan = None
     if options.windows is not None:
         assert sources is not None  # directions_for allows long_source="windows" only with sources
-        plan = plan_windows(predictions, sources, options.windows, getattr(scorer, "device", None))
+        plan = plan_windows(predictions, sources, options.windows, scorer.device)
         groups["faithfulness"] = plan.pairs
     reference_pairs = None
     if options.rescale == "corpus":  # its samples are scored in the same engine call as the directions

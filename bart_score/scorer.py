@@ -3,15 +3,18 @@ engine (bart_score.engine.BARTScorer), the score cache's wrapper (bart_score.sco
 meta-eval's view of one configuration of a grid (bart_score.meta_eval.selection).
 
 Scorer: what scoring a call's directions takes (bart_score.directions, bart_score.pair_groups, meta-eval's
-score_benchmarks): the pairs' scores, under the scorer's language codes or chat instructions, and the signature's
-fields. IdentifiedScorer: a Scorer that also says which model it is, with which token policy and max_length, the
-settings a baseline file is made for (bart_score.baselines; rescale="baseline"). Meta-eval's view is a Scorer only:
-it never rescales."""
+score_benchmarks): the pairs' scores, under the scorer's language codes or chat instructions, the signature's fields,
+and the device its model runs on. IdentifiedScorer: a Scorer that also says which model it is, with which token
+policy and max_length, the settings a baseline file is made for (bart_score.baselines; rescale="baseline").
+Meta-eval's view is a Scorer only: it never rescales."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import torch
 
 
 class Scorer(Protocol):
@@ -33,6 +36,12 @@ class Scorer(Protocol):
     @property
     def instructions(self) -> Mapping[str, str] | None:
         """Chat scoring: the instruction of each direction (faithfulness, precision, recall); else None."""
+        ...
+
+    @property
+    def device(self) -> torch.device | None:
+        """The device the model runs on, where long_source="windows" runs its retriever too; None: a scorer with no
+        model of its own (the retriever runs on the CPU)."""
         ...
 
     def signature_fields(self) -> list[str]:

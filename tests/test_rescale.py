@@ -355,7 +355,7 @@ class PlainScorer:
     """A Scorer (bart_score.scorer) and no more, as meta-eval's view of a configuration is: every pair scores -1."""
 
     model_label = "plain"
-    source_lang = target_lang = instructions = None
+    source_lang = target_lang = instructions = device = None
 
     def signature_fields(self):
         return ["version:test"]

@@ -56,7 +56,7 @@ def test_the_engine_and_its_wrapper_are_identified_scorers_with_the_same_identit
     passes them), the wrapper answering for the engine it wraps."""
     wrapper = ResumableScorer(scorer, str(tmp_path / "cache.jsonl"))
     assert isinstance(scorer, IdentifiedScorer) and isinstance(wrapper, IdentifiedScorer)
-    for name in ("model_label", "model_identity", "token_policy", "max_length", "source_lang", "target_lang"):
+    for name in ("model_label", "model_identity", "token_policy", "max_length", "source_lang", "target_lang", "device"):
         assert getattr(wrapper, name) == getattr(scorer, name)
     assert wrapper.instructions == scorer.instructions and wrapper.signature_fields() == scorer.signature_fields()
 

@@ -158,6 +158,7 @@ class _GridView:
         self.target_lang = identity["target_lang"]
         self._fields = identity["signature_fields"]
         self.instructions = instructions
+        self.device = None  # no model of its own
         self._plan = plan
 
     def signature_fields(self) -> list[str]:
