@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import torch
 
     from .engine import BARTScorer
+    from .options import EngineOptions
 
 Value = TypeVar("Value")
 
@@ -88,6 +89,10 @@ class ResumableScorer:
     @property
     def device(self) -> torch.device:
         return self.scorer.device
+
+    @property
+    def options(self) -> EngineOptions:
+        return self.scorer.options
 
     @property
     def instructions(self) -> dict[str, str] | None:

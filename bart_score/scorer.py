@@ -5,8 +5,8 @@ meta-eval's view of one configuration of a grid (bart_score.meta_eval.selection)
 Scorer: what scoring a call's directions takes (bart_score.directions, bart_score.pair_groups, meta-eval's
 score_benchmarks): the pairs' scores, under the scorer's language codes or chat instructions, the signature's fields,
 and the device its model runs on. IdentifiedScorer: a Scorer that also says which model it is, with which token
-policy and max_length, the settings a baseline file is made for (bart_score.baselines; rescale="baseline").
-Meta-eval's view is a Scorer only: it never rescales."""
+policy, max_length and options (PolicyOptions: what sets the token policy), the settings a baseline file is made for
+(bart_score.baselines; rescale="baseline"). Meta-eval's view is a Scorer only: it never rescales."""
 
 from __future__ import annotations
 
@@ -65,6 +65,26 @@ class Scorer(Protocol):
         ...
 
 
+class PolicyOptions(Protocol):
+    """The options that set a scorer's token policy beyond its checkpoint, as the engine's EngineOptions holds them
+    (bart_score.options)."""
+
+    @property
+    def template(self) -> str | None:
+        """Causal LMs: the prefix built from a condition, as given (None: the default)."""
+        ...
+
+    @property
+    def compatibility(self) -> str | None:
+        """Causal LMs: "gptscore" scores as GPTScore does; None: the family's own token policy."""
+        ...
+
+    @property
+    def system(self) -> str | None:
+        """Chat scoring: the system turn put first, as given (None: none)."""
+        ...
+
+
 @runtime_checkable
 class IdentifiedScorer(Scorer, Protocol):
     """A Scorer that names its model and settings, as a baseline file is keyed on them (runtime_checkable, so that
@@ -82,3 +102,8 @@ class IdentifiedScorer(Scorer, Protocol):
 
     @property
     def max_length(self) -> int: ...
+
+    @property
+    def options(self) -> PolicyOptions:
+        """The options the scorer was built with (the engine's EngineOptions): what a baseline for it is made with."""
+        ...

@@ -7,7 +7,6 @@ that makes a missing or mismatched one."""
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 from ..errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
 from ..options import ScoringOptions
@@ -31,7 +30,7 @@ def baseline_command(scorer: IdentifiedScorer, options: ScoringOptions, path: st
     elif prompt is not None:
         phrases = [prompt] if isinstance(prompt, str) else list(prompt)
         words += ["--prompt-phrases", *phrases, "--prompt-side", options.prompt_side]
-    words += _policy_words(getattr(scorer, "family", None))
+    words += _policy_words(scorer)
     if scorer.max_length != 1024:
         words += ["--max-length", str(scorer.max_length)]
     words += ["-o", path]
@@ -46,20 +45,21 @@ def _shell_word(word: str) -> str:
     return "$'" + escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + "'"
 
 
-def _policy_words(family: Any) -> list[str]:
+def _policy_words(scorer: IdentifiedScorer) -> list[str]:
     """The command-line options that give a scorer's token policy (a causal template, GPTScore's, chat's)."""
-    settings = getattr(family, "settings", None)
-    if settings is not None:  # chat
+    options = scorer.options
+    if scorer.instructions is not None:  # chat
         words = ["--chat"]
-        distinct = set(settings.instructions.values())
-        if settings.instructions != DEFAULT_INSTRUCTIONS and len(distinct) == 1:
+        instructions = dict(scorer.instructions)
+        distinct = set(instructions.values())
+        if instructions != DEFAULT_INSTRUCTIONS and len(distinct) == 1:
             words += ["--instruction", *distinct]
-        elif settings.instructions != DEFAULT_INSTRUCTIONS:
+        elif instructions != DEFAULT_INSTRUCTIONS:
             words += ["--instruction", "<one for every direction: the command line has no per-direction instructions>"]
-        return words + (["--system", settings.system] if settings.system is not None else [])
-    words = ["--compatibility", "gptscore"] if getattr(family, "name", None) == "gptscore" else []
-    template = getattr(family, "template", DEFAULT_TEMPLATE)
-    return words + (["--template", template] if template != DEFAULT_TEMPLATE else [])
+        return words + (["--system", options.system] if options.system is not None else [])
+    words = ["--compatibility", "gptscore"] if options.compatibility == "gptscore" else []
+    template = options.template
+    return words + (["--template", template] if template not in (None, DEFAULT_TEMPLATE) else [])
 
 
 def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: list[str]) -> Baseline:
@@ -77,7 +77,7 @@ def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: 
                 raise BaselineNotFoundError(
                     f"{missing}; make it with:\n    {baseline_command(scorer, options, target)}"
                 ) from None
-            chat = getattr(getattr(scorer, "family", None), "settings", None) is not None
+            chat = scorer.instructions is not None
             raise BaselineNotFoundError(
                 f"no BARTScore baseline for {scorer.model_label}"
                 + (
