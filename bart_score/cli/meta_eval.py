@@ -459,7 +459,8 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
     scorer, status = load_scorer(args)
     if scorer is None and (status != 1 or not is_rank_0()):
         return status
-    variant = args.model if args.model in VARIANTS else _CHECKPOINT_VARIANTS.get(getattr(scorer, "model_label", None))  # type: ignore[arg-type]  # None: no variant
+    loaded = _CHECKPOINT_VARIANTS.get(scorer.model_label) if scorer is not None else None  # None: no paper variant
+    variant = args.model if args.model in VARIANTS else loaded
     label, ours = _bartscore_rows(args, options, request["benchmarks"], variant)
     taken = {row.name for row in ours} & {row.name for row in rows}
     if taken:
