@@ -92,7 +92,8 @@ class IdentifiedScorer(Scorer, Protocol):
 
     @property
     def model_identity(self) -> str:
-        """What tells the model apart from others, however it was named (bart_score.models.checkpoint_identity)."""
+        """What tells the model apart from others, however it was named (see
+        bart_score.models.loading.checkpoint_identity)."""
         ...
 
     @property
