@@ -153,6 +153,14 @@ def empty_hf_cache(tmp_path, monkeypatch):
     return cache
 
 
+@pytest.fixture
+def no_model_load(monkeypatch):
+    """Fails the test if a model is loaded (support/model_loads.py): every check the test makes must come first."""
+    from support.model_loads import refuse_model_loads
+
+    refuse_model_loads(monkeypatch)
+
+
 @pytest.fixture(scope="session")
 def app_settings(tiny_checkpoint, copying_checkpoint, tmp_path_factory):
     """The Space's operator settings for the tests (support/app_server.py): no process environment is changed."""

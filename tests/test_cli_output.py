@@ -220,14 +220,6 @@ def test_a_prompt_phrase_with_undecodable_bytes_is_a_usage_error(inputs, capsys)
     assert "prompt[0] holds '\\udcff'" in capsys.readouterr().err
 
 
-@pytest.fixture
-def no_model_load(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a model was loaded before the arguments were checked")
-
-    monkeypatch.setattr(bart_score.engine.BARTScorer, "__init__", refuse)
-
-
 @pytest.mark.parametrize(
     "arguments, message",
     [

@@ -14,7 +14,6 @@ import pytest
 import torch
 from support.meta_eval_fixtures import write_fixture_files
 
-import bart_score.engine
 from bart_score.baselines.files import load_baseline
 from bart_score.cli import main
 from bart_score.corpus import read_plain_corpus, read_texts
@@ -32,16 +31,6 @@ from bart_score.tables import read_table
 
 ENDLESS = ["/dev/zero", "/dev/urandom"]
 NO_MODEL = "/nonexistent/model"  # never loaded: every refusal below comes first
-
-
-@pytest.fixture
-def no_model_load(monkeypatch):
-    """Fails the test if a command loads a model: every check must come before."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("a model was loaded before the input was checked")
-
-    monkeypatch.setattr(bart_score.engine.BARTScorer, "__init__", refuse)
 
 
 @pytest.fixture
