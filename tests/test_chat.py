@@ -17,9 +17,9 @@ from support.cli import run_cli
 from support.extras import require_extra
 from support.lazy import LazyModule
 from support.meta_eval_fixtures import write_fixture_files
+from support.metric import MODULE
 from support.models import CLOSING_TOKENS, build_tiny_chat, load_tiny
 from support.reference import chat_reference_ids, chat_reference_score
-from test_metric import MODULE
 
 import bart_score
 import space.candidates

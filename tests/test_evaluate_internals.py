@@ -3,16 +3,15 @@ release of evaluate that renames or drops any of it fails here, by name, rather 
 
 import importlib.metadata
 import inspect
-import os
 import subprocess
 import sys
 
 import pytest
 from support.lazy import LazyModule
+from support.metric import MODULE
 
 evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
 INSTALLED = importlib.metadata.version("evaluate")
-MODULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
 
 
 @pytest.fixture(scope="module")

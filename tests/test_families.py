@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from support import reference
+from support.metric import MODULE
 from support.models import FAMILIES, build_gemma2_softcapped, load_tiny, tiny_checkpoint_for
 from support.text import english_like_text
 
@@ -379,7 +380,6 @@ def test_seq2seq_cross_attention_is_projected_once_per_condition(engine, monkeyp
 @pytest.mark.xdist_group("evaluate")
 def test_the_metric_takes_any_family_and_its_options(family_checkpoint, engine):
     import evaluate
-    from test_metric import MODULE
 
     metric = evaluate.load(MODULE, family_checkpoint("mbart50"), device="cpu", source_lang="de_DE", target_lang="en_XX")
     sources, predictions, references = examples(seed=9)

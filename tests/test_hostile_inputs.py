@@ -13,6 +13,7 @@ import time
 import pytest
 import torch
 from support.meta_eval_fixtures import write_fixture_files
+from support.metric import MODULE
 
 from bart_score.baselines.files import load_baseline
 from bart_score.cli import main
@@ -292,8 +293,7 @@ def test_loading_a_file_that_is_not_a_state_dict_says_what_it_holds(tmp_path, sc
 def test_the_metric_refuses_an_endless_baseline_file(tiny_checkpoint, hostile):
     import evaluate
 
-    module = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
-    metric = evaluate.load(module, tiny_checkpoint, device="cpu")
+    metric = evaluate.load(MODULE, tiny_checkpoint, device="cpu")
     started = time.perf_counter()
     with pytest.raises(BaselineError, match=rf"{hostile} is a character device, not a file"):
         metric.compute(predictions=["The cat sat ."], sources=["The cat sat on the mat ."], baseline_path=hostile)

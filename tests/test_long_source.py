@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 from support.extras import require_extra
+from support.metric import MODULE
 from support.models import build_sentence_encoder
 from support.reference import reference_score
 from support.text import english_like
@@ -407,7 +408,7 @@ def test_the_metric_score_corpus_and_score_dataset_give_the_directions_result(sc
     options = {"long_source": "windows", "retriever": "bm25", "windows_k": 2}
     expected = scorer.score_directions(predictions, sources=sources * 2, **options)
 
-    metric = evaluate.load(os.path.join(os.path.dirname(os.path.dirname(__file__)), "bartscore.py"), tiny_checkpoint)
+    metric = evaluate.load(MODULE, tiny_checkpoint)
     computed = metric.compute(predictions=predictions, sources=sources * 2, **options)
     assert computed == expected
     with pytest.raises(InputError, match="windows_k must be a positive integer"):

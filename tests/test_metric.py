@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 from support.lazy import LazyModule
+from support.metric import MODULE
 from support.reference import reference_directions
 from support.text import english_like_text
 
@@ -15,7 +16,6 @@ import bart_score
 
 TOLERANCE = 1e-5
 evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
-MODULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from support.lazy import LazyModule
+from support.metric import MODULE
 from support.reference import reference_directions, reference_points
 from support.text import english_like_text
 
@@ -25,7 +26,6 @@ from bart_score.scorer import IdentifiedScorer
 
 TOLERANCE = 1e-5
 evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
-MODULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
 
 SOURCES = ["The cat sat on the mat all day.", "The team won the game last week.", "A report says the market was high."]
 PREDICTIONS = ["A cat sat on a mat.", "The team won.", "The market was high."]
