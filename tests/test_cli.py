@@ -10,15 +10,9 @@ import zipfile
 
 import numpy as np
 import pytest
-from support.cli import ROOT, run_cli, tsv_scores
+from support.cli import REFERENCES_1, REFERENCES_2, ROOT, SOURCES, SYSTEM_A, SYSTEM_B, run_cli, tsv_scores
 
 import bart_score
-
-SOURCES = ["This is interesting.", "The cat sat on the mat all day.", "I feel good today."]
-REFERENCES_1 = ["This is fun.", "A cat sat on a mat.", "I am happy."]
-REFERENCES_2 = ["It is fun.", "The cat was on the mat.", "Today I feel good."]
-SYSTEM_A = ["This is fun indeed.", "A cat.", "Good day."]
-SYSTEM_B = ["Fun.", "The dog sat.", "I feel bad today."]
 
 
 @pytest.fixture

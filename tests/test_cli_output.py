@@ -8,8 +8,7 @@ import re
 import stat
 
 import pytest
-from support.cli import run_cli
-from test_cli import SOURCES, SYSTEM_A, SYSTEM_B
+from support.cli import SOURCES, SYSTEM_A, SYSTEM_B, run_cli
 
 import bart_score
 import bart_score.cli.score

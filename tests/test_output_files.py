@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.cli import ROOT, run_cli
+from support.cli import ROOT, SOURCES, SYSTEM_A, SYSTEM_B, run_cli
 from support.meta_eval_fixtures import write_fixture_files
-from test_cli import SOURCES, SYSTEM_A, SYSTEM_B
 
 import bart_score
 from bart_score import outputs

@@ -1,4 +1,5 @@
-"""The command line run as users run it: `python bartscore.py ...` in a subprocess of its own."""
+"""The command line run as users run it: `python bartscore.py ...` in a subprocess of its own; the texts its tests
+score."""
 
 import json
 import os
@@ -10,6 +11,13 @@ import time
 from support.extras import skip_if_refused_for_a_missing_extra
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Three examples the command line's tests score: their sources, two references of each, and two systems' outputs.
+SOURCES = ["This is interesting.", "The cat sat on the mat all day.", "I feel good today."]
+REFERENCES_1 = ["This is fun.", "A cat sat on a mat.", "I am happy."]
+REFERENCES_2 = ["It is fun.", "The cat was on the mat.", "Today I feel good."]
+SYSTEM_A = ["This is fun indeed.", "A cat.", "Good day."]
+SYSTEM_B = ["Fun.", "The dog sat.", "I feel bad today."]
 
 
 def run_cli(*args, launcher=(), cwd=None, env=(), timeout=600):
