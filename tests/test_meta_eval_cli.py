@@ -13,7 +13,7 @@ from scipy.stats import spearmanr
 from support.cli import run_cli
 from support.meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL, write_fixture_files
 from support.reference import reference_score
-from test_meta_eval_protocol import reference_kendall_like, reference_summary_level
+from support.release_analysis import reference_kendall_like, reference_summary_level
 
 from bart_score.cli import main
 from bart_score.meta_eval.table import CSV_FIELDS

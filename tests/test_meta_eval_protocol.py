@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
+from support.release_analysis import reference_accuracy, reference_kendall_like, reference_summary_level
 
 from bart_score.meta_eval import protocol as meta_eval
 
@@ -117,40 +118,8 @@ def darr_file(seed=5, documents=200):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# the reference: analysis.py's algorithms as plain loops over the dicts
-
-
-def reference_summary_level(data, human, metric):
-    spearman, kendall, pearson = [], [], []
-    for doc in data:
-        truth, predicted = [], []
-        for system in data[doc]["sys_summs"]:
-            truth.append(data[doc]["sys_summs"][system]["scores"][human])
-            predicted.append(data[doc]["sys_summs"][system]["scores"][metric])
-        if len(set(predicted)) == 1 or len(set(truth)) == 1:
-            continue
-        spearman.append(spearmanr(truth, predicted)[0])
-        kendall.append(kendalltau(truth, predicted)[0])
-        pearson.append(pearsonr(truth, predicted)[0])
-    return np.mean(spearman), np.mean(kendall), np.mean(pearson), len(spearman)
-
-
-def reference_accuracy(data, metric):
-    correct = 0
-    for doc in data:
-        if data[doc]["sys_summs"]["correct"]["scores"][metric] > data[doc]["sys_summs"]["incorrect"]["scores"][metric]:
-            correct += 1
-    return correct / len(data)
-
-
-def reference_kendall_like(data, metric):
-    concordant, discordant = 0, 0
-    for doc in data:
-        if float(data[doc]["better"]["scores"][metric]) > float(data[doc]["worse"]["scores"][metric]):
-            concordant += 1
-        else:
-            discordant += 1
-    return (concordant - discordant) / (concordant + discordant)
+# the reference: analysis.py's significance rounds as plain loops over the dicts (its measures are in
+# support/release_analysis.py)
 
 
 def reference_wins(data, measure, rounds=ROUNDS):
