@@ -22,10 +22,20 @@ from support.extras import require_extra
 require_extra("app")  # before the imports that need it
 from gradio_client import handle_file
 from gradio_client.exceptions import AppError
-from support.app_server import MAX_CHARS, MAX_ROWS, event_functions
+from support.app_server import MAX_CHARS, MAX_ROWS, event_functions, shown_signature
 from support.cli import run_cli
+from support.contrast import contrast
 from support.lazy import LazyModule
 from support.reference import reference_directions, reference_points
+from support.space_inputs import (
+    CANDIDATES,
+    DOCUMENTS,
+    OUTPUT_ROWS,
+    REFERENCES,
+    SOURCE,
+    write_documents_csv,
+    write_outputs_csv,
+)
 
 import bart_score
 import bart_score.inputs
@@ -50,17 +60,6 @@ space_handlers = LazyModule("space.handlers")
 
 TOLERANCE = 1e-5  # scores from separate engine calls agree within this (batching changes float rounding)
 
-SOURCE = (
-    "The city council voted on Tuesday to build a new library on the site of the old bus depot. "
-    "Work starts next spring and most of the cost is paid by a state grant."
-)
-REFERENCES = ["The council approved a new library on the old depot site.", "A library will replace the bus depot."]
-CANDIDATES = [
-    "The council voted to build a new library on the old bus depot site.",
-    "The council rejected a new stadium and closed the library.",
-    "A new library, paid by a state grant, will be built where the bus depot was.",
-]
-
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Fixtures: the app as an operator would run it, on a free port
@@ -74,12 +73,6 @@ def settings_inputs(
 
 def candidate_boxes(*texts):
     return list(texts) + [""] * (space.form.MAX_CANDIDATES - len(texts))
-
-
-def shown_signature(signature, scorer, menu_name="tiny"):
-    """The engine's signature as the browser sees it: the checkpoint, a folder on the server, by its menu name."""
-    assert signature.startswith(f"ckpt:{scorer.checkpoint}|")
-    return signature.replace(f"ckpt:{scorer.checkpoint}|", f"ckpt:{menu_name}|")
 
 
 def assert_close(actual, expected):
@@ -1050,28 +1043,6 @@ def test_api_compare_refuses_a_model_outside_the_allowlist(client, tiny_checkpoi
 # The Batch tab through the API
 
 
-def write_outputs_csv(path, rows):
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", "source", "reference_1", "reference_2", "good", "bad", "odd"])
-        writer.writerows(rows)
-    return str(path)
-
-
-OUTPUT_ROWS = [
-    [
-        f"doc{i}",
-        f"{SOURCE} Item {i}.",
-        REFERENCES[0],
-        REFERENCES[1] if i % 2 else "",
-        CANDIDATES[0] + f" ({i})",
-        CANDIDATES[1],
-        CANDIDATES[2] if i % 3 else "",
-    ]  # an empty output is scored as the empty text
-    for i in range(6)
-]
-
-
 def interval_text(mean, low, high, digits=2):
     """A summary cell as the page shows it: "−2.51 [−2.85, −2.20]"."""
     return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]".replace("-", "−")
@@ -1145,23 +1116,6 @@ def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer
         f"{s}/{d}" for s in ("good", "bad", "odd") for d in ("faithfulness", "f_score")
     ]
     assert list(downloaded["good/faithfulness"]) == pytest.approx(by_system(rows, "good", "faithfulness"), abs=1e-9)
-
-
-DOCUMENTS = [
-    ("The council voted to build a library.", "A library will be built.", "A new library.", "The vote failed."),
-    ("Heavy rain closed the main road on Monday.", "Rain closed the road.", "The road closed.", "It was sunny."),
-    ("The team won the final after extra time.", "The team won the final.", "They won.", "The team lost."),
-    ("Prices at the market rose for a third week.", "Market prices rose again.", "Prices rose.", "Prices fell."),
-    ("A new bridge opened across the river today.", "The bridge opened.", "A bridge opened.", "No bridge."),
-]
-
-
-def write_documents_csv(path):
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["source", "reference", "close", "far"])
-        writer.writerows(DOCUMENTS)
-    return str(path)
 
 
 @pytest.mark.slow
@@ -1846,18 +1800,6 @@ def test_counts_are_written_with_the_number_their_noun_takes(tmp_path):
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Contrast
-
-
-def relative_luminance(rgb):
-    channels = [value / 255 for value in rgb]
-    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
-    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-
-
-def contrast(first, second):
-    """WCAG's contrast ratio of two colours (r, g, b)."""
-    lighter, darker = sorted((relative_luminance(first), relative_luminance(second)), reverse=True)
-    return (lighter + 0.05) / (darker + 0.05)
 
 
 def hexadecimal(colour):

@@ -11,7 +11,9 @@ import pytest
 from support.extras import require_extra
 
 require_extra("app")  # before the imports that need it
-from test_app import OUTPUT_ROWS, contrast, shown_signature, write_documents_csv, write_outputs_csv
+from support.app_server import shown_signature
+from support.contrast import contrast
+from support.space_inputs import OUTPUT_ROWS, write_documents_csv, write_outputs_csv
 
 import bart_score
 import space.batch

@@ -42,6 +42,12 @@ def serving(settings):
         demo.close()
 
 
+def shown_signature(signature, scorer, menu_name="tiny"):
+    """The engine's signature as the browser sees it: the checkpoint, a folder on the server, by its menu name."""
+    assert signature.startswith(f"ckpt:{scorer.checkpoint}|")
+    return signature.replace(f"ckpt:{scorer.checkpoint}|", f"ckpt:{menu_name}|")
+
+
 def event_functions(demo):
     """The functions behind the app's API endpoints, by name, called as Gradio calls them but from a test (they are
     coroutines), so that inputs an HTTP client cannot encode (lone surrogates) reach them."""
