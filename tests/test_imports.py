@@ -1,7 +1,8 @@
 """The package's modules import each other without a circle, lazy imports (inside functions) included: the import
 graph of bart_score, read from the sources, has no cycle. The modules the engine is built on do not refer back to it,
 not even for annotations. And the modules of bart_score and space/ are each named in their package's docstring
-(space's with the ones that import Gradio), no two of them sharing a name."""
+(space's with the ones that import Gradio), no two of them sharing a name. No test module imports another: what they
+share is in tests/support/."""
 
 import ast
 import collections
@@ -167,15 +168,19 @@ def test_the_meta_evaluation_lists_every_module_it_has():
     assert set(listed(PACKAGE + "/meta_eval")) == contents(PACKAGE + "/meta_eval")
 
 
-def imports_gradio(path):
+def imported_names(path):
+    """The modules a file imports by absolute name, anywhere in it (`from x.y import z` imports "x.y")."""
     with open(path, encoding="utf-8") as handle:
         tree = ast.parse(handle.read(), path)
+    names = []
     for node in ast.walk(tree):
-        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
-        names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-        if any(name.split(".")[0] == "gradio" for name in names):
-            return True
-    return False
+        names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        names += [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+    return names
+
+
+def imports_gradio(path):
+    return any(name.split(".")[0] == "gradio" for name in imported_names(path))
 
 
 def test_the_space_names_the_modules_that_import_gradio():
@@ -198,3 +203,23 @@ def test_no_two_modules_share_a_name():
         if os.path.basename(path) not in ("__init__.py", "__main__.py"):
             by_name[os.path.basename(path)].append(os.path.relpath(path, ROOT))
     assert not {name: where for name, where in by_name.items() if len(where) > 1}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The tests' own imports
+
+
+def test_no_test_module_imports_another():
+    """What test modules share is in tests/support/ (and conftest.py's fixtures): a test module imported by another
+    runs its module-level code, its skips and its imports in the other's collection too, and ties the two together."""
+    tests = os.path.join(ROOT, "tests")
+    test_modules = {name[: -len(".py")] for name in os.listdir(tests) if re.fullmatch(r"(test_\w+|conftest)\.py", name)}
+    paths = []
+    for folder, _, names in os.walk(tests):
+        paths += [os.path.join(folder, name) for name in names if name.endswith(".py")]
+    assert len(paths) > len(test_modules) > 40  # the walk sees the test modules and support/
+    imported = {
+        os.path.relpath(path, ROOT): sorted({n for n in imported_names(path) if n.split(".")[0] in test_modules})
+        for path in paths
+    }
+    assert not {path: names for path, names in imported.items() if names}
