@@ -4,6 +4,7 @@
 (a package's modules in brackets):
 
     errors           the one family of errors bart_score raises, and the one of warnings it gives
+    messages         what an error or warning says, as data each front end words its own way (Mention, Recipe)
     version          the package's version, in a module of its own
     options          ScoringOptions: what one scoring call asks for, checked once and passed down whole; EngineOptions:
                      the engine's settings, likewise

@@ -29,21 +29,47 @@ Each warning class is a UserWarning, so that filters on UserWarning go on catchi
     LongSourceWarning       long_source="windows": sentences cut, sources shorter than a window, the retriever's cut
     CacheWarning            the score cache file was repaired (an unfinished last line dropped)
 
-This module imports nothing, so that every other module can import it."""
+Messages are data: an error's or a warning's message is a sequence of parts, text and the options (Mention), tasks
+(Recipe) and files (FileName) it names, with its remedy apart; str() gives the library's words (KEYWORDS), and each
+front end says the same parts in its own (said(naming): the command line names flags, the Space its fields). The
+library writes no flag, command or field name; no front end reads a message's text to reword it.
+
+This module imports only bart_score.messages (which imports nothing), so that every other module can import it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 
-class BARTScoreError(Exception):
+from .messages import NOT_GIVEN, FileName, Part, SaidInParts, parts_of, rebuilt
+
+
+class BARTScoreError(SaidInParts, Exception):
     """Every error bart_score raises on purpose.
 
-    option: the keyword the error is about ("max_length", "corpus_points.pairs", "references"), when it is about one;
-    the message then begins with that name, or names it in its keyword form (rescale='corpus'), so that the command
-    line can say it as its flag and the Space mark its field."""
+    Its message is made of parts (text, Mention, Recipe, FileName) so that each front end says it in its own words
+    (error.said(naming)); str(error) is the library's. Its fields are what a front end needs:
+    option: the option or input the error is about ("max_length", "corpus_points.pairs", "references"), if any;
+    value: the value that option was given (NOT_GIVEN when the error names none);
+    remedy: what to do instead, as parts (empty when the message has none)."""
 
-    def __init__(self, *args: object, option: str | None = None) -> None:
-        super().__init__(*args)
+    def __init__(
+        self,
+        *parts: Part,
+        option: str | None = None,
+        value: object = NOT_GIVEN,
+        remedy: Sequence[Part] | Part | None = None,
+    ) -> None:
+        self.parts = tuple(parts)
         self.option = option
+        self.value = value
+        self.remedy = parts_of(remedy)
+        super().__init__(self.said())
+
+    def __reduce__(self) -> tuple:
+        return rebuilt, (type(self), dict(self.__dict__))
+
+    def __str__(self) -> str:
+        return self.said()
 
 
 class InputError(BARTScoreError, ValueError):
@@ -90,9 +116,9 @@ class BaselineSettingsError(BaselineError):
 class BaselineDirectionsError(BaselineError):
     """A baseline without reference points for some of the directions a call needs (`lacking`)."""
 
-    def __init__(self, message: str, lacking: list[str]) -> None:
-        super().__init__(message)
-        self.lacking = lacking
+    def __init__(self, *parts: Part, lacking: Sequence[str], **fields: object) -> None:
+        self.lacking = list(lacking)
+        super().__init__(*parts, **fields)  # type: ignore[arg-type]
 
 
 class BenchmarkDataError(BARTScoreError, OSError):
@@ -105,15 +131,33 @@ class CacheFileError(BARTScoreError, ValueError):
 
 class OutputFileError(BARTScoreError, OSError):
     """An output file that cannot be written as a new file renamed over the old one: something other than a regular
-    file (a folder, device, FIFO or socket) is under its name."""
+    file (a folder, device, FIFO or socket) is under its name. As an OSError: errno EINVAL, strerror the reason (the
+    message without the path), filename the path."""
+
+    def __init__(self, reason: str, *, path: str) -> None:
+        super().__init__(reason, ": ", FileName(path))
+        self.errno, self.strerror, self.filename = 22, reason, path
 
 
 class ScoringError(BARTScoreError, RuntimeError):
     """Scoring failed at run time for a reason that is not the input's (a pair that does not fit in memory)."""
 
 
-class BARTScoreWarning(UserWarning):
-    """Every warning bart_score gives: the category to filter on, here or in an application that shows them."""
+class BARTScoreWarning(SaidInParts, UserWarning):
+    """Every warning bart_score gives: the category to filter on, here or in an application that shows them. Like the
+    errors, its message is made of parts with a separate remedy, so that a front end can say it in its own words
+    (warning.said(naming)) or give its own remedy (warning.problem(naming) and its words)."""
+
+    def __init__(self, *parts: Part, remedy: Sequence[Part] | Part | None = None) -> None:
+        self.parts = tuple(parts)
+        self.remedy = parts_of(remedy)
+        super().__init__(self.said())
+
+    def __reduce__(self) -> tuple:
+        return rebuilt, (type(self), dict(self.__dict__))
+
+    def __str__(self) -> str:
+        return self.said()
 
 
 class TokenizationWarning(BARTScoreWarning):

@@ -2,7 +2,6 @@
 before any work is done, written atomically, and valid JSON. Nothing here imports torch."""
 
 import contextlib
-import errno
 import json
 import math
 import os
@@ -80,9 +79,7 @@ def write_atomically(
     make_folders: missing folders are made first."""
     mode = _mode(path)
     if mode is not None and not stat.S_ISREG(mode):
-        raise OutputFileError(
-            errno.EINVAL, "not a regular file (a folder, device, FIFO or socket); it is not replaced", path
-        )
+        raise OutputFileError("not a regular file (a folder, device, FIFO or socket); it is not replaced", path=path)
     target = os.path.realpath(path)
     folder, name = os.path.split(target)
     if make_folders:

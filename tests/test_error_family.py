@@ -11,7 +11,7 @@ import os
 import pytest
 
 import bart_score
-from bart_score import errors
+from bart_score import errors, messages
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "bart_score")
@@ -122,7 +122,11 @@ def test_every_warning_has_a_category_of_the_family():
     assert not wrong, f"{len(wrong)} warning(s) without a category from bart_score.errors:\n" + "\n".join(wrong)
 
 
-FAMILY = list(dict.fromkeys(value for value in vars(errors).values() if inspect.isclass(value)))
+FAMILY = list(
+    dict.fromkeys(
+        value for value in vars(errors).values() if inspect.isclass(value) and value.__module__ == errors.__name__
+    )
+)
 
 
 @pytest.mark.parametrize("family", FAMILY, ids=lambda family: family.__name__)
@@ -172,8 +176,10 @@ def test_an_output_that_is_a_folder_is_an_output_file_error_with_its_errno(tmp_p
     with pytest.raises(errors.OutputFileError) as raised:
         write_atomically(str(tmp_path), lambda handle: handle.write("x"))
     assert isinstance(raised.value, OSError) and raised.value.errno == errno.EINVAL
-    assert str(raised.value) == (
-        f"[Errno 22] not a regular file (a folder, device, FIFO or socket); it is not replaced: '{tmp_path}'"
+    assert raised.value.filename == str(tmp_path)
+    assert raised.value.strerror == "not a regular file (a folder, device, FIFO or socket); it is not replaced"
+    assert (
+        str(raised.value) == f"not a regular file (a folder, device, FIFO or socket); it is not replaced: '{tmp_path}'"
     )
 
 
@@ -197,3 +203,80 @@ def test_the_rescaling_warns_in_its_category():
 
     with pytest.warns(errors.RescaleWarning, match="faithfulness cannot be rescaled"):
         rescaled_scores({"faithfulness": [-2.5]}, {"faithfulness": ReferencePoints(unrelated=-2.0, copy=-3.0)})
+
+
+class FlagNaming:
+    """A front end's words, as simple as can be: options as flags, tasks as commands, files by their base names."""
+
+    def mention(self, mention):
+        flag = "--" + mention.option.replace("_", "-")
+        return flag if mention.value is messages.NOT_GIVEN else f"{flag} {mention.value}"
+
+    def recipe(self, recipe):
+        return " ".join(["tool", recipe.task, *(f"--{name} {value}" for name, value in recipe.settings.items())])
+
+    def file_name(self, name):
+        return os.path.basename(name.path)
+
+
+def test_a_message_is_data_that_each_front_end_says_in_its_own_words():
+    error = errors.InputError(
+        messages.Mention("max_length"),
+        " must be at least 2, got 1, in ",
+        messages.FileName("/srv/data/run.json"),
+        option="max_length",
+        value=1,
+        remedy=[
+            "make a baseline: ",
+            messages.Recipe("baseline", {"prompt": "summary"}),
+            ", or use ",
+            messages.Mention("rescale", "corpus"),
+        ],
+    )
+    assert (error.option, error.value) == ("max_length", 1)
+    assert str(error) == (
+        "max_length must be at least 2, got 1, in '/srv/data/run.json'; make a baseline: baseline(prompt='summary'), "
+        "or use rescale='corpus'"
+    )
+    assert error.said(FlagNaming()) == (
+        "--max-length must be at least 2, got 1, in run.json; make a baseline: tool baseline --prompt summary, or use "
+        "--rescale corpus"
+    )
+    assert error.problem(FlagNaming()) == "--max-length must be at least 2, got 1, in run.json"
+    assert errors.InputError(messages.Mention("predictions", index=3), " is missing").args == (
+        "predictions[3] is missing",
+    )
+
+
+@pytest.mark.parametrize(
+    "cls", [c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, errors.BARTScoreError)]
+)
+def test_every_error_keeps_its_fields_through_pickle(cls):
+    """Errors cross processes (torch.distributed ranks, datasets' workers) by pickle, with every field."""
+    import pickle
+
+    fields = {"lacking": ["recall"]} if cls is errors.BaselineDirectionsError else {}
+    if cls is errors.OutputFileError:
+        error = cls("not a regular file", path="/tmp/x")
+    else:
+        error = cls(
+            "bad ", messages.Mention("rescale", "corpus"), option="rescale", value="corpus", remedy="fix", **fields
+        )
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is cls and str(copy) == str(error) and copy.said(FlagNaming()) == error.said(FlagNaming())
+    assert copy.__dict__ == error.__dict__
+
+
+def test_a_warning_is_data_too():
+    import pickle
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        recall = messages.Mention("recall")
+        warnings.warn(errors.RescaleWarning(recall, " cannot be rescaled", remedy="read raw scores"), stacklevel=2)
+    (warning,) = caught
+    assert warning.category is errors.RescaleWarning
+    assert str(warning.message) == "recall cannot be rescaled; read raw scores"
+    assert warning.message.problem(FlagNaming()) == "--recall cannot be rescaled"
+    assert str(pickle.loads(pickle.dumps(warning.message))) == str(warning.message)

@@ -104,6 +104,6 @@ def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: 
         raise BaselineDirectionsError(
             f"the baseline {target} has no reference points for {', '.join(lacking)} (it has "
             f"{', '.join(baseline.document['directions'])}); make it from a corpus with the texts those need",
-            lacking,
+            lacking=lacking,
         )
     return baseline
