@@ -177,6 +177,17 @@ def check_window(window: object) -> str | int:
     return neighbours
 
 
+def check_retriever(retriever: object) -> str | Retriever:
+    """The retriever as given, checked: a name (bm25 or an encoder checkpoint) or a loaded Retriever."""
+    if not isinstance(retriever, Retriever) and not (isinstance(retriever, str) and retriever):
+        raise InputTypeError(
+            f"retriever must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a "
+            f"Retriever, got {retriever!r}",
+            option="retriever",
+        )
+    return retriever
+
+
 def window_size(window: str | int) -> int:
     """How many sentences a window spans away from the source's edges."""
     return 2 if window == LONGDOCFACTSCORE else 2 * window + 1  # type: ignore[operator]  # else an int
@@ -204,12 +215,7 @@ class WindowSettings:
         object.__setattr__(self, "k", positive_option(self.k, "windows_k"))
         object.__setattr__(self, "max_sentences", positive_option(self.max_sentences, "max_sentences"))
         object.__setattr__(self, "window", check_window(self.window))
-        if not isinstance(self.retriever, Retriever) and not (isinstance(self.retriever, str) and self.retriever):
-            raise InputTypeError(
-                f"retriever must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a "
-                f"Retriever, got {self.retriever!r}",
-                option="retriever",
-            )
+        check_retriever(self.retriever)
 
     @property
     def retriever_label(self) -> str:
