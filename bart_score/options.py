@@ -5,39 +5,61 @@ command line's arguments, the Space's form), and the checked object travels down
 corpus and dataset scorers, the meta-evaluation and the Space all take it as it is. Every check of an option lives
 here; callers turn ``InputError`` into their own answer (the command line's exit status 2, the Space's message).
 
+Each option is declared once, as a field of its class given by ``option(...)``: its name, type and default, its
+check, one line of documentation (the class's docstring lists them), its command-line flag (``Flag``) and the Space's
+field or operator setting that sets it. The front ends take everything from this table: the command line's
+arguments, the flag names its messages use and the options it builds from them (bart_score.cli), the metric's load
+and compute options (bart_score.evaluate_metric), and the Space's per-model options, long-source settings and field
+marks (space/). A class checks each field in declaration order, then the fields that go together.
+
 Checks that need the inputs (which directions the given texts allow) are ``ScoringOptions.directions_for``; checks
 that need the model (the baseline's key: model, token policy, prompt setting, max_length) are made by the directions
 layer before any scoring (bart_score.baselines.lookup.baseline_for).
 
 ``EngineOptions`` is the same for ``BARTScorer``'s settings: the metric, the command line and the Space each build one
 and pass it whole. Its checks are those that need no model; the engine checks the rest (the device's presence,
-max_length against the model's positions, the settings a model family takes)."""
+max_length against the model's positions, the settings a model family takes) and keeps the values it resolves
+(the device, max_tokens and max_length it chose) in its own copy, ``scorer.options``."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
+import operator
 import os
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .baselines.files import Baseline
 from .errors import InputError, InputTypeError
-from .inputs import check_text, describe, device_name, optional_positive_int, text_list, whole_number
+from .inputs import (
+    check_text,
+    describe,
+    device_name,
+    optional_positive_int,
+    positive_option,
+    text_list,
+    whole_number,
+)
 from .long_source import (
     DEFAULT_MAX_SENTENCES,
     DEFAULT_RETRIEVER,
     DEFAULT_WINDOW,
     DEFAULT_WINDOWS_K,
     LONG_SOURCE_MODES,
+    LONGDOCFACTSCORE,
     WindowSettings,
+    check_retriever,
+    check_window,
 )
 from .prompts import PROMPT_SETS
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from .templates import ChatSettings, chat_settings, template_sides
-from .variants import DEFAULT_CHECKPOINT, DTYPE_NAMES
+from .variants import DEFAULT_CHECKPOINT, DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
 if TYPE_CHECKING:
     import torch
@@ -51,317 +73,232 @@ RESULTS_ON = ("all", "rank0")
 COMPATIBILITY = ("gptscore",)
 # Per-prediction results besides the directions' scores: rescaled scores, and what long_source="windows" scored.
 RESULT_SUFFIXES = ("", "_rescaled", "_sentences", "_windows")
+# The Space's operator settings that may give options (app.py's docstring): a model entry's ";option=value" parts,
+# and the long-source settings of the Batch tab.
+MODEL_ENTRY_SETTING = "BARTSCORE_APP_MODELS"
+LONG_SOURCE_SETTING = "BARTSCORE_APP_LONG_SOURCE"
+
+Value = TypeVar("Value")
+Options = TypeVar("Options", bound="CheckedOptions")
+
+
+class Flag:
+    """How the command line offers an option: bart_score.cli.arguments makes it an argparse argument, and the command
+    line's messages say the option by its names.
+
+    names: "-d", "--directions"; the long one names the parsed value (args.directions).
+    help: the --help text; "{default}" in it is default_text, which a subcommand may say otherwise.
+    section: where --help lists it (bart_score.cli.arguments.SECTIONS); within a section, flags come in the table's
+        order (ScoringOptions, CorpusPoints, EngineOptions, each in declaration order).
+    metavar, choices, nargs, const, default: as argparse takes them; integer: a whole number in ASCII digits;
+        switch: given or not (True or False).
+    read: the option's value for a parsed one (None: the value itself), such as -d's comma-separated list."""
+
+    def __init__(
+        self,
+        *names: str,
+        help: str,
+        section: str,
+        metavar: str | None = None,
+        choices: Sequence[str] | None = None,
+        nargs: str | None = None,
+        const: str | None = None,
+        default: Any = None,
+        default_text: str | None = None,
+        integer: bool = False,
+        switch: bool = False,
+        read: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.names = names
+        self.help = help
+        self.section = section
+        self.metavar = metavar
+        self.choices = choices
+        self.nargs = nargs
+        self.const = const
+        self.default = default
+        self.default_text = default_text
+        self.integer = integer
+        self.switch = switch
+        self.read = read
+
+    @property
+    def dest(self) -> str:
+        """The parsed value's name in argparse's namespace, as argparse derives it from the long name."""
+        long = next(name for name in self.names if name.startswith("--"))
+        return long[2:].replace("-", "_")
+
+    @property
+    def said(self) -> str:
+        """The flag as the command line's messages name it: "-d/--directions"."""
+        return "/".join(self.names)
 
 
 @dataclass(frozen=True)
-class CorpusPoints:
-    """How rescale="corpus" takes its reference points from the texts being scored: at most `pairs` extra pairs,
-    sampled with `seed`; unrelated_texts: fixed unrelated conditions instead of other rows' texts (for inputs that all
-    share one source)."""
+class OptionSpec:
+    """One option of the table (its field gives the name, type and default).
 
-    pairs: int = DEFAULT_PAIRS
-    seed: int = DEFAULT_SEED
-    unrelated_texts: tuple[str, ...] | None = None
+    doc: one line of documentation. check: (value, name) -> the value, normalised, or an InputError naming the option;
+    a value of None is not checked where None is the default (the option left out). flags: how the command line
+    offers it (none: the command line does not). field: the element id of the Space's page field that sets it.
+    setting: the Space's operator setting that may give it (MODEL_ENTRY_SETTING, LONG_SOURCE_SETTING). parts: an
+    options class whose own fields (and flags) build this option's value."""
 
-    def __post_init__(self) -> None:
-        if whole_number(self.pairs) is None or self.pairs < 1:
-            raise InputError(
-                f"corpus_points.pairs must be a positive integer, got {self.pairs!r}", option="corpus_points.pairs"
-            )
-        if whole_number(self.seed) is None or self.seed < 0:
-            raise InputError(
-                f"corpus_points.seed must be an integer of at least 0, got {self.seed!r}", option="corpus_points.seed"
-            )
-        object.__setattr__(self, "pairs", whole_number(self.pairs))
-        object.__setattr__(self, "seed", whole_number(self.seed))
-        if self.unrelated_texts is not None:
-            texts = tuple(dict.fromkeys(text_list(self.unrelated_texts, "corpus_points.unrelated_texts")))
-            if not texts:
-                raise InputError(
-                    "corpus_points.unrelated_texts is empty; leave it out to pair texts from different rows",
-                    option="corpus_points.unrelated_texts",
-                )
-            object.__setattr__(self, "unrelated_texts", texts)
+    doc: str
+    check: Callable[[Any, str], Any] | None = None
+    flags: tuple[Flag, ...] = ()
+    field: str | None = None
+    setting: str | None = None
+    parts: type[CheckedOptions] | None = None
 
 
-@dataclass(frozen=True)
-class ScoringOptions:
-    """The checked options of a scoring call.
+def option(
+    default: Value,
+    *,
+    doc: str,
+    check: Callable[[Any, str], Any] | None = None,
+    flag: Flag | tuple[Flag, ...] | None = None,
+    field: str | None = None,
+    setting: str | None = None,
+    parts: type[CheckedOptions] | None = None,
+) -> Value:
+    """A field of an options class that is an option: dataclasses.field, with the option's entry in the table (typed
+    as its default, as dataclasses.field is, so that type checkers see the field's own type)."""
+    flags = () if flag is None else (flag,) if isinstance(flag, Flag) else flag
+    spec = OptionSpec(doc, check, flags, field, setting, parts)
+    return dataclasses.field(default=default, metadata={"option": spec})
 
-    directions: any of DIRECTIONS (a name or a sequence), or None for every direction the inputs allow.
-    aggregation: "mean" or "max" over several references (f_score is the mean of the aggregated precision and recall).
-    prompt: a paper prompt set by name ("summary", "paraphrase", "mt"), one phrase, or a sequence of phrases; a
-        prompted score is the mean over the phrases. A lowercase single word is read as a set name.
-    prompt_side: "encoder" appends " <prompt>," to the condition, "decoder" prepends "<prompt>, " to the target.
-    rescale: None, "baseline" (reference points from a baseline file) or "corpus" (from the texts being scored).
-    baseline: the baseline file (a path, or a Baseline from bart_score.load_baseline); implies rescale="baseline".
-        It is read and checked against the model and settings before any scoring. With rescale="baseline" and no
-        baseline, the file at the default location for the model and settings is used.
-    corpus_points: rescale="corpus"'s sampling (a CorpusPoints, or a mapping of its fields).
-    long_source: None (the source is one condition, truncated at max_length) or "windows": faithfulness sentence by
-        sentence, each prediction sentence given the best of windows_k windows of the source around the sentences a
-        retriever finds most like it (LongDocFACTScore; bart_score.long_source, docs/long-documents.md).
-    windows_k, window, retriever: long_source="windows"'s windows per sentence, window rule ("longdocfactscore" or a
-        whole number of neighbours on each side) and retriever ("bm25", a sentence-embedding encoder checkpoint, or a
-        bart_score.retrievers.Retriever).
-    max_sentences: long_source="windows"'s most sentences per prediction or source (default 10,000); a text with more
-        is refused, naming it, before anything is scored.
-    batch_size, max_tokens: the most pairs and padded tokens per model batch (neither changes a score).
-    show_progress: a progress bar on stderr.
 
-    prompts and prompt_label are derived: the phrases each pair is scored under ((None,) without a prompt) and the
-    signature's prompt field; windows is long_source="windows"'s checked WindowSettings (None without it)."""
+class CheckedOptions:
+    """What the options classes share: each option's check, in declaration order, then the checks of options that go
+    together (_check_together, which also sets the derived fields); replace. TABLE: the class's options by name, in
+    declaration order (options_table sets it); PREFIX: how errors name them ("corpus_points." for CorpusPoints')."""
 
-    directions: tuple[str, ...] | None = None
-    aggregation: str = "mean"
-    prompt: str | tuple[str, ...] | None = None
-    prompt_side: str = "encoder"
-    rescale: str | None = None
-    baseline: str | Baseline | None = None
-    corpus_points: CorpusPoints | None = None
-    long_source: str | None = None
-    windows_k: int = DEFAULT_WINDOWS_K
-    window: str | int = DEFAULT_WINDOW
-    retriever: Any = DEFAULT_RETRIEVER
-    max_sentences: int = DEFAULT_MAX_SENTENCES
-    batch_size: int | None = None
-    max_tokens: int | None = None
-    show_progress: bool = False
-    prompts: tuple[str | None, ...] = field(init=False, repr=False, compare=False)
-    prompt_label: str = field(init=False, repr=False, compare=False)
-    windows: WindowSettings | None = field(init=False, repr=False, compare=False)
+    TABLE: ClassVar[dict[str, OptionSpec]] = {}
+    PREFIX: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        def put(name: str, value: Any) -> None:
-            object.__setattr__(self, name, value)
+        for name, spec in self.TABLE.items():
+            value = getattr(self, name)
+            if spec.check is not None and not (value is None and self.default_of(name) is None):
+                self._put(name, spec.check(value, self.PREFIX + name))
+        self._check_together()
 
-        put("directions", _checked_directions(self.directions))
-        if self.aggregation not in AGGREGATIONS:
-            raise InputError(
-                f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}", option="aggregation"
-            )
-        if self.prompt_side not in PROMPT_SIDES:
-            raise InputError(
-                f"prompt_side must be one of {PROMPT_SIDES}, got {self.prompt_side!r}", option="prompt_side"
-            )
-        if self.prompt is not None and not isinstance(self.prompt, str):
-            put("prompt", tuple(text_list(self.prompt, "prompt")))
-        prompts, label = resolve_prompts(self.prompt)
-        put("prompts", prompts)
-        put("prompt_label", label if self.prompt is None else f"{label}@{self.prompt_side}")
-        put("batch_size", optional_positive_int(self.batch_size, "batch_size"))
-        put("max_tokens", optional_positive_int(self.max_tokens, "max_tokens"))
-        if not isinstance(self.show_progress, bool):
-            raise InputTypeError(
-                f"show_progress must be True or False, got {describe(self.show_progress)}", option="show_progress"
-            )
-        self._check_rescaling(put)
-        self._check_long_source(put)
+    def _check_together(self) -> None:
+        """The checks of options that go together, after every option's own check."""
 
-    def _check_long_source(self, put: Any) -> None:
-        windows = WindowSettings(self.windows_k, self.window, self.retriever, self.max_sentences)
-        put("windows_k", windows.k)
-        put("window", windows.window)
-        put("max_sentences", windows.max_sentences)
-        if self.long_source is None:
-            put("windows", None)
-            return
-        if self.long_source not in LONG_SOURCE_MODES:
-            raise InputError(
-                f"long_source must be None or one of {LONG_SOURCE_MODES}, got {self.long_source!r}",
-                option="long_source",
-            )
-        if self.rescale is not None:
-            raise InputError(
-                f"long_source={self.long_source!r} cannot be rescaled: the reference points are whole-text scores, "
-                f"on another scale than window scores; leave rescaling out",
-                option="long_source",
-            )
-        put("windows", windows)
-
-    def _check_rescaling(self, put: Any) -> None:
-        if self.rescale is not None and self.rescale not in RESCALE_MODES:
-            raise InputError(f"rescale must be None, 'baseline' or 'corpus', got {self.rescale!r}", option="rescale")
-        if self.baseline is not None:
-            if self.rescale == "corpus":
-                raise InputError(
-                    "rescale='corpus' takes its reference points from the texts being scored, and cannot be "
-                    "combined with a baseline file",
-                    option="rescale",
-                )
-            if isinstance(self.baseline, os.PathLike):
-                put("baseline", os.fspath(self.baseline))
-            elif not isinstance(self.baseline, (str, Baseline)):
-                raise InputTypeError(
-                    f"baseline must be a file path or a loaded baseline (bart_score.load_baseline), got "
-                    f"{describe(self.baseline)}",
-                    option="baseline",
-                )
-            put("rescale", "baseline")
-        if self.corpus_points is not None:
-            if self.rescale != "corpus":
-                raise InputError(
-                    f"corpus_points is for rescale='corpus' only; this call rescales with {self.rescale or 'nothing'}",
-                    option="corpus_points",
-                )
-            if isinstance(self.corpus_points, Mapping):
-                put("corpus_points", CorpusPoints(**self.corpus_points))
-            elif not isinstance(self.corpus_points, CorpusPoints):
-                raise InputTypeError(
-                    f"corpus_points must be a CorpusPoints (or a mapping of its fields), got "
-                    f"{describe(self.corpus_points)}",
-                    option="corpus_points",
-                )
-        elif self.rescale == "corpus":
-            put("corpus_points", CorpusPoints())
+    def _put(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
 
     @classmethod
-    def resolve(cls, options: ScoringOptions | None = None, /, **keywords: Any) -> ScoringOptions:
-        """The options of a call that takes `options` or the same settings as keywords (never both)."""
-        if options is None:
-            unknown = sorted(set(keywords) - OPTION_NAMES)
-            if unknown:
-                raise InputTypeError(
-                    f"unexpected options {unknown}; the scoring options are {sorted(OPTION_NAMES)}", option="options"
-                )
-            return cls(**keywords)
-        if not isinstance(options, ScoringOptions):
-            raise InputTypeError(f"options must be a ScoringOptions, got {describe(options)}", option="options")
-        if keywords:
-            raise InputTypeError(
-                f"pass the scoring options as options= or as keywords, not both (got options= and {sorted(keywords)})",
-                option="options",
-            )
-        return options
+    def default_of(cls, name: str) -> Any:
+        return cls.__dataclass_fields__[name].default  # type: ignore[attr-defined]  # a dataclass
 
-    def replace(self, **changes: Any) -> ScoringOptions:
+    def replace(self: Options, **changes: Any) -> Options:
         """A copy with some options changed, checked again."""
-        return dataclasses.replace(self, **changes)
-
-    def directions_for(self, *, has_references: bool, has_sources: bool) -> tuple[str, ...]:
-        """The directions to compute for inputs with (or without) references and sources: the ones asked for, each
-        checked against the inputs, else every direction they allow."""
-        if not has_references and not has_sources:
-            raise InputError("BARTScore needs sources=, references= or both, besides predictions")
-        if self.directions is None:
-            if self.windows is not None and not has_sources:
-                raise InputError(
-                    f"long_source={self.long_source!r} scores faithfulness, which needs sources=", option="long_source"
-                )
-            return tuple(d for d in DIRECTIONS if (has_sources if d == "faithfulness" else has_references))
-        if self.windows is not None and "faithfulness" not in self.directions:
-            raise InputError(
-                f"long_source={self.long_source!r} changes how the source conditions faithfulness (source -> "
-                f"prediction), and this call asks for {', '.join(self.directions)} without it; ask for faithfulness",
-                option="long_source",
-            )
-        for direction in self.directions:
-            if direction == "faithfulness" and not has_sources:
-                raise InputError(
-                    "direction 'faithfulness' (source -> prediction) needs sources=, which was not given",
-                    option="directions",
-                )
-            if direction != "faithfulness" and not has_references:
-                raise InputError(
-                    f"direction {direction!r} needs references=, which were not given", option="directions"
-                )
-        return self.directions
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]  # a dataclass
 
 
-OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(ScoringOptions) if f.init)
+def options_table(options_class: type[Options]) -> type[Options]:
+    """The decorator of each options class, under @dataclass: its TABLE from its fields, and its docstring's list of
+    the options with their doc lines."""
+    fields = dataclasses.fields(options_class)  # type: ignore[arg-type]  # a dataclass
+    options_class.TABLE = {f.name: f.metadata["option"] for f in fields if "option" in f.metadata}
+    lines = [f"{name}: {spec.doc}" for name, spec in options_class.TABLE.items()]
+    listed = "\n".join(textwrap.fill(line, 116, subsequent_indent="    ") for line in lines)
+    options_class.__doc__ = (
+        f"{inspect.cleandoc(options_class.__doc__ or '')}\n\nThe options:\n\n{textwrap.indent(listed, '    ')}"
+    )
+    return options_class
 
 
-@dataclass(frozen=True)
-class EngineOptions:
-    """The checked settings of a ``BARTScorer`` (their meaning: its docstring), as one object to build once and pass
-    whole: ``BARTScorer(options)``. The first seven may be given by position, in the original class's order.
+# -- the checks of single options ---------------------------------------------------------------------------------
 
-    chat_settings is derived: the checked chat options (bart_score.templates.ChatSettings), None without chat."""
 
-    device: str | torch.device | None = None
-    max_length: int | None = None
-    checkpoint: str = DEFAULT_CHECKPOINT
-    dtype: str = "float32"
-    max_tokens: int | None = None
-    distributed: bool = True
-    results_on: str = "all"
-    _: dataclasses.KW_ONLY
-    source_lang: str | None = None
-    target_lang: str | None = None
-    template: str | None = None
-    compatibility: str | None = None
-    chat: bool = False
-    instruction: str | Mapping[str, str] | None = None
-    system: str | None = None
-    chat_settings: ChatSettings | None = field(init=False, repr=False, compare=False)
+def _one_of(choices: Sequence[Any], says: str | None = None) -> Callable[[Any, str], Any]:
+    """The check of an option that takes one of `choices` (`says`: the choices as its message writes them)."""
 
-    def __post_init__(self) -> None:
-        def put(name: str, value: Any) -> None:
-            object.__setattr__(self, name, value)
+    def check(value: Any, name: str) -> Any:
+        if value not in choices:
+            raise InputError(f"{name} must be {says or f'one of {tuple(choices)}'}, got {value!r}", option=name)
+        return value
 
-        if self.dtype not in DTYPE_NAMES:
-            raise InputError(f"dtype must be one of {DTYPE_NAMES}, got {self.dtype!r}", option="dtype")
-        if self.results_on not in RESULTS_ON:
-            raise InputError(f"results_on must be 'all' or 'rank0', got {self.results_on!r}", option="results_on")
-        put("max_tokens", optional_positive_int(self.max_tokens, "max_tokens"))
-        if not isinstance(self.distributed, bool):
-            raise InputTypeError(
-                f"distributed must be True or False, got {describe(self.distributed)}", option="distributed"
-            )
-        if self.device is not None:
-            put("device", device_name(self.device))
-        if self.max_length is not None:
-            if whole_number(self.max_length) is None or self.max_length < 2:
-                raise InputError(
-                    f"max_length must be an integer of at least 2, got {self.max_length!r}", option="max_length"
-                )
-            put("max_length", whole_number(self.max_length))
-        put(
-            "chat_settings",
-            chat_settings(
-                self.chat,
-                self.instruction,
-                self.system,
-                template=self.template,
-                compatibility=self.compatibility,
-            ),
+    return check
+
+
+def _true_or_false(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise InputTypeError(f"{name} must be True or False, got {describe(value)}", option=name)
+    return value
+
+
+def _whole_number_from(least: int) -> Callable[[Any, str], int]:
+    """The check of an option that takes a whole number of at least `least`."""
+
+    def check(value: Any, name: str) -> int:
+        number = whole_number(value)
+        if number is None or number < least:
+            raise InputError(f"{name} must be an integer of at least {least}, got {value!r}", option=name)
+        return number
+
+    return check
+
+
+def _device(value: Any, name: str) -> str:
+    return device_name(value)
+
+
+def _template(value: Any, name: str) -> str:
+    template_sides(value, name)
+    return value
+
+
+def _window(value: Any, name: str) -> str | int:
+    return check_window(value)
+
+
+def _retriever(value: Any, name: str) -> Any:
+    return check_retriever(value)
+
+
+def _unrelated_texts(value: Any, name: str) -> tuple[str, ...]:
+    texts = tuple(dict.fromkeys(text_list(value, name)))
+    if not texts:
+        raise InputError(f"{name} is empty; leave it out to pair texts from different rows", option=name)
+    return texts
+
+
+def _baseline(value: Any, name: str) -> str | Baseline:
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if not isinstance(value, (str, Baseline)):
+        raise InputTypeError(
+            f"baseline must be a file path or a loaded baseline (bart_score.load_baseline), got {describe(value)}",
+            option=name,
         )
-        if self.compatibility is not None and self.compatibility not in COMPATIBILITY:
-            raise InputError(
-                f"compatibility must be None or one of {COMPATIBILITY}, got {self.compatibility!r}",
-                option="compatibility",
-            )
-        if self.template is not None:
-            template_sides(self.template)
-
-    @classmethod
-    def resolve(cls, options: EngineOptions | None = None, /, **keywords: Any) -> EngineOptions:
-        """The settings of a call that takes `options` or the same settings as keywords (never both)."""
-        if options is None:
-            return cls(**keywords)
-        if not isinstance(options, EngineOptions):
-            raise InputTypeError(f"options must be an EngineOptions, got {describe(options)}", option="options")
-        if keywords:
-            raise InputTypeError(
-                f"pass the engine's settings as an EngineOptions or as keywords, not both (got an EngineOptions and "
-                f"{sorted(keywords)})",
-                option="options",
-            )
-        return options
-
-    def replace(self, **changes: Any) -> EngineOptions:
-        """A copy with some settings changed, checked again."""
-        return dataclasses.replace(self, **changes)
+    return value
 
 
-ENGINE_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(EngineOptions) if f.init)
+def _corpus_points(value: Any, name: str) -> CorpusPoints:
+    if isinstance(value, Mapping):
+        return CorpusPoints(**value)
+    if not isinstance(value, CorpusPoints):
+        raise InputTypeError(
+            f"corpus_points must be a CorpusPoints (or a mapping of its fields), got {describe(value)}", option=name
+        )
+    return value
 
 
-def _checked_directions(directions: str | Sequence[str] | None) -> tuple[str, ...] | None:
-    """The directions asked for, in DIRECTIONS order, each once (None: every direction the inputs allow)."""
-    if directions is None:
-        return None
-    requested = [directions] if isinstance(directions, str) else text_list(directions, "directions")
+def _prompt(value: Any, name: str) -> str | tuple[str, ...]:
+    """A prompt set's name or one phrase as it is, a sequence of phrases as a tuple; checked by resolve_prompts."""
+    prompt = value if isinstance(value, str) else tuple(text_list(value, name))
+    resolve_prompts(prompt)
+    return prompt
+
+
+def _checked_directions(directions: str | Sequence[str], name: str = "directions") -> tuple[str, ...]:
+    """The directions asked for, in DIRECTIONS order, each once."""
+    requested = [directions] if isinstance(directions, str) else text_list(directions, name)
     if not requested:
         raise InputError(
             "directions is empty; leave it out to compute every direction the inputs allow", option="directions"
@@ -401,3 +338,517 @@ def resolve_prompts(prompt: str | Sequence[str] | None) -> tuple[tuple[str | Non
             raise InputError(f"prompt[{index}] is blank", option="prompt")
     digest = hashlib.sha1("\n".join(phrases).encode("utf-8")).hexdigest()[:8]
     return tuple(phrases), f"custom-{digest}({len(phrases)})"
+
+
+def _comma_separated(text: str) -> list[str]:
+    """-d's directions as a list for ScoringOptions, which checks them (an empty -d is an empty list, which it
+    refuses rather than taking it to mean every direction)."""
+    return text.split(",") if text else []
+
+
+# -- the options --------------------------------------------------------------------------------------------------
+
+
+@options_table
+@dataclass(frozen=True)
+class CorpusPoints(CheckedOptions):
+    """How rescale="corpus" takes its reference points from the texts being scored."""
+
+    PREFIX = "corpus_points."
+
+    pairs: int = option(
+        DEFAULT_PAIRS,
+        doc="at most this many extra pairs for the reference points",
+        check=positive_option,
+        flag=Flag(
+            "--rescale-pairs",
+            integer=True,
+            metavar="N",
+            help=f"--rescale corpus: at most N extra pairs for the reference points (default {DEFAULT_PAIRS})",
+            section="rescale",
+        ),
+    )
+    seed: int = option(
+        DEFAULT_SEED,
+        doc="the seed the pairs are sampled with",
+        check=_whole_number_from(0),
+        flag=Flag(
+            "--rescale-seed",
+            integer=True,
+            metavar="S",
+            help=f"--rescale corpus: sampling seed (default {DEFAULT_SEED})",
+            section="rescale",
+        ),
+    )
+    unrelated_texts: tuple[str, ...] | None = option(
+        None,
+        doc="fixed unrelated conditions instead of other rows' texts (for inputs that all share one source)",
+        check=_unrelated_texts,
+    )
+
+
+@options_table
+@dataclass(frozen=True)
+class ScoringOptions(CheckedOptions):
+    """The checked options of a scoring call.
+
+    prompts and prompt_label are derived: the phrases each pair is scored under ((None,) without a prompt) and the
+    signature's prompt field; windows is long_source="windows"'s checked WindowSettings (None without it)."""
+
+    directions: tuple[str, ...] | None = option(
+        None,
+        doc="any of DIRECTIONS (a name or a sequence), or None for every direction the inputs allow",
+        check=_checked_directions,
+        flag=Flag(
+            "-d",
+            "--directions",
+            help="comma-separated: faithfulness,precision,recall,f_score (default: {default})",
+            default_text="all the inputs allow",
+            section="scoring",
+            read=_comma_separated,
+        ),
+        field="directions",
+    )
+    aggregation: str = option(
+        "mean",
+        doc='"mean" or "max" over several references (f_score is the mean of the aggregated precision and recall)',
+        check=_one_of(AGGREGATIONS),
+        flag=Flag(
+            "--aggregation",
+            choices=AGGREGATIONS,
+            default="mean",
+            help="over several references (default: {default})",
+            default_text="mean",
+            section="scoring",
+        ),
+    )
+    prompt: str | tuple[str, ...] | None = option(
+        None,
+        doc='a paper prompt set by name ("summary", "paraphrase", "mt"), one phrase, or a sequence of phrases; a '
+        "prompted score is the mean over the phrases. A lowercase single word is read as a set name",
+        check=_prompt,
+        flag=(
+            Flag(
+                "-p", "--prompt", help="a prompt set (summary, paraphrase, mt) or one prompt phrase", section="scoring"
+            ),
+            Flag(
+                "--prompt-phrases",
+                nargs="+",
+                metavar="PHRASE",
+                help="your own prompt phrases (the score is their average), even one-word ones",
+                section="scoring",
+            ),
+        ),
+        field="prompt-phrase",
+    )
+    prompt_side: str = option(
+        "encoder",
+        doc='"encoder" appends " <prompt>," to the condition, "decoder" prepends "<prompt>, " to the target',
+        check=_one_of(PROMPT_SIDES),
+        flag=Flag(
+            "--prompt-side", choices=PROMPT_SIDES, default="encoder", help="(default: encoder)", section="scoring"
+        ),
+    )
+    rescale: str | None = option(
+        None,
+        doc='None, "baseline" (reference points from a baseline file) or "corpus" (from the texts being scored)',
+        check=_one_of(RESCALE_MODES, "None, 'baseline' or 'corpus'"),
+        flag=Flag(
+            "--rescale",
+            nargs="?",
+            const="baseline",
+            choices=RESCALE_MODES,
+            help="add rescaled scores: 'baseline' (the default when no value is given) uses the baseline file made by "
+            "`bartscore baseline` for this model and these settings; 'corpus' takes the reference points from the "
+            "texts being scored (comparable only within them)",
+            section="rescale",
+        ),
+        field="rescale",
+    )
+    baseline: str | Baseline | None = option(
+        None,
+        doc='the baseline file (a path, or a Baseline from bart_score.load_baseline); implies rescale="baseline". It '
+        'is read and checked against the model and settings before any scoring. With rescale="baseline" and no '
+        "baseline, the file at the default location for the model and settings is used",
+        check=_baseline,
+        flag=Flag(
+            "--baseline", metavar="FILE", help="rescale with this baseline file (implies --rescale)", section="rescale"
+        ),
+        field="rescale",
+    )
+    corpus_points: CorpusPoints | None = option(
+        None,
+        doc='rescale="corpus"\'s sampling (a CorpusPoints, or a mapping of its fields)',
+        check=_corpus_points,
+        parts=CorpusPoints,
+    )
+    long_source: str | None = option(
+        None,
+        doc='None (the source is one condition, truncated at max_length) or "windows": faithfulness sentence by '
+        "sentence, each prediction sentence given the best of windows_k windows of the source around the sentences a "
+        "retriever finds most like it (LongDocFACTScore; bart_score.long_source, docs/long-documents.md)",
+        check=_one_of(LONG_SOURCE_MODES, f"None or one of {LONG_SOURCE_MODES}"),
+        flag=Flag(
+            "--long-source",
+            choices=LONG_SOURCE_MODES,
+            help="windows: score each prediction sentence given the source windows most like it (LongDocFACTScore); "
+            "default: the source as one condition, truncated to --max-length",
+            section="long source",
+        ),
+        setting=LONG_SOURCE_SETTING,
+    )
+    windows_k: int = option(
+        DEFAULT_WINDOWS_K,
+        doc='long_source="windows"\'s windows per prediction sentence',
+        check=positive_option,
+        flag=Flag(
+            "--windows-k",
+            integer=True,
+            metavar="K",
+            help=f"windows per prediction sentence (default {DEFAULT_WINDOWS_K})",
+            section="long source",
+        ),
+        setting=LONG_SOURCE_SETTING,
+    )
+    window: str | int = option(
+        DEFAULT_WINDOW,
+        doc='long_source="windows"\'s window rule: "longdocfactscore" or a whole number of neighbours on each side',
+        check=_window,
+        flag=Flag(
+            "--window",
+            metavar="RULE",
+            help=f"{LONGDOCFACTSCORE} (the sentence and the one before it, as LongDocFACTScore) or N (the sentence and "
+            f"N neighbours on each side) (default {DEFAULT_WINDOW})",
+            section="long source",
+        ),
+        setting=LONG_SOURCE_SETTING,
+    )
+    retriever: Any = option(
+        DEFAULT_RETRIEVER,
+        doc='long_source="windows"\'s retriever: "bm25", a sentence-embedding encoder checkpoint, or a '
+        "bart_score.retrievers.Retriever",
+        check=_retriever,
+        flag=Flag(
+            "--retriever",
+            metavar="NAME",
+            help=f"bm25 (lexical), or a sentence-embedding encoder checkpoint (default {DEFAULT_RETRIEVER})",
+            section="long source",
+        ),
+        setting=LONG_SOURCE_SETTING,
+    )
+    max_sentences: int = option(
+        DEFAULT_MAX_SENTENCES,
+        doc='long_source="windows"\'s most sentences per prediction or source (default 10,000); a text with more is '
+        "refused, naming it, before anything is scored",
+        check=positive_option,
+        flag=Flag(
+            "--max-sentences",
+            integer=True,
+            metavar="N",
+            help=f"refuse a text (prediction or source) of more than N sentences (default {DEFAULT_MAX_SENTENCES})",
+            section="long source",
+        ),
+        setting=LONG_SOURCE_SETTING,
+    )
+    batch_size: int | None = option(
+        None,
+        doc="the most pairs per model batch (does not change a score)",
+        check=optional_positive_int,
+        flag=Flag("--batch-size", integer=True, help="at most this many pairs per batch", section="sizes"),
+    )
+    max_tokens: int | None = option(
+        None,
+        doc="the most padded tokens per model batch (does not change a score; default: the engine's)",
+        check=optional_positive_int,
+        flag=Flag(
+            "--max-tokens",
+            integer=True,
+            help=f"padded tokens per batch (default {DEFAULT_MAX_TOKENS} on a GPU, {DEFAULT_CPU_MAX_TOKENS} on a CPU)",
+            section="sizes",
+        ),
+    )
+    show_progress: bool = option(
+        False,
+        doc="a progress bar on stderr",
+        check=_true_or_false,
+        flag=Flag(
+            "-q",
+            "--quiet",
+            switch=True,
+            help="no progress or loading bars (notes about the input still show)",
+            section="progress",
+            read=operator.not_,
+        ),
+    )
+    prompts: tuple[str | None, ...] = dataclasses.field(init=False, repr=False, compare=False)
+    prompt_label: str = dataclasses.field(init=False, repr=False, compare=False)
+    windows: WindowSettings | None = dataclasses.field(init=False, repr=False, compare=False)
+
+    def _check_together(self) -> None:
+        prompts, label = resolve_prompts(self.prompt)
+        self._put("prompts", prompts)
+        self._put("prompt_label", label if self.prompt is None else f"{label}@{self.prompt_side}")
+        self._check_rescaling()
+        self._check_long_source()
+
+    def _check_rescaling(self) -> None:
+        if self.baseline is not None:
+            if self.rescale == "corpus":
+                raise InputError(
+                    "rescale='corpus' takes its reference points from the texts being scored, and cannot be "
+                    "combined with a baseline file",
+                    option="rescale",
+                )
+            self._put("rescale", "baseline")
+        if self.corpus_points is not None:
+            if self.rescale != "corpus":
+                raise InputError(
+                    f"corpus_points is for rescale='corpus' only; this call rescales with {self.rescale or 'nothing'}",
+                    option="corpus_points",
+                )
+        elif self.rescale == "corpus":
+            self._put("corpus_points", CorpusPoints())
+
+    def _check_long_source(self) -> None:
+        if self.long_source is None:
+            self._put("windows", None)
+            return
+        if self.rescale is not None:
+            raise InputError(
+                f"long_source={self.long_source!r} cannot be rescaled: the reference points are whole-text scores, "
+                f"on another scale than window scores; leave rescaling out",
+                option="long_source",
+            )
+        self._put("windows", WindowSettings(self.windows_k, self.window, self.retriever, self.max_sentences))
+
+    @classmethod
+    def resolve(cls, options: ScoringOptions | None = None, /, **keywords: Any) -> ScoringOptions:
+        """The options of a call that takes `options` or the same settings as keywords (never both)."""
+        if options is None:
+            unknown = sorted(set(keywords) - OPTION_NAMES)
+            if unknown:
+                raise InputTypeError(
+                    f"unexpected options {unknown}; the scoring options are {sorted(OPTION_NAMES)}", option="options"
+                )
+            return cls(**keywords)
+        if not isinstance(options, ScoringOptions):
+            raise InputTypeError(f"options must be a ScoringOptions, got {describe(options)}", option="options")
+        if keywords:
+            raise InputTypeError(
+                f"pass the scoring options as options= or as keywords, not both (got options= and {sorted(keywords)})",
+                option="options",
+            )
+        return options
+
+    def directions_for(self, *, has_references: bool, has_sources: bool) -> tuple[str, ...]:
+        """The directions to compute for inputs with (or without) references and sources: the ones asked for, each
+        checked against the inputs, else every direction they allow."""
+        if not has_references and not has_sources:
+            raise InputError("BARTScore needs sources=, references= or both, besides predictions")
+        if self.directions is None:
+            if self.windows is not None and not has_sources:
+                raise InputError(
+                    f"long_source={self.long_source!r} scores faithfulness, which needs sources=", option="long_source"
+                )
+            return tuple(d for d in DIRECTIONS if (has_sources if d == "faithfulness" else has_references))
+        if self.windows is not None and "faithfulness" not in self.directions:
+            raise InputError(
+                f"long_source={self.long_source!r} changes how the source conditions faithfulness (source -> "
+                f"prediction), and this call asks for {', '.join(self.directions)} without it; ask for faithfulness",
+                option="long_source",
+            )
+        for direction in self.directions:
+            if direction == "faithfulness" and not has_sources:
+                raise InputError(
+                    "direction 'faithfulness' (source -> prediction) needs sources=, which was not given",
+                    option="directions",
+                )
+            if direction != "faithfulness" and not has_references:
+                raise InputError(
+                    f"direction {direction!r} needs references=, which were not given", option="directions"
+                )
+        return self.directions
+
+
+OPTION_NAMES = frozenset(ScoringOptions.TABLE)
+
+
+@options_table
+@dataclass(frozen=True)
+class EngineOptions(CheckedOptions):
+    """The checked settings of a ``BARTScorer``, as one object to build once and pass whole: ``BARTScorer(options)``.
+    The first seven may be given by position, in the original class's order.
+
+    chat_settings is derived: the checked chat options (bart_score.templates.ChatSettings), None without chat."""
+
+    device: str | torch.device | None = option(
+        None,
+        doc='"cuda", "cuda:1", "cpu", ...; default CUDA when available',
+        check=_device,
+        flag=Flag("--device", help="cuda, cuda:1, cpu, ... (default: CUDA when available)", section="device"),
+    )
+    max_length: int | None = option(
+        None,
+        doc="tokens a text is truncated to (default 1024, as the original, or the model's positions if fewer)",
+        check=_whole_number_from(2),
+        flag=Flag(
+            "--max-length",
+            integer=True,
+            help="truncate texts to this many tokens (default 1024, or the model's positions)",
+            section="sizes",
+        ),
+    )
+    checkpoint: str = option(
+        DEFAULT_CHECKPOINT,
+        doc='a named configuration ("vanilla", "cnn", "cnn-para", "mbart50", "mt5", "flan-t5", "opt", "qwen"), a Hub '
+        "id, or a local directory of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM "
+        "checkpoint, or a GGUF file",
+        flag=Flag(
+            "-m",
+            "--model",
+            default="cnn",
+            help="vanilla, cnn (default), cnn-para, mbart50, mt5, flan-t5, opt, qwen, a Hub id, a checkpoint directory "
+            "of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM, or a GGUF file (needs "
+            'pip install "bartscore[gguf]")',
+            section="checkpoint",
+        ),
+    )
+    dtype: str = option(
+        "float32",
+        doc='"float32" (default, the original\'s numbers), or "bfloat16"/"float16" for speed on GPUs',
+        check=_one_of(DTYPE_NAMES),
+        flag=Flag("--dtype", choices=DTYPE_NAMES, default="float32", help="(default: float32)", section="device"),
+    )
+    max_tokens: int | None = option(
+        None,
+        doc=f"padded tokens per model batch (default {DEFAULT_MAX_TOKENS} on a GPU, {DEFAULT_CPU_MAX_TOKENS} on a "
+        "CPU); lower it if memory is short (scores do not change)",
+        check=optional_positive_int,
+        flag=ScoringOptions.TABLE["max_tokens"].flags,  # one --max-tokens sets both
+    )
+    distributed: bool = option(
+        True,
+        doc="when a torch.distributed process group is initialised (torchrun, accelerate launch), every rank passes "
+        "the same inputs and each scores a share of the work, balanced by tokens; False scores alone",
+        check=_true_or_false,
+    )
+    results_on: str = option(
+        "all",
+        doc='"all" (every rank gets all scores) or "rank0" (other ranks get None)',
+        check=_one_of(RESULTS_ON, "'all' or 'rank0'"),
+    )
+    _: dataclasses.KW_ONLY
+    source_lang: str | None = option(
+        None,
+        doc='mBART\'s language code of the sources ("en_XX", "de_DE", ...)',
+        flag=Flag(
+            "--source-lang", metavar="CODE", help="mBART: the sources' language code (e.g. de_DE)", section="checkpoint"
+        ),
+        setting=MODEL_ENTRY_SETTING,
+    )
+    target_lang: str | None = option(
+        None,
+        doc="mBART's language code of the predictions and references",
+        flag=Flag(
+            "--target-lang",
+            metavar="CODE",
+            help="mBART: the outputs' and references' code (e.g. en_XX)",
+            section="checkpoint",
+        ),
+        setting=MODEL_ENTRY_SETTING,
+    )
+    template: str | None = option(
+        None,
+        doc='causal LMs: the prefix built from a condition, holding "{condition}" once (default "{condition}\\n")',
+        check=_template,
+        flag=Flag(
+            "--template",
+            help="causal LMs: the prefix built from a condition, holding {condition} once (default: '{condition}\\n'; "
+            "in bash write a newline as $'...\\n')",
+            section="prompting",
+        ),
+        setting=MODEL_ENTRY_SETTING,
+    )
+    compatibility: str | None = option(
+        None,
+        doc='"gptscore" scores a causal LM exactly as GPTScore\'s opt_score.py does (its template is "{condition}" + '
+        "GPTScore's prompt_text)",
+        check=_one_of(COMPATIBILITY, f"None or one of {COMPATIBILITY}"),
+        flag=Flag(
+            "--compatibility",
+            choices=COMPATIBILITY,
+            help="causal LMs: score exactly as GPTScore does (its prompt_text goes into --template after {condition})",
+            section="prompting",
+        ),
+        setting=MODEL_ENTRY_SETTING,
+    )
+    chat: bool = option(
+        False,
+        doc="True scores a causal LM that has a chat template in its chat format: the condition, put into the "
+        "instruction, is a user turn and the target the assistant's reply (bart_score.models.chat)",
+        flag=Flag(
+            "--chat",
+            switch=True,
+            help="causal LMs with a chat template (instruction-tuned): score in their chat format, the condition in a "
+            "user turn (--instruction) and the scored text as the assistant's reply, closed by the template's "
+            "end-of-turn token",
+            section="prompting",
+        ),
+        setting=MODEL_ENTRY_SETTING,
+    )
+    instruction: str | Mapping[str, str] | None = option(
+        None,
+        doc='with chat: the user turn built from a condition, holding "{condition}" once; one for every direction, or '
+        "{direction: instruction} for some of faithfulness, precision and recall (default: each direction's own, "
+        "bart_score.templates.DEFAULT_INSTRUCTIONS). score() uses faithfulness's",
+        flag=Flag(
+            "--instruction",
+            metavar="TEXT",
+            help="with --chat: the user turn, holding {condition} once, for every direction (default: each "
+            "direction's own: 'Summarize the following text.' for faithfulness, 'Paraphrase the following text.' for "
+            "precision and recall, then a blank line and {condition})",
+            section="prompting",
+        ),
+        setting=MODEL_ENTRY_SETTING,
+    )
+    system: str | None = option(
+        None,
+        doc="with chat: a system turn put first (default: none, or whatever the chat template adds by itself)",
+        flag=Flag(
+            "--system",
+            metavar="TEXT",
+            help="with --chat: a system turn first (default: the chat template's own, if any)",
+            section="prompting",
+        ),
+        setting=MODEL_ENTRY_SETTING,
+    )
+    chat_settings: ChatSettings | None = dataclasses.field(init=False, repr=False, compare=False)
+
+    def _check_together(self) -> None:
+        """The chat options, checked with the template and compatibility they may not go with."""
+        self._put(
+            "chat_settings",
+            chat_settings(
+                self.chat, self.instruction, self.system, template=self.template, compatibility=self.compatibility
+            ),
+        )
+
+    @classmethod
+    def resolve(cls, options: EngineOptions | None = None, /, **keywords: Any) -> EngineOptions:
+        """The settings of a call that takes `options` or the same settings as keywords (never both)."""
+        if options is None:
+            return cls(**keywords)
+        if not isinstance(options, EngineOptions):
+            raise InputTypeError(f"options must be an EngineOptions, got {describe(options)}", option="options")
+        if keywords:
+            raise InputTypeError(
+                f"pass the engine's settings as an EngineOptions or as keywords, not both (got an EngineOptions and "
+                f"{sorted(keywords)})",
+                option="options",
+            )
+        return options
+
+
+ENGINE_OPTION_NAMES = frozenset(EngineOptions.TABLE)
+# The table of every option, in the order the command line's --help lists the flags of a section.
+OPTION_CLASSES: tuple[type[CheckedOptions], ...] = (ScoringOptions, CorpusPoints, EngineOptions)
