@@ -31,7 +31,7 @@ from .errors import (
     TokenizationWarning,
     UnsupportedModelError,
 )
-from .inputs import describe, optional_positive_int, reference_lists, text_list, whole_number
+from .inputs import describe, optional_positive_int, reference_lists, text_list
 from .models.base import IGNORED, Target, Tokenized
 from .models.checkpoints import Checkpoint, locate_checkpoint, stored_weights_are_finite, weights_identity
 from .models.loading import load_family, resolve_checkpoint
@@ -119,31 +119,11 @@ class BARTScorer:
     truncated to ``max_length`` tokens, exactly as the original. Other families follow their token policy
     (docs/models.md). Errors raise; nothing ends the process.
 
-    checkpoint: a named configuration ("vanilla", "cnn", "cnn-para", "mbart50", "mt5", "flan-t5", "opt", "qwen"), a
-        Hub id, or a local directory of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM
-        checkpoint.
-    device: "cuda", "cuda:1", "cpu", ...; default CUDA when available.
-    max_length: tokens a text is truncated to (default 1024, as the original, or the model's positions if fewer).
-    dtype: "float32" (default, the original's numbers), or "bfloat16"/"float16" for speed on GPUs.
-    max_tokens: padded tokens per model batch (default 8192 on a GPU, 2048 on a CPU); lower it if memory is short
-        (scores do not change).
-    distributed: when a torch.distributed process group is initialised (torchrun, accelerate launch), every rank
-        passes the same inputs and each scores a share of the work, balanced by tokens; False scores alone.
-    results_on: "all" (every rank gets all scores) or "rank0" (other ranks get None).
-    source_lang, target_lang: mBART's language codes ("en_XX", "de_DE", ...): sources are read in source_lang;
-        predictions and references in target_lang.
-    template: causal LMs: the prefix built from a condition, holding "{condition}" once (default "{condition}\\n").
-    compatibility: "gptscore" scores a causal LM exactly as GPTScore's opt_score.py does (its template is
-        "{condition}" + GPTScore's prompt_text).
-    chat: True scores a causal LM that has a chat template in its chat format: the condition, put into the
-        instruction, is a user turn and the target the assistant's reply (bart_score.models.chat).
-    instruction: with chat: the user turn built from a condition, holding "{condition}" once; one for every
-        direction, or {direction: instruction} for some of faithfulness, precision and recall (default: each
-        direction's own, bart_score.templates.DEFAULT_INSTRUCTIONS). score() uses faithfulness's.
-    system: with chat: a system turn put first (default: none, or whatever the chat template adds by itself).
-
-    The settings may come as one EngineOptions (bart_score.options), which checks them; ``scorer.options`` keeps it.
-    """
+    The settings (checkpoint, device, max_length, dtype, max_tokens, the distributed run, a causal LM's template or
+    chat options, ...) are EngineOptions' fields, each documented there (bart_score.options). ``scorer.options`` holds
+    them, the values the engine resolved included (the device, max_tokens and max_length it chose, the checkpoint as
+    resolved from a configuration name), and is the only holder of them: ``scorer.device``, ``scorer.max_length``,
+    ``scorer.checkpoint``, ... read it."""
 
     def __init__(self, *args: Any, **keywords: Any) -> None:
         """BARTScorer(options) with an EngineOptions, or BARTScorer(*settings, **settings) with its fields, as the
@@ -152,16 +132,14 @@ class BARTScorer:
             options = EngineOptions.resolve(*args, **keywords)
         else:
             options = EngineOptions(*args, **keywords)
-        self.options = options
-        self.distributed = options.distributed
-        self.results_on = options.results_on
-        self.device = _checked_device(options.device)
-        self.max_tokens = options.max_tokens or (
-            DEFAULT_CPU_MAX_TOKENS if self.device.type == "cpu" else DEFAULT_MAX_TOKENS
+        device = _checked_device(options.device)
+        checkpoint, para_weights = resolve_checkpoint(options.checkpoint)
+        self.options = options.replace(
+            device=str(device),
+            checkpoint=checkpoint,
+            max_tokens=options.max_tokens or (DEFAULT_CPU_MAX_TOKENS if device.type == "cpu" else DEFAULT_MAX_TOKENS),
         )
-        self.dtype = options.dtype
-        self.checkpoint, para_weights = resolve_checkpoint(options.checkpoint)
-        located = locate_checkpoint(self.checkpoint)
+        located = locate_checkpoint(checkpoint)
         self.family = load_family(
             located,
             dtype=DTYPES[options.dtype],
@@ -175,22 +153,56 @@ class BARTScorer:
         self._checkpoint_label = located.label
         self._checkpoint_identity = located.identity()
         self._weights_identity: str | None = None
-        positions = self.family.max_positions
-        max_length = options.max_length
-        if max_length is None:
-            max_length = min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
-        elif positions is not None and max_length > positions:
-            raise InputError(
-                f"max_length must be an integer from 2 to {positions} (the model's positions), got {max_length}",
-                option="max_length",
-            )
-        self.max_length = max_length
-        self.model.to(device=self.device)
+        self.options = self.options.replace(max_length=self._fitting_max_length(options.max_length))
+        self.model.to(device=device)
         self.weights: str | None = None
         self._check_weights_are_numbers(located)
         self._check_family()
         if para_weights:
             self.load(para_weights)
+
+    def _fitting_max_length(self, max_length: int | None) -> int:
+        """max_length (checked by EngineOptions) within the model's positions; None: 1024, or the positions if fewer."""
+        positions = self.family.max_positions
+        if max_length is None:
+            return min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
+        if positions is not None and max_length > positions:
+            raise InputError(
+                f"max_length must be an integer from 2 to {positions} (the model's positions), got {max_length}",
+                option="max_length",
+            )
+        return max_length
+
+    # The settings, read from the options (the only holder of them).
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device(self.options.device)  # type: ignore[arg-type]  # resolved: a device name
+
+    @property
+    def max_length(self) -> int:
+        return self.options.max_length  # type: ignore[return-value]  # resolved: an int
+
+    @property
+    def max_tokens(self) -> int:
+        return self.options.max_tokens  # type: ignore[return-value]  # resolved: an int
+
+    @property
+    def dtype(self) -> str:
+        return self.options.dtype
+
+    @property
+    def checkpoint(self) -> str:
+        """The checkpoint as resolved from a configuration name ("cnn" is facebook/bart-large-cnn)."""
+        return self.options.checkpoint
+
+    @property
+    def distributed(self) -> bool:
+        return self.options.distributed
+
+    @property
+    def results_on(self) -> str:
+        return self.options.results_on
 
     def _check_family(self) -> None:
         """Scores a probe pair both the engine's way (condition run once, cached, output layer applied apart) and by
@@ -277,13 +289,9 @@ class BARTScorer:
     def with_max_length(self, max_length: int) -> BARTScorer:
         """This engine with the same model (shared, not loaded again) truncating texts at another max_length, up to
         the model's positions: e.g. a causal LM given whole long sources as its prefix."""
-        positions = self.family.max_positions
-        checked = whole_number(max_length)
-        if checked is None or checked < 2 or (positions is not None and checked > positions):
-            limit = f"from 2 to {positions} (the model's positions)" if positions is not None else "of at least 2"
-            raise InputError(f"max_length must be an integer {limit}, got {max_length!r}", option="max_length")
+        options = self.options.replace(max_length=max_length)
         engine = copy.copy(self)
-        engine.max_length = checked
+        engine.options = options.replace(max_length=self._fitting_max_length(options.max_length))
         return engine
 
     @property
@@ -426,8 +434,9 @@ class BARTScorer:
     ) -> dict[str, Any] | None:
         """The paper's directions for each prediction, in input order, with their means and a signature.
 
-        options: a ScoringOptions, or its fields as keywords (directions, aggregation, prompt, prompt_side, rescale,
-        baseline, corpus_points, batch_size, max_tokens, show_progress); see ``bart_score.directions``."""
+        options: a ScoringOptions, or any of its fields as keywords (ScoringOptions lists and documents every one:
+        the directions, aggregation, prompt, rescaling, long-source and batch options); see
+        ``bart_score.directions``."""
         return directions.score_directions(self, predictions, references, sources, options, **keywords)
 
     @property

@@ -110,14 +110,51 @@ def test_the_scorer_takes_the_options_or_keywords_or_the_original_positional_cal
     sources, targets = ["The cat sat on the mat.", "A day out."], ["A cat sat.", "It was a fine day."]
     scores = [scorer.score(sources, targets) for scorer in (by_options, by_keywords, by_position)]
     assert scores[0] == scores[1] == scores[2]
-    assert by_options.options is options
-    assert by_keywords.options == by_position.options == options
+    # the settings as given, with the value the engine chose for the one left out: max_tokens' default on a CPU
+    assert by_options.options == by_keywords.options == by_position.options == options.replace(max_tokens=2048)
     assert (by_options.max_length, str(by_options.device), by_options.dtype, by_options.results_on) == (
         64,
         "cpu",
         "float32",
         "all",
     )
+
+
+def test_the_options_are_the_only_holder_of_the_settings_and_keep_what_the_engine_resolved(tiny_checkpoint):
+    scorer = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
+    resolved = scorer.options
+    assert (resolved.device, resolved.max_length, resolved.max_tokens) == ("cpu", 1024, 2048)  # 1024: the default
+    settings = {"device", "max_length", "max_tokens", "dtype", "checkpoint", "distributed", "results_on"}
+    assert not settings & set(vars(scorer))  # read from the options, never copied
+    assert (scorer.max_length, scorer.max_tokens, scorer.device.type) == (1024, 2048, "cpu")
+    assert bart_score.BARTScorer(resolved).options == resolved  # the resolved options build the same engine
+
+
+def test_a_named_configuration_is_kept_as_the_checkpoint_it_names(tiny_checkpoint, monkeypatch):
+    from bart_score.models import loading
+
+    monkeypatch.setitem(loading.NAMED_CHECKPOINTS, "tiny", tiny_checkpoint)
+    scorer = bart_score.BARTScorer(checkpoint="tiny", device="cpu")
+    assert scorer.options.checkpoint == scorer.checkpoint == tiny_checkpoint
+
+
+def test_with_max_length_changes_the_options_and_shares_the_model(tiny_checkpoint):
+    scorer = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
+    shorter = scorer.with_max_length(16)
+    assert shorter.options.max_length == shorter.max_length == 16
+    assert shorter.options == scorer.options.replace(max_length=16)
+    assert shorter.model is scorer.model and scorer.max_length == 1024  # the original keeps its own
+    long, short = "word " * 40, "a word"
+    with pytest.warns(bart_score.TokenizationWarning, match="to max_length=16 tokens"):  # the source is cut
+        assert shorter.score([long], [short]) != scorer.score([long], [short])
+    # one rule for max_length (EngineOptions': a whole number of at least 2), and one bound by the model's positions
+    for scorer_call in (lambda n: scorer.with_max_length(n), lambda n: scorer.options.replace(max_length=n)):
+        with pytest.raises(InputError, match=r"max_length must be an integer of at least 2, got 1") as raised:
+            scorer_call(1)
+        assert raised.value.option == "max_length"
+    for bounded in (scorer.with_max_length, lambda n: bart_score.BARTScorer(scorer.options.replace(max_length=n))):
+        with pytest.raises(InputError, match=r"max_length must be an integer from 2 to 1024 \(the model's positions\)"):
+            bounded(1025)
 
 
 def test_options_and_keywords_at_once_are_refused_before_loading(tiny_checkpoint):
