@@ -1,7 +1,7 @@
 """Parsed arguments into the library's requests: reading the corpus, the ScoringOptions and EngineOptions of a
-command line, every mistake found before any model is loaded, errors said with the flags that cause them
-(said_with_flag), and loading the scorer and scoring every system. Nothing here imports torch before a model is
-loaded, so that usage errors answer at once."""
+command line (built by walking the table of options over the parsed arguments: given_options), every mistake found
+before any model is loaded, errors said with the flags that cause them (said_with_flag), and loading the scorer and
+scoring every system. Nothing here imports torch before a model is loaded, so that usage errors answer at once."""
 
 from __future__ import annotations
 
@@ -15,26 +15,13 @@ from ..baselines.files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
 from ..errors import BaselineError, InputError, MissingExtraError
 from ..long_source import over_limit
-from ..options import CorpusPoints, EngineOptions, ScoringOptions
+from ..options import OPTION_CLASSES, CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions
 from ..reading import check_input_file
-from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from ..tables import read_table_corpus
+from .arguments import LONG_SOURCE_MODE, LONG_SOURCE_SECTION, section_options
 
 if TYPE_CHECKING:
     from ..engine import BARTScorer
-
-
-def long_source_arguments(args: argparse.Namespace, mode: str | None = None) -> dict:
-    """ScoringOptions' long-source fields from the flags that were given (`mode` for a command without
-    --long-source); the flags' values are checked by ScoringOptions."""
-    mode = getattr(args, "long_source", mode)
-    settings = {"windows_k": getattr(args, "windows_k", None), "window": getattr(args, "window", None)}
-    settings["retriever"] = getattr(args, "retriever", None)
-    settings["max_sentences"] = getattr(args, "max_sentences", None)
-    given = [FLAGS[name] for name, value in settings.items() if value is not None]
-    if given and mode is None:
-        raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --long-source windows")
-    return {"long_source": mode, **{name: value for name, value in settings.items() if value is not None}}
 
 
 def input_files(args: argparse.Namespace) -> list[tuple[str, str | None]]:
@@ -84,35 +71,18 @@ def check_written_name(text: str, what: str) -> None:
         raise InputError(f"{what} {text!r} holds {text[error.start]!r}, which is not valid Unicode text") from None
 
 
-# The library's names of the scoring and model options, as the command line's flags name them in messages.
-FLAGS = {
-    "hypotheses": "-t/--hypotheses",
-    "chat": "--chat",
-    "instruction": "--instruction",
-    "system": "--system",
-    "template": "--template",
-    "compatibility": "--compatibility",
-    "corpus_points.pairs": "--rescale-pairs",
-    "corpus_points.seed": "--rescale-seed",
-    "directions": "-d/--directions",
-    "aggregation": "--aggregation",
-    "prompt_side": "--prompt-side",
-    "prompt": "-p/--prompt",
-    "rescale": "--rescale",
-    "baseline": "--baseline",
-    "long_source": "--long-source",
-    "windows_k": "--windows-k",
-    "window": "--window",
-    "retriever": "--retriever",
-    "max_sentences": "--max-sentences",
-    "batch_size": "--batch-size",
-    "max_tokens": "--max-tokens",
-    "max_length": "--max-length",
-    "device": "--device",
-    "dtype": "--dtype",
-    "source_lang": "--source-lang",
-    "target_lang": "--target-lang",
-}
+def _flags_in_messages() -> dict[str, str]:
+    """The library's names of the options (CorpusPoints' as corpus_points.<name>) and of the inputs its messages name,
+    as the command line's flags say them: each option's first flag from the table."""
+    flags = {"hypotheses": "-t/--hypotheses"}
+    for options_class in OPTION_CLASSES:
+        for name, spec in options_class.TABLE.items():
+            if spec.flags:
+                flags.setdefault(options_class.PREFIX + name, spec.flags[0].said)
+    return flags
+
+
+FLAGS = _flags_in_messages()
 
 
 def said_with_flag(error: BaseException) -> str:
@@ -134,34 +104,41 @@ def said_with_flag(error: BaseException) -> str:
     return f"{FLAGS[option]}: {message}"
 
 
-def options_from_args(args: argparse.Namespace, **overrides: object) -> ScoringOptions:
+def given_options(args: argparse.Namespace, options_class: type[CheckedOptions]) -> dict[str, Any]:
+    """The options of `options_class` that the command line gives: each option whose flag this subcommand offers and
+    was given (not None), as the option takes it (Flag.read); an option made of parts (corpus_points), a mapping of
+    the parts given. The parsed arguments are read, never written."""
+    given: dict[str, Any] = {}
+    for name, spec in options_class.TABLE.items():
+        for flag in spec.flags:
+            value = getattr(args, flag.dest, None)
+            if value is not None:
+                given[name] = value if flag.read is None else flag.read(value)
+        parts = given_options(args, spec.parts) if spec.parts is not None else {}
+        if parts:
+            given[name] = parts
+    return given
+
+
+def options_from_args(args: argparse.Namespace, **overrides: Any) -> ScoringOptions:
     """The scoring options of a command line, checked by the library (an InputError about an option is said with its
-    flag: said_with_flag); overrides: options a subcommand sets itself."""
-    rescaling = getattr(args, "rescale", None)
-    pairs, seed = getattr(args, "rescale_pairs", None), getattr(args, "rescale_seed", None)
-    corpus_points = None
-    if pairs is not None or seed is not None:
-        if rescaling != "corpus":
-            flags = (("--rescale-pairs", pairs), ("--rescale-seed", seed))
-            given = [flag for flag, value in flags if value is not None]
-            raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --rescale corpus only")
-        corpus_points = CorpusPoints(
-            pairs=DEFAULT_PAIRS if pairs is None else pairs, seed=DEFAULT_SEED if seed is None else seed
-        )
-    options = {
-        "directions": parse_directions(args.directions),
-        "aggregation": args.aggregation,
-        "prompt": args.prompt_phrases or args.prompt,
-        "prompt_side": args.prompt_side,
-        "rescale": rescaling,
-        "baseline": getattr(args, "baseline", None),
-        "corpus_points": corpus_points,
-        **long_source_arguments(args, overrides.get("long_source")),  # type: ignore[arg-type]  # a mode or None
-        "batch_size": args.batch_size,
-        "max_tokens": args.max_tokens,
-        "show_progress": not args.quiet,
-    }
-    return ScoringOptions(**{**options, **overrides})
+    flag: said_with_flag); overrides: options a subcommand sets itself. Flags that only a mode uses are refused
+    without it: --rescale-pairs and --rescale-seed without --rescale corpus, the window options without --long-source
+    windows."""
+    given = given_options(args, ScoringOptions)
+    points = [FLAGS[f"{CorpusPoints.PREFIX}{name}"] for name in given.get("corpus_points", {})]
+    if given.get("rescale") != "corpus":
+        _refuse_without_their_mode(points, "--rescale corpus only")
+    long_source = section_options(LONG_SOURCE_SECTION)
+    windows = [flags[0].said for name, flags in long_source if name in given and name != LONG_SOURCE_MODE]
+    if overrides.get(LONG_SOURCE_MODE, given.get(LONG_SOURCE_MODE)) is None:
+        _refuse_without_their_mode(windows, "--long-source windows")
+    return ScoringOptions(**{**given, **overrides})
+
+
+def _refuse_without_their_mode(flags: list[str], mode: str) -> None:
+    if flags:
+        raise InputError(f"{' and '.join(flags)} {'are' if len(flags) > 1 else 'is'} for {mode}")
 
 
 # What --rescale corpus on a corpus of one document can do instead (the command line has no unrelated texts).
@@ -234,43 +211,15 @@ def check_default_baselines_exist(args: argparse.Namespace) -> None:
         )
 
 
-def parse_directions(text: str | None) -> list[str] | None:
-    """-d's comma-separated directions as a list for ScoringOptions, which checks them (None when -d is not given; an
-    empty -d is an empty list, which it refuses rather than taking it to mean every direction)."""
-    if text is None:
-        return None
-    return text.split(",") if text else []
-
-
 def engine_options(args: argparse.Namespace) -> EngineOptions:
-    """The engine's settings of a command line, checked by the library before any model is loaded."""
-    return EngineOptions(
-        device=args.device,
-        max_length=args.max_length,
-        checkpoint=args.model,
-        dtype=args.dtype,
-        max_tokens=args.max_tokens,
-        results_on="rank0",
-        source_lang=args.source_lang,
-        target_lang=args.target_lang,
-        template=args.template,
-        compatibility=args.compatibility,
-        chat=args.chat,
-        instruction=args.instruction,
-        system=args.system,
-    )
+    """The engine's settings of a command line, checked by the library before any model is loaded; results on rank
+    0 only (the command line writes them there)."""
+    return EngineOptions(**given_options(args, EngineOptions), results_on="rank0")
 
 
 def check_engine_options(args: argparse.Namespace) -> None:
-    """The model options' values that argparse cannot check (positive sizes, then every check EngineOptions makes:
-    a device name, chat options that do not go together, ...)."""
-    for flag, value in (
-        ("--batch-size", args.batch_size),
-        ("--max-tokens", args.max_tokens),
-        ("--max-length", args.max_length),
-    ):
-        if value is not None and value < 1:
-            raise InputError(f"{flag} must be a positive integer, got {value}")
+    """The engine's settings of a command line, checked by EngineOptions (sizes, a device name, chat options that do
+    not go together, ...) before any model is loaded."""
     engine_options(args)
 
 
