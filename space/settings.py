@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import bart_score
 from bart_score.inputs import ascii_integer
+from bart_score.options import LONG_SOURCE_SETTING, MODEL_ENTRY_SETTING, EngineOptions, ScoringOptions
 
 from .form import FieldError
 from .guards import load_failure, model_problems, not_available, remembered_failure
@@ -17,8 +18,15 @@ from .uploads import TRUSTED_PROXIES_SETTING, Network, trusted_proxies
 DEFAULT_MAX_CHARS = 5000
 DEFAULT_MAX_ROWS = 1000
 DEFAULT_MAX_PAIRS = 20_000
-# Per-model BARTScorer options: chat=true scores a causal LM in its chat format, with instruction= and system=.
-MODEL_OPTIONS = ("source_lang", "target_lang", "template", "compatibility", "chat", "instruction", "system")
+# The options the operator's settings may give, from the table of options (bart_score.options): per model, the
+# BARTScorer options of a BARTSCORE_APP_MODELS entry (chat=true scores a causal LM in its chat format, with
+# instruction= and system=); for the Batch tab, the long-source options of BARTSCORE_APP_LONG_SOURCE after its mode.
+MODEL_OPTIONS = {name: spec for name, spec in EngineOptions.TABLE.items() if spec.setting == MODEL_ENTRY_SETTING}
+LONG_SOURCE_OPTIONS = {
+    name: spec
+    for name, spec in ScoringOptions.TABLE.items()
+    if spec.setting == LONG_SOURCE_SETTING and name != "long_source"
+}
 
 
 @dataclass(frozen=True)
@@ -61,27 +69,19 @@ def settings_from_env(environ=os.environ):
 
 def _long_source(value):
     """BARTSCORE_APP_LONG_SOURCE: "windows", optionally with ";windows_k=K", ";window=RULE", ";retriever=NAME",
-    ";max_sentences=N" (checked here, so that a mistake stops the app at start)."""
+    ";max_sentences=N" (LONG_SOURCE_OPTIONS; checked here, so that a mistake stops the app at start)."""
     if not value.strip():
         return {}
     mode, *parts = (part.strip() for part in value.split(";"))
     options = {"long_source": mode}
     for part in parts:
         key, separator, setting = (piece.strip() for piece in part.partition("="))
-        if not separator or key not in ("windows_k", "window", "retriever", "max_sentences"):
-            raise ValueError(
-                f"BARTSCORE_APP_LONG_SOURCE {value!r}: {part!r} is not one of windows_k=K, window=RULE, "
-                f"retriever=NAME, max_sentences=N"
-            )
-        if key in ("windows_k", "max_sentences"):
-            number = ascii_integer(setting)
-            if number is None or number < 1:
-                raise ValueError(
-                    f"BARTSCORE_APP_LONG_SOURCE {value!r}: {key} must be a positive integer, got {setting!r}"
-                )
-            options[key] = number
-        else:
-            options[key] = setting
+        if not separator or key not in LONG_SOURCE_OPTIONS:
+            forms = ", ".join(f"{name}={spec.flags[0].metavar}" for name, spec in LONG_SOURCE_OPTIONS.items())
+            raise ValueError(f"BARTSCORE_APP_LONG_SOURCE {value!r}: {part!r} is not one of {forms}")
+        # a whole number read from its text as the command line reads it; ScoringOptions checks every value
+        number = ascii_integer(setting) if LONG_SOURCE_OPTIONS[key].flags[0].integer else None
+        options[key] = setting if number is None else number
     if mode not in bart_score.LONG_SOURCE_MODES:
         raise ValueError(
             f"BARTSCORE_APP_LONG_SOURCE must start with one of {bart_score.LONG_SOURCE_MODES}, got {mode!r}"
@@ -94,8 +94,9 @@ def _long_source(value):
 
 
 def _model_entry(entry):
-    """'name=checkpoint' with optional ';option=value' parts (MODEL_OPTIONS; chat takes true or false); checked here
-    as EngineOptions, so that a menu entry whose options do not go together stops the app at start."""
+    """'name=checkpoint' with optional ';option=value' parts (MODEL_OPTIONS; an option the command line gives as a
+    switch, chat, takes true or false); checked here as EngineOptions, so that a menu entry whose options do not go
+    together stops the app at start."""
     head, *parts = entry.split(";")
     name, separator, checkpoint = (part.strip() for part in head.partition("="))
     if not separator or not name or not checkpoint:
@@ -103,17 +104,18 @@ def _model_entry(entry):
     options = {"checkpoint": checkpoint}
     for part in parts:
         key, separator, value = part.partition("=")
-        if not separator or key.strip() not in MODEL_OPTIONS:
+        key = key.strip()
+        if not separator or key not in MODEL_OPTIONS:
             raise ValueError(
                 f"BARTSCORE_APP_MODELS entry {entry!r}: {part!r} is not one of option=value with the "
                 f"options {', '.join(MODEL_OPTIONS)}"
             )
-        options[key.strip()] = value
-    if "chat" in options:
-        flag = options["chat"].strip().lower()
+        options[key] = value
+    for key in [key for key in options if key in MODEL_OPTIONS and MODEL_OPTIONS[key].flags[0].switch]:
+        flag = options[key].strip().lower()
         if flag not in ("true", "false"):
-            raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r}: chat must be true or false, got {flag!r}")
-        options["chat"] = flag == "true"
+            raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r}: {key} must be true or false, got {flag!r}")
+        options[key] = flag == "true"
     try:  # the engine's checks that need no model (the chat options' among them), at start
         bart_score.EngineOptions(**options)
     except ValueError as error:
