@@ -20,6 +20,7 @@ from typing import Any
 import gradio as gr
 
 from bart_score.errors import RescaleWarning, TokenizationWarning
+from bart_score.options import OPTION_CLASSES
 
 from .guards import memory_returned_after, public_message
 
@@ -39,14 +40,17 @@ NOTICES_FOR_USERS = (
 )
 
 
-# The library's options that a field of the page sets: the library's InputError about one (its `option`) marks it.
+# The library's options that a field of the page sets (the table's field entries, bart_score.options) and the inputs
+# the page's fields give: the library's InputError about one (its `option`) marks that field.
 OPTION_FIELDS = {
-    "directions": "directions",
-    "prompt": "prompt-phrase",
+    **{
+        options_class.PREFIX + name: spec.field
+        for options_class in OPTION_CLASSES
+        for name, spec in options_class.TABLE.items()
+        if spec.field is not None
+    },
     "sources": "source",
     "references": "references",
-    "rescale": "rescale",
-    "baseline": "rescale",
 }
 
 
