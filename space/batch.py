@@ -20,7 +20,7 @@ from bart_score.long_source import DEFAULT_WINDOWS_K
 from bart_score.options import ScoringOptions
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
-from .form import MAX_CANDIDATES, MAX_REFERENCES, FieldError, pairs_per_text, prompt_count, refuse_too_much_work
+from .form import MAX_CANDIDATES, MAX_REFERENCES, FieldError, pairs_per_text, refuse_too_much_work
 from .guards import baseline_failure, spreadsheet_safe
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -72,20 +72,21 @@ def check_upload_limits(corpus):
             raise FieldError(f"Row {row} has {len(references)} references; the limit is {MAX_REFERENCES}", "upload")
 
 
-def check_work(corpus, directions, prompt, max_pairs, rescale=None, long_source=None):
+def check_work(corpus, directions, prompts, max_pairs, rescale=None, long_source=None):
     """Refuses a file whose scoring would need more than max_pairs (condition, text) pairs, counting the reference
-    pairs that rescale="corpus" adds, and with long_source="windows" windows_k pairs per sentence of faithfulness.
-    The sentences are not split here (the splitter can take seconds on one text, and this runs on the scoring
-    thread): they are counted by sentence_bound, an upper estimate in one pass, so a refusal says "up to"."""
+    pairs that rescale="corpus" adds, and with long_source="windows" windows_k pairs per sentence of faithfulness, each
+    times the prompt's phrases (`prompts`: ScoringOptions.prompts). The sentences are not split here (the splitter can
+    take seconds on one text, and this runs on the scoring thread): they are counted by sentence_bound, an upper
+    estimate in one pass, so a refusal says "up to"."""
     references = corpus.references or [[] for _ in range(row_count(corpus))]
     per_system = sum(pairs_per_text(directions, True, len(refs)) for refs in references)
     reference_pairs = DEFAULT_RESCALE_PAIRS if rescale == "corpus" else 0
-    pairs = (per_system * len(corpus.systems) + reference_pairs) * prompt_count(prompt)
+    pairs = (per_system * len(corpus.systems) + reference_pairs) * len(prompts)
     windows = bool(long_source) and "faithfulness" in directions and corpus.sources is not None
     if windows:
         k = int(long_source.get("windows_k", DEFAULT_WINDOWS_K))
         sentences = sum(sentence_bound(text) for texts in corpus.systems.values() for text in texts)
-        pairs += (k * sentences - row_count(corpus) * len(corpus.systems)) * prompt_count(prompt)
+        pairs += (k * sentences - row_count(corpus) * len(corpus.systems)) * len(prompts)
     points = "+ reference points " if reference_pairs else ""
     refuse_too_much_work(
         pairs,

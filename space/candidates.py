@@ -5,6 +5,7 @@ and raw, the best candidate of each direction highlighted, the reference points 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -16,7 +17,7 @@ from bart_score.options import CorpusPoints, ScoringOptions
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 from .batch import MISSING_SHOWN
-from .form import pairs_per_text, prompt_count, refuse_too_much_work
+from .form import pairs_per_text, refuse_too_much_work
 
 DIRECTION_LABELS = {"faithfulness": "faithfulness", "precision": "precision", "recall": "recall", "f_score": "F"}
 REFERENCE_ROWS = {"copy": "copy", "unrelated": "unrelated"}  # each text given itself; given unrelated texts
@@ -60,14 +61,15 @@ def check_compare_work(
     references: list[str],
     candidates: list[tuple[str, str]],
     directions: list[str],
-    prompt: str | list[str] | None,
+    prompts: Sequence[str | None],
     max_pairs: int,
     by_direction: bool = False,
 ) -> None:
     """Refuses a comparison that would need more than max_pairs (condition, text) pairs: each candidate's pairs, the
     reference points' pairs (each target given itself and given each of UNRELATED_TEXTS, at most the engine's
-    budget per sample) and the heatmap's, times the prompt's phrases (the heatmap is unprompted). by_direction: the
-    model scores each direction under its own instruction (chat), so directions share no reference-point sample."""
+    budget per sample) and the heatmap's, times the prompt's phrases (`prompts`: ScoringOptions.prompts; the heatmap
+    is unprompted). by_direction: the model scores each direction under its own instruction (chat), so directions
+    share no reference-point sample."""
     count = len(candidates)
     candidate_pairs = pairs_per_text(directions, bool(source), len(references)) * count
     wanted = set(directions) | ({"precision", "recall"} if "f_score" in directions else set())
@@ -76,7 +78,7 @@ def check_compare_work(
     targets += [len(references)] * ("recall" in wanted)
     share = max(1, DEFAULT_RESCALE_PAIRS // (2 * len(targets)))  # the engine's budget per sample (unrelated, copy)
     point_pairs = sum(min(share, len(UNRELATED_TEXTS) * n) + min(share, n) for n in targets)
-    pairs = (candidate_pairs + point_pairs) * prompt_count(prompt) + count
+    pairs = (candidate_pairs + point_pairs) * len(prompts) + count
     refuse_too_much_work(
         pairs,
         max_pairs,

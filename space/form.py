@@ -1,7 +1,9 @@
 """What the user typed or chose, read and checked before any model loads: texts within the length limit and valid
-Unicode, candidates and references within their limits, directions that have the inputs they need, and the prompt
-menu's choice. Every problem is a FieldError: its message names the field, and its `field` says which one of the
-page's fields is at fault (its element id), so that the page can mark it."""
+Unicode, candidates and references within their limits, the prompt menu's choice, and the form's settings as one
+ScoringOptions, which the library checks (directions that have the inputs they need among them). Every problem of the
+form's own is a FieldError: its message names the field, and its `field` says which one of the page's fields is at
+fault (its element id), so that the page can mark it; the library's InputError marks the field of the option it
+names (feedback.OPTION_FIELDS)."""
 
 from __future__ import annotations
 
@@ -64,15 +66,21 @@ def form_options(
     prompt: str | list[str] | None,
     prompt_side: str,
     *,
+    has_source: bool,
+    has_references: bool,
     rescale: str | None = None,
     show_progress: bool = False,
     long_source: Mapping[str, Any] | None = None,
 ) -> ScoringOptions:
     """The form's settings as one checked ScoringOptions, passed down whole to the engine: the directions as the form
-    gave them (check_directions has said what inputs they lack), the prompt as parse_prompt did, the rescaling as the
-    Batch tab's choice gave it (batch.parse_rescale), and the operator's long-source options
-    (settings.Settings.long_source). The library's checks are the only checks of these settings."""
-    return ScoringOptions(
+    gave them, the prompt as parse_prompt did, the rescaling as the Batch tab's choice gave it (batch.parse_rescale),
+    and the operator's long-source options (settings.Settings.long_source). The library's checks are the only checks
+    of these settings, the directions' against the inputs the form has (a source, references) among them. An empty
+    choice of directions is refused in the form's words, to tick one: the library's message for it advises leaving
+    the option out, which the page cannot do."""
+    if not directions:
+        raise FieldError("Choose at least one direction", "directions")
+    options = ScoringOptions(
         directions=tuple(directions),
         aggregation=aggregation,
         prompt=prompt,
@@ -81,6 +89,8 @@ def form_options(
         show_progress=show_progress,
         **(long_source or {}),
     )
+    options.directions_for(has_references=has_references, has_sources=has_source)
+    return options
 
 
 def custom_phrase(choice: str, prompt) -> list[tuple[str, str, str]]:
@@ -98,23 +108,6 @@ def check_field(text: str, what: str, max_chars: int, field: str) -> None:
         check_text(text, what)
     except ValueError as error:
         raise FieldError(str(error), field) from None
-
-
-def check_directions(directions: list[str], *, has_source: bool, has_references: bool) -> None:
-    """A message saying which input the chosen directions lack, in the form's words and naming its field; the
-    directions themselves (known names, each once, in canonical order) are ScoringOptions' to check (form_options)."""
-    if not directions:
-        raise FieldError("Choose at least one direction", "directions")
-    if "faithfulness" in directions and not has_source:
-        raise FieldError(
-            "faithfulness (source → candidate) needs a source: enter one, or untick faithfulness", "source"
-        )
-    needing_references = [d for d in directions if d != "faithfulness"]
-    if needing_references and not has_references:
-        verb = "needs" if len(needing_references) == 1 else "need"
-        raise FieldError(
-            f"{', '.join(needing_references)} {verb} at least one reference: enter one, or untick it", "references"
-        )
 
 
 def collect_candidates(texts: list[str], max_chars: int) -> list[tuple[str, str]]:
@@ -142,13 +135,6 @@ def check_references(references: list[str], max_chars: int) -> None:
         raise FieldError(f"At most {MAX_REFERENCES} references are allowed (found {len(references)})", "references")
     for number, reference in enumerate(references, 1):
         check_field(reference, f"Reference {number}", max_chars, "references")
-
-
-def prompt_count(prompt) -> int:
-    """How many phrases the engine's prompt argument scores each pair with (1 without a prompt)."""
-    if prompt is None:
-        return 1
-    return len(bart_score.PROMPT_SETS[prompt] if isinstance(prompt, str) else prompt)
 
 
 def pairs_per_text(directions, has_source: bool, references: int) -> int:

@@ -35,7 +35,6 @@ from .form import (
     MAX_CANDIDATES,
     MIN_CANDIDATES,
     candidate_field,
-    check_directions,
     check_field,
     check_references,
     collect_candidates,
@@ -135,15 +134,16 @@ class CompareHandlers:
         references = parse_references(references)
         check_references(references, settings.max_chars)
         candidates = collect_candidates(texts, settings.max_chars)
-        check_directions(directions, has_source=bool(source), has_references=bool(references))
         prompt = parse_prompt(prompt_choice, prompt_phrase)
-        options = form_options(directions, aggregation, prompt, prompt_side)
+        options = form_options(
+            directions, aggregation, prompt, prompt_side, has_source=bool(source), has_references=bool(references)
+        )
         check_compare_work(
             source=source,
             references=references,
             candidates=candidates,
             directions=list(options.directions),
-            prompt=options.prompt,
+            prompts=options.prompts,
             max_pairs=settings.max_pairs,
             by_direction=bool(settings.models.get(model, {}).get("chat")),
         )
@@ -262,9 +262,6 @@ class BatchHandlers:
     ) -> BatchView:
         settings = self.settings
         corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
-        check_directions(
-            directions, has_source=corpus.sources is not None, has_references=corpus.references is not None
-        )
         prompt = parse_prompt(prompt_choice, prompt_phrase)
         # the engine's progress bar: gr.Progress(track_tqdm=True) shows it beside the button
         options = form_options(
@@ -272,12 +269,14 @@ class BatchHandlers:
             aggregation,
             prompt,
             prompt_side,
+            has_source=corpus.sources is not None,
+            has_references=corpus.references is not None,
             rescale=parse_rescale(rescale_choice),
             show_progress=True,
             long_source=settings.long_source,
         )
         check_work(
-            corpus, list(options.directions), options.prompt, settings.max_pairs, options.rescale, settings.long_source
+            corpus, list(options.directions), options.prompts, settings.max_pairs, options.rescale, settings.long_source
         )
         scorer = menu_scorer(settings, model)
         refuse_special_tokens(

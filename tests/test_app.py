@@ -166,17 +166,22 @@ def test_prompt_choices_map_to_the_engines_prompt_argument():
         space.form.parse_prompt("custom", "p" * 201)
 
 
+# The phrases each pair is scored under (ScoringOptions.prompts), as the pair counts take them.
+NO_PROMPT = (None,)
+SUMMARY = bart_score.PROMPT_SETS["summary"]  # 70 phrases
+
+
 def test_files_that_need_too_much_work_are_refused_before_scoring():
     corpus = bart_score.Corpus(
         sources=["s"] * 10, references=[["r1", "r2"]] * 10, systems={"a": ["x"] * 10, "b": ["y"] * 10}
     )
     # per row: faithfulness 1 + precision 2 + recall 2 = 5 pairs; x 10 rows x 2 systems = 100 pairs
-    space.batch.check_work(corpus, ["faithfulness", "f_score"], None, max_pairs=100)
-    space.batch.check_work(corpus, ["precision"], "summary", max_pairs=2 * 10 * 2 * 70)
+    space.batch.check_work(corpus, ["faithfulness", "f_score"], NO_PROMPT, max_pairs=100)
+    space.batch.check_work(corpus, ["precision"], SUMMARY, max_pairs=2 * 10 * 2 * 70)
     with pytest.raises(ValueError, match=r"needs 7,000 scored pairs"):
-        space.batch.check_work(corpus, ["faithfulness", "recall", "precision"], "summary", max_pairs=6_999)
+        space.batch.check_work(corpus, ["faithfulness", "recall", "precision"], SUMMARY, max_pairs=6_999)
     with pytest.raises(ValueError, match=r"needs 100 scored pairs .* the limit here is 99\. Use fewer rows"):
-        space.batch.check_work(corpus, bart_score.DIRECTIONS, None, max_pairs=99)
+        space.batch.check_work(corpus, bart_score.DIRECTIONS, NO_PROMPT, max_pairs=99)
 
 
 # Pieces of text in which a sentence splitter may find sentence ends: punctuation of every kind, list markers, quotes,
@@ -232,14 +237,14 @@ def test_a_long_source_upload_is_counted_and_refused_without_splitting_a_sentenc
     corpus = space.batch.parse_upload(one_letter_sentences_file(tmp_path / "probe.csv"), max_rows=20, max_chars=5000)
     # 120 outputs x 1666 sentences x 3 windows each, for faithfulness
     with pytest.raises(ValueError, match=r"may need up to 599,760 scored pairs .* 3 source windows .* limit here is"):
-        space.batch.check_work(corpus, ["faithfulness"], None, 20_000, long_source=long_source)
+        space.batch.check_work(corpus, ["faithfulness"], NO_PROMPT, 20_000, long_source=long_source)
     small = space.batch.parse_upload(
         one_letter_sentences_file(tmp_path / "small.csv", rows=2, systems=2, sentences=5), max_rows=20, max_chars=5000
     )
-    space.batch.check_work(small, ["faithfulness"], None, 2 * 2 * 5 * 3, long_source=long_source)
+    space.batch.check_work(small, ["faithfulness"], NO_PROMPT, 2 * 2 * 5 * 3, long_source=long_source)
     with pytest.raises(ValueError, match=r"may need up to 60 scored pairs"):
-        space.batch.check_work(small, ["faithfulness"], None, 59, long_source=long_source)
-    space.batch.check_work(corpus, ["precision"], None, 20_000, long_source=long_source)  # no faithfulness, no windows
+        space.batch.check_work(small, ["faithfulness"], NO_PROMPT, 59, long_source=long_source)
+    space.batch.check_work(corpus, ["precision"], NO_PROMPT, 20_000, long_source=long_source)  # no windows
 
 
 def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():
@@ -263,18 +268,24 @@ def test_candidate_mistakes_are_explained(texts, message):
         space.form.collect_candidates(texts, MAX_CHARS)
 
 
-def test_directions_are_checked_against_the_inputs_given():
-    space.form.check_directions(["f_score", "faithfulness"], has_source=True, has_references=True)
-    options = space.form.form_options(["f_score", "faithfulness"], "mean", None, "encoder")
+def test_the_form_relies_on_the_librarys_check_of_the_directions_against_the_inputs_given():
+    options = space.form.form_options(
+        ["f_score", "faithfulness"], "mean", None, "encoder", has_source=True, has_references=True
+    )
     assert options.directions == ("faithfulness", "f_score")  # the library's order
-    with pytest.raises(ValueError, match="Choose at least one direction"):
-        space.form.check_directions([], has_source=True, has_references=True)
-    with pytest.raises(ValueError, match=r"faithfulness .* needs a source"):
-        space.form.check_directions(["faithfulness"], has_source=False, has_references=True)
-    with pytest.raises(ValueError, match="precision, recall need"):
-        space.form.check_directions(["precision", "recall"], has_source=True, has_references=False)
-    with pytest.raises(ValueError, match="recall needs at least one reference"):
-        space.form.check_directions(["recall"], has_source=True, has_references=False)
+    with pytest.raises(space.form.FieldError, match="Choose at least one direction") as refused:
+        space.form.form_options([], "mean", None, "encoder", has_source=True, has_references=True)
+    assert refused.value.field == "directions"
+    for directions, has_source, has_references, lacking in [
+        (["faithfulness"], False, True, r"direction 'faithfulness' \(source -> prediction\) needs sources="),
+        (["precision", "recall"], True, False, "direction 'precision' needs references="),
+        (["recall"], True, False, "direction 'recall' needs references="),
+    ]:
+        with pytest.raises(bart_score.InputError, match=lacking) as refused:
+            space.form.form_options(
+                directions, "mean", None, "encoder", has_source=has_source, has_references=has_references
+            )
+        assert refused.value.option == "directions"  # which marks the directions field
     with pytest.raises(ValueError, match="At most 8 references"):
         space.form.check_references(["r"] * 9, MAX_CHARS)
     with pytest.raises(ValueError, match=f"Reference 2 has {MAX_CHARS + 1} characters"):
@@ -607,7 +618,10 @@ def test_engine_truncation_notices_become_notes_and_errors_become_messages_namin
     long_source = "é" * MAX_CHARS  # two byte-level tokens a character: past the 1024-token limit
     outcome = space_feedback.attempt(lambda: scorer.score_directions(CANDIDATES[:2], sources=[long_source] * 2))
     assert [note for note in outcome.notes if note.startswith("BARTScore truncated 1 distinct source text")]
-    outcome = space_feedback.attempt(lambda: space.form.check_directions([], has_source=True, has_references=False))
+    no_directions = ([], "mean", None, "encoder")
+    outcome = space_feedback.attempt(
+        lambda: space.form.form_options(*no_directions, has_source=True, has_references=False)
+    )
     assert (outcome.problem, outcome.field, outcome.value) == ("Choose at least one direction", "directions", None)
     # the library's own InputError marks the field that sets the option it names
     outcome = space_feedback.attempt(lambda: bart_score.ScoringOptions(prompt=["  "]))
@@ -1013,7 +1027,7 @@ def test_api_candidates_have_names_of_their_own(client):
         ),
         (dict(source="s" * (MAX_CHARS + 1)), f"The source has {MAX_CHARS + 1} characters"),
         (dict(references="\n".join(["r"] * 9)), "At most 8 references are allowed (found 9)"),
-        (dict(source=""), "faithfulness (source → candidate) needs a source"),
+        (dict(source=""), "direction 'faithfulness' (source -&gt; prediction) needs sources="),  # escaped: HTML
         (dict(directions=[]), "Choose at least one direction"),
         (dict(prompt="custom", phrase="  "), "Enter a custom prompt phrase"),
         (dict(model="missing"), "The model 'missing' is not available on this server; choose another model"),
@@ -1230,7 +1244,7 @@ def test_api_batch_reports_progress_while_scoring(client, tmp_path):
             "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
             f"rows.jsonl has more than {MAX_ROWS} rows; the limit is {MAX_ROWS}",
         ),
-        ("refs.csv", "source,sys\na,b\n", "precision, recall, f_score need at least one reference"),
+        ("refs.csv", "source,sys\na,b\n", "direction 'precision' needs references=, which were not given"),
     ],
 )
 def test_api_batch_explains_malformed_uploads_and_keeps_running(client, tmp_path, name, content, message):
@@ -1508,7 +1522,7 @@ def compare_work(candidates=6, references=8, source="s", directions=bart_score.D
         references=[f"r{i}" for i in range(references)],
         candidates=[(f"Candidate {i}", f"c{i}") for i in range(candidates)],
         directions=list(directions),
-        prompt=prompt,
+        prompts=bart_score.ScoringOptions(prompt=prompt).prompts,
         max_pairs=limit,
     )
 
@@ -1725,6 +1739,7 @@ def page_entry(handlers_class, settings, *inputs):
         (dict(source="s" * (MAX_CHARS + 1)), "source", "The source has"),
         (dict(references="ok\nA <s> <b>reference</b>"), "references", "Reference 2 contains &lt;s&gt;"),
         (dict(directions=[]), "directions", "Choose at least one direction"),
+        (dict(source=""), "directions", "direction 'faithfulness' (source -> prediction) needs sources="),
         (dict(prompt="custom", phrase=" "), "prompt-phrase", "Enter a custom prompt phrase"),
         (dict(model="missing"), "model", "The model &#x27;missing&#x27; is not available"),
     ],

@@ -452,13 +452,13 @@ def test_the_spaces_compare_limit_counts_what_is_scored(chatml_llama, monkeypatc
         "references": REFERENCES[0],
         "candidates": [("A", PREDICTIONS[0]), ("B", PREDICTIONS[1]), ("C", PREDICTIONS[2])],
         "directions": list(bart_score.DIRECTIONS),
-        "prompt": None,
+        "prompts": (None,),
     }
     scored, score = [], scorer.score
     monkeypatch.setattr(
         scorer, "score", lambda c, t, *args, **kwargs: scored.append(len(c)) or score(c, t, *args, **kwargs)
     )
-    comparison = space.candidates.compare_candidates(scorer, **{k: v for k, v in work.items() if k != "prompt"})
+    comparison = space.candidates.compare_candidates(scorer, **{k: v for k, v in work.items() if k != "prompts"})
     needed = sum(scored) + len(comparison.tokens)  # the directions and reference points, and the heatmap's pairs
     with pytest.raises(ValueError, match=f"needs {needed:,} scored pairs"):
         space.candidates.check_compare_work(**work, max_pairs=needed - 1, by_direction=chat)

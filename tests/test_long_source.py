@@ -470,9 +470,9 @@ def test_the_spaces_batch_tab_scores_windows_when_the_operator_asks(scorer, tmp_
     # the check counts sentences by an upper bound (space.batch.sentence_bound), never fewer than are scored
     bound = sum(space_batch.sentence_bound(text) for text in predictions)
     assert bound >= sum(expected["faithfulness_sentences"])
-    check_work(corpus, ("faithfulness",), None, 2 * bound, long_source=settings.long_source)
+    check_work(corpus, ("faithfulness",), (None,), 2 * bound, long_source=settings.long_source)
     with pytest.raises(ValueError, match=f"may need up to {2 * bound:,} scored pairs"):
-        check_work(corpus, ("faithfulness",), None, 2 * bound - 1, long_source=settings.long_source)
+        check_work(corpus, ("faithfulness",), (None,), 2 * bound - 1, long_source=settings.long_source)
 
 
 def test_the_options_object_carries_the_long_source_settings(scorer):
