@@ -142,13 +142,11 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BARTScore(ScoringMetric):
-    """The BARTScore metric. Init options (also through ``evaluate.load``): the engine's settings (bart_score's
-    EngineOptions but its checkpoint, which the configuration name gives): device, dtype, max_length, max_tokens,
-    distributed, results_on, source_lang and target_lang (mBART), template and compatibility (causal LMs), chat,
-    instruction and system (chat-format scoring of causal LMs with a chat template); see ``BARTScorer``; and inputs
-    ("references", the default, "sources" or "both": the inputs the metric asks evaluate.combine for). Under
-    torch.distributed, each rank computes on its own examples and every rank (or rank 0) gets the scores of all
-    ranks' examples, rank 0's first."""
+    """The BARTScore metric. Init options (also through ``evaluate.load``): the engine's settings, every field of
+    bart_score's EngineOptions but its checkpoint, which the configuration name gives (device, dtype, max_length, a
+    causal LM's template or chat options, ...; each is documented on EngineOptions); and inputs ("references", the
+    default, "sources" or "both": the inputs the metric asks evaluate.combine for). Under torch.distributed, each rank
+    computes on its own examples and every rank (or rank 0) gets the scores of all ranks' examples, rank 0's first."""
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
