@@ -1,0 +1,169 @@
+"""The table of options (bart_score.options): every option declared once, with a doc line, a check, its flag and its
+Space field, and every front end taking what it offers from it: the command line's flags and the flag names its
+messages use, the options it builds, the metric's options and the Space's settings and field marks."""
+
+import argparse
+import dataclasses
+import re
+
+import pytest
+from support.extras import lacking, reason
+
+from bart_score.cli import arguments, build_parser
+from bart_score.cli.requests import FLAGS, engine_options, given_options, options_from_args
+from bart_score.options import (
+    LONG_SOURCE_SETTING,
+    MODEL_ENTRY_SETTING,
+    OPTION_CLASSES,
+    CorpusPoints,
+    EngineOptions,
+    Flag,
+    OptionSpec,
+    ScoringOptions,
+)
+
+
+def every_option():
+    for options_class in OPTION_CLASSES:
+        for name, spec in options_class.TABLE.items():
+            yield options_class, name, spec
+
+
+def parser_actions(parser):
+    for action in parser._actions:
+        yield action
+        if isinstance(action, argparse._SubParsersAction):
+            for subparser in action.choices.values():
+                yield from parser_actions(subparser)
+
+
+def test_the_classes_fields_are_exactly_the_tables_options():
+    for options_class in OPTION_CLASSES:
+        fields = [field.name for field in dataclasses.fields(options_class) if field.init]
+        assert fields == list(options_class.TABLE), options_class.__name__
+        assert all(isinstance(spec, OptionSpec) for spec in options_class.TABLE.values())
+    derived = {field.name for cls in OPTION_CLASSES for field in dataclasses.fields(cls) if not field.init}
+    assert derived == {"prompts", "prompt_label", "windows", "chat_settings"}  # computed, never given
+
+
+def test_every_option_has_a_doc_line_that_its_class_lists():
+    for options_class, name, spec in every_option():
+        assert spec.doc.strip() and "\n" not in spec.doc, name
+        assert re.search(rf"^    {name}: ", options_class.__doc__, flags=re.MULTILINE), name
+
+
+def test_every_flag_named_in_the_table_is_offered_by_the_command_line_in_a_known_section():
+    offered = {string: action for action in parser_actions(build_parser()) for string in action.option_strings}
+    for _, name, spec in every_option():
+        for flag in spec.flags:
+            assert flag.section in arguments.SECTIONS, (name, flag.section)
+            for string in flag.names:
+                assert string in offered and offered[string].dest == flag.dest, (name, string)
+
+
+def test_the_command_line_names_each_option_by_its_first_flag():
+    for options_class, name, spec in every_option():
+        if spec.flags:
+            assert FLAGS[options_class.PREFIX + name] == "/".join(spec.flags[0].names)
+    assert FLAGS["corpus_points.pairs"] == "--rescale-pairs" and FLAGS["prompt"] == "-p/--prompt"
+
+
+def test_a_flags_own_default_is_a_value_its_option_takes():
+    for options_class, name, spec in every_option():
+        for flag in spec.flags:
+            if flag.default is not None:  # -m cnn, --aggregation mean, --prompt-side encoder, --dtype float32
+                value = flag.default if flag.read is None else flag.read(flag.default)
+                assert getattr(options_class(**{name: value}), name) == value, name
+
+
+def test_the_command_line_builds_every_option_it_offers_from_the_table():
+    args = build_parser().parse_args(
+        [
+            "score",
+            "-s",
+            "s.txt",
+            *("-t", "t.txt", "-d", "recall,precision", "--aggregation", "max", "--prompt-phrases", "In short"),
+            *("--prompt-side", "decoder", "--long-source", "windows", "--windows-k", "2", "--window", "1"),
+            *("--retriever", "bm25", "--max-sentences", "50", "--batch-size", "4", "--max-tokens", "512", "-q"),
+            *("-m", "vanilla", "--device", "cpu", "--dtype", "bfloat16", "--max-length", "64"),
+            *("--source-lang", "de_DE", "--target-lang", "en_XX", "--chat", "--instruction", "Say: {condition}"),
+            *("--system", "Be brief."),
+        ]
+    )
+    before = dict(vars(args))
+    assert options_from_args(args) == ScoringOptions(
+        directions=["precision", "recall"],
+        aggregation="max",
+        prompt=["In short"],
+        prompt_side="decoder",
+        long_source="windows",
+        windows_k=2,
+        window=1,
+        retriever="bm25",
+        max_sentences=50,
+        batch_size=4,
+        max_tokens=512,
+        show_progress=False,
+    )
+    assert engine_options(args) == EngineOptions(
+        device="cpu",
+        max_length=64,
+        checkpoint="vanilla",
+        dtype="bfloat16",
+        max_tokens=512,
+        results_on="rank0",
+        source_lang="de_DE",
+        target_lang="en_XX",
+        chat=True,
+        instruction="Say: {condition}",
+        system="Be brief.",
+    )
+    assert vars(args) == before  # the parsed arguments are read, never written
+    rescaled = build_parser().parse_args(
+        ["compare", "-s", "s", "-t", "a", "b", "--rescale", "corpus", "--rescale-seed", "3"]
+    )
+    assert given_options(rescaled, ScoringOptions)["corpus_points"] == {"seed": 3}
+    assert options_from_args(rescaled).corpus_points == CorpusPoints(seed=3)
+
+
+def test_the_metric_takes_its_engine_and_scoring_options_from_the_table():
+    from bart_score import evaluate_metric  # imports evaluate: here, not while pytest collects
+
+    assert set(EngineOptions.TABLE) - {"checkpoint"} == evaluate_metric._ENGINE_SETTINGS  # the configuration names it
+    extras = {"rescale_with_baseline", "baseline_path"}  # bert_score's names, the metric's own
+    assert set(evaluate_metric._COMPUTE_OPTIONS) == set(ScoringOptions.TABLE) | extras
+
+
+def test_the_spaces_fields_and_settings_are_the_tables():
+    if lacking("app"):
+        pytest.skip(reason("app"))
+    import app
+    import space.feedback
+    import space.handlers
+    import space.settings
+
+    page_fields = set(space.handlers.COMPARE_FIELDS) | set(space.handlers.BATCH_FIELDS)
+    for options_class, name, spec in every_option():
+        if spec.field is not None:
+            assert spec.field in page_fields, (name, spec.field)
+            assert space.feedback.OPTION_FIELDS[options_class.PREFIX + name] == spec.field
+        assert spec.setting in (None, MODEL_ENTRY_SETTING, LONG_SOURCE_SETTING), name
+    assert {MODEL_ENTRY_SETTING, LONG_SOURCE_SETTING} <= set(re.findall(r"BARTSCORE_APP_\w+", app.__doc__))
+    assert list(space.settings.MODEL_OPTIONS) == [
+        name for name, spec in EngineOptions.TABLE.items() if spec.setting == MODEL_ENTRY_SETTING
+    ]
+    assert list(space.settings.LONG_SOURCE_OPTIONS) == ["windows_k", "window", "retriever", "max_sentences"]
+
+
+def test_an_option_added_to_the_table_is_offered_and_built_without_another_edit(monkeypatch):
+    """What adding a setting asks of the front ends: nothing but its entry (here one put into the table by hand)."""
+    entry = OptionSpec(
+        doc="a made-up engine setting",
+        flags=(Flag("--made-up", metavar="WORD", help="a made-up setting", section="device"),),
+        setting=MODEL_ENTRY_SETTING,
+    )
+    monkeypatch.setitem(EngineOptions.TABLE, "made_up", entry)
+    parser = build_parser()
+    args = parser.parse_args(["baseline", "--corpus", "c.txt", "--made-up", "yes"])
+    assert given_options(args, EngineOptions)["made_up"] == "yes"  # what EngineOptions would then be given
+    assert "--made-up WORD" in parser._subparsers._group_actions[0].choices["score"].format_help()
