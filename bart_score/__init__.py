@@ -6,7 +6,8 @@
     errors           the one family of errors bart_score raises, and the one of warnings it gives
     messages         what an error or warning says, as data each front end words its own way (Mention, Recipe)
     version          the package's version, in a module of its own
-    options          ScoringOptions: what one scoring call asks for, checked once and passed down whole; EngineOptions:
+    options          the table of options, each declared once (default, check, doc line, flag, Space field):
+                     ScoringOptions, what one scoring call asks for, checked once and passed down whole; EngineOptions,
                      the engine's settings, likewise
     engine           BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
     scorer           Scorer, IdentifiedScorer: what the scoring functions call on a scorer (the engine, its cache)
