@@ -224,9 +224,15 @@ def test_download_is_checked_then_cached(tmp_path, monkeypatch):
         content = handle.read()
     genuine = dataclasses.replace(
         benchmarks.BENCHMARKS["realsumm"],
-        file=benchmarks.ReleaseFile(
-            "SUM/REALSumm/data.pkl", benchmarks.git_blob_sha1(content), hashlib.sha256(content).hexdigest()
-        ),
+        files={
+            "judgments": (
+                benchmarks.ReleaseFile(
+                    path="SUM/REALSumm/data.pkl",
+                    git_blob_sha1=benchmarks.git_blob_sha1(content),
+                    sha256=hashlib.sha256(content).hexdigest(),
+                ),
+            )
+        },
     )
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)

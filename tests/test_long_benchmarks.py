@@ -210,7 +210,7 @@ def test_a_release_checkout_with_genuine_files_is_read(tmp_path, monkeypatch):
         return dataclasses.replace(file, git_blob_sha1=benchmarks.git_blob_sha1(content), sha256=None)
 
     replaced = dataclasses.replace(
-        benchmark, file=genuine(benchmark.file), other_files=tuple(map(genuine, benchmark.other_files))
+        benchmark, files={role: tuple(map(genuine, files)) for role, files in benchmark.files.items()}
     )
     monkeypatch.setitem(benchmarks.BENCHMARKS, "longeval-pubmed", replaced)
     monkeypatch.setenv(benchmarks.LONGDOC_DIR_ENV, str(folder))

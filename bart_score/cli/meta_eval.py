@@ -224,7 +224,7 @@ def _data_files(items: Sequence[str], benchmarks: Sequence[str]) -> dict[str, st
         name, _, path = item.partition("=")
         if not path or name.lower() not in benchmarks:
             raise InputError(f"--data {item!r}: give NAME=FILE with NAME one of the benchmarks run ({benchmarks})")
-        folder = BENCHMARKS[name.lower()].long_documents
+        folder = not BENCHMARKS[name.lower()].single_file
         if not (os.path.isdir(path) if folder else os.path.isfile(path)):
             raise InputError(f"--data {item!r}: {path} is not a {'folder' if folder else 'file'}")
         if not folder:
