@@ -191,8 +191,10 @@ def test_release_files_are_checked_and_named(tmp_path, monkeypatch):
         "is not data/human_eval_results/LongSciVerify/pubmed_reviewer_1.csv of the LongDocFACTScore release" in message
     )
     assert "ffcb1b7fe46eb4e1a8a5c97efa32bded95e755ea" in message
-    with pytest.raises(BenchmarkDataError, match=r"lacks data/human_eval_results/LongEval.*--longdoc-release-dir"):
+    with pytest.raises(BenchmarkDataError, match=r"lacks data/human_eval_results/LongEval") as error:
         load_benchmark("longeval-pubmed", release_dir=str(folder))
+    assert "or point release_dir / $LONGDOCFACTSCORE_RELEASE_DIR at a checkout" in str(error.value)
+    assert (error.value.release, error.value.cache_path) == ("longdocfactscore", None)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(BenchmarkDataError, match=r"of the LongDocFACTScore release\) are not at .*HF_HUB_OFFLINE"):
         load_benchmark("longeval-pubmed", cache_dir=str(tmp_path / "cache"))

@@ -11,13 +11,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CacheFileError, InputError
+from ..errors import BenchmarkDataError, CacheFileError, InputError
 from ..meta_eval.benchmarks import (
     BENCHMARKS,
     DATA_CACHE_ENV,
     GROUPS,
     LONGDOC_DIR_ENV,
     RELEASE_DIR_ENV,
+    how_to_get,
     resolve_benchmarks,
 )
 from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from ..score_cache import ResumableScorer
 
 DEFAULT_OUTPUT_DIR = "meta-eval"
+# The option that names a checkout of each release (meta_eval.benchmarks.RELEASES), as the command line says it.
+RELEASE_DIR_FLAGS = {"bartscore": "--release-dir", "longdocfactscore": "--longdoc-release-dir"}
 _CHECKPOINT_VARIANTS = {"facebook/bart-large": "vanilla", "facebook/bart-large-cnn": "cnn"}
 
 
@@ -118,9 +121,11 @@ def add_parser(
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the benchmarks' data comes from: the releases' checkouts, the download cache, or the user's own files."""
     data = parser.add_argument_group("benchmark data (default: downloaded once from the release into a cache)")
-    data.add_argument("--release-dir", metavar="DIR", help=f"a checkout of the release (or ${RELEASE_DIR_ENV})")
     data.add_argument(
-        "--longdoc-release-dir",
+        RELEASE_DIR_FLAGS["bartscore"], metavar="DIR", help=f"a checkout of the release (or ${RELEASE_DIR_ENV})"
+    )
+    data.add_argument(
+        RELEASE_DIR_FLAGS["longdocfactscore"],
         metavar="DIR",
         help=f"a checkout of the LongDocFACTScore release, for its long-document benchmarks (or ${LONGDOC_DIR_ENV})",
     )
@@ -185,9 +190,9 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         raise InputError(f"--save-every must be a positive integer, got {args.save_every}")
     _check_detokenizer(args, benchmarks)
     data_files = _data_files(args.data, benchmarks)
-    for option, folder in (("--release-dir", args.release_dir), ("--longdoc-release-dir", args.longdoc_release_dir)):
+    for release, folder in release_dirs(args).items():
         if folder and not os.path.isdir(folder):
-            raise InputError(f"{option} {folder!r} is not a folder")
+            raise InputError(f"{RELEASE_DIR_FLAGS[release]} {folder!r} is not a folder")
     check_input_files([("--metrics-csv", args.metrics_csv)])
     metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
     prefix, cache = _output_paths(args, data_files)
@@ -202,6 +207,11 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         "select": select,
     }
     return request, options
+
+
+def release_dirs(args: argparse.Namespace) -> dict[str, str | None]:
+    """The checkout of each release that the command line names (RELEASE_DIR_FLAGS), or None."""
+    return {"bartscore": args.release_dir, "longdocfactscore": args.longdoc_release_dir}
 
 
 def _check_detokenizer(args: argparse.Namespace, benchmarks: Sequence[str]) -> None:
@@ -392,7 +402,6 @@ def checkpoint_status(variant: str) -> str:
 
 def load_datasets(args: argparse.Namespace, request: Mapping[str, Any]) -> dict[str, Dataset] | None:
     """The benchmarks' records, or None after saying why one cannot be had."""
-    from ..errors import BenchmarkDataError
     from ..meta_eval.benchmarks import load_benchmark
 
     datasets = {}
@@ -400,14 +409,23 @@ def load_datasets(args: argparse.Namespace, request: Mapping[str, Any]) -> dict[
         try:
             datasets[name] = load_benchmark(
                 name,
-                release_dir=args.longdoc_release_dir if BENCHMARKS[name].long_documents else args.release_dir,
+                release_dir=release_dirs(args)[BENCHMARKS[name].release],
                 cache_dir=args.data_cache,
                 data_file=request["data_files"].get(name),
             )
         except BenchmarkDataError as error:
-            print(f"bartscore {args.command}: {name}: {error}", file=sys.stderr)
+            print(f"bartscore {args.command}: {name}: {benchmark_data_message(error)}", file=sys.stderr)
             return None
     return datasets
+
+
+def benchmark_data_message(error: BenchmarkDataError) -> str:
+    """A benchmark's data error as the command line says it: how to get a release file that cannot be had names the
+    flag for a checkout of its release."""
+    if error.release is None or error.reason is None or error.release_file is None:
+        return str(error)
+    remedy = how_to_get(error.release, error.release_file, error.cache_path, RELEASE_DIR_FLAGS[error.release])
+    return f"{error.reason} {remedy}"
 
 
 def _bartscore_rows(

@@ -77,7 +77,6 @@ RELEASES = {
         commit=RELEASE_COMMIT,
         url=RELEASE_URL,
         dir_env=RELEASE_DIR_ENV,
-        dir_option="--release-dir",
         cache_prefix="release",
     ),
     "longdocfactscore": Release(
@@ -86,7 +85,6 @@ RELEASES = {
         commit=LONGDOC_COMMIT,
         url=f"https://raw.githubusercontent.com/{LONGDOC_REPOSITORY}/{LONGDOC_COMMIT}/",
         dir_env=LONGDOC_DIR_ENV,
-        dir_option="--longdoc-release-dir",
         cache_prefix="longdocfactscore",
     ),
 }
@@ -460,7 +458,7 @@ def release_file_path(
 ) -> str:
     """The path on this machine of a benchmark's release file (`file`, default its first), checked against its
     checksums; downloaded into the cache first if it is nowhere else (and downloads are allowed). BenchmarkDataError
-    says why it cannot be had."""
+    says why it cannot be had, with what a front end needs to say how to get it (see how_to_get)."""
     benchmark = BENCHMARKS[name]
     release = RELEASES[benchmark.release]
     file = file or benchmark.file
@@ -468,10 +466,8 @@ def release_file_path(
     if release_dir:
         path = os.path.join(release_dir, *file.path.split("/"))
         if not os.path.isfile(path):
-            raise BenchmarkDataError(
-                f"{path} does not exist: the release checkout {release_dir!r} lacks {file.path}. "
-                f"{_how_to_get(release, file)}"
-            )
+            reason = f"{path} does not exist: the release checkout {release_dir!r} lacks {file.path}."
+            raise _unavailable(reason, benchmark.release, file, None)
         _verify(release, file, read_bytes(path), path)
         return path
     path = os.path.join(cache_dir or default_cache_dir(benchmark.release), *file.path.split("/"))
@@ -480,11 +476,12 @@ def release_file_path(
         return path
     offline = [env for env in _OFFLINE_ENVS if os.environ.get(env, "").lower() in ("1", "true", "yes", "on")]
     if offline:
-        raise BenchmarkDataError(
+        reason = (
             f"{benchmark.title}'s human judgments ({file.path} of the {release.title} release) are not at {path}, "
-            f"and {offline[0]} is set, so they were not downloaded. {_how_to_get(release, file, path)}"
+            f"and {offline[0]} is set, so they were not downloaded."
         )
-    data = _download(release, file, path)
+        raise _unavailable(reason, benchmark.release, file, path)
+    data = _download(benchmark.release, file, path)
     _verify(release, file, data, release.url + file.path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".download-")
@@ -494,24 +491,43 @@ def release_file_path(
     return path
 
 
-def _how_to_get(release: Release, file: ReleaseFile, cache_path: str | None = None) -> str:
+def how_to_get(release: str, path: str, cache_path: str | None, checkout: str) -> str:
+    """What gets a release file that is not here, in words: download it from the release (`release`, its key; `path`,
+    the file's path in it) into the cache at cache_path (None: into the release checkout named), or name a checkout of
+    the release by `checkout` (the option that names one: load_benchmark's release_dir, or a front end's own words
+    for it) or by its environment variable."""
+    pinned = RELEASES[release]
     where = f"save it as {cache_path}" if cache_path else "put it there"
     return (
-        f"Download {release.url}{file.path} (the release at commit {release.commit[:7]}) and {where}, or point "
-        f"{release.dir_option} / ${release.dir_env} at a checkout of https://github.com/{release.repository}."
+        f"Download {pinned.url}{path} (the release at commit {pinned.commit[:7]}) and {where}, or point "
+        f"{checkout} / ${pinned.dir_env} at a checkout of https://github.com/{pinned.repository}."
     )
 
 
-def _download(release: Release, file: ReleaseFile, cache_path: str) -> bytes:
+def _unavailable(reason: str, release: str, file: ReleaseFile, cache_path: str | None) -> BenchmarkDataError:
+    """The error for a release file that cannot be had: the reason, then how to get it in the library's words, with
+    the data a front end says that in its own words from."""
+    return BenchmarkDataError(
+        f"{reason} {how_to_get(release, file.path, cache_path, 'release_dir')}",
+        option="release_dir",
+        reason=reason,
+        release=release,
+        release_file=file.path,
+        cache_path=cache_path,
+    )
+
+
+def _download(release: str, file: ReleaseFile, cache_path: str) -> bytes:
+    pinned = RELEASES[release]
     try:
-        with urllib.request.urlopen(release.url + file.path, timeout=60) as response:
+        with urllib.request.urlopen(pinned.url + file.path, timeout=60) as response:
             return response.read()
     except (urllib.error.URLError, OSError) as error:
-        reason = getattr(error, "reason", None) or error
-        raise BenchmarkDataError(
-            f"{file.path} of the {release.title} release is not on this machine and could not be downloaded "
-            f"({reason}). {_how_to_get(release, file, cache_path)}"
-        ) from None
+        cause = getattr(error, "reason", None) or error
+        reason = (
+            f"{file.path} of the {pinned.title} release is not on this machine and could not be downloaded ({cause})."
+        )
+        raise _unavailable(reason, release, file, cache_path) from None
 
 
 def git_blob_sha1(data: bytes) -> str:

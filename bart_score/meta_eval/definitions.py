@@ -28,7 +28,6 @@ class Release:
     commit: str
     url: str  # where its raw files are, at the commit
     dir_env: str  # the environment variable naming a checkout of it
-    dir_option: str  # the command line's option naming one
     cache_prefix: str  # its cache folder: <prefix>-<commit[:7]>
 
 
