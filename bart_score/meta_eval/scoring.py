@@ -32,8 +32,8 @@ def moses_detokenizer() -> Callable[[str], str]:
     except ImportError:
         raise MissingExtraError(
             "the release detokenizes summarization and data-to-text texts with Moses before scoring; install "
-            'sacremoses (pip install "bartscore[meta-eval]"), or score the texts as they are with detokenize=False '
-            "(--no-detokenize)"
+            'sacremoses (pip install "bartscore[meta-eval]"), or score the texts as they are with detokenize=False',
+            option="detokenize",
         ) from None
     moses = MosesDetokenizer(lang="en")
     done: dict[str, str] = {}
