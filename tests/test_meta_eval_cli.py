@@ -248,6 +248,17 @@ def test_release_files_that_cannot_be_had_are_said_with_the_flag_of_a_checkout(
     assert "release_dir" not in err.replace("--release-dir", "").replace("--longdoc-release-dir", "")
 
 
+def test_a_published_row_computed_nowhere_is_said_with_the_flags_that_compute_it():
+    from bart_score.cli.meta_eval import how_to_compute
+    from bart_score.meta_eval.published import Published
+
+    prompted = Published("summeval/coherence", "BARTScore+CNN+Prompt", 0.5, "Table 4", variant="cnn", prompt="summary")
+    assert how_to_compute(prompted, "cnn") == "not run here; run with -m cnn --prompt summary"  # its checkpoint ran
+    assert how_to_compute(prompted, "vanilla").startswith("not run here; run with -m cnn --prompt summary (checkpoint ")
+    named = Published("realsumm/litepyramid_recall", "ROUGE-1", 0.5, "Table 4", release_key="rouge1_r")
+    assert how_to_compute(named, "cnn") == "give its scores as a --metrics-csv column named rouge1_r to compare"
+
+
 def test_matching_a_metrics_csv_takes_time_linear_in_the_records():
     from bart_score.cli.meta_eval import metric_rows
 

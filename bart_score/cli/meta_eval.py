@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from datasets import Dataset
 
     from ..engine import BARTScorer
+    from ..meta_eval.published import Published
     from ..meta_eval.table import MetricRow
     from ..options import ScoringOptions
     from ..score_cache import ResumableScorer
@@ -386,6 +387,18 @@ def long_document_rows(
     return rows
 
 
+def how_to_compute(entry: Published, variant: str | None) -> str:
+    """What computes a published row that this run does not, as the command line says it (build_report's
+    how_to_compute): its variant's run, with its prompt set and whether its checkpoint is here (the run's own variant
+    is not looked up again), or a --metrics-csv column named as the release names it."""
+    if entry.variant is not None:
+        run = f"-m {entry.variant}" + (f" --prompt {entry.prompt}" if entry.prompt else "")
+        status = f" ({checkpoint_status(entry.variant)})" if entry.variant != variant else ""
+        return f"not run here; run with {run}{status}"
+    hint = f" named {entry.release_key}" if entry.release_key else ""
+    return f"give its scores as a --metrics-csv column{hint} to compare"
+
+
 def checkpoint_status(variant: str) -> str:
     """Whether a paper variant's checkpoint is on this machine (nothing is downloaded to find out)."""
     from huggingface_hub import try_to_load_from_cache
@@ -505,11 +518,10 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
             row.signatures = signatures
         ours += long_rows
 
-    others = {v for v in VARIANTS if v != variant}
     report, text = build_report(
         datasets,
         ours + rows,
-        paper_notes={v: checkpoint_status(v) for v in others},
+        how_to_compute=lambda entry: how_to_compute(entry, variant),
         with_significance=args.significance,
     )
     report["run"] = {
