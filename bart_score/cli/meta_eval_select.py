@@ -85,7 +85,7 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
         if given:
             raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --select")
         return {}
-    from ..meta_eval.selection import benchmark_grids, build_grid, check_aspects
+    from ..meta_eval.selection import benchmark_grids, build_grid, check_aspects, lone_configuration
     from ..templates import template_sides
 
     if args.metrics_csv:
@@ -110,13 +110,13 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
         names=model_name,
     )
     grids = benchmark_grids(grid, benchmarks)
-    for name, configurations in grids.items():
-        if len(configurations) < 2:
-            raise InputError(
-                f"--select: the grid has one configuration for {name} ({configurations[0].name}), so there is "
-                f"nothing to select; plain meta-eval (without --select) gives its value, or widen the grid with -d, "
-                f"-p/--prompt-phrases, several -m or --instructions"
-            )
+    lone = lone_configuration(grids)
+    if lone is not None:
+        raise InputError(
+            f"--select: the grid has one configuration for {lone[0]} ({lone[1]}), so there is nothing to select; plain "
+            "meta-eval (without --select) gives its value, or widen the grid with -d, -p/--prompt-phrases, several -m "
+            "or --instructions"
+        )
     return {
         "grid": grid,
         "grids": grids,
@@ -149,18 +149,16 @@ def run_select(
     """--select: the grid's pairs counted (and refused over --max-pairs) before any model loads; each checkpoint's
     pairs scored in one planned call through the score cache, after a small sample that measures the speed; the
     configuration chosen on the development documents per benchmark and aspect, reported on the held-out ones."""
-    from ..errors import InputError
     from ..meta_eval.selection import render, report_csv
-    from ..meta_eval.split import split_records
+    from ..meta_eval.split import split_shortfall
 
     command = f"bartscore {args.command}"
     settings = request["select"]
-    try:
-        for name, dataset in datasets.items():
-            split_records(name, dataset, settings["dev_fraction"], settings["seed"])
-    except InputError as error:
-        print(f"{command}: error: {error}", file=sys.stderr)
-        return 2
+    for name, dataset in datasets.items():
+        shortfall = split_shortfall(name, dataset, settings["dev_fraction"], settings["seed"])
+        if shortfall is not None:
+            print(f"{command}: error: {shortfall}: give more documents or another --dev-fraction", file=sys.stderr)
+            return 2
     plan = _planner(args, options, settings["grids"], datasets)
     total = _count_pairs(command, args, plan, settings["grids"])
     if total > settings["max_pairs"]:

@@ -139,8 +139,17 @@ def _prompt_phrases(prompt: str | Sequence[str] | None) -> tuple[tuple[str, ...]
 
 def benchmark_grids(grid: Sequence[Configuration], benchmarks: Sequence[str]) -> dict[str, list[Configuration]]:
     """Each benchmark's candidates, directions filled in; a candidate that the paper's direction makes the same as
-    another (-d naming the paper's direction) is kept once, in its first place."""
+    another (a direction asked for that is the paper's) is kept once, in its first place."""
     return {name: list(dict.fromkeys(c.for_benchmark(name) for c in grid)) for name in benchmarks}
+
+
+def lone_configuration(grids: Mapping[str, Sequence[Configuration]]) -> tuple[str, str] | None:
+    """(the first benchmark whose grid leaves nothing to choose, the name of its one configuration or "none"), or None
+    when every benchmark's grid has two configurations or more: a selection needs a choice on each."""
+    for benchmark, configurations in grids.items():
+        if len(configurations) < 2:
+            return benchmark, configurations[0].name if configurations else "none"
+    return None
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -390,18 +399,18 @@ def select(
     development and held-out values. scores: {benchmark: {configuration: per-record scores}}, from GridPlan.scores.
     Returns a dict ready for JSON."""
     check_aspects(list(datasets), aspects)
+    lone = lone_configuration({benchmark: list(scores[benchmark]) for benchmark in datasets})
+    if lone is not None:
+        raise InputError(
+            f"{lone[0]}: the grid has one configuration ({lone[1]}), so there is nothing to select; score_benchmarks "
+            f"gives its value on all the documents"
+        )
     columns = []
     split = {}
     for benchmark, records in datasets.items():
         # The columns read, as lists: a Dataset builds a column anew at each lookup.
         wanted = ["doc_id", "source", *(f"human_{a}" for a in aspects or BENCHMARKS[benchmark].aspects)]
         dataset = {column: list(records[column]) for column in wanted}
-        configurations = list(scores[benchmark])
-        if len(configurations) < 2:
-            raise InputError(
-                f"{benchmark}: the grid has one configuration ({configurations[0].name if configurations else 'none'})"
-                f", so there is nothing to select; plain meta-eval (without --select) gives its value"
-            )
         development, held_out = split_records(benchmark, dataset, dev_fraction, seed)
         keys = split_keys(benchmark, dataset)
         split[benchmark] = {

@@ -50,18 +50,27 @@ def in_development(keys: Sequence[str], dev_fraction: float, seed: int) -> dict[
 
 def split_records(benchmark: str, dataset: Any, dev_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(development record positions, held-out record positions) of a benchmark, each part holding at least
-    MIN_DOCUMENTS documents (else InputError with the counts)."""
+    MIN_DOCUMENTS documents (else InputError with the counts, about dev_fraction: see split_shortfall)."""
+    shortfall = split_shortfall(benchmark, dataset, dev_fraction, seed)
+    if shortfall is not None:
+        raise InputError(f"{shortfall}: give more documents or another dev_fraction", option="dev_fraction")
     keys = split_keys(benchmark, dataset)
     part = in_development(keys, dev_fraction, seed)
     development = np.flatnonzero([part[key] for key in keys])
     held_out = np.flatnonzero([not part[key] for key in keys])
+    return development, held_out
+
+
+def split_shortfall(benchmark: str, dataset: Any, dev_fraction: float, seed: int) -> str | None:
+    """What keeps a benchmark's split from serving a selection, in words (a part with fewer than MIN_DOCUMENTS
+    documents, with the counts), or None; more documents or another dev_fraction mend it, as each front end says."""
+    part = in_development(split_keys(benchmark, dataset), dev_fraction, seed)
     counts = {"development": sum(part.values()), "held-out": len(part) - sum(part.values())}
     for name, count in counts.items():
         if count < MIN_DOCUMENTS:
             unit = "source texts" if split_unit(benchmark) == "source" else "documents"
-            raise InputError(
+            return (
                 f"{benchmark}: the {name} part has {count} {unit} of {len(part)} (dev fraction {dev_fraction}, seed "
-                f"{seed}); selection needs at least {MIN_DOCUMENTS} in each part: give more documents or another "
-                f"--dev-fraction"
+                f"{seed}); selection needs at least {MIN_DOCUMENTS} in each part"
             )
-    return development, held_out
+    return None
