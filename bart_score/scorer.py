@@ -2,11 +2,11 @@
 engine (bart_score.engine.BARTScorer), the score cache's wrapper (bart_score.score_cache.ResumableScorer) and
 meta-eval's view of one configuration of a grid (bart_score.meta_eval.selection).
 
-Scorer: what scoring a call's directions takes (bart_score.directions, bart_score.pair_groups, meta-eval's
-score_benchmarks): the pairs' scores, under the scorer's language codes or chat instructions, and the signature's
-fields. IdentifiedScorer: a Scorer that also says which model it is, with which token policy and max_length, the
-settings a baseline file is made for (bart_score.baselines; rescale="baseline"). Meta-eval's view is a Scorer only:
-it never rescales."""
+ScorerIdentity: what planning a call's pairs and signing its results take (bart_score.directions' plan_directions
+and direction_results): the scorer's label, language codes, chat instructions and signature fields. Scorer: a
+ScorerIdentity that scores the pairs (bart_score.directions, bart_score.pair_groups, meta-eval's score_benchmarks).
+IdentifiedScorer: a Scorer that also says which model it is, with which token policy and max_length, the settings a
+baseline file is made for (bart_score.baselines; rescale="baseline")."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 
-class Scorer(Protocol):
-    """What scoring a call's directions takes of a scorer (see the module's text)."""
+class ScorerIdentity(Protocol):
+    """What planning a call's pairs and signing its results take of a scorer (see the module's text)."""
 
     @property
     def model_label(self) -> str:
@@ -38,6 +38,10 @@ class Scorer(Protocol):
     def signature_fields(self) -> list[str]:
         """The signature's fields that describe the scorer rather than one call's options."""
         ...
+
+
+class Scorer(ScorerIdentity, Protocol):
+    """What scoring a call's directions takes of a scorer: its identity, and the pairs' scores."""
 
     def score(
         self,
