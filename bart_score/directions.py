@@ -104,7 +104,8 @@ def plan_directions(
     options = ScoringOptions.resolve(options, **keywords)
     predictions, references, sources = _checked_texts(predictions, references, sources)
     options = options.replace(
-        directions=options.directions_for(has_references=references is not None, has_sources=sources is not None)
+        directions=options.directions_for(has_references=references is not None, has_sources=sources is not None),
+        aggregation=options.aggregation or "mean",  # None: the caller's own, which is mean here
     )
     assert options.directions is not None  # resolved just above
     point_directions = rescale.point_directions(options.directions)
@@ -140,7 +141,7 @@ def direction_results(plan: DirectionsPlan, scores: Sequence[float]) -> dict[str
     """A planned request's results (what score_directions returns), from the scores of its call's pairs (one per pair,
     in the call's order)."""
     options = plan.options
-    assert options.directions is not None  # plan_directions resolved them
+    assert options.directions is not None and options.aggregation is not None  # plan_directions resolved them
     averaged = plan.call.averaged(scores)
     aggregated = _aggregated_scores(averaged, plan.wanted, plan.reference_counts, plan.windows, options.aggregation)
     result = _raw_fields(aggregated, options.directions, plan.windows)
@@ -309,9 +310,11 @@ def _mean(values: np.ndarray) -> float:
 def signature(
     scorer: ScorerIdentity, options: ScoringOptions, ref_counts: Sequence[int] = (), rescale_label: str | None = None
 ) -> Signature:
-    """A sacrebleu-style reproducibility signature for a result of `scorer` under `options` (its directions resolved),
-    rescaled with the reference points that rescale_label names; with long_source="windows", its settings."""
+    """A sacrebleu-style reproducibility signature for a result of `scorer` under `options` (its directions and
+    aggregation resolved), rescaled with the reference points that rescale_label names; with long_source="windows",
+    its settings."""
     assert options.directions is not None, "signature() takes options with their directions resolved"
+    assert options.aggregation is not None, "signature() takes options with their aggregation resolved"
     return Signature(
         checkpoint=scorer.model_label,
         directions=options.directions,

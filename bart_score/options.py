@@ -89,7 +89,8 @@ class ScoringOptions:
     """The checked options of a scoring call.
 
     directions: any of DIRECTIONS (a name or a sequence), or None for every direction the inputs allow.
-    aggregation: "mean" or "max" over several references (f_score is the mean of the aggregated precision and recall).
+    aggregation: "mean" or "max" over several references (f_score is the mean of the aggregated precision and recall),
+        or None for the caller's own ("mean"; meta-evaluation: the release's for each benchmark).
     prompt: a paper prompt set by name ("summary", "paraphrase", "mt"), one phrase, or a sequence of phrases; a
         prompted score is the mean over the phrases. A lowercase single word is read as a set name.
     prompt_side: "encoder" appends " <prompt>," to the condition, "decoder" prepends "<prompt>, " to the target.
@@ -113,7 +114,7 @@ class ScoringOptions:
     signature's prompt field; windows is long_source="windows"'s checked WindowSettings (None without it)."""
 
     directions: tuple[str, ...] | None = None
-    aggregation: str = "mean"
+    aggregation: str | None = "mean"
     prompt: str | tuple[str, ...] | None = None
     prompt_side: str = "encoder"
     rescale: str | None = None
@@ -136,7 +137,7 @@ class ScoringOptions:
             object.__setattr__(self, name, value)
 
         put("directions", _checked_directions(self.directions))
-        if self.aggregation not in AGGREGATIONS:
+        if self.aggregation is not None and self.aggregation not in AGGREGATIONS:
             raise InputError(
                 f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}", option="aggregation"
             )

@@ -1,9 +1,9 @@
 """What the library's scoring functions call on a scorer, as Protocols that the scorers satisfy structurally: the
-engine (bart_score.engine.BARTScorer), the score cache's wrapper (bart_score.score_cache.ResumableScorer) and
-meta-eval's view of one configuration of a grid (bart_score.meta_eval.selection).
+engine (bart_score.engine.BARTScorer) and the score cache's wrapper (bart_score.score_cache.ResumableScorer).
 
 ScorerIdentity: what planning a call's pairs and signing its results take (bart_score.directions' plan_directions
-and direction_results): the scorer's label, language codes, chat instructions and signature fields. Scorer: a
+and direction_results): the scorer's label, language codes, chat instructions and signature fields; meta-eval's grid
+plans with the identity its options give before a model loads (bart_score.meta_eval.selection). Scorer: a
 ScorerIdentity that scores the pairs (bart_score.directions, bart_score.pair_groups, meta-eval's score_benchmarks).
 IdentifiedScorer: a Scorer that also says which model it is, with which token policy and max_length, the settings a
 baseline file is made for (bart_score.baselines; rescale="baseline")."""

@@ -21,6 +21,7 @@ from bart_score.errors import InputError
 from bart_score.meta_eval.selection import (
     Configuration,
     GridPlan,
+    ScorerRecord,
     benchmark_grids,
     bootstrap_interval,
     build_grid,
@@ -207,8 +208,8 @@ def test_the_plan_holds_each_distinct_pair_once_with_its_chat_instruction():
     )
     grids = benchmark_grids(grid, ["summeval"])
     assert len(grids["summeval"]) == 8  # two instructions x (no prompt, both phrases, each phrase)
-    identity = {"model_label": "m", "signature_fields": [], "source_lang": None, "target_lang": None}
-    plan = GridPlan(texts, grids, ScoringOptions(), None, {**identity, "instructions": instructions})
+    identity = ScorerRecord(model_label="m", fields=(), source_lang=None, target_lang=None, instructions=instructions)
+    plan = GridPlan(texts, grids, ScoringOptions(aggregation=None), identity)
     expected = set()
     for instruction in (instructions["faithfulness"], "Do {condition}"):
         for source, hypothesis in zip(sources, hypotheses):

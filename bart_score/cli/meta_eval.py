@@ -176,12 +176,10 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         benchmarks = resolve_benchmarks(args.benchmark)
     except ValueError as error:
         raise InputError(f"--benchmark: {error}") from None
-    # --aggregation's default is the release's choice per benchmark, which score_benchmarks makes.
     long_benchmarks = [name for name in benchmarks if BENCHMARKS[name].long_documents]
-    # The long-document benchmarks get a row of faithfulness over source windows besides the usual one.
-    options = options_from_args(
-        args, aggregation="mean", rescale=None, **({"long_source": "windows"} if long_benchmarks else {})
-    )
+    # The long-document benchmarks get a row of faithfulness over source windows besides the usual one. Without
+    # --aggregation, options.aggregation is None: the release's choice per benchmark, which score_benchmarks makes.
+    options = options_from_args(args, rescale=None, **({"long_source": "windows"} if long_benchmarks else {}))
     windows = options if long_benchmarks else None
     options = options.replace(long_source=None)
     options.directions_for(has_references=True, has_sources=True)
@@ -505,9 +503,7 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
     else:
         resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
         try:
-            scores, signatures = score_benchmarks(
-                resumable, datasets, options, aggregation=args.aggregation, detokenize=args.detokenize
-            )
+            scores, signatures = score_benchmarks(resumable, datasets, options, detokenize=args.detokenize)
             long_rows = long_document_rows(args, scorer, resumable, datasets, request, label)
         except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
             return stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])

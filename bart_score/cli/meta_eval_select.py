@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..meta_eval.selection import Configuration, GridPlan, PairKey
     from ..options import ScoringOptions
     from ..score_cache import ResumableScorer
+    from ..scorer import ScorerIdentity
 
 
 def add_select_arguments(parser: argparse.ArgumentParser) -> None:
@@ -129,7 +130,7 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
 # How many of a checkpoint's first pairs are scored alone to measure this machine's pairs per second.
 SPEED_SAMPLE_PAIRS = 64
 # A function of (checkpoint, the scorer's identity) that plans that checkpoint's share of the grid.
-Planner = Callable[[str, Mapping[str, Any]], "GridPlan"]
+Planner = Callable[[str, "ScorerIdentity"], "GridPlan"]
 
 
 @dataclass
@@ -206,9 +207,9 @@ def _planner(
 
     texts = prepared_texts(datasets, args.detokenize)
 
-    def plan(checkpoint: str, identity: Mapping[str, Any]) -> GridPlan:
+    def plan(checkpoint: str, identity: ScorerIdentity) -> GridPlan:
         ours = {name: [c for c in grid if c.checkpoint == checkpoint] for name, grid in grids.items()}
-        return GridPlan(texts, ours, options, args.aggregation, identity)
+        return GridPlan(texts, ours, options, identity)
 
     return plan
 
@@ -218,14 +219,16 @@ def _count_pairs(
 ) -> int:
     """The distinct pairs the grid needs, counted before any model loads (from what the options tell of the scorers'
     identities) and said, with the grid's size."""
+    from ..meta_eval.selection import ScorerRecord
+
     chat = engine_options(args).chat_settings
-    known = {  # what the pairs depend on that the options tell before a model loads
-        "model_label": "",
-        "signature_fields": [],
-        "source_lang": args.source_lang,
-        "target_lang": args.target_lang,
-        "instructions": dict(chat.instructions) if chat else None,
-    }
+    known = ScorerRecord(  # what the pairs depend on that the options tell before a model loads
+        model_label="",
+        fields=(),
+        source_lang=args.source_lang,
+        target_lang=args.target_lang,
+        instructions=dict(chat.instructions) if chat else None,
+    )
     counts = {checkpoint: len(plan(checkpoint, known).pairs) for checkpoint in args.models}
     total = sum(counts.values())
     sizes = ", ".join(f"{len(grid)} configurations on {name}" for name, grid in grids.items())
@@ -250,14 +253,7 @@ def _score_checkpoint(
     if scorer is None:
         return status
     resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
-    identity = {
-        "model_label": scorer.model_label,
-        "signature_fields": scorer.signature_fields(),
-        "source_lang": scorer.source_lang,
-        "target_lang": scorer.target_lang,
-        "instructions": scorer.instructions,
-    }
-    checkpoint_plan = plan(args.model, identity)
+    checkpoint_plan = plan(args.model, scorer)
     pairs = checkpoint_plan.ordered_pairs()
     try:
         _measure_speed(command, args.model, resumable, pairs, options)

@@ -32,10 +32,19 @@ from scipy import stats
 from ..errors import InputError
 from ..options import ScoringOptions
 from ..outputs import spreadsheet_cell
+from ..pair_groups import PairCall
+from ..scorer import ScorerIdentity
 from .benchmarks import BENCHMARKS
 from .protocol import MEASURES, correlate
 from .published import PUBLISHED, Published
-from .scoring import moses_detokenizer, planned_directions, score_benchmarks
+from .scoring import (
+    BenchmarksPlan,
+    benchmark_results,
+    benchmark_signatures,
+    moses_detokenizer,
+    plan_benchmarks,
+    planned_directions,
+)
 from .split import DEFAULT_DEV_FRACTION, DEFAULT_SEED, MIN_DOCUMENTS, split_keys, split_records, split_unit
 
 RESAMPLES = 2000
@@ -156,91 +165,78 @@ def lone_configuration(grids: Mapping[str, Sequence[Configuration]]) -> tuple[st
 # scoring every configuration in one engine call per checkpoint
 
 
-class _GridView:
-    """The scorer as score_benchmarks sees it for one configuration: while pairs are gathered, it records them and
-    answers zeros; once they are scored, it answers from the scores. Per-pair options (the condition's language, the
-    chat instruction) are part of a pair's key, as they change its score."""
+@dataclass(frozen=True)
+class ScorerRecord:
+    """A scorer's identity (bart_score.scorer.ScorerIdentity) as plain data: a loaded scorer's (of_scorer), or what
+    the options that make one tell before it loads; a configuration with a chat instruction of its own plans with a
+    copy that has it for every direction (for_configuration)."""
 
-    def __init__(self, identity: Mapping[str, Any], instructions: Mapping[str, str] | None, plan: GridPlan) -> None:
-        self.model_label = identity["model_label"]
-        self.source_lang = identity["source_lang"]
-        self.target_lang = identity["target_lang"]
-        self._fields = identity["signature_fields"]
-        self.instructions = instructions
-        self._plan = plan
+    model_label: str
+    fields: tuple[str, ...]
+    source_lang: str | None
+    target_lang: str | None
+    instructions: Mapping[str, str] | None
+
+    @classmethod
+    def of_scorer(cls, scorer: ScorerIdentity) -> ScorerRecord:
+        return cls(
+            model_label=scorer.model_label,
+            fields=tuple(scorer.signature_fields()),
+            source_lang=scorer.source_lang,
+            target_lang=scorer.target_lang,
+            instructions=scorer.instructions,
+        )
 
     def signature_fields(self) -> list[str]:
-        return list(self._fields)
+        return list(self.fields)
 
-    def score(
-        self,
-        conditions: Sequence[str],
-        targets: Sequence[str],
-        batch_size: int | None = None,
-        *,
-        max_tokens: int | None = None,
-        show_progress: bool = False,
-        condition_lang: Sequence[str | None] | None = None,
-        instruction: Sequence[str | None] | None = None,
-    ) -> list[float]:
-        languages = condition_lang or [None] * len(conditions)
-        instructions = instruction or [None] * len(conditions)
-        keys = list(zip(conditions, targets, languages, instructions))
-        if self._plan.values is None:
-            self._plan.pairs.update(dict.fromkeys(keys))
-            return [0.0] * len(keys)
-        return [self._plan.values[key] for key in keys]
+    def for_configuration(self, configuration: Configuration) -> ScorerRecord:
+        """The identity a configuration is planned and signed under: its own chat instruction, if it has one, for
+        every direction."""
+        if configuration.instruction is None:
+            return self
+        instruction = configuration.instruction
+        return dataclasses.replace(self, instructions={d: instruction for d in ("faithfulness", "precision", "recall")})
 
 
 class GridPlan:
     """The pairs of one checkpoint's configurations on the benchmarks, and their scores once given.
 
     texts: {benchmark: {"source", "references", "hypothesis"}} as score_benchmarks reads them (already detokenized
-    where the release does); grids: {benchmark: configurations of this checkpoint}; options: batching and progress;
-    aggregation: over references (None: the release's per benchmark); identity: the scorer's model_label,
-    signature_fields, source_lang, target_lang and instructions (chat), from the loaded scorer or, before it loads,
-    from the options that make them."""
+    where the release does); grids: {benchmark: configurations of this checkpoint}; options: batching and progress,
+    and the aggregation over references (None: the release's per benchmark); identity: the scorer's, loaded, or as
+    its options tell before it loads (a ScorerRecord). Each configuration is planned once, by plan_benchmarks, and
+    nothing is scored here: pairs holds the distinct pairs of them all, and scores() gives each configuration's
+    results from the pairs' scores."""
 
     def __init__(
         self,
         texts: Mapping[str, Mapping[str, Sequence[Any]]],
         grids: Mapping[str, Sequence[Configuration]],
         options: ScoringOptions,
-        aggregation: str | None,
-        identity: Mapping[str, Any],
+        identity: ScorerIdentity,
     ) -> None:
-        self.texts, self.grids, self.options, self.aggregation = texts, grids, options, aggregation
-        self.identity = identity
-        self.pairs: dict[PairKey, None] = {}
-        self.values: dict[PairKey, float] | None = None
-        self._run()
-
-    def _run(self) -> dict[str, dict[Configuration, np.ndarray]]:
-        scores: dict[str, dict[Configuration, np.ndarray]] = {}
+        record = ScorerRecord.of_scorer(identity)
+        self.plans: dict[str, dict[Configuration, BenchmarksPlan]] = {}
         self.signatures: dict[str, dict[Configuration, str]] = {}
-        for benchmark, configurations in self.grids.items():
-            scores[benchmark], self.signatures[benchmark] = {}, {}
+        self.pairs: dict[PairKey, None] = {}
+        for benchmark, configurations in grids.items():
+            self.plans[benchmark], self.signatures[benchmark] = {}, {}
             for configuration in configurations:
-                instructions = self.identity["instructions"]
-                if configuration.instruction is not None:
-                    instructions = {d: configuration.instruction for d in ("faithfulness", "precision", "recall")}
-                options = self.options.replace(
-                    directions=(configuration.direction,),
-                    prompt=configuration.prompt,
-                    prompt_side=configuration.prompt_side,
-                )
-                view = _GridView(self.identity, instructions, self)
-                result, signatures = score_benchmarks(
-                    view,
-                    {benchmark: self.texts[benchmark]},
-                    options,
-                    aggregation=self.aggregation,
+                plan = plan_benchmarks(
+                    record.for_configuration(configuration),
+                    {benchmark: texts[benchmark]},
+                    options.replace(
+                        directions=(configuration.direction,),
+                        prompt=configuration.prompt,
+                        prompt_side=configuration.prompt_side,
+                    ),
                     detokenize=False,
                 )
-                assert result is not None and signatures is not None  # the view answers on every rank
-                scores[benchmark][configuration] = result[benchmark][configuration.direction]  # type: ignore[index]
-                self.signatures[benchmark][configuration] = signatures[benchmark]
-        return scores
+                self.plans[benchmark][configuration] = plan
+                self.signatures[benchmark][configuration] = benchmark_signatures(plan)[benchmark]
+                for request in plan.requests:
+                    self.pairs.update(dict.fromkeys(_pair_keys(request.plan.call)))
 
     def ordered_pairs(self) -> list[PairKey]:
         """The distinct pairs, those of one instruction and condition together, so that the score cache's chunks
@@ -249,11 +245,24 @@ class GridPlan:
 
     def scores(self, values: Mapping[PairKey, float]) -> dict[str, dict[Configuration, np.ndarray]]:
         """Every configuration's per-record scores on each benchmark, from the scores of the pairs."""
-        self.values = dict(values)
-        try:
-            return self._run()
-        finally:
-            self.values = None
+        scores: dict[str, dict[Configuration, np.ndarray]] = {}
+        for benchmark, plans in self.plans.items():
+            scores[benchmark] = {}
+            for configuration, plan in plans.items():
+                calls = [[values[key] for key in _pair_keys(request.plan.call)] for request in plan.requests]
+                result, _ = benchmark_results(plan, calls)
+                assert configuration.direction is not None  # benchmark_grids fills it in
+                scores[benchmark][configuration] = result[benchmark][configuration.direction]
+        return scores
+
+
+def _pair_keys(call: PairCall) -> list[PairKey]:
+    """Each pair of an engine call as the engine sees it: with its condition's language code and chat instruction,
+    which change its score."""
+    count = len(call.conditions)
+    languages: Sequence[str | None] = call.condition_lang or [None] * count
+    instructions: Sequence[str | None] = call.instruction or [None] * count
+    return list(zip(call.conditions, call.targets, languages, instructions))
 
 
 def engine_arguments(pairs: Sequence[PairKey]) -> tuple[list[str], list[str], dict[str, list[Any]]]:
