@@ -3,7 +3,7 @@ engine (bart_score.engine.BARTScorer) and the score cache's wrapper (bart_score.
 
 ScorerIdentity: what planning a call's pairs and signing its results take (bart_score.directions' plan_directions
 and direction_results): the scorer's label, language codes, chat instructions and signature fields; meta-eval's grid
-plans with the identity its options give before a model loads (bart_score.meta_eval.selection). Scorer: a
+plans with the identity its options give before a model loads (bart_score.meta_eval.selection_grid). Scorer: a
 ScorerIdentity that scores the pairs (bart_score.directions, bart_score.pair_groups, meta-eval's score_benchmarks).
 IdentifiedScorer: a Scorer that also says which model it is, with which token policy and max_length, the settings a
 baseline file is made for (bart_score.baselines; rescale="baseline")."""

@@ -18,7 +18,7 @@ from support.reference import reference_score
 
 from bart_score.cli import main
 from bart_score.errors import InputError
-from bart_score.meta_eval.selection import (
+from bart_score.meta_eval.selection_grid import (
     Configuration,
     GridPlan,
     ScorerRecord,

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
     from datasets import Dataset
 
-    from ..meta_eval.selection import Configuration, GridPlan, PairKey
+    from ..meta_eval.selection_grid import Configuration, GridPlan, PairKey
     from ..options import ScoringOptions
     from ..score_cache import ResumableScorer
     from ..scorer import ScorerIdentity
@@ -86,7 +86,7 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
         if given:
             raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --select")
         return {}
-    from ..meta_eval.selection import benchmark_grids, build_grid, check_aspects, lone_configuration
+    from ..meta_eval.selection_grid import benchmark_grids, build_grid, check_aspects, lone_configuration
     from ..templates import template_sides
 
     if args.metrics_csv:
@@ -150,7 +150,7 @@ def run_select(
     """--select: the grid's pairs counted (and refused over --max-pairs) before any model loads; each checkpoint's
     pairs scored in one planned call through the score cache, after a small sample that measures the speed; the
     configuration chosen on the development documents per benchmark and aspect, reported on the held-out ones."""
-    from ..meta_eval.selection import render, report_csv
+    from ..meta_eval.selection_grid import render, report_csv
     from ..meta_eval.split import split_shortfall
 
     command = f"bartscore {args.command}"
@@ -203,7 +203,7 @@ def _planner(
 ) -> Planner:
     """How a checkpoint's share of the grid is planned: its configurations over the benchmarks' texts (detokenized
     where the release does), for a scorer's identity."""
-    from ..meta_eval.selection import GridPlan, prepared_texts
+    from ..meta_eval.selection_grid import GridPlan, prepared_texts
 
     texts = prepared_texts(datasets, args.detokenize)
 
@@ -219,7 +219,7 @@ def _count_pairs(
 ) -> int:
     """The distinct pairs the grid needs, counted before any model loads (from what the options tell of the scorers'
     identities) and said, with the grid's size."""
-    from ..meta_eval.selection import ScorerRecord
+    from ..meta_eval.selection_grid import ScorerRecord
 
     chat = engine_options(args).chat_settings
     known = ScorerRecord(  # what the pairs depend on that the options tell before a model loads
@@ -246,7 +246,7 @@ def _score_checkpoint(
     """The share of the grid of the checkpoint args.model names, scored in one planned call through the score cache
     after a sample that measures the speed; or the exit status of a run that stops here (the checkpoint cannot be
     loaded, scoring stopped, or a rank other than 0 under torchrun, where rank 0 reports)."""
-    from ..meta_eval.selection import engine_arguments
+    from ..meta_eval.selection_grid import engine_arguments
     from ..score_cache import ResumableScorer
 
     scorer, status = load_scorer(args)
@@ -285,7 +285,7 @@ def _measure_speed(
     about how long the rest takes."""
     import time
 
-    from ..meta_eval.selection import engine_arguments
+    from ..meta_eval.selection_grid import engine_arguments
 
     sample = pairs[:SPEED_SAMPLE_PAIRS]
     start = time.perf_counter()
@@ -317,9 +317,9 @@ def _report(
     signatures: Mapping[str, Mapping[str, str]],
     total: int,
 ) -> dict[str, Any]:
-    """The run's report: the choice per benchmark and aspect (bart_score.meta_eval.selection.select), the grid's
+    """The run's report: the choice per benchmark and aspect (bart_score.meta_eval.selection_grid.select), the grid's
     configurations, their signatures and the run's settings."""
-    from ..meta_eval.selection import select
+    from ..meta_eval.selection_grid import select
 
     settings = request["select"]
     ordered = {name: {c: scores[name][c] for c in grid} for name, grid in settings["grids"].items()}

@@ -13,7 +13,7 @@ modules, in the order a run uses them:
     table        metric rows x benchmark columns beside the paper's numbers; printed, and written as CSV and JSON
     published    the paper's numbers, as data, each with its source
     split        --select's split of the documents into development and held-out parts, and its defaults
-    selection    --select: a configuration chosen on the development part, reported on the held-out part
+    selection_grid  --select: a configuration chosen on the development part, reported on the held-out part
 
 ``bartscore meta-eval`` (bart_score/cli/meta_eval.py, and cli/meta_eval_select.py for --select) runs them;
 ``bart_score.score_cache.ResumableScorer`` makes its scoring resumable. Nothing is imported here, so that the command

@@ -1,5 +1,5 @@
-"""The split of ``bartscore meta-eval --select`` (bart_score.meta_eval.selection) and its defaults, kept apart from the
-scoring and statistics so that the command line reads the defaults without loading them.
+"""The split of ``bartscore meta-eval --select`` (bart_score.meta_eval.selection_grid) and its defaults, kept apart
+from the scoring and statistics so that the command line reads the defaults without loading them.
 
 Each benchmark's documents go to a development part or a held-out part by a seeded hash of the document's key: its
 doc_id, or for WMT19 and data-to-text (where several records judge outputs for one input under different doc_ids)
