@@ -23,12 +23,10 @@ from bart_score.meta_eval.selection_grid import (
     GridPlan,
     ScorerRecord,
     benchmark_grids,
-    bootstrap_interval,
     build_grid,
     lone_configuration,
-    select,
-    value_on,
 )
+from bart_score.meta_eval.selection_statistics import bootstrap_interval, select, value_on
 from bart_score.meta_eval.split import in_development, split_records, split_shortfall
 from bart_score.options import ScoringOptions
 

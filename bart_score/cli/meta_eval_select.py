@@ -86,7 +86,8 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
         if given:
             raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --select")
         return {}
-    from ..meta_eval.selection_grid import benchmark_grids, build_grid, check_aspects, lone_configuration
+    from ..meta_eval.selection_grid import benchmark_grids, build_grid, lone_configuration
+    from ..meta_eval.selection_statistics import check_aspects
     from ..templates import template_sides
 
     if args.metrics_csv:
@@ -150,7 +151,7 @@ def run_select(
     """--select: the grid's pairs counted (and refused over --max-pairs) before any model loads; each checkpoint's
     pairs scored in one planned call through the score cache, after a small sample that measures the speed; the
     configuration chosen on the development documents per benchmark and aspect, reported on the held-out ones."""
-    from ..meta_eval.selection_grid import render, report_csv
+    from ..meta_eval.selection_report import render, report_csv
     from ..meta_eval.split import split_shortfall
 
     command = f"bartscore {args.command}"
@@ -317,9 +318,9 @@ def _report(
     signatures: Mapping[str, Mapping[str, str]],
     total: int,
 ) -> dict[str, Any]:
-    """The run's report: the choice per benchmark and aspect (bart_score.meta_eval.selection_grid.select), the grid's
-    configurations, their signatures and the run's settings."""
-    from ..meta_eval.selection_grid import select
+    """The run's report: the choice per benchmark and aspect (bart_score.meta_eval.selection_statistics.select), the
+    grid's configurations, their signatures and the run's settings."""
+    from ..meta_eval.selection_statistics import select
 
     settings = request["select"]
     ordered = {name: {c: scores[name][c] for c in grid} for name, grid in settings["grids"].items()}
