@@ -106,13 +106,13 @@ class BenchmarkDataError(BARTScoreError, OSError):
     def __init__(
         self,
         *args: object,
-        option: str | None = None,
         reason: str | None = None,
         release: str | None = None,
         release_file: str | None = None,
         cache_path: str | None = None,
+        **fields: object,
     ) -> None:
-        super().__init__(*args, option=option)
+        super().__init__(*args, **fields)  # type: ignore[arg-type]  # the family's own fields (option)
         self.reason, self.release, self.release_file, self.cache_path = reason, release, release_file, cache_path
 
 
