@@ -248,6 +248,18 @@ def test_release_files_that_cannot_be_had_are_said_with_the_flag_of_a_checkout(
     assert "release_dir" not in err.replace("--release-dir", "").replace("--longdoc-release-dir", "")
 
 
+@pytest.mark.parametrize("extra, aggregation", [([], None), (["--aggregation", "mean"], "mean")])
+def test_the_options_carry_the_aggregation_and_none_is_the_releases(tmp_path, extra, aggregation):
+    """Without --aggregation, the options say None, which score_benchmarks reads as the release's choice per
+    benchmark (max for data-to-text); the flag's value otherwise, for every benchmark."""
+    from bart_score.cli import build_parser
+    from bart_score.cli.meta_eval import check
+
+    argv = ["meta-eval", "-b", "bagel", "--no-detokenize", "-m", str(tmp_path / "none"), "-o", str(tmp_path / "t")]
+    _, options = check(build_parser().parse_args([*argv, *extra]))
+    assert options.aggregation == aggregation
+
+
 def test_a_published_row_computed_nowhere_is_said_with_the_flags_that_compute_it():
     from bart_score.cli.meta_eval import how_to_compute
     from bart_score.meta_eval.published import Published

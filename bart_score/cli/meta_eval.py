@@ -178,8 +178,14 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         raise InputError(f"--benchmark: {error}") from None
     long_benchmarks = [name for name in benchmarks if BENCHMARKS[name].long_documents]
     # The long-document benchmarks get a row of faithfulness over source windows besides the usual one. Without
-    # --aggregation, options.aggregation is None: the release's choice per benchmark, which score_benchmarks makes.
-    options = options_from_args(args, rescale=None, **({"long_source": "windows"} if long_benchmarks else {}))
+    # --aggregation, options.aggregation is None (not the library's default, mean): the release's choice per
+    # benchmark, which score_benchmarks makes.
+    options = options_from_args(
+        args,
+        aggregation=args.aggregation,
+        rescale=None,
+        **({"long_source": "windows"} if long_benchmarks else {}),
+    )
     windows = options if long_benchmarks else None
     options = options.replace(long_source=None)
     options.directions_for(has_references=True, has_sources=True)
