@@ -32,7 +32,8 @@
     baselines/       baseline files, made from a corpus, found for a call [files, build, lookup]
     outputs          output files: checked first, written atomically, valid JSON, safe in spreadsheets
     score_cache      resumable scoring: a scorer wrapper backed by an append-only cache file
-    meta_eval/       the meta-evaluation [benchmarks, layouts, scoring, protocol, table, published, split, selection]
+    meta_eval/       the meta-evaluation [definitions, benchmarks, layouts, scoring, protocol, table, published, split,
+                     selection_grid, selection_statistics, selection_report]
     cli/             CLI [arguments, requests, score, compare, baseline, meta_eval, meta_eval_select, meta_eval_common]
     evaluate_metric  the evaluate.Metric under bartscore.py's metric (imports evaluate; nothing here imports it)
     __main__         ``python -m bart_score``: the command line

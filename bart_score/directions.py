@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,8 +22,8 @@ from .errors import InputTypeError
 from .inputs import reference_lists, text_list
 from .long_source import WindowPlan, plan_windows
 from .options import ScoringOptions
-from .pair_groups import GroupKey, Pair, score_pair_groups
-from .scorer import IdentifiedScorer, Scorer
+from .pair_groups import GroupKey, Pair, PairCall, call_scores, plan_pair_groups
+from .scorer import IdentifiedScorer, Scorer, ScorerIdentity
 from .signature import Signature
 
 
@@ -34,6 +35,28 @@ def aggregate(values: np.ndarray, counts: Sequence[int], how: str) -> np.ndarray
     if how == "max":
         return np.maximum.reduceat(values, starts)
     return np.add.reduceat(values, starts) / np.asarray(counts)
+
+
+@dataclass(frozen=True)
+class DirectionsPlan:
+    """The pairs a request needs, as one engine call, and what turns their scores into its results (plan_directions
+    makes it, direction_results finishes it).
+
+    scorer: the identity the pairs and the signature are for; options: the request's, its directions and aggregation
+    resolved; call: the engine call; wanted: the directions scored (f_score's precision and recall among them);
+    reference_counts: each prediction's references; windows: long_source="windows"'s plan; reference_pairs:
+    rescale="corpus"'s samples, scored in the same call; baseline: rescale="baseline"'s file; point_directions: the
+    directions that need reference points."""
+
+    scorer: ScorerIdentity
+    options: ScoringOptions
+    call: PairCall
+    wanted: frozenset[str]
+    reference_counts: list[int]
+    windows: WindowPlan | None
+    reference_pairs: rescale.ReferencePairs | None
+    baseline: Baseline | None
+    point_directions: list[str]
 
 
 def score_directions(
@@ -58,18 +81,37 @@ def score_directions(
     long_source="windows" scores faithfulness against windows of the source (bart_score.long_source): the result adds
     ``faithfulness_sentences`` and ``faithfulness_windows`` (per prediction, the sentences scored and the distinct
     windows they were scored against) and a ``long:`` field to the signature. The other directions are computed as
-    usual."""
+    usual.
+
+    In three steps: plan_directions (the pairs this request needs), one scorer.score call, direction_results (the
+    results from those scores)."""
+    plan = plan_directions(scorer, predictions, references, sources, options, **keywords)
+    scores = call_scores(scorer, plan.call, plan.options)
+    return None if scores is None else direction_results(plan, scores)
+
+
+def plan_directions(
+    scorer: ScorerIdentity,
+    predictions: Sequence[str],
+    references: Sequence[str | Sequence[str]] | None = None,
+    sources: Sequence[str] | None = None,
+    options: ScoringOptions | None = None,
+    **keywords: Any,
+) -> DirectionsPlan:
+    """The pairs a score_directions request needs (same arguments), as one engine call, with what turns their scores
+    into its results; every check of the request is made here, before anything is scored (a missing or mismatched
+    baseline costs no model time). Nothing is scored: the scorer's identity is all it reads."""
     options = ScoringOptions.resolve(options, **keywords)
     predictions, references, sources = _checked_texts(predictions, references, sources)
     options = options.replace(
-        directions=options.directions_for(has_references=references is not None, has_sources=sources is not None)
+        directions=options.directions_for(has_references=references is not None, has_sources=sources is not None),
+        aggregation=options.aggregation or "mean",  # None: the caller's own, which is mean here
     )
     assert options.directions is not None  # resolved just above
     point_directions = rescale.point_directions(options.directions)
     baseline = _checked_baseline(scorer, options, point_directions)
 
     wanted = _scored_directions(options.directions)
-    ref_counts = [len(refs) for refs in references] if references is not None else []
     groups = _direction_pairs(wanted, predictions, references, sources)
     plan = None
     if options.windows is not None:
@@ -82,17 +124,32 @@ def score_directions(
             options, predictions, sources, references, point_directions, rescale.scored_by_direction(scorer)
         )
         groups.update(reference_pairs.samples)
-    averaged = score_pair_groups(scorer, groups, options)
-    if averaged is None:
-        return None
+    return DirectionsPlan(
+        scorer=scorer,
+        options=options,
+        call=plan_pair_groups(scorer, groups, options),
+        wanted=frozenset(wanted),
+        reference_counts=[len(refs) for refs in references] if references is not None else [],
+        windows=plan,
+        reference_pairs=reference_pairs,
+        baseline=baseline,
+        point_directions=point_directions,
+    )
 
-    scores = _aggregated_scores(averaged, wanted, ref_counts, plan, options.aggregation)
-    result = _raw_fields(scores, options.directions, plan)
+
+def direction_results(plan: DirectionsPlan, scores: Sequence[float]) -> dict[str, Any]:
+    """A planned request's results (what score_directions returns), from the scores of its call's pairs (one per pair,
+    in the call's order)."""
+    options = plan.options
+    assert options.directions is not None and options.aggregation is not None  # plan_directions resolved them
+    averaged = plan.call.averaged(scores)
+    aggregated = _aggregated_scores(averaged, plan.wanted, plan.reference_counts, plan.windows, options.aggregation)
+    result = _raw_fields(aggregated, options.directions, plan.windows)
     rescale_label = None
     if options.rescale:
-        points, rescale_label = _reference_points(baseline, reference_pairs, averaged)
-        result |= _rescaled_fields(scores, options.directions, point_directions, points)
-    result["signature"] = signature(scorer, options, ref_counts, rescale_label).format()
+        points, rescale_label = _reference_points(plan.baseline, plan.reference_pairs, averaged)
+        result |= _rescaled_fields(aggregated, options.directions, plan.point_directions, points)
+    result["signature"] = signature(plan.scorer, options, plan.reference_counts, rescale_label).format()
     return result
 
 
@@ -111,7 +168,7 @@ def _checked_texts(
     return checked_predictions, checked_references, checked_sources
 
 
-def _checked_baseline(scorer: Scorer, options: ScoringOptions, point_directions: list[str]) -> Baseline | None:
+def _checked_baseline(scorer: ScorerIdentity, options: ScoringOptions, point_directions: list[str]) -> Baseline | None:
     """rescale="baseline"'s file, found and checked before any scoring, so that a missing or mismatched baseline costs
     no model time; None for any other rescale."""
     if options.rescale != "baseline":
@@ -251,11 +308,13 @@ def _mean(values: np.ndarray) -> float:
 
 
 def signature(
-    scorer: Scorer, options: ScoringOptions, ref_counts: Sequence[int] = (), rescale_label: str | None = None
+    scorer: ScorerIdentity, options: ScoringOptions, ref_counts: Sequence[int] = (), rescale_label: str | None = None
 ) -> Signature:
-    """A sacrebleu-style reproducibility signature for a result of `scorer` under `options` (its directions resolved),
-    rescaled with the reference points that rescale_label names; with long_source="windows", its settings."""
+    """A sacrebleu-style reproducibility signature for a result of `scorer` under `options` (its directions and
+    aggregation resolved), rescaled with the reference points that rescale_label names; with long_source="windows",
+    its settings."""
     assert options.directions is not None, "signature() takes options with their directions resolved"
+    assert options.aggregation is not None, "signature() takes options with their aggregation resolved"
     return Signature(
         checkpoint=scorer.model_label,
         directions=options.directions,

@@ -122,7 +122,24 @@ class BaselineDirectionsError(BaselineError):
 
 
 class BenchmarkDataError(BARTScoreError, OSError):
-    """A benchmark's files are not here and cannot be fetched, or are not what they should be."""
+    """A benchmark's files are not here and cannot be fetched, or are not what they should be.
+
+    For a release file that cannot be had here, what a front end needs to say in its own words how to get it (the
+    message ends with the library's: bart_score.meta_eval.benchmarks.how_to_get): reason, the message before that;
+    release, the release's key (meta_eval.benchmarks.RELEASES); release_file, the file's path in the release;
+    cache_path, where the download cache keeps it (None where a release checkout lacks it)."""
+
+    def __init__(
+        self,
+        *args: object,
+        reason: str | None = None,
+        release: str | None = None,
+        release_file: str | None = None,
+        cache_path: str | None = None,
+        **fields: object,
+    ) -> None:
+        super().__init__(*args, **fields)  # type: ignore[arg-type]  # the family's own fields (option)
+        self.reason, self.release, self.release_file, self.cache_path = reason, release, release_file, cache_path
 
 
 class CacheFileError(BARTScoreError, ValueError):

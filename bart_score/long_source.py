@@ -317,13 +317,13 @@ def plan_windows(
             f"long_source='windows': {cut} sentence(s) ran over {PIECE_CHARS} characters without an end the "
             f"splitter finds, and were cut at a space",
             LongSourceWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     if plan.short_sources:
         warnings.warn(
             f"long_source='windows': {plan.short_sources} distinct source(s) have fewer sentences than one window "
             f"spans ({window_size(settings.window)}): their windows are cut at the source's edges",
             LongSourceWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return plan

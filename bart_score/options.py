@@ -409,10 +409,11 @@ class ScoringOptions(CheckedOptions):
         ),
         field="directions",
     )
-    aggregation: str = option(
+    aggregation: str | None = option(
         "mean",
-        doc='"mean" or "max" over several references (f_score is the mean of the aggregated precision and recall)',
-        check=_one_of(AGGREGATIONS),
+        doc='"mean" or "max" over several references (f_score is the mean of the aggregated precision and recall), or '
+        "None for the caller's own (\"mean\"; meta-evaluation: the release's for each benchmark)",
+        check=_one_of((*AGGREGATIONS, None), says=f"one of {AGGREGATIONS}"),
         flag=Flag(
             "--aggregation",
             choices=AGGREGATIONS,

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError, RescaleWarning
-from .scorer import Scorer
+from .scorer import ScorerIdentity
 
 DEFAULT_PAIRS = 1000
 DEFAULT_SEED = 12345
@@ -131,9 +131,9 @@ def rescaled_scores(
                 f"unrelated text {point.unrelated:.4f}, so this model does not tell a copy from an unrelated text "
                 f"here; its rescaled scores are NaN",
                 RescaleWarning,
-                stacklevel=4,  # the caller of BARTScorer.score_directions
+                stacklevel=6,  # the caller of BARTScorer.score_directions (through direction_results)
             )
-        warn_if_degenerate(direction, point, "the rescaling", stacklevel=4)
+        warn_if_degenerate(direction, point, "the rescaling", stacklevel=6)
         rescaled[direction] = point.rescale(values)
     if "f_score" in scores:
         rescaled["f_score"] = (rescaled["precision"] + rescaled["recall"]) / 2
@@ -218,7 +218,7 @@ def corpus_documents(
     return documents
 
 
-def scored_by_direction(scorer: Scorer) -> bool:
+def scored_by_direction(scorer: ScorerIdentity) -> bool:
     """Whether `scorer` scores each direction under an instruction of its own (chat scoring), so that its reference
     points need samples scored for each direction (sample_reference_pairs' by_direction)."""
     return scorer.instructions is not None

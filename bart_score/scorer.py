@@ -1,12 +1,14 @@
 """What the library's scoring functions call on a scorer, as Protocols that the scorers satisfy structurally: the
-engine (bart_score.engine.BARTScorer), the score cache's wrapper (bart_score.score_cache.ResumableScorer) and
-meta-eval's view of one configuration of a grid (bart_score.meta_eval.selection).
+engine (bart_score.engine.BARTScorer) and the score cache's wrapper (bart_score.score_cache.ResumableScorer).
 
-Scorer: what scoring a call's directions takes (bart_score.directions, bart_score.pair_groups, meta-eval's
-score_benchmarks): the pairs' scores, under the scorer's language codes or chat instructions, the signature's fields,
-and the device its model runs on. IdentifiedScorer: a Scorer that also says which model it is, with which token
-policy, max_length and options (PolicyOptions: what sets the token policy), the settings a baseline file is made for
-(bart_score.baselines; rescale="baseline"). Meta-eval's view is a Scorer only: it never rescales."""
+ScorerIdentity: what planning a call's pairs and signing its results take (bart_score.directions' plan_directions
+and direction_results): the scorer's label, language codes, chat instructions, signature fields, and the device its
+model runs on (where long_source="windows" runs its retriever); meta-eval's grid plans with the identity its options
+give before a model loads (bart_score.meta_eval.selection_grid). Scorer: a ScorerIdentity that scores the pairs
+(bart_score.directions, bart_score.pair_groups, meta-eval's score_benchmarks).
+IdentifiedScorer: a Scorer that also says which model it is, with which token policy, max_length and options
+(PolicyOptions: what sets the token policy), the settings a baseline file is made for (bart_score.baselines;
+rescale="baseline")."""
 
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ if TYPE_CHECKING:
     import torch
 
 
-class Scorer(Protocol):
-    """What scoring a call's directions takes of a scorer (see the module's text)."""
+class ScorerIdentity(Protocol):
+    """What planning a call's pairs and signing its results take of a scorer (see the module's text)."""
 
     @property
     def model_label(self) -> str:
@@ -47,6 +49,10 @@ class Scorer(Protocol):
     def signature_fields(self) -> list[str]:
         """The signature's fields that describe the scorer rather than one call's options."""
         ...
+
+
+class Scorer(ScorerIdentity, Protocol):
+    """What scoring a call's directions takes of a scorer: its identity, and the pairs' scores."""
 
     def score(
         self,

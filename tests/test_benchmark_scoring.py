@@ -7,6 +7,7 @@ from support.meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL
 from support.reference import reference_score
 
 from bart_score.meta_eval.scoring import moses_detokenizer, score_benchmarks
+from bart_score.options import ScoringOptions
 
 TOLERANCE = 1e-5
 
@@ -78,3 +79,40 @@ def test_options_apply_to_every_benchmark(scorer, reference_model, benchmark_dat
     assert set(scores["summeval"]) == {"precision", "recall"}
     assert np.max(np.abs(scores["summeval"]["precision"] - expected)) < TOLERANCE
     assert "agg:max" in signatures["summeval"]
+
+
+def test_aggregation_has_one_source_the_options(scorer, benchmark_data):
+    """An options object's aggregation applies to every benchmark (it was once overridden by a keyword of its own);
+    aggregation=None, the default of the keywords, is the release's for each benchmark."""
+    bagel = {"bagel": benchmark_data["bagel"]}
+    release, release_signatures = score_benchmarks(scorer, bagel, detokenize=False)
+    given, given_signatures = score_benchmarks(scorer, bagel, ScoringOptions(aggregation=None), detokenize=False)
+    mean, mean_signatures = score_benchmarks(scorer, bagel, ScoringOptions(aggregation="mean"), detokenize=False)
+    assert "agg:max" in release_signatures["bagel"] and given_signatures == release_signatures
+    assert list(given["bagel"]["f_score"]) == list(release["bagel"]["f_score"])
+    assert "agg:mean" in mean_signatures["bagel"]
+    assert all(m <= r for m, r in zip(mean["bagel"]["f_score"], release["bagel"]["f_score"]))  # a mean is at most a max
+    assert any(m < r for m, r in zip(mean["bagel"]["f_score"], release["bagel"]["f_score"]))
+
+
+def test_the_pairs_are_planned_without_scoring_and_the_results_come_from_their_scores(scorer, benchmark_data):
+    """plan_benchmarks reads only the scorer's identity; benchmark_results from the planned calls' scores is what
+    score_benchmarks gives."""
+    from bart_score.meta_eval.scoring import benchmark_results, plan_benchmarks
+    from bart_score.pair_groups import call_scores
+
+    class IdentityOnly:  # no score(): planning must not score
+        model_label, source_lang, target_lang, instructions = scorer.model_label, None, None, None
+
+        def signature_fields(self):
+            return scorer.signature_fields()
+
+    plan = plan_benchmarks(IdentityOnly(), benchmark_data, detokenize=False)
+    assert len(plan.requests) == 2  # faithfulness (SummEval), f_score (BAGEL and WMT19)
+    scores = [call_scores(scorer, request.plan.call, request.plan.options) for request in plan.requests]
+    results, signatures = benchmark_results(plan, scores)
+    expected, expected_signatures = score_benchmarks(scorer, benchmark_data, detokenize=False)
+    assert signatures == expected_signatures
+    assert {name: {d: list(v) for d, v in by.items()} for name, by in results.items()} == {
+        name: {d: list(v) for d, v in by.items()} for name, by in expected.items()
+    }

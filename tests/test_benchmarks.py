@@ -199,7 +199,13 @@ def test_offline_without_a_copy_names_the_file_and_how_to_get_it(tmp_path, monke
     assert "SUM/SummEval/data.pkl of the BARTScore release" in message
     assert str(tmp_path / "SUM" / "SummEval" / "data.pkl") in message
     assert f"{benchmarks.RELEASE_URL}SUM/SummEval/data.pkl" in message
-    assert "--release-dir" in message and "HF_HUB_OFFLINE is set" in message
+    assert "or point release_dir / $BARTSCORE_RELEASE_DIR at a checkout" in message
+    assert "HF_HUB_OFFLINE is set" in message
+    # What a front end says it from in its own words: the reason, and which file of which release is missing where.
+    assert message.startswith(error.value.reason + " Download ")
+    assert (error.value.option, error.value.release) == ("release_dir", "bartscore")
+    assert error.value.release_file == "SUM/SummEval/data.pkl"
+    assert error.value.cache_path == str(tmp_path / "SUM" / "SummEval" / "data.pkl")
 
 
 @contextlib.contextmanager
@@ -224,9 +230,15 @@ def test_download_is_checked_then_cached(tmp_path, monkeypatch):
         content = handle.read()
     genuine = dataclasses.replace(
         benchmarks.BENCHMARKS["realsumm"],
-        file=benchmarks.ReleaseFile(
-            "SUM/REALSumm/data.pkl", benchmarks.git_blob_sha1(content), hashlib.sha256(content).hexdigest()
-        ),
+        files={
+            "judgments": (
+                benchmarks.ReleaseFile(
+                    path="SUM/REALSumm/data.pkl",
+                    git_blob_sha1=benchmarks.git_blob_sha1(content),
+                    sha256=hashlib.sha256(content).hexdigest(),
+                ),
+            )
+        },
     )
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)

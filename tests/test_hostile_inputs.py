@@ -25,7 +25,8 @@ from bart_score.errors import (
     CheckpointLoadError,
     InputError,
 )
-from bart_score.meta_eval.benchmarks import load_benchmark, read_release_pickle
+from bart_score.meta_eval.benchmarks import load_benchmark
+from bart_score.meta_eval.layouts import read_release_pickle
 from bart_score.reading import MAX_JSON_DEPTH, parse_json, read_bounded
 from bart_score.score_cache import ResumableScorer, read_cache_file
 from bart_score.tables import read_table

@@ -191,8 +191,10 @@ def test_release_files_are_checked_and_named(tmp_path, monkeypatch):
         "is not data/human_eval_results/LongSciVerify/pubmed_reviewer_1.csv of the LongDocFACTScore release" in message
     )
     assert "ffcb1b7fe46eb4e1a8a5c97efa32bded95e755ea" in message
-    with pytest.raises(BenchmarkDataError, match=r"lacks data/human_eval_results/LongEval.*--longdoc-release-dir"):
+    with pytest.raises(BenchmarkDataError, match=r"lacks data/human_eval_results/LongEval") as error:
         load_benchmark("longeval-pubmed", release_dir=str(folder))
+    assert "or point release_dir / $LONGDOCFACTSCORE_RELEASE_DIR at a checkout" in str(error.value)
+    assert (error.value.release, error.value.cache_path) == ("longdocfactscore", None)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(BenchmarkDataError, match=r"of the LongDocFACTScore release\) are not at .*HF_HUB_OFFLINE"):
         load_benchmark("longeval-pubmed", cache_dir=str(tmp_path / "cache"))
@@ -210,7 +212,7 @@ def test_a_release_checkout_with_genuine_files_is_read(tmp_path, monkeypatch):
         return dataclasses.replace(file, git_blob_sha1=benchmarks.git_blob_sha1(content), sha256=None)
 
     replaced = dataclasses.replace(
-        benchmark, file=genuine(benchmark.file), other_files=tuple(map(genuine, benchmark.other_files))
+        benchmark, files={role: tuple(map(genuine, files)) for role, files in benchmark.files.items()}
     )
     monkeypatch.setitem(benchmarks.BENCHMARKS, "longeval-pubmed", replaced)
     monkeypatch.setenv(benchmarks.LONGDOC_DIR_ENV, str(folder))

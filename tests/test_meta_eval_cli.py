@@ -223,6 +223,54 @@ def test_usage_errors_are_found_before_any_model_loads(tmp_path, capsys, extra, 
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.xdist_group("evaluate")  # loads the benchmark with datasets
+@pytest.mark.parametrize(
+    "benchmark, checkout",
+    [
+        ("wmt19-kk-en", "--release-dir / $BARTSCORE_RELEASE_DIR"),
+        ("longeval-pubmed", "--longdoc-release-dir / $LONGDOCFACTSCORE_RELEASE_DIR"),
+    ],
+)
+def test_release_files_that_cannot_be_had_are_said_with_the_flag_of_a_checkout(
+    tmp_path, capsys, monkeypatch, benchmark, checkout
+):
+    """The library names a checkout by its keyword (release_dir); the command line by the flag of that release's."""
+    for name in ("BARTSCORE_RELEASE_DIR", "LONGDOCFACTSCORE_RELEASE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    cache = tmp_path / "cache"
+    argv = ["meta-eval", "-b", benchmark, "--data-cache", str(cache), "-m", str(tmp_path / "none")]
+    assert main([*argv, "-o", str(tmp_path / "t")]) == 1
+    err = capsys.readouterr().err
+    assert f"bartscore meta-eval: {benchmark}: " in err
+    assert "and HF_HUB_OFFLINE is set, so they were not downloaded" in err and f"and save it as {cache}{os.sep}" in err
+    assert f"or point {checkout} at a checkout of https://github.com/" in err
+    assert "release_dir" not in err.replace("--release-dir", "").replace("--longdoc-release-dir", "")
+
+
+@pytest.mark.parametrize("extra, aggregation", [([], None), (["--aggregation", "mean"], "mean")])
+def test_the_options_carry_the_aggregation_and_none_is_the_releases(tmp_path, extra, aggregation):
+    """Without --aggregation, the options say None, which score_benchmarks reads as the release's choice per
+    benchmark (max for data-to-text); the flag's value otherwise, for every benchmark."""
+    from bart_score.cli import build_parser
+    from bart_score.cli.meta_eval import check
+
+    argv = ["meta-eval", "-b", "bagel", "--no-detokenize", "-m", str(tmp_path / "none"), "-o", str(tmp_path / "t")]
+    _, options = check(build_parser().parse_args([*argv, *extra]))
+    assert options.aggregation == aggregation
+
+
+def test_a_published_row_computed_nowhere_is_said_with_the_flags_that_compute_it():
+    from bart_score.cli.meta_eval import how_to_compute
+    from bart_score.meta_eval.published import Published
+
+    prompted = Published("summeval/coherence", "BARTScore+CNN+Prompt", 0.5, "Table 4", variant="cnn", prompt="summary")
+    assert how_to_compute(prompted, "cnn") == "not run here; run with -m cnn --prompt summary"  # its checkpoint ran
+    assert how_to_compute(prompted, "vanilla").startswith("not run here; run with -m cnn --prompt summary (checkpoint ")
+    named = Published("realsumm/litepyramid_recall", "ROUGE-1", 0.5, "Table 4", release_key="rouge1_r")
+    assert how_to_compute(named, "cnn") == "give its scores as a --metrics-csv column named rouge1_r to compare"
+
+
 def test_matching_a_metrics_csv_takes_time_linear_in_the_records():
     from bart_score.cli.meta_eval import metric_rows
 

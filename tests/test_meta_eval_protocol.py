@@ -377,3 +377,35 @@ def test_the_text_table_keeps_a_space_between_benchmark_titles():
     heading = render(report, columns, [row]).splitlines()
     titles = heading[heading.index(next(line for line in heading if line.startswith("Table 5"))) + 1]
     assert titles.split() == ["Rank19", "QAGS-CNN", "QAGS-XSUM"]
+
+
+def test_a_published_row_computed_nowhere_says_what_would_compute_it_in_the_callers_words(benchmark_data):
+    """The library names a variant and prompt set, or a metrics row named as the release names it; a front end says
+    the same in its own words (the command line's -m, --prompt and --metrics-csv)."""
+    from bart_score.meta_eval.published import Published
+    from bart_score.meta_eval.table import MetricRow, build_report, how_to_compute_here
+
+    datasets = {"summeval": benchmark_data["summeval"]}
+    row = MetricRow("BARTScore tiny", "bartscore", scores={"summeval": [0.0] * datasets["summeval"].num_rows})
+    report, _ = build_report(datasets, [row], with_significance=False)
+    notes = {entry["name"]: entry["note"] for entry in report["rows"]}
+    assert notes["BARTScore+CNN (paper)"] == "paper only: not run here; score variant 'cnn'"
+    assert notes["BERTScore (paper)"] == "paper only: give its scores as a MetricRow of origin 'metrics-csv' to compare"
+    prompted = Published("summeval/coherence", "BARTScore+CNN+Prompt", 0.5, "Table 4", variant="cnn", prompt="summary")
+    assert how_to_compute_here(prompted) == "not run here; score variant 'cnn' with prompt 'summary'"
+    named = Published("realsumm/litepyramid_recall", "ROUGE-1", 0.5, "Table 4", release_key="rouge1_r")
+    assert (
+        how_to_compute_here(named)
+        == "give its scores as a MetricRow of origin 'metrics-csv' named 'rouge1_r' to compare"
+    )
+
+    asked = []
+    report, _ = build_report(
+        datasets,
+        [row],
+        how_to_compute=lambda entry: asked.append(entry.metric) or f"ask for {entry.metric}",
+        with_significance=False,
+    )
+    notes = {entry["name"]: entry["note"] for entry in report["rows"]}
+    assert notes["BERTScore (paper)"] == "paper only: ask for BERTScore"
+    assert {"BARTScore+CNN", "BERTScore"} <= set(asked)

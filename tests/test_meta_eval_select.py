@@ -17,16 +17,17 @@ from support.meta_eval_fixtures import summeval_like
 from support.reference import reference_score
 
 from bart_score.cli import main
-from bart_score.meta_eval.selection import (
+from bart_score.errors import InputError
+from bart_score.meta_eval.selection_grid import (
     Configuration,
     GridPlan,
+    ScorerRecord,
     benchmark_grids,
-    bootstrap_interval,
     build_grid,
-    select,
-    value_on,
+    lone_configuration,
 )
-from bart_score.meta_eval.split import in_development, split_records
+from bart_score.meta_eval.selection_statistics import bootstrap_interval, select, value_on
+from bart_score.meta_eval.split import in_development, split_records, split_shortfall
 from bart_score.options import ScoringOptions
 
 ASPECTS = ("coherence", "consistency", "fluency", "relevance")
@@ -86,6 +87,22 @@ def test_wmt_segments_are_split_by_their_source_sentence():
     sources.update({records["source"][row]: "held-out" for row in held_out})
     assert len({records["source"][row] for row in development} & {records["source"][row] for row in held_out}) == 0
     assert sources == {f"sentence {s}": reference_part(f"sentence {s}", 0, 0.5) for s in range(20)}
+
+
+def test_a_part_under_five_documents_is_refused_with_the_counts_and_the_option_that_mends_it():
+    records = summary_records(6)
+    development = sum(reference_part(f"d{doc}", 0, 0.5) == "development" for doc in range(6))
+    short = "development" if development < 5 else "held-out"
+    count = development if development < 5 else 6 - development
+    problem = f"summeval: the {short} part has {count} documents of 6 (dev fraction 0.5, seed 0)"
+    with pytest.raises(InputError) as error:
+        split_records("summeval", records, 0.5, seed=0)
+    assert str(error.value).startswith(problem) and error.value.option == "dev_fraction"
+    assert str(error.value).endswith(
+        "selection needs at least 5 in each part: give more documents or another dev_fraction"
+    )
+    assert split_shortfall("summeval", records, 0.5, seed=0).startswith(problem)
+    assert split_shortfall("summeval", summary_records(60), 0.5, seed=0) is None
 
 
 def noisy_scores(records, aspect, noise, seed):
@@ -168,6 +185,17 @@ def test_select_chooses_the_planted_configuration_and_matches_a_plain_loop():
     assert all(reference_part(doc, 11, 0.5) == "development" for doc in split["development"])
 
 
+def test_a_grid_without_a_choice_is_refused_by_one_rule():
+    """lone_configuration is the rule; select() says it in the library's words, the command line in its own (below)."""
+    records = summary_records(60)
+    only = Configuration("m", "m", "faithfulness")
+    grids = {"summeval": [only, Configuration("m", "m", "recall")], "realsumm": [only]}
+    assert lone_configuration(grids) == ("realsumm", "m faithfulness")
+    assert lone_configuration({"summeval": grids["summeval"]}) is None
+    with pytest.raises(InputError, match=r"^summeval: the grid has one configuration \(m faithfulness\), so there is "):
+        select({"summeval": records}, {"summeval": {only: noisy_scores(records, "coherence", 1.0, seed=0)}})
+
+
 def test_the_plan_holds_each_distinct_pair_once_with_its_chat_instruction():
     sources = ["First article.", "Second article.", "First article."]  # a repeated source: its pairs once
     hypotheses = ["One.", "Two.", "One."]
@@ -178,8 +206,8 @@ def test_the_plan_holds_each_distinct_pair_once_with_its_chat_instruction():
     )
     grids = benchmark_grids(grid, ["summeval"])
     assert len(grids["summeval"]) == 8  # two instructions x (no prompt, both phrases, each phrase)
-    identity = {"model_label": "m", "signature_fields": [], "source_lang": None, "target_lang": None}
-    plan = GridPlan(texts, grids, ScoringOptions(), None, {**identity, "instructions": instructions})
+    identity = ScorerRecord(model_label="m", fields=(), source_lang=None, target_lang=None, instructions=instructions)
+    plan = GridPlan(texts, grids, ScoringOptions(aggregation=None), identity)
     expected = set()
     for instruction in (instructions["faithfulness"], "Do {condition}"):
         for source, hypothesis in zip(sources, hypotheses):

@@ -32,6 +32,26 @@ PREDICTIONS = ["A cat sat on a mat.", "The team won.", "The market was high."]
 REFERENCES = [["The cat was on the mat."], ["They won the game.", "The team won a game."], ["Markets were high."]]
 
 
+def test_a_request_is_planned_without_scoring_and_finished_from_its_pairs_scores(copier):
+    """score_directions is plan_directions (which reads only the scorer's identity), one engine call, and
+    direction_results: the same result, rescaling samples included."""
+    from bart_score.directions import direction_results, plan_directions
+
+    class IdentityOnly:  # no score(): planning must not score
+        model_label, source_lang, target_lang, instructions = copier.model_label, None, None, None
+
+        def signature_fields(self):
+            return copier.signature_fields()
+
+    directions = ("faithfulness", "precision", "recall")
+    request = dict(references=REFERENCES, sources=SOURCES, prompt=["In other words"], rescale="corpus")
+    plan = plan_directions(IdentityOnly(), PREDICTIONS, **request)
+    groups = set(plan.call.spans)  # each direction's pairs, and the reference points' samples
+    assert set(directions) < groups and all(isinstance(g, tuple) for g in groups - set(directions))
+    scores = copier.score(plan.call.conditions, plan.call.targets)
+    assert direction_results(plan, scores) == score_directions(copier, PREDICTIONS, **request)
+
+
 def rescaled_by_hand(raw, unrelated, copy):
     return [(x - unrelated) / (copy - unrelated) for x in raw]
 

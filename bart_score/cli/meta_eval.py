@@ -11,13 +11,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CacheFileError, InputError
+from ..errors import BenchmarkDataError, CacheFileError, InputError
 from ..meta_eval.benchmarks import (
     BENCHMARKS,
     DATA_CACHE_ENV,
     GROUPS,
     LONGDOC_DIR_ENV,
     RELEASE_DIR_ENV,
+    how_to_get,
     resolve_benchmarks,
 )
 from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
@@ -34,11 +35,14 @@ if TYPE_CHECKING:
     from datasets import Dataset
 
     from ..engine import BARTScorer
+    from ..meta_eval.published import Published
     from ..meta_eval.table import MetricRow
     from ..options import ScoringOptions
     from ..score_cache import ResumableScorer
 
 DEFAULT_OUTPUT_DIR = "meta-eval"
+# The option that names a checkout of each release (meta_eval.benchmarks.RELEASES), as the command line says it.
+RELEASE_DIR_FLAGS = {"bartscore": "--release-dir", "longdocfactscore": "--longdoc-release-dir"}
 _CHECKPOINT_VARIANTS = {"facebook/bart-large": "vanilla", "facebook/bart-large-cnn": "cnn"}
 
 
@@ -118,9 +122,11 @@ def add_parser(
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the benchmarks' data comes from: the releases' checkouts, the download cache, or the user's own files."""
     data = parser.add_argument_group("benchmark data (default: downloaded once from the release into a cache)")
-    data.add_argument("--release-dir", metavar="DIR", help=f"a checkout of the release (or ${RELEASE_DIR_ENV})")
     data.add_argument(
-        "--longdoc-release-dir",
+        RELEASE_DIR_FLAGS["bartscore"], metavar="DIR", help=f"a checkout of the release (or ${RELEASE_DIR_ENV})"
+    )
+    data.add_argument(
+        RELEASE_DIR_FLAGS["longdocfactscore"],
         metavar="DIR",
         help=f"a checkout of the LongDocFACTScore release, for its long-document benchmarks (or ${LONGDOC_DIR_ENV})",
     )
@@ -170,11 +176,15 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         benchmarks = resolve_benchmarks(args.benchmark)
     except ValueError as error:
         raise InputError(f"--benchmark: {error}") from None
-    # --aggregation's default is the release's choice per benchmark, which score_benchmarks makes.
     long_benchmarks = [name for name in benchmarks if BENCHMARKS[name].long_documents]
-    # The long-document benchmarks get a row of faithfulness over source windows besides the usual one.
+    # The long-document benchmarks get a row of faithfulness over source windows besides the usual one. Without
+    # --aggregation, options.aggregation is None (not the library's default, mean): the release's choice per
+    # benchmark, which score_benchmarks makes.
     options = options_from_args(
-        args, aggregation="mean", rescale=None, **({"long_source": "windows"} if long_benchmarks else {})
+        args,
+        aggregation=args.aggregation,
+        rescale=None,
+        **({"long_source": "windows"} if long_benchmarks else {}),
     )
     windows = options if long_benchmarks else None
     options = options.replace(long_source=None)
@@ -185,9 +195,9 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         raise InputError(f"--save-every must be a positive integer, got {args.save_every}")
     _check_detokenizer(args, benchmarks)
     data_files = _data_files(args.data, benchmarks)
-    for option, folder in (("--release-dir", args.release_dir), ("--longdoc-release-dir", args.longdoc_release_dir)):
+    for release, folder in release_dirs(args).items():
         if folder and not os.path.isdir(folder):
-            raise InputError(f"{option} {folder!r} is not a folder")
+            raise InputError(f"{RELEASE_DIR_FLAGS[release]} {folder!r} is not a folder")
     check_input_files([("--metrics-csv", args.metrics_csv)])
     metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
     prefix, cache = _output_paths(args, data_files)
@@ -202,6 +212,11 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
         "select": select,
     }
     return request, options
+
+
+def release_dirs(args: argparse.Namespace) -> dict[str, str | None]:
+    """The checkout of each release that the command line names (RELEASE_DIR_FLAGS), or None."""
+    return {"bartscore": args.release_dir, "longdocfactscore": args.longdoc_release_dir}
 
 
 def _check_detokenizer(args: argparse.Namespace, benchmarks: Sequence[str]) -> None:
@@ -224,7 +239,7 @@ def _data_files(items: Sequence[str], benchmarks: Sequence[str]) -> dict[str, st
         name, _, path = item.partition("=")
         if not path or name.lower() not in benchmarks:
             raise InputError(f"--data {item!r}: give NAME=FILE with NAME one of the benchmarks run ({benchmarks})")
-        folder = BENCHMARKS[name.lower()].long_documents
+        folder = not BENCHMARKS[name.lower()].single_file
         if not (os.path.isdir(path) if folder else os.path.isfile(path)):
             raise InputError(f"--data {item!r}: {path} is not a {'folder' if folder else 'file'}")
         if not folder:
@@ -376,6 +391,18 @@ def long_document_rows(
     return rows
 
 
+def how_to_compute(entry: Published, variant: str | None) -> str:
+    """What computes a published row that this run does not, as the command line says it (build_report's
+    how_to_compute): its variant's run, with its prompt set and whether its checkpoint is here (the run's own variant
+    is not looked up again), or a --metrics-csv column named as the release names it."""
+    if entry.variant is not None:
+        run = f"-m {entry.variant}" + (f" --prompt {entry.prompt}" if entry.prompt else "")
+        status = f" ({checkpoint_status(entry.variant)})" if entry.variant != variant else ""
+        return f"not run here; run with {run}{status}"
+    hint = f" named {entry.release_key}" if entry.release_key else ""
+    return f"give its scores as a --metrics-csv column{hint} to compare"
+
+
 def checkpoint_status(variant: str) -> str:
     """Whether a paper variant's checkpoint is on this machine (nothing is downloaded to find out)."""
     from huggingface_hub import try_to_load_from_cache
@@ -392,7 +419,6 @@ def checkpoint_status(variant: str) -> str:
 
 def load_datasets(args: argparse.Namespace, request: Mapping[str, Any]) -> dict[str, Dataset] | None:
     """The benchmarks' records, or None after saying why one cannot be had."""
-    from ..errors import BenchmarkDataError
     from ..meta_eval.benchmarks import load_benchmark
 
     datasets = {}
@@ -400,14 +426,23 @@ def load_datasets(args: argparse.Namespace, request: Mapping[str, Any]) -> dict[
         try:
             datasets[name] = load_benchmark(
                 name,
-                release_dir=args.longdoc_release_dir if BENCHMARKS[name].long_documents else args.release_dir,
+                release_dir=release_dirs(args)[BENCHMARKS[name].release],
                 cache_dir=args.data_cache,
                 data_file=request["data_files"].get(name),
             )
         except BenchmarkDataError as error:
-            print(f"bartscore {args.command}: {name}: {error}", file=sys.stderr)
+            print(f"bartscore {args.command}: {name}: {benchmark_data_message(error)}", file=sys.stderr)
             return None
     return datasets
+
+
+def benchmark_data_message(error: BenchmarkDataError) -> str:
+    """A benchmark's data error as the command line says it: how to get a release file that cannot be had names the
+    flag for a checkout of its release."""
+    if error.release is None or error.reason is None or error.release_file is None:
+        return str(error)
+    remedy = how_to_get(error.release, error.release_file, error.cache_path, RELEASE_DIR_FLAGS[error.release])
+    return f"{error.reason} {remedy}"
 
 
 def _bartscore_rows(
@@ -475,9 +510,7 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
     else:
         resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
         try:
-            scores, signatures = score_benchmarks(
-                resumable, datasets, options, aggregation=args.aggregation, detokenize=args.detokenize
-            )
+            scores, signatures = score_benchmarks(resumable, datasets, options, detokenize=args.detokenize)
             long_rows = long_document_rows(args, scorer, resumable, datasets, request, label)
         except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
             return stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
@@ -488,11 +521,10 @@ def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOp
             row.signatures = signatures
         ours += long_rows
 
-    others = {v for v in VARIANTS if v != variant}
     report, text = build_report(
         datasets,
         ours + rows,
-        paper_notes={v: checkpoint_status(v) for v in others},
+        how_to_compute=lambda entry: how_to_compute(entry, variant),
         with_significance=args.significance,
     )
     report["run"] = {

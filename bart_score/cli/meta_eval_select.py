@@ -21,9 +21,10 @@ if TYPE_CHECKING:
     import numpy as np
     from datasets import Dataset
 
-    from ..meta_eval.selection import Configuration, GridPlan, PairKey
+    from ..meta_eval.selection_grid import Configuration, GridPlan, PairKey
     from ..options import ScoringOptions
     from ..score_cache import ResumableScorer
+    from ..scorer import ScorerIdentity
 
 
 def add_select_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,7 +86,8 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
         if given:
             raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --select")
         return {}
-    from ..meta_eval.selection import benchmark_grids, build_grid, check_aspects
+    from ..meta_eval.selection_grid import benchmark_grids, build_grid, lone_configuration
+    from ..meta_eval.selection_statistics import check_aspects
     from ..templates import template_sides
 
     if args.metrics_csv:
@@ -110,13 +112,13 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
         names=model_name,
     )
     grids = benchmark_grids(grid, benchmarks)
-    for name, configurations in grids.items():
-        if len(configurations) < 2:
-            raise InputError(
-                f"--select: the grid has one configuration for {name} ({configurations[0].name}), so there is "
-                f"nothing to select; plain meta-eval (without --select) gives its value, or widen the grid with -d, "
-                f"-p/--prompt-phrases, several -m or --instructions"
-            )
+    lone = lone_configuration(grids)
+    if lone is not None:
+        raise InputError(
+            f"--select: the grid has one configuration for {lone[0]} ({lone[1]}), so there is nothing to select; plain "
+            "meta-eval (without --select) gives its value, or widen the grid with -d, -p/--prompt-phrases, several -m "
+            "or --instructions"
+        )
     return {
         "grid": grid,
         "grids": grids,
@@ -129,7 +131,7 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
 # How many of a checkpoint's first pairs are scored alone to measure this machine's pairs per second.
 SPEED_SAMPLE_PAIRS = 64
 # A function of (checkpoint, the scorer's identity) that plans that checkpoint's share of the grid.
-Planner = Callable[[str, Mapping[str, Any]], "GridPlan"]
+Planner = Callable[[str, "ScorerIdentity"], "GridPlan"]
 
 
 @dataclass
@@ -149,18 +151,16 @@ def run_select(
     """--select: the grid's pairs counted (and refused over --max-pairs) before any model loads; each checkpoint's
     pairs scored in one planned call through the score cache, after a small sample that measures the speed; the
     configuration chosen on the development documents per benchmark and aspect, reported on the held-out ones."""
-    from ..errors import InputError
-    from ..meta_eval.selection import render, report_csv
-    from ..meta_eval.split import split_records
+    from ..meta_eval.selection_report import render, report_csv
+    from ..meta_eval.split import split_shortfall
 
     command = f"bartscore {args.command}"
     settings = request["select"]
-    try:
-        for name, dataset in datasets.items():
-            split_records(name, dataset, settings["dev_fraction"], settings["seed"])
-    except InputError as error:
-        print(f"{command}: error: {error}", file=sys.stderr)
-        return 2
+    for name, dataset in datasets.items():
+        shortfall = split_shortfall(name, dataset, settings["dev_fraction"], settings["seed"])
+        if shortfall is not None:
+            print(f"{command}: error: {shortfall}: give more documents or another --dev-fraction", file=sys.stderr)
+            return 2
     plan = _planner(args, options, settings["grids"], datasets)
     total = _count_pairs(command, args, plan, settings["grids"])
     if total > settings["max_pairs"]:
@@ -204,13 +204,13 @@ def _planner(
 ) -> Planner:
     """How a checkpoint's share of the grid is planned: its configurations over the benchmarks' texts (detokenized
     where the release does), for a scorer's identity."""
-    from ..meta_eval.selection import GridPlan, prepared_texts
+    from ..meta_eval.selection_grid import GridPlan, prepared_texts
 
     texts = prepared_texts(datasets, args.detokenize)
 
-    def plan(checkpoint: str, identity: Mapping[str, Any]) -> GridPlan:
+    def plan(checkpoint: str, identity: ScorerIdentity) -> GridPlan:
         ours = {name: [c for c in grid if c.checkpoint == checkpoint] for name, grid in grids.items()}
-        return GridPlan(texts, ours, options, args.aggregation, identity)
+        return GridPlan(texts, ours, options, identity)
 
     return plan
 
@@ -220,14 +220,16 @@ def _count_pairs(
 ) -> int:
     """The distinct pairs the grid needs, counted before any model loads (from what the options tell of the scorers'
     identities) and said, with the grid's size."""
+    from ..meta_eval.selection_grid import ScorerRecord
+
     chat = engine_options(args).chat_settings
-    known = {  # what the pairs depend on that the options tell before a model loads
-        "model_label": "",
-        "signature_fields": [],
-        "source_lang": args.source_lang,
-        "target_lang": args.target_lang,
-        "instructions": dict(chat.instructions) if chat else None,
-    }
+    known = ScorerRecord(  # what the pairs depend on that the options tell before a model loads
+        model_label="",
+        fields=(),
+        source_lang=args.source_lang,
+        target_lang=args.target_lang,
+        instructions=dict(chat.instructions) if chat else None,
+    )
     counts = {checkpoint: len(plan(checkpoint, known).pairs) for checkpoint in args.models}
     total = sum(counts.values())
     sizes = ", ".join(f"{len(grid)} configurations on {name}" for name, grid in grids.items())
@@ -245,21 +247,14 @@ def _score_checkpoint(
     """The share of the grid of the checkpoint args.model names, scored in one planned call through the score cache
     after a sample that measures the speed; or the exit status of a run that stops here (the checkpoint cannot be
     loaded, scoring stopped, or a rank other than 0 under torchrun, where rank 0 reports)."""
-    from ..meta_eval.selection import engine_arguments
+    from ..meta_eval.selection_grid import engine_arguments
     from ..score_cache import ResumableScorer
 
     scorer, status = load_scorer(args)
     if scorer is None:
         return status
     resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
-    identity = {
-        "model_label": scorer.model_label,
-        "signature_fields": scorer.signature_fields(),
-        "source_lang": scorer.source_lang,
-        "target_lang": scorer.target_lang,
-        "instructions": scorer.instructions,
-    }
-    checkpoint_plan = plan(args.model, identity)
+    checkpoint_plan = plan(args.model, scorer)
     pairs = checkpoint_plan.ordered_pairs()
     try:
         _measure_speed(command, args.model, resumable, pairs, options)
@@ -291,7 +286,7 @@ def _measure_speed(
     about how long the rest takes."""
     import time
 
-    from ..meta_eval.selection import engine_arguments
+    from ..meta_eval.selection_grid import engine_arguments
 
     sample = pairs[:SPEED_SAMPLE_PAIRS]
     start = time.perf_counter()
@@ -323,9 +318,9 @@ def _report(
     signatures: Mapping[str, Mapping[str, str]],
     total: int,
 ) -> dict[str, Any]:
-    """The run's report: the choice per benchmark and aspect (bart_score.meta_eval.selection.select), the grid's
-    configurations, their signatures and the run's settings."""
-    from ..meta_eval.selection import select
+    """The run's report: the choice per benchmark and aspect (bart_score.meta_eval.selection_statistics.select), the
+    grid's configurations, their signatures and the run's settings."""
+    from ..meta_eval.selection_statistics import select
 
     settings = request["select"]
     ordered = {name: {c: scores[name][c] for c in grid} for name, grid in settings["grids"].items()}

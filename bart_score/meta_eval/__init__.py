@@ -2,16 +2,24 @@
 with the human judgments of the BARTScore release, by the release's protocol, beside the published numbers. Its
 modules, in the order a run uses them:
 
-    benchmarks  the release's human judgments (REALSumm, SummEval, NeR18, Rank19, QAGS, BAGEL, SFRES, SFHOT, WMT19) as
-                datasets, checked against the release's checksums
-    layouts     one reader per layout of the release files (the pickled summaries, data-to-text and DARR records, and
-                LongDocFACTScore's CSV and JSON files), which benchmarks picks from
-    scoring     BARTScore for every record of the benchmarks, the way the release's scripts compute it
-    protocol    the release's correlation measures and significance test, on scipy.stats
-    table       metric rows x benchmark columns beside the paper's numbers; printed, and written as CSV and JSON
-    published   the paper's numbers, as data, each with its source
-    split       --select's split of the documents into development and held-out parts, and its defaults
-    selection   --select: a configuration chosen on the development part, reported on the held-out part
+    definitions           what a benchmark, a release and a release file are, as plain data (imports nothing of
+                          the package)
+    benchmarks            the releases' benchmarks (REALSumm, SummEval, NeR18, Rank19, QAGS, BAGEL, SFRES, SFHOT,
+                          WMT19, and LongDocFACTScore's), each with its files by role and its reader; their human
+                          judgments as datasets, checked against the releases' checksums
+    layouts               one reader per layout of the release files (the pickled summaries, data-to-text and DARR
+                          records, and LongDocFACTScore's CSV and JSON files), which each benchmark holds
+    scoring               BARTScore for every record of the benchmarks, the way the release's scripts compute it
+    protocol              the release's correlation measures and significance test, on scipy.stats
+    table                 metric rows x benchmark columns beside the paper's numbers; printed, and written as CSV and
+                          JSON
+    published             the paper's numbers, as data, each with its source
+    split                 --select's split of the documents into development and held-out parts, and its defaults
+    selection_grid        --select's candidates (checkpoints, directions, prompts, instructions) and the plan that
+                          scores them all in one engine call per checkpoint
+    selection_statistics  --select's choice on the development part, reported on the held-out part with bootstrap
+                          intervals
+    selection_report      --select's table, printed, and written as CSV
 
 ``bartscore meta-eval`` (bart_score/cli/meta_eval.py, and cli/meta_eval_select.py for --select) runs them;
 ``bart_score.score_cache.ResumableScorer`` makes its scoring resumable. Nothing is imported here, so that the command

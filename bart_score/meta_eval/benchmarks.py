@@ -2,8 +2,10 @@
 ``datasets.Dataset``s.
 
 The release (github.com/neulab/BARTScore) ships each benchmark as a pickled dict, ``data.pkl``, in one of three
-layouts (SUM/README.md, D2T/README.md, WMT/README.md of the release). ``load_benchmark(name)`` finds the file, checks
-it against the release's checksum, and returns one row per scored text with these columns:
+layouts (SUM/README.md, D2T/README.md, WMT/README.md of the release). Each benchmark (a ``Benchmark``, see
+meta_eval.definitions) names its files by role and holds the reader of its layout (meta_eval.layouts).
+``load_benchmark(name)`` finds the files, checks them against the release's checksums, and has the benchmark's reader
+return one row per scored text with these columns:
 
     doc_id      the release's document key, as text
     system      the system's name ("correct"/"incorrect" for Rank19, "0" for QAGS, "" for data-to-text, whose records
@@ -37,19 +39,23 @@ the release's script would make that summary's score NaN, and with it the whole 
 from __future__ import annotations
 
 import hashlib
-import io
 import os
-import pickle
 import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING
 
 from ..errors import BenchmarkDataError, InputError
-from ..reading import read_bounded
-from .layouts import LONG_ROWS, ROWS, given_file
+from .definitions import Benchmark, Paths, Reader, Release, ReleaseFile
+from .layouts import (
+    read_bytes,
+    read_darr,
+    read_data_to_text,
+    read_longeval,
+    read_longsciverify,
+    read_summaries,
+)
 
 if TYPE_CHECKING:  # the [meta-eval] extra; load_benchmark imports it when it runs
     from datasets import Dataset
@@ -64,226 +70,252 @@ LONGDOC_COMMIT = "62e441d9558eb94a8b32b5dd5f9b18b33ef3e082"
 LONGDOC_DIR_ENV = "LONGDOCFACTSCORE_RELEASE_DIR"
 _OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
-
-@dataclass(frozen=True)
-class Release:
-    """A public repository, at a pinned commit, whose files benchmarks are read from."""
-
-    title: str
-    repository: str
-    commit: str
-    url: str  # where its raw files are, at the commit
-    dir_env: str  # the environment variable naming a checkout of it
-    dir_option: str  # the command line's option naming one
-    cache_prefix: str  # its cache folder: <prefix>-<commit[:7]>
-
-
 RELEASES = {
     "bartscore": Release(
-        "BARTScore", RELEASE_REPOSITORY, RELEASE_COMMIT, RELEASE_URL, RELEASE_DIR_ENV, "--release-dir", "release"
+        title="BARTScore",
+        repository=RELEASE_REPOSITORY,
+        commit=RELEASE_COMMIT,
+        url=RELEASE_URL,
+        dir_env=RELEASE_DIR_ENV,
+        cache_prefix="release",
     ),
     "longdocfactscore": Release(
-        "LongDocFACTScore",
-        LONGDOC_REPOSITORY,
-        LONGDOC_COMMIT,
-        f"https://raw.githubusercontent.com/{LONGDOC_REPOSITORY}/{LONGDOC_COMMIT}/",
-        LONGDOC_DIR_ENV,
-        "--longdoc-release-dir",
-        "longdocfactscore",
+        title="LongDocFACTScore",
+        repository=LONGDOC_REPOSITORY,
+        commit=LONGDOC_COMMIT,
+        url=f"https://raw.githubusercontent.com/{LONGDOC_REPOSITORY}/{LONGDOC_COMMIT}/",
+        dir_env=LONGDOC_DIR_ENV,
+        cache_prefix="longdocfactscore",
     ),
 }
 
 
-@dataclass(frozen=True)
-class ReleaseFile:
-    """A file of the release at RELEASE_COMMIT. sha256 and size are None for the files that the snapshot this list
-    was made from lacked (it omits files of 4 MiB and more); the git blob id, from the release's tree, covers all."""
-
-    path: str
-    git_blob_sha1: str
-    sha256: str | None = None
-    size: int | None = None
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """One benchmark: where its judgments are, and how the paper scores and correlates it.
-
-    protocol: how metric scores meet human scores (see meta_eval.protocol). directions, aggregation, detokenize:
-    how the release's scripts compute BARTScore for it (SUM/score.py, D2T/score.py, WMT/score.py). release: the key
-    of its release in RELEASES; other_files: the files besides `file` that it is read from."""
-
-    name: str
-    title: str
-    layout: str  # "summaries", "data-to-text" or "darr": the release's three pickle layouts
-    protocol: str
-    aspects: tuple
-    file: ReleaseFile
-    directions: tuple
-    aggregation: str  # over several references
-    detokenize: bool  # the release detokenizes texts with Moses before BARTScore (SUM and D2T, not WMT)
-    paper_table: str
-    release: str = "bartscore"
-    other_files: tuple = ()
-
-    @property
-    def long_documents(self) -> bool:
-        """Whether its sources are long documents (LongDocFACTScore's benchmarks)."""
-        return self.release == "longdocfactscore"
-
-
 def _summarization(
+    *,
     name: str,
     title: str,
-    folder: str,
     protocol: str,
     aspects: tuple[str, ...],
-    blob: str,
-    sha256: str,
-    size: int,
+    file: ReleaseFile,
     directions: tuple[str, ...],
-    table: str,
-    aggregation: str = "mean",
+    paper_table: str,
 ) -> Benchmark:
-    file = ReleaseFile(f"SUM/{folder}/data.pkl", blob, sha256, size)
-    return Benchmark(name, title, "summaries", protocol, aspects, file, directions, aggregation, True, table)
+    """A benchmark of the release's SUM/ folder: summaries, judged per document; mean over references, detokenized."""
+    return Benchmark(
+        name=name,
+        title=title,
+        layout="summaries",
+        protocol=protocol,
+        aspects=aspects,
+        files={"judgments": (file,)},
+        read=read_summaries,
+        directions=directions,
+        aggregation="mean",
+        detokenize=True,
+        paper_table=paper_table,
+    )
 
 
-def _data_to_text(name: str, title: str, blob: str, sha256: str, size: int) -> Benchmark:
-    file = ReleaseFile(f"D2T/{title}/data.pkl", blob, sha256, size)
-    aspects = ("informativeness", "naturalness", "quality")
-    # D2T/score.py takes the best reference ("We take the max when combining the multi-reference results").
-    return Benchmark(name, title, "data-to-text", "spearman", aspects, file, ("f_score",), "max", True, "6")
+def _data_to_text(*, name: str, title: str, file: ReleaseFile) -> Benchmark:
+    """A benchmark of the release's D2T/ folder: texts from meaning representations, Spearman over all texts."""
+    return Benchmark(
+        name=name,
+        title=title,
+        layout="data-to-text",
+        protocol="spearman",
+        aspects=("informativeness", "naturalness", "quality"),
+        files={"judgments": (file,)},
+        read=read_data_to_text,
+        directions=("f_score",),
+        # D2T/score.py takes the best reference ("We take the max when combining the multi-reference results").
+        aggregation="max",
+        detokenize=True,
+        paper_table="6",
+    )
 
 
-def _translation(pair: str, blob: str, sha256: str | None = None, size: int | None = None) -> Benchmark:
-    file = ReleaseFile(f"WMT/{pair}/data.pkl", blob, sha256, size)
-    return Benchmark(f"wmt19-{pair}", pair, "darr", "kendall_like", ("darr",), file, ("f_score",), "mean", False, "3")
+def _translation(*, pair: str, file: ReleaseFile) -> Benchmark:
+    """A language pair of the release's WMT/ folder: DARR judgments of WMT19, scored on the texts as they are."""
+    return Benchmark(
+        name=f"wmt19-{pair}",
+        title=pair,
+        layout="darr",
+        protocol="kendall_like",
+        aspects=("darr",),
+        files={"judgments": (file,)},
+        read=read_darr,
+        directions=("f_score",),
+        aggregation="mean",
+        detokenize=False,
+        paper_table="3",
+    )
 
 
 _FACT = ("fact",)
 _ALL: tuple[Benchmark, ...] = (
     _summarization(
-        "realsumm",
-        "REALSumm",
-        "REALSumm",
-        "summary_level",
-        ("litepyramid_recall",),
-        "0e476e1afb671fbe00b639b19cf42dab70e28f94",
-        "1f9c97d27e8fe3ade81f76ea33dc6d3b5b333a602b1c568130306039bd701942",
-        1510489,
-        ("recall",),
-        "4",
+        name="realsumm",
+        title="REALSumm",
+        protocol="summary_level",
+        aspects=("litepyramid_recall",),
+        file=ReleaseFile(
+            path="SUM/REALSumm/data.pkl",
+            git_blob_sha1="0e476e1afb671fbe00b639b19cf42dab70e28f94",
+            sha256="1f9c97d27e8fe3ade81f76ea33dc6d3b5b333a602b1c568130306039bd701942",
+            size=1510489,
+        ),
+        directions=("recall",),
+        paper_table="4",
     ),
     _summarization(
-        "summeval",
-        "SummEval",
-        "SummEval",
-        "summary_level",
-        ("coherence", "consistency", "fluency", "relevance"),
-        "db2fb5c267c023391b802258c94d73b6897b4ae6",
-        "008f1639a3352f0248cac88b74ff431c27287a027a888902ef425a26005f0acf",
-        1176833,
-        ("faithfulness",),
-        "4",
+        name="summeval",
+        title="SummEval",
+        protocol="summary_level",
+        aspects=("coherence", "consistency", "fluency", "relevance"),
+        file=ReleaseFile(
+            path="SUM/SummEval/data.pkl",
+            git_blob_sha1="db2fb5c267c023391b802258c94d73b6897b4ae6",
+            sha256="008f1639a3352f0248cac88b74ff431c27287a027a888902ef425a26005f0acf",
+            size=1176833,
+        ),
+        directions=("faithfulness",),
+        paper_table="4",
     ),
     _summarization(
-        "newsroom",
-        "NeR18",
-        "Newsroom",
-        "summary_level",
-        ("coherence", "fluency", "informativeness", "relevance"),
-        "e2ac937d66786296335928538fc5974c0cddae3f",
-        "277795f19d17fef0077061708d468e020c90071854508e774f4addae8a4a0ed5",
-        419155,
-        ("faithfulness",),
-        "4",
+        name="newsroom",
+        title="NeR18",
+        protocol="summary_level",
+        aspects=("coherence", "fluency", "informativeness", "relevance"),
+        file=ReleaseFile(
+            path="SUM/Newsroom/data.pkl",
+            git_blob_sha1="e2ac937d66786296335928538fc5974c0cddae3f",
+            sha256="277795f19d17fef0077061708d468e020c90071854508e774f4addae8a4a0ed5",
+            size=419155,
+        ),
+        directions=("faithfulness",),
+        paper_table="4",
     ),
     _summarization(
-        "rank19",
-        "Rank19",
-        "Rank19",
-        "pairwise_accuracy",
-        _FACT,
-        "ae6251e55137c98ed1c8751278502d5a3f283fdd",
-        "19f2a41a6ebc33e69f04b53829dd47844df4b7a3f8fc8225776b66f34e88ff0d",
-        149521,
-        ("faithfulness",),
-        "5",
+        name="rank19",
+        title="Rank19",
+        protocol="pairwise_accuracy",
+        aspects=_FACT,
+        file=ReleaseFile(
+            path="SUM/Rank19/data.pkl",
+            git_blob_sha1="ae6251e55137c98ed1c8751278502d5a3f283fdd",
+            sha256="19f2a41a6ebc33e69f04b53829dd47844df4b7a3f8fc8225776b66f34e88ff0d",
+            size=149521,
+        ),
+        directions=("faithfulness",),
+        paper_table="5",
     ),
     _summarization(
-        "qags-cnn",
-        "QAGS-CNN",
-        "QAGS_CNN",
-        "pearson",
-        _FACT,
-        "67d518ab176bc489b26cf30f3ff60f9decdf4341",
-        "51deeef7dd0b181ac4072db234e41cb128b44ee42854a71d01d37371f5b53289",
-        515731,
-        ("faithfulness",),
-        "5",
+        name="qags-cnn",
+        title="QAGS-CNN",
+        protocol="pearson",
+        aspects=_FACT,
+        file=ReleaseFile(
+            path="SUM/QAGS_CNN/data.pkl",
+            git_blob_sha1="67d518ab176bc489b26cf30f3ff60f9decdf4341",
+            sha256="51deeef7dd0b181ac4072db234e41cb128b44ee42854a71d01d37371f5b53289",
+            size=515731,
+        ),
+        directions=("faithfulness",),
+        paper_table="5",
     ),
     _summarization(
-        "qags-xsum",
-        "QAGS-XSUM",
-        "QAGS_XSUM",
-        "pearson",
-        _FACT,
-        "d3f983004c060cfbb3fecf4d319e35dac41f5603",
-        "9a49d4b689b093380dfb8627327ce94c8ef1af91cde9cc4ddd0f293b1ac17733",
-        557039,
-        ("faithfulness",),
-        "5",
+        name="qags-xsum",
+        title="QAGS-XSUM",
+        protocol="pearson",
+        aspects=_FACT,
+        file=ReleaseFile(
+            path="SUM/QAGS_XSUM/data.pkl",
+            git_blob_sha1="d3f983004c060cfbb3fecf4d319e35dac41f5603",
+            sha256="9a49d4b689b093380dfb8627327ce94c8ef1af91cde9cc4ddd0f293b1ac17733",
+            size=557039,
+        ),
+        directions=("faithfulness",),
+        paper_table="5",
     ),
     _data_to_text(
-        "bagel",
-        "BAGEL",
-        "04644cf35dcee13ae5264c32bdf3574474694fef",
-        "67f2bc57e47501ba3afb00fabb9a4790db2b0828b982799d76c0efe3c6e89ee1",
-        289110,
+        name="bagel",
+        title="BAGEL",
+        file=ReleaseFile(
+            path="D2T/BAGEL/data.pkl",
+            git_blob_sha1="04644cf35dcee13ae5264c32bdf3574474694fef",
+            sha256="67f2bc57e47501ba3afb00fabb9a4790db2b0828b982799d76c0efe3c6e89ee1",
+            size=289110,
+        ),
     ),
     _data_to_text(
-        "sfres",
-        "SFRES",
-        "4e614c3512914328d37254dcd5203639413bab14",
-        "7712d435ff79bb0b42191b8b868c1fe7ae26ae6399829a9b74fd6cb6d76690da",
-        1189812,
+        name="sfres",
+        title="SFRES",
+        file=ReleaseFile(
+            path="D2T/SFRES/data.pkl",
+            git_blob_sha1="4e614c3512914328d37254dcd5203639413bab14",
+            sha256="7712d435ff79bb0b42191b8b868c1fe7ae26ae6399829a9b74fd6cb6d76690da",
+            size=1189812,
+        ),
     ),
     _data_to_text(
-        "sfhot",
-        "SFHOT",
-        "3e51ea981f2fc0645f72f535e633b4e3bea46fd1",
-        "00492d3f73341198663eca78cf07cef83a0b4834a6ba15a33a1ea79257f62e61",
-        1900431,
+        name="sfhot",
+        title="SFHOT",
+        file=ReleaseFile(
+            path="D2T/SFHOT/data.pkl",
+            git_blob_sha1="3e51ea981f2fc0645f72f535e633b4e3bea46fd1",
+            sha256="00492d3f73341198663eca78cf07cef83a0b4834a6ba15a33a1ea79257f62e61",
+            size=1900431,
+        ),
     ),
     # de-en, fi-en, ru-en and zh-en are 4 MiB or more: only their git blob ids are known here.
-    _translation("de-en", "4f2b44dd24cb1ad519fbf0eb33a24553fc6c587c"),
-    _translation("fi-en", "fa62c0e76aa97d28c623eeb301652daede2888e3"),
     _translation(
-        "gu-en",
-        "dee1b62ac92dbed5bb88929cb4ac72d1c2980672",
-        "9a3995e133a2bfc280cfbe57d1b7027d812ab075b54c3b1841471b3b9d6a0e44",
-        3083502,
+        pair="de-en",
+        file=ReleaseFile(path="WMT/de-en/data.pkl", git_blob_sha1="4f2b44dd24cb1ad519fbf0eb33a24553fc6c587c"),
     ),
     _translation(
-        "kk-en",
-        "06f52b75d1ce0dc2d039caeff2e8c5fa1c42acd8",
-        "cac631542aa21a1a712d724e5b0cd95198544d03abb22cf007b5a5acc53181e7",
-        1934187,
+        pair="fi-en",
+        file=ReleaseFile(path="WMT/fi-en/data.pkl", git_blob_sha1="fa62c0e76aa97d28c623eeb301652daede2888e3"),
     ),
     _translation(
-        "lt-en",
-        "e6eb35ba3efc9a2aefe08c5ef9092e01d088ef8b",
-        "ea0b47ae5618fc64f1a37ee6699b6078ae59ba243771b6402194393b90ff144f",
-        3844714,
+        pair="gu-en",
+        file=ReleaseFile(
+            path="WMT/gu-en/data.pkl",
+            git_blob_sha1="dee1b62ac92dbed5bb88929cb4ac72d1c2980672",
+            sha256="9a3995e133a2bfc280cfbe57d1b7027d812ab075b54c3b1841471b3b9d6a0e44",
+            size=3083502,
+        ),
     ),
-    _translation("ru-en", "f89f0238e4a2d500e66058913869a181e2437636"),
-    _translation("zh-en", "9da3ae841dbcab64090f8f255418d25d0be1168c"),
+    _translation(
+        pair="kk-en",
+        file=ReleaseFile(
+            path="WMT/kk-en/data.pkl",
+            git_blob_sha1="06f52b75d1ce0dc2d039caeff2e8c5fa1c42acd8",
+            sha256="cac631542aa21a1a712d724e5b0cd95198544d03abb22cf007b5a5acc53181e7",
+            size=1934187,
+        ),
+    ),
+    _translation(
+        pair="lt-en",
+        file=ReleaseFile(
+            path="WMT/lt-en/data.pkl",
+            git_blob_sha1="e6eb35ba3efc9a2aefe08c5ef9092e01d088ef8b",
+            sha256="ea0b47ae5618fc64f1a37ee6699b6078ae59ba243771b6402194393b90ff144f",
+            size=3844714,
+        ),
+    ),
+    _translation(
+        pair="ru-en",
+        file=ReleaseFile(path="WMT/ru-en/data.pkl", git_blob_sha1="f89f0238e4a2d500e66058913869a181e2437636"),
+    ),
+    _translation(
+        pair="zh-en",
+        file=ReleaseFile(path="WMT/zh-en/data.pkl", git_blob_sha1="9da3ae841dbcab64090f8f255418d25d0be1168c"),
+    ),
 )
 
 
 def _longdoc_file(path: str, blob: str, sha256: str, size: int) -> ReleaseFile:
-    return ReleaseFile(f"data/{path}", blob, sha256, size)
+    return ReleaseFile(path=f"data/{path}", git_blob_sha1=blob, sha256=sha256, size=size)
 
 
 _REVIEWERS = {
@@ -329,56 +361,68 @@ _ARTICLES = {
 _SIZES = {"pubmed": (60253, 689775), "arxiv": (55250, 1072690)}
 
 
+def _long_document(
+    *, name: str, title: str, layout: str, files: dict[str, tuple[ReleaseFile, ...]], read: Reader
+) -> Benchmark:
+    """A benchmark of the LongDocFACTScore release: factuality of long documents' summaries, Kendall's tau-b."""
+    return Benchmark(
+        name=name,
+        title=title,
+        layout=layout,
+        protocol="kendall",
+        aspects=("factuality",),
+        files=files,
+        read=read,
+        directions=("faithfulness",),
+        aggregation="mean",
+        detokenize=False,
+        paper_table="long",
+        release="longdocfactscore",
+        long_documents=True,
+    )
+
+
 def _longsciverify(corpus: str) -> Benchmark:
-    reviewers = [
+    reviewers = tuple(
         _longdoc_file(f"human_eval_results/LongSciVerify/{corpus}_reviewer_{n}.csv", blob, sha256, _SIZES[corpus][0])
         for n, (blob, sha256) in enumerate(_REVIEWERS[corpus], start=1)
-    ]
+    )
     articles = _longdoc_file(f"raw_data/LongSciVerify/{corpus}_test.json", *_ARTICLES[corpus], _SIZES[corpus][1])
-    return Benchmark(
-        f"longsciverify-{corpus}",
-        f"LongSciVerify-{'PubMed' if corpus == 'pubmed' else 'arXiv'}",
-        "longsciverify",
-        "kendall",
-        ("factuality",),
-        reviewers[0],
-        ("faithfulness",),
-        "mean",
-        False,
-        "long",
-        "longdocfactscore",
-        (*reviewers[1:], articles),
+    return _long_document(
+        name=f"longsciverify-{corpus}",
+        title=f"LongSciVerify-{'PubMed' if corpus == 'pubmed' else 'arXiv'}",
+        layout="longsciverify",
+        files={"reviewers": reviewers, "articles": (articles,)},
+        read=read_longsciverify,
     )
 
 
 _LONG = (
     _longsciverify("pubmed"),
     _longsciverify("arxiv"),
-    Benchmark(
-        "longeval-pubmed",
-        "LongEval-PubMed",
-        "longeval",
-        "kendall",
-        ("factuality",),
-        _longdoc_file(
-            "human_eval_results/LongEval/pubmed_fine_scores.json",
-            "4c461a73745ce880ae38268f248faa97ed1a084d",
-            "bf10a2f43213ac5dd5109fd31c848df79f47e526edcda6c9c7c75675ae800093",
-            6267,
-        ),
-        ("faithfulness",),
-        "mean",
-        False,
-        "long",
-        "longdocfactscore",
-        (
-            _longdoc_file(
-                "raw_data/LongEval/pubmed_summary_src_doc_data.json",
-                "43422a2687a5a3f07ab76c21e2c4515ed5e51be2",
-                "d9fcdc1aec99f24c654d4c8e6904ed88a42973a58ae466697c14508ffabffaa5",
-                1252915,
+    _long_document(
+        name="longeval-pubmed",
+        title="LongEval-PubMed",
+        layout="longeval",
+        files={
+            "scores": (
+                _longdoc_file(
+                    "human_eval_results/LongEval/pubmed_fine_scores.json",
+                    "4c461a73745ce880ae38268f248faa97ed1a084d",
+                    "bf10a2f43213ac5dd5109fd31c848df79f47e526edcda6c9c7c75675ae800093",
+                    6267,
+                ),
             ),
-        ),
+            "texts": (
+                _longdoc_file(
+                    "raw_data/LongEval/pubmed_summary_src_doc_data.json",
+                    "43422a2687a5a3f07ab76c21e2c4515ed5e51be2",
+                    "d9fcdc1aec99f24c654d4c8e6904ed88a42973a58ae466697c14508ffabffaa5",
+                    1252915,
+                ),
+            ),
+        },
+        read=read_longeval,
     ),
 )
 _ALL = (*_ALL, *_LONG)
@@ -412,9 +456,9 @@ def default_cache_dir(release: str = "bartscore") -> str:
 def release_file_path(
     name: str, *, release_dir: str | None = None, cache_dir: str | None = None, file: ReleaseFile | None = None
 ) -> str:
-    """The path on this machine of a benchmark's release file (`file`, default its main one), checked against its
+    """The path on this machine of a benchmark's release file (`file`, default its first), checked against its
     checksums; downloaded into the cache first if it is nowhere else (and downloads are allowed). BenchmarkDataError
-    says why it cannot be had."""
+    says why it cannot be had, with what a front end needs to say how to get it (see how_to_get)."""
     benchmark = BENCHMARKS[name]
     release = RELEASES[benchmark.release]
     file = file or benchmark.file
@@ -422,23 +466,22 @@ def release_file_path(
     if release_dir:
         path = os.path.join(release_dir, *file.path.split("/"))
         if not os.path.isfile(path):
-            raise BenchmarkDataError(
-                f"{path} does not exist: the release checkout {release_dir!r} lacks {file.path}. "
-                f"{_how_to_get(release, file)}"
-            )
-        _verify(release, file, _read_bytes(path), path)
+            reason = f"{path} does not exist: the release checkout {release_dir!r} lacks {file.path}."
+            raise _unavailable(reason, benchmark.release, file, None)
+        _verify(release, file, read_bytes(path), path)
         return path
     path = os.path.join(cache_dir or default_cache_dir(benchmark.release), *file.path.split("/"))
     if os.path.isfile(path):
-        _verify(release, file, _read_bytes(path), path)
+        _verify(release, file, read_bytes(path), path)
         return path
     offline = [env for env in _OFFLINE_ENVS if os.environ.get(env, "").lower() in ("1", "true", "yes", "on")]
     if offline:
-        raise BenchmarkDataError(
+        reason = (
             f"{benchmark.title}'s human judgments ({file.path} of the {release.title} release) are not at {path}, "
-            f"and {offline[0]} is set, so they were not downloaded. {_how_to_get(release, file, path)}"
+            f"and {offline[0]} is set, so they were not downloaded."
         )
-    data = _download(release, file, path)
+        raise _unavailable(reason, benchmark.release, file, path)
+    data = _download(benchmark.release, file, path)
     _verify(release, file, data, release.url + file.path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".download-")
@@ -448,28 +491,43 @@ def release_file_path(
     return path
 
 
-def _how_to_get(release: Release, file: ReleaseFile, cache_path: str | None = None) -> str:
+def how_to_get(release: str, path: str, cache_path: str | None, checkout: str) -> str:
+    """What gets a release file that is not here, in words: download it from the release (`release`, its key; `path`,
+    the file's path in it) into the cache at cache_path (None: into the release checkout named), or name a checkout of
+    the release by `checkout` (the option that names one: load_benchmark's release_dir, or a front end's own words
+    for it) or by its environment variable."""
+    pinned = RELEASES[release]
     where = f"save it as {cache_path}" if cache_path else "put it there"
     return (
-        f"Download {release.url}{file.path} (the release at commit {release.commit[:7]}) and {where}, or point "
-        f"{release.dir_option} / ${release.dir_env} at a checkout of https://github.com/{release.repository}."
+        f"Download {pinned.url}{path} (the release at commit {pinned.commit[:7]}) and {where}, or point "
+        f"{checkout} / ${pinned.dir_env} at a checkout of https://github.com/{pinned.repository}."
     )
 
 
-def _read_bytes(path: str) -> bytes:
-    return read_bounded(path, error=BenchmarkDataError)
+def _unavailable(reason: str, release: str, file: ReleaseFile, cache_path: str | None) -> BenchmarkDataError:
+    """The error for a release file that cannot be had: the reason, then how to get it in the library's words, with
+    the data a front end says that in its own words from."""
+    return BenchmarkDataError(
+        f"{reason} {how_to_get(release, file.path, cache_path, 'release_dir')}",
+        option="release_dir",
+        reason=reason,
+        release=release,
+        release_file=file.path,
+        cache_path=cache_path,
+    )
 
 
-def _download(release: Release, file: ReleaseFile, cache_path: str) -> bytes:
+def _download(release: str, file: ReleaseFile, cache_path: str) -> bytes:
+    pinned = RELEASES[release]
     try:
-        with urllib.request.urlopen(release.url + file.path, timeout=60) as response:
+        with urllib.request.urlopen(pinned.url + file.path, timeout=60) as response:
             return response.read()
     except (urllib.error.URLError, OSError) as error:
-        reason = getattr(error, "reason", None) or error
-        raise BenchmarkDataError(
-            f"{file.path} of the {release.title} release is not on this machine and could not be downloaded "
-            f"({reason}). {_how_to_get(release, file, cache_path)}"
-        ) from None
+        cause = getattr(error, "reason", None) or error
+        reason = (
+            f"{file.path} of the {pinned.title} release is not on this machine and could not be downloaded ({cause})."
+        )
+        raise _unavailable(reason, release, file, cache_path) from None
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -490,84 +548,29 @@ def _verify(release: Release, file: ReleaseFile, data: bytes, where: str) -> Non
             )
 
 
-class _PlainUnpickler(pickle.Unpickler):
-    """The release's data.pkl files hold dicts, lists, text and numbers; nothing that names a class is unpickled."""
-
-    def find_class(self, module: str, name: str) -> NoReturn:
-        raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name}: a data.pkl holds plain data only")
-
-
-# A data.pkl's texts, counted once for every place they appear in its data, may add up to this many characters per
-# byte of the file (and MIN_TEXT_BUDGET more): the release's files hold each text about once (a character takes a byte
-# or more of the file), while a pickle that reuses one record many times through its memo (two bytes a reference)
-# would unfold into far more text when its rows are built than its size says.
-TEXT_PER_BYTE = 16
-MIN_TEXT_BUDGET = 1 << 20
-
-
-def read_release_pickle(path: str) -> Any:
-    """A data.pkl's content: plain containers, text and numbers only (nothing that names a class or function), from
-    a file of at most MAX_FILE_BYTES whose data, unfolded, holds at most TEXT_PER_BYTE characters of text (and as many
-    containers and values) per byte of the file. BenchmarkDataError names the file and what is wrong."""
-    data = _read_bytes(path)
-    try:
-        content = _PlainUnpickler(io.BytesIO(data)).load()
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, MemoryError, RecursionError) as error:
-        raise BenchmarkDataError(f"{path} is not a readable data.pkl: {error}") from None
-    _check_unfolded_size(content, len(data), path)
-    return content
-
-
-def _check_unfolded_size(content: object, size: int, path: str) -> None:
-    """Walks the data as its rows will read it (a container reached twice is walked twice), without recursion, and
-    stops as soon as its text or its count of values passes the budget of a file of `size` bytes."""
-    budget = TEXT_PER_BYTE * size + MIN_TEXT_BUDGET
-    text, values, pending = 0, 0, [content]
-    while pending:
-        item = pending.pop()
-        values += 1
-        if isinstance(item, (str, bytes)):
-            text += len(item)
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            pending.extend(item)
-        if text > budget or values > budget:
-            raise BenchmarkDataError(
-                f"{path} unfolds into more than {budget:,} characters of text or values from a file of {size:,} "
-                f"bytes: its pickle reuses the same records (or holds itself), which a data.pkl of the release never "
-                f"does; refusing to read it"
-            )
-
-
 def load_benchmark(
     name: str, *, release_dir: str | None = None, cache_dir: str | None = None, data_file: str | None = None
 ) -> Dataset:
     """One benchmark's human judgments as a ``datasets.Dataset`` (the columns are in the module's text).
 
-    data_file: a file in the release's layout to read instead of the release's own (a subset, say); for the
-    LongDocFACTScore benchmarks, a folder holding the release's files at their paths (data/...). It is not checked
-    against the release's checksums."""
+    data_file: a file in the release's layout to read instead of the release's own (a subset, say); for a benchmark
+    read from several files (LongDocFACTScore's), a folder holding the release's files at their paths (data/...). It
+    is not checked against the release's checksums."""
     import datasets
 
     (name,) = resolve_benchmarks([name])
     benchmark = BENCHMARKS[name]
-    if benchmark.long_documents:
-        files = {}
-        for file in (benchmark.file, *benchmark.other_files):
-            if data_file:
-                files[file.path] = given_file(data_file, file, name)
-            else:
-                files[file.path] = release_file_path(name, release_dir=release_dir, cache_dir=cache_dir, file=file)
-        path = data_file or os.path.dirname(files[benchmark.file.path])
-        rows = LONG_ROWS[benchmark.layout](benchmark, files)
+    paths: Paths
+    if data_file:
+        paths = given_paths(benchmark, data_file)
     else:
-        path = data_file or release_file_path(name, release_dir=release_dir, cache_dir=cache_dir)
-        content = read_release_pickle(path)
-        if not isinstance(content, dict) or not content:
-            raise BenchmarkDataError(f"{path} is not in the release's layout: expected a non-empty dict of documents")
-        rows = ROWS[benchmark.layout](benchmark, content, path)
+        paths = {
+            role: tuple(release_file_path(name, release_dir=release_dir, cache_dir=cache_dir, file=f) for f in files)
+            for role, files in benchmark.files.items()
+        }
+    first = next(iter(paths.values()))[0]
+    path = data_file or (first if benchmark.single_file else os.path.dirname(first))
+    rows = benchmark.read(benchmark, paths)
     seen = {}
     for index, key in enumerate(zip(rows["doc_id"], rows["system"])):
         if key in seen:
@@ -585,9 +588,26 @@ def load_benchmark(
     )
     release = RELEASES[benchmark.release]
     if data_file:
-        given = "a folder" if benchmark.long_documents else "a file"
+        given = "a file" if benchmark.single_file else "a folder"
         origin = f"{path} ({given} given for it, not checked against the release)"
     else:
         origin = f"{path} ({benchmark.file.path} of {release.repository}@{release.commit[:7]}, checked)"
     info = datasets.DatasetInfo(description=f"{benchmark.title} human judgments from {origin}", features=features)
     return datasets.Dataset.from_dict(rows, info=info)
+
+
+def given_paths(benchmark: Benchmark, data_file: str) -> Paths:
+    """Where a benchmark's files are when the user gives them (load_benchmark's data_file): a benchmark read from
+    one file is read from that file; one read from several, from a folder that holds them at their release paths."""
+    if benchmark.single_file:
+        return {role: (data_file,) for role in benchmark.files}
+    paths: dict[str, tuple[str, ...]] = {}
+    for role, files in benchmark.files.items():
+        paths[role] = tuple(os.path.join(data_file, *file.path.split("/")) for file in files)
+        for file, path in zip(files, paths[role]):
+            if not os.path.isfile(path):
+                raise BenchmarkDataError(
+                    f"{data_file} is not laid out as the {RELEASES[benchmark.release].title} release: "
+                    f"{benchmark.name} needs {file.path} in it"
+                )
+    return paths

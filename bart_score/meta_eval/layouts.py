@@ -1,21 +1,86 @@
-"""The release files of each benchmark read into rows, one reader per layout: the BARTScore release's pickled
-summaries, data-to-text and DARR records (the documents' fields checked one by one), and the LongDocFACTScore
-release's reviewer CSV files, articles and LongEval JSON files. benchmarks.load_benchmark picks the reader."""
+"""The release files of each benchmark read into rows, one reader per layout, each a Reader (meta_eval.definitions):
+given its benchmark and where the benchmark's files are by role, it returns the rows. The BARTScore release's pickled
+summaries, data-to-text and DARR records (the pickle read as plain data, the documents' fields checked one by one),
+and the LongDocFACTScore release's reviewer CSV files, articles and LongEval JSON files. meta_eval.benchmarks gives
+each benchmark its reader."""
 
 from __future__ import annotations
 
 import csv
 import io
 import math
-import os
+import pickle
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, NoReturn
 
 from ..errors import BenchmarkDataError
-from ..reading import open_bounded, read_json
+from ..reading import open_bounded, read_bounded, read_json
+from .definitions import Benchmark, Paths, Rows
 
-if TYPE_CHECKING:  # annotations only: benchmarks imports this module
-    from .benchmarks import Benchmark, ReleaseFile
+
+class _PlainUnpickler(pickle.Unpickler):
+    """The release's data.pkl files hold dicts, lists, text and numbers; nothing that names a class is unpickled."""
+
+    def find_class(self, module: str, name: str) -> NoReturn:
+        raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name}: a data.pkl holds plain data only")
+
+
+# A data.pkl's texts, counted once for every place they appear in its data, may add up to this many characters per
+# byte of the file (and MIN_TEXT_BUDGET more): the release's files hold each text about once (a character takes a byte
+# or more of the file), while a pickle that reuses one record many times through its memo (two bytes a reference)
+# would unfold into far more text when its rows are built than its size says.
+TEXT_PER_BYTE = 16
+MIN_TEXT_BUDGET = 1 << 20
+
+
+def read_bytes(path: str) -> bytes:
+    """A benchmark file's bytes (at most MAX_FILE_BYTES); BenchmarkDataError says why they cannot be read."""
+    return read_bounded(path, error=BenchmarkDataError)
+
+
+def read_release_pickle(path: str) -> Any:
+    """A data.pkl's content: plain containers, text and numbers only (nothing that names a class or function), from
+    a file of at most MAX_FILE_BYTES whose data, unfolded, holds at most TEXT_PER_BYTE characters of text (and as many
+    containers and values) per byte of the file. BenchmarkDataError names the file and what is wrong."""
+    data = read_bytes(path)
+    try:
+        content = _PlainUnpickler(io.BytesIO(data)).load()
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, MemoryError, RecursionError) as error:
+        raise BenchmarkDataError(f"{path} is not a readable data.pkl: {error}") from None
+    _check_unfolded_size(content, len(data), path)
+    return content
+
+
+def _check_unfolded_size(content: object, size: int, path: str) -> None:
+    """Walks the data as its rows will read it (a container reached twice is walked twice), without recursion, and
+    stops as soon as its text or its count of values passes the budget of a file of `size` bytes."""
+    budget = TEXT_PER_BYTE * size + MIN_TEXT_BUDGET
+    text, values, pending = 0, 0, [content]
+    while pending:
+        item = pending.pop()
+        values += 1
+        if isinstance(item, (str, bytes)):
+            text += len(item)
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            pending.extend(item)
+        if text > budget or values > budget:
+            raise BenchmarkDataError(
+                f"{path} unfolds into more than {budget:,} characters of text or values from a file of {size:,} "
+                f"bytes: its pickle reuses the same records (or holds itself), which a data.pkl of the release never "
+                f"does; refusing to read it"
+            )
+
+
+def _documents(paths: Paths) -> tuple[str, Mapping[Any, Any]]:
+    """(the path, the documents) of a benchmark's data.pkl: a non-empty dict, as every layout of the release is."""
+    (path,) = paths["judgments"]
+    content = read_release_pickle(path)
+    if not isinstance(content, dict) or not content:
+        raise BenchmarkDataError(f"{path} is not in the release's layout: expected a non-empty dict of documents")
+    return path, content
 
 
 def _field(record: object, key: str, path: str, doc_id: object, kind: type | None = None) -> Any:
@@ -35,7 +100,7 @@ def _human(scores: object, aspect: str, path: str, doc_id: object) -> float:
         raise BenchmarkDataError(f"{path}: document {doc_id!r} has a non-numeric {aspect!r}: {value!r}") from None
 
 
-def _new_rows(benchmark: Benchmark) -> dict[str, list[Any]]:
+def _new_rows(benchmark: Benchmark) -> Rows:
     columns = ["doc_id", "system", "source", "references", "hypothesis"]
     return {column: [] for column in [*columns, *(f"human_{a}" for a in benchmark.aspects)]}
 
@@ -67,8 +132,9 @@ def _reference_list(record: object, key: str, path: str, doc_id: object) -> list
     return references
 
 
-def _summaries(benchmark: Benchmark, content: Mapping[Any, Any], path: str) -> dict[str, list[Any]]:
+def read_summaries(benchmark: Benchmark, paths: Paths) -> Rows:
     """SUM/*/data.pkl: {doc_id: {src, ref_summ, [ref_summs,] sys_summs: {system: {sys_summ, scores}}}}."""
+    path, content = _documents(paths)
     rows = _new_rows(benchmark)
     for doc_id, record in content.items():
         source = _field(record, "src", path, doc_id, str)
@@ -85,8 +151,9 @@ def _summaries(benchmark: Benchmark, content: Mapping[Any, Any], path: str) -> d
     return rows
 
 
-def _data_to_text_rows(benchmark: Benchmark, content: Mapping[Any, Any], path: str) -> dict[str, list[Any]]:
+def read_data_to_text(benchmark: Benchmark, paths: Paths) -> Rows:
     """D2T/*/data.pkl: {doc_id: {src, sys_summ, ref_summs, scores}}; the records name no system."""
+    path, content = _documents(paths)
     rows = _new_rows(benchmark)
     for doc_id, record in content.items():
         source = _field(record, "src", path, doc_id, str)
@@ -96,9 +163,10 @@ def _data_to_text_rows(benchmark: Benchmark, content: Mapping[Any, Any], path: s
     return rows
 
 
-def _darr(benchmark: Benchmark, content: Mapping[Any, Any], path: str) -> dict[str, list[Any]]:
+def read_darr(benchmark: Benchmark, paths: Paths) -> Rows:
     """WMT/*/data.pkl: {doc_id: {src, ref, better: {sys_name, sys, scores}, worse: {...}}}: each document is one
     DARR judgment that `better` is the better translation."""
+    path, content = _documents(paths)
     rows = _new_rows(benchmark)
     for doc_id, record in content.items():
         source = _field(record, "src", path, doc_id, str)
@@ -111,24 +179,12 @@ def _darr(benchmark: Benchmark, content: Mapping[Any, Any], path: str) -> dict[s
     return rows
 
 
-ROWS = {"summaries": _summaries, "data-to-text": _data_to_text_rows, "darr": _darr}
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # the LongDocFACTScore release's layouts
 
 # LongSciVerify's systems, in the order of their model_1, model_2, model_3 columns (the release's data/README.md).
 LONGSCIVERIFY_SYSTEMS = ("gencomparesumabs", "dancersum", "section_conditional")
 LONGEVAL_SYSTEMS = ("bigbird_pegasus", "longt5")
-
-
-def given_file(folder: str, file: ReleaseFile, name: str) -> str:
-    path = os.path.join(folder, *file.path.split("/"))
-    if not os.path.isfile(path):
-        raise BenchmarkDataError(
-            f"{folder} is not laid out as the LongDocFACTScore release: {name} needs {file.path} in it"
-        )
-    return path
 
 
 def _clean_abstract(text: str | Iterable[str]) -> str:
@@ -175,14 +231,14 @@ def _rating(row: Mapping[str, str | None], column: str, path: str, number: int) 
     return value
 
 
-def _longsciverify_rows(benchmark: Benchmark, files: Mapping[str, str]) -> dict[str, list[Any]]:
+def read_longsciverify(benchmark: Benchmark, paths: Paths) -> Rows:
     """One row per (article, system): each annotator's factuality is the mean of their ratings of the summary's
     sentences; the human score is the mean over the annotators (run_evaluation.py's
     average_scores_accross_annnotators). The article is the first in the raw file whose id is the annotation's id
     (stripped) or contains it, as load_raw_data finds it."""
-    reviewer_paths = [files[benchmark.file.path], *(files[f.path] for f in benchmark.other_files[:-1])]
+    reviewer_paths = paths["reviewers"]
     reviewers = [_csv_rows(path) for path in reviewer_paths]
-    articles_path = files[benchmark.other_files[-1].path]
+    (articles_path,) = paths["articles"]
     articles = _json(articles_path)
     if not isinstance(articles, list) or not all(isinstance(a, dict) for a in articles):
         raise BenchmarkDataError(f"{articles_path} is not in the release's layout: expected a list of articles")
@@ -230,11 +286,11 @@ def _longsciverify_rows(benchmark: Benchmark, files: Mapping[str, str]) -> dict[
     return rows
 
 
-def _longeval_rows(benchmark: Benchmark, files: Mapping[str, str]) -> dict[str, list[Any]]:
+def read_longeval(benchmark: Benchmark, paths: Paths) -> Rows:
     """One row per (article, system): the human score is the mean of the scores of the first judgment of that summary
     (run_evaluation.py's load_dataframes); summaries, sources and the human reference cleaned as it cleans them."""
-    scores_path = files[benchmark.file.path]
-    texts_path = files[benchmark.other_files[0].path]
+    (scores_path,) = paths["scores"]
+    (texts_path,) = paths["texts"]
     judgments, texts = _json(scores_path), _json(texts_path)
     if not isinstance(judgments, list) or not isinstance(texts, dict):
         raise BenchmarkDataError(
@@ -271,6 +327,3 @@ def _longeval_rows(benchmark: Benchmark, files: Mapping[str, str]) -> dict[str, 
                 scores_path,
             )
     return rows
-
-
-LONG_ROWS = {"longsciverify": _longsciverify_rows, "longeval": _longeval_rows}

@@ -1,5 +1,5 @@
-"""The split of ``bartscore meta-eval --select`` (bart_score.meta_eval.selection) and its defaults, kept apart from the
-scoring and statistics so that the command line reads the defaults without loading them.
+"""The split of ``bartscore meta-eval --select`` (bart_score.meta_eval.selection_grid) and its defaults, kept apart
+from the scoring and statistics so that the command line reads the defaults without loading them.
 
 Each benchmark's documents go to a development part or a held-out part by a seeded hash of the document's key: its
 doc_id, or for WMT19 and data-to-text (where several records judge outputs for one input under different doc_ids)
@@ -50,18 +50,27 @@ def in_development(keys: Sequence[str], dev_fraction: float, seed: int) -> dict[
 
 def split_records(benchmark: str, dataset: Any, dev_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(development record positions, held-out record positions) of a benchmark, each part holding at least
-    MIN_DOCUMENTS documents (else InputError with the counts)."""
+    MIN_DOCUMENTS documents (else InputError with the counts, about dev_fraction: see split_shortfall)."""
+    shortfall = split_shortfall(benchmark, dataset, dev_fraction, seed)
+    if shortfall is not None:
+        raise InputError(f"{shortfall}: give more documents or another dev_fraction", option="dev_fraction")
     keys = split_keys(benchmark, dataset)
     part = in_development(keys, dev_fraction, seed)
     development = np.flatnonzero([part[key] for key in keys])
     held_out = np.flatnonzero([not part[key] for key in keys])
+    return development, held_out
+
+
+def split_shortfall(benchmark: str, dataset: Any, dev_fraction: float, seed: int) -> str | None:
+    """What keeps a benchmark's split from serving a selection, in words (a part with fewer than MIN_DOCUMENTS
+    documents, with the counts), or None; more documents or another dev_fraction mend it, as each front end says."""
+    part = in_development(split_keys(benchmark, dataset), dev_fraction, seed)
     counts = {"development": sum(part.values()), "held-out": len(part) - sum(part.values())}
     for name, count in counts.items():
         if count < MIN_DOCUMENTS:
             unit = "source texts" if split_unit(benchmark) == "source" else "documents"
-            raise InputError(
+            return (
                 f"{benchmark}: the {name} part has {count} {unit} of {len(part)} (dev fraction {dev_fraction}, seed "
-                f"{seed}); selection needs at least {MIN_DOCUMENTS} in each part: give more documents or another "
-                f"--dev-fraction"
+                f"{seed}); selection needs at least {MIN_DOCUMENTS} in each part"
             )
-    return development, held_out
+    return None

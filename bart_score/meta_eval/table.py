@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -84,19 +84,21 @@ def build_report(
     datasets: Mapping[str, Dataset],
     rows: list[MetricRow],
     *,
-    paper_notes: Mapping[str, str] | None = None,
+    how_to_compute: Callable[[Published], str] | None = None,
     with_significance: bool = True,
 ) -> tuple[dict[str, Any], str]:
     """Computes every row's measures on every column, sets the paper's numbers beside them, adds the published rows
     nothing here computed, and runs the significance test per column. datasets: {benchmark: Dataset}; rows:
-    MetricRows; paper_notes: {variant: why that variant's published rows have no "ours"} (e.g. a missing checkpoint).
-    Returns a dict ready for JSON (outputs.write_json_and_csv) and the text table."""
+    MetricRows; how_to_compute: what would compute a published row that no row here is (a run of its BARTScore
+    variant and prompt set, or another metric's scores under its name in the release), in a front end's words, for
+    the row's note (default: how_to_compute_here, the library's). Returns a dict ready for JSON
+    (outputs.write_json_and_csv) and the text table."""
     columns = _columns(datasets)
     by_key = {column.key: column for column in columns}
     doc_ids = {name: list(dataset["doc_id"]) for name, dataset in datasets.items()}
     for row in rows:
         _compute_values(row, columns, datasets, doc_ids)
-    _place_published(rows, by_key, paper_notes or {})
+    _place_published(rows, by_key, how_to_compute or how_to_compute_here)
 
     report = {
         "release": {"repository": RELEASE_REPOSITORY, "commit": RELEASE_COMMIT},
@@ -165,7 +167,9 @@ def _compute_values(
             row.values[column.key] = {"value": mean}
 
 
-def _place_published(rows: list[MetricRow], by_key: Mapping[str, Column], paper_notes: Mapping[str, str]) -> None:
+def _place_published(
+    rows: list[MetricRow], by_key: Mapping[str, Column], how_to_compute: Callable[[Published], str]
+) -> None:
     """Sets each published number of the table's columns beside the row it belongs to; the numbers no row here
     computes are added as rows of their own ("(paper)"), with a note saying why."""
     unmatched = []
@@ -179,7 +183,7 @@ def _place_published(rows: list[MetricRow], by_key: Mapping[str, Column], paper_
             unmatched.append(entry)
     for name in dict.fromkeys(entry.metric for entry in unmatched):
         entries = [entry for entry in unmatched if entry.metric == name]
-        row = MetricRow(f"{name} (paper)", "paper", note=_paper_only_note(entries[0], paper_notes))
+        row = MetricRow(f"{name} (paper)", "paper", note=_paper_only_note(entries[0], how_to_compute))
         row.paper = {entry.column: entry for entry in entries}
         rows.append(row)
 
@@ -216,17 +220,23 @@ def _matches(row: MetricRow, entry: Published, column: Column) -> bool:
     )
 
 
-def _paper_only_note(entry: Published, paper_notes: Mapping[str, str]) -> str:
+def _paper_only_note(entry: Published, how_to_compute: Callable[[Published], str]) -> str:
     if entry.note:
         return f"paper only: {entry.note}"
     if entry.variant == "omega":
         return "paper only: Ω is the paper's best BARTScore variant for each dataset, which it does not name"
+    return f"paper only: {how_to_compute(entry)}"
+
+
+def how_to_compute_here(entry: Published) -> str:
+    """What computes a published row beside the paper's, in the library's words: a BARTScore variant scored with its
+    prompt set (entry.variant, entry.prompt), or another metric's scores given as a row of origin "metrics-csv" named
+    as the release names it (entry.release_key)."""
     if entry.variant is not None:
-        run = f"-m {entry.variant}" + (f" --prompt {entry.prompt}" if entry.prompt else "")
-        status = paper_notes.get(entry.variant)
-        return f"paper only: not run here; run with {run}" + (f" ({status})" if status else "")
-    hint = f" named {entry.release_key}" if entry.release_key else ""
-    return f"paper only: give its scores as a --metrics-csv column{hint} to compare"
+        run = f"variant {entry.variant!r}" + (f" with prompt {entry.prompt!r}" if entry.prompt else "")
+        return f"not run here; score {run}"
+    named = f" named {entry.release_key!r}" if entry.release_key else ""
+    return f"give its scores as a MetricRow of origin 'metrics-csv'{named} to compare"
 
 
 def _row_json(row: MetricRow) -> dict[str, Any]:
