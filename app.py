@@ -62,6 +62,7 @@ from starlette.middleware import Middleware
 import bart_score
 from space.batch import MAX_UPLOAD_BYTES, RESCALE_CHOICES
 from space.candidates import DIRECTION_LABELS
+from space.clients import uvicorn_trusting
 from space.examples import EXAMPLES
 from space.feedback import AT_FAULT, status_line
 from space.fields import typed
@@ -82,7 +83,7 @@ from space.handlers import (
 from space.heatmap import HEATMAP_CSS
 from space.plots import BAR_CHART_CSS, INTERVALS_CSS
 from space.settings import Settings, check_models, settings_from_env
-from space.uploads import UPLOAD_SECONDS, UploadGuard, UploadLedger, uvicorn_trusting
+from space.uploads import UPLOAD_SECONDS, UploadGuard, UploadLedger
 from space.wiring import (
     BatchInputs,
     BatchOutputs,

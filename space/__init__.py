@@ -11,6 +11,7 @@
     plots       the Compare tab's bar chart and the Batch tab's means with confidence intervals (SVG and CSS)
     guards      unloadable models, special tokens in a user's text, formulas in downloads, memory after a job
     uploads     uploads kept on the server's disk within limits per client and overall (an ASGI middleware)
+    clients     who sent a request, as the per-client limits count it, named by the operator's trusted proxies
     jobs        one scoring computation at a time, a cancelled job's included
     wiring      the order of each event's inputs and outputs, one dataclass field per Gradio component
     feedback    what a scoring request ends with: the status line, the fields' marks, API errors and warnings

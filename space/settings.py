@@ -11,9 +11,9 @@ import bart_score
 from bart_score.inputs import ascii_integer
 from bart_score.options import LONG_SOURCE_SETTING, MODEL_ENTRY_SETTING, EngineOptions, ScoringOptions
 
+from .clients import TRUSTED_PROXIES_SETTING, Network, trusted_proxies
 from .form import FieldError
 from .guards import load_failure, model_problems, not_available, remembered_failure
-from .uploads import TRUSTED_PROXIES_SETTING, Network, trusted_proxies
 
 DEFAULT_MAX_CHARS = 5000
 DEFAULT_MAX_ROWS = 1000
@@ -38,7 +38,7 @@ class Settings:
     max_rows: int
     max_pairs: int
     long_source: dict = field(default_factory=dict)  # score_directions' long-source options for the Batch tab
-    trusted_proxies: tuple[Network, ...] = ()  # the proxies whose X-Forwarded-For names the client (uploads.py)
+    trusted_proxies: tuple[Network, ...] = ()  # the proxies whose X-Forwarded-For names the client (clients.py)
 
 
 def settings_from_env(environ=os.environ):

@@ -27,6 +27,7 @@ from support.lazy import LazyModule
 import bart_score
 import bart_score.inputs
 import space.batch
+import space.clients
 import space.form
 import space.guards
 import space.jobs
@@ -648,7 +649,7 @@ def test_the_guard_sees_the_upload_route_and_reads_content_length():
     assert space.uploads.content_length(request_scope(headers=[(b"content-length", b"-1")])) is None
 
 
-PROXIES = space.uploads.trusted_proxies("10.0.0.0/8, 192.168.1.1 2001:db8::/32")
+PROXIES = space.clients.trusted_proxies("10.0.0.0/8, 192.168.1.1 2001:db8::/32")
 
 
 def forwarded(*values):
@@ -678,7 +679,7 @@ def forwarded(*values):
     ],
 )
 def test_the_client_is_the_address_the_nearest_trusted_proxy_appended(peer, headers, trusted, client):
-    assert space.uploads.client_of(request_scope(peer=peer, headers=headers), trusted) == client
+    assert space.clients.client_of(request_scope(peer=peer, headers=headers), trusted) == client
 
 
 @pytest.mark.parametrize("value", ["10.0.0.0/33", "10.0.0.1/8", "proxy.internal", "10.0.0.0/8;", "::1::2"])
@@ -702,13 +703,13 @@ def test_uvicorn_rewrites_the_client_as_the_upload_guard_reads_it(monkeypatch, t
         monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)
     else:
         monkeypatch.setenv("FORWARDED_ALLOW_IPS", operator_value)
-    with space.uploads.uvicorn_trusting(trusted):
+    with space.clients.uvicorn_trusting(trusted):
         allowed = uvicorn.Config(app=None).forwarded_allow_ips
     assert os.environ.get("FORWARDED_ALLOW_IPS") == operator_value
     seen = []
 
     async def app_behind(scope, receive, send):
-        seen.append(space.uploads.client_of(scope, trusted))
+        seen.append(space.clients.client_of(scope, trusted))
 
     middleware = ProxyHeadersMiddleware(app_behind, trusted_hosts=allowed)
     for peer, header in [
@@ -719,7 +720,7 @@ def test_uvicorn_rewrites_the_client_as_the_upload_guard_reads_it(monkeypatch, t
     ]:
         scope = request_scope(peer=peer, headers=forwarded(header))
         asyncio.run(middleware(dict(scope), None, None))
-        assert seen[-1] == space.uploads.client_of(scope, trusted)
+        assert seen[-1] == space.clients.client_of(scope, trusted)
 
 
 class StoringApp:

@@ -1,0 +1,121 @@
+"""Who sent a request, as the per-client limits count it (uploads.py), named by the operator's trusted proxies.
+
+A client is the address the request came from. Only behind proxies the operator names (TRUSTED_PROXIES_SETTING, none
+by default) is it read from X-Forwarded-For, and then from its right end: each trusted proxy appends the address it
+received the request from, so the rightmost address that is not a trusted proxy is the one the nearest of them saw.
+The addresses to its left were written by the client itself and are never taken. Nothing here imports Gradio."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import os
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Any
+
+TRUSTED_PROXIES_SETTING = "BARTSCORE_APP_TRUSTED_PROXIES"
+# uvicorn, which serves Gradio, rewrites a request's client from X-Forwarded-For before any middleware of the app
+# sees it, for the peers named here (loopback unless set): it must trust exactly the proxies the app trusts.
+UVICORN_TRUSTED_SETTING = "FORWARDED_ALLOW_IPS"
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+logger = logging.getLogger("bartscore.app")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def trusted_proxies(value: str) -> tuple[Network, ...]:
+    """The proxies named by TRUSTED_PROXIES_SETTING: addresses and networks (CIDR), separated by commas or spaces. A
+    value that is not one is a ValueError naming the setting, so that the app stops at start."""
+    networks = []
+    for entry in value.replace(",", " ").split():
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=True))
+        except ValueError as error:
+            raise ValueError(
+                f"{TRUSTED_PROXIES_SETTING}: {entry!r} is not an IP address or network (such as 10.0.0.1 or "
+                f"10.0.0.0/8, with no host bits set after the /): {error}"
+            ) from None
+    return tuple(networks)
+
+
+@contextlib.contextmanager
+def uvicorn_trusting(trusted: tuple[Network, ...]) -> Iterator[None]:
+    """While the server starts, uvicorn's proxy-header rewrite trusts exactly `trusted` (nothing when empty: an
+    empty FORWARDED_ALLOW_IPS matches no peer); an operator's own FORWARDED_ALLOW_IPS is replaced, with a warning in
+    the log."""
+    allowed = ",".join(str(network) for network in trusted)
+    previous = os.environ.get(UVICORN_TRUSTED_SETTING)
+    if previous is not None and previous != allowed:
+        logger.warning(
+            "BARTScore Space: %s=%r is replaced by %r, from %s, so that the server and the upload limits name the "
+            "same client",
+            UVICORN_TRUSTED_SETTING,
+            previous,
+            allowed,
+            TRUSTED_PROXIES_SETTING,
+        )
+    os.environ[UVICORN_TRUSTED_SETTING] = allowed
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ[UVICORN_TRUSTED_SETTING]
+        else:
+            os.environ[UVICORN_TRUSTED_SETTING] = previous
+
+
+def client_of(scope: Scope, trusted: tuple[Network, ...] = ()) -> str:
+    """The request's client: its peer address, unless the peer is one of the `trusted` proxies; then the rightmost
+    address of X-Forwarded-For that is not a trusted proxy (the leftmost when all are). An entry that is not an
+    address ends the walk at the trusted proxy on its right: it was not written by a proxy that can be trusted."""
+    peer = (scope.get("client") or ("unknown", 0))[0]
+    client = _address(peer)
+    if client is None or not _is_trusted(client, trusted):
+        return str(client or peer)
+    hops = [
+        hop.strip()
+        for name, value in scope.get("headers", [])
+        if name.lower() == b"x-forwarded-for"
+        for hop in value.decode("latin-1").split(",")
+    ]
+    for hop in reversed(hops):
+        address = _address(hop)
+        if address is None:
+            break
+        client = address
+        if not _is_trusted(address, trusted):
+            break
+    return str(client)
+
+
+def _address(text: str) -> Address | None:
+    """An address as a proxy writes it: plain, or with a port ("192.0.2.1:5000", "[2001:db8::1]:5000")."""
+    if text.startswith("[") and "]" in text:
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:
+        text = text.partition(":")[0]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    # an IPv4 client reached over IPv6 is the same client
+    mapped = getattr(address, "ipv4_mapped", None)
+    return mapped or address
+
+
+def _is_trusted(address: Address, trusted: tuple[Network, ...]) -> bool:
+    return any(address.version == network.version and address in network for network in trusted)
+
+
+def forwarded_by_untrusted(scope: Scope, trusted: tuple[Network, ...]) -> bool:
+    """Whether the request carries X-Forwarded-For from a peer that is not a trusted proxy (so it is ignored)."""
+    peer = _address((scope.get("client") or ("unknown", 0))[0])
+    carries = any(name.lower() == b"x-forwarded-for" for name, _ in scope.get("headers", []))
+    return carries and (peer is None or not _is_trusted(peer, trusted))
