@@ -25,16 +25,20 @@ from bart_score.reading import parse_json
 
 from .batch import MAX_UPLOAD_BYTES
 from .clients import (
+    FORWARDED_NOT_AN_ADDRESS,
     TRUSTED_PROXIES_SETTING,
     ASGIApp,
     Message,
     Network,
     Receive,
+    Refusal,
     Scope,
     Send,
     client_of,
+    content_length,
     forwarded_by_untrusted,
     logger,
+    refuse,
 )
 
 UPLOADS_PER_CLIENT = 2
@@ -50,12 +54,6 @@ class StoredUpload:
     size: int
     arrived: float
     owners: set = field(default_factory=set)  # clients that sent this file (the same bytes and name share a path)
-
-
-@dataclass(frozen=True)
-class Refusal:
-    status: int
-    message: str
 
 
 class UploadLedger:
@@ -174,17 +172,6 @@ def is_upload_request(scope: Scope) -> bool:
     return path == "gradio_api/upload" or path.endswith("/gradio_api/upload")
 
 
-def content_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", []):
-        if name.lower() == b"content-length":
-            try:
-                length = int(value)
-            except ValueError:
-                return None
-            return length if length >= 0 else None
-    return None
-
-
 class UploadGuard:
     """ASGI middleware: the upload route's requests go through the ledger (see the module's text)."""
 
@@ -197,6 +184,9 @@ class UploadGuard:
             await self.app(scope, receive, send)
             return
         client, length = client_of(scope, self.trusted), content_length(scope)
+        if client is None:
+            await refuse(send, FORWARDED_NOT_AN_ADDRESS)
+            return
         if not self.untrusted_header_logged and forwarded_by_untrusted(scope, self.trusted):
             # once: what the operator needs to trust a proxy (docs/space.md, "Behind a proxy")
             logger.warning(
@@ -208,7 +198,7 @@ class UploadGuard:
             self.untrusted_header_logged = True
         refusal = self.ledger.admit(client, length)
         if refusal:
-            await _refuse(send, refusal)
+            await refuse(send, refusal)
             return
         status, body, settled = 0, bytearray(), False
 
@@ -239,12 +229,3 @@ def _stored_paths(body: bytes) -> list[str]:
     except InputError:
         return []
     return [path for path in answer if isinstance(path, str)] if isinstance(answer, list) else []
-
-
-async def _refuse(send: Send, refusal: Refusal) -> None:
-    body = refusal.message.encode("utf-8")
-    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
-    if refusal.status in (429, 503):
-        headers.append((b"retry-after", b"60"))
-    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

@@ -670,10 +670,16 @@ def forwarded(*values):
         ("10.0.0.1", forwarded("1.1.1.1, 198.51.100.9", "192.168.1.1, 10.2.3.4"), PROXIES, "198.51.100.9"),
         ("10.0.0.1", forwarded("10.9.9.9, 10.2.3.4"), PROXIES, "10.9.9.9"),  # all trusted: the farthest
         ("10.0.0.1", [], PROXIES, "10.0.0.1"),  # the proxy's own request
-        # an entry that is not an address was not written by a trusted proxy: the walk stops at the proxy after it
-        ("10.0.0.1", forwarded("198.51.100.9, not-an-address, 10.2.3.4"), PROXIES, "10.2.3.4"),
+        # an entry that is not an address was not written by a trusted proxy: no client is named (the request is
+        # refused)
+        ("10.0.0.1", forwarded("198.51.100.9, not-an-address, 10.2.3.4"), PROXIES, None),
+        ("10.0.0.1", forwarded("not-an-address"), PROXIES, None),
+        ("not-an-address", [], PROXIES, None),  # what uvicorn made of that entry, as the guard sees it
         ("10.0.0.1", forwarded("198.51.100.9:5000"), PROXIES, "198.51.100.9"),  # ports are not part of a client
-        ("2001:db8::1", forwarded("[2001:db8:1::5]:443, 2001:db9::7"), PROXIES, "2001:db9::7"),
+        # an IPv6 client is its /64, which one host is commonly given whole
+        ("2001:db8::1", forwarded("[2001:db8:1::5]:443, 2001:db9::7"), PROXIES, "2001:db9::/64"),
+        ("2001:db9:0:1:ffff:ffff:ffff:ffff", [], (), "2001:db9:0:1::/64"),
+        ("2001:db9:0:2::1", [], (), "2001:db9:0:2::/64"),
         ("::ffff:10.0.0.1", forwarded("::ffff:198.51.100.9"), PROXIES, "198.51.100.9"),  # IPv4 over IPv6 is IPv4
         ("192.168.1.2", forwarded("203.0.113.7"), PROXIES, "192.168.1.2"),  # a neighbour of a trusted proxy
     ],
@@ -689,6 +695,24 @@ def test_a_trusted_proxies_setting_that_is_not_addresses_stops_the_app_naming_it
     assert space.settings.settings_from_env({}).trusted_proxies == ()
     parsed = space.settings.settings_from_env({"BARTSCORE_APP_TRUSTED_PROXIES": " 10.0.0.0/8,,::1 "}).trusted_proxies
     assert [str(network) for network in parsed] == ["10.0.0.0/8", "::1/128"]
+
+
+@pytest.mark.parametrize(
+    ("value", "warned"),
+    [
+        ("0.0.0.0/0", ["0.0.0.0/0"]),
+        ("10.0.0.0/7, 10.0.0.0/8", ["10.0.0.0/7"]),
+        ("::/0, 2001:db8::/31, 2001:db8::/32, fd00::/8", ["::/0", "2001:db8::/31", "fd00::/8"]),
+        ("127.0.0.1, 10.0.0.0/8, 2001:db8::/32", []),
+    ],
+)
+def test_a_trusted_range_wider_than_a_slash_8_is_warned_about_at_start(monkeypatch, caplog, value, warned):
+    monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)
+    with space.clients.uvicorn_trusting(space.clients.trusted_proxies(value)):
+        pass
+    messages = [record.getMessage() for record in caplog.records if "wider than" in record.getMessage()]
+    assert [re.search(r"names (\S+), wider than", message)[1] for message in messages] == warned
+    assert all("BARTSCORE_APP_TRUSTED_PROXIES" in message for message in messages)
 
 
 @pytest.mark.parametrize("trusted", [(), PROXIES], ids=["no proxy", "trusted proxies"])
