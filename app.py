@@ -82,6 +82,8 @@ from space.handlers import (
 )
 from space.heatmap import HEATMAP_CSS
 from space.plots import BAR_CHART_CSS, INTERVALS_CSS
+from space.routes import RouteGuard
+from space.routes import kinds as route_kinds
 from space.settings import Settings, check_models, settings_from_env
 from space.uploads import UPLOAD_SECONDS, UploadGuard, UploadLedger
 from space.wiring import (
@@ -517,24 +519,29 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
     # Gradio keeps a record of the last GRADIO_ANALYTICS_MAX_EVENTS requests (10,000 unless set); each pins memory
     # that is not given back, so the resident size grew with every request up to that number (bench/README.md).
     os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", str(ANALYTICS_EVENTS_KEPT))
-    demo.queue(default_concurrency_limit=1, max_size=32)
+    # api_open=False: the REST routes' direct calls (/gradio_api/run/compare) may not skip the queue and its limits.
+    demo.queue(default_concurrency_limit=1, max_size=32, api_open=False)
     return demo
 
 
 def launch(demo: gr.Blocks, settings: Settings | None = None, **options) -> None:
-    """Serves the app as the Space does: uploads refused while uploading past their size (before they fill the disk)
-    and kept within limits per client, a client named by the operator's trusted proxies (space/uploads.py), with the
-    page's theme. `settings`: those `demo` was built with (read from the environment when not given); `options`:
-    demo.launch's own."""
+    """Serves the app as the Space does: every route Gradio serves bounded (its body, each client's requests) or
+    turned off (space/routes.py), uploads refused while uploading past their size (before they fill the disk) and kept
+    within limits per client (space/uploads.py), a client named by the operator's trusted proxies
+    (space/clients.py), with the page's theme. `settings`: those `demo` was built with (read from the environment
+    when not given); `options`: demo.launch's own."""
     settings = settings or settings_from_env()
-    ledger = UploadLedger()
-    with uvicorn_trusting(settings.trusted_proxies):
+    trusted = settings.trusted_proxies
+    middleware = [
+        Middleware(RouteGuard, limits=route_kinds(settings.max_chars), trusted=trusted),
+        Middleware(UploadGuard, ledger=UploadLedger(), trusted=trusted),
+    ]
+    # Server-side rendering fetches the page from this server on loopback, which would make every visitor one client
+    # of the per-client limits; the run history stores its runs in a bucket that a visitor names.
+    options = {"ssr_mode": False, "run_history": False, **options}
+    with uvicorn_trusting(trusted):
         demo.launch(
-            max_file_size=MAX_UPLOAD_BYTES,
-            app_kwargs={"middleware": [Middleware(UploadGuard, ledger=ledger, trusted=settings.trusted_proxies)]},
-            theme=THEME,
-            css=CSS,
-            **options,
+            max_file_size=MAX_UPLOAD_BYTES, app_kwargs={"middleware": middleware}, theme=THEME, css=CSS, **options
         )
 
 

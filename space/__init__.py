@@ -10,6 +10,7 @@
     batch       the Batch tab: uploads read under the Space's limits, every system scored and compared, the CSV
     plots       the Compare tab's bar chart and the Batch tab's means with confidence intervals (SVG and CSS)
     guards      unloadable models, special tokens in a user's text, formulas in downloads, memory after a job
+    routes      every route Gradio serves, bounded (its body, each client's requests) or turned off (an ASGI middleware)
     uploads     uploads kept on the server's disk within limits per client and overall (an ASGI middleware)
     clients     who sent a request, as the per-client limits count it, named by the operator's trusted proxies
     jobs        one scoring computation at a time, a cancelled job's included
