@@ -81,6 +81,7 @@ from space.handlers import (
     scoring_started,
 )
 from space.heatmap import HEATMAP_CSS
+from space.jobs import cancel as cancel_job
 from space.plots import BAR_CHART_CSS, INTERVALS_CSS
 from space.routes import RouteGuard
 from space.routes import kinds as route_kinds
@@ -533,7 +534,7 @@ def launch(demo: gr.Blocks, settings: Settings | None = None, **options) -> None
     settings = settings or settings_from_env()
     trusted = settings.trusted_proxies
     middleware = [
-        Middleware(RouteGuard, limits=route_kinds(settings.max_chars), trusted=trusted),
+        Middleware(RouteGuard, limits=route_kinds(settings.max_chars), trusted=trusted, on_cancel=cancel_job),
         Middleware(UploadGuard, ledger=UploadLedger(), trusted=trusted),
     ]
     # Server-side rendering fetches the page from this server on loopback, which would make every visitor one client

@@ -1,12 +1,17 @@
 #!/usr/bin/env python
-"""Scoring computations that run at once in the Space after submit-and-cancel rounds.
+"""Scoring computations that run at once in the Space after submit-and-cancel rounds, and what a cancel stops.
 
 The queue runs one scoring job at a time. Cancelling a job frees its queue slot at once; this measures whether the
-cancelled job's computation goes on beside the next one. It serves the Space on the tiny random BART of the tests
-(bench/space_server.py), counts in the server the engine calls (BARTScorer.score) running at any moment, and from one
-gradio_client sends `--rounds` Batch jobs, each cancelled a second after the queue gave it the slot, then one job
-that is left to finish. It prints the most computations seen running at once, how many started, and the seconds
-until the last job's result.
+cancelled job's computation goes on beside the next one, and whether it goes on at all. It serves the Space on the
+tiny random BART of the tests (bench/space_server.py), counts in the server the engine calls (BARTScorer.score)
+running at any moment, and from one gradio_client:
+
+1. sends `--rounds` Batch jobs, each cancelled a second after the queue gave it the slot, then one job that is left
+   to finish; it prints the most computations seen running at once, how many started, and the seconds until the last
+   job's result;
+2. times one Batch job alone, then sends the same job and cancels it right after submit (before gradio_client knows
+   its event id), then a small Compare; it prints the seconds until the Compare's result: the time the cancelled
+   job's computation held the scoring thread.
 
     python bench/bench_app_cancel.py --rounds 3
     git archive <commit> | tar -x -C /tmp/before && python bench/bench_app_cancel.py --repo /tmp/before
@@ -50,6 +55,9 @@ def _counted(self, *args, **kwargs):
 
 bart_score.BARTScorer.score = _counted
 """
+
+
+COMPARE = ["tiny", ["faithfulness"], "mean", "none", "", "encoder", "A source.", "A reference.", "a", "b", *[""] * 4]
 
 
 def counts(path: str) -> dict:
@@ -112,11 +120,25 @@ def main() -> None:
             seconds = time.monotonic() - start
             wait_until(lambda: counts(state)["running"] == 0, 900, "the computations to end")
             figures = counts(state)
+            alone, behind = cancelled_right_after_submit(client, arguments, handle_file(upload))
     print(f"app: {os.path.abspath(args.repo)}")
     print(f"{args.rounds} submit-and-cancel rounds, then one job left to finish ({args.rows} rows x 3 systems each)")
     print(f"most scoring computations running at once: {figures['peak']}")
     print(f"scoring computations started: {figures['started']}")
     print(f"seconds until the last job's result: {seconds:.1f}")
+    print(f"one job alone: {alone:.1f} s; cancelled right after submit, a Compare sent next answered in {behind:.1f} s")
+
+
+def cancelled_right_after_submit(client, arguments: list, upload) -> tuple[float, float]:
+    """(seconds of the Batch job alone, seconds of a Compare sent after the same job cancelled right after submit)."""
+    start = time.monotonic()
+    client.submit(*arguments, upload, api_name="/score_file").result(timeout=900)
+    alone = time.monotonic() - start
+    job = client.submit(*arguments, upload, api_name="/score_file")
+    job.cancel()
+    start = time.monotonic()
+    client.submit(*COMPARE, api_name="/compare").result(timeout=900)
+    return alone, time.monotonic() - start
 
 
 if __name__ == "__main__":

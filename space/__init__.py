@@ -13,7 +13,7 @@
     routes      every route Gradio serves, bounded (its body, each client's requests) or turned off (an ASGI middleware)
     uploads     uploads kept on the server's disk within limits per client and overall (an ASGI middleware)
     clients     who sent a request, as the per-client limits count it, named by the operator's trusted proxies
-    jobs        one scoring computation at a time, a cancelled job's included
+    jobs        one scoring computation at a time, stopped when its job is cancelled
     wiring      the order of each event's inputs and outputs, one dataclass field per Gradio component
     feedback    what a scoring request ends with: the status line, the fields' marks, API errors and warnings
     fields      the page's input fields, which refuse values of the wrong type before any handler sees them

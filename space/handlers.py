@@ -2,16 +2,25 @@
 
 Each scoring tab has two entries over one computation: `api`, the endpoint gradio_client users call (its parameters
 are the API's names; a problem is raised as an error), and `page`, the browser's, which never raises: it shows the
-result, or keeps the problem in the status line beside the button and marks the field at fault. Both run the
-computation on the one scoring thread (jobs.run_exclusively), so that at most one runs at any moment, and inside
-feedback.attempt. The order of each entry's inputs and outputs is written once, in wiring's dataclasses."""
+result, or keeps the problem in the status line beside the button and marks the field at fault. Both run a request
+in two steps, each inside feedback.attempt (`outcome_of`): `check`, everything that needs no model (the texts, the
+settings, the work counted against the pair limit), off the scoring thread, so that a refusal waits for no
+computation; then `compute` on the one scoring thread (jobs.run_exclusively), so that at most one runs at any moment,
+stopped when its job is cancelled. The order of each entry's inputs and outputs is written once, in wiring's
+dataclasses."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import gradio as gr
+from gradio.context import LocalContext
 from pandas.io.formats.style import Styler
+
+import bart_score
 
 from .batch import (
     RESCALE_CHOICES,
@@ -45,7 +54,7 @@ from .form import (
 )
 from .guards import public_signature, refuse_special_tokens
 from .heatmap import token_heatmap
-from .jobs import run_exclusively
+from .jobs import JobCancelled, run_exclusively, stoppable
 from .menu import has_saved_baseline, model_kind
 from .plots import bar_chart, interval_plot
 from .settings import Settings, menu_scorer
@@ -73,6 +82,21 @@ COMPARE_FIELDS = (
 )
 BATCH_FIELDS = (*SETTINGS_FIELDS, "upload", "rescale")
 TEXT_COLUMNS = ("row", "id", "system", "output", "source", "references")  # the per-row table's non-score columns
+CANCELLED = "This job was cancelled"
+
+
+async def outcome_of(check: Callable[..., Any], compute: Callable[[Any], Any], *values: Any) -> Outcome:
+    """What a scoring request ends with: `check(*values)` off the scoring thread, then `compute` of what it returns
+    on the scoring thread, unless the job (Gradio's event) was cancelled; the notes of both."""
+    job = LocalContext.event_id.get(None)
+    checked = await asyncio.to_thread(attempt, check, *values)
+    if checked.problem is not None:
+        return checked
+    try:
+        computed = await run_exclusively(attempt, compute, checked.value, job=job)
+    except JobCancelled:
+        return Outcome(problem=CANCELLED)
+    return replace(computed, notes=[*checked.notes, *computed.notes])
 
 
 def settings_open(outcome: Outcome) -> dict:
@@ -119,15 +143,28 @@ class CompareView:
         )
 
 
+@dataclass
+class CompareRequest:
+    """A Compare request as `check` found it: all that scoring it needs but the model."""
+
+    model: str
+    source: str
+    references: list[str]
+    candidates: list[tuple[str, str]]  # (name, text) of each candidate given
+    options: bart_score.ScoringOptions
+    custom: list  # the custom prompt phrase, as refuse_special_tokens takes it (form.custom_phrase)
+
+
 class CompareHandlers:
     """The Compare tab's scoring."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def compute(
+    def check(
         self, model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, source, references, texts
-    ) -> CompareView:
+    ) -> CompareRequest:
+        """The request checked without the model (off the scoring thread)."""
         settings = self.settings
         source = (source or "").strip()
         check_field(source, "The source", settings.max_chars, "source")
@@ -147,26 +184,37 @@ class CompareHandlers:
             max_pairs=settings.max_pairs,
             by_direction=bool(settings.models.get(model, {}).get("chat")),
         )
-        scorer = menu_scorer(settings, model)
+        custom = list(custom_phrase(prompt_choice, prompt))
+        return CompareRequest(model, source, references, candidates, options, custom)
+
+    def compute(self, request: CompareRequest) -> CompareView:
+        """The checked request scored (on the scoring thread)."""
+        scorer = menu_scorer(self.settings, request.model)
+        stoppable(scorer.model)
         refuse_special_tokens(
             [
-                ("The source", source, "source"),
-                *((f"Reference {number}", text, "references") for number, text in enumerate(references, 1)),
-                *((name, text, candidate_field(name)) for name, text in candidates),
-                *custom_phrase(prompt_choice, prompt),
+                ("The source", request.source, "source"),
+                *((f"Reference {number}", text, "references") for number, text in enumerate(request.references, 1)),
+                *((name, text, candidate_field(name)) for name, text in request.candidates),
+                *request.custom,
             ],
             scorer.tokenizer.all_special_tokens,
         )
         comparison = compare_candidates(
-            scorer, source=source, references=references, candidates=candidates, options=options
+            scorer,
+            source=request.source,
+            references=request.references,
+            candidates=request.candidates,
+            options=request.options,
         )
+        checkpoint = self.settings.models[request.model]["checkpoint"]
         return CompareView(
             verdict=f'<p class="verdict">{as_text(verdict(comparison))}</p>',
             rescaled=scores_table(comparison, "rescaled"),
             raw=scores_table(comparison, "raw"),
             chart=bar_chart(comparison),
             heatmap=token_heatmap(comparison),
-            signature=public_signature(comparison.signature, model, settings.models[model]["checkpoint"]),
+            signature=public_signature(comparison.signature, request.model, checkpoint),
             scaled=any(has_scale(comparison, direction) for direction in comparison.scores),
             directions=len(comparison.scores),
         )
@@ -191,14 +239,14 @@ class CompareHandlers:
         """CompareOutputs; a problem is an error."""
         texts = [candidate_1, candidate_2, candidate_3, candidate_4, candidate_5, candidate_6]
         settings = (model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side)
-        outcome = await run_exclusively(attempt, self.compute, *settings, source, references, texts)
+        outcome = await outcome_of(self.check, self.compute, *settings, source, references, texts)
         return answer(outcome).outputs().as_tuple()
 
     async def page(self, *values) -> tuple:
         """ComparePageOutputs. `values`: CompareInputs, the API's."""
         inputs = CompareInputs.read(values)
-        outcome = await run_exclusively(
-            attempt, self.compute, *inputs.settings, inputs.source, inputs.references, list(inputs.candidates)
+        outcome = await outcome_of(
+            self.check, self.compute, *inputs.settings, inputs.source, inputs.references, list(inputs.candidates)
         )
         if outcome.problem is not None:
             results, shown = CompareOutputs.filled(gr.skip()), gr.update(visible=False)
@@ -251,15 +299,27 @@ class BatchView:
         return replace(self.outputs(), rows=gr.update(value=self.rows, datatype=self.row_types))
 
 
+@dataclass
+class BatchRequest:
+    """A Batch request as `check` found it: all that scoring it needs but the model."""
+
+    model: str
+    corpus: bart_score.Corpus
+    options: bart_score.ScoringOptions
+    custom: list  # the custom prompt phrase, as refuse_special_tokens takes it (form.custom_phrase)
+
+
 class BatchHandlers:
     """The Batch tab's scoring."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def compute(
+    def check(
         self, model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file, rescale_choice
-    ) -> BatchView:
+    ) -> BatchRequest:
+        """The request checked without the model (off the scoring thread): the file read under the Space's limits and
+        the work it needs counted."""
         settings = self.settings
         corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
         prompt = parse_prompt(prompt_choice, prompt_phrase)
@@ -278,12 +338,17 @@ class BatchHandlers:
         check_work(
             corpus, list(options.directions), options.prompts, settings.max_pairs, options.rescale, settings.long_source
         )
-        scorer = menu_scorer(settings, model)
-        refuse_special_tokens(
-            [*custom_phrase(prompt_choice, prompt), *upload_texts(corpus)], scorer.tokenizer.all_special_tokens
-        )
-        result = score_upload(scorer, corpus, options, model_name=model)
+        return BatchRequest(model, corpus, options, list(custom_phrase(prompt_choice, prompt)))
+
+    def compute(self, request: BatchRequest) -> BatchView:
+        """The checked request scored (on the scoring thread)."""
+        corpus, options = request.corpus, request.options
+        scorer = menu_scorer(self.settings, request.model)
+        stoppable(scorer.model)
+        refuse_special_tokens([*request.custom, *upload_texts(corpus)], scorer.tokenizer.all_special_tokens)
+        result = score_upload(scorer, corpus, options, model_name=request.model)
         score_columns = [column for column in result.texts.columns if column not in TEXT_COLUMNS]
+        checkpoint = self.settings.models[request.model]["checkpoint"]
         return BatchView(
             summary=summary_table(result.summary, rescaled=False),
             rescaled_summary=summary_table(result.summary, rescaled=True),
@@ -299,7 +364,7 @@ class BatchHandlers:
             rows=formatted(result.texts, dict.fromkeys(score_columns, "{:.4f}")),
             row_types=column_types(result.texts),
             download=write_results_csv(result.rows),
-            signature=public_signature(result.signature, model, settings.models[model]["checkpoint"]),
+            signature=public_signature(result.signature, request.model, checkpoint),
             intervals=interval_plot(result.summary),
             rescaled=options.rescale is not None,
             notes=[note for note in [blank_reference_note(corpus)] if note],
@@ -319,13 +384,13 @@ class BatchHandlers:
     ) -> tuple:
         """BatchOutputs; a problem is an error."""
         inputs = (model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file, rescale_choice)
-        outcome = await run_exclusively(attempt, self.compute, *inputs)
+        outcome = await outcome_of(self.check, self.compute, *inputs)
         return answer(outcome).outputs().as_tuple()
 
     async def page(self, *values, progress=gr.Progress(track_tqdm=True)) -> tuple:
         """BatchPageOutputs. `values`: BatchInputs, the API's."""
         inputs = BatchInputs.read(values)
-        outcome = await run_exclusively(attempt, self.compute, *inputs.settings, inputs.file, inputs.rescale_choice)
+        outcome = await outcome_of(self.check, self.compute, *inputs.settings, inputs.file, inputs.rescale_choice)
         if outcome.problem is not None:
             results, shown = BatchOutputs.filled(gr.skip()), gr.update(visible=False)
             rescaled_tab = selected = gr.skip()

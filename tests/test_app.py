@@ -577,8 +577,8 @@ def test_the_examples_show_only_notes_a_user_can_act_on(app_settings, model, exa
     ]
     handlers = space_handlers.CompareHandlers(dataclasses.replace(app_settings, max_chars=5000))
     with pytest.warns(UserWarning, match=r"1000 reference pairs were asked for, but the texts give only \d+"):
-        handlers.compute(*arguments)
-    outcome = space_feedback.attempt(handlers.compute, *arguments)
+        handlers.compute(handlers.check(*arguments))
+    outcome = asyncio.run(space_handlers.outcome_of(handlers.check, handlers.compute, *arguments))
     assert outcome.problem is None
     for note in outcome.notes:
         assert note.endswith(ACTIONS), note
@@ -590,7 +590,8 @@ def test_an_uploads_reference_points_show_no_note_about_their_number(app_setting
     )
     path = batch_file(tmp_path, "small.csv", "source,A,B\n" + rows)
     arguments = (*settings_inputs("copier", ["faithfulness"]), path, "corpus")
-    outcome = space_feedback.attempt(space_handlers.BatchHandlers(app_settings).compute, *arguments)
+    handlers = space_handlers.BatchHandlers(app_settings)
+    outcome = asyncio.run(space_handlers.outcome_of(handlers.check, handlers.compute, *arguments))
     assert outcome.problem is None and not [note for note in outcome.notes if "reference pairs" in note]
 
 

@@ -1,8 +1,8 @@
 """What the Space guards against (space/guards.py and the places the Space uses it): models that cannot be loaded,
 special tokens and lone surrogates in what users type, values of the wrong type sent to the API, markup in messages,
 formulas in the CSV download, limits checked while an upload is read, uploads that would fill the disk
-(space/uploads.py), and scoring computations that a cancelled job would leave running beside the next
-(space/jobs.py)."""
+(space/uploads.py), scoring computations that a cancelled job would leave running (space/jobs.py), Gradio's own routes
+and bodies read whole (space/routes.py), and clients named by made-up addresses (space/clients.py)."""
 
 import asyncio
 import csv
@@ -46,6 +46,7 @@ def event_function(demo, api_name):
 
 
 SETTINGS = ["tiny", ["faithfulness", "precision"], "mean", "none", "", "encoder"]
+FAITHFULNESS = ["tiny", ["faithfulness"], "mean", "none", "", "encoder"]
 
 
 def compare_arguments(source="A council voted for a new library.", references="A library.", candidates=("a", "b")):
@@ -554,6 +555,85 @@ def test_work_waits_for_the_computation_before_it_and_a_cancelled_wait_never_run
 
     assert asyncio.run(scenario()) == "third"
     assert order == ["first starts", "first ends", "third starts", "third ends"]
+
+
+def test_a_job_cancelled_by_its_event_id_never_runs_or_stops_at_its_models_next_call():
+    import torch
+
+    layer = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+    space.jobs.stoppable(layer)
+    space.jobs.stoppable(layer)  # once is enough
+    calls, started = [], threading.Event()
+
+    def work():
+        for _ in range(500):
+            calls.append(layer(torch.zeros(1, 2)))
+            started.set()
+            time.sleep(0.01)
+        return "finished"
+
+    async def scenario():
+        space.jobs.cancel("cancelled-before-it-ran")
+        with pytest.raises(space.jobs.JobCancelled):
+            await space.jobs.run_exclusively(pytest.fail, "never run", job="cancelled-before-it-ran")
+        running = asyncio.ensure_future(space.jobs.run_exclusively(work, job="running"))
+        await asyncio.to_thread(started.wait, 30)
+        space.jobs.cancel("running")
+        with pytest.raises(space.jobs.JobCancelled):
+            await running
+        ran = len(calls)
+        return ran, await space.jobs.run_exclusively(work, job="not cancelled")
+
+    ran, result = asyncio.run(scenario())
+    assert ran < 10 and result == "finished"  # the cancelled computation stopped within a call or two
+    assert space.jobs.was_cancelled("running") and not space.jobs.was_cancelled("not cancelled")
+    layer(torch.zeros(1, 2))  # outside a job the model runs as ever
+
+
+def batch_probe_file(path, rows=300, systems=4):
+    """A file whose scoring takes many model calls: distinct sources and long outputs."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["source", *(f"system_{number}" for number in range(systems))])
+        for row in range(rows):
+            outputs = [
+                f"It rose {row} {number}. " + "The market was high and the city grew. " * 8 for number in range(systems)
+            ]
+            writer.writerow([f"Report {row}: the city report says the market was high.", *outputs])
+    return str(path)
+
+
+@pytest.mark.slow
+def test_a_job_cancelled_right_after_submit_stops(client, app_settings, tmp_path):
+    """gradio_client's cancel, sent right after submit, did not reach the server: the job ran to its end."""
+    from gradio_client.utils import Status
+
+    compare = [*FAITHFULNESS, "A source.", "", "a", "b", *[""] * 4]
+    client.predict(*compare, api_name="/compare")  # the model is loaded (the same engine object)
+    engine = space.settings.menu_scorer(app_settings, "tiny")
+    calls = []
+
+    def slow(module, inputs):
+        calls.append(time.monotonic())
+        time.sleep(0.02)
+
+    hook = engine.model.get_decoder().register_forward_pre_hook(slow)
+    upload = handle_file(batch_probe_file(tmp_path / "outputs.csv"))
+    try:
+        client.predict(*compare, api_name="/compare")
+        compare_calls = len(calls)
+        client.predict(*FAITHFULNESS, upload, api_name="/score_file")
+        whole = len(calls) - compare_calls
+        calls.clear()
+        job = client.submit(*FAITHFULNESS, upload, api_name="/score_file")
+        job.cancel()
+        # answered once the scoring thread is free: after the cancelled job's computation stopped
+        verdict, *_ = client.predict(*compare, api_name="/compare")
+        ran = len(calls) - compare_calls  # the cancelled job's model calls
+    finally:
+        hook.remove()
+    assert whole >= 100 and ran < whole / 10, (whole, ran)
+    assert job.status().code in (Status.CANCELLED, Status.FINISHED) and "Candidate" in verdict
 
 
 # ---------------------------------------------------------------------------------------------------------------------
