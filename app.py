@@ -86,7 +86,7 @@ from space.plots import BAR_CHART_CSS, INTERVALS_CSS
 from space.routes import RouteGuard
 from space.routes import kinds as route_kinds
 from space.settings import Settings, check_models, settings_from_env
-from space.uploads import UPLOAD_SECONDS, UploadGuard, UploadLedger
+from space.uploads import SERVER_LEDGER, UPLOAD_SECONDS, UploadGuard
 from space.wiring import (
     BatchInputs,
     BatchOutputs,
@@ -528,14 +528,15 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
 def launch(demo: gr.Blocks, settings: Settings | None = None, **options) -> None:
     """Serves the app as the Space does: every route Gradio serves bounded (its body, each client's requests) or
     turned off (space/routes.py), uploads refused while uploading past their size (before they fill the disk) and kept
-    within limits per client (space/uploads.py), a client named by the operator's trusted proxies
+    within limits per client and in all (space/uploads.py), a client named by the operator's trusted proxies
     (space/clients.py), with the page's theme. `settings`: those `demo` was built with (read from the environment
     when not given); `options`: demo.launch's own."""
     settings = settings or settings_from_env()
+    SERVER_LEDGER.folder = demo.GRADIO_CACHE  # its cap counts everything Gradio stores there
     trusted = settings.trusted_proxies
     middleware = [
         Middleware(RouteGuard, limits=route_kinds(settings.max_chars), trusted=trusted, on_cancel=cancel_job),
-        Middleware(UploadGuard, ledger=UploadLedger(), trusted=trusted),
+        Middleware(UploadGuard, ledger=SERVER_LEDGER, trusted=trusted),
     ]
     # Server-side rendering fetches the page from this server on loopback, which would make every visitor one client
     # of the per-client limits; the run history stores its runs in a bucket that a visitor names.

@@ -58,6 +58,7 @@ from .jobs import JobCancelled, run_exclusively, stoppable
 from .menu import has_saved_baseline, model_kind
 from .plots import bar_chart, interval_plot
 from .settings import Settings, menu_scorer
+from .uploads import SERVER_LEDGER
 from .verdict import verdict
 from .wiring import (
     BatchInputs,
@@ -382,9 +383,14 @@ class BatchHandlers:
         rescale_choice="none",
         progress=gr.Progress(track_tqdm=True),
     ) -> tuple:
-        """BatchOutputs; a problem is an error."""
+        """BatchOutputs; a problem is an error. The upload is deleted when the request ends (an API client sends its
+        file with each request; the page keeps its own, to score it again)."""
         inputs = (model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file, rescale_choice)
-        outcome = await outcome_of(self.check, self.compute, *inputs)
+        try:
+            outcome = await outcome_of(self.check, self.compute, *inputs)
+        finally:
+            if isinstance(file, str):
+                SERVER_LEDGER.release(file)
         return answer(outcome).outputs().as_tuple()
 
     async def page(self, *values, progress=gr.Progress(track_tqdm=True)) -> tuple:

@@ -5,9 +5,11 @@ one client could fill the disk with uploads alone. UploadGuard, an ASGI middlewa
 ledger of the stored uploads:
 
 - a request is refused before its body is read when it gives no Content-Length, or would take its client past
-  UPLOAD_BYTES_PER_CLIENT, or the server past UPLOAD_BYTES_OVERALL or UPLOADS_OVERALL;
+  UPLOAD_BYTES_PER_CLIENT, or the server past UPLOADS_OVERALL uploads or UPLOAD_BYTES_OVERALL bytes in its
+  temporary folder (the uploads and everything else stored there: the results' downloads);
 - a client keeps its UPLOADS_PER_CLIENT newest uploads: a newer one deletes its oldest at once;
-- an upload is deleted UPLOAD_SECONDS after it arrived (checked on every upload, and by the caller's `prune`).
+- an upload is deleted UPLOAD_SECONDS after it arrived (checked on every upload, and by the caller's `prune`), or
+  when an API request that scored it ends (`discard`: the page keeps its upload, to score it again).
 
 A client is named as clients.py says. Nothing here imports Gradio."""
 
@@ -68,10 +70,12 @@ class UploadLedger:
         bytes_overall: int = UPLOAD_BYTES_OVERALL,
         seconds: float = UPLOAD_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        folder: str | None = None,
     ) -> None:
         self.per_client, self.bytes_per_client = per_client, bytes_per_client
         self.overall, self.bytes_overall = overall, bytes_overall
         self.seconds, self.clock = seconds, clock
+        self.folder = folder  # the temporary folder the uploads are stored in, whose whole size bytes_overall caps
         self._stored: dict[str, StoredUpload] = {}  # path -> upload, oldest first
         self._pending: dict[str, int] = {}  # client -> bytes of its requests under way
         self._lock = threading.Lock()
@@ -92,6 +96,8 @@ class UploadLedger:
             while self._client_bytes(client) + pending + length > self.bytes_per_client:
                 self._forget_locked(self._oldest_of(client), client)
             stored_bytes = sum(upload.size for upload in self._stored.values())
+            if self.folder is not None:  # the folder holds the results' downloads too
+                stored_bytes = max(stored_bytes, folder_bytes(self.folder))
             if (
                 len(self._stored) >= self.overall
                 or stored_bytes + sum(self._pending.values()) + length > self.bytes_overall
@@ -118,6 +124,13 @@ class UploadLedger:
                 self._stored[path] = upload  # now the newest
             while self._client_count(client) > self.per_client:
                 self._forget_locked(self._oldest_of(client), client)
+
+    def release(self, path: str) -> None:
+        """Deletes an upload that the request which scored it is done with (an API request's), if it is one of the
+        ledger's: a file it did not record is never deleted."""
+        with self._lock:
+            if self._stored.pop(path, None) is not None:
+                discard(path)
 
     def prune(self) -> None:
         """Deletes the uploads older than the time limit."""
@@ -152,10 +165,30 @@ class UploadLedger:
         if upload.owners:
             return
         del self._stored[path]
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(path)
-        with contextlib.suppress(OSError):  # Gradio keeps each upload in a folder of its own; gone if empty
-            os.rmdir(os.path.dirname(path))
+        discard(path)
+
+
+def discard(path: str) -> None:
+    """Deletes an upload, and the folder of its own that Gradio keeps it in when nothing else is left there."""
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(path))
+
+
+# The served app's uploads (one server runs in a process): app.launch guards the upload route with it, and the Batch
+# tab's API entry releases the upload it scored.
+SERVER_LEDGER = UploadLedger()
+
+
+def folder_bytes(folder: str) -> int:
+    """The bytes of the files under `folder` (a file deleted while they are counted counts nothing)."""
+    total = 0
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(parent, name))
+    return total
 
 
 def _size(path: str, fallback: int) -> int:

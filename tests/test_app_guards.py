@@ -721,6 +721,52 @@ def request_scope(path="/gradio_api/upload", method="POST", peer="127.0.0.1", he
     return {"type": "http", "method": method, "path": path, "client": (peer, 5000), "headers": list(headers)}
 
 
+def test_the_temporary_folder_has_a_total_cap_over_everything_in_it(tmp_path):
+    folder = tmp_path / "gradio"
+    results = stored_file(folder, "bartscore-results.csv", 900)  # not an upload: a result's download
+    ledger = space.uploads.UploadLedger(per_client=5, bytes_per_client=500, overall=10, bytes_overall=1000)
+    assert ledger.admit("a", 200) is None  # the ledger alone counts its uploads only
+    ledger.settle("a", 200, [])
+    capped = space.uploads.UploadLedger(
+        per_client=5, bytes_per_client=500, overall=10, bytes_overall=1000, folder=str(folder)
+    )
+    assert capped.admit("a", 200).status == 503
+    assert capped.admit("a", 100) is None
+    os.remove(results)
+    assert capped.admit("b", 400) is None
+
+
+def test_an_upload_is_released_by_the_ledger_and_nothing_else_is(tmp_path):
+    ledger = space.uploads.UploadLedger()
+    kept, other = stored_file(tmp_path, "kept.csv", 10), stored_file(tmp_path, "other.csv", 10)
+    upload(ledger, "a", kept, 10)
+    ledger.release(other)  # not an upload the ledger recorded: never deleted
+    ledger.release(kept)
+    assert os.path.exists(other) and not os.path.exists(kept) and ledger.stored() == {}
+
+
+@pytest.mark.slow
+def test_an_api_requests_upload_is_deleted_when_the_request_ends(client, tmp_path, monkeypatch):
+    """gradio_client sends its file with every request: kept after it, each would stay until it expired."""
+    stored = []
+    settle = space.uploads.SERVER_LEDGER.settle
+
+    def recording(who, length, paths):
+        stored.extend(paths)
+        settle(who, length, paths)
+
+    monkeypatch.setattr(space.uploads.SERVER_LEDGER, "settle", recording)
+    scored = tmp_path / "outputs.csv"
+    scored.write_text("source,sys\nThe cat sat.,A cat.\n", encoding="utf-8")
+    client.predict(*FAITHFULNESS, handle_file(str(scored)), api_name="/score_file")
+    refused = tmp_path / "refused.csv"
+    refused.write_text("reference,sys\nThe cat sat.,A cat.\n", encoding="utf-8")  # faithfulness needs a source
+    with pytest.raises(AppError, match="needs a source"):
+        client.predict(*FAITHFULNESS, handle_file(str(refused)), api_name="/score_file")
+    assert len(stored) == 2 and not any(os.path.exists(path) for path in stored)
+    assert not set(stored) & set(space.uploads.SERVER_LEDGER.stored())
+
+
 def test_the_guard_sees_the_upload_route_and_reads_content_length():
     assert space.uploads.is_upload_request(request_scope())
     assert space.uploads.is_upload_request(request_scope("/space/gradio_api//upload/"))
