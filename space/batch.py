@@ -16,7 +16,7 @@ from pandas.io.formats.style import Styler
 
 import bart_score
 from bart_score.errors import BaselineError
-from bart_score.long_source import DEFAULT_WINDOWS_K
+from bart_score.long_source import DEFAULT_WINDOWS_K, PIECE_CHARS
 from bart_score.options import ScoringOptions
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
@@ -74,10 +74,12 @@ def check_upload_limits(corpus):
 
 def check_work(corpus, directions, prompts, max_pairs, rescale=None, long_source=None):
     """Refuses a file whose scoring would need more than max_pairs (condition, text) pairs, counting the reference
-    pairs that rescale="corpus" adds, and with long_source="windows" windows_k pairs per sentence of faithfulness, each
-    times the prompt's phrases (`prompts`: ScoringOptions.prompts). The sentences are not split here (the splitter can
-    take seconds on one text, and this runs on the scoring thread): they are counted by sentence_bound, an upper
-    estimate in one pass, so a refusal says "up to"."""
+    pairs that rescale="corpus" adds, and with long_source="windows" windows_k pairs per sentence of faithfulness,
+    each times the prompt's phrases (`prompts`: ScoringOptions.prompts), and one for each sentence of a distinct
+    source, which is split out and embedded or indexed for the search (work as long as a pair's, and independent of
+    the outputs: 1,000 sources of "Ph.D. " repeated held the scoring thread for minutes). The sentences are not split
+    here (the splitter can take seconds on one text): they are counted by sentence_bound, an upper estimate in one
+    pass, so a refusal says "up to"."""
     references = corpus.references or [[] for _ in range(row_count(corpus))]
     per_system = sum(pairs_per_text(directions, True, len(refs)) for refs in references)
     reference_pairs = DEFAULT_RESCALE_PAIRS if rescale == "corpus" else 0
@@ -87,6 +89,7 @@ def check_work(corpus, directions, prompts, max_pairs, rescale=None, long_source
         k = int(long_source.get("windows_k", DEFAULT_WINDOWS_K))
         sentences = sum(sentence_bound(text) for texts in corpus.systems.values() for text in texts)
         pairs += (k * sentences - row_count(corpus) * len(corpus.systems)) * len(prompts)
+        pairs += sum(sentence_bound(source) for source in set(corpus.sources))
     points = "+ reference points " if reference_pairs else ""
     refuse_too_much_work(
         pairs,
@@ -94,8 +97,9 @@ def check_work(corpus, directions, prompts, max_pairs, rescale=None, long_source
         what="this file",
         breakdown=f"rows × systems × directions and references {points}× prompts"
         + (
-            f", faithfulness scored over {k} source windows for each sentence of an output, a sentence counted "
-            "wherever one may end (at every full stop, question or exclamation mark, bracket and line break)"
+            f", faithfulness scored over {k} source windows for each sentence of an output, and one pair for each "
+            "sentence of a distinct source (split out and searched), a sentence counted wherever one may end (at "
+            "every full stop, question or exclamation mark, bracket and line break)"
             if windows
             else ""
         ),
@@ -107,11 +111,12 @@ def check_work(corpus, directions, prompts, max_pairs, rescale=None, long_source
 def sentence_bound(text):
     """At least as many sentences as bart_score.split_sentences finds in `text`, counted in one pass over it: the
     pieces between the places where a sentence may end (POSSIBLE_SENTENCE_END) that hold a letter or digit, plus one
-    for each ")", since pysbd also starts a sentence at a list marker ("a)", "12)") without punctuation before it. It
-    counts more where a full stop or a bracket ends no sentence ("Dr.", "3.5", "(in 2024)"); tests/test_app.py
-    checks that it never counts fewer, on hostile punctuation too."""
+    for each ")", since pysbd also starts a sentence at a list marker ("a)", "12)") without punctuation before it,
+    plus one for every PIECE_CHARS // 2 characters, where the splitter may cut a sentence that runs over its piece
+    (bart_score.long_source.split). It counts more where a full stop or a bracket ends no sentence ("Dr.", "3.5",
+    "(in 2024)"); tests/test_app.py checks that it never counts fewer, on hostile punctuation too."""
     pieces = sum(1 for piece in POSSIBLE_SENTENCE_END.split(text) if LETTER_OR_DIGIT.search(piece))
-    return pieces + text.count(")")
+    return pieces + text.count(")") + len(text) // (PIECE_CHARS // 2)
 
 
 def blank_reference_note(corpus):

@@ -204,9 +204,11 @@ def test_the_sentence_bound_never_counts_fewer_sentences_than_the_splitter():
         "".join(rng.choice(HOSTILE_PIECES) + rng.choice(["", " ", " ", "\n"]) for _ in range(rng.integers(1, 50)))
         for _ in range(300)
     ]
-    for text in [*texts, SOURCE, *REFERENCES, *CANDIDATES]:
-        assert space.batch.sentence_bound(text) >= len(bart_score.split_sentences(text)), repr(text)
-    assert space.batch.sentence_bound(" ".join(["a."] * 2000)) == 2000
+    # texts longer than the splitter's pieces, with no sentence end for thousands of characters: it cuts them
+    long_runs = ["x" * 5000, "word " * 1000, ("a" * 1999 + " ") * 3, "Ph.D. " * 800, "a. " + "b" * 4500 + ". c"]
+    for text in [*texts, *long_runs, SOURCE, *REFERENCES, *CANDIDATES]:
+        assert space.batch.sentence_bound(text) >= len(bart_score.split_sentences(text)), repr(text[:80])
+    assert space.batch.sentence_bound(" ".join(["a."] * 2000)) == 2000 + 5  # 5999 characters: 5 places to cut
     assert space.batch.sentence_bound("") == space.batch.sentence_bound(" . ") == 0
     # on plain prose it counts what the splitter does; a full stop or bracket that ends no sentence adds one
     prose = " ".join([SOURCE, *CANDIDATES])
@@ -235,16 +237,55 @@ def test_a_long_source_upload_is_counted_and_refused_without_splitting_a_sentenc
     monkeypatch.setattr(bart_score.long_source, "split_sentences", no_splitting)
     long_source = space.settings.settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;retriever=bm25"}).long_source
     corpus = space.batch.parse_upload(one_letter_sentences_file(tmp_path / "probe.csv"), max_rows=20, max_chars=5000)
-    # 120 outputs x 1666 sentences x 3 windows each, for faithfulness
-    with pytest.raises(ValueError, match=r"may need up to 599,760 scored pairs .* 3 source windows .* limit here is"):
+    # 120 outputs x (1666 sentences + 4 places where the splitter may cut 4997 characters) x 3 windows each, for
+    # faithfulness, and the 20 sources' one sentence each
+    with pytest.raises(ValueError, match=r"may need up to 601,220 scored pairs .* 3 source windows .* limit here is"):
         space.batch.check_work(corpus, ["faithfulness"], NO_PROMPT, 20_000, long_source=long_source)
     small = space.batch.parse_upload(
         one_letter_sentences_file(tmp_path / "small.csv", rows=2, systems=2, sentences=5), max_rows=20, max_chars=5000
     )
-    space.batch.check_work(small, ["faithfulness"], NO_PROMPT, 2 * 2 * 5 * 3, long_source=long_source)
-    with pytest.raises(ValueError, match=r"may need up to 60 scored pairs"):
-        space.batch.check_work(small, ["faithfulness"], NO_PROMPT, 59, long_source=long_source)
-    space.batch.check_work(corpus, ["precision"], NO_PROMPT, 20_000, long_source=long_source)  # no windows
+    space.batch.check_work(small, ["faithfulness"], NO_PROMPT, 2 * 2 * 5 * 3 + 2, long_source=long_source)
+    with pytest.raises(ValueError, match=r"may need up to 62 scored pairs"):
+        space.batch.check_work(small, ["faithfulness"], NO_PROMPT, 61, long_source=long_source)
+    space.batch.check_work(corpus, ["precision"], NO_PROMPT, 20_000, long_source=long_source)  # no faithfulness, no windows
+
+
+def long_sources_file(path, rows=1000):
+    """The probe: 1,000 rows within every limit, each source "Ph.D. " repeated to 5,000 characters (distinct)."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["source", "system"])
+        writer.writerows([("Ph.D. " * 833)[:4990] + f" {row}.", "The council met."] for row in range(rows))
+    return str(path)
+
+
+def test_a_long_source_upload_is_refused_by_its_sources_sentences_before_the_scoring_thread(
+    tiny_checkpoint, tmp_path, monkeypatch
+):
+    """1,000 sources of "Ph.D. " repeated held the scoring thread for about 310 s: only the outputs were counted."""
+    settings = space.settings.settings_from_env(
+        {
+            "BARTSCORE_APP_MODELS": f"tiny={tiny_checkpoint}",
+            "BARTSCORE_APP_DEFAULT_MODEL": "tiny",
+            "BARTSCORE_APP_LONG_SOURCE": "windows;retriever=bm25",
+        }
+    )
+    path = long_sources_file(tmp_path / "sources.csv")
+    source = next(iter(pd.read_csv(path)["source"]))
+    sentences_per_source = len(bart_score.split_sentences(source))  # the splitter as the reference, on one source
+
+    def never(*args, **kwargs):
+        raise AssertionError("the request reached what its check should have kept it from")
+
+    monkeypatch.setattr(bart_score, "split_sentences", never)
+    monkeypatch.setattr(bart_score.long_source, "split", never)
+    monkeypatch.setattr(space_handlers, "run_exclusively", never)  # the scoring thread's queue
+    monkeypatch.setattr(space_handlers, "menu_scorer", never)
+    with pytest.raises(gr.Error) as raised:
+        asyncio.run(space_handlers.BatchHandlers(settings).api(*settings_inputs(directions=["faithfulness"]), path))
+    needed = int(re.search(r"may need up to ([\d,]+) scored pairs", raised.value.message)[1].replace(",", ""))
+    assert needed >= 1000 * sentences_per_source >= 800_000
+    assert "one pair for each sentence of a distinct source" in raised.value.message
 
 
 def test_blank_candidate_boxes_are_skipped_and_the_others_keep_their_numbers():

@@ -467,12 +467,14 @@ def test_the_spaces_batch_tab_scores_windows_when_the_operator_asks(scorer, tmp_
     expected = scorer.score_directions(predictions, sources=sources * 2, **settings.long_source)
     assert list(result.rows["a/faithfulness"]) + list(result.rows["b/faithfulness"]) == expected["faithfulness"]
     assert set(result.summary["direction"]) == {"faithfulness"}
-    # the check counts sentences by an upper bound (space.batch.sentence_bound), never fewer than are scored
+    # the check counts sentences by an upper bound (space.batch.sentence_bound), never fewer than are scored, and one
+    # pair for each sentence of a distinct source
     bound = sum(space_batch.sentence_bound(text) for text in predictions)
     assert bound >= sum(expected["faithfulness_sentences"])
-    check_work(corpus, ("faithfulness",), (None,), 2 * bound, long_source=settings.long_source)
-    with pytest.raises(ValueError, match=f"may need up to {2 * bound:,} scored pairs"):
-        check_work(corpus, ("faithfulness",), (None,), 2 * bound - 1, long_source=settings.long_source)
+    needed = 2 * bound + sum(space_batch.sentence_bound(source) for source in set(sources))
+    check_work(corpus, ("faithfulness",), (None,), needed, long_source=settings.long_source)
+    with pytest.raises(ValueError, match=f"may need up to {needed:,} scored pairs"):
+        check_work(corpus, ("faithfulness",), (None,), needed - 1, long_source=settings.long_source)
 
 
 def test_the_options_object_carries_the_long_source_settings(scorer):
