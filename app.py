@@ -54,6 +54,7 @@ own.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 
 import gradio as gr
@@ -531,7 +532,7 @@ def launch(demo: gr.Blocks, settings: Settings | None = None, **options) -> None
     within limits per client and in all (space/uploads.py), a client named by the operator's trusted proxies
     (space/clients.py), with the page's theme. `settings`: those `demo` was built with (read from the environment
     when not given); `options`: demo.launch's own."""
-    settings = settings or settings_from_env()
+    settings = settings or operator_settings()
     SERVER_LEDGER.folder = demo.GRADIO_CACHE  # its cap counts everything Gradio stores there
     trusted = settings.trusted_proxies
     middleware = [
@@ -547,7 +548,17 @@ def launch(demo: gr.Blocks, settings: Settings | None = None, **options) -> None
         )
 
 
-settings = settings_from_env()
+def operator_settings() -> Settings:
+    """The operator's settings (settings_from_env): a bad one ends the app at start with one line naming its variable,
+    exit status 2 (a usage error, as on the command line)."""
+    try:
+        return settings_from_env()
+    except ValueError as error:
+        print(f"app.py: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+settings = operator_settings()
 demo = build_demo(settings)
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass, field
 
 import bart_score
-from bart_score.inputs import ascii_integer
+from bart_score.inputs import ascii_integer, device_name
 from bart_score.options import LONG_SOURCE_SETTING, MODEL_ENTRY_SETTING, EngineOptions, ScoringOptions
 
 from .clients import TRUSTED_PROXIES_SETTING, Network, trusted_proxies
@@ -58,7 +58,7 @@ def settings_from_env(environ=os.environ):
     return Settings(
         models=models,
         default_model=default_model,
-        device=environ.get("BARTSCORE_APP_DEVICE") or None,
+        device=_device(environ.get("BARTSCORE_APP_DEVICE") or None),
         max_chars=_positive_int(environ, "BARTSCORE_APP_MAX_CHARS", DEFAULT_MAX_CHARS),
         max_rows=_positive_int(environ, "BARTSCORE_APP_MAX_ROWS", DEFAULT_MAX_ROWS),
         max_pairs=_positive_int(environ, "BARTSCORE_APP_MAX_PAIRS", DEFAULT_MAX_PAIRS),
@@ -131,6 +131,16 @@ def _positive_int(environ, name, default):
     if number is None or number < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return number
+
+
+def _device(value):
+    """BARTSCORE_APP_DEVICE, checked at start (the engine would refuse it only when a model loads)."""
+    if value is not None:
+        try:
+            device_name(value)
+        except ValueError as error:
+            raise ValueError(f"BARTSCORE_APP_DEVICE: {error}") from None
+    return value
 
 
 _scorers = {}  # (BARTScorer options, device) -> the loaded engine

@@ -133,6 +133,51 @@ def test_malformed_operator_settings_stop_the_app_at_start(environ, message):
         space.settings.settings_from_env(environ)
 
 
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("BARTSCORE_APP_MAX_CHARS", "abc"),
+        ("BARTSCORE_APP_MAX_ROWS", "٣"),
+        ("BARTSCORE_APP_MAX_PAIRS", "0"),
+        ("BARTSCORE_APP_DEVICE", "cuda:x"),
+        ("BARTSCORE_APP_MODELS", "x"),
+        ("BARTSCORE_APP_DEFAULT_MODEL", "nope"),
+        ("BARTSCORE_APP_TRUSTED_PROXIES", "proxy.internal"),
+        ("BARTSCORE_APP_LONG_SOURCE", "everything"),
+    ],
+)
+def test_a_bad_setting_ends_the_app_with_one_line_naming_it(monkeypatch, capsys, name, value):
+    """A bad setting in app.py's environment printed a full traceback."""
+    operator_settings = app.operator_settings  # app imported (and its settings read) before the setting is made
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SystemExit) as raised:
+        operator_settings()
+    assert raised.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"app.py: error: {name}") and repr(value) in lines[0]
+
+
+@pytest.mark.slow
+def test_python_app_py_with_a_bad_setting_prints_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    environment = {**os.environ, "BARTSCORE_APP_MAX_CHARS": "5k", "PYTHONPATH": os.path.dirname(space.__path__[0])}
+    finished = subprocess.run(
+        [sys.executable, os.path.join(os.path.dirname(space.__path__[0]), "app.py")],
+        env=environment,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert finished.returncode == 2
+    assert finished.stderr.splitlines() == [
+        "app.py: error: BARTSCORE_APP_MAX_CHARS must be a positive integer, got '5k'"
+    ]
+
+
 def test_only_allowlisted_names_reach_the_engine():
     settings = space.settings.settings_from_env({})
     with pytest.raises(ValueError, match="Unknown model '/etc'; choose one of vanilla, cnn"):
