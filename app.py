@@ -28,7 +28,7 @@ Operator settings, read from the environment when the app is built:
     BARTSCORE_APP_TRUSTED_PROXIES  the reverse proxies in front of the app, as addresses or networks ("10.0.0.0/8"),
                                  separated by commas: only a request from one of them is taken to come from the address
                                  X-Forwarded-For names, read from its right end (default none: the peer address is the
-                                 client, for the per-client upload limits).
+                                 client, for the per-client limits).
     BARTSCORE_APP_LONG_SOURCE    "windows" (optionally ";windows_k=3;window=longdocfactscore;retriever=bm25", and
                                  ";max_sentences=N", default 10000 per text): the Batch tab scores faithfulness over
                                  source windows (docs/long-documents.md); Compare does not.
@@ -42,9 +42,10 @@ Operator settings, read from the environment when the app is built:
 Fixed limits (space/form.py, space/batch.py): 2 to 6 candidates (and at most 6 system columns per file), at most 8
 references, 16 columns per file, custom prompt phrases of at most 200 characters, uploads of at most 20 MB. The menu's
 models are checked when the app starts (space/guards.py: those that cannot be loaded are marked and refused at once);
-they are loaded on first use, one per model name, and kept; one scoring computation runs at a time, a cancelled job's
-included (space/jobs.py). Uploads are kept within limits per client and overall, and deleted after 15 minutes
-(space/uploads.py).
+they are loaded on first use, one per model name, and kept; one scoring computation runs at a time, and a cancelled
+job's stops (space/jobs.py). Every route Gradio serves has a body limit and a budget of requests per client, or is
+turned off (space/routes.py). Uploads are kept within limits per client and overall, and deleted after 15 minutes, an
+API request's when it ends (space/uploads.py). A bad setting stops the app at start with one line naming it.
 
 Uploaded files are read by `bart_score.read_table_corpus`, the reader of the command line's `--input` (columns
 `source`, `reference`, `references` or `reference_<n>`, `id`, and one per system); the limits above are the Space's

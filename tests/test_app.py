@@ -292,7 +292,8 @@ def test_a_long_source_upload_is_counted_and_refused_without_splitting_a_sentenc
     space.batch.check_work(small, ["faithfulness"], NO_PROMPT, 2 * 2 * 5 * 3 + 2, long_source=long_source)
     with pytest.raises(ValueError, match=r"may need up to 62 scored pairs"):
         space.batch.check_work(small, ["faithfulness"], NO_PROMPT, 61, long_source=long_source)
-    space.batch.check_work(corpus, ["precision"], NO_PROMPT, 20_000, long_source=long_source)  # no faithfulness, no windows
+    # no faithfulness, no windows
+    space.batch.check_work(corpus, ["precision"], NO_PROMPT, 20_000, long_source=long_source)
 
 
 def long_sources_file(path, rows=1000):
