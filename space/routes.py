@@ -11,6 +11,8 @@ apply after parsing, not to the body. RouteGuard, in front of every route:
 - gives each client (clients.py) a budget of requests of each kind, per_minute of them refilled over a minute (429,
   with Retry-After, past it), and at most REQUESTS_IN_FLIGHT requests under way at once;
 - refuses a request whose forwarded address is not an IP address (400, clients.client_of);
+- refuses an event that names an input file by a URL (400): Gradio would download it into its temporary folder, of any
+  size and past the uploads' limits (uploads.py);
 - passes the event id of every cancel and reset on to `on_cancel` (jobs.cancel): gradio_client sends its cancel
   before it knows the job's event id and then resets the event by its id, which Gradio takes as nothing.
 
@@ -179,31 +181,37 @@ class ClientBudgets:
 
 
 class _BoundedBody:
-    """A request's receive and send, the body's bytes counted as they arrive: past the limit the application is told
-    that the client went away, and what it answers is not sent (the guard answers 413). With `keep`, the body is kept
-    (for a control request's event id)."""
+    """A request's receive and send, the body's bytes counted as they arrive: past the limit, or when `inspect` (given
+    the whole body, when its last part arrives) refuses it, the application is told that the client went away and what
+    it answers is not sent (the guard answers with the refusal)."""
 
-    def __init__(self, receive: Receive, send: Send, limit: int, keep: bool) -> None:
-        self._receive, self._send, self.limit = receive, send, limit
-        self.received, self.kept, self.keep = 0, bytearray(), keep
-        self.too_large = self.started = False
+    def __init__(
+        self, receive: Receive, send: Send, limits: RouteKind, inspect: Callable[[bytes], Refusal | None] | None
+    ) -> None:
+        self._receive, self._send, self.limits, self.inspect = receive, send, limits, inspect
+        self.received, self.kept = 0, bytearray()
+        self.refusal: Refusal | None = None
+        self.started = False
 
     async def receive(self) -> Message:
-        if self.too_large:
+        if self.refusal is not None:
             return {"type": "http.disconnect"}
         message = await self._receive()
         if message["type"] == "http.request":
             body = message.get("body", b"")
             self.received += len(body)
-            if self.received > self.limit:
-                self.too_large = True
-                return {"type": "http.disconnect"}
-            if self.keep:
+            if self.received > self.limits.body_bytes:
+                self.refusal = _too_large(self.limits)
+            elif self.inspect is not None:
                 self.kept.extend(body)
+                if not message.get("more_body", False):
+                    self.refusal = self.inspect(bytes(self.kept))
+            if self.refusal is not None:
+                return {"type": "http.disconnect"}
         return message
 
     async def send(self, message: Message) -> None:
-        if self.too_large:
+        if self.refusal is not None:
             return
         self.started = self.started or message["type"] == "http.response.start"
         await self._send(message)
@@ -261,18 +269,54 @@ class RouteGuard:
         if length is not None and length > limits.body_bytes:
             await refuse(send, _too_large(limits))
             return
-        body = _BoundedBody(receive, send, limits.body_bytes, keep=kind == "control")
+        body = _BoundedBody(receive, send, limits, self._inspection(kind))
         try:
             await self.app(scope, body.receive, body.send)
         except Exception:
-            if not body.too_large:
+            if body.refusal is None:
                 raise  # what the application did with a body it was not given whole is not its failure
-        if body.too_large and not body.started:
-            await refuse(send, _too_large(limits))
-        if kind == "control" and self.on_cancel is not None and not body.too_large:
-            event_id = _event_id(bytes(body.kept))
-            if event_id is not None:
-                self.on_cancel(event_id)
+        if body.refusal is not None and not body.started:
+            await refuse(send, body.refusal)
+
+    def _inspection(self, kind: str) -> Callable[[bytes], Refusal | None] | None:
+        """What a whole body of this kind is looked at for before the application reads its end."""
+        if kind == "event":
+            return _file_named_by_url
+        if kind == "control" and self.on_cancel is not None:
+            return self._pass_cancel_on
+        return None
+
+    def _pass_cancel_on(self, body: bytes) -> None:
+        event_id = _event_id(body)
+        if event_id is not None and self.on_cancel is not None:
+            self.on_cancel(event_id)
+
+
+FILE_BY_URL = Refusal(
+    400,
+    "A file must be uploaded (gradio_client's handle_file of a local file), not named by a URL for the server to "
+    "download",
+)
+
+
+def _file_named_by_url(body: bytes) -> Refusal | None:
+    """An event whose input names a file by a URL: Gradio would download it into its temporary folder, of any size
+    and past the uploads' limits."""
+    try:
+        event = parse_json(body, "an event")
+    except InputError:
+        return None  # Gradio answers a body that is not JSON
+    pending = [event]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            meta, path = value.get("meta"), value.get("path")
+            if isinstance(meta, dict) and meta.get("_type") == "gradio.FileData" and "://" in str(path):
+                return FILE_BY_URL
+            pending.extend(value.values())
+    return None
 
 
 def _event_id(body: bytes) -> str | None:

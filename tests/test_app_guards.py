@@ -1284,6 +1284,40 @@ def test_a_forwarded_address_that_is_not_an_ip_address_is_refused(monkeypatch):
     assert application.bodies == [0]
 
 
+def test_an_event_that_names_a_file_by_url_is_refused_before_gradio_reads_it():
+    """Gradio downloads an input file given by a URL into its temporary folder, of any size, past the upload limits."""
+    application = ReadingApp()
+    guard = space.routes.RouteGuard(application, space.routes.kinds(MAX_CHARS))
+    by_url = {"path": "https://example.com/huge.csv", "meta": {"_type": "gradio.FileData"}}
+    uploaded = {"path": "/tmp/gradio/abc/outputs.csv", "meta": {"_type": "gradio.FileData"}}
+    for path in ("/gradio_api/queue/join", "/gradio_api/call/score_file"):
+        body = json.dumps({"data": [*FAITHFULNESS, by_url, "none"], "fn_index": 3}).encode()
+        status, message, _ = guard_request(guard, path, body=body, chunk=50)
+        assert status == 400 and b"not named by a URL" in message
+    assert application.bodies == []  # the application never got the body's end
+    body = json.dumps({"data": [*FAITHFULNESS, uploaded, "none"]}).encode()
+    assert guard_request(guard, "/gradio_api/call/score_file", body=body)[0] == 200
+    assert guard_request(guard, "/gradio_api/call/compare", body=b'{"data": ["https://example.com"]}')[0] == 200
+
+
+@pytest.mark.slow
+def test_the_served_app_downloads_no_file_named_by_url(app_url, monkeypatch):
+    import gradio.processing_utils
+    import httpx
+
+    downloads = []
+
+    async def recording_download(url, cache_dir):
+        downloads.append(url)
+        raise AssertionError("the server downloaded a file a client named")
+
+    monkeypatch.setattr(gradio.processing_utils, "async_ssrf_protected_download", recording_download)
+    by_url = {"path": "https://example.com/huge.csv", "meta": {"_type": "gradio.FileData"}}
+    data = [*FAITHFULNESS, by_url, "none"]
+    response = httpx.post(f"{app_url}gradio_api/call/score_file", json={"data": data}, timeout=30)
+    assert response.status_code == 400 and "not named by a URL" in response.text and not downloads
+
+
 def test_a_cancel_or_reset_passes_its_event_id_on():
     cancelled = []
     guard = space.routes.RouteGuard(ReadingApp(), space.routes.kinds(MAX_CHARS), on_cancel=cancelled.append)
