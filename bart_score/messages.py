@@ -36,22 +36,24 @@ class Mention:
     """An option or input named in a message, which each front end says in its own words: the library by its keyword
     (``max_length``, ``rescale='corpus'``, ``predictions[3]``), the command line by its flag (``--max-length``,
     ``--rescale corpus``), the Space by its field. value: the setting it is given (NOT_GIVEN: the option alone);
-    index: one entry of a list input."""
+    index: one entry of a list input (its position), or of a mapping (its key: ``instruction['recall']``)."""
 
     option: str
     value: object = NOT_GIVEN
-    index: int | None = None
+    index: int | str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
 class Recipe:
     """A task that mends the problem, as data, for each front end to write as its own command or call: `task` (such
     as "baseline": make a baseline file) with `settings` (option name -> value, the options that task needs, in the
-    library's names) and `environment` (variables it needs set: name -> value)."""
+    library's names) and `environment` (variables it needs set: name -> value). call: the library's functions that
+    do the task, as the library's own words name them for a Python caller (None: the task's name)."""
 
     task: str
     settings: Mapping[str, object] = dataclasses.field(default_factory=dict)
     environment: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    call: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,13 +82,21 @@ class KeywordNaming:
     """The library's words: options by their keywords, tasks as the calls that do them, files by their paths."""
 
     def mention(self, mention: Mention) -> str:
-        name = mention.option if mention.index is None else f"{mention.option}[{mention.index}]"
+        name = mention.option if mention.index is None else f"{mention.option}[{mention.index!r}]"
         return name if mention.value is NOT_GIVEN else f"{name}={mention.value!r}"
 
     def recipe(self, recipe: Recipe) -> str:
+        """The functions that do the task (its name when it names none), with its settings as keywords and the
+        environment variables it needs: "bart_score.build_baseline and bart_score.write_baseline with
+        checkpoint='cnn', max_length=512, path='/x.json'"."""
+        words = recipe.call or recipe.task
         settings = ", ".join(f"{name}={value!r}" for name, value in recipe.settings.items())
-        environment = "".join(f"{name}={value} " for name, value in recipe.environment.items())
-        return f"{environment}{recipe.task}({settings})"
+        if settings:
+            words += f" with {settings}"
+        environment = ", ".join(f"{name}={value}" for name, value in recipe.environment.items())
+        if environment:
+            words += f"{' and' if settings else ' with'} {environment} set in the environment"
+        return words
 
     def file_name(self, name: FileName) -> str:
         return repr(name.path)

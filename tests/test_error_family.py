@@ -235,8 +235,8 @@ def test_a_message_is_data_that_each_front_end_says_in_its_own_words():
     )
     assert (error.option, error.value) == ("max_length", 1)
     assert str(error) == (
-        "max_length must be at least 2, got 1, in '/srv/data/run.json'; make a baseline: baseline(prompt='summary'), "
-        "or use rescale='corpus'"
+        "max_length must be at least 2, got 1, in '/srv/data/run.json'; make a baseline: baseline with "
+        "prompt='summary', or use rescale='corpus'"
     )
     assert error.said(FlagNaming()) == (
         "--max-length must be at least 2, got 1, in run.json; make a baseline: tool baseline --prompt summary, or use "
@@ -246,6 +246,21 @@ def test_a_message_is_data_that_each_front_end_says_in_its_own_words():
     assert errors.InputError(messages.Mention("predictions", index=3), " is missing").args == (
         "predictions[3] is missing",
     )
+
+
+def test_the_library_says_a_recipe_as_the_calls_that_do_it_with_their_settings():
+    recipe = messages.Recipe(
+        "baseline", {"checkpoint": "cnn", "max_length": 512}, {"WEIGHTS": "/w/bart.pth"}, call="make and keep"
+    )
+    assert messages.KEYWORDS.recipe(recipe) == (
+        "make and keep with checkpoint='cnn', max_length=512 and WEIGHTS=/w/bart.pth set in the environment"
+    )
+    assert messages.KEYWORDS.recipe(messages.Recipe("index")) == "index"
+    assert (
+        messages.KEYWORDS.recipe(messages.Recipe("index", environment={"HOME": "/h"}))
+        == "index with HOME=/h set in the environment"
+    )
+    assert messages.KEYWORDS.mention(messages.Mention("instruction", index="recall")) == "instruction['recall']"
 
 
 @pytest.mark.parametrize(
