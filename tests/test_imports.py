@@ -138,8 +138,9 @@ def docstring(package):
 
 
 def listed(package):
-    """{module: description} from the list in a package's docstring; a package is listed as "name/"."""
-    return dict(LIST_ENTRY.findall(docstring(package)))
+    """{module: description} from the list in a package's docstring; a package is listed as "name/". A description
+    may go on over lines indented past its entry's name."""
+    return dict(LIST_ENTRY.findall(re.sub(r"\n {5,}", " ", docstring(package))))
 
 
 def contents(package):

@@ -2,10 +2,11 @@
 
 Each subcommand is a module with ``add_parser``, a ``check`` that finds every mistake in the request before any
 model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failure at run time). Heavy libraries are
-imported only by ``run``, so that help and usage errors answer at once. What the subcommands share is in two modules:
-their argparse arguments (arguments), and parsed arguments turned into the library's requests, checked, scored and
-their errors said with flags (requests). ``meta-eval --select`` has a module of its own (meta_eval_select), and what
-it shares with plain meta-eval is meta_eval_common."""
+imported only by ``run``, so that help and usage errors answer at once. What the subcommands share is in three
+modules: their argparse arguments (arguments), parsed arguments turned into the library's requests, checked, scored
+and their errors said with flags (requests), and the command line's words for what the library's messages name, such
+as the ``baseline`` command a missing baseline's recipe is (wording). ``meta-eval --select`` has a module of its own
+(meta_eval_select), and what it shares with plain meta-eval is meta_eval_common."""
 
 from __future__ import annotations
 

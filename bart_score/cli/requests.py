@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..baselines.files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
-from ..errors import BaselineError, InputError, MissingExtraError
+from ..errors import BARTScoreError, BaselineError, InputError, MissingExtraError
 from ..long_source import over_limit
+from ..messages import Mention
 from ..options import OPTION_CLASSES, CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions
 from ..reading import check_input_file
 from ..tables import read_table_corpus
 from .arguments import LONG_SOURCE_MODE, LONG_SOURCE_SECTION, section_options
+from .wording import FlagOfTheOption
 
 if TYPE_CHECKING:
     from ..engine import BARTScorer
@@ -83,16 +85,30 @@ def _flags_in_messages() -> dict[str, str]:
 
 
 FLAGS = _flags_in_messages()
+# The flag that takes a list of an option that has one besides its first (--prompt-phrases).
+_LIST_FLAGS = {
+    options_class.PREFIX + name: flag.said
+    for options_class in OPTION_CLASSES
+    for name, spec in options_class.TABLE.items()
+    for flag in spec.flags[1:]
+    if flag.nargs is not None
+}
 
 
 def said_with_flag(error: BaseException) -> str:
-    """An error's message as the command line says it. A library error about an option names it (`option`), and its
-    message begins with the option's name ("max_length must be ...") or writes it as a keyword ("long_source='windows'
-    cannot ...", "...: rescale='corpus'"): the command line says that option's flag instead ("--max-length must be
-    ...", "--long-source windows cannot ...", "...: --rescale corpus"), or, for a message that does neither, puts the
-    flag before it. No other word of the message is touched."""
-    message = str(error)
+    """An error's message as the command line says it. A library error made of parts (bart_score.messages) is said
+    with FlagOfTheOption (bart_score.cli.wording): the option it is about (`option`) by its flag wherever it is
+    named ("--max-length must be ...", "--long-source windows cannot ...", "...: --rescale corpus"), a baseline recipe
+    as the `bartscore baseline` command; when its message does not name that option, the flag goes before it. A
+    message of text alone names its option in words: its option's name where it begins ("max_length must be ...")
+    or its keyword form ("rescale='corpus'") is said as the flag, else the flag goes before it."""
     option = getattr(error, "option", None)
+    if isinstance(error, BARTScoreError) and not all(isinstance(part, str) for part in error.parts + error.remedy):
+        naming = FlagOfTheOption(error.option, FLAGS.get(error.option or ""), _LIST_FLAGS.get(error.option or ""))
+        message = error.said(naming)
+        named = any(isinstance(part, Mention) and naming.says_its_flag(part) for part in error.parts + error.remedy)
+        return message if named or option not in FLAGS else f"{FLAGS[option]}: {message}"
+    message = str(error)
     if option not in FLAGS:
         return message
     keyword = re.compile(rf"(?<![\w.]){re.escape(option)}=('([^']*)'|[\w.-]+)")
