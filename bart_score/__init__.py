@@ -67,6 +67,7 @@ _EXPORTS = {
     "BARTScoreWarning": "errors",
     "TokenizationWarning": "errors",
     "RescaleWarning": "errors",
+    "FewerReferencePairsWarning": "errors",
     "LongSourceWarning": "errors",
     "CacheWarning": "errors",
     "BARTScorer": "engine",
@@ -131,6 +132,7 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .errors import CheckpointLoadError as CheckpointLoadError
     from .errors import CheckpointNotFoundError as CheckpointNotFoundError
     from .errors import CustomCodeError as CustomCodeError
+    from .errors import FewerReferencePairsWarning as FewerReferencePairsWarning
     from .errors import InputError as InputError
     from .errors import InputTypeError as InputTypeError
     from .errors import LongSourceWarning as LongSourceWarning

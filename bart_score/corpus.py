@@ -14,6 +14,7 @@ from typing import Any
 from .directions import score_directions
 from .errors import InputError
 from .inputs import counted
+from .messages import Mention, Part
 from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
 from .reading import open_bounded, read_bounded
 from .rescale import LIBRARY_REMEDY, corpus_documents
@@ -40,7 +41,7 @@ def utf8_text(path: str) -> str:
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         raise InputError(
-            f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line}); save it as UTF-8"
+            f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line})", remedy="save it as UTF-8"
         ) from None
 
 
@@ -83,8 +84,10 @@ def read_plain_corpus(
     (named after the file)."""
     if not hypotheses:
         raise InputError(
-            "hypotheses must name at least one file (one per system), or read a table with system columns instead",
+            Mention("hypotheses"),
+            " must name at least one file (one per system), or read a table with system columns instead",
             option="hypotheses",
+            value=hypotheses,
         )
     files = {}
     if sources:
@@ -120,11 +123,13 @@ def read_plain_corpus(
     return Corpus(systems, files[sources] if sources else None, refs, blank_references=blank)
 
 
-def check_corpus_request(corpus: Corpus, options: ScoringOptions, *, remedy: str = LIBRARY_REMEDY) -> tuple[str, ...]:
+def check_corpus_request(
+    corpus: Corpus, options: ScoringOptions, *, remedy: Sequence[Part] | Part = LIBRARY_REMEDY
+) -> tuple[str, ...]:
     """The directions `options` compute on `corpus`, every problem found before any model is used: the directions
     against the corpus's sources and references, and rescale="corpus" on rows from two documents or more (checked on
     the segments as given, not once per system). remedy: what the one-document error says to do instead (the command
-    line's own words name its flags)."""
+    line's own words name its flags), as parts."""
     directions = options.directions_for(
         has_references=corpus.references is not None, has_sources=corpus.sources is not None
     )

@@ -25,7 +25,8 @@ Each warning class is a UserWarning, so that filters on UserWarning go on catchi
 
     BARTScoreWarning        every warning bart_score gives
     TokenizationWarning     what tokenizing did to the texts: tails cut at max_length, special-token strings read
-    RescaleWarning          a direction that cannot be rescaled, or barely; fewer reference pairs than were asked for
+    RescaleWarning          a direction that cannot be rescaled, or barely; and, below it:
+    FewerReferencePairsWarning  fewer reference pairs than were asked for (every pair the texts give was scored)
     LongSourceWarning       long_source="windows": sentences cut, sources shorter than a window, the retriever's cut
     CacheWarning            the score cache file was repaired (an unfinished last line dropped)
 
@@ -184,6 +185,11 @@ class TokenizationWarning(BARTScoreWarning):
 class RescaleWarning(BARTScoreWarning):
     """The rescaling's reference points: a direction they cannot rescale or barely can, or fewer reference pairs
     than were asked for."""
+
+
+class FewerReferencePairsWarning(RescaleWarning):
+    """The texts give fewer distinct reference pairs than were asked for: every pair they give was scored, and the
+    reference points are made of those (a front end that asks for more pairs than it needs may hide it)."""
 
 
 class LongSourceWarning(BARTScoreWarning):

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError, RescaleWarning
+from .errors import FewerReferencePairsWarning, InputError, RescaleWarning
+from .messages import NOT_GIVEN, Mention, Part
 from .scorer import ScorerIdentity
 
 DEFAULT_PAIRS = 1000
@@ -85,11 +86,13 @@ def warn_if_degenerate(direction: str, point: ReferencePoints, where: str, stack
     if point.degenerate:
         gap = point.copy - point.unrelated
         warnings.warn(
-            f"BARTScore: {where}'s {direction} reference points barely differ (a copy scores {point.copy:.4f} on "
-            f"average, an unrelated text {point.unrelated:.4f}: {gap:.4g} apart, under {DEGENERATE_SPREAD:.0%} of "
-            f"their size), so each unit of raw score is {1 / gap:.3g} rescaled units and rescaled scores fall far "
-            f"outside 0..1; make the reference points from more varied texts",
-            RescaleWarning,
+            RescaleWarning(
+                f"BARTScore: {where}'s {direction} reference points barely differ (a copy scores {point.copy:.4f} on "
+                f"average, an unrelated text {point.unrelated:.4f}: {gap:.4g} apart, under {DEGENERATE_SPREAD:.0%} of "
+                f"their size), so each unit of raw score is {1 / gap:.3g} rescaled units and rescaled scores fall far "
+                f"outside 0..1",
+                remedy="make the reference points from more varied texts",
+            ),
             stacklevel=stacklevel + 1,
         )
 
@@ -127,10 +130,11 @@ def rescaled_scores(
         point = points[direction]
         if not point.ordered:
             warnings.warn(
-                f"BARTScore: {direction} cannot be rescaled: a copy scores {point.copy:.4f} on average and an "
-                f"unrelated text {point.unrelated:.4f}, so this model does not tell a copy from an unrelated text "
-                f"here; its rescaled scores are NaN",
-                RescaleWarning,
+                RescaleWarning(
+                    f"BARTScore: {direction} cannot be rescaled: a copy scores {point.copy:.4f} on average and an "
+                    f"unrelated text {point.unrelated:.4f}, so this model does not tell a copy from an unrelated text "
+                    f"here; its rescaled scores are NaN"
+                ),
                 stacklevel=6,  # the caller of BARTScorer.score_directions (through direction_results)
             )
         warn_if_degenerate(direction, point, "the rescaling", stacklevel=6)
@@ -184,19 +188,34 @@ def document_ids(
     return [root(row) for row in range(count)]
 
 
-LIBRARY_REMEDY = "pass corpus_points=CorpusPoints(unrelated_texts=...) or rescale with a baseline file"
+# What a library caller whose rows are all one document can do instead.
+LIBRARY_REMEDY: tuple[Part, ...] = (
+    "pass unrelated texts of your own as ",
+    Mention("corpus_points.unrelated_texts"),
+    " or rescale with a baseline file (",
+    Mention("rescale", "baseline"),
+    ")",
+)
+RESCALE_CORPUS = Mention("rescale", "corpus")
 
 
 def one_document_error(
-    rows: int, *, what: str = "rescale='corpus'", option: str | None = "rescale", remedy: str = LIBRARY_REMEDY
+    rows: int,
+    *,
+    what: Part = RESCALE_CORPUS,
+    option: str | None = "rescale",
+    remedy: Sequence[Part] | Part = LIBRARY_REMEDY,
 ) -> InputError:
     """The error for `rows` rows (as the caller gave them) that are all one document, so no unrelated pair exists:
-    `what` needs the pairs (the option `option` in its keyword form, or a baseline), `remedy` says what to do."""
+    `what` needs the pairs (the option `option`, Mentioned, or a baseline), `remedy` says what to do."""
     rows_are = "the 1 row is" if rows == 1 else f"all {rows} rows are"
     return InputError(
-        f"{what} needs unrelated pairs, from different documents, but {rows_are} one document (rows that share a "
-        f"source or a reference are one document); {remedy}",
+        what,
+        f" needs unrelated pairs, from different documents, but {rows_are} one document (rows that share a source or "
+        f"a reference are one document)",
         option=option,
+        value="corpus" if what == RESCALE_CORPUS else NOT_GIVEN,
+        remedy=remedy,
     )
 
 
@@ -205,9 +224,9 @@ def corpus_documents(
     sources: Sequence[str] | None = None,
     references: Sequence[Sequence[str]] | None = None,
     *,
-    what: str = "rescale='corpus'",
+    what: Part = RESCALE_CORPUS,
     option: str | None = "rescale",
-    remedy: str = LIBRARY_REMEDY,
+    remedy: Sequence[Part] | Part = LIBRARY_REMEDY,
 ) -> list[int]:
     """document_ids of `count` rows, refusing rows that are all one document: rescale='corpus' draws its unrelated
     pairs from different documents. Callers that repeat rows (one copy per system) pass the rows as given: repeated
@@ -282,9 +301,11 @@ def sample_reference_pairs(
     scored = sum(len(sample) for sample in samples.values())
     if scored < pairs:
         warnings.warn(
-            f"BARTScore: {pairs} reference pairs were asked for, but the texts give only {scored} distinct ones "
-            f"(copies and unrelated pairs); all {scored} were scored, and are what the reference points are made of",
-            RescaleWarning,
+            FewerReferencePairsWarning(
+                f"BARTScore: {pairs} reference pairs were asked for, but the texts give only {scored} distinct "
+                f"ones (copies and unrelated pairs); all {scored} were scored, and are what the reference points are "
+                f"made of"
+            ),
             stacklevel=3,
         )
     digest = hashlib.sha256(

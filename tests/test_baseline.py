@@ -19,6 +19,7 @@ from bart_score import rescale
 from bart_score.baselines import files as baseline_files
 from bart_score.baselines.build import build_baseline
 from bart_score.cli import main
+from bart_score.errors import FewerReferencePairsWarning
 
 TEXTS = [
     "The cat sat on the mat.",
@@ -419,7 +420,9 @@ def test_fewer_pairs_than_asked_are_reported_and_recorded(copier, tmp_path):
     path = tmp_path / "texts.txt"
     path.write_text("\n".join(NUMBERED_TEXTS) + "\n", encoding="utf-8")
     assert len(set(NUMBERED_TEXTS)) == 12
-    with pytest.warns(UserWarning, match=r"2000 reference pairs were asked for, but the texts give only 144"):
+    with pytest.warns(
+        FewerReferencePairsWarning, match=r"2000 reference pairs were asked for, but the texts give only 144"
+    ):
         document = build_baseline(copier, texts=NUMBERED_TEXTS, corpus_file=str(path), pairs=2000)
     assert document["sampling"]["pairs"] == 2000
     assert document["sampling"]["pairs_scored"] == distinct_reference_pairs(NUMBERED_TEXTS) == 144
@@ -447,5 +450,9 @@ def test_degenerate_points_are_warned_of_when_a_baseline_is_built(copier, tmp_pa
         "points",
         lambda self, scores: {d: rescale.ReferencePoints(-3.0, -2.99) for d in self.points_of},
     )
-    with pytest.warns(UserWarning, match=r"the baseline's faithfulness reference points barely differ"):
+    with pytest.warns(
+        bart_score.RescaleWarning, match=r"the baseline's faithfulness reference points barely differ"
+    ) as caught:
         build_baseline(copier, texts=NUMBERED_TEXTS, corpus_file=str(path), pairs=100)
+    remedies = {warning.message.remedy for warning in caught if "barely differ" in str(warning.message)}
+    assert remedies == {("make the reference points from more varied texts",)}

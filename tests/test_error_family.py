@@ -79,12 +79,15 @@ def is_warn(call):
 
 
 def warn_calls(package=PACKAGE):
-    """('file:line', the category's name or None) for each warnings.warn (or warn) call under `package`."""
+    """('file:line', the category's name or None) for each warnings.warn (or warn) call under `package`: the class of
+    the warning it gives (warn(RescaleWarning(...))), or the category it names (warn("...", RescaleWarning))."""
     for path, tree in sources(package):
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and is_warn(node):
                 keywords = {keyword.arg: keyword.value for keyword in node.keywords}
                 given = node.args[1] if len(node.args) > 1 else keywords.get("category")
+                if given is None and node.args and isinstance(node.args[0], ast.Call):
+                    given = node.args[0].func
                 yield f"{path}:{node.lineno}", given.id if isinstance(given, ast.Name) else None
 
 

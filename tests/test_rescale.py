@@ -22,6 +22,7 @@ from bart_score import CorpusPoints, rescale
 from bart_score.baselines.build import build_baseline
 from bart_score.directions import score_directions
 from bart_score.errors import InputTypeError
+from bart_score.messages import Mention
 from bart_score.scorer import IdentifiedScorer
 
 TOLERANCE = 1e-5
@@ -167,9 +168,14 @@ def test_one_document_is_counted_in_the_rows_given(copier, monkeypatch, systems,
     names = ["a", "b", "c"][:systems]
     corpus = bart_score.Corpus({name: PREDICTIONS[:rows] for name in names}, sources=sources, references=references)
     counted = "the 1 row is" if rows == 1 else "all 3 rows are"
-    remedy = r"pass corpus_points=CorpusPoints\(unrelated_texts=\.\.\.\)"
-    with pytest.raises(ValueError, match=rf"but {counted} one document \(rows that share .*; {remedy}"):
+    remedy = r"pass unrelated texts of your own as corpus_points\.unrelated_texts or rescale with a baseline file"
+    with pytest.raises(ValueError, match=rf"but {counted} one document \(rows that share .*; {remedy}") as raised:
         bart_score.score_corpus(copier, corpus, rescale="corpus")
+    assert (raised.value.option, raised.value.parts[0]) == ("rescale", Mention("rescale", "corpus"))
+    assert [part for part in raised.value.remedy if isinstance(part, Mention)] == [
+        Mention("corpus_points.unrelated_texts"),
+        Mention("rescale", "baseline"),
+    ]
     with pytest.raises(ValueError, match=rf"but {counted} one document"):
         copier.score_directions(PREDICTIONS[:rows], sources=sources, references=references, rescale="corpus")
     with pytest.raises(ValueError, match=rf"a baseline needs unrelated pairs, .* but {counted} one document .*; make"):
@@ -184,7 +190,7 @@ def test_rows_from_two_documents_or_more_are_accepted(copier):
 
 def test_fixed_unrelated_texts_serve_inputs_that_share_one_source(copier, copier_reference_model):
     unrelated_texts = ["Bake the bread for an hour.", "Rain is expected in the north."]
-    with pytest.raises(ValueError, match=r"all 3 rows are one document .* pass corpus_points=CorpusPoints\("):
+    with pytest.raises(ValueError, match=r"all 3 rows are one document .* pass unrelated texts of your own as corpus_"):
         copier.score_directions(PREDICTIONS, sources=[SOURCES[0]] * 3, rescale="corpus")
     with pytest.raises(ValueError, match="rescaling needs texts to take reference points from; there are none"):
         copier.score_directions(
