@@ -19,7 +19,9 @@ from bart_score import rescale
 from bart_score.baselines import files as baseline_files
 from bart_score.baselines.build import build_baseline
 from bart_score.cli import main
+from bart_score.cli.wording import baseline_command_from
 from bart_score.errors import FewerReferencePairsWarning
+from bart_score.messages import Mention, Recipe
 
 TEXTS = [
     "The cat sat on the mat.",
@@ -155,7 +157,11 @@ def test_a_baseline_made_with_other_settings_is_refused_naming_the_setting(
         user.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=prompt, baseline=path)
     text = str(raised.value)
     assert message.format(copier=copier.model_identity, tiny=scorer.model_identity) in text
-    assert "Make one for these settings:\n    bartscore baseline -m " in text
+    (recipe,) = [part for part in raised.value.remedy if isinstance(part, Recipe)]
+    prompted = {"prompt": prompt, "prompt_side": "encoder"} if prompt else {}
+    assert recipe.settings == {"checkpoint": user.model_label, **prompted, "max_length": user.max_length, "path": path}
+    assert "; make one for these settings:\n    bart_score.build_baseline and bart_score.write_baseline with " in text
+    assert baseline_command_from(recipe).startswith(f"bartscore baseline -m {user.model_label} --corpus TEXTS.txt")
 
 
 def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, tmp_path):
@@ -168,17 +174,18 @@ def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, t
             copier.score_directions(TEXTS[:2], references=TEXTS[2:4], sources=TEXTS[2:4], baseline=str(path))
 
     refused("{not json", r"is not valid JSON")
-    refused({"format": "something else"}, r"is not a baseline file \(made by `bartscore baseline`\)")
+    refused({"format": "something else"}, r"is not a baseline file \(its format is not 'bartscore-baseline'\)")
     refused({**document, "format_version": 99}, "is a version 99 baseline file; this bart_score reads version 1")
     edited = json.loads(json.dumps(document))
     edited["directions"]["faithfulness"]["copy"]["mean"] = 0.0
-    refused(edited, "does not match its id .*: it was changed after `bartscore baseline` wrote it")
+    refused(edited, "does not match its id .*: it was changed after it was written; make it again rather than editing")
     incomplete = {key: value for key, value in document.items() if key != "settings"}
     refused(incomplete, r"is not a complete baseline file: settings is missing")
     refused(document, r"has no reference points for precision, recall \(it has faithfulness\)")
     missing = r"no baseline file at .*nowhere\.json; make it with:\n"
-    with pytest.raises(bart_score.BaselineNotFoundError, match=missing):
+    with pytest.raises(bart_score.BaselineNotFoundError, match=missing) as raised:
         copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], baseline=str(tmp_path / "nowhere.json"))
+    assert raised.value.remedy[-1].settings["path"] == str(tmp_path / "nowhere.json")
 
 
 def _malformed(document, change):
@@ -263,8 +270,9 @@ def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baseli
         patch.setattr(copier, "score", lambda *args, **kwargs: calls.append(args))
         copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], rescale="baseline")
     assert calls == []  # found missing before any scoring
-    command = re.search(r"\n    (bartscore baseline .*)\n", str(raised.value))[1]
-    words = shlex.split(command)
+    (recipe,) = [part for part in raised.value.remedy if isinstance(part, Recipe)]
+    assert raised.value.option == "rescale" and raised.value.remedy[-1] == Mention("rescale", "corpus")
+    words = shlex.split(baseline_command_from(recipe))
     assert words[:6] == ["bartscore", "baseline", "-m", copier.model_label, "--corpus", "TEXTS.txt"]
     assert words[6:9] == ["--prompt-phrases", "In short", "--prompt-side"]
     assert words[-2] == "-o" and words[-1].startswith(str(baselines))

@@ -28,8 +28,10 @@ from bart_score import rescale
 from bart_score.baselines.files import BASELINE_FOLDER_ENV, baseline_settings
 from bart_score.cli import build_parser, main
 from bart_score.cli.requests import load_scorer
+from bart_score.cli.wording import baseline_command_from
 from bart_score.directions import score_directions
 from bart_score.errors import BaselineNotFoundError, InputError, UnsupportedModelError
+from bart_score.messages import Mention, Recipe
 from bart_score.score_cache import ResumableScorer
 from bart_score.templates import DEFAULT_INSTRUCTIONS
 
@@ -240,7 +242,14 @@ def test_a_missing_baseline_names_the_command_for_this_token_policy(chatml_llama
     scorer = bart_score.BARTScorer(checkpoint=chatml_llama, device="cpu", **options)
     with pytest.raises(BaselineNotFoundError) as raised:
         scorer.score_directions(PREDICTIONS, sources=SOURCES, rescale="baseline")
-    command = re.search(r"\n    bartscore (baseline .*)\n", str(raised.value))[1]
+    (recipe,) = [part for part in raised.value.remedy if isinstance(part, Recipe)]
+    assert recipe.settings["checkpoint"] == chatml_llama and recipe.settings.get("chat", False) == options.get(
+        "chat", False
+    )
+    assert {name: recipe.settings[name] for name in options if name != "chat"} == {
+        name: value for name, value in options.items() if name != "chat"
+    }
+    command = baseline_command_from(recipe).removeprefix("bartscore ")
     words = subprocess.run(["bash", "-c", f"printf '%s\\0' {command}"], capture_output=True, check=True, text=True)
     words = words.stdout.split("\0")[:-1]
     args = build_parser().parse_args([*words, "--device", "cpu"])
@@ -251,6 +260,7 @@ def test_a_missing_baseline_names_the_command_for_this_token_policy(chatml_llama
     assert ("in its chat format (this scorer uses the model's chat template" in message) == chat
     assert (f"its token policy {scorer.token_policy} covers" in message) == chat
     assert message.endswith("from the texts being scored: rescale='corpus'") and "--rescale" not in message
+    assert raised.value.option == "rescale" and raised.value.remedy[-1] == Mention("rescale", "corpus")
 
 
 @pytest.mark.slow

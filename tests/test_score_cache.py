@@ -13,8 +13,10 @@ from tqdm import tqdm
 
 import bart_score
 from bart_score.baselines.files import BASELINE_FOLDER_ENV
+from bart_score.cli.wording import baseline_command_from
 from bart_score.directions import score_directions
 from bart_score.errors import BaselineNotFoundError, CacheFileError
+from bart_score.messages import Recipe
 from bart_score.meta_eval.scoring import score_benchmarks
 from bart_score.meta_eval.table import MetricRow, build_report
 from bart_score.score_cache import ResumableScorer
@@ -67,18 +69,18 @@ def test_the_engine_and_its_wrapper_are_identified_scorers_with_the_same_identit
 def test_a_missing_baseline_names_the_same_command_for_the_wrapper_as_for_its_engine(
     tmp_path_factory, tmp_path, monkeypatch
 ):
-    """The command that makes the baseline gives the engine's token policy (here a causal LM's template) whichever of
+    """The recipe that makes the baseline gives the engine's token policy (here a causal LM's template) whichever of
     the two is scored."""
     monkeypatch.setenv(BASELINE_FOLDER_ENV, str(tmp_path))
     checkpoint = tiny_checkpoint_for(tmp_path_factory, "gpt2")
     engine = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu", template="Text: {condition}\nSummary:")
-    messages = []
+    recipes = []
     for scorer in (engine, ResumableScorer(engine, str(tmp_path / "cache.jsonl"))):
         with pytest.raises(BaselineNotFoundError) as raised:
             score_directions(scorer, ["A cat sat ."], sources=["The cat sat on the mat ."], rescale="baseline")
-        messages.append(str(raised.value))
-    assert messages[0] == messages[1]
-    assert "--template $'Text: {condition}\\nSummary:' -o " in messages[0]
+        recipes += [part for part in raised.value.remedy if isinstance(part, Recipe)]
+    assert recipes[0] == recipes[1] and recipes[0].settings["template"] == "Text: {condition}\nSummary:"
+    assert "--template $'Text: {condition}\\nSummary:' -o " in baseline_command_from(recipes[0])
 
 
 def table(datasets, scores):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..inputs import text_list
+from ..messages import Mention
 from ..options import ScoringOptions
 from ..outputs import finite_or_null
 from ..pair_groups import score_pair_groups
@@ -56,15 +57,27 @@ class BaselinePlan:
 def plan_baseline(texts: list[str] | None, corpus: Any, options: ScoringOptions) -> BaselinePlan:
     """Checks a baseline request (plain texts or a Corpus, one of them, and the options) and plans its pairs."""
     if options.rescale is not None:
-        raise InputError("a baseline holds raw reference points: build it without rescale=")
+        raise InputError(
+            "a baseline holds raw reference points",
+            option="rescale",
+            value=options.rescale,
+            remedy=["build it without ", Mention("rescale")],
+        )
     if options.aggregation != "mean":
         raise InputError(
-            f"aggregation does not apply to a baseline (got {options.aggregation!r}): each of its pairs has one "
-            f"reference",
+            Mention("aggregation"),
+            f" does not apply to a baseline (got {options.aggregation!r}): each of its pairs has one reference",
             option="aggregation",
+            value=options.aggregation,
         )
     if (texts is None) == (corpus is None):
-        raise InputError("build_baseline takes texts= (plain texts) or corpus= (a Corpus), one of them")
+        raise InputError(
+            "build_baseline takes ",
+            Mention("texts"),
+            " (plain texts) or ",
+            Mention("corpus"),
+            " (a Corpus), one of them",
+        )
     if texts is not None:
         texts = text_list(texts, "texts")
         if len(set(texts)) < 2:

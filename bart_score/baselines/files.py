@@ -126,17 +126,18 @@ def load_baseline(path: str) -> Baseline:
         raise BaselineNotFoundError(f"no baseline file at {path}")
     document = read_json(path, f"the baseline file {path}", limit=MAX_BASELINE_BYTES, error=BaselineError)
     if not isinstance(document, dict) or document.get("format") != BASELINE_FORMAT:
-        raise BaselineError(f"{path} is not a baseline file (made by `bartscore baseline`)")
+        raise BaselineError(f"{path} is not a baseline file (its format is not {BASELINE_FORMAT!r})")
     if document.get("format_version") != BASELINE_FORMAT_VERSION:
         raise BaselineError(
             f"{path} is a version {document.get('format_version')!r} baseline file; this bart_score reads version "
-            f"{BASELINE_FORMAT_VERSION}: make it again with `bartscore baseline`"
+            f"{BASELINE_FORMAT_VERSION}",
+            remedy="make it again",
         )
     _check_structure(document, path)
     if document.get("id") != baseline_id(document):
         raise BaselineError(
-            f"{path} does not match its id {document.get('id')!r}: it was changed after `bartscore baseline` wrote it. "
-            f"Make it again rather than editing it, so that its id in signatures names its numbers"
+            f"{path} does not match its id {document.get('id')!r}: it was changed after it was written",
+            remedy="make it again rather than editing it, so that its id in signatures names its numbers",
         )
     return Baseline(os.fspath(path), document)
 

@@ -1,65 +1,54 @@
-"""Finding the baseline a scoring call needs (bart_score.baselines.files), and the command that makes a missing one.
+"""Finding the baseline a scoring call needs (bart_score.baselines.files), and the task that makes a missing one.
 
 ``baseline_for`` finds the file a call rescales with (its own, or the default location's) and checks that its key
-matches the scorer and options, before any scoring; ``baseline_command`` is the ``bartscore baseline`` command line
-that makes a missing or mismatched one."""
+matches the scorer and options, before any scoring; ``baseline_recipe`` is the task that makes a missing or
+mismatched one, as data (bart_score.messages.Recipe) that each front end words as its own command or call."""
 
 from __future__ import annotations
 
-import shlex
-
 from ..errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
+from ..messages import Mention, Recipe
 from ..options import ScoringOptions
-from ..prompts import PROMPT_SETS
 from ..scorer import IdentifiedScorer
 from ..templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
+from ..variants import PARA_WEIGHTS_ENV
 from .files import Baseline, baseline_settings, default_baseline_path, load_baseline
 
+# The library's functions that make a baseline, as its own words name them for a Python caller.
+BASELINE_CALL = "bart_score.build_baseline and bart_score.write_baseline"
 
-def baseline_command(scorer: IdentifiedScorer, options: ScoringOptions, path: str) -> str:
-    """The `bartscore baseline` command line that makes a baseline for this scorer and prompt setting at `path`."""
+
+def baseline_recipe(scorer: IdentifiedScorer, options: ScoringOptions, path: str) -> Recipe:
+    """The task that makes a baseline for this scorer and prompt setting at `path`: its settings in the library's
+    names (the checkpoint, the prompt setting, the token policy's options, max_length, and the path to write), and,
+    for paraphrase-tuned weights loaded over the checkpoint (the cnn-para variant), the variable that names them."""
     model, _, weights = scorer.model_label.partition("+")
-    words = ["bartscore", "baseline", "-m", model, "--corpus", "TEXTS.txt"]
-    environment = ""
-    if weights:  # paraphrase-tuned weights loaded over the checkpoint: the cnn-para variant
-        words[3] = "cnn-para"
-        environment = f"BARTSCORE_PARA_WEIGHTS=/path/to/{weights} "
-    prompt = options.prompt
-    if isinstance(prompt, str) and prompt in PROMPT_SETS:
-        words += ["-p", prompt, "--prompt-side", options.prompt_side]
-    elif prompt is not None:
-        phrases = [prompt] if isinstance(prompt, str) else list(prompt)
-        words += ["--prompt-phrases", *phrases, "--prompt-side", options.prompt_side]
-    words += _policy_words(scorer)
-    if scorer.max_length != 1024:
-        words += ["--max-length", str(scorer.max_length)]
-    words += ["-o", path]
-    return environment + " ".join(map(_shell_word, words))
+    settings: dict[str, object] = {"checkpoint": "cnn-para" if weights else model}
+    if options.prompt is not None:
+        settings.update(prompt=options.prompt, prompt_side=options.prompt_side)
+    settings.update(_policy_settings(scorer))
+    settings.update(max_length=scorer.max_length, path=path)
+    environment = {PARA_WEIGHTS_ENV: f"/path/to/{weights}"} if weights else {}
+    return Recipe("baseline", settings, environment, call=BASELINE_CALL)
 
 
-def _shell_word(word: str) -> str:
-    """A word as bash reads it back, on one line: a word with line breaks or tabs in $'...' quotes."""
-    if not any(character in word for character in "\n\r\t"):
-        return shlex.quote(word)
-    escaped = word.replace("\\", "\\\\").replace("'", "\\'")
-    return "$'" + escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + "'"
-
-
-def _policy_words(scorer: IdentifiedScorer) -> list[str]:
-    """The command-line options that give a scorer's token policy (a causal template, GPTScore's, chat's)."""
+def _policy_settings(scorer: IdentifiedScorer) -> dict[str, object]:
+    """The options that give a scorer's token policy (a causal template, GPTScore's, chat's), where they are not the
+    defaults: chat's instruction is one text when every direction has the same, else the instruction of each."""
     options = scorer.options
     if scorer.instructions is not None:  # chat
-        words = ["--chat"]
+        settings: dict[str, object] = {"chat": True}
         instructions = dict(scorer.instructions)
-        distinct = set(instructions.values())
-        if instructions != DEFAULT_INSTRUCTIONS and len(distinct) == 1:
-            words += ["--instruction", *distinct]
-        elif instructions != DEFAULT_INSTRUCTIONS:
-            words += ["--instruction", "<one for every direction: the command line has no per-direction instructions>"]
-        return words + (["--system", options.system] if options.system is not None else [])
-    words = ["--compatibility", "gptscore"] if options.compatibility == "gptscore" else []
-    template = options.template
-    return words + (["--template", template] if template not in (None, DEFAULT_TEMPLATE) else [])
+        if instructions != DEFAULT_INSTRUCTIONS:
+            distinct = set(instructions.values())
+            settings["instruction"] = distinct.pop() if len(distinct) == 1 else instructions
+        if options.system is not None:
+            settings["system"] = options.system
+        return settings
+    settings = {"compatibility": "gptscore"} if options.compatibility == "gptscore" else {}
+    if options.template not in (None, DEFAULT_TEMPLATE):
+        settings["template"] = options.template
+    return settings
 
 
 def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: list[str]) -> Baseline:
@@ -73,10 +62,9 @@ def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: 
         try:
             baseline = load_baseline(target)
         except BaselineNotFoundError as missing:
+            recipe = baseline_recipe(scorer, options, target)
             if options.baseline is not None:
-                raise BaselineNotFoundError(
-                    f"{missing}; make it with:\n    {baseline_command(scorer, options, target)}"
-                ) from None
+                raise BaselineNotFoundError(*missing.parts, remedy=["make it with:\n    ", recipe]) from None
             chat = scorer.instructions is not None
             raise BaselineNotFoundError(
                 f"no BARTScore baseline for {scorer.model_label}"
@@ -86,24 +74,31 @@ def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: 
                     if chat
                     else ""
                 )
-                + f" with prompt {settings['prompt']!r} and max_length {settings['max_length']} at {target}. Make one "
-                f"from a few thousand texts like those you score (a file with one text per line, or a CSV/JSONL as "
-                f"`bartscore score` reads):\n"
-                f"    {baseline_command(scorer, options, target)}\n"
-                f"or take the reference points from the texts being scored: rescale='corpus'",
+                + f" with prompt {settings['prompt']!r} and ",
+                Mention("max_length", settings["max_length"]),
+                f" at {target}",
                 option="rescale",
+                value=options.rescale,
+                remedy=[
+                    "make one from a few thousand texts like those you score (a file with one text per line, or a "
+                    "CSV/JSONL table of sources, references and system outputs):\n    ",
+                    recipe,
+                    "\nor take the reference points from the texts being scored: ",
+                    Mention("rescale", "corpus"),
+                ],
             ) from None
     problems = baseline.mismatches(settings)
     if problems:
         raise BaselineSettingsError(
-            f"the baseline {target} was made with other settings ({'; '.join(problems)}). Make one for these "
-            f"settings:\n    {baseline_command(scorer, options, target)}"
+            f"the baseline {target} was made with other settings ({'; '.join(problems)})",
+            remedy=["make one for these settings:\n    ", baseline_recipe(scorer, options, target)],
         )
     lacking = [d for d in directions if d not in baseline.document["directions"]]
     if lacking:
         raise BaselineDirectionsError(
             f"the baseline {target} has no reference points for {', '.join(lacking)} (it has "
-            f"{', '.join(baseline.document['directions'])}); make it from a corpus with the texts those need",
+            f"{', '.join(baseline.document['directions'])})",
             lacking=lacking,
+            remedy="make it from a corpus with the texts those need",
         )
     return baseline
