@@ -56,6 +56,7 @@ from .long_source import (
     check_retriever,
     check_window,
 )
+from .messages import Mention
 from .prompts import PROMPT_SETS
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from .templates import ChatSettings, chat_settings, template_sides
@@ -220,7 +221,9 @@ def _one_of(choices: Sequence[Any], says: str | None = None) -> Callable[[Any, s
 
     def check(value: Any, name: str) -> Any:
         if value not in choices:
-            raise InputError(f"{name} must be {says or f'one of {tuple(choices)}'}, got {value!r}", option=name)
+            raise InputError(
+                Mention(name), f" must be {says or f'one of {tuple(choices)}'}, got {value!r}", option=name, value=value
+            )
         return value
 
     return check
@@ -228,7 +231,7 @@ def _one_of(choices: Sequence[Any], says: str | None = None) -> Callable[[Any, s
 
 def _true_or_false(value: Any, name: str) -> bool:
     if not isinstance(value, bool):
-        raise InputTypeError(f"{name} must be True or False, got {describe(value)}", option=name)
+        raise InputTypeError(Mention(name), f" must be True or False, got {describe(value)}", option=name, value=value)
     return value
 
 
@@ -238,7 +241,9 @@ def _whole_number_from(least: int) -> Callable[[Any, str], int]:
     def check(value: Any, name: str) -> int:
         number = whole_number(value)
         if number is None or number < least:
-            raise InputError(f"{name} must be an integer of at least {least}, got {value!r}", option=name)
+            raise InputError(
+                Mention(name), f" must be an integer of at least {least}, got {value!r}", option=name, value=value
+            )
         return number
 
     return check
@@ -249,7 +254,7 @@ def _device(value: Any, name: str) -> str:
 
 
 def _template(value: Any, name: str) -> str:
-    template_sides(value, name)
+    template_sides(value, Mention(name))
     return value
 
 
@@ -264,7 +269,13 @@ def _retriever(value: Any, name: str) -> Any:
 def _unrelated_texts(value: Any, name: str) -> tuple[str, ...]:
     texts = tuple(dict.fromkeys(text_list(value, name)))
     if not texts:
-        raise InputError(f"{name} is empty; leave it out to pair texts from different rows", option=name)
+        raise InputError(
+            Mention(name),
+            " is empty",
+            option=name,
+            value=value,
+            remedy="leave it out to pair texts from different rows",
+        )
     return texts
 
 
@@ -273,8 +284,10 @@ def _baseline(value: Any, name: str) -> str | Baseline:
         return os.fspath(value)
     if not isinstance(value, (str, Baseline)):
         raise InputTypeError(
-            f"baseline must be a file path or a loaded baseline (bart_score.load_baseline), got {describe(value)}",
+            Mention(name),
+            f" must be a file path or a loaded baseline (bart_score.load_baseline), got {describe(value)}",
             option=name,
+            value=value,
         )
     return value
 
@@ -284,7 +297,10 @@ def _corpus_points(value: Any, name: str) -> CorpusPoints:
         return CorpusPoints(**value)
     if not isinstance(value, CorpusPoints):
         raise InputTypeError(
-            f"corpus_points must be a CorpusPoints (or a mapping of its fields), got {describe(value)}", option=name
+            Mention(name),
+            f" must be a CorpusPoints (or a mapping of its fields), got {describe(value)}",
+            option=name,
+            value=value,
         )
     return value
 
@@ -301,14 +317,28 @@ def _checked_directions(directions: str | Sequence[str], name: str = "directions
     requested = [directions] if isinstance(directions, str) else text_list(directions, name)
     if not requested:
         raise InputError(
-            "directions is empty; leave it out to compute every direction the inputs allow", option="directions"
+            Mention(name),
+            " is empty",
+            option=name,
+            value=directions,
+            remedy="leave it out to compute every direction the inputs allow",
         )
     for index, direction in enumerate(requested):
         if direction not in DIRECTIONS:
-            raise InputError(f"directions[{index}] is {direction!r}; choose from {DIRECTIONS}", option="directions")
+            raise InputError(
+                Mention(name, index=index),
+                f" is {direction!r}",
+                option=name,
+                value=directions,
+                remedy=f"choose from {DIRECTIONS}",
+            )
         if direction in requested[:index]:
             raise InputError(
-                f"directions[{index}] is {direction!r} again; give each direction once", option="directions"
+                Mention(name, index=index),
+                f" is {direction!r} again",
+                option=name,
+                value=directions,
+                remedy="give each direction once",
             )
     return tuple(d for d in DIRECTIONS if d in requested)
 
@@ -322,20 +352,29 @@ def resolve_prompts(prompt: str | Sequence[str] | None) -> tuple[tuple[str | Non
         if re.fullmatch(r"[a-z][a-z0-9_-]*", prompt):
             if prompt not in PROMPT_SETS:
                 raise InputError(
-                    f"unknown prompt set {prompt!r}; the sets are {tuple(PROMPT_SETS)}. "
-                    f"To use it as a prompt phrase, pass it in a list: prompt=[{prompt!r}] (on the command line: "
-                    f"--prompt-phrases {prompt})",
+                    f"unknown prompt set {prompt!r}; the sets are {tuple(PROMPT_SETS)}",
                     option="prompt",
+                    value=prompt,
+                    remedy=[
+                        "to use it as a prompt phrase, give it as a list of phrases: ",
+                        Mention("prompt", [prompt]),
+                    ],
                 )
             return PROMPT_SETS[prompt], f"{prompt}({len(PROMPT_SETS[prompt])})"
         phrases = [check_text(prompt, "prompt")]
     else:
         phrases = text_list(prompt, "prompt")
         if not phrases:
-            raise InputError("prompt is an empty list; pass None for no prompt", option="prompt")
+            raise InputError(
+                Mention("prompt"),
+                " is an empty list",
+                option="prompt",
+                value=prompt,
+                remedy="pass None for no prompt",
+            )
     for index, phrase in enumerate(phrases):
         if not phrase.strip():
-            raise InputError(f"prompt[{index}] is blank", option="prompt")
+            raise InputError(Mention("prompt", index=index), " is blank", option="prompt", value=prompt)
     digest = hashlib.sha1("\n".join(phrases).encode("utf-8")).hexdigest()[:8]
     return tuple(phrases), f"custom-{digest}({len(phrases)})"
 
@@ -596,16 +635,22 @@ class ScoringOptions(CheckedOptions):
         if self.baseline is not None:
             if self.rescale == "corpus":
                 raise InputError(
-                    "rescale='corpus' takes its reference points from the texts being scored, and cannot be "
-                    "combined with a baseline file",
+                    Mention("rescale", "corpus"),
+                    " takes its reference points from the texts being scored, and cannot be combined with a baseline "
+                    "file",
                     option="rescale",
+                    value="corpus",
                 )
             self._put("rescale", "baseline")
         if self.corpus_points is not None:
             if self.rescale != "corpus":
                 raise InputError(
-                    f"corpus_points is for rescale='corpus' only; this call rescales with {self.rescale or 'nothing'}",
+                    Mention("corpus_points"),
+                    " is for ",
+                    Mention("rescale", "corpus"),
+                    f" only; this call rescales with {self.rescale or 'nothing'}",
                     option="corpus_points",
+                    value=self.corpus_points,
                 )
         elif self.rescale == "corpus":
             self._put("corpus_points", CorpusPoints())
@@ -616,9 +661,11 @@ class ScoringOptions(CheckedOptions):
             return
         if self.rescale is not None:
             raise InputError(
-                f"long_source={self.long_source!r} cannot be rescaled: the reference points are whole-text scores, "
-                f"on another scale than window scores; leave rescaling out",
+                Mention("long_source", self.long_source),
+                " cannot be rescaled: the reference points are whole-text scores, on another scale than window scores",
                 option="long_source",
+                value=self.long_source,
+                remedy="leave rescaling out",
             )
         self._put("windows", WindowSettings(self.windows_k, self.window, self.retriever, self.max_sentences))
 
@@ -633,11 +680,21 @@ class ScoringOptions(CheckedOptions):
                 )
             return cls(**keywords)
         if not isinstance(options, ScoringOptions):
-            raise InputTypeError(f"options must be a ScoringOptions, got {describe(options)}", option="options")
+            raise InputTypeError(
+                Mention("options"),
+                f" must be a ScoringOptions, got {describe(options)}",
+                option="options",
+                value=options,
+            )
         if keywords:
             raise InputTypeError(
-                f"pass the scoring options as options= or as keywords, not both (got options= and {sorted(keywords)})",
+                "pass the scoring options as ",
+                Mention("options"),
+                " (a ScoringOptions) or as keywords, not both (got ",
+                Mention("options"),
+                f" and {sorted(keywords)})",
                 option="options",
+                value=options,
             )
         return options
 
@@ -645,28 +702,49 @@ class ScoringOptions(CheckedOptions):
         """The directions to compute for inputs with (or without) references and sources: the ones asked for, each
         checked against the inputs, else every direction they allow."""
         if not has_references and not has_sources:
-            raise InputError("BARTScore needs sources=, references= or both, besides predictions")
+            raise InputError(
+                "BARTScore needs ",
+                Mention("sources"),
+                ", ",
+                Mention("references"),
+                " or both, besides ",
+                Mention("predictions"),
+            )
         if self.directions is None:
             if self.windows is not None and not has_sources:
                 raise InputError(
-                    f"long_source={self.long_source!r} scores faithfulness, which needs sources=", option="long_source"
+                    Mention("long_source", self.long_source),
+                    " scores faithfulness, which needs ",
+                    Mention("sources"),
+                    option="long_source",
+                    value=self.long_source,
                 )
             return tuple(d for d in DIRECTIONS if (has_sources if d == "faithfulness" else has_references))
         if self.windows is not None and "faithfulness" not in self.directions:
             raise InputError(
-                f"long_source={self.long_source!r} changes how the source conditions faithfulness (source -> "
-                f"prediction), and this call asks for {', '.join(self.directions)} without it; ask for faithfulness",
+                Mention("long_source", self.long_source),
+                f" changes how the source conditions faithfulness (source -> prediction), and this call asks for "
+                f"{', '.join(self.directions)} without it",
                 option="long_source",
+                value=self.long_source,
+                remedy="ask for faithfulness",
             )
         for direction in self.directions:
             if direction == "faithfulness" and not has_sources:
                 raise InputError(
-                    "direction 'faithfulness' (source -> prediction) needs sources=, which was not given",
+                    "direction 'faithfulness' (source -> prediction) needs ",
+                    Mention("sources"),
+                    ", which was not given",
                     option="directions",
+                    value=self.directions,
                 )
             if direction != "faithfulness" and not has_references:
                 raise InputError(
-                    f"direction {direction!r} needs references=, which were not given", option="directions"
+                    f"direction {direction!r} needs ",
+                    Mention("references"),
+                    ", which were not given",
+                    option="directions",
+                    value=self.directions,
                 )
         return self.directions
 
@@ -840,12 +918,18 @@ class EngineOptions(CheckedOptions):
         if options is None:
             return cls(**keywords)
         if not isinstance(options, EngineOptions):
-            raise InputTypeError(f"options must be an EngineOptions, got {describe(options)}", option="options")
+            raise InputTypeError(
+                Mention("options"),
+                f" must be an EngineOptions, got {describe(options)}",
+                option="options",
+                value=options,
+            )
         if keywords:
             raise InputTypeError(
                 f"pass the engine's settings as an EngineOptions or as keywords, not both (got an EngineOptions and "
                 f"{sorted(keywords)})",
                 option="options",
+                value=options,
             )
         return options
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .errors import InputError, InputTypeError
 from .inputs import check_text, option_of, text_list
+from .messages import KEYWORDS, Mention
 from .rescale import POINT_DIRECTIONS
 
 # A causal LM's template when none is given: the condition, then a line break.
@@ -27,6 +28,12 @@ DEFAULT_INSTRUCTIONS = {
 # Stands for the condition when a chat template is rendered to find where the condition goes in the prompt
 # (bart_score.models.chat): an instruction or system text holding it is refused.
 CONDITION_PLACEHOLDER = "\u2063bartscore-condition\u2063"
+# The options whose texts hold {condition}, as messages name them.
+TEMPLATE = Mention("template")
+INSTRUCTION = Mention("instruction")
+SYSTEM = Mention("system")
+# What a template or instruction with braces that are not its one field can do instead.
+BRACES_REMEDY = "write a literal brace as {{ or }}"
 # The direction whose instruction BARTScorer.score uses when it is given none: its arguments are sources and targets.
 SCORE_DIRECTION = "faithfulness"
 
@@ -55,46 +62,62 @@ def chat_settings(
     go together. instruction: one for every direction, or {direction: instruction} for some (the others keep
     DEFAULT_INSTRUCTIONS)."""
     if not isinstance(chat, bool):
-        raise InputTypeError(f"chat must be True or False, got {chat!r}", option="chat")
+        raise InputTypeError(Mention("chat"), f" must be True or False, got {chat!r}", option="chat", value=chat)
     if not chat:
         for option, value in (("instruction", instruction), ("system", system)):
             if value is not None:
-                raise InputError(f"{option} is for chat scoring, which is not asked for", option=option)
+                raise InputError(
+                    Mention(option), " is for chat scoring, which is not asked for", option=option, value=value
+                )
         return None
     if template is not None:
         raise InputError(
-            "template does not go with chat scoring: the model's chat template builds the prefix; put your text "
-            "around {condition} in the instruction",
+            TEMPLATE,
+            " does not go with chat scoring: the model's chat template builds the prefix",
             option="template",
+            value=template,
+            remedy=["put your text around {condition} in the ", INSTRUCTION],
         )
     if compatibility is not None:
         raise InputError(
-            f"compatibility {compatibility!r} does not go with chat scoring: GPTScore scores plain text, without a "
-            f"chat template",
+            Mention("compatibility", compatibility),
+            " does not go with chat scoring: GPTScore scores plain text, without a chat template",
             option="compatibility",
+            value=compatibility,
         )
     if system is not None:
         if not isinstance(system, str):
-            raise InputTypeError(f"system must be a string, got {type(system).__name__}", option="system")
+            raise InputTypeError(
+                SYSTEM, f" must be a string, got {type(system).__name__}", option="system", value=system
+            )
         if not check_text(system, "system").strip():
-            raise InputError("system is blank; leave it out for the chat template's own default", option="system")
-        refuse_placeholder(system, "system")
+            raise InputError(
+                SYSTEM,
+                " is blank",
+                option="system",
+                value=system,
+                remedy="leave it out for the chat template's own default",
+            )
+        refuse_placeholder(system, SYSTEM)
     instructions = dict(DEFAULT_INSTRUCTIONS)
     if isinstance(instruction, Mapping):
         for direction, text in instruction.items():
             if direction not in POINT_DIRECTIONS:
                 raise InputError(
-                    f"instruction has an instruction for {direction!r}; the directions with one are "
+                    INSTRUCTION,
+                    f" has an instruction for {direction!r}; the directions with one are "
                     f"{', '.join(POINT_DIRECTIONS)} (f_score uses precision's and recall's)",
                     option="instruction",
+                    value=instruction,
                 )
             instructions[direction] = text
     elif instruction is not None:
         instructions = dict.fromkeys(POINT_DIRECTIONS, instruction)
     for direction, text in instructions.items():
-        where = "instruction" if not isinstance(instruction, Mapping) else f"instruction[{direction!r}]"
-        template_sides(check_text(text, where) if isinstance(text, str) else text, where)
-        refuse_placeholder(text, where)
+        named = Mention("instruction", index=direction if isinstance(instruction, Mapping) else None)
+        where = KEYWORDS.mention(named)
+        template_sides(check_text(text, where) if isinstance(text, str) else text, named)
+        refuse_placeholder(text, named)
     return ChatSettings(instructions, system)
 
 
@@ -105,51 +128,74 @@ def instruction_list(
     if instruction is None:
         return None
     if settings is None:
-        raise InputError("instruction is for chat scoring; load the scorer with chat=True", option="instruction")
+        raise InputError(
+            INSTRUCTION,
+            " is for chat scoring",
+            option="instruction",
+            value=instruction,
+            remedy=["load the scorer with ", Mention("chat", True)],
+        )
     if isinstance(instruction, str):
-        template_sides(instruction, "instruction")
-        refuse_placeholder(instruction, "instruction")
+        template_sides(instruction, INSTRUCTION)
+        refuse_placeholder(instruction, INSTRUCTION)
         return [instruction] * count
     instructions = text_list(instruction, "instruction", count, counted_by="srcs")
     for text in dict.fromkeys(instructions):
-        template_sides(text, f"instruction[{instructions.index(text)}]")
-        refuse_placeholder(text, f"instruction[{instructions.index(text)}]")
+        template_sides(text, Mention("instruction", index=instructions.index(text)))
+        refuse_placeholder(text, Mention("instruction", index=instructions.index(text)))
     return instructions
 
 
-def refuse_placeholder(text: str, name: str) -> None:
-    """Refuses a chat text (`name`: its option) holding CONDITION_PLACEHOLDER, which chat scoring writes in the
-    condition's place to find where the condition goes."""
+def _option_named(named: Mention | str) -> str:
+    """The option that a text checked here belongs to: a Mention's, or, for a caller's own words ("instructions[2]"),
+    the name before any index."""
+    return named.option if isinstance(named, Mention) else option_of(named)
+
+
+def refuse_placeholder(text: str, named: Mention | str) -> None:
+    """Refuses a chat text (`named`: its option, as a Mention or a caller's own words) holding
+    CONDITION_PLACEHOLDER, which chat scoring writes in the condition's place to find where the condition goes."""
     at = text.find(CONDITION_PLACEHOLDER)
     if at >= 0:
         raise InputError(
-            f"{name} holds {CONDITION_PLACEHOLDER!r} at character {at}, the text chat scoring puts in the "
-            f"condition's place to find where the condition goes in the prompt; take it out",
-            option=option_of(name),
+            named,
+            f" holds {CONDITION_PLACEHOLDER!r} at character {at}, the text chat scoring puts in the condition's place "
+            f"to find where the condition goes in the prompt",
+            option=_option_named(named),
+            value=text,
+            remedy="take it out",
         )
 
 
-def template_sides(template: str, name: str = "template") -> tuple[str, str]:
+def template_sides(template: str, named: Mention | str = TEMPLATE) -> tuple[str, str]:
     """The literal text before and after the template's one {condition} field, with {{ and }} read as braces
-    (`name`: the option's name in the errors)."""
+    (`named`: the option the errors name, as a Mention or a caller's own words)."""
+    option = _option_named(named)
     if not isinstance(template, str):
         raise InputTypeError(
-            f"{name} must be a string holding '{{condition}}' once, got {type(template).__name__}",
-            option=option_of(name),
+            named,
+            f" must be a string holding '{{condition}}' once, got {type(template).__name__}",
+            option=option,
+            value=template,
         )
     try:
         pieces = list(string.Formatter().parse(template))
     except ValueError as error:
         raise InputError(
-            f"{name} {template!r} has a stray brace ({error}); write a literal brace as {{{{ or }}}}",
-            option=option_of(name),
+            named,
+            f" {template!r} has a stray brace ({error})",
+            option=option,
+            value=template,
+            remedy=BRACES_REMEDY,
         ) from None
     fields = [(field, spec, conversion) for _, field, spec, conversion in pieces if field is not None]
     if fields != [("condition", "", None)]:
         raise InputError(
-            f"{name} must hold the field {{condition}} once and no other field, got {template!r}; write a "
-            f"literal brace as {{{{ or }}}}",
-            option=option_of(name),
+            named,
+            f" must hold the field {{condition}} once and no other field, got {template!r}",
+            option=option,
+            value=template,
+            remedy=BRACES_REMEDY,
         )
     sides, side = ["", ""], 0
     for literal, field, _, _ in pieces:

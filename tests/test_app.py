@@ -364,9 +364,9 @@ def test_the_form_relies_on_the_librarys_check_of_the_directions_against_the_inp
         space.form.form_options([], "mean", None, "encoder", has_source=True, has_references=True)
     assert refused.value.field == "directions"
     for directions, has_source, has_references, lacking in [
-        (["faithfulness"], False, True, r"direction 'faithfulness' \(source -> prediction\) needs sources="),
-        (["precision", "recall"], True, False, "direction 'precision' needs references="),
-        (["recall"], True, False, "direction 'recall' needs references="),
+        (["faithfulness"], False, True, r"direction 'faithfulness' \(source -> prediction\) needs sources, which"),
+        (["precision", "recall"], True, False, "direction 'precision' needs references, which"),
+        (["recall"], True, False, "direction 'recall' needs references, which"),
     ]:
         with pytest.raises(bart_score.InputError, match=lacking) as refused:
             space.form.form_options(
@@ -1115,7 +1115,7 @@ def test_api_candidates_have_names_of_their_own(client):
         ),
         (dict(source="s" * (MAX_CHARS + 1)), f"The source has {MAX_CHARS + 1} characters"),
         (dict(references="\n".join(["r"] * 9)), "At most 8 references are allowed (found 9)"),
-        (dict(source=""), "direction 'faithfulness' (source -&gt; prediction) needs sources="),  # escaped: HTML
+        (dict(source=""), "direction 'faithfulness' (source -&gt; prediction) needs sources, which"),  # escaped: HTML
         (dict(directions=[]), "Choose at least one direction"),
         (dict(prompt="custom", phrase="  "), "Enter a custom prompt phrase"),
         (dict(model="missing"), "The model 'missing' is not available on this server; choose another model"),
@@ -1332,7 +1332,7 @@ def test_api_batch_reports_progress_while_scoring(client, tmp_path):
             "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
             f"rows.jsonl has more than {MAX_ROWS} rows; the limit is {MAX_ROWS}",
         ),
-        ("refs.csv", "source,sys\na,b\n", "direction 'precision' needs references=, which were not given"),
+        ("refs.csv", "source,sys\na,b\n", "direction 'precision' needs references, which were not given"),
     ],
 )
 def test_api_batch_explains_malformed_uploads_and_keeps_running(client, tmp_path, name, content, message):
@@ -1827,7 +1827,7 @@ def page_entry(handlers_class, settings, *inputs):
         (dict(source="s" * (MAX_CHARS + 1)), "source", "The source has"),
         (dict(references="ok\nA <s> <b>reference</b>"), "references", "Reference 2 contains &lt;s&gt;"),
         (dict(directions=[]), "directions", "Choose at least one direction"),
-        (dict(source=""), "directions", "direction 'faithfulness' (source -> prediction) needs sources="),
+        (dict(source=""), "directions", "direction 'faithfulness' (source -> prediction) needs sources, which"),
         (dict(prompt="custom", phrase=" "), "prompt-phrase", "Enter a custom prompt phrase"),
         (dict(model="missing"), "model", "The model &#x27;missing&#x27; is not available"),
     ],

@@ -353,7 +353,7 @@ def test_shared_samples_are_split_by_direction_only_when_asked():
         ({"instruction": {"recall": "Recall."}}, InputError, r"instruction\['recall'\] must hold"),
         ({"instruction": 3}, TypeError, "instruction must be a string"),
         ({"system": ""}, InputError, "system is blank"),
-        ({"compatibility": "gptscore"}, InputError, "compatibility 'gptscore' does not go with chat scoring"),
+        ({"compatibility": "gptscore"}, InputError, "compatibility='gptscore' does not go with chat scoring"),
         ({"template": "{condition}\nSummary:"}, InputError, "template does not go with chat scoring"),
         # The text chat scoring renders in the condition's place is the option's doing, not the chat template's.
         ({"system": f"Be brief.{PLACEHOLDER}"}, InputError, r"system holds '\\u2063bartscore-condition\\u2063' at "),
@@ -366,8 +366,9 @@ def test_shared_samples_are_split_by_direction_only_when_asked():
     ],
 )
 def test_chat_options_that_cannot_work_are_refused_before_loading(options, error, message):
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=message) as raised:
         bart_score.BARTScorer(checkpoint="/no/such/checkpoint", device="cpu", chat=True, **options)
+    assert raised.value.option == next(iter(options))
 
 
 @pytest.mark.parametrize("options", [{"instruction": "Summarize: {condition}"}, {"system": SYSTEM}])

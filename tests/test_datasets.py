@@ -73,7 +73,7 @@ def test_bad_arguments_are_named(corpus, scorer):
         bart_score.score_dataset(corpus, scorer, predictions="summary", sources="source")
     with pytest.raises(ValueError, match=r"pass the scorer as a dict"):
         bart_score.score_dataset(corpus, scorer, predictions="summary", sources="article", num_proc=2)
-    with pytest.raises(ValueError, match=r"'recall' needs references="):
+    with pytest.raises(ValueError, match=r"'recall' needs references, which"):
         bart_score.score_dataset(corpus, scorer, predictions="summary", sources="article", directions="recall")
 
 

@@ -11,6 +11,7 @@ import bart_score
 from bart_score import CorpusPoints, ScoringOptions
 from bart_score.cli import build_parser
 from bart_score.cli.requests import FLAGS, options_from_args, said_with_flag
+from bart_score.messages import Mention
 
 
 def test_defaults_and_derived_fields():
@@ -42,11 +43,17 @@ def test_directions_are_kept_in_the_papers_order_and_checked_against_the_inputs(
     options = ScoringOptions(directions=["f_score", "faithfulness"])
     assert options.directions == ("faithfulness", "f_score")
     assert options.directions_for(has_references=True, has_sources=True) == ("faithfulness", "f_score")
-    with pytest.raises(bart_score.InputError, match=r"'faithfulness' .* needs sources="):
+    with pytest.raises(bart_score.InputError, match=r"'faithfulness' .* needs sources, which was not") as raised:
         options.directions_for(has_references=True, has_sources=False)
+    assert raised.value.option == "directions" and Mention("sources") in raised.value.parts
     assert ScoringOptions().directions_for(has_references=False, has_sources=True) == ("faithfulness",)
-    with pytest.raises(bart_score.InputError, match="needs sources=, references= or both"):
+    with pytest.raises(bart_score.InputError, match="needs sources, references or both") as raised:
         ScoringOptions().directions_for(has_references=False, has_sources=False)
+    assert [part for part in raised.value.parts if isinstance(part, Mention)] == [
+        Mention("sources"),
+        Mention("references"),
+        Mention("predictions"),
+    ]
 
 
 def test_rescaling_is_one_mode_a_baseline_and_the_corpus_sampling():
@@ -77,14 +84,25 @@ def test_every_option_is_checked_where_it_is_made(keywords, error, message):
     with pytest.raises(error, match=message) as raised:
         ScoringOptions(**keywords)
     assert isinstance(raised.value, bart_score.BARTScoreError)  # one family
+    assert raised.value.option == next(iter(keywords))
+
+
+def test_a_word_that_names_no_prompt_set_is_told_how_to_pass_it_as_a_phrase():
+    with pytest.raises(bart_score.InputError) as raised:
+        ScoringOptions(prompt="nonsense")
+    assert (raised.value.option, raised.value.value) == ("prompt", "nonsense")
+    assert raised.value.remedy[-1] == Mention("prompt", ["nonsense"])
+    assert str(raised.value).endswith("give it as a list of phrases: prompt=['nonsense']")
+    assert said_with_flag(raised.value).endswith("give it as a list of phrases: --prompt-phrases nonsense")
 
 
 def test_a_call_takes_options_or_keywords_never_both():
     options = ScoringOptions(directions="recall")
     assert ScoringOptions.resolve(options) is options
     assert ScoringOptions.resolve(None, directions="recall") == options
-    with pytest.raises(TypeError, match="as options= or as keywords, not both"):
+    with pytest.raises(TypeError, match=r"as options \(a ScoringOptions\) or as keywords, not both") as raised:
         ScoringOptions.resolve(options, aggregation="max")
+    assert raised.value.option == "options"
     with pytest.raises(TypeError, match=r"unexpected options \['rescale_pairs'\]"):
         ScoringOptions.resolve(None, rescale_pairs=10)
     with pytest.raises(TypeError, match="options must be a ScoringOptions, got a dict"):
