@@ -32,6 +32,7 @@ from .errors import (
     UnsupportedModelError,
 )
 from .inputs import describe, optional_positive_int, reference_lists, text_list
+from .messages import Mention
 from .models.base import IGNORED, Target, Tokenized
 from .models.checkpoints import Checkpoint, locate_checkpoint, stored_weights_are_finite, weights_identity
 from .models.loading import load_family, resolve_checkpoint
@@ -51,6 +52,8 @@ from .version import __version__
 logger = logging.getLogger("bart_score")
 
 DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
+# What a model whose values overflow a 16-bit dtype can do instead.
+FLOAT32_REMEDY = ("use ", Mention("dtype", "float32"))
 # Logits materialised at once when reading target log-probabilities: at most this many elements (128 MB in
 # float32) and positions.
 _LOGIT_ELEMENTS = 1 << 25
@@ -168,8 +171,10 @@ class BARTScorer:
             return min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
         if positions is not None and max_length > positions:
             raise InputError(
-                f"max_length must be an integer from 2 to {positions} (the model's positions), got {max_length}",
+                Mention("max_length"),
+                f" must be an integer from 2 to {positions} (the model's positions), got {max_length}",
                 option="max_length",
+                value=max_length,
             )
         return max_length
 
@@ -245,7 +250,10 @@ class BARTScorer:
                 if self.dtype != "float32" and not bool(value.isnan().any()) and stored_weights_are_finite(located):
                     raise InputError(
                         f"the weights of {self.model_label!r} are finite, but {name} holds values beyond the range "
-                        f"of {self.dtype}, which become infinite in it; use dtype float32"
+                        f"of {self.dtype}, which become infinite in it",
+                        option="dtype",
+                        value=self.dtype,
+                        remedy=FLOAT32_REMEDY,
                     )
                 raise CheckpointLoadError(
                     f"the weights of {self.model_label!r} give non-finite log-probabilities (NaN/inf): {name} holds "
@@ -258,7 +266,10 @@ class BARTScorer:
         if self.dtype != "float32":
             raise InputError(
                 f"{self.model_label!r} gives non-finite log-probabilities (NaN/inf) in {self.dtype}, although its "
-                f"weights are finite: its values overflow that dtype; use dtype float32"
+                f"weights are finite: its values overflow that dtype",
+                option="dtype",
+                value=self.dtype,
+                remedy=FLOAT32_REMEDY,
             )
         raise CheckpointLoadError(
             f"the weights of {self.model_label!r} give non-finite log-probabilities (NaN/inf): the checkpoint is "
@@ -274,8 +285,9 @@ class BARTScorer:
         path = path or os.environ.get(PARA_WEIGHTS_ENV) or ORIGINAL_PARA_WEIGHTS
         if not os.path.isfile(path):
             raise CheckpointNotFoundError(
-                f"No state dict at {path!r}. The paraphrase-tuned weights (bart.pth) come from the BARTScore "
-                f"release (https://github.com/neulab/BARTScore); pass their path or set {PARA_WEIGHTS_ENV}."
+                f"No state dict at {path!r}",
+                remedy=f"the paraphrase-tuned weights (bart.pth) come from the BARTScore release "
+                f"(https://github.com/neulab/BARTScore); pass their path or set {PARA_WEIGHTS_ENV}",
             )
         state = _read_state_dict(path, self.device)
         try:
@@ -380,7 +392,7 @@ class BARTScorer:
     ) -> list[float] | None:
         """Scores each src against each of its tgts (a list per example; counts may differ) and aggregates."""
         if agg not in AGGREGATIONS:
-            raise InputError(f"agg must be one of {AGGREGATIONS}, got {agg!r}", option="agg")
+            raise InputError(Mention("agg"), f" must be one of {AGGREGATIONS}, got {agg!r}", option="agg", value=agg)
         sources = text_list(srcs, "srcs")
         references = reference_lists(tgts, "tgts", len(sources), counted_by="srcs")
         counts = [len(refs) for refs in references]
@@ -454,8 +466,10 @@ class BARTScorer:
         if self.source_lang is None:
             if condition_lang is not None:
                 raise InputError(
-                    f"condition_lang is for families with language codes (mBART); this is a {self.family.name} model",
+                    Mention("condition_lang"),
+                    f" is for families with language codes (mBART); this is a {self.family.name} model",
                     option="condition_lang",
+                    value=condition_lang,
                 )
             return [None] * count
         languages: list[str | None]
@@ -465,10 +479,12 @@ class BARTScorer:
             languages = list(text_list(condition_lang, "condition_lang", count, counted_by="srcs"))
         for index, language in enumerate(languages):
             if language not in self.family.language_codes:
-                where = "" if isinstance(condition_lang, str) else f"[{index}]"
+                where = None if isinstance(condition_lang, str) else index
                 raise InputError(
-                    f"condition_lang{where}={language!r} is not one of this tokenizer's language codes: "
-                    f"{', '.join(self.family.language_codes)}"
+                    Mention("condition_lang", language, index=where),
+                    f" is not one of this tokenizer's language codes: {', '.join(self.family.language_codes)}",
+                    option="condition_lang",
+                    value=condition_lang,
                 )
         return languages
 
@@ -490,7 +506,14 @@ class BARTScorer:
         conditions = text_list(srcs, "srcs")
         targets = text_list(tgts, "tgts")
         if len(conditions) != len(targets):
-            raise InputError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}", option="srcs")
+            raise InputError(
+                Mention("srcs"),
+                f" has {len(conditions)} entries but ",
+                Mention("tgts"),
+                f" has {len(targets)}",
+                option="srcs",
+                value=srcs,
+            )
         batch_size = optional_positive_int(batch_size, "batch_size")
         token_budget = optional_positive_int(max_tokens, "max_tokens") or self.max_tokens
         languages = self._condition_languages(condition_lang, len(conditions))
@@ -565,20 +588,23 @@ class BARTScorer:
         """Warns about what the tokenization did to the inputs that the user may not expect."""
         if tokenized.truncated_conditions or tokenized.truncated_targets:
             warnings.warn(
-                f"BARTScore truncated {tokenized.truncated_conditions} distinct source text(s) and "
-                f"{tokenized.truncated_targets} distinct target text(s) to max_length={self.max_length} tokens, as "
-                f"the original BARTScore does; their tails are not scored",
-                TokenizationWarning,
+                TokenizationWarning(
+                    f"BARTScore truncated {tokenized.truncated_conditions} distinct source text(s) and "
+                    f"{tokenized.truncated_targets} distinct target text(s) to ",
+                    Mention("max_length", self.max_length),
+                    " tokens, as the original BARTScore does; their tails are not scored",
+                ),
                 stacklevel=4,
             )
         if tokenized.special_token_texts:
             example = tokenized.special_token_texts[0]
             warnings.warn(
-                f"BARTScore: {len(tokenized.special_token_texts)} distinct text(s) contain special-token strings (such "
-                f"as {self.family.special_token_in(example)!r} in {example[:60]!r}), which the tokenizer reads as "
-                f"special tokens, as the original BARTScore does; a target made of them can score unrealistically "
-                f"well",
-                TokenizationWarning,
+                TokenizationWarning(
+                    f"BARTScore: {len(tokenized.special_token_texts)} distinct text(s) contain special-token strings "
+                    f"(such as {self.family.special_token_in(example)!r} in {example[:60]!r}), which the tokenizer "
+                    f"reads as special tokens, as the original BARTScore does; a target made of them can score "
+                    f"unrealistically well"
+                ),
                 stacklevel=4,
             )
 
@@ -671,8 +697,8 @@ class BARTScorer:
         index = plan.pair_of_input.index(pair)
         raise ScoringError(
             f"pair {index} (a source of {plan.condition_length(condition)} tokens and a target of "
-            f"{plan.target_length(target)} tokens) does not fit in {self.device} memory even alone; lower max_length "
-            f"or use a larger device"
+            f"{plan.target_length(target)} tokens) does not fit in {self.device} memory even alone",
+            remedy=["lower ", Mention("max_length"), " or use a larger ", Mention("device")],
         )
 
     def _encode(self, sequences: Sequence[Sequence[int]]) -> object:
@@ -735,18 +761,29 @@ def _checked_device(device: str | torch.device | None) -> torch.device:
     if checked.type == "cuda":
         if not torch.cuda.is_available():
             raise InputError(
-                f"device {str(checked)!r} was asked for, but this torch build sees no CUDA device; "
-                f"ask for 'cpu' instead (or leave the device out to use CUDA only when it is there)",
+                Mention("device"),
+                f" {str(checked)!r} was asked for, but this torch build sees no CUDA device",
                 option="device",
+                value=device,
+                remedy=[
+                    "ask for ",
+                    Mention("device", "cpu"),
+                    " instead (or leave ",
+                    Mention("device"),
+                    " out to use CUDA only when it is there)",
+                ],
             )
         if checked.index is not None and checked.index >= torch.cuda.device_count():
             raise InputError(
-                f"device {str(checked)!r} was asked for, but this machine has "
-                f"{torch.cuda.device_count()} CUDA device(s)",
+                Mention("device"),
+                f" {str(checked)!r} was asked for, but this machine has {torch.cuda.device_count()} CUDA device(s)",
                 option="device",
+                value=device,
             )
     elif checked.type == "mps" and not torch.backends.mps.is_available():
-        raise InputError("device 'mps' was asked for, but this machine has no MPS device", option="device")
+        raise InputError(
+            Mention("device"), " 'mps' was asked for, but this machine has no MPS device", option="device", value=device
+        )
     return checked
 
 

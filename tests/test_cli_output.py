@@ -252,7 +252,9 @@ def test_a_missing_cuda_device_is_named_by_its_flag_on_the_command_line(copying_
     texts = str(inputs / "src.txt")
     assert main("score", "-s", texts, "-t", texts, "--device", "cuda", model=copying_checkpoint) == 2
     error = capsys.readouterr().err
-    assert "--device 'cuda' was asked for" in error and "ask for 'cpu' instead" in error and "device=" not in error
+    assert (
+        "--device 'cuda' was asked for" in error and "ask for --device cpu instead" in error and "device=" not in error
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------------

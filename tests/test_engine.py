@@ -11,6 +11,7 @@ from support.text import english_like_text
 
 import bart_score
 from bart_score import CheckpointLoadError, CorpusPoints
+from bart_score.messages import Mention
 
 TOLERANCE = 1e-5
 
@@ -305,8 +306,12 @@ def test_a_config_without_the_teacher_forcing_ids_is_refused(tiny_checkpoint, tm
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="reason: this machine has a CUDA device")
 def test_asking_for_cuda_without_one_is_a_clear_error(tiny_checkpoint):
-    with pytest.raises(ValueError, match=r"device 'cuda:0' was asked for, but this torch build sees no CUDA device"):
+    with pytest.raises(
+        ValueError, match=r"device 'cuda:0' was asked for, but this torch build sees no CUDA device"
+    ) as raised:
         bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cuda:0")
+    assert (raised.value.option, raised.value.value) == ("device", "cuda:0")
+    assert Mention("device", "cpu") in raised.value.remedy
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ import bart_score
 import space.guards
 import space.settings
 from bart_score.cli import main
+from bart_score.messages import Mention
 
 CUSTOM_CODE = "needs its own Python code"
 NEVER_RUN = "bartscore never runs code from a checkpoint"
@@ -282,8 +283,10 @@ def test_finite_weights_that_overflow_are_told_apart_from_damage_and_from_an_arc
         (got,) = bart_score.BARTScorer(checkpoint=folder, device="cpu", dtype=dtype).score(["A cat."], ["A dog."])
         assert got == pytest.approx(causal_score(model, tokenizer, "A cat.", "A dog."), rel=1e-5)
         return
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=message) as raised:
         bart_score.BARTScorer(checkpoint=folder, device="cpu", dtype=dtype)
+    if error is bart_score.InputError:  # the dtype's doing: the remedy is another dtype
+        assert raised.value.option == "dtype" and Mention("dtype", "float32") in raised.value.remedy
     (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
     texts = ["-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "src.txt")]
     capsys.readouterr()
@@ -291,6 +294,7 @@ def test_finite_weights_that_overflow_are_told_apart_from_damage_and_from_an_arc
     said = capsys.readouterr().err
     expected = 2 if issubclass(error, bart_score.InputError) else 1
     assert status == expected and len(said.strip().splitlines()) == 1 and re.search(message, said), (status, said)
+    assert ("use --dtype float32" in said) == (error is bart_score.InputError)
 
 
 def test_an_architecture_the_engine_cannot_drive_stays_an_unsupported_model(tiny_llama_folder, tmp_path):
