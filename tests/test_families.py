@@ -17,6 +17,7 @@ from support.models import FAMILIES, build_gemma2_softcapped, load_tiny, tiny_ch
 from support.text import english_like_text
 
 import bart_score
+from bart_score.messages import Mention
 
 TOLERANCE = 1e-5
 CAUSAL = {"gpt2", "opt", "llama", "qwen2"}
@@ -239,10 +240,17 @@ def test_gptscore_truncation_through_the_compatibility_option(family_checkpoint)
 
 def test_mbart_needs_known_language_codes(family_checkpoint):
     directory = family_checkpoint("mbart50")
-    with pytest.raises(ValueError, match=r"mBART needs source_lang= and target_lang=.*source_lang was not given"):
+    with pytest.raises(
+        ValueError, match=r"mBART needs source_lang and target_lang .*; source_lang was not given"
+    ) as raised:
         bart_score.BARTScorer(checkpoint=directory, device="cpu")
-    with pytest.raises(ValueError, match=r"target_lang='english' is not one of this tokenizer's language codes"):
+    named = [part for part in raised.value.parts if isinstance(part, Mention)]
+    assert named == [Mention("source_lang"), Mention("target_lang"), Mention("source_lang")]
+    with pytest.raises(
+        ValueError, match=r"target_lang='english' is not one of this tokenizer's language codes"
+    ) as raised:
         bart_score.BARTScorer(checkpoint=directory, device="cpu", source_lang="de_DE", target_lang="english")
+    assert raised.value.parts[0] == Mention("target_lang", "english")
 
 
 def test_condition_languages_are_checked(engine):
@@ -425,7 +433,7 @@ def test_the_command_line_names_what_mbart_needs(family_checkpoint, tmp_path):
     (tmp_path / "sys.txt").write_text("That is good.\n", encoding="utf-8")
     arguments = ["score", "-m", family_checkpoint("mbart50"), "-s", str(tmp_path / "src.txt"), "-t"]
     code, _, stderr = run_cli(*arguments, str(tmp_path / "sys.txt"), "-q")
-    assert code == 2 and "mBART needs source_lang= and target_lang=" in stderr and "Traceback" not in stderr
+    assert code == 2 and "mBART needs source_lang and target_lang" in stderr and "Traceback" not in stderr
     code, _stdout, stderr = run_cli(
         *arguments, str(tmp_path / "sys.txt"), "-q", "--source-lang", "de_DE", "--target-lang", "en_XX"
     )

@@ -25,7 +25,8 @@ from transformers import AutoModelForCausalLM
 from transformers.cache_utils import DynamicCache
 
 from ..errors import InputError, UnsupportedModelError
-from ..templates import DEFAULT_TEMPLATE, template_sides
+from ..messages import Mention
+from ..templates import DEFAULT_TEMPLATE, TEMPLATE, template_sides
 from .base import Family, Target, Tokenized, dedupe, stored_rows_cache
 
 
@@ -60,8 +61,8 @@ class CausalFamily(Family[EncodedPrefixes]):
         if not self.start_ids and not self.head + self.tail:
             raise InputError(
                 "this tokenizer has no BOS token, so a template that adds no text of its own leaves an "
-                "empty condition with nothing to predict the target's first token from; give a template "
-                "with text around {condition} (the default is '{condition}\\n')"
+                "empty condition with nothing to predict the target's first token from",
+                remedy=["give a ", TEMPLATE, " with text around {condition} (the default is '{condition}\\n')"],
             )
 
     def _start_ids(self) -> list[int]:
@@ -205,8 +206,14 @@ class GPTScoreFamily(CausalFamily):
                 raise InputError(
                     f"pair {index}: GPTScore's text (source, template tail and target) has {len(joint)} tokens, more "
                     f"than the model's {self.max_positions} positions: GPTScore's cut counts only the source's and "
-                    f"the target's tokens (max_length={max_length}), so leave room for the rest with a smaller "
-                    f"max_length (GPTScore itself uses 1000 for GPT-2 and 2000 for OPT)"
+                    f"the target's tokens (",
+                    Mention("max_length", max_length),
+                    ")",
+                    remedy=[
+                        "leave room for the rest with a smaller ",
+                        Mention("max_length"),
+                        " (GPTScore itself uses 1000 for GPT-2 and 2000 for OPT)",
+                    ],
                 )
             labels = encode(target)[1:]
             start = max(len(joint) - len(labels), 1)  # the model's loss never scores position 0

@@ -37,7 +37,8 @@ from typing import Any
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from ..errors import InputError, ScoringError, UnsupportedModelError, first_line
-from ..templates import CONDITION_PLACEHOLDER, ChatSettings, template_sides
+from ..messages import Mention
+from ..templates import CONDITION_PLACEHOLDER, INSTRUCTION, SYSTEM, TEMPLATE, ChatSettings, template_sides
 from .base import Target, Tokenized, dedupe
 from .causal import CausalFamily
 
@@ -82,7 +83,8 @@ class ChatFamily(CausalFamily):
         if not getattr(tokenizer, "chat_template", None):
             raise UnsupportedModelError(
                 "chat scoring needs a chat template, and this model's tokenizer has none (a base model rather than "
-                "an instruction-tuned one?); score it without chat, with a template= of your own"
+                "an instruction-tuned one?)",
+                remedy=["score it without ", Mention("chat"), ", with a ", TEMPLATE, " of your own"],
             )
         if not tokenizer.is_fast:
             raise UnsupportedModelError(
@@ -192,7 +194,7 @@ class ChatFamily(CausalFamily):
     def _side_conversation(self, instruction: str) -> tuple[str, str, list[dict[str, str]]]:
         """(the instruction's text before {condition}, after it, the conversation that asks with a placeholder for
         the condition): rendered, it gives the prompt's own text on each side of the condition (_store_sides)."""
-        head, tail = template_sides(instruction, "instruction")
+        head, tail = template_sides(instruction, INSTRUCTION)
         return head, tail, self._conversation(head + CONDITION_PLACEHOLDER + tail)
 
     def _store_sides(self, instruction: str, head: str, tail: str, rendered: str) -> None:
@@ -209,7 +211,7 @@ class ChatFamily(CausalFamily):
     def _prompts(self, prompts: Sequence[tuple[str, str]]) -> list[tuple[str, int, int]]:
         """(the prompt as text, where the condition starts and ends in it) for each (instruction, condition), all
         rendered at once with the sides of any instruction not seen before."""
-        parts = {i: template_sides(i, "instruction") for i in dict.fromkeys(i for i, _ in prompts)}
+        parts = {i: template_sides(i, INSTRUCTION) for i in dict.fromkeys(i for i, _ in prompts)}
         new = [instruction for instruction in parts if instruction not in self._sides]
         sides = [self._side_conversation(instruction) for instruction in new]
         asked = [(messages, True) for _, _, messages in sides]
@@ -270,8 +272,9 @@ class ChatFamily(CausalFamily):
             if own + 2 > max_length:
                 raise InputError(
                     f"pair {pair}: the chat prompt without its condition (the template's turns and the instruction "
-                    f"{prompts[p][0][:60]!r}) takes {own} tokens, leaving no room for a reply within "
-                    f"max_length={max_length}; raise max_length or shorten the instruction or system text"
+                    f"{prompts[p][0][:60]!r}) takes {own} tokens, leaving no room for a reply within ",
+                    Mention("max_length", max_length),
+                    remedy=["raise ", Mention("max_length"), " or shorten the ", INSTRUCTION, " or ", SYSTEM, " text"],
                 )
             reply = replies[t][: max_length - own - 1]
             if len(reply) < len(replies[t]):

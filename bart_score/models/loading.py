@@ -29,7 +29,8 @@ from ..errors import (
     UnsupportedModelError,
     first_line,
 )
-from ..templates import ChatSettings
+from ..messages import Mention
+from ..templates import TEMPLATE, ChatSettings
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import Family
 from .causal import CausalFamily, GPTScoreFamily
@@ -58,17 +59,19 @@ def resolve_checkpoint(name: str) -> tuple[str, str | None]:
     over it or None)."""
     if not isinstance(name, str) or not name:
         raise InputTypeError(
-            f"checkpoint must be a configuration name, a Hub id, a directory or a GGUF file, got {name!r}",
+            Mention("checkpoint"),
+            f" must be a configuration name, a Hub id, a directory or a GGUF file, got {name!r}",
             option="checkpoint",
+            value=name,
         )
     if name != "cnn-para":
         return NAMED_CHECKPOINTS.get(name, name), None
     path = os.environ.get(PARA_WEIGHTS_ENV)
     if not path:
         raise CheckpointNotFoundError(
-            f"The 'cnn-para' variant needs the paraphrase-tuned BART weights (bart.pth from the BARTScore release, "
-            f"https://github.com/neulab/BARTScore), which are not on the Hub. Download the file and set "
-            f"{PARA_WEIGHTS_ENV}=/path/to/bart.pth"
+            "The 'cnn-para' variant needs the paraphrase-tuned BART weights (bart.pth from the BARTScore release, "
+            "https://github.com/neulab/BARTScore), which are not on the Hub",
+            remedy=f"download the file and set {PARA_WEIGHTS_ENV}=/path/to/bart.pth",
         )
     if not os.path.isfile(path):
         raise CheckpointNotFoundError(f"{PARA_WEIGHTS_ENV} is set to {path!r}, but no file is there")
@@ -98,15 +101,21 @@ def load_family(
     family = _family_class(checkpoint.name, config, template, compatibility, chat)
     if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
         raise InputError(
-            f"source_lang and target_lang are for families with language codes (mBART); "
-            f"{checkpoint.name!r} is a {config.model_type!r} model",
+            Mention("source_lang"),
+            " and ",
+            Mention("target_lang"),
+            f" are for families with language codes (mBART); {checkpoint.name!r} is a {config.model_type!r} model",
             option="source_lang",
+            value=source_lang,
         )
     if template is not None and not issubclass(family, CausalFamily):
         raise InputError(
-            f"template is for causal language models; {checkpoint.name!r} is a {config.model_type!r} "
-            f"sequence-to-sequence model (use prompt= to add text to its condition)",
+            TEMPLATE,
+            f" is for causal language models; {checkpoint.name!r} is a {config.model_type!r} sequence-to-sequence "
+            f"model",
             option="template",
+            value=template,
+            remedy=["use ", Mention("prompt"), " to add text to its condition"],
         )
     check_config_fits_weights(checkpoint, config, family.auto_class)
     weights = {}
@@ -240,16 +249,19 @@ def _family_class(
         if config.model_type in family.model_types:
             if chat is not None:
                 raise InputError(
-                    f"chat scoring is for causal language models with a chat template; {name!r} is a "
+                    Mention("chat"),
+                    f" scoring is for causal language models with a chat template; {name!r} is a "
                     f"{config.model_type!r} sequence-to-sequence model",
                     option="chat",
+                    value=True,
                 )
             if compatibility is not None:
                 raise InputError(
-                    f"compatibility={compatibility!r} is for causal language models; {name!r} is "
-                    f"a {config.model_type!r} model, whose default policy already matches T5Score's "
-                    f"and GPTScore's Flan-T5 scoring",
+                    Mention("compatibility", compatibility),
+                    f" is for causal language models; {name!r} is a {config.model_type!r} model, whose default "
+                    f"policy already matches T5Score's and GPTScore's Flan-T5 scoring",
                     option="compatibility",
+                    value=compatibility,
                 )
             return family
     if is_decoder_only(config):
@@ -301,10 +313,10 @@ def _find(checkpoint: Checkpoint) -> tuple[PretrainedConfig, dict[str, Any]]:
         pass  # not in the cache
     reason: str | None
     if hub_constants.HF_HUB_OFFLINE:
-        reason, remedy = "HF_HUB_OFFLINE is set", ""
+        reason, offline = "HF_HUB_OFFLINE is set", ""
     else:
         reason = hub_unreachable()
-        remedy = " Working offline, set HF_HUB_OFFLINE=1, so that the Hub is not tried."
+        offline = " Working offline, set HF_HUB_OFFLINE=1, so that the Hub is not tried."
         if reason is None:
             try:
                 return _config(checkpoint, {}), {}
@@ -314,9 +326,13 @@ def _find(checkpoint: Checkpoint) -> tuple[PretrainedConfig, dict[str, Any]]:
                 reason = first_line(hub_error)
     raise CheckpointNotFoundError(
         f"Cannot load the checkpoint {checkpoint.name!r}: it is not a local directory or GGUF file, not in the Hugging "
-        f"Face cache ({hub_constants.HF_HUB_CACHE}), and it could not be downloaded ({reason}). On a machine with "
-        f"internet access run `hf download {checkpoint.name}` and copy the cache here, or pass the path of a directory "
-        f"saved with save_pretrained() or of a GGUF file as the checkpoint.{remedy}"
+        f"Face cache ({hub_constants.HF_HUB_CACHE}), and it could not be downloaded ({reason})",
+        remedy=[
+            f"on a machine with internet access run `hf download {checkpoint.name}` and copy the cache here, or pass "
+            f"the path of a directory saved with save_pretrained() or of a GGUF file as the ",
+            Mention("checkpoint"),
+            f".{offline}",
+        ],
     )
 
 

@@ -16,6 +16,7 @@ from transformers import AutoModelForSeq2SeqLM
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 
 from ..errors import InputError, UnsupportedModelError
+from ..messages import Mention
 from .base import IGNORED, Family, Target, Tokenized, dedupe, stored_rows_cache
 
 
@@ -206,12 +207,17 @@ class MBartFamily(BartFamily):
         for argument, code in (("source_lang", source_lang), ("target_lang", target_lang)):
             if code is None:
                 raise InputError(
-                    f"mBART needs source_lang= and target_lang= (language codes such as 'en_XX' or "
-                    f"'de_DE'); {argument} was not given. This checkpoint knows: {', '.join(codes)}"
+                    "mBART needs ",
+                    Mention("source_lang"),
+                    " and ",
+                    Mention("target_lang"),
+                    " (language codes such as 'en_XX' or 'de_DE'); ",
+                    Mention(argument),
+                    f" was not given. This checkpoint knows: {', '.join(codes)}",
                 )
             if code not in codes:
                 raise InputError(
-                    f"{argument}={code!r} is not one of this tokenizer's language codes: {', '.join(codes)}"
+                    Mention(argument, code), f" is not one of this tokenizer's language codes: {', '.join(codes)}"
                 )
         self.source_lang, self.target_lang = source_lang, target_lang
         self.language_codes = tuple(codes)
