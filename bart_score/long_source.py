@@ -30,9 +30,12 @@ import numpy as np
 
 from .errors import InputError, InputTypeError, LongSourceWarning, MissingExtraError
 from .inputs import ascii_integer, positive_option, whole_number
-from .retrievers import BM25, DEFAULT_RETRIEVER, Retriever, load_retriever
+from .messages import Mention
+from .retrievers import BM25, DEFAULT_RETRIEVER, RETRIEVER, Retriever, load_retriever
 
 LONG_SOURCE_MODES = ("windows",)
+# The mode as messages name it.
+WINDOWS = Mention("long_source", "windows")
 LONGDOCFACTSCORE = "longdocfactscore"
 DEFAULT_WINDOWS_K = 3
 DEFAULT_WINDOW = LONGDOCFACTSCORE
@@ -44,8 +47,9 @@ def _segmenter() -> Any:  # a pysbd.Segmenter, from the optional pysbd package
         import pysbd
     except ImportError:
         raise MissingExtraError(
-            'long_source="windows" splits texts into sentences with pysbd, which is not installed: '
-            'pip install "bartscore[long]"'
+            WINDOWS,
+            " splits texts into sentences with pysbd, which is not installed",
+            remedy='pip install "bartscore[long]"',
         ) from None
 
     return pysbd.Segmenter(language="en", clean=False)
@@ -170,9 +174,11 @@ def check_window(window: object) -> str | int:
     neighbours = ascii_integer(window) if isinstance(window, str) else whole_number(window)  # text as flags give it
     if neighbours is None or neighbours < 0:
         raise InputError(
-            f"window must be {LONGDOCFACTSCORE!r} or a whole number of neighbour sentences on each side (0 or more), "
-            f"got {window!r}",
+            Mention("window"),
+            f" must be {LONGDOCFACTSCORE!r} or a whole number of neighbour sentences on each side (0 or more), got "
+            f"{window!r}",
             option="window",
+            value=window,
         )
     return neighbours
 
@@ -181,9 +187,11 @@ def check_retriever(retriever: object) -> str | Retriever:
     """The retriever as given, checked: a name (bm25 or an encoder checkpoint) or a loaded Retriever."""
     if not isinstance(retriever, Retriever) and not (isinstance(retriever, str) and retriever):
         raise InputTypeError(
-            f"retriever must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a "
-            f"Retriever, got {retriever!r}",
+            RETRIEVER,
+            f" must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a Retriever, "
+            f"got {retriever!r}",
             option="retriever",
+            value=retriever,
         )
     return retriever
 
@@ -279,17 +287,24 @@ def plan_windows(
                 sentences = split(text, settings.max_sentences)
                 if not sentences.complete:
                     raise InputError(
-                        f"{name}[{index}] has more than {settings.max_sentences} sentences "
-                        f"({len(sentences.sentences)} counted when splitting stopped); long_source='windows' takes at "
-                        f"most max_sentences={settings.max_sentences} per text: raise it, or shorten or divide the text"
+                        Mention(name, index=index),
+                        f" has more than {settings.max_sentences} sentences ({len(sentences.sentences)} counted when "
+                        f"splitting stopped); ",
+                        WINDOWS,
+                        " takes at most ",
+                        Mention("max_sentences", settings.max_sentences),
+                        " per text",
+                        remedy=["raise ", Mention("max_sentences"), ", or shorten or divide the text"],
                     )
                 by_text[text] = sentences.sentences
                 cut += sentences.cut
             if not by_text[text]:
                 kind = "empty" if not text else "blank" if not text.strip() else "without a letter or digit"
                 raise InputError(
-                    f"{name}[{index}] has no sentence (it is {kind}); "
-                    f"long_source='windows' scores a prediction sentence by sentence against its source's sentences"
+                    Mention(name, index=index),
+                    f" has no sentence (it is {kind}); ",
+                    WINDOWS,
+                    " scores a prediction sentence by sentence against its source's sentences",
                 )
             result.append(by_text[text])
         return result
@@ -314,16 +329,20 @@ def plan_windows(
         plan.add_prediction([(sentence, windows_of[source, sentence]) for sentence in sentences])
     if cut:
         warnings.warn(
-            f"long_source='windows': {cut} sentence(s) ran over {PIECE_CHARS} characters without an end the "
-            f"splitter finds, and were cut at a space",
-            LongSourceWarning,
+            LongSourceWarning(
+                WINDOWS,
+                f": {cut} sentence(s) ran over {PIECE_CHARS} characters without an end the splitter finds, and were "
+                f"cut at a space",
+            ),
             stacklevel=4,
         )
     if plan.short_sources:
         warnings.warn(
-            f"long_source='windows': {plan.short_sources} distinct source(s) have fewer sentences than one window "
-            f"spans ({window_size(settings.window)}): their windows are cut at the source's edges",
-            LongSourceWarning,
+            LongSourceWarning(
+                WINDOWS,
+                f": {plan.short_sources} distinct source(s) have fewer sentences than one window spans "
+                f"({window_size(settings.window)}): their windows are cut at the source's edges",
+            ),
             stacklevel=4,
         )
     return plan

@@ -23,9 +23,12 @@ from typing import Any
 import numpy as np
 
 from .errors import CheckpointLoadError, InputError, InputTypeError, LongSourceWarning, MissingExtraError
+from .messages import Mention
 from .reading import read_json
 
 DEFAULT_RETRIEVER = "sentence-transformers/bert-base-nli-mean-tokens"
+# The option as messages name it.
+RETRIEVER = Mention("retriever")
 BM25 = "bm25"
 # sentence-transformers modules that the embedding here reproduces; any other module changes the embedding.
 _REPRODUCED_MODULES = {
@@ -67,7 +70,8 @@ class BM25Retriever(Retriever):
             import bm25s
         except ImportError:
             raise MissingExtraError(
-                'the BM25 retriever needs the bm25s package, which is not installed: pip install "bartscore[long]"'
+                "the BM25 retriever needs the bm25s package, which is not installed",
+                remedy='pip install "bartscore[long]"',
             ) from None
 
         ranks = []
@@ -102,9 +106,11 @@ class EmbeddingRetriever(Retriever):
         if getattr(config, "is_encoder_decoder", False) or is_decoder_only(config):
             kind = "sequence-to-sequence" if getattr(config, "is_encoder_decoder", False) else "causal language"
             raise InputError(
-                f"retriever {checkpoint!r} is a {config.model_type!r} {kind} model, not a sentence encoder; give a "
-                f"sentence-embedding encoder checkpoint (such as {DEFAULT_RETRIEVER}) or {BM25!r}",
+                RETRIEVER,
+                f" {checkpoint!r} is a {config.model_type!r} {kind} model, not a sentence encoder",
                 option="retriever",
+                value=checkpoint,
+                remedy=f"give a sentence-embedding encoder checkpoint (such as {DEFAULT_RETRIEVER}) or {BM25!r}",
             )
         self.max_length = self._check_sentence_transformers_files(checkpoint, where)
         self.tokenizer = load_tokenizer(f"the retriever {checkpoint!r}", checkpoint, where)
@@ -118,9 +124,11 @@ class EmbeddingRetriever(Retriever):
             self.max_length = min(limits) if limits else 512
         elif usable is not None and self.max_length > usable:
             warnings.warn(
-                f"retriever={checkpoint!r}: sentence_bert_config.json's max_seq_length {self.max_length} is more than "
-                f"the model's {usable} positions; sentences are cut at {usable} tokens",
-                LongSourceWarning,
+                LongSourceWarning(
+                    Mention("retriever", checkpoint),
+                    f": sentence_bert_config.json's max_seq_length {self.max_length} is more than the model's "
+                    f"{usable} positions; sentences are cut at {usable} tokens",
+                ),
                 stacklevel=4,
             )
             self.max_length = usable
@@ -143,9 +151,12 @@ class EmbeddingRetriever(Retriever):
             kind = _REPRODUCED_MODULES.get(module.get("type"))
             if kind is None:
                 raise InputError(
-                    f"retriever {checkpoint!r} has a sentence-transformers module {module.get('type')!r}, which "
-                    f"changes the embedding beyond mean pooling; give an encoder with mean pooling, or {BM25!r}",
+                    RETRIEVER,
+                    f" {checkpoint!r} has a sentence-transformers module {module.get('type')!r}, which changes the "
+                    f"embedding beyond mean pooling",
                     option="retriever",
+                    value=checkpoint,
+                    remedy=f"give an encoder with mean pooling, or {BM25!r}",
                 )
             if kind == "pooling":
                 pooling_folder = _inner_path(checkpoint, module.get("path")) or pooling_folder
@@ -154,9 +165,11 @@ class EmbeddingRetriever(Retriever):
             modes = sorted(key for key, value in pooling.items() if key.startswith("pooling_mode_") and value is True)
             if modes != ["pooling_mode_mean_tokens"]:
                 raise InputError(
-                    f"retriever {checkpoint!r} pools by {', '.join(modes) or 'nothing'}; this retriever takes the "
-                    f"mean of the token states (pooling_mode_mean_tokens), so it would embed differently",
+                    RETRIEVER,
+                    f" {checkpoint!r} pools by {', '.join(modes) or 'nothing'}; this retriever takes the mean of the "
+                    f"token states (pooling_mode_mean_tokens), so it would embed differently",
                     option="retriever",
+                    value=checkpoint,
                 )
         settings = _json_file(checkpoint, "sentence_bert_config.json", where) or {}
         length = settings.get("max_seq_length")
@@ -275,9 +288,11 @@ def load_retriever(retriever: object, device: object = None) -> Retriever:
         return retriever
     if not isinstance(retriever, str) or not retriever:
         raise InputTypeError(
-            f"retriever must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a "
-            f"Retriever, got {retriever!r}",
+            RETRIEVER,
+            f" must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a Retriever, "
+            f"got {retriever!r}",
             option="retriever",
+            value=retriever,
         )
     if retriever == BM25:
         return BM25Retriever()
