@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 import torch
 
 from .errors import InputError, ScoringError
+from .messages import Mention, Part
 
 Result = TypeVar("Result")
 # A plan's pairs grouped by condition: condition -> its pairs.
@@ -133,9 +134,16 @@ class ProcessGroup:
         if len(set(digests)) > 1:
             raise InputError(
                 "under torch.distributed, BARTScorer splits one workload across the ranks, so every rank must pass "
-                f"the same srcs and tgts; they differ here ({[count for count, _ in digests]} pairs per rank). To "
-                "score each rank's own examples, use the metric's compute (it gathers them) or "
-                "BARTScorer(distributed=False)"
+                "the same ",
+                Mention("srcs"),
+                " and ",
+                Mention("tgts"),
+                f"; they differ here ({[count for count, _ in digests]} pairs per rank)",
+                remedy=[
+                    "to score each rank's own examples, use the metric's compute (it gathers them) or BARTScorer(",
+                    Mention("distributed", False),
+                    ")",
+                ],
             )
 
     def gather_examples(
@@ -153,10 +161,14 @@ class ProcessGroup:
             torch.distributed.all_gather_object(parts, (predictions, references, sources, given))
         kinds = {tuple(sorted(part[3].items())) for part in parts}
         if len(kinds) > 1:
-            described = ", ".join(
-                " and ".join(f"{k}=" for k, v in p[3].items() if v) or "predictions only" for p in parts
-            )
-            raise InputError(f"the ranks gave different inputs ({described}); every rank must give the same ones")
+            described: list[Part] = []  # each rank's inputs: "references and sources, predictions only"
+            for rank, part in enumerate(parts):
+                described += [", "] if rank else []
+                names = [name for name, was_given in part[3].items() if was_given]
+                for number, name in enumerate(names):
+                    described += [" and ", Mention(name)] if number else [Mention(name)]
+                described += [] if names else ["predictions only"]
+            raise InputError("the ranks gave different inputs (", *described, "); every rank must give the same ones")
         return (
             [x for part in parts for x in part[0]],
             [x for part in parts for x in part[1]],

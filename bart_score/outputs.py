@@ -14,8 +14,8 @@ from typing import IO, Any, NoReturn
 from .errors import InputError, OutputFileError
 
 
-def _refuse(message: str) -> NoReturn:
-    raise InputError(message)
+def _refuse(message: str, remedy: str | None = None) -> NoReturn:
+    raise InputError(message, remedy=remedy)
 
 
 def check_output_path(
@@ -27,15 +27,15 @@ def check_output_path(
     missing or not writable. make_folders: missing folders will be made, so the nearest existing one above must be
     a writable folder. stdout_hint: how to write to stdout instead (e.g. '-o -'), said when the name is not a file."""
     if path == "":
-        _refuse(f"{what} is empty; give a file name")
+        _refuse(f"{what} is empty", remedy="give a file name")
     try:
         mode = _mode(path)  # through links as the kernel follows them (/dev/stdout into a pipe, say)
     except OSError as error:
         _refuse(f"cannot write {what} {path}: {error.strerror or error}")
     if mode is not None and not stat.S_ISREG(mode):
         kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a device, FIFO or socket)"
-        hint = f"; to write to stdout use {stdout_hint}" if stdout_hint and not stat.S_ISDIR(mode) else ""
-        _refuse(f"cannot write {what} {path}: it is {kind}, and only a regular file can be replaced{hint}")
+        hint = f"to write to stdout use {stdout_hint}" if stdout_hint and not stat.S_ISDIR(mode) else None
+        _refuse(f"cannot write {what} {path}: it is {kind}, and only a regular file can be replaced", remedy=hint)
     folder = os.path.dirname(os.path.realpath(path))
     if make_folders:
         while not os.path.lexists(folder):
@@ -65,7 +65,7 @@ def check_distinct_outputs(outputs: Iterable[tuple[str, str]]) -> None:
     for option, path in outputs:
         key = os.path.realpath(path)
         if key in seen:
-            _refuse(f"{option} {path} is the same file as {seen[key][0]} {seen[key][1]}; give each its own")
+            _refuse(f"{option} {path} is the same file as {seen[key][0]} {seen[key][1]}", remedy="give each its own")
         seen[key] = (option, path)
 
 

@@ -50,7 +50,7 @@ def check_input_file(
         raise error(f"{what} is a folder, not a file")
     if not (stat.S_ISREG(mode.st_mode) or stat.S_ISFIFO(mode.st_mode)):
         kind = "a character device" if stat.S_ISCHR(mode.st_mode) else "a device or socket"
-        raise error(f"{what} is {kind}, not a file; give a regular file")
+        raise error(f"{what} is {kind}, not a file", remedy="give a regular file")
     if stat.S_ISREG(mode.st_mode) and mode.st_size > limit:
         raise error(
             f"{what} is {mode.st_size:,} bytes, over the limit of {limit:,} bytes ({size_text(limit)}) on a file input"

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import CacheFileError, CacheWarning, InputError
 from .inputs import whole_number
+from .messages import Mention
 from .reading import parse_json, read_bounded
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 Value = TypeVar("Value")
 
 DEFAULT_CHUNK_PAIRS = 2048
+# What a damaged cache file asks of its owner.
+AFRESH = "delete the file to score afresh"
 
 
 def pair_key(condition: str, target: str, options: dict | None = None) -> str:
@@ -53,7 +56,12 @@ class ResumableScorer:
 
     def __init__(self, scorer: BARTScorer, path: str, *, chunk_pairs: int = DEFAULT_CHUNK_PAIRS) -> None:
         if whole_number(chunk_pairs) is None or chunk_pairs < 1:
-            raise InputError(f"chunk_pairs must be a positive integer, got {chunk_pairs!r}", option="chunk_pairs")
+            raise InputError(
+                Mention("chunk_pairs"),
+                f" must be a positive integer, got {chunk_pairs!r}",
+                option="chunk_pairs",
+                value=chunk_pairs,
+            )
         chunk_pairs = whole_number(chunk_pairs)  # type: ignore[assignment]  # a whole number, checked above
         self.scorer = scorer
         self.path = path
@@ -125,7 +133,14 @@ class ResumableScorer:
         from .progress import progress_bar
 
         if len(conditions) != len(targets):
-            raise InputError(f"srcs has {len(conditions)} entries but tgts has {len(targets)}", option="srcs")
+            raise InputError(
+                Mention("srcs"),
+                f" has {len(conditions)} entries but ",
+                Mention("tgts"),
+                f" has {len(targets)}",
+                option="srcs",
+                value=conditions,
+            )
         per_pair: dict[str, list[str]] = {  # score()'s per-pair keywords
             name: [value] * len(conditions) if isinstance(value, str) else list(value)
             for name, value in (("condition_lang", condition_lang), ("instruction", instruction))
@@ -133,7 +148,14 @@ class ResumableScorer:
         }
         for name, values in per_pair.items():
             if len(values) != len(conditions):
-                raise InputError(f"{name} has {len(values)} entries but srcs has {len(conditions)}")
+                raise InputError(
+                    Mention(name),
+                    f" has {len(values)} entries but ",
+                    Mention("srcs"),
+                    f" has {len(conditions)}",
+                    option=name,
+                    value=values,
+                )
         keys = [
             pair_key(c, t, {name: values[index] for name, values in per_pair.items()})
             for index, (c, t) in enumerate(zip(conditions, targets))
@@ -157,7 +179,7 @@ class ResumableScorer:
         if group is not None:  # every rank takes part in each chunk's scoring, so all must know the missing pairs
             missing, failure = _from_rank0((missing, failure), self.scorer.device)
             if failure is not None:
-                raise CacheFileError(str(failure))
+                raise failure
 
         with progress_bar(len(missing), enabled=show_progress and lead) as bar:
             for start in range(0, len(missing), self.chunk_pairs):
@@ -240,8 +262,8 @@ def read_cache_file(path: str) -> tuple[list[dict[str, Any]], bytes, int]:
     first = complete[0] if complete else torn
     if not first.startswith(_LINE_START.encode()) and not (not complete and _LINE_START.encode().startswith(torn)):
         raise CacheFileError(
-            f"{path} is not a score cache (its first line is not a bartscore cache header), so it was left as it is; "
-            f"give the cache another file name"
+            f"{path} is not a score cache (its first line is not a bartscore cache header), so it was left as it is",
+            remedy="give the cache another file name",
         )
     entries = []
     for number, line in enumerate(complete, start=1):
@@ -249,15 +271,15 @@ def read_cache_file(path: str) -> tuple[list[dict[str, Any]], bytes, int]:
         try:
             entry = parse_json(line, where, error=CacheFileError)
         except CacheFileError as error:
-            raise CacheFileError(f"{error}; delete the file to score afresh") from None
+            raise CacheFileError(*error.parts, remedy=AFRESH) from None
         problem = _line_problem(entry, header=number == 1)
         if problem:
-            raise CacheFileError(f"{where} is damaged ({problem}); delete the file to score afresh")
+            raise CacheFileError(f"{where} is damaged ({problem})", remedy=AFRESH)
         entries.append({"pair": None, **entry})
     if torn and not (torn.startswith(_LINE_START.encode()) or _LINE_START.encode().startswith(torn)):
         raise CacheFileError(
-            f"the score cache {path} ends in text that is not a line of a cache (line {len(complete) + 1}); delete "
-            f"the file to score afresh"
+            f"the score cache {path} ends in text that is not a line of a cache (line {len(complete) + 1})",
+            remedy=AFRESH,
         )
     return entries, torn, len(data)
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from .errors import InputError
 from .inputs import whole_number
+from .messages import Mention
 
 _RESAMPLED_VALUES = 1 << 24  # bootstrap values held at once (128 MiB of float64)
 # The resampled means are kept (8 bytes per system and resample), and the work grows with resamples x segments: a
@@ -46,7 +47,10 @@ def _compare_systems(
     checked = whole_number(resamples)
     if checked is None or not 1 <= checked <= MAX_RESAMPLES:
         raise InputError(
-            f"resamples must be an integer from 1 to {MAX_RESAMPLES:,}, got {resamples!r}", option="resamples"
+            Mention("resamples"),
+            f" must be an integer from 1 to {MAX_RESAMPLES:,}, got {resamples!r}",
+            option="resamples",
+            value=resamples,
         )
     resamples = checked
     names = list(scores)

@@ -117,7 +117,7 @@ def _check_given_columns(
         raise InputError(f"{path} has no column {missing[0]!r}; its columns are {_listed(columns)}")
     twice = sorted(name for name, count in collections.Counter(given).items() if count > 1)
     if twice:
-        raise InputError(f"column {twice[0]!r} is given two roles (source, reference or system); give it one")
+        raise InputError(f"column {twice[0]!r} is given two roles (source, reference or system)", remedy="give it one")
 
 
 def _role_columns(
