@@ -7,14 +7,17 @@ import builtins
 import errno
 import inspect
 import os
+import re
 
 import pytest
 
 import bart_score
 from bart_score import errors, messages
+from bart_score.cli import build_parser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "bart_score")
+SUBCOMMANDS = next(action.choices for action in build_parser()._actions if action.dest == "command")
 BUILT_IN_EXCEPTIONS = {
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
 }
@@ -115,6 +118,71 @@ def test_the_walk_finds_a_built_in_raise_and_lets_re_raises_and_protocols_pass(t
         "raise SystemExit(0)\n"
     )
     assert built_in_raises(str(package)) == ["probe/module.py:2: ValueError", "probe/module.py:4: OSError"]
+
+
+# Words of the command line: a flag, or the command `bartscore` with one of its subcommands.
+FLAG = re.compile(r"(?<![\w-])--[a-z]")
+SUBCOMMAND = re.compile(rf"\bbartscore (?:{'|'.join(map(re.escape, SUBCOMMANDS))})\b")
+# Where the command line's words belong: the command line itself. (meta_eval/ still stores a few flags, in its
+# benchmarks' release folders and its notes on the table; it is exempt until they are said as data too.)
+COMMAND_LINE_PACKAGES = ("bart_score/cli/", "bart_score/meta_eval/")
+
+
+def docstrings(tree):
+    """The id of each docstring's node in `tree` (a module's, class's or function's first statement, a string)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def command_line_words(package=PACKAGE, exempt=COMMAND_LINE_PACKAGES):
+    """'file:line: text' for each string the package's code writes (an f-string's text included) that holds a
+    command-line flag or a `bartscore` subcommand, outside `exempt`: the library says what its messages name as data
+    (bart_score.messages), which each front end words. Docstrings are documentation, and the table of options'
+    Flag(...) declarations are where the command line takes its flags from, so neither counts."""
+    found = []
+    for path, tree in sources(package):
+        if path.replace(os.sep, "/").startswith(exempt):
+            continue
+        skipped = docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Flag":
+                skipped.update(id(inner) for inner in ast.walk(node))
+        strings = [node for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+        for node in sorted(strings, key=lambda node: (node.lineno, node.col_offset)):
+            if id(node) not in skipped and (FLAG.search(node.value) or SUBCOMMAND.search(node.value)):
+                found.append(f"{path}:{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_the_library_writes_no_command_line_flag_or_command():
+    found = command_line_words()
+    assert not found, f"{len(found)} string(s) of the command line's words in the library:\n" + "\n".join(found)
+
+
+def test_the_walk_finds_flags_and_commands_and_lets_docstrings_and_flag_declarations_pass(tmp_path):
+    package = tmp_path / "probe"
+    (package / "cli").mkdir(parents=True)
+    (package / "module.py").write_text(
+        '"""Run `bartscore score --rescale`."""\n'
+        "def f(name):\n"
+        '    """--max-length, bartscore baseline."""\n'
+        '    raise InputError(f"{name} is missing; give --max-length {name}")\n'
+        "def g():\n"
+        '    return "make it with bartscore baseline -m cnn"\n'
+        'FLAGS = Flag("--rescale", help="as `bartscore baseline` makes")\n'
+        'PAIRS = "--pairs-of-words, bartscore cache, bartscore[long], a-- b"\n'
+    )
+    (package / "cli" / "words.py").write_text('COMMAND = "bartscore baseline --corpus"\n')
+    assert command_line_words(str(package), exempt=("probe/cli/",)) == [
+        "probe/module.py:4: ' is missing; give --max-length '",
+        "probe/module.py:6: 'make it with bartscore baseline -m cnn'",
+        "probe/module.py:8: '--pairs-of-words, bartscore cache, bartscore[long], a-- b'",
+    ]
 
 
 def test_every_warning_has_a_category_of_the_family():
