@@ -123,9 +123,8 @@ def test_the_walk_finds_a_built_in_raise_and_lets_re_raises_and_protocols_pass(t
 # Words of the command line: a flag, or the command `bartscore` with one of its subcommands.
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
 SUBCOMMAND = re.compile(rf"\bbartscore (?:{'|'.join(map(re.escape, SUBCOMMANDS))})\b")
-# Where the command line's words belong: the command line itself. (meta_eval/ still stores a few flags, in its
-# benchmarks' release folders and its notes on the table; it is exempt until they are said as data too.)
-COMMAND_LINE_PACKAGES = ("bart_score/cli/", "bart_score/meta_eval/")
+# Where the command line's words belong: the command line itself.
+COMMAND_LINE_PACKAGES = ("bart_score/cli/",)
 
 
 def docstrings(tree):
