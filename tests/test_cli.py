@@ -522,7 +522,7 @@ def chat_checkpoint(tmp_path_factory):
         (["--instruction", "Summarize: {condition}"], "--instruction is for chat scoring, which is not asked for"),
         (["--system", "You judge."], "--system is for chat scoring, which is not asked for"),
         (["--chat", "--template", "{condition}\nTL;DR:"], "--template does not go with chat scoring"),
-        (["--chat", "--compatibility", "gptscore"], "--compatibility 'gptscore' does not go with chat scoring"),
+        (["--chat", "--compatibility", "gptscore"], "--compatibility gptscore does not go with chat scoring"),
         (["--chat", "--instruction", "Summarize."], "--instruction must hold the field {condition} once"),
         (["--chat", "--instruction", "{condition} {condition}"], "--instruction must hold the field {condition} once"),
         (
