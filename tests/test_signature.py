@@ -1,13 +1,14 @@
 """The signature: a Signature formats as the string results have always carried, byte for byte, with or without
 references, rescaling, long sources and the scorer's fields; parse() gives back the Signature of every string
-format() writes, and refuses any other, naming it; a field changes on the object, never on the string."""
+format() writes, and refuses any other value of any type with an error of the family, naming it; a field changes on
+the object, never on the string."""
 
 import dataclasses
 
 import pytest
 
 from bart_score.directions import signature
-from bart_score.errors import InputError
+from bart_score.errors import InputError, InputTypeError
 from bart_score.options import ScoringOptions
 from bart_score.signature import Signature
 
@@ -146,3 +147,44 @@ def test_parse_refuses_what_format_does_not_write_naming_it(text):
     with pytest.raises(InputError, match="is not a bartscore signature") as refused:
         Signature.parse(text)
     assert repr(text) in str(refused.value)
+
+
+VALID = CASES[1][1]
+
+
+@pytest.mark.parametrize(
+    "value", [None, 5, 2.5, b"ckpt:m|dirs:faithfulness|agg:mean|nrefs:-|prompt:none", ["ckpt:m"], {"ckpt": "m"}]
+)
+def test_parse_refuses_what_is_not_a_string_with_the_familys_type_error(value):
+    with pytest.raises(InputTypeError, match=r"^a bartscore signature is a string, got "):
+        Signature.parse(value)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (VALID.replace("nrefs:2", "nrefs:" + "1" * 5000), "is not a bartscore signature"),  # int() would raise
+        (VALID.replace("nrefs:2", "nrefs:1234567890"), "is not a bartscore signature"),  # 10 digits
+        (VALID.replace("nrefs:2", "nrefs:2-1"), "is not a bartscore signature"),  # the fewest over the most
+        (VALID.replace("nrefs:2", "nrefs:0"), "is not a bartscore signature"),
+        (VALID.replace("nrefs:2", "nrefs:٣"), "is not a bartscore signature"),
+        (VALID.replace("ckpt:facebook", "ckpt:face\x00book"), r"it holds '\\x00' at character 9"),
+        (VALID.replace("ckpt:facebook", "ckpt:face\nbook"), r"it holds '\\n' at character 9"),
+        (VALID.replace("ckpt:facebook", "ckpt:face\ud800book"), r"it holds '\\ud800' at character 9"),
+        (VALID.replace("prompt:none", "prompt:no\u2028ne"), r"it holds '\\u2028' at character"),
+        (
+            VALID.replace("ckpt:facebook", "ckpt:" + "f" * 70_000),
+            r"it has 70,[0-9]+ characters, over the limit of 65,536",
+        ),
+    ],
+)
+def test_parse_refuses_counts_and_characters_that_format_never_writes(text, message):
+    with pytest.raises(InputError, match=message) as refused:
+        Signature.parse(text)
+    assert type(refused.value) is InputError
+    assert len(str(refused.value)) < 500 and "\n" not in str(refused.value)
+
+
+def test_parse_reads_the_largest_reference_counts_it_takes():
+    text = VALID.replace("nrefs:2", "nrefs:1-999999999")
+    assert Signature.parse(text).reference_counts == (1, 999_999_999)
