@@ -158,7 +158,7 @@ def _score_rows(
     except InputError as error:  # named by the dataset's column and row, not the batch's argument
         columns = {"predictions": predictions, "references": references, "sources": sources}
         message = re.sub(
-            r"\b(predictions|references|sources)\[(\d+)\]",
+            r"\b(predictions|references|sources)\[([0-9]+)\]",
             lambda match: f"column {columns[match[1]]!r} at row {indices[int(match[2])]}",
             str(error),
         )

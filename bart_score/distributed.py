@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 import torch
 
 from .errors import InputError, ScoringError
+from .inputs import ascii_integer
 from .messages import Mention, Part
 
 Result = TypeVar("Result")
@@ -186,13 +187,24 @@ def default_device() -> str:
     """CUDA when available (under torchrun / accelerate, this process's GPU: LOCAL_RANK), else the CPU."""
     if not torch.cuda.is_available():
         return "cpu"
-    return f"cuda:{int(os.environ.get('LOCAL_RANK', 0)) % torch.cuda.device_count()}"
+    return f"cuda:{_launcher_number('LOCAL_RANK', 0) % torch.cuda.device_count()}"
+
+
+def _launcher_number(name: str, default: int) -> int:
+    """A count or index that torchrun or accelerate sets in the environment (WORLD_SIZE, LOCAL_RANK): ASCII digits."""
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    number = ascii_integer(text)
+    if number is None or number < 0:
+        raise InputError(f"the environment variable {name} is {text!r}, not a whole number in ASCII digits (0-9)")
+    return number
 
 
 @contextlib.contextmanager
 def torchrun_process_group() -> Iterator[None]:
     """Under torchrun (WORLD_SIZE > 1, no group yet) joins the group for the duration, then leaves it cleanly."""
-    launched = int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.distributed.is_initialized()
+    launched = _launcher_number("WORLD_SIZE", 1) > 1 and not torch.distributed.is_initialized()
     if launched:
         torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     try:

@@ -151,14 +151,33 @@ def whole_number(value: Any) -> int | None:
     return int(value)
 
 
+# The most digits of a whole number written as text: every such number fits in 64 bits, as torch, numpy and the
+# tokenizers take their sizes, and int() never meets its own limit (4,300 digits, past which it raises ValueError).
+MAX_INTEGER_DIGITS = 18
 # A whole number as an option's text writes it: ASCII digits, with a minus sign for a negative one. int() reads more
 # (other scripts' digits: "٣" is 3; "1_000"; surrounding white space; "+5"), and raises a bare ValueError on "²".
-_ASCII_INTEGER = re.compile(r"-?[0-9]+")
+_ASCII_INTEGER = re.compile(rf"-?[0-9]{{1,{MAX_INTEGER_DIGITS}}}")
 
 
 def ascii_integer(text: str) -> int | None:
-    """The whole number that `text` writes in ASCII digits (optionally after a minus sign), else None."""
+    """The whole number that `text` writes in ASCII digits (optionally after a minus sign, at most
+    MAX_INTEGER_DIGITS of them), else None."""
     return int(text) if _ASCII_INTEGER.fullmatch(text) else None
+
+
+# The longest decimal number written as text (float() keeps 17 significant digits).
+MAX_DECIMAL_CHARS = 64
+# A decimal number as an option's text or a table's cell writes it: ASCII digits, a minus sign, a decimal point, an
+# exponent. float() reads more: other scripts' digits ("٠.٥" is 0.5), "1_0", "nan", "infinity", white space.
+_ASCII_DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def ascii_decimal(text: str) -> float | None:
+    """The number that `text` writes in ASCII (see _ASCII_DECIMAL; at most MAX_DECIMAL_CHARS characters), else None.
+    An exponent past float's range gives an infinity, or 0."""
+    if len(text) > MAX_DECIMAL_CHARS or not _ASCII_DECIMAL.fullmatch(text):
+        return None
+    return float(text)
 
 
 def positive_option(value: Any, name: str) -> int:
@@ -201,14 +220,22 @@ OTHER_TORCH_DEVICES = (
 )
 
 
+# torch keeps a device's index in 8 bits: torch.device("cuda:300") is cuda:44, and "cuda:128" is cuda:-128.
+MAX_DEVICE_INDEX = 127
+# A device as torch writes its name: a kind, then an index in ASCII digits without leading zeros (torch refuses
+# "cuda:01"; `\d` would take "cuda:٣", which torch refuses with a RuntimeError).
+_DEVICE = re.compile(r"([a-z_]+)(?::(0|[1-9][0-9]*))?")
+
+
 def device_name(device: Any) -> str:
     """A device as torch names it ("cpu", "cuda", "cuda:1", "mps"), checked without torch: a number is a CUDA device's
-    index (torch's convention); a torch.device is taken as its name. Whether the device is there is the engine's
-    check."""
+    index (torch's convention); a torch.device is taken as its name. An index is at most MAX_DEVICE_INDEX. Whether
+    the device is there is the engine's check."""
     index = whole_number(device)
     if index is not None:
         if index < 0:
             raise InputError(f"device {index} is not a device; a number names a CUDA device, from 0", option="device")
+        _check_device_index(index, device)
         return f"cuda:{index}"
     if type(device).__name__ == "device" and hasattr(device, "type"):  # a torch.device
         device = str(device)
@@ -216,11 +243,21 @@ def device_name(device: Any) -> str:
         raise InputTypeError(
             f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}", option="device"
         )
-    parsed = re.fullmatch(r"([a-z_]+)(:\d+)?", device)
+    parsed = _DEVICE.fullmatch(device)
     if not parsed or parsed[1] not in (*SUPPORTED_DEVICES, *OTHER_TORCH_DEVICES):
         raise InputError(f"device {device!r} is not a device; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'", option="device")
     if parsed[1] not in SUPPORTED_DEVICES:
         raise InputError(
             f"device {device!r} is not supported here; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'", option="device"
         )
+    if parsed[2] is not None:  # its length first: int() of thousands of digits takes time, or fails
+        _check_device_index(int(parsed[2]) if len(parsed[2]) <= 3 else MAX_DEVICE_INDEX + 1, device)
     return device
+
+
+def _check_device_index(index: int, device: Any) -> None:
+    if index > MAX_DEVICE_INDEX:
+        shown = repr(device) if len(repr(device)) <= 40 else f"{repr(device)[:40]}... ({len(str(device)):,} characters)"
+        raise InputError(
+            f"device {shown} is not a device: its index is over torch's largest, {MAX_DEVICE_INDEX}", option="device"
+        )

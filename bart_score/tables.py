@@ -132,7 +132,7 @@ def _role_columns(
     reference is not one when given another role; the systems are what no other role takes."""
     if reference_columns is None:
         taken = {*(system_columns or ()), *([source_column] if source_given else [])}
-        reference_columns = [c for c in columns if re.fullmatch(r"references?|reference_\d+", c) and c not in taken]
+        reference_columns = [c for c in columns if re.fullmatch(r"references?|reference_[0-9]+", c) and c not in taken]
     if system_columns is None:
         not_systems = {source_column, id_column, *reference_columns}
         system_columns = [c for c in columns if c not in not_systems]

@@ -1,7 +1,8 @@
 """Hostile file inputs, as classes: endless files (devices, pipes) and files over the size limit given to every flag
 and library reader; JSON nested too deeply wherever JSON is read; a score cache that is not ours, or holds scores
 that are not numbers; a data.pkl that unfolds into far more data than its size; a state dict file that is none. Each
-is refused with a clear error naming the file (and the flag, on the command line) before any model loads."""
+is refused with a clear error naming the file (and the flag, on the command line) before any model loads. Numbers and
+device indexes are read in ASCII digits of bounded length, wherever they are parsed."""
 
 import contextlib
 import json
@@ -27,6 +28,7 @@ from bart_score.errors import (
 )
 from bart_score.meta_eval.benchmarks import load_benchmark
 from bart_score.meta_eval.layouts import read_release_pickle
+from bart_score.options import EngineOptions
 from bart_score.reading import MAX_JSON_DEPTH, parse_json, read_bounded
 from bart_score.score_cache import ResumableScorer, read_cache_file
 from bart_score.tables import read_table
@@ -299,3 +301,99 @@ def test_the_metric_refuses_an_endless_baseline_file(tiny_checkpoint, hostile):
     with pytest.raises(BaselineError, match=rf"{hostile} is a character device, not a file"):
         metric.compute(predictions=["The cat sat ."], sources=["The cat sat on the mat ."], baseline_path=hostile)
     assert time.perf_counter() - started < 30
+
+
+# -- numbers in ASCII digits, of bounded length -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "device, message",
+    [
+        ("cuda:٣", r"device 'cuda:٣' is not a device; use 'cpu'"),  # \d took it, and torch raised a RuntimeError
+        ("cuda:99999999999999999999", r"its index is over torch's largest, 127"),
+        ("cuda:128", r"its index is over torch's largest, 127"),  # torch.device("cuda:128") is cuda:-128
+        ("cuda:01", r"device 'cuda:01' is not a device"),
+        (128, r"device 128 is not a device: its index is over torch's largest, 127"),
+        ("cuda:" + "9" * 5000, r"\(5,005 characters\) is not a device: its index is over torch's largest, 127"),
+    ],
+)
+def test_a_device_index_is_ascii_digits_up_to_torchs_largest(device, message):
+    with pytest.raises(InputError, match=message):
+        EngineOptions(device=device).check()
+    assert EngineOptions(device="cuda:127").device == "cuda:127"
+
+
+@pytest.mark.parametrize("device", ["cuda:٣", "cuda:99999999999999999999"])
+def test_the_command_line_refuses_a_device_of_other_digits_before_any_model(device, files, capsys, no_model_load):
+    texts = files["texts"]
+    assert main(["score", "-m", NO_MODEL, "-s", texts, "-t", texts, "--device", device]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("bartscore score: error: --device ") and len(error.strip().splitlines()) == 1, error
+
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--alpha", "٠.٠٥"),
+        ("--alpha", "0_1"),
+        ("--alpha", "nan"),
+        ("--alpha", " 0.05"),
+        ("--alpha", "0." + "5" * 100),
+        ("--batch-size", "9" * 19),
+        ("--batch-size", "9" * 5000),  # int() raises its own ValueError past 4,300 digits
+    ],
+)
+def test_number_flags_take_bounded_ascii_numbers_only(flag, value, files, capsys):
+    texts = files["texts"]
+    with pytest.raises(SystemExit) as exited:  # argparse's usage error
+        main(["compare", "-m", NO_MODEL, "-s", texts, "-t", texts, texts, flag, value])
+    assert exited.value.code == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said.startswith(f"bartscore compare: error: argument {flag}: expected a ") and "Traceback" not in said
+    assert ("at most 18 ASCII digits" in said) == (flag == "--batch-size")
+
+
+def test_no_flag_of_any_subcommand_reads_its_number_with_float_alone():
+    """The class: every decimal flag, of every subcommand, now and later, goes through the ASCII type."""
+    import argparse
+
+    from bart_score.cli import build_parser
+    from bart_score.cli.arguments import decimal
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    flags = {(name, action.option_strings[0]): action.type for name, sub in commands.items() for action in sub._actions}
+    assert not [flag for flag, kind in flags.items() if kind is float]
+    assert flags["compare", "--alpha"] is decimal and flags["meta-eval", "--dev-fraction"] is decimal
+
+
+@pytest.mark.parametrize("cell", ["٣", "0_5", "nan", "1e999", "0x10", "5" * 70])
+def test_a_metrics_csv_score_is_an_ascii_number(cell, files, tmp_path, capsys, no_model_load):
+    metrics = tmp_path / "metrics.csv"
+    metrics.write_text(f"doc_id,system,other\nd1,M0,{cell}\n", encoding="utf-8")
+    meta = ["meta-eval", "-m", NO_MODEL, "-b", "summeval", "--no-detokenize", "-o", str(tmp_path / "out")]
+    assert main([*meta, "--data", f"summeval={files['data']}", "--metrics-csv", str(metrics)]) == 2
+    error = capsys.readouterr().err
+    assert f"line 2, column 'other': '{cell}' is not a number" in error and len(error.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["WORLD_SIZE", "LOCAL_RANK"])
+@pytest.mark.parametrize("value", ["٢", "2x", "-1"])
+def test_a_launchers_number_in_the_environment_is_ascii_digits(name, value, monkeypatch):
+    from bart_score.distributed import _launcher_number
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(InputError, match=rf"^the environment variable {name} is '{value}', not a whole number"):
+        _launcher_number(name, 0)
+    monkeypatch.setenv(name, "2")
+    assert _launcher_number(name, 0) == 2
+
+
+def test_a_reference_columns_number_and_a_plain_number_cell_are_ascii_digits(tmp_path):
+    from bart_score.outputs import spreadsheet_cell
+    from bart_score.tables import read_table_corpus
+
+    table = tmp_path / "table.csv"
+    table.write_text("source,reference_1,reference_٣\nA cat sat.,The cat sat.,A cat.\n", encoding="utf-8")
+    corpus = read_table_corpus(str(table))
+    assert corpus.references == [["The cat sat."]] and list(corpus.systems) == ["reference_٣"]
+    assert spreadsheet_cell("-1.5") == "-1.5" and spreadsheet_cell("-٣") == "'-٣"

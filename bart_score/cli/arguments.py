@@ -9,7 +9,7 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
-from ..inputs import ascii_integer
+from ..inputs import MAX_INTEGER_DIGITS, ascii_decimal, ascii_integer
 from ..options import OPTION_CLASSES, EngineOptions, Flag
 
 # Where --help lists the options' flags (Flag.section): the sections of the "model and scoring" group in order, then
@@ -27,7 +27,18 @@ def integer(text: str) -> int:
     white space around the digits."""
     number = ascii_integer(text)
     if number is None:
-        raise argparse.ArgumentTypeError(f"expected a whole number in ASCII digits (0-9), got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of at most {MAX_INTEGER_DIGITS} ASCII digits (0-9), got {text!r}"
+        )
+    return number
+
+
+def decimal(text: str) -> float:
+    """The type of every decimal flag: ASCII digits only (with a decimal point or an exponent), as float() alone
+    would also take "٠.٥" (as 0.5), "1_0", "nan" and white space around the number."""
+    number = ascii_decimal(text)
+    if number is None:
+        raise argparse.ArgumentTypeError(f"expected a number in ASCII digits (0-9), such as 0.05, got {text!r}")
     return number
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..outputs import json_text
-from .arguments import add_long_source_arguments, add_rescale_arguments, integer
+from .arguments import add_long_source_arguments, add_rescale_arguments, decimal, integer
 from .requests import checked_request, score_all_systems
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ def add_parser(
 ) -> None:
     parser = commands.add_parser("compare", parents=parents, help="significance tests between two or more systems")
     parser.add_argument("--resamples", type=integer, default=1000, help="bootstrap resamples (default 1000)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--alpha", type=decimal, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--seed", type=integer, default=12345, help="bootstrap seed (default 12345)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     add_long_source_arguments(parser)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BenchmarkDataError, CacheFileError, InputError
+from ..inputs import ascii_decimal
 from ..meta_eval.benchmarks import (
     BENCHMARKS,
     DATA_CACHE_ENV,
@@ -308,11 +309,8 @@ def read_metrics_csv(path: str, benchmarks: Sequence[str]) -> dict[str, dict[str
             )
         key = (row["doc_id"], row["system"])
         for name in metric_names:
-            try:
-                value = float(row[name])
-            except ValueError:
-                value = math.nan
-            if not math.isfinite(value):
+            value = ascii_decimal(row[name].strip())
+            if value is None or not math.isfinite(value):
                 raise InputError(f"--metrics-csv {path} line {number}, column {name!r}: {row[name]!r} is not a number")
             scores = metrics[name].setdefault(benchmark, {})
             if key in scores:

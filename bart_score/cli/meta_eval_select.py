@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..meta_eval.benchmarks import RELEASE_COMMIT, RELEASE_REPOSITORY
 from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED
-from .arguments import integer
+from .arguments import decimal, integer
 from .meta_eval_common import model_name, stopped_while_scoring, write_report
 from .requests import engine_options, load_scorer
 
@@ -42,7 +42,7 @@ def add_select_arguments(parser: argparse.ArgumentParser) -> None:
     )
     choosing.add_argument(
         "--dev-fraction",
-        type=float,
+        type=decimal,
         metavar="F",
         help=f"the share of documents in the development part (default {DEFAULT_DEV_FRACTION})",
     )
