@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import pickle
+import re
 import threading
 import time
 
@@ -397,3 +398,67 @@ def test_a_reference_columns_number_and_a_plain_number_cell_are_ascii_digits(tmp
     corpus = read_table_corpus(str(table))
     assert corpus.references == [["The cat sat."]] and list(corpus.systems) == ["reference_٣"]
     assert spreadsheet_cell("-1.5") == "-1.5" and spreadsheet_cell("-٣") == "'-٣"
+
+
+# -- a checkpoint's layers, counted where a layer's number stands -----------------------------------------------------
+
+
+def test_a_layer_is_counted_from_the_number_after_a_stack_of_layers():
+    from bart_score.models.loading import _layer_numbers
+
+    layers = [
+        "model.layers.0.self_attn.q_proj.weight",
+        "model.decoder.layers.1.fc1.weight",
+        "encoder.block.2.layer.0.SelfAttention.q.weight",  # T5: block 2, and its sub-layer 0 under layer
+        "transformer.h.3.attn.c_attn.weight",
+        "blk.4.ffn_up.weight",
+        "model.layers.5.mlp.experts.63.w1.weight",  # an expert's number is not a layer's
+    ]
+    assert _layer_numbers(layers) == {0, 1, 2, 3, 4, 5}
+    others = ["pad.19999", "model.embed_tokens.weight", "layers.٣.weight", "layers.1234567890.weight", "h.-1.w"]
+    assert _layer_numbers(others) == set()
+
+
+@pytest.fixture
+def padded_llama(tmp_path_factory, tmp_path):
+    """A tiny Llama of 2 layers whose config says 20,000, beside an extra weights file of 20,000 tensors named pad.0
+    to pad.19999: the probe that any number in any name let through to a model of 20,000 layers."""
+    import shutil
+
+    from safetensors.torch import save_file
+    from support.models import tiny_checkpoint_for
+
+    folder = tmp_path / "llama"
+    shutil.copytree(tiny_checkpoint_for(tmp_path_factory, "llama"), folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 20_000}), encoding="utf-8")
+    save_file({f"pad.{index}": torch.zeros(1) for index in range(20_000)}, str(folder / "pad.safetensors"))
+    return folder
+
+
+LAYERS_REFUSED = r"is damaged: its config's num_hidden_layers is 20,000, but its weights hold 2 numbered layers"
+
+
+def test_numbers_outside_a_layers_place_do_not_make_layers(padded_llama, monkeypatch):
+    import transformers
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was built before the checkpoint was refused")
+
+    for build in ("from_config", "from_pretrained"):  # from_config: the meta-device build of the parameter check
+        monkeypatch.setattr(transformers.AutoModelForCausalLM, build, refuse)
+    with pytest.raises(CheckpointLoadError, match=LAYERS_REFUSED):
+        bart_score.BARTScorer(checkpoint=str(padded_llama), device="cpu")
+
+
+@pytest.mark.slow
+def test_numbers_outside_a_layers_place_are_refused_by_the_command_line_in_bounded_memory(padded_llama, tmp_path):
+    from support.cli import run_cli_capped
+
+    (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    texts = str(tmp_path / "src.txt")
+    status, error, _, peak = run_cli_capped(
+        "score", "-m", str(padded_llama), "-s", texts, "-t", texts, "-q", memory=3 << 30, seconds=60
+    )
+    assert status == 1 and re.search(LAYERS_REFUSED, error) and len(error.strip().splitlines()) == 1, (status, error)
+    assert peak < 1 << 30, f"{peak:,} bytes resident"

@@ -10,9 +10,10 @@ need its own code is refused before anything is loaded (so transformers never as
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import torch
@@ -52,6 +53,11 @@ SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFami
 MIN_VOCABULARY = 16
 # The config attributes that count a model's layers (stacks of an encoder-decoder apart), across transformers' families.
 _LAYER_COUNTS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers", "num_decoder_layers")
+# The names of a stack of layers in weights' names, which the layer's number follows: transformers' models
+# (model.layers.11.mlp, model.decoder.layers.0, encoder.block.3, transformer.h.5, transformer.blocks.2; XLM keeps a
+# layer's parts in stacks of their own, transformer.attentions.3 and transformer.ffns.3) and GGUF files
+# (blk.11.ffn_up). A number elsewhere (an expert's, a sub-layer's, any name's) is not a layer's.
+_LAYER_STACKS = frozenset({"layers", "layer", "h", "block", "blocks", "blk", "attentions", "ffns"})
 
 
 def resolve_checkpoint(name: str) -> tuple[str, str | None]:
@@ -155,14 +161,14 @@ def check_config_fits_weights(checkpoint: Checkpoint, config: PretrainedConfig, 
     """Refuses (CheckpointLoadError) a config that asks for more than the checkpoint's weights hold, before the model is
     built: building takes the memory and time of the model the config describes, whatever the files hold (a config
     of 20,000 layers over weights for 2 took 93 s and 2 GB to be refused as lacking weights). First each layer count
-    of the config against the layers the weights' names number, then the parameters of the config's model, built on
-    the meta device (no memory), against the values the weights hold (their files' headers). A Hub id that is not in
-    the Hugging Face cache is not checked: its files are not here yet."""
+    of the config against the layers the weights' names number where a layer's number stands (model.layers.11,
+    blk.11: see _layer_numbers), then the parameters of the config's model, built on the meta device (no memory),
+    against the values the weights hold (their files' headers). A Hub id that is not in the Hugging Face cache is not
+    checked: its files are not here yet."""
     stored = stored_tensor_elements(checkpoint)
     if stored is None:
         return
-    # Layers are numbered in the weights' names (model.layers.11.mlp..., blk.11.ffn_up...): every layer has a number.
-    numbers = {part for name in stored for part in name.split(".") if part.isascii() and part.isdigit()}
+    numbers = _layer_numbers(stored)
     for attribute in _LAYER_COUNTS:
         declared = getattr(config, attribute, None)
         if isinstance(declared, int) and declared > len(numbers):
@@ -186,6 +192,18 @@ def check_config_fits_weights(checkpoint: Checkpoint, config: PretrainedConfig, 
             f"parameters, but its weights hold {held:,} values: its files are incomplete, or its config's sizes "
             f"(hidden size, vocabulary, layers) are not those of its weights"
         )
+
+
+def _layer_numbers(names: Iterable[str]) -> set[int]:
+    """The layer numbers that weights' names hold where a layer's number stands: right after a stack's name
+    (_LAYER_STACKS), in at most 9 ASCII digits."""
+    numbers = set()
+    for name in names:
+        parts = name.split(".")
+        for stack, number in itertools.pairwise(parts):
+            if stack in _LAYER_STACKS and len(number) <= 9 and number.isascii() and number.isdigit():
+                numbers.add(int(number))
+    return numbers
 
 
 def _gguf_bar_follows_the_switch() -> None:
