@@ -589,7 +589,15 @@ HOSTILE_TEMPLATES = {
     ),
     "huge power": ("{{ 9 ** (9 ** 9) }}", r"it raises 9 to the power 387,420,489, a number of over 1,549,681,956 bits"),
     "wide center": ("{{ 'x'|center(3000000000) }}", r"it needed more memory than its limit of [\d,]+ MiB"),
-    "long output": ("{% for i in range(10000) %}{{ 'y' * 1000 }}{% endfor %}", r"it writes over 1,000,\d+ characters"),
+    "long output": (
+        "{% for i in range(10000) %}{{ 'y' * 1000 }}{% endfor %}",
+        r"it writes over 65,\d+ characters, the limit for messages of \d+ characters \(twice theirs and 65,536 more\)",
+    ),
+    # Within every other limit: the scoring process tokenized it for each prompt, until it was killed at 4.9 GB.
+    "long text": (
+        "{{ 'x ' * 490000 }}",
+        r"it writes over 65,\d+ characters, the limit for messages of \d+ characters \(twice theirs and 65,536 more\)",
+    ),
     "recursion": ("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", r"it recursed too deeply"),
 }
 _LOAD_EACH = """
@@ -716,3 +724,47 @@ def test_the_policy_digest_of_a_template_that_renders_the_date_records_the_date(
     assert dated.token_policy != policies[0] and plain.token_policy == policies[1]
     assert dated.score_tokens(["A text."], ["A reply."]) != []
     assert dated.family._render([([{"role": "user", "content": "Hi."}], False)])[0].startswith("2031-02-03")
+
+
+def render_one(template, content):
+    """What the renderer answers for one conversation of a user's message, rendered in this process."""
+    from bart_score.models import chat, chat_render
+
+    request = {
+        "template": template,
+        "conversations": [{"messages": [{"role": "user", "content": content}], "add_generation_prompt": True}],
+        "variables": {},
+        "date": chat.TEMPLATE_DATE.isoformat(),
+        "max_size": chat.RENDER_ALLOWANCE + 4 * len(content),
+        "seconds": chat.RENDER_SECONDS,
+        "memory": chat.RENDER_MEMORY,
+    }
+    return chat_render.render(request)
+
+
+def test_a_rendered_conversation_holds_at_most_twice_its_messages_and_65536_characters_more():
+    echo = "{% for m in messages %}{{ m['content'] }}{{ m['content'] }}{% endfor %}"
+    assert render_one(echo + "{{ 'x' * 65536 }}", "a" * 1000) == {"rendered": ["a" * 2000 + "x" * 65_536]}
+    refused = render_one(echo + "{{ 'x' * 65537 }}", "a" * 1000)
+    assert refused["error"] == (
+        "it writes over 67,536 characters, the limit for messages of 1,000 characters (twice theirs and 65,536 more)"
+    )
+    assert "q" * 100_000 in render_one(CHATML, "q" * 100_000)["rendered"][0]  # a long message is its own room
+    assert "it writes over 65,548 characters" in render_one("{{ 'x ' * 490000 }}" + CHATML, "Hello.")["error"]
+
+
+@pytest.mark.slow
+def test_a_template_writing_a_long_text_is_refused_by_the_command_line_in_bounded_memory(chatml_llama, tmp_path):
+    import shutil
+
+    from support.cli import run_cli_capped
+
+    copy = shutil.copytree(chatml_llama, tmp_path / "long-text")
+    (copy / "chat_template.jinja").write_text("{{ 'x ' * 490000 }}" + CHATML, encoding="utf-8")
+    (tmp_path / "src.txt").write_text("".join(f"Source number {n} is here.\n" for n in range(300)), encoding="utf-8")
+    (tmp_path / "sys.txt").write_text("A summary.\n" * 300, encoding="utf-8")
+    arguments = ["score", "-m", str(copy), "--chat", "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "sys.txt")]
+    status, error, _, peak = run_cli_capped(*arguments, "-q", memory=3 << 30, seconds=60)
+    assert status == 2 and len(error.strip().splitlines()) == 1, (status, error)
+    assert re.search(HOSTILE_TEMPLATES["long text"][1], error), error
+    assert peak < 1 << 30, f"{peak:,} bytes resident"

@@ -10,11 +10,12 @@ a time limit per conversation (an interval timer), and the caller kills it past 
 platform has neither (Windows), the caller's limit stands alone.
 
 Within the sandbox, ``range()``, the strings and lists that ``*`` and ``+`` build, the numbers ``**`` builds and the
-rendered text are bounded, so that the common ways to build something huge are refused with a reason rather than by
-the memory limit. The template sees what transformers' ``apply_chat_template`` gives it: the special tokens,
-``raise_exception``, a ``tojson`` that leaves HTML alone, ``dict``, a ``namespace`` without underscore names, the
-``{% generation %}`` tag, loop controls, and ``strftime_now``, which formats the request's fixed date instead of the
-clock, so that what a template renders does not depend on the day.
+rendered text (MAX_RENDERED_EXTRA beside its messages' own characters) are bounded, so that the common ways to build
+something huge are refused with a reason rather than by the memory limit. The template sees what transformers'
+``apply_chat_template`` gives it: the special tokens, ``raise_exception``, a ``tojson`` that leaves HTML alone,
+``dict``, a ``namespace`` without underscore names, the ``{% generation %}`` tag, loop controls, and
+``strftime_now``, which formats the request's fixed date instead of the clock, so that what a template renders does
+not depend on the day.
 
 This file imports only the standard library and jinja2, so that the process starts in a tenth of a second."""
 
@@ -37,6 +38,11 @@ import jinja2.utils
 MAX_RANGE = 10_000
 # The largest number a template's ** builds, in bits (a 1,000-digit number has 3,322).
 MAX_POWER_BITS = 4_096
+# What a rendered conversation may hold beside twice its messages' characters (a template may write a message twice):
+# the turns' markup and a default system text, which real templates keep to hundreds of characters (to a one-message
+# conversation, SmolLM2's ChatML and its default system turn add 148; Llama 3.1's, with its dated system turn, 233).
+# The parent process tokenizes every rendered conversation: this bounds what a template adds to each text it scores.
+MAX_RENDERED_EXTRA = 65_536
 
 
 class RenderLimitError(Exception):
@@ -157,13 +163,19 @@ def _kind(value: Any) -> str:
     return f"a {type(value).__name__} of {len(value):,} items"
 
 
-def _chunks_within(chunks: Iterator[str], max_size: int) -> str:
-    """The rendered text, refused as soon as it passes `max_size` characters."""
+def _chunks_within(chunks: Iterator[str], messages: list[dict[str, Any]]) -> str:
+    """The rendered text, refused as soon as it passes twice its messages' characters and MAX_RENDERED_EXTRA more
+    (less than what a template may build: see chat.RENDER_ALLOWANCE)."""
+    own = sum(len(message["content"]) for message in messages)
+    limit = 2 * own + MAX_RENDERED_EXTRA
     pieces, size = [], 0
     for chunk in chunks:
         size += len(chunk)
-        if size > max_size:
-            raise RenderLimitError(f"it writes over {max_size:,} characters")
+        if size > limit:
+            raise RenderLimitError(
+                f"it writes over {limit:,} characters, the limit for messages of {own:,} characters (twice theirs "
+                f"and {MAX_RENDERED_EXTRA:,} more)"
+            )
         pieces.append(chunk)
     return "".join(pieces)
 
@@ -190,7 +202,7 @@ def render(request: dict[str, Any], on_each: Any = None) -> dict[str, Any]:
                 add_generation_prompt=conversation["add_generation_prompt"],
                 **request["variables"],
             )
-            rendered.append(_chunks_within(chunks, request["max_size"]))
+            rendered.append(_chunks_within(chunks, conversation["messages"]))
         except _TimeUp:
             return {"error": f"it ran past its time limit of {request['seconds']:g} s", "conversation": index}
         except Exception as error:  # the template's own errors, and the limits' (RecursionError, MemoryError)
