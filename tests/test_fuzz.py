@@ -1,0 +1,50 @@
+"""The fuzz targets (support/fuzz_targets.py: the GGUF and safetensors header readers, Signature.parse, the table,
+JSON and plain-text readers), each for a few hundred examples, derandomized: any input ends in a value or an error of
+the family, each within its time and memory bound, the inputs a long run (bench/fuzz.py) once found first."""
+
+import pytest
+from hypothesis import strategies as st
+from support.extras import require_extra
+from support.fuzzing import EXAMPLE_SECONDS, Target, all_targets, fuzz
+
+from bart_score.errors import InputError
+
+TARGETS = all_targets()
+EXAMPLES = 200
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_any_input_ends_in_a_value_or_an_error_of_the_family(name):
+    if name == "gguf-header":
+        require_extra("gguf")
+    report = fuzz(TARGETS[name], examples=EXAMPLES)
+    assert not report.findings, "\n\n".join(f"{f.input[:500]}\n{f.error}" for f in report.findings)
+    assert report.tried >= len(TARGETS[name].fixed) + EXAMPLES // 2
+
+
+def test_the_property_is_broken_by_another_exception_a_failed_check_or_an_input_past_its_time():
+    def run(value):
+        if value == "slow":
+            while True:
+                pass
+        if value == "refused":
+            raise InputError("refused")
+        if value == "crash":
+            raise KeyError(value)
+        return value
+
+    def check(value, result):
+        assert result != "wrong"
+
+    fixed = ("fine", "refused", "crash", "wrong", "slow")
+    probe = Target(
+        "probe",
+        inputs=lambda thorough: st.just("fine"),
+        run=run,
+        check=check,
+        fixed=fixed,
+    )
+    report = fuzz(probe, examples=5, seconds=0.5)
+    assert [finding.input for finding in report.findings] == ["'crash'", "'wrong'", "'slow'"]
+    assert "KeyError" in report.findings[0].error and "AssertionError" in report.findings[1].error
+    assert "past its bound of 0.5 s" in report.findings[2].error and report.findings[2].seconds < EXAMPLE_SECONDS
