@@ -339,6 +339,13 @@ register(
         inputs=lambda thorough: st.one_of(_texts_from(SIGNATURES, _SIGNATURE_PIECES), _any_value()),
         run=_parse_signature,
         check=_check_signature,
+        # Found before parse() took any input: a TypeError, int()'s ValueError past 4,300 digits, the fewest over the
+        # most.
+        fixed=(
+            None,
+            "ckpt:m|dirs:faithfulness|agg:mean|nrefs:" + "1" * 5000 + "|prompt:none",
+            "ckpt:m|dirs:faithfulness|agg:mean|nrefs:2-1|prompt:none",
+        ),
     )
 )
 
