@@ -318,7 +318,11 @@ def _texts_from(originals: tuple[str, ...], pieces: tuple[str, ...]) -> st.Searc
 
 def _any_value() -> st.SearchStrategy[Any]:
     scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.binary(max_size=16), st.text())
-    return st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner)), max_leaves=5)
+
+    def containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(st.lists(inner, max_size=3), st.tuples(inner))
+
+    return st.recursive(scalars, containers, max_leaves=5)
 
 
 def _parse_signature(value: Any) -> Any:
@@ -398,11 +402,11 @@ def _csv_texts() -> st.SearchStrategy[str]:
 def _json_values() -> st.SearchStrategy[Any]:
     text = st.one_of(st.sampled_from(["source", "reference", "references", "id", "sys", "\ud800"]), st.text(max_size=8))
     scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), text)
-    return st.recursive(
-        scalars,
-        lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=4)),
-        max_leaves=12,
-    )
+
+    def containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=4))
+
+    return st.recursive(scalars, containers, max_leaves=12)
 
 
 def _json_texts() -> st.SearchStrategy[str]:
