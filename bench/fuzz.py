@@ -5,10 +5,10 @@ in a value or an error of the family (bart_score.errors.BARTScoreError); what br
 
 Writes to --out (default: a new folder under the system's temporary one): findings/<target>-<n>.json for each
 finding (its target, the input's repr, what happened, its seconds), hypothesis-db/ (Hypothesis' example database, so
-that a later run with the same --out tries earlier findings first) and summary.json (the inputs tried and the findings
-of each target, the minutes run). A finding goes into the tests as a fixed case: the input's repr, added to its
-target's `fixed`, and a test where its code is fixed. The long run also seeds the GGUF target with the real SmolLM2
-header (fetched as the tests fetch it, the first time).
+that a later run with the same --out tries earlier findings first) and summary.json (the inputs tried, the findings,
+the seconds and the slowest input of each target, the minutes run). A finding goes into the tests as a fixed case:
+the input's repr, added to its target's `fixed`, and a test where its code is fixed. The long run also seeds the GGUF
+target with the real SmolLM2 header (fetched as the tests fetch it, the first time).
 
     python bench/fuzz.py --minutes 30 [--out FOLDER] [--target NAME ...] [--examples-per-round 500]
 """
@@ -44,7 +44,7 @@ def main():
     out = args.out or tempfile.mkdtemp(prefix="bartscore-fuzz-")
     os.makedirs(os.path.join(out, "findings"), exist_ok=True)
     database = DirectoryBasedExampleDatabase(os.path.join(out, "hypothesis-db"))
-    summary = {name: {"tried": 0, "findings": 0, "seconds": 0.0} for name in names}
+    summary = {name: {"tried": 0, "findings": 0, "seconds": 0.0, "slowest": [0.0, ""]} for name in names}
     started, rounds = time.monotonic(), 0
     while time.monotonic() - started < args.minutes * 60:
         rounds += 1
@@ -63,6 +63,8 @@ def main():
             tally = summary[name]
             tally["tried"] += report.tried
             tally["seconds"] = round(tally["seconds"] + report.seconds, 1)
+            if report.slowest[0] > tally["slowest"][0]:
+                tally["slowest"] = [round(report.slowest[0], 3), report.slowest[1]]
             for finding in report.findings:
                 tally["findings"] += 1
                 path = os.path.join(out, "findings", f"{name}-{tally['findings']}.json")
@@ -73,7 +75,7 @@ def main():
         print(f"round {rounds}: {sum(t['tried'] for t in summary.values()):,} inputs tried", flush=True)
     _write_summary(out, summary, started, rounds)
     for name, tally in summary.items():
-        print(f"{name:<20} {tally['tried']:>9,} inputs  {tally['findings']} findings")
+        print(f"{name:<20} {tally['tried']:>9,} inputs  {tally['findings']} findings  slowest {tally['slowest'][0]} s")
     print(f"wrote {out}")
     return 1 if any(tally["findings"] for tally in summary.values()) else 0
 

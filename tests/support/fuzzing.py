@@ -89,10 +89,14 @@ class Finding:
 
 @dataclass
 class Report:
+    """A run of one target: the inputs tried, its seconds, what broke the property, and its slowest input (seconds,
+    the input's repr cut to 200 characters)."""
+
     target: str
     tried: int = 0
     seconds: float = 0.0
     findings: list[Finding] = field(default_factory=list)
+    slowest: tuple[float, str] = (0.0, "")
 
 
 @contextlib.contextmanager
@@ -161,13 +165,16 @@ def fuzz(
         report.tried += 1
         began = time.perf_counter()
         try:
-            return try_one(fuzz_target, value, seconds)
+            took = try_one(fuzz_target, value, seconds)
         except BaseException as error:
             if isinstance(error, (KeyboardInterrupt, SystemExit)):
                 raise
             said = "".join(traceback.format_exception(error)[-4:]).strip()
             failures.append(Finding(fuzz_target.name, repr(value), said, time.perf_counter() - began))
             raise
+        if took > report.slowest[0]:
+            report.slowest = (took, repr(value)[:200])
+        return took
 
     with memory_bound(extra_memory):
         for value in fuzz_target.fixed:
