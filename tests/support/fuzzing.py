@@ -10,8 +10,8 @@ tries first.
 
 `fuzz(target, examples=N)` runs one target: the default tests run each for a few hundred examples, derandomized, and
 `python bench/fuzz.py --minutes 30` keeps going for as long as it is given, writing what it finds to a folder.
-Inputs are steered towards slow ones (Hypothesis' `target()` on each example's seconds), so that a bound that holds
-for random inputs but not for crafted ones is looked for too."""
+A long run steers its inputs towards slow ones (Hypothesis' `target()` on each example's seconds), so that a bound
+that holds for random inputs but not for crafted ones is looked for too."""
 
 from __future__ import annotations
 
@@ -154,10 +154,12 @@ def fuzz(
     seconds: float = EXAMPLE_SECONDS,
     extra_memory: int = EXTRA_MEMORY,
 ) -> Report:
-    """Runs `fuzz_target` on its fixed cases, then on `examples` generated inputs (derandomized when `seed` is None;
-    `database`: Hypothesis' example database, which a long run keeps between runs). Each failure is a Finding; the
-    one Hypothesis reports is its shrunk input."""
+    """Runs `fuzz_target` on its fixed cases, then on `examples` generated inputs: derandomized when `seed` is None
+    (the same inputs every run, so not steered by their seconds, which vary), else from `seed` and steered towards
+    slow inputs. `database`: Hypothesis' example database, which a long run keeps between runs. Each failure is a
+    Finding; the one Hypothesis reports is its shrunk input."""
     report = Report(fuzz_target.name)
+    steered = seed is not None
     started = time.perf_counter()
     failures: list[Finding] = []
 
@@ -189,13 +191,15 @@ def fuzz(
             database=database,
             derandomize=seed is None,
             suppress_health_check=list(HealthCheck),
-            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+            phases=[Phase.explicit, Phase.reuse, Phase.generate, *([Phase.target] if steered else []), Phase.shrink],
             print_blob=False,
             report_multiple_bugs=False,
         )
         @given(fuzz_target.inputs(thorough))
         def holds(value: Any) -> None:
-            target(attempt(value), label="seconds")
+            took = attempt(value)
+            if steered:
+                target(took, label="seconds")
 
         if seed is not None:
             holds = hypothesis_seed(seed)(holds)
