@@ -2,15 +2,17 @@
 """Time and peak memory of checkpoints whose metadata asks for far more than their files hold (issue 28), for this
 checkout and, with --before, another one side by side.
 
-Cases, built here from the tests' tiny Llama (tests/support/gguf.py): a 32 MB GGUF file holding an unused array of
-4 million empty strings; a 39 MB GGUF file whose vocabulary is 2 million tokens; a 270 KB GGUF file whose
-llama.block_count says 20,000 with the tensors of 2 layers; a folder whose config.json says num_hidden_layers 20,000
-with the weights of 2. Each runs twice in a fresh interpreter whose resident memory is watched (killed past --cap-gib
-or --timeout): as `bartscore score -m CASE -q` (wall time, peak memory, exit status), and as
-`BARTScorer(checkpoint=CASE)` timed from after the imports to its refusal (what the refusal itself costs, without
-the interpreter's start and torch's and transformers' imports, 10 to 20 s on a busy 2-core machine). The cases are
-built in an interpreter of their own, so that this one stays small: a process forked from a large one reports the
-parent's peak memory as its own.
+Cases, built here from the tests' tiny Llama (tests/support/gguf.py, tests/support/header_probes.py): a 32 MB GGUF
+file holding an unused array of 4 million empty strings; a 39 MB GGUF file whose vocabulary is 2 million tokens; a
+270 KB GGUF file whose llama.block_count says 20,000 with the tensors of 2 layers; a folder whose config.json says
+num_hidden_layers 20,000 with the weights of 2; and the probes of the bounds in all, each item within its own bound:
+GGUF files of 65,536 metadata keys, of merges padded with empty strings to a million array elements, and of 17 MiB of
+strings, and a folder of 2 layers whose config says 20,000 beside 20,000 tensors named pad.0 to pad.19999. Each runs
+twice in a fresh interpreter whose resident memory is watched (killed past --cap-gib or --timeout): as
+`bartscore score -m CASE -q` (wall time, peak memory, exit status), and as `BARTScorer(checkpoint=CASE)` timed from
+after the imports to its refusal (what the refusal itself costs, without the interpreter's start and torch's and
+transformers' imports, 10 to 20 s on a busy 2-core machine). The cases are built in an interpreter of their own, so
+that this one stays small: a process forked from a large one reports the parent's peak memory as its own.
 
     python bench/bench_checkpoint_bombs.py [--before /path/to/an/older/checkout] [--cap-gib 3] [--timeout 120]
 """
@@ -42,6 +44,12 @@ print(f"{time.perf_counter() - started:.2f} {ended}")
 def build(folder):
     """Writes the cases into `folder`; returns {name: checkpoint path}."""
     from support.gguf import block_count_probe, build_tiny_causal, save_folder, unused_strings_probe, vocabulary_probe
+    from support.header_probes import (
+        metadata_keys_probe,
+        padded_layers_probe,
+        padded_merges_probe,
+        string_bytes_probe,
+    )
 
     model, tokenizer = build_tiny_causal("llama")
     layers = save_folder(model, tokenizer, os.path.join(folder, "layers"))
@@ -54,6 +62,12 @@ def build(folder):
         "GGUF, 2 million tokens (39 MB)": vocabulary_probe(model, tokenizer, f"{folder}/vocabulary.gguf"),
         "GGUF, block_count 20,000 (270 KB)": block_count_probe(model, tokenizer, f"{folder}/blocks.gguf"),
         "folder, num_hidden_layers 20,000": layers,
+        "GGUF, 65,536 keys": metadata_keys_probe(model, tokenizer, f"{folder}/keys.gguf"),
+        "GGUF, merges padded to a million elements": padded_merges_probe(model, tokenizer, f"{folder}/merges.gguf"),
+        "GGUF, 17 MiB of strings": string_bytes_probe(model, tokenizer, f"{folder}/strings-17mib.gguf"),
+        "folder, 20,000 pad.N tensors and 20,000 layers": padded_layers_probe(
+            save_folder(model, tokenizer, os.path.join(folder, "plain")), os.path.join(folder, "padded")
+        ),
     }
 
 

@@ -5,6 +5,7 @@ that is not GGUF, is cut short, is damaged, is over a bound of its header (each 
 missing extra is refused clearly, while the largest real headers are within every bound."""
 
 import copy
+import functools
 import json
 import os
 import pathlib
@@ -28,10 +29,15 @@ from support.gguf import (
     block_count_probe,
     build_tiny_causal,
     save_folder,
-    string_array,
     unused_strings_probe,
     vocabulary_probe,
     write_gguf,
+)
+from support.header_probes import (
+    embedding_without_dimensions_probe,
+    metadata_keys_probe,
+    padded_merges_probe,
+    string_bytes_probe,
 )
 from support.reference import causal_score
 
@@ -250,40 +256,6 @@ def unused_bytes(count):
     )
 
 
-def metadata_keys(count):
-    """The model's file with `count` keys in all (its own and unused ones)."""
-
-    def add_keys(writer):
-        for index in range(count - len(writer.kv_data[0])):
-            writer.add_uint32(f"general.unused.{index}", index)
-
-    return edited(add_keys)
-
-
-def merges_padded_to(elements):
-    """The model's file whose merges are followed by empty strings, up to `elements` array elements in all."""
-
-    def damage(model, tokenizer, path):
-        merges = []
-
-        def take_merges(writer):
-            merges.extend(writer.kv_data[0].pop(gguf.Keys.Tokenizer.MERGES).value)
-
-        write_gguf(model, tokenizer, path, edit=take_merges)
-        padding = elements - 2 * len(tokenizer) - len(merges)  # the tokens and their types come first
-        merges_array = string_array([*merges, *[""] * padding])
-        add_raw_metadata(path, gguf.Keys.Tokenizer.MERGES, gguf.GGUFValueType.ARRAY, merges_array)
-
-    return damage
-
-
-def unused_strings(count, length):
-    return lambda model, tokenizer, path: (
-        write_gguf(model, tokenizer, path),
-        add_raw_metadata(path, "general.unused", gguf.GGUFValueType.ARRAY, string_array(["x" * length] * count)),
-    )
-
-
 def extra_merges(writer):
     merges = writer.kv_data[0][gguf.Keys.Tokenizer.MERGES].value
     tokens = len(writer.kv_data[0][gguf.Keys.Tokenizer.LIST].value)
@@ -300,16 +272,6 @@ def tensor_count(count):
         pathlib.Path(path).write_bytes(bytes(data))
 
     return damage
-
-
-def embedding_of_no_dimensions(model, tokenizer, path):
-    """The model's file whose token_embd.weight has no dimensions: its entry in the table without its shape, and 16
-    bytes more at the end, so that its tensors still end within the file."""
-    write_gguf(model, tokenizer, path)
-    data = pathlib.Path(path).read_bytes()
-    entry = b"token_embd.weight" + struct.pack("<I", 2)
-    at = data.index(entry) + len(entry)
-    pathlib.Path(path).write_bytes(data[: at - 4] + struct.pack("<I", 0) + data[at + 16 :] + bytes(16))
 
 
 VALUE = gguf.GGUFValueType
@@ -394,17 +356,20 @@ DAMAGED_METADATA = {
     # The probes of bounds in all: each item was within its own bound. Before: 65,536 keys loaded after 92 s; a
     # million empty strings, 101 s and 2 GB; strings took 2.6 s per MiB.
     "65536-keys": (
-        metadata_keys(65_536),
+        metadata_keys_probe,
         r"is refused: its header counts 65,536 metadata keys, over the limit of 1,024",
     ),
-    "1025-keys": (metadata_keys(1_025), r"is refused: its header counts 1,025 metadata keys, over the limit of 1,024"),
+    "1025-keys": (
+        functools.partial(metadata_keys_probe, count=1_025),
+        r"is refused: its header counts 1,025 metadata keys, over the limit of 1,024",
+    ),
     "1048576-empty-strings": (
-        merges_padded_to(1 << 20),
+        padded_merges_probe,
         r"is refused: its header holds 1,04[\d,]+ strings by the metadata array 'tokenizer.ggml.merges', over the "
         r"limit of 786,432 in all",
     ),
     "17-mib-of-strings": (
-        unused_strings(17, MAX_STRING_BYTES),
+        string_bytes_probe,
         r"is refused: its header's strings hold 16,7[\d,]+ bytes by element 15 of the metadata array "
         r"'general.unused', over the limit of 16,777,216 in all",
     ),
@@ -416,7 +381,7 @@ DAMAGED_METADATA = {
     "16385-tensors": (tensor_count(16_385), r"is refused: its header counts 16,385 tensors, over the limit of 16,384"),
     # An IndexError traceback before.
     "embedding-of-no-dimensions": (
-        embedding_of_no_dimensions,
+        embedding_without_dimensions_probe,
         r"is not a valid GGUF file: its token embedding \(token_embd.weight\) has 0 dimensions, not 2 \(hidden "
         r"size, vocabulary\)",
     ),

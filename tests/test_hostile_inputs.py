@@ -423,17 +423,10 @@ def test_a_layer_is_counted_from_the_number_after_a_stack_of_layers():
 def padded_llama(tmp_path_factory, tmp_path):
     """A tiny Llama of 2 layers whose config says 20,000, beside an extra weights file of 20,000 tensors named pad.0
     to pad.19999: the probe that any number in any name let through to a model of 20,000 layers."""
-    import shutil
-
-    from safetensors.torch import save_file
+    from support.header_probes import padded_layers_probe
     from support.models import tiny_checkpoint_for
 
-    folder = tmp_path / "llama"
-    shutil.copytree(tiny_checkpoint_for(tmp_path_factory, "llama"), folder)
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    (folder / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 20_000}), encoding="utf-8")
-    save_file({f"pad.{index}": torch.zeros(1) for index in range(20_000)}, str(folder / "pad.safetensors"))
-    return folder
+    return padded_layers_probe(tiny_checkpoint_for(tmp_path_factory, "llama"), tmp_path / "llama")
 
 
 LAYERS_REFUSED = r"is damaged: its config's num_hidden_layers is 20,000, but its weights hold 2 numbered layers"
