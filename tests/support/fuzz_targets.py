@@ -177,10 +177,13 @@ def _gguf_seed(name: str, path: str, head_bytes: int | None = None) -> Seed:
     return Seed(name, data[: max(end, head_bytes or 0)], os.path.getsize(path), fields, shapes)
 
 
-@functools.cache
 def gguf_seeds(thorough: bool) -> dict[str, Seed]:
-    """The tests' tiny GGUF files, and in a long run (thorough) the real SmolLM2 header, fetched as the tests fetch
-    it (support/real_model.py)."""
+    """The tests' tiny GGUF files, and in a long run (thorough) the real SmolLM2 header."""
+    return {**_tiny_gguf_seeds(), **({"smollm2": _smollm2_seed()} if thorough else {})}
+
+
+@functools.cache
+def _tiny_gguf_seeds() -> dict[str, Seed]:
     import numpy as np
 
     from support.gguf import build_tiny_causal, write_gguf
@@ -190,19 +193,23 @@ def gguf_seeds(thorough: bool) -> dict[str, Seed]:
         model, tokenizer = build_tiny_causal(architecture, float16_values=dtype == np.float16)
         path = write_gguf(model, tokenizer, _scratch(f"seed-{architecture}.gguf"), tensor_dtype=dtype)
         seeds[f"tiny-{architecture}"] = _gguf_seed(f"tiny-{architecture}", path)
-    if thorough:
-        from support.real_model import smollm2_gguf
-
-        seeds["smollm2"] = _gguf_seed("smollm2", smollm2_gguf(), 2 << 20)
     return seeds
+
+
+@functools.cache
+def _smollm2_seed() -> Seed:
+    """The real SmolLM2 file's first 2 MiB (its header, 1.8 MB), fetched as the tests fetch it (real_model.py)."""
+    from support.real_model import smollm2_gguf
+
+    return _gguf_seed("smollm2", smollm2_gguf(), 2 << 20)
 
 
 def _read_gguf(recipe: tuple[str, tuple[tuple[Any, ...], ...]]) -> Any:
     from bart_score.models.gguf import read_gguf_header
 
     name, mutations = recipe
-    seeds = gguf_seeds(name == "smollm2")
-    head, size = mutated(seeds[name], mutations)
+    seed = _smollm2_seed() if name == "smollm2" else _tiny_gguf_seeds()[name]
+    head, size = mutated(seed, mutations)
     return read_gguf_header(_write(_scratch("fuzz.gguf"), head, size))
 
 

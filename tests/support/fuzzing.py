@@ -159,6 +159,7 @@ def fuzz(
     slow inputs. `database`: Hypothesis' example database, which a long run keeps between runs. Each failure is a
     Finding; the one Hypothesis reports is its shrunk input."""
     report = Report(fuzz_target.name)
+    inputs = fuzz_target.inputs(thorough)  # first: building it (seed files) is no example's time
     steered = seed is not None
     started = time.perf_counter()
     failures: list[Finding] = []
@@ -195,7 +196,7 @@ def fuzz(
             print_blob=False,
             report_multiple_bugs=False,
         )
-        @given(fuzz_target.inputs(thorough))
+        @given(inputs)
         def holds(value: Any) -> None:
             took = attempt(value)
             if steered:
