@@ -22,6 +22,10 @@ def test_any_input_ends_in_a_value_or_an_error_of_the_family(name):
     assert report.tried >= len(TARGETS[name].fixed) + EXAMPLES // 2
 
 
+class Panic(BaseException):
+    """What a Rust library's panic is in Python (pyo3's PanicException): not an Exception."""
+
+
 def test_the_property_is_broken_by_another_exception_a_failed_check_or_an_input_past_its_time():
     def run(value):
         if value == "slow":
@@ -31,20 +35,27 @@ def test_the_property_is_broken_by_another_exception_a_failed_check_or_an_input_
             raise InputError("refused")
         if value == "crash":
             raise KeyError(value)
+        if value == "panic":
+            raise Panic(value)
         return value
 
     def check(value, result):
         assert result != "wrong"
 
-    fixed = ("fine", "refused", "crash", "wrong", "slow")
-    probe = Target(
-        "probe",
-        inputs=lambda thorough: st.just("fine"),
-        run=run,
-        check=check,
-        fixed=fixed,
-    )
+    fixed = ("fine", "refused", "crash", "wrong", "slow", "panic")
+    probe = Target("probe", inputs=lambda thorough: st.just("fine"), run=run, check=check, fixed=fixed)
     report = fuzz(probe, examples=5, seconds=0.5)
-    assert [finding.input for finding in report.findings] == ["'crash'", "'wrong'", "'slow'"]
+    assert [finding.input for finding in report.findings] == ["'crash'", "'wrong'", "'slow'", "'panic'"]
     assert "KeyError" in report.findings[0].error and "AssertionError" in report.findings[1].error
     assert "past its bound of 0.5 s" in report.findings[2].error and report.findings[2].seconds < EXAMPLE_SECONDS
+    assert "Panic" in report.findings[3].error
+
+
+def test_a_generated_input_that_breaks_the_property_is_reported_shrunk():
+    def run(value):
+        if value > 10:
+            raise Panic(value)
+        return value
+
+    report = fuzz(Target("probe", inputs=lambda thorough: st.integers(0, 1000), run=run), examples=100)
+    assert [finding.input for finding in report.findings] == ["11"]

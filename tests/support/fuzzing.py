@@ -76,6 +76,11 @@ class OverTime(Exception):
     """An example that ran past EXAMPLE_SECONDS (raised from a timer signal, so that the example ends and is kept)."""
 
 
+class Escaped(Exception):
+    """A BaseException that is not an Exception escaped the call (a library's Rust panic is one), carried as an
+    Exception so that Hypothesis keeps and shrinks its input as it does any other failure's."""
+
+
 @dataclass
 class Finding:
     """An input that broke the property: the input's repr, what happened (a traceback's last lines), and how long
@@ -174,7 +179,9 @@ def fuzz(
                 raise
             said = "".join(traceback.format_exception(error)[-4:]).strip()
             failures.append(Finding(fuzz_target.name, repr(value), said, time.perf_counter() - began))
-            raise
+            if isinstance(error, Exception):
+                raise
+            raise Escaped(said) from error
         if took > report.slowest[0]:
             report.slowest = (took, repr(value)[:200])
         return took
