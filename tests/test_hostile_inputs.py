@@ -17,6 +17,7 @@ import torch
 from support.meta_eval_fixtures import write_fixture_files
 from support.metric import MODULE
 
+import bart_score
 from bart_score.baselines.files import load_baseline
 from bart_score.cli import main
 from bart_score.corpus import read_plain_corpus, read_texts
