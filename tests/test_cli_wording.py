@@ -1,15 +1,22 @@
-"""The command line's words for what the library's messages name as data: a baseline recipe as the `bartscore
-baseline` command that makes it, and an error's option by its flag (bart_score.cli.wording, through said_with_flag)."""
+"""The command line's words for what the library's messages name as data (bart_score.cli.wording): a baseline recipe
+as the `bartscore baseline` command that makes it, an option or input by its flag with its value as a user types it,
+a file by its path; an error's option's flag before a message that does not name it; its warnings in the same
+words."""
 
 import subprocess
+import warnings
 
 import pytest
 
 import bart_score
-from bart_score.cli import build_parser
-from bart_score.cli.requests import said_with_flag
-from bart_score.cli.wording import PER_DIRECTION_INSTRUCTIONS, baseline_command_from
-from bart_score.messages import KEYWORDS, Mention, Recipe
+from bart_score.cli import build_parser, warnings_as_lines
+from bart_score.cli.wording import (
+    COMMAND_LINE,
+    PER_DIRECTION_INSTRUCTIONS,
+    baseline_command_from,
+    said_on_the_command_line,
+)
+from bart_score.messages import KEYWORDS, FileName, Mention, Recipe
 
 
 def recipe(environment=None, **settings):
@@ -107,27 +114,51 @@ def error(*parts, option=None, remedy=None):
             error(Mention("directions", index=2), " is 'x'", option="directions"),
             "-d/--directions: directions[2] is 'x'",
         ),
-        (  # a list value, by the flag that takes a list
+        (  # a list value, by the flag that takes a list, each word as bash reads it back
             error("unknown prompt set 'x'", option="prompt", remedy=["give ", Mention("prompt", ["x", "y z"])]),
-            "unknown prompt set 'x'; give --prompt-phrases x y z",
+            "unknown prompt set 'x'; give --prompt-phrases x 'y z'",
         ),
-        (  # another option than the error's is said as the library says it
+        (  # -d's list, comma-separated as -d takes it
+            error("give ", Mention("directions", ("recall", "precision"))),
+            "give --directions recall,precision",
+        ),
+        (  # every option by its flag, not only the error's own; one without a flag as the library says it
             error(Mention("corpus_points"), " is for ", Mention("rescale", "corpus"), option="corpus_points"),
-            "corpus_points is for rescale='corpus'",
+            "corpus_points is for --rescale corpus",
         ),
         (
             error(Mention("rescale", "corpus"), " is for corpora", option="baseline"),
-            "--baseline: rescale='corpus' is for corpora",
+            "--baseline: --rescale corpus is for corpora",
         ),
-        (error(Mention("max_length"), " is too long"), "max_length is too long"),
+        (error(Mention("max_length"), " is too long"), "--max-length is too long"),
+        (error(Mention("max_length", 0), " is too short"), "--max-length 0 is too short"),
+        (  # a switch given, or left out
+            error(Mention("chat", True), " needs a template; or ", Mention("chat", False)),
+            "--chat needs a template; or without --chat",
+        ),
+        (  # the inputs by their flags
+            error("needs ", Mention("sources"), " or ", Mention("references"), option="directions"),
+            "-d/--directions: needs -s/--sources or -r/--references",
+        ),
+        (error(Mention("hypotheses"), " names no file", option="hypotheses"), "-t/--hypotheses names no file"),
         (  # a recipe of the baseline task, as its command
             error("no baseline", remedy=["make one: ", recipe(max_length=1024, path="x.json")]),
             "no baseline; make one: bartscore baseline -m cnn --corpus TEXTS.txt -o x.json",
         ),
+        (error("cannot read ", FileName("/data/my x.csv")), "cannot read /data/my x.csv"),  # a file by its path
+        (  # a message of text alone, as it is, after its option's flag
+            error("device 'gpu0' is not a device", option="device"),
+            "--device: device 'gpu0' is not a device",
+        ),
+        (error("the file has no rows"), "the file has no rows"),
     ],
 )
-def test_the_command_line_says_an_errors_option_by_its_flag(raised, said):
-    assert said_with_flag(raised) == said
+def test_the_command_line_says_an_errors_options_by_their_flags(raised, said):
+    assert said_on_the_command_line(raised) == said
+
+
+def test_an_error_from_outside_bart_score_is_said_as_it_says_itself():
+    assert said_on_the_command_line(OSError(28, "No space left on device")) == "[Errno 28] No space left on device"
 
 
 def test_the_library_says_the_same_error_in_its_own_words():
@@ -138,3 +169,17 @@ def test_the_library_says_the_same_error_in_its_own_words():
     )
     assert str(raised) == "no baseline; make one: make with checkpoint='cnn', path='x.json' or use rescale='corpus'"
     assert KEYWORDS.mention(Mention("prompt", ["x"])) == "prompt=['x']"
+    assert COMMAND_LINE.mention(Mention("prompt", ["x"])) == "--prompt-phrases x"
+
+
+def test_warnings_are_said_in_the_same_words():
+    warning = bart_score.RescaleWarning("BARTScore: ", Mention("rescale", "corpus"), " is thin", remedy=Mention("chat"))
+    with warnings_as_lines("bartscore score"):
+        lines = [
+            warnings.formatwarning(message, type(message), "x.py", 1)
+            for message in (warning, UserWarning("another library's words"))
+        ]
+    assert lines == [
+        "bartscore score: warning: BARTScore: --rescale corpus is thin; --chat\n",
+        "bartscore score: warning: another library's words\n",
+    ]

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import random
+import re
 
 import numpy as np
 import pytest
@@ -304,14 +305,14 @@ def test_a_causal_lm_with_long_positions_also_gets_the_whole_source(tmp_path):
     ("flags", "message"),
     [
         (["-b", "summeval", "--windows-k", "2"], "--windows-k is for --long-source windows"),
-        (["-b", "longeval-pubmed", "--windows-k", "0"], "--windows-k must be a positive integer"),
+        (["-b", "longeval-pubmed", "--windows-k", "0"], r"--windows-k\b.* must be a positive integer"),
         (["-b", "longeval-pubmed", "--window", "wide"], "--window must be 'longdocfactscore' or a whole number"),
         (["-b", "longeval-pubmed", "--data", "longeval-pubmed=/nonexistent"], "is not a folder"),
     ],
 )
 def test_meta_eval_long_source_flags_are_checked(flags, message, capsys):
     assert main(["meta-eval", *flags, "-m", "cnn"]) == 2
-    assert message in capsys.readouterr().err
+    assert re.search(message, capsys.readouterr().err)
 
 
 # -- the release's own files, where a checkout is at hand --------------------------------------------------------------

@@ -10,7 +10,8 @@ import pytest
 from support.extras import lacking, reason
 
 from bart_score.cli import arguments, build_parser
-from bart_score.cli.requests import FLAGS, engine_options, given_options, options_from_args
+from bart_score.cli.requests import engine_options, given_options, options_from_args
+from bart_score.cli.wording import FLAGS
 from bart_score.options import (
     LONG_SOURCE_SETTING,
     MODEL_ENTRY_SETTING,

@@ -3,10 +3,10 @@
 Each subcommand is a module with ``add_parser``, a ``check`` that finds every mistake in the request before any
 model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failure at run time). Heavy libraries are
 imported only by ``run``, so that help and usage errors answer at once. What the subcommands share is in three
-modules: their argparse arguments (arguments), parsed arguments turned into the library's requests, checked, scored
-and their errors said with flags (requests), and the command line's words for what the library's messages name, such
-as the ``baseline`` command a missing baseline's recipe is (wording). ``meta-eval --select`` has a module of its own
-(meta_eval_select), and what it shares with plain meta-eval is meta_eval_common."""
+modules: their argparse arguments (arguments), parsed arguments turned into the library's requests, checked and
+scored (requests), and the command line's words for what the library's messages name, its flags and the ``baseline``
+command a missing baseline's recipe is, in which it says errors and warnings (wording). ``meta-eval --select`` has a
+module of its own (meta_eval_select), and what it shares with plain meta-eval is meta_eval_common."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO, TypeVar
 
+from ..errors import BARTScoreWarning
 from . import baseline, compare, meta_eval, score
 from .arguments import add_input_arguments, add_model_arguments
-from .requests import said_with_flag
+from .wording import COMMAND_LINE, said_on_the_command_line
 
 SUBCOMMANDS = (score, compare, baseline, meta_eval)
 _Result = TypeVar("_Result")
@@ -73,7 +74,7 @@ def _check_and_run(args: argparse.Namespace, command: str) -> int:
     try:
         corpus, options = args.check(args)
     except (ValueError, TypeError) as error:  # InputError is a ValueError
-        print(f"{command}: error: {said_with_flag(error)}", file=sys.stderr)
+        print(f"{command}: error: {said_on_the_command_line(error)}", file=sys.stderr)
         return 2
     from ..distributed import torchrun_process_group
 
@@ -136,10 +137,14 @@ def _discard_stdout() -> None:
 @contextlib.contextmanager
 def warnings_as_lines(prefix: str) -> Iterator[None]:
     """Warnings (truncation, rescaling, ...) printed as one line each for the user, without the Python source line
-    that raised them."""
+    that raised them; bart_score's in the command line's words (its flags, as its errors)."""
     default = warnings.formatwarning
-    warnings.formatwarning = lambda message, *_args, **_kwargs: f"{prefix}: warning: {message}\n"
+    warnings.formatwarning = lambda message, *_args, **_kwargs: f"{prefix}: warning: {_warning_said(message)}\n"
     try:
         yield
     finally:
         warnings.formatwarning = default
+
+
+def _warning_said(message: Warning | str) -> str:
+    return message.said(COMMAND_LINE) if isinstance(message, BARTScoreWarning) else str(message)

@@ -20,6 +20,12 @@ RESCALE_SECTION = "rescale"
 SECTIONS = (*MODEL_SECTIONS, LONG_SOURCE_SECTION, RESCALE_SECTION)
 # The option whose flag chooses the long-source mode, which a subcommand may leave out (add_long_source_arguments).
 LONG_SOURCE_MODE = "long_source"
+# The flags of the inputs that the library's messages name (sources, references and the systems' hypotheses).
+INPUT_FLAGS = {
+    "sources": ("-s", "--sources"),
+    "references": ("-r", "--references"),
+    "hypotheses": ("-t", "--hypotheses"),
+}
 
 
 def integer(text: str) -> int:
@@ -44,18 +50,16 @@ def decimal(text: str) -> float:
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     inputs = parser.add_argument_group("inputs (plain-text files with one segment per line, or one --input table)")
-    inputs.add_argument("-s", "--sources", metavar="FILE", help="source texts")
+    inputs.add_argument(*INPUT_FLAGS["sources"], metavar="FILE", help="source texts")
     inputs.add_argument(
-        "-r",
-        "--references",
+        *INPUT_FLAGS["references"],
         metavar="FILE",
         nargs="+",
         default=[],
         help="reference files (several give several references per segment)",
     )
     inputs.add_argument(
-        "-t",
-        "--hypotheses",
+        *INPUT_FLAGS["hypotheses"],
         metavar="FILE",
         nargs="+",
         default=[],

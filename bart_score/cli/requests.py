@@ -1,7 +1,7 @@
 """Parsed arguments into the library's requests: reading the corpus, the ScoringOptions and EngineOptions of a
 command line (built by walking the table of options over the parsed arguments: given_options), every mistake found
-before any model is loaded, errors said with the flags that cause them (said_with_flag), and loading the scorer and
-scoring every system. Nothing here imports torch before a model is loaded, so that usage errors answer at once."""
+before any model is loaded, and loading the scorer and scoring every system (errors said in the command line's words:
+bart_score.cli.wording). Nothing here imports torch before a model is loaded, so that usage errors answer at once."""
 
 from __future__ import annotations
 
@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..baselines.files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
-from ..errors import BARTScoreError, BaselineError, InputError, MissingExtraError
+from ..errors import BaselineError, InputError, MissingExtraError
 from ..long_source import over_limit
-from ..messages import Mention
-from ..options import OPTION_CLASSES, CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions
+from ..options import CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions
 from ..reading import check_input_file
 from ..tables import read_table_corpus
 from .arguments import LONG_SOURCE_MODE, LONG_SOURCE_SECTION, section_options
-from .wording import FlagOfTheOption
+from .wording import FLAGS, said_on_the_command_line
 
 if TYPE_CHECKING:
     from ..engine import BARTScorer
@@ -73,53 +72,6 @@ def check_written_name(text: str, what: str) -> None:
         raise InputError(f"{what} {text!r} holds {text[error.start]!r}, which is not valid Unicode text") from None
 
 
-def _flags_in_messages() -> dict[str, str]:
-    """The library's names of the options (CorpusPoints' as corpus_points.<name>) and of the inputs its messages name,
-    as the command line's flags say them: each option's first flag from the table."""
-    flags = {"hypotheses": "-t/--hypotheses"}
-    for options_class in OPTION_CLASSES:
-        for name, spec in options_class.TABLE.items():
-            if spec.flags:
-                flags.setdefault(options_class.PREFIX + name, spec.flags[0].said)
-    return flags
-
-
-FLAGS = _flags_in_messages()
-# The flag that takes a list of an option that has one besides its first (--prompt-phrases).
-_LIST_FLAGS = {
-    options_class.PREFIX + name: flag.said
-    for options_class in OPTION_CLASSES
-    for name, spec in options_class.TABLE.items()
-    for flag in spec.flags[1:]
-    if flag.nargs is not None
-}
-
-
-def said_with_flag(error: BaseException) -> str:
-    """An error's message as the command line says it. A library error made of parts (bart_score.messages) is said
-    with FlagOfTheOption (bart_score.cli.wording): the option it is about (`option`) by its flag wherever it is
-    named ("--max-length must be ...", "--long-source windows cannot ...", "...: --rescale corpus"), a baseline recipe
-    as the `bartscore baseline` command; when its message does not name that option, the flag goes before it. A
-    message of text alone names its option in words: its option's name where it begins ("max_length must be ...")
-    or its keyword form ("rescale='corpus'") is said as the flag, else the flag goes before it."""
-    option = getattr(error, "option", None)
-    if isinstance(error, BARTScoreError) and not all(isinstance(part, str) for part in error.parts + error.remedy):
-        naming = FlagOfTheOption(error.option, FLAGS.get(error.option or ""), _LIST_FLAGS.get(error.option or ""))
-        message = error.said(naming)
-        named = any(isinstance(part, Mention) and naming.says_its_flag(part) for part in error.parts + error.remedy)
-        return message if named or option not in FLAGS else f"{FLAGS[option]}: {message}"
-    message = str(error)
-    if option not in FLAGS:
-        return message
-    keyword = re.compile(rf"(?<![\w.]){re.escape(option)}=('([^']*)'|[\w.-]+)")
-    if keyword.search(message):
-        return keyword.sub(lambda match: f"{FLAGS[option]} {match[2] if match[2] is not None else match[1]}", message)
-    rest = message.removeprefix(option)
-    if rest != message and rest[:1] in ("", " ", ":", ",", ";"):
-        return FLAGS[option] + rest
-    return f"{FLAGS[option]}: {message}"
-
-
 def given_options(args: argparse.Namespace, options_class: type[CheckedOptions]) -> dict[str, Any]:
     """The options of `options_class` that the command line gives: each option whose flag this subcommand offers and
     was given (not None), as the option takes it (Flag.read); an option made of parts (corpus_points), a mapping of
@@ -138,7 +90,7 @@ def given_options(args: argparse.Namespace, options_class: type[CheckedOptions])
 
 def options_from_args(args: argparse.Namespace, **overrides: Any) -> ScoringOptions:
     """The scoring options of a command line, checked by the library (an InputError about an option is said with its
-    flag: said_with_flag); overrides: options a subcommand sets itself. Flags that only a mode uses are refused
+    flag: bart_score.cli.wording); overrides: options a subcommand sets itself. Flags that only a mode uses are refused
     without it: --rescale-pairs and --rescale-seed without --rescale corpus, the window options without --long-source
     windows."""
     given = given_options(args, ScoringOptions)
@@ -253,7 +205,7 @@ def load_scorer(args: argparse.Namespace) -> tuple[BARTScorer | None, int]:
     try:
         return BARTScorer(engine_options(args)), 0
     except ValueError as error:  # e.g. --max-length beyond the model's positions
-        print(f"bartscore {args.command}: error: {said_with_flag(error)}", file=sys.stderr)
+        print(f"bartscore {args.command}: error: {said_on_the_command_line(error)}", file=sys.stderr)
         return None, 2
     except (OSError, RuntimeError, MissingExtraError) as error:
         print(f"bartscore {args.command}: {error}", file=sys.stderr)
@@ -273,7 +225,7 @@ def score_all_systems(
     try:
         per_system, signature = score_corpus(scorer, corpus, options)
     except (BaselineError, InputError) as error:  # missing, made for another model, a text the options refuse
-        print(f"bartscore {args.command}: error: {said_with_flag(error)}", file=sys.stderr)
+        print(f"bartscore {args.command}: error: {said_on_the_command_line(error)}", file=sys.stderr)
         return None, None, 2
     except (OSError, RuntimeError, ValueError) as error:
         print(f"bartscore {args.command}: scoring failed: {error}", file=sys.stderr)

@@ -1,15 +1,20 @@
-"""The command line's words for what the library's messages name as data (bart_score.messages): a baseline recipe
-as the ``bartscore baseline`` command that makes it (baseline_command_from), and the naming said_with_flag
-(bart_score.cli.requests) says an error with: its own option by its flag, everything else as the library says it."""
+"""The command line's words for what the library's messages name as data (bart_score.messages): COMMAND_LINE, its
+Naming, says an option or input by its flag from the table of options (with a value, as a user types it:
+``--rescale corpus``, ``--prompt-phrases word``), a baseline recipe as the ``bartscore baseline`` command that makes
+it (baseline_command_from) and a file by its path; said_on_the_command_line says a whole error with it, its option's
+flag before a message that does not name it."""
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+from ..errors import BARTScoreError
 from ..messages import KEYWORDS, NOT_GIVEN, FileName, Mention, Recipe
+from ..options import OPTION_CLASSES, Flag
 from ..prompts import PROMPT_SETS
 from ..variants import DEFAULT_MAX_LENGTH
+from .arguments import INPUT_FLAGS
 
 # What the command says for chat instructions that differ between directions, which no flag can give.
 PER_DIRECTION_INSTRUCTIONS = "<one for every direction: the command line has no per-direction instructions>"
@@ -57,29 +62,89 @@ def _policy_words(settings: Mapping[str, object]) -> list[str]:
     return words + (["--template", str(settings["template"])] if "template" in settings else [])
 
 
-class FlagOfTheOption:
-    """How the command line says an error's message: the error's own option by its flag (`flag`, "--rescale"; with a
-    value, "--rescale corpus"; a list, by `list_flag` when the option has one, "--prompt-phrases a b"), a baseline
-    recipe as the command that makes it, and everything else in the library's words."""
+def _option_flags() -> dict[str, tuple[Flag, ...]]:
+    """The flags of each option the library's messages name, by its name there (CorpusPoints' as
+    corpus_points.<name>), from the table; a flag that sets options of two classes (--max-tokens) is each's."""
+    flags: dict[str, tuple[Flag, ...]] = {}
+    for options_class in OPTION_CLASSES:
+        for name, spec in options_class.TABLE.items():
+            if spec.flags:
+                flags.setdefault(options_class.PREFIX + name, spec.flags)
+    return flags
 
-    def __init__(self, option: str | None, flag: str | None, list_flag: str | None = None) -> None:
-        self.option, self.flag, self.list_flag = option, flag, list_flag
 
-    def says_its_flag(self, mention: Mention) -> bool:
-        return mention.option == self.option and self.flag is not None and mention.index is None
+OPTION_FLAGS = _option_flags()
+# Each option's and input's flags as the command line's messages name them: "-d/--directions", "--rescale-pairs".
+FLAGS = {
+    **{name: flags[0].said for name, flags in OPTION_FLAGS.items()},
+    **{name: "/".join(names) for name, names in INPUT_FLAGS.items()},
+}
+
+
+class CommandLineNaming:
+    """The command line's words (bart_score.messages.Naming): an option or input by its flag (FLAGS), with a value as
+    a user types it (typed_value); an entry of a list (directions[2]), and what no flag gives, as the library says it;
+    a baseline recipe as the command that makes it; a file by its path."""
 
     def mention(self, mention: Mention) -> str:
-        if not self.says_its_flag(mention):
+        flags = OPTION_FLAGS.get(mention.option)
+        if mention.option not in FLAGS or mention.index is not None:
             return KEYWORDS.mention(mention)
-        value = mention.value
-        if value is NOT_GIVEN:
-            return str(self.flag)
-        if isinstance(value, (list, tuple)):
-            return " ".join([self.list_flag or str(self.flag), *map(str, value)])
-        return f"{self.flag} {value}"
+        if mention.value is NOT_GIVEN:
+            return FLAGS[mention.option]
+        typed = typed_value(flags, mention.value) if flags else None
+        return KEYWORDS.mention(mention) if typed is None else typed
 
     def recipe(self, recipe: Recipe) -> str:
         return baseline_command_from(recipe) if recipe.task == "baseline" else KEYWORDS.recipe(recipe)
 
     def file_name(self, name: FileName) -> str:
-        return KEYWORDS.file_name(name)
+        return name.path
+
+
+COMMAND_LINE = CommandLineNaming()
+
+
+def typed_value(flags: Sequence[Flag], value: object) -> str | None:
+    """An option's value as a user types it, on one line for bash: "--rescale corpus", "--max-length 0", a list by the
+    flag that takes one ("--prompt-phrases 'In short' it") or comma-separated (-d's "--directions recall,precision"),
+    a switch alone ("--chat") or left out ("without --chat"); None for a value no flag gives."""
+    if isinstance(value, (list, tuple)):
+        listing = next((flag for flag in flags if flag.nargs is not None), None)
+        if listing is not None:
+            words = [_long_name(listing), *map(str, value)]
+        else:
+            words = [_long_name(flags[0]), ",".join(map(str, value))]
+    elif flags[0].switch:
+        given = True if flags[0].read is None else flags[0].read(True)
+        return _long_name(flags[0]) if value == given else f"without {_long_name(flags[0])}"
+    elif value is None or isinstance(value, bool):
+        return None
+    else:
+        words = [_long_name(flags[0]), str(value)]
+    return " ".join(map(_shell_word, words))
+
+
+def _long_name(flag: Flag) -> str:
+    return next(name for name in flag.names if name.startswith("--"))
+
+
+def names_its_option(error: BARTScoreError) -> bool:
+    """Whether an error's message names its own option as a whole (not one entry of it), which the command line says
+    by its flag."""
+    return any(
+        isinstance(part, Mention) and part.option == error.option and part.index is None
+        for part in error.parts + error.remedy
+    )
+
+
+def said_on_the_command_line(error: BaseException) -> str:
+    """An error's message in the command line's words (COMMAND_LINE), with the flag of the option it is about
+    (`option`) before it where the message does not name that option by its flag ("-d/--directions: directions[2]
+    is 'x'"); an error from outside bart_score as it says itself."""
+    if not isinstance(error, BARTScoreError):
+        return str(error)
+    message = error.said(COMMAND_LINE)
+    if error.option not in FLAGS or names_its_option(error):
+        return message
+    return f"{FLAGS[error.option]}: {message}"
