@@ -27,7 +27,7 @@ import space.settings
 from bart_score import rescale
 from bart_score.baselines.files import BASELINE_FOLDER_ENV, baseline_settings
 from bart_score.cli import build_parser, main
-from bart_score.cli.requests import load_scorer
+from bart_score.cli.requests import engine_options, load_scorer
 from bart_score.cli.wording import baseline_command_from
 from bart_score.directions import score_directions
 from bart_score.errors import BaselineNotFoundError, InputError, UnsupportedModelError
@@ -253,8 +253,8 @@ def test_a_missing_baseline_names_the_command_for_this_token_policy(chatml_llama
     words = subprocess.run(["bash", "-c", f"printf '%s\\0' {command}"], capture_output=True, check=True, text=True)
     words = words.stdout.split("\0")[:-1]
     args = build_parser().parse_args([*words, "--device", "cpu"])
-    again, status = load_scorer(args)  # the command's scorer scores under the same policy
-    assert status == 0 and again.token_policy == scorer.token_policy
+    again = load_scorer(engine_options(args), quiet=True)  # the command's scorer scores under the same policy
+    assert again.token_policy == scorer.token_policy
     message = str(raised.value)
     chat = options.get("chat", False)
     assert ("in its chat format (this scorer uses the model's chat template" in message) == chat

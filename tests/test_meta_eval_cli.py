@@ -256,8 +256,8 @@ def test_the_options_carry_the_aggregation_and_none_is_the_releases(tmp_path, ex
     from bart_score.cli.meta_eval import check
 
     argv = ["meta-eval", "-b", "bagel", "--no-detokenize", "-m", str(tmp_path / "none"), "-o", str(tmp_path / "t")]
-    _, options = check(build_parser().parse_args([*argv, *extra]))
-    assert options.aggregation == aggregation
+    request = check(build_parser().parse_args([*argv, *extra]))
+    assert request.options.aggregation == aggregation
 
 
 def test_a_published_row_computed_nowhere_is_said_with_the_flags_that_compute_it():

@@ -1,12 +1,14 @@
 """The command line: ``bartscore score``, ``compare``, ``baseline`` and ``meta-eval`` (also ``python -m bart_score``).
 
 Each subcommand is a module with ``add_parser``, a ``check`` that finds every mistake in the request before any
-model is loaded (exit status 2), and a ``run`` (exit status 0, or 1 for a failure at run time). Heavy libraries are
-imported only by ``run``, so that help and usage errors answer at once. What the subcommands share is in three
-modules: their argparse arguments (arguments), parsed arguments turned into the library's requests, checked and
-scored (requests), and the command line's words for what the library's messages name, its flags and the ``baseline``
-command a missing baseline's recipe is, in which it says errors and warnings (wording). ``meta-eval --select`` has a
-module of its own (meta_eval_select), and what it shares with plain meta-eval is meta_eval_common."""
+model is loaded and returns the checked request (a dataclass; the parsed arguments are never written), and a ``run``
+that takes it. Both raise what stops them; ``main`` says it once, in the command line's words, and ends with the exit
+status of its error (exit_status). Heavy libraries are imported only by ``run``, so that help and usage errors answer
+at once. What the subcommands share is in three modules: their argparse arguments (arguments), parsed arguments
+turned into the library's requests, checked and scored (requests), and the command line's words for what the
+library's messages name, its flags and the ``baseline`` command a missing baseline's recipe is, and for the errors
+that stop a run (wording). ``meta-eval --select`` has a module of its own (meta_eval_select), and what it shares with
+plain meta-eval is meta_eval_common."""
 
 from __future__ import annotations
 
@@ -19,12 +21,15 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO, TypeVar
 
-from ..errors import BARTScoreWarning
+from ..errors import BARTScoreError, BARTScoreWarning, BaselineError, CacheFileError, InputError, UnsupportedModelError
 from . import baseline, compare, meta_eval, score
 from .arguments import add_input_arguments, add_model_arguments
-from .wording import COMMAND_LINE, said_on_the_command_line
+from .wording import COMMAND_LINE, Failed, said_on_the_command_line
 
 SUBCOMMANDS = (score, compare, baseline, meta_eval)
+# The errors of a request the user can mend (exit status 2): bad input or options, a checkpoint the engine cannot
+# drive, a baseline or a score cache that cannot be used.
+USAGE_ERRORS = (InputError, UnsupportedModelError, BaselineError, CacheFileError)
 _Result = TypeVar("_Result")
 
 
@@ -40,12 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the command line; returns the exit status: 0 success, 2 usage error, 1 runtime failure, 130 interrupted
-    (Ctrl-C), 141 when the reader of stdout went away (`| head`), as a shell reports a process ended by SIGPIPE.
+    """Runs the command line; returns the exit status (exit_status): 0 success, 2 usage error, 1 runtime failure, 130
+    interrupted (Ctrl-C), 141 when the reader of stdout went away (`| head`), as a shell reports a process ended by
+    SIGPIPE.
 
-    Every subcommand ends here the same way: Ctrl-C, a closed pipe or a failed write to stdout is one line (or,
-    for the pipe, none), never a traceback. Files are written atomically, so an interrupted run leaves no partial
-    file under an output's name."""
+    Every subcommand ends here the same way: what stops it (an error of bart_score's, a Failed, an OSError, Ctrl-C, a
+    closed pipe or a failed write to stdout) is said once, in one line and the command line's words (or, for the
+    pipe, none), never a traceback. Files are written atomically, so an interrupted run leaves no partial file under
+    an output's name."""
     command = "bartscore"
     try:
         with _stdout_that_names_its_failures():
@@ -55,31 +62,59 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout.flush()
                 raise
             command = f"bartscore {args.command}"
-            status = _check_and_run(args, command)
+            request = args.check(args)
+            from ..distributed import torchrun_process_group
+
+            with torchrun_process_group(), warnings_as_lines(command):
+                args.run(request)
             sys.stdout.flush()  # here, not at exit, so that a failure is reported like any other
-        return status
-    except KeyboardInterrupt:
-        print(f"{command}: interrupted", file=sys.stderr)
+        return 0
+    except (BARTScoreError, Failed, OSError, StdoutWriteError, KeyboardInterrupt) as error:
+        if isinstance(error, (BrokenPipeError, StdoutWriteError)):
+            _discard_stdout()
+        for line in said_lines(error):
+            print(f"{command}: {line}", file=sys.stderr)
+        return exit_status(error)
+
+
+def exit_status(error: BaseException) -> int:
+    """The exit status of a run that `error` ended (docs/cli.md, "Exit status"), keyed on bart_score's error family
+    (a Failed's by its error): 2 for a usage error (USAGE_ERRORS), 130 for Ctrl-C, 141 for a closed pipe, and 1 for a
+    failure at run time (a checkpoint missing or damaged, an optional extra missing, benchmark data that cannot be
+    had, an output file that cannot be written, scoring that failed, any other OSError)."""
+    while isinstance(error, Failed):
+        error = error.error
+    if isinstance(error, KeyboardInterrupt):
         return 130
-    except BrokenPipeError:
-        _discard_stdout()
+    if isinstance(error, BrokenPipeError):
         return 141
-    except StdoutWriteError as error:
-        _discard_stdout()
-        print(f"{command}: cannot write the output to stdout: {error}", file=sys.stderr)
-        return 1
+    return 2 if isinstance(error, USAGE_ERRORS) else 1
 
 
-def _check_and_run(args: argparse.Namespace, command: str) -> int:
-    try:
-        corpus, options = args.check(args)
-    except (ValueError, TypeError) as error:  # InputError is a ValueError
-        print(f"{command}: error: {said_on_the_command_line(error)}", file=sys.stderr)
-        return 2
-    from ..distributed import torchrun_process_group
-
-    with torchrun_process_group(), warnings_as_lines(command):
-        return args.run(args, corpus, options)
+def said_lines(error: BaseException) -> list[str]:
+    """What the command line says of the error that ended a run, line by line, each after the command's name: a
+    usage error as "error: <message>", a Failed's error after its context ("scoring failed: <message>") and then its
+    notes, Ctrl-C as "interrupted", a failed write to stdout by that name; nothing for a closed pipe or a quiet
+    Failed."""
+    context: str | None = None
+    reason: str | None = None
+    notes: tuple[str, ...] = ()
+    if isinstance(error, Failed):
+        if error.quiet:
+            return []
+        context, reason, notes, error = error.context, error.reason, error.notes, error.error
+    if isinstance(error, BrokenPipeError):
+        return []
+    if isinstance(error, KeyboardInterrupt):
+        said = "interrupted"
+    elif isinstance(error, StdoutWriteError):
+        said = f"cannot write the output to stdout: {error}"
+    elif exit_status(error) == 2:
+        said = f"error: {said_on_the_command_line(error)}"
+    else:
+        words = reason or said_on_the_command_line(error)
+        said = words if context is None else f"{context}: {words}"
+    return [said, *notes]
 
 
 class StdoutWriteError(Exception):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..baselines.build import plan_baseline
@@ -17,10 +18,12 @@ from ..outputs import check_not_an_input, check_output_path
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from ..tables import read_table_corpus
 from .arguments import add_column_arguments, add_model_arguments, integer
-from .requests import check_engine_options, check_input_files, load_scorer, options_from_args
+from .requests import check_input_files, engine_options, load_scorer, options_from_args
+from .wording import Failed
 
 if TYPE_CHECKING:
-    from ..options import ScoringOptions
+    from ..corpus import Corpus
+    from ..options import EngineOptions, ScoringOptions
 
 TABLE_EXTENSIONS = (".csv", ".jsonl", ".json")
 
@@ -65,25 +68,39 @@ def add_parser(
     parser.set_defaults(check=check, run=run)
 
 
-def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
+@dataclass(frozen=True)
+class BaselineRequest:
+    """What `bartscore baseline` asks for, checked: the texts of a plain corpus file or the Corpus of a table (one of
+    them), the file they come from, the scoring options and the engine's settings, the pairs and seed of the sampling,
+    and the baseline file to write (None: the default location for the model and settings)."""
+
+    texts: list[str] | None
+    corpus: Corpus | None
+    corpus_file: str
+    options: ScoringOptions
+    engine: EngineOptions
+    pairs: int
+    seed: int
+    output: str | None
+
+
+def check(args: argparse.Namespace) -> BaselineRequest:
     check_input_files([("--corpus", args.corpus)])
     is_table = args.corpus.lower().endswith(TABLE_EXTENSIONS)
     columns = {"--source-column": args.source_column, "--reference-columns": args.reference_columns}
     columns["--system-columns"] = args.system_columns
     if not is_table and any(value is not None for value in columns.values()):
         raise InputError(f"{', '.join(f for f, v in columns.items() if v is not None)} are for .csv/.jsonl corpora")
-    check_engine_options(args)
+    engine = engine_options(args)
     if args.pairs < 1 or args.seed < 0:
         raise InputError("--pairs must be a positive integer and --seed at least 0")
     if args.output is not None:  # missing folders are made, as for the default location
         check_output_path(args.output, "-o", make_folders=True)
         check_not_an_input(args.output, [("--corpus", args.corpus)])
     options = options_from_args(args)
-    inputs: dict[str, Any]  # the corpus of a table, or the texts of a plain file
+    texts, corpus = None, None
     if is_table:
-        inputs = {
-            "corpus": read_table_corpus(args.corpus, args.source_column, args.reference_columns, args.system_columns)
-        }
+        corpus = read_table_corpus(args.corpus, args.source_column, args.reference_columns, args.system_columns)
     else:
         texts, blank = read_texts(args.corpus)
         if blank:
@@ -91,40 +108,40 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
                 f"bartscore baseline: note: {blank} blank line(s) of {args.corpus} are not texts and were skipped",
                 file=sys.stderr,
             )
-        inputs = {"texts": texts}
     try:
-        plan_baseline(inputs.get("texts"), inputs.get("corpus"), options)
+        plan_baseline(texts, corpus, options)
     except InputError as error:
         if error.option is not None:  # about an option (aggregation, rescale), not the corpus file
             raise
-        raise InputError(f"{args.corpus}: {error}") from None
-    return inputs, options
+        raise InputError(f"{args.corpus}: ", *error.parts, remedy=error.remedy) from None
+    return BaselineRequest(texts, corpus, args.corpus, options, engine, args.pairs, args.seed, args.output)
 
 
-def run(args: argparse.Namespace, inputs: Mapping[str, Any], options: ScoringOptions) -> int:
+def run(request: BaselineRequest) -> None:
     from ..baselines.build import build_baseline
     from ..baselines.files import default_baseline_path, write_baseline
 
-    scorer, status = load_scorer(args)
-    if scorer is None:
-        return status
+    scorer = load_scorer(request.engine, quiet=not request.options.show_progress)
     try:
         document = build_baseline(
-            scorer, **inputs, corpus_file=args.corpus, pairs=args.pairs, seed=args.seed, options=options
+            scorer,
+            request.texts,
+            request.corpus,
+            corpus_file=request.corpus_file,
+            pairs=request.pairs,
+            seed=request.seed,
+            options=request.options,
         )
-    except (OSError, RuntimeError, ValueError) as error:
-        print(f"bartscore baseline: {error}", file=sys.stderr)
-        return 1
+    except (OSError, RuntimeError, ValueError) as error:  # a usage error among them is said as one
+        raise Failed(error) from error
     if document is None:  # a rank other than 0 under torchrun
-        return 0
-    path = default_baseline_path(document["settings"]) if args.output is None else args.output
+        return
+    path = default_baseline_path(document["settings"]) if request.output is None else request.output
     try:
         write_baseline(document, path)
     except OSError as error:
-        print(f"bartscore baseline: cannot write {path}: {error.strerror or error}", file=sys.stderr)
-        return 1
-    print("\n".join(summary_lines(document, path, default=args.output is None)))
-    return 0
+        raise Failed(error, f"cannot write {path}", reason=error.strerror) from error
+    print("\n".join(summary_lines(document, path, default=request.output is None)))
 
 
 def summary_lines(document: Mapping[str, Any], path: str, default: bool) -> list[str]:

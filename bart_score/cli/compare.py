@@ -5,16 +5,13 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InputError
 from ..outputs import json_text
 from .arguments import add_long_source_arguments, add_rescale_arguments, decimal, integer
-from .requests import checked_request, score_all_systems
-
-if TYPE_CHECKING:
-    from ..corpus import Corpus
-    from ..options import ScoringOptions
+from .requests import CorpusRequest, checked_request, score_all_systems
 
 
 def add_parser(
@@ -34,36 +31,47 @@ def add_parser(
     parser.set_defaults(check=check, run=run)
 
 
-def check(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
-    corpus, options = checked_request(args)
-    if len(corpus.systems) < 2:
-        raise InputError(f"compare needs two or more systems; got {list(corpus.systems)}")
+@dataclass(frozen=True)
+class CompareRequest:
+    """What `bartscore compare` asks for, checked: the corpus and its settings, the bootstrap's resamples, significance
+    level and seed, and whether the comparison is printed as JSON."""
+
+    scoring: CorpusRequest
+    resamples: int
+    alpha: float
+    seed: int
+    json: bool
+
+
+def check(args: argparse.Namespace) -> CompareRequest:
+    scoring = checked_request(args)
+    if len(scoring.corpus.systems) < 2:
+        raise InputError(f"compare needs two or more systems; got {list(scoring.corpus.systems)}")
     from ..stats import MAX_RESAMPLES
 
     if not 1 <= args.resamples <= MAX_RESAMPLES or not 0 < args.alpha < 1 or args.seed < 0:
         raise InputError(
             f"--resamples must be from 1 to {MAX_RESAMPLES:,}, --alpha between 0 and 1 and --seed at least 0"
         )
-    return corpus, options
+    return CompareRequest(scoring, args.resamples, args.alpha, args.seed, args.json)
 
 
-def run(args: argparse.Namespace, corpus: Corpus, options: ScoringOptions) -> int:
+def run(request: CompareRequest) -> None:
     from ..stats import compare_directions
 
-    per_system, signature, status = score_all_systems(args, corpus, options)
-    if per_system is None:
-        return status
-    segments = len(next(iter(corpus.systems.values())))
+    per_system, signature = score_all_systems(request.scoring)
+    if per_system is None:  # a rank other than 0 under torchrun (rank 0 reports)
+        return
+    segments = len(next(iter(request.scoring.corpus.systems.values())))
     counted = ("_sentences", "_windows")  # long_source="windows" counts, not scores
     per_system = {
         name: {d: v for d, v in scores.items() if not d.endswith(counted)} for name, scores in per_system.items()
     }
-    comparisons = compare_directions(per_system, resamples=args.resamples, alpha=args.alpha, seed=args.seed)
-    if args.json:
+    comparisons = compare_directions(per_system, resamples=request.resamples, alpha=request.alpha, seed=request.seed)
+    if request.json:
         print(json_text({"signature": signature, "segments": segments, "directions": comparisons}, indent=2))
     else:
         print("\n".join(comparison_lines(comparisons, segments, signature)))
-    return 0
 
 
 def comparison_lines(comparisons: Mapping[str, Mapping[str, Any]], segments: int, signature: str | None) -> list[str]:

@@ -9,9 +9,9 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..errors import BenchmarkDataError, CacheFileError, InputError
+from ..errors import BenchmarkDataError, CacheFileError, InputError, MissingExtraError
 from ..inputs import ascii_decimal
 from ..meta_eval.benchmarks import (
     BENCHMARKS,
@@ -28,9 +28,10 @@ from ..score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
 from ..tables import read_table
 from ..variants import PARA_WEIGHTS_ENV, VARIANTS
 from .arguments import add_long_source_arguments, add_model_arguments, integer
-from .meta_eval_common import is_rank_0, model_name, stopped_while_scoring, write_report
+from .meta_eval_common import MetaEvalRequest, MetricScores, is_rank_0, model_name, stopped_while_scoring, write_report
 from .meta_eval_select import add_select_arguments, check_select, run_select
-from .requests import check_engine_options, check_input_files, load_scorer, options_from_args
+from .requests import check_input_files, engine_options, load_scorer, options_from_args
+from .wording import Failed, said_on_the_command_line
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from ..engine import BARTScorer
     from ..meta_eval.published import Published
     from ..meta_eval.table import MetricRow
-    from ..options import ScoringOptions
     from ..score_cache import ResumableScorer
 
 DEFAULT_OUTPUT_DIR = "meta-eval"
@@ -164,9 +164,8 @@ def _models(args: argparse.Namespace) -> list[str]:
     return models
 
 
-def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
-    args.models = _models(args)
-    args.model = args.models[0]
+def check(args: argparse.Namespace) -> MetaEvalRequest:
+    models = _models(args)
     if args.rescale is not None:
         raise InputError(
             f"--rescale {args.rescale}: meta-eval does not rescale; rescaled scores are one increasing linear map "
@@ -190,29 +189,39 @@ def check(args: argparse.Namespace) -> tuple[dict[str, Any], ScoringOptions]:
     windows = options if long_benchmarks else None
     options = options.replace(long_source=None)
     options.directions_for(has_references=True, has_sources=True)
-    check_engine_options(args)
-    select = check_select(args, benchmarks, options)
+    engine = engine_options(args, checkpoint=models[0])
+    select = check_select(args, models, benchmarks, options)
     if args.save_every < 1:
         raise InputError(f"--save-every must be a positive integer, got {args.save_every}")
     _check_detokenizer(args, benchmarks)
     data_files = _data_files(args.data, benchmarks)
-    for release, folder in release_dirs(args).items():
+    folders = release_dirs(args)
+    for release, folder in folders.items():
         if folder and not os.path.isdir(folder):
             raise InputError(f"{RELEASE_DIR_FLAGS[release]} {folder!r} is not a folder")
     check_input_files([("--metrics-csv", args.metrics_csv)])
     metrics = read_metrics_csv(args.metrics_csv, benchmarks) if args.metrics_csv else {}
-    prefix, cache = _output_paths(args, data_files)
-    request = {
-        "benchmarks": benchmarks,
-        "data_files": data_files,
-        "metrics": metrics,
-        "prefix": prefix,
-        "cache": cache,
-        "long_benchmarks": long_benchmarks,
-        "windows": windows,
-        "select": select,
-    }
-    return request, options
+    prefix, cache = _output_paths(args, models[0], data_files)
+    return MetaEvalRequest(
+        command=f"bartscore {args.command}",
+        benchmarks=benchmarks,
+        long_benchmarks=long_benchmarks,
+        options=options,
+        windows=windows,
+        engine=engine,
+        models=models,
+        data_files=data_files,
+        release_dirs=folders,
+        data_cache=args.data_cache,
+        metrics=metrics,
+        metrics_csv=args.metrics_csv,
+        prefix=prefix,
+        cache=cache,
+        save_every=args.save_every,
+        detokenize=args.detokenize,
+        significance=args.significance,
+        select=select,
+    )
 
 
 def release_dirs(args: argparse.Namespace) -> dict[str, str | None]:
@@ -254,16 +263,17 @@ def _data_files(items: Sequence[str], benchmarks: Sequence[str]) -> dict[str, st
     return data_files
 
 
-def _output_paths(args: argparse.Namespace, data_files: Mapping[str, str]) -> tuple[str, str]:
-    """(the report's prefix, the score cache), as given or by default, checked as outputs before anything is loaded:
-    writable, none of them an input, distinct, and the cache a cache of ours."""
+def _output_paths(args: argparse.Namespace, model: str, data_files: Mapping[str, str]) -> tuple[str, str]:
+    """(the report's prefix, the score cache), as given or by default (named after the benchmarks and the first
+    checkpoint, `model`), checked as outputs before anything is loaded: writable, none of them an input, distinct,
+    and the cache a cache of ours."""
     for option, value in (("-o", args.output), ("--cache", args.cache)):
         if value == "":
             raise InputError(f"{option} is empty; give a file name, or leave it out for the default")
     prefix = args.output
     if prefix is None:
         chat = ".chat" if args.chat else ""  # beside the same model's plain run, not over it
-        prefix = os.path.join(DEFAULT_OUTPUT_DIR, f"{'+'.join(args.benchmark)}.{_slug(args.model)}{chat}")
+        prefix = os.path.join(DEFAULT_OUTPUT_DIR, f"{'+'.join(args.benchmark)}.{_slug(model)}{chat}")
     cache = args.cache
     if cache is None:
         cache = os.path.join(os.path.dirname(prefix) or ".", "scores-cache.jsonl")
@@ -276,7 +286,7 @@ def _output_paths(args: argparse.Namespace, data_files: Mapping[str, str]) -> tu
     try:  # a file that is no cache of ours, or a damaged one, is refused before the model loads
         check_cache_file(cache)
     except CacheFileError as error:
-        raise InputError(f"--cache: {error}") from None
+        raise InputError("--cache: ", *error.parts, remedy=error.remedy) from None
     return prefix, cache
 
 
@@ -284,12 +294,12 @@ def _slug(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", model_name(model)) or "model"
 
 
-def read_metrics_csv(path: str, benchmarks: Sequence[str]) -> dict[str, dict[str, dict[tuple[str, str], float]]]:
+def read_metrics_csv(path: str, benchmarks: Sequence[str]) -> MetricScores:
     """{metric: {benchmark: {(doc_id, system): score}}} from a CSV (UTF-8) of other metrics' scores."""
     try:
         table = read_table(path, kind="csv")
     except InputError as error:
-        raise InputError(f"--metrics-csv {error}") from None
+        raise InputError("--metrics-csv ", *error.parts, remedy=error.remedy) from None
     header = table.columns
     keys = ["doc_id", "system"] + (["benchmark"] if len(benchmarks) > 1 else [])
     missing = [key for key in keys if key not in header]
@@ -299,7 +309,7 @@ def read_metrics_csv(path: str, benchmarks: Sequence[str]) -> dict[str, dict[str
     if not metric_names:
         raise InputError(f"--metrics-csv {path} needs one named column per metric besides {keys}")
     # metric -> benchmark -> (doc_id, system) -> score
-    metrics: dict[str, dict[str, dict[tuple[str, str], float]]] = {name: {} for name in metric_names}
+    metrics: MetricScores = {name: {} for name in metric_names}
     for number, row in zip(table.lines, table.rows):  # a row of empty cells is refused below: it has no score
         benchmark = row["benchmark"].strip().lower() if "benchmark" in row else benchmarks[0]
         if benchmark not in benchmarks:
@@ -352,11 +362,10 @@ def metric_rows(
 
 
 def long_document_rows(
-    args: argparse.Namespace,
+    request: MetaEvalRequest,
     scorer: BARTScorer,
     resumable: ResumableScorer,
     datasets: Mapping[str, Dataset],
-    request: Mapping[str, Any],
     label: str,
 ) -> list[MetricRow]:
     """The long-document benchmarks' further rows: faithfulness over source windows, and, for a causal LM with more
@@ -366,17 +375,17 @@ def long_document_rows(
     from ..models.causal import CausalFamily
     from ..score_cache import ResumableScorer
 
-    names = request["long_benchmarks"]
-    if not names:
+    names = request.long_benchmarks
+    if not names or request.windows is None:
         return []
     long_datasets = {name: datasets[name] for name in names}
-    windows = request["windows"].replace(directions=("faithfulness",))
+    windows = request.windows.replace(directions=("faithfulness",))
     rule = windows.window if windows.window == "longdocfactscore" else f"+/-{windows.window}"
-    retriever = windows.windows.retriever_label
+    retriever = windows.windows.retriever_label  # type: ignore[union-attr]  # set for long_source="windows"
     runs = [(f"{label} windows (k={windows.windows_k}, {rule}, {retriever})", resumable, windows)]
     positions = scorer.family.max_positions
     if isinstance(scorer.family, CausalFamily) and positions and positions > scorer.max_length:
-        whole = ResumableScorer(scorer.with_max_length(positions), request["cache"], chunk_pairs=args.save_every)
+        whole = ResumableScorer(scorer.with_max_length(positions), request.cache, chunk_pairs=request.save_every)
         runs.append((f"{label} whole source (max_length {positions})", whole, windows.replace(long_source=None)))
     rows = []
     for name, engine, options in runs:
@@ -415,22 +424,21 @@ def checkpoint_status(variant: str) -> str:
     return "checkpoint missing: " + "; ".join(missing) if missing else "checkpoint available"
 
 
-def load_datasets(args: argparse.Namespace, request: Mapping[str, Any]) -> dict[str, Dataset] | None:
-    """The benchmarks' records, or None after saying why one cannot be had."""
+def load_datasets(request: MetaEvalRequest) -> dict[str, Dataset]:
+    """The benchmarks' records; one that cannot be had is a Failed that names it."""
     from ..meta_eval.benchmarks import load_benchmark
 
     datasets = {}
-    for name in request["benchmarks"]:
+    for name in request.benchmarks:
         try:
             datasets[name] = load_benchmark(
                 name,
-                release_dir=release_dirs(args)[BENCHMARKS[name].release],
-                cache_dir=args.data_cache,
-                data_file=request["data_files"].get(name),
+                release_dir=request.release_dirs[BENCHMARKS[name].release],
+                cache_dir=request.data_cache,
+                data_file=request.data_files.get(name),
             )
         except BenchmarkDataError as error:
-            print(f"bartscore {args.command}: {name}: {benchmark_data_message(error)}", file=sys.stderr)
-            return None
+            raise Failed(error, name, reason=benchmark_data_message(error)) from error
     return datasets
 
 
@@ -438,108 +446,128 @@ def benchmark_data_message(error: BenchmarkDataError) -> str:
     """A benchmark's data error as the command line says it: how to get a release file that cannot be had names the
     flag for a checkout of its release."""
     if error.release is None or error.reason is None or error.release_file is None:
-        return str(error)
+        return said_on_the_command_line(error)
     remedy = how_to_get(error.release, error.release_file, error.cache_path, RELEASE_DIR_FLAGS[error.release])
     return f"{error.reason} {remedy}"
 
 
-def _bartscore_rows(
-    args: argparse.Namespace, options: ScoringOptions, benchmarks: Sequence[str], variant: str | None
-) -> tuple[str, list[MetricRow]]:
+def _bartscore_rows(request: MetaEvalRequest, variant: str | None) -> tuple[str, list[MetricRow]]:
     """(the rows' label, BARTScore's rows, not scored yet): one row with the paper's direction for each benchmark, or
     one row per direction asked for."""
     from ..meta_eval.scoring import planned_directions
     from ..meta_eval.table import MetricRow
 
+    options = request.options
     prompt = options.prompt
     prompt_set = prompt if isinstance(prompt, str) and prompt in PROMPT_SETS else None
     wanted = [None] if options.directions is None else list(options.directions)
-    label = f"BARTScore {model_name(args.model)}" + (" chat" if args.chat else "")
+    label = f"BARTScore {model_name(request.engine.checkpoint)}" + (" chat" if request.engine.chat else "")
     if prompt:
-        label += f" +prompt {args.prompt or 'phrases'} ({args.prompt_side})"
+        label += f" +prompt {prompt if isinstance(prompt, str) else 'phrases'} ({options.prompt_side})"
     ours = [
         MetricRow(
             label if direction is None else f"{label} {direction}",
             "bartscore",
             variant=variant,
             prompt=prompt_set,
-            directions={b: direction or planned_directions(b)[0] for b in benchmarks},
+            directions={b: direction or planned_directions(b)[0] for b in request.benchmarks},
         )
         for direction in wanted
     ]
     return label, ours
 
 
-def run(args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions) -> int:
+# The failures to load a checkpoint at run time (one missing or damaged is an OSError) after which a plain run still
+# writes the table, without BARTScore's values; a usage error (an architecture the engine cannot drive) stops it.
+_LOAD_FAILURES = (OSError, RuntimeError, MissingExtraError, Failed)
+
+
+def run(request: MetaEvalRequest) -> None:
     """Plain meta-eval (or --select, bart_score.cli.meta_eval_select): BARTScore's rows and the metrics CSV's scored
-    on the benchmarks, the table printed beside the paper's numbers and written as JSON and CSV."""
-    from ..meta_eval.scoring import score_benchmarks
-    from ..meta_eval.table import build_report, report_csv
-    from ..score_cache import ResumableScorer
-
-    command = f"bartscore {args.command}"
-    datasets = load_datasets(args, request)
-    if datasets is None:
-        return 1
-    if args.select:
-        return run_select(args, request, options, datasets)
+    on the benchmarks, the table printed beside the paper's numbers and written as JSON and CSV. A checkpoint that
+    cannot be loaded leaves the table without BARTScore's values, and the run ends failed."""
+    command = request.command
+    datasets = load_datasets(request)
+    if request.select is not None:
+        return run_select(request, request.select, datasets)
+    rows = metric_rows(request.metrics, datasets, request.metrics_csv)
+    scorer: BARTScorer | None = None
+    load_failure: BaseException | None = None
     try:
-        rows = metric_rows(request["metrics"], datasets, args.metrics_csv)
-    except InputError as error:
-        print(f"{command}: error: {error}", file=sys.stderr)
-        return 2
-
-    scorer, status = load_scorer(args)
-    if scorer is None and (status != 1 or not is_rank_0()):
-        return status
+        scorer = load_scorer(request.engine, quiet=not request.options.show_progress)
+    except _LOAD_FAILURES as error:  # the table is still written, with the paper's numbers, by rank 0
+        if not is_rank_0():
+            raise
+        print(f"{command}: {said_on_the_command_line(error)}", file=sys.stderr)
+        load_failure = error
     loaded = _CHECKPOINT_VARIANTS.get(scorer.model_label) if scorer is not None else None  # None: no paper variant
-    variant = args.model if args.model in VARIANTS else loaded
-    label, ours = _bartscore_rows(args, options, request["benchmarks"], variant)
+    checkpoint = request.engine.checkpoint
+    variant = checkpoint if checkpoint in VARIANTS else loaded
+    label, ours = _bartscore_rows(request, variant)
     taken = {row.name for row in ours} & {row.name for row in rows}
     if taken:
-        name = sorted(taken)[0]
-        print(f"{command}: error: --metrics-csv column {name!r} has the name of a BARTScore row", file=sys.stderr)
-        return 2
-
-    resumable = None
+        raise InputError(f"--metrics-csv column {sorted(taken)[0]!r} has the name of a BARTScore row")
+    resumable = None if scorer is None else _score_rows(request, scorer, datasets, label, ours)
     if scorer is None:
         for row in ours:
             row.note = "not computed: the checkpoint could not be loaded (see the message above)"
-    else:
-        resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
-        try:
-            scores, signatures = score_benchmarks(resumable, datasets, options, detokenize=args.detokenize)
-            long_rows = long_document_rows(args, scorer, resumable, datasets, request, label)
-        except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
-            return stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
-        if scores is None:  # a rank other than 0 under torchrun: rank 0 reports
-            return 0
-        for row in ours:
-            row.scores = {b: scores[b][row.directions[b]] for b in request["benchmarks"]}  # type: ignore[index]  # ours name them
-            row.signatures = signatures
-        ours += long_rows
-
-    report, text = build_report(
-        datasets,
-        ours + rows,
-        how_to_compute=lambda entry: how_to_compute(entry, variant),
-        with_significance=args.significance,
-    )
-    report["run"] = {
-        "model": args.model,
-        "detokenize": args.detokenize,
-        "aggregation": args.aggregation or "the release's per benchmark",
-        "cache": request["cache"],
-    }
-    print(text)
-    written = write_report(command, request["prefix"], report, report_csv(report))
-    if written is None:
-        return 1
+    elif resumable is None:  # a rank other than 0 under torchrun: rank 0 reports
+        return
+    written = _write_table(request, datasets, ours + rows, variant)
     if resumable is not None:
         print(
-            f"{command}: {resumable.scored_pairs} pair(s) scored, {resumable.cached_pairs} taken from "
-            f"{request['cache']}",
+            f"{command}: {resumable.scored_pairs} pair(s) scored, {resumable.cached_pairs} taken from {request.cache}",
             file=sys.stderr,
         )
     print(f"{command}: wrote {' and '.join(written)}", file=sys.stderr)
-    return 0 if scorer is not None else 1
+    if load_failure is not None:
+        raise Failed(load_failure, quiet=True)  # said above
+
+
+def _score_rows(
+    request: MetaEvalRequest,
+    scorer: BARTScorer,
+    datasets: dict[str, Dataset],
+    label: str,
+    ours: list[MetricRow],
+) -> ResumableScorer | None:
+    """BARTScore's rows scored through the score cache (the long-document rows added to `ours`); the cache's scorer,
+    or None on ranks other than 0 under torchrun."""
+    from ..meta_eval.scoring import score_benchmarks
+    from ..score_cache import ResumableScorer
+
+    resumable = ResumableScorer(scorer, request.cache, chunk_pairs=request.save_every)
+    try:
+        scores, signatures = score_benchmarks(resumable, datasets, request.options, detokenize=request.detokenize)
+        long_rows = long_document_rows(request, scorer, resumable, datasets, label)
+    except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
+        raise stopped_while_scoring(error, resumable.scored_pairs, request.cache) from error
+    if scores is None:
+        return None
+    for row in ours:
+        row.scores = {b: scores[b][row.directions[b]] for b in request.benchmarks}  # type: ignore[index]  # ours name them
+        row.signatures = signatures
+    ours += long_rows
+    return resumable
+
+
+def _write_table(
+    request: MetaEvalRequest, datasets: Mapping[str, Dataset], rows: list[MetricRow], variant: str | None
+) -> tuple[str, str]:
+    """The table printed, and written as JSON and CSV: the files written."""
+    from ..meta_eval.table import build_report, report_csv
+
+    report, text = build_report(
+        datasets,
+        rows,
+        how_to_compute=lambda entry: how_to_compute(entry, variant),
+        with_significance=request.significance,
+    )
+    report["run"] = {
+        "model": request.engine.checkpoint,
+        "detokenize": request.detokenize,
+        "aggregation": request.options.aggregation or "the release's per benchmark",
+        "cache": request.cache,
+    }
+    print(text)
+    return write_report(request.prefix, report, report_csv(report))

@@ -1,13 +1,68 @@
-"""What plain meta-eval (bart_score.cli.meta_eval) and its --select (bart_score.cli.meta_eval_select) share: a
-checkpoint's name in the table, what a run stopped while scoring says, and the writing of the report's files."""
+"""What plain meta-eval (bart_score.cli.meta_eval) and its --select (bart_score.cli.meta_eval_select) share: the checked
+request (MetaEvalRequest, with --select's settings: SelectSettings), a checkpoint's name in the table, what a run
+stopped while scoring says, and the writing of the report's files."""
 
 from __future__ import annotations
 
 import os
-import sys
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CacheFileError
+from .wording import Failed
+
+if TYPE_CHECKING:
+    from ..meta_eval.selection_grid import Configuration
+    from ..options import EngineOptions, ScoringOptions
+
+# A metrics CSV's scores: {metric: {benchmark: {(doc_id, system): score}}}.
+MetricScores = dict[str, dict[str, dict[tuple[str, str], float]]]
+
+
+@dataclass(frozen=True)
+class SelectSettings:
+    """--select's grid and split, checked: every configuration (`grid`), each benchmark's (`grids`), the share of
+    documents for development and the split's seed, the most pairs the grid may need, and the human judgments to
+    choose for (None: every one)."""
+
+    grid: list[Configuration]
+    grids: dict[str, list[Configuration]]
+    dev_fraction: float
+    seed: int
+    max_pairs: int
+    aspects: list[str] | None
+
+
+@dataclass(frozen=True)
+class MetaEvalRequest:
+    """What `bartscore meta-eval` asks for, checked before anything is loaded.
+
+    command: the subcommand as its messages name it. benchmarks: the names run; long_benchmarks, those of them with
+    long documents, which get a row of faithfulness over source windows (`windows`: its options). options: the
+    scoring options; engine: the engine's settings, for the first checkpoint of `models` (several with --select).
+    Where the data comes from: data_files (a benchmark's own file, from --data), release_dirs (a checkout of each
+    release, or None), data_cache. metrics: the scores of the metrics CSV (metrics_csv). Outputs: the report's
+    prefix and the score cache, appended every save_every pairs. detokenize and significance as the flags say;
+    select: --select's settings (None: plain meta-eval)."""
+
+    command: str
+    benchmarks: list[str]
+    long_benchmarks: list[str]
+    options: ScoringOptions
+    windows: ScoringOptions | None
+    engine: EngineOptions
+    models: list[str]
+    data_files: dict[str, str]
+    release_dirs: dict[str, str | None]
+    data_cache: str | None
+    metrics: MetricScores
+    metrics_csv: str | None
+    prefix: str
+    cache: str
+    save_every: int
+    detokenize: bool
+    significance: bool
+    select: SelectSettings | None
 
 
 def model_name(model: str) -> str:
@@ -22,29 +77,21 @@ def is_rank_0() -> bool:
     return not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
 
 
-def stopped_while_scoring(command: str, error: BaseException, scored_pairs: int, cache: str) -> int:
-    """The exit status of a run stopped by `error` while scoring (130 for Ctrl-C, else 1), after saying that the pairs
-    scored before it are kept in the cache for a rerun (by rank 0 alone, which keeps the cache); a cache file that
-    cannot be used keeps nothing, and is only named."""
+def stopped_while_scoring(error: BaseException, scored_pairs: int, cache: str) -> BaseException:
+    """What to raise for a run stopped by `error` while scoring (Ctrl-C among them): a Failed that says, after the
+    error, that the pairs scored before it are kept in the cache for a rerun (said by rank 0 alone, which keeps the
+    cache); a cache file that cannot be used keeps nothing, and is raised as it is."""
     if isinstance(error, CacheFileError):
-        print(f"{command}: {error}", file=sys.stderr)
-        return 1
-    stopped = "interrupted" if isinstance(error, KeyboardInterrupt) else f"scoring failed: {error}"
-    if is_rank_0():
-        print(
-            f"{command}: {stopped}\n{command}: the {scored_pairs} pair(s) scored before are kept in {cache}; run the "
-            "same command again to resume",
-            file=sys.stderr,
-        )
-    return 130 if isinstance(error, KeyboardInterrupt) else 1
+        return error
+    kept = f"the {scored_pairs} pair(s) scored before are kept in {cache}; run the same command again to resume"
+    return Failed(error, "scoring failed", notes=[kept], quiet=not is_rank_0())
 
 
-def write_report(command: str, prefix: str, report: Any, csv_text: str) -> tuple[str, str] | None:
-    """The files written (PREFIX.json, the whole report, and PREFIX.csv), or None after saying why they cannot be."""
+def write_report(prefix: str, report: Any, csv_text: str) -> tuple[str, str]:
+    """The files written: PREFIX.json, the whole report, and PREFIX.csv. One that cannot be written is a Failed."""
     from ..outputs import write_json_and_csv
 
     try:
         return write_json_and_csv(prefix, report, csv_text)
     except OSError as error:
-        print(f"{command}: cannot write {prefix}.json/.csv: {error.strerror or error}", file=sys.stderr)
-        return None
+        raise Failed(error, f"cannot write {prefix}.json/.csv", reason=error.strerror) from error

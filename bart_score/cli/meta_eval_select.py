@@ -14,15 +14,15 @@ from ..errors import InputError
 from ..meta_eval.benchmarks import RELEASE_COMMIT, RELEASE_REPOSITORY
 from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED
 from .arguments import decimal, integer
-from .meta_eval_common import model_name, stopped_while_scoring, write_report
-from .requests import engine_options, load_scorer
+from .meta_eval_common import MetaEvalRequest, SelectSettings, model_name, stopped_while_scoring, write_report
+from .requests import load_scorer
 
 if TYPE_CHECKING:
     import numpy as np
     from datasets import Dataset
 
     from ..meta_eval.selection_grid import Configuration, GridPlan, PairKey
-    from ..options import ScoringOptions
+    from ..options import EngineOptions, ScoringOptions
     from ..score_cache import ResumableScorer
     from ..scorer import ScorerIdentity
 
@@ -79,13 +79,16 @@ _SELECT_OPTIONS = {
 }
 
 
-def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: ScoringOptions) -> dict[str, Any]:
-    """--select's grid and settings, checked before anything is loaded."""
+def check_select(
+    args: argparse.Namespace, models: Sequence[str], benchmarks: Sequence[str], options: ScoringOptions
+) -> SelectSettings | None:
+    """--select's grid (over the checkpoints `models`) and settings, checked before anything is loaded; None without
+    --select."""
     if not args.select:
         given = [flag for name, flag in _SELECT_OPTIONS.items() if getattr(args, name) not in (None, False)]
         if given:
             raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --select")
-        return {}
+        return None
     from ..meta_eval.selection_grid import benchmark_grids, build_grid, lone_configuration
     from ..meta_eval.selection_statistics import check_aspects
     from ..templates import template_sides
@@ -104,7 +107,7 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
         template_sides(text, f"--instructions[{index}]")
     check_aspects(benchmarks, args.aspects)
     grid = build_grid(
-        args.models,
+        models,
         directions=options.directions,
         prompt=options.prompt,
         prompt_sides=("encoder", "decoder") if args.both_sides else (options.prompt_side,),
@@ -119,13 +122,8 @@ def check_select(args: argparse.Namespace, benchmarks: Sequence[str], options: S
             "meta-eval (without --select) gives its value, or widen the grid with -d, -p/--prompt-phrases, several -m "
             "or --instructions"
         )
-    return {
-        "grid": grid,
-        "grids": grids,
-        "dev_fraction": dev_fraction,
-        "seed": DEFAULT_SEED if args.seed is None else args.seed,
-        "max_pairs": max_pairs,
-    }
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    return SelectSettings(grid, grids, dev_fraction, seed, max_pairs, args.aspects)
 
 
 # How many of a checkpoint's first pairs are scored alone to measure this machine's pairs per second.
@@ -145,40 +143,33 @@ class _CheckpointScores:
     cached: int
 
 
-def run_select(
-    args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions, datasets: Mapping[str, Dataset]
-) -> int:
+def run_select(request: MetaEvalRequest, settings: SelectSettings, datasets: Mapping[str, Dataset]) -> None:
     """--select: the grid's pairs counted (and refused over --max-pairs) before any model loads; each checkpoint's
     pairs scored in one planned call through the score cache, after a small sample that measures the speed; the
     configuration chosen on the development documents per benchmark and aspect, reported on the held-out ones."""
     from ..meta_eval.selection_report import render, report_csv
     from ..meta_eval.split import split_shortfall
 
-    command = f"bartscore {args.command}"
-    settings = request["select"]
+    command = request.command
     for name, dataset in datasets.items():
-        shortfall = split_shortfall(name, dataset, settings["dev_fraction"], settings["seed"])
+        shortfall = split_shortfall(name, dataset, settings.dev_fraction, settings.seed)
         if shortfall is not None:
-            print(f"{command}: error: {shortfall}: give more documents or another --dev-fraction", file=sys.stderr)
-            return 2
-    plan = _planner(args, options, settings["grids"], datasets)
-    total = _count_pairs(command, args, plan, settings["grids"])
-    if total > settings["max_pairs"]:
-        print(
-            f"{command}: error: the grid needs {total:,} pairs, more than --max-pairs {settings['max_pairs']:,}; "
-            f"shrink it (fewer prompts, directions, checkpoints or documents) or raise --max-pairs",
-            file=sys.stderr,
+            raise InputError(f"{shortfall}: give more documents or another --dev-fraction")
+    plan = _planner(request, settings.grids, datasets)
+    total = _count_pairs(request, plan, settings.grids)
+    if total > settings.max_pairs:
+        raise InputError(
+            f"the grid needs {total:,} pairs, more than --max-pairs {settings.max_pairs:,}; shrink it (fewer "
+            f"prompts, directions, checkpoints or documents) or raise --max-pairs"
         )
-        return 2
 
     scores: dict[str, dict[Any, Any]] = {name: {} for name in datasets}
     signatures: dict[str, dict[str, str]] = {name: {} for name in datasets}
     cached = scored = 0
-    for checkpoint in args.models:
-        args.model = checkpoint
-        outcome = _score_checkpoint(command, args, request, options, plan)
-        if isinstance(outcome, int):  # the run stops here: its exit status
-            return outcome
+    for checkpoint in request.models:
+        outcome = _score_checkpoint(request, request.engine.replace(checkpoint=checkpoint), plan)
+        if outcome is None:  # a rank other than 0 under torchrun: rank 0 reports
+            return
         for name, by_configuration in outcome.scores.items():
             scores[name].update(by_configuration)
             for configuration, text in outcome.signatures[name].items():
@@ -186,78 +177,68 @@ def run_select(
         scored += outcome.scored
         cached += outcome.cached
 
-    report = _report(args, request, datasets, scores, signatures, total)
+    report = _report(request, settings, datasets, scores, signatures, total)
     print(render(report))
-    written = write_report(command, request["prefix"], report, report_csv(report))
-    if written is None:
-        return 1
-    print(f"{command}: {scored} pair(s) scored, {cached} taken from {request['cache']}", file=sys.stderr)
+    written = write_report(request.prefix, report, report_csv(report))
+    print(f"{command}: {scored} pair(s) scored, {cached} taken from {request.cache}", file=sys.stderr)
     print(f"{command}: wrote {' and '.join(written)}", file=sys.stderr)
-    return 0
 
 
 def _planner(
-    args: argparse.Namespace,
-    options: ScoringOptions,
-    grids: Mapping[str, Sequence[Configuration]],
-    datasets: Mapping[str, Dataset],
+    request: MetaEvalRequest, grids: Mapping[str, Sequence[Configuration]], datasets: Mapping[str, Dataset]
 ) -> Planner:
     """How a checkpoint's share of the grid is planned: its configurations over the benchmarks' texts (detokenized
     where the release does), for a scorer's identity."""
     from ..meta_eval.selection_grid import GridPlan, prepared_texts
 
-    texts = prepared_texts(datasets, args.detokenize)
+    texts = prepared_texts(datasets, request.detokenize)
 
     def plan(checkpoint: str, identity: ScorerIdentity) -> GridPlan:
         ours = {name: [c for c in grid if c.checkpoint == checkpoint] for name, grid in grids.items()}
-        return GridPlan(texts, ours, options, identity)
+        return GridPlan(texts, ours, request.options, identity)
 
     return plan
 
 
-def _count_pairs(
-    command: str, args: argparse.Namespace, plan: Planner, grids: Mapping[str, Sequence[Configuration]]
-) -> int:
+def _count_pairs(request: MetaEvalRequest, plan: Planner, grids: Mapping[str, Sequence[Configuration]]) -> int:
     """The distinct pairs the grid needs, counted before any model loads (from what the options tell of the scorers'
     identities) and said, with the grid's size."""
     from ..meta_eval.selection_grid import ScorerRecord
 
-    chat = engine_options(args).chat_settings
+    engine = request.engine
+    chat = engine.chat_settings
     known = ScorerRecord(  # what the pairs depend on that the options tell before a model loads
         model_label="",
         fields=(),
-        source_lang=args.source_lang,
-        target_lang=args.target_lang,
+        source_lang=engine.source_lang,
+        target_lang=engine.target_lang,
         instructions=dict(chat.instructions) if chat else None,
     )
-    counts = {checkpoint: len(plan(checkpoint, known).pairs) for checkpoint in args.models}
+    counts = {checkpoint: len(plan(checkpoint, known).pairs) for checkpoint in request.models}
     total = sum(counts.values())
     sizes = ", ".join(f"{len(grid)} configurations on {name}" for name, grid in grids.items())
     print(
-        f"{command}: the grid: {sizes}; scoring them needs {total:,} distinct pairs"
+        f"{request.command}: the grid: {sizes}; scoring them needs {total:,} distinct pairs"
         + (f" ({', '.join(f'{n:,} for {model_name(m)}' for m, n in counts.items())})" if len(counts) > 1 else ""),
         file=sys.stderr,
     )
     return total
 
 
-def _score_checkpoint(
-    command: str, args: argparse.Namespace, request: Mapping[str, Any], options: ScoringOptions, plan: Planner
-) -> int | _CheckpointScores:
-    """The share of the grid of the checkpoint args.model names, scored in one planned call through the score cache
-    after a sample that measures the speed; or the exit status of a run that stops here (the checkpoint cannot be
-    loaded, scoring stopped, or a rank other than 0 under torchrun, where rank 0 reports)."""
+def _score_checkpoint(request: MetaEvalRequest, engine: EngineOptions, plan: Planner) -> _CheckpointScores | None:
+    """The share of the grid of the checkpoint `engine` loads, scored in one planned call through the score cache
+    after a sample that measures the speed; None on a rank other than 0 under torchrun, where rank 0 reports. A
+    checkpoint that cannot be loaded, or scoring that stops, ends the run (raised)."""
     from ..meta_eval.selection_grid import engine_arguments
     from ..score_cache import ResumableScorer
 
-    scorer, status = load_scorer(args)
-    if scorer is None:
-        return status
-    resumable = ResumableScorer(scorer, request["cache"], chunk_pairs=args.save_every)
-    checkpoint_plan = plan(args.model, scorer)
+    options = request.options
+    scorer = load_scorer(engine, quiet=not options.show_progress)
+    resumable = ResumableScorer(scorer, request.cache, chunk_pairs=request.save_every)
+    checkpoint_plan = plan(engine.checkpoint, scorer)
     pairs = checkpoint_plan.ordered_pairs()
     try:
-        _measure_speed(command, args.model, resumable, pairs, options)
+        _measure_speed(request.command, engine.checkpoint, resumable, pairs, options)
         conditions, targets, per_pair = engine_arguments(pairs)
         values = resumable.score(
             conditions,
@@ -268,9 +249,9 @@ def _score_checkpoint(
             **per_pair,
         )
     except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:
-        return stopped_while_scoring(command, error, resumable.scored_pairs, request["cache"])
-    if values is None:  # a rank other than 0 under torchrun: rank 0 reports
-        return 0
+        raise stopped_while_scoring(error, resumable.scored_pairs, request.cache) from error
+    if values is None:
+        return None
     return _CheckpointScores(
         checkpoint_plan.scores(dict(zip(pairs, values))),
         checkpoint_plan.signatures,
@@ -311,8 +292,8 @@ def _measure_speed(
 
 
 def _report(
-    args: argparse.Namespace,
-    request: Mapping[str, Any],
+    request: MetaEvalRequest,
+    settings: SelectSettings,
     datasets: Mapping[str, Dataset],
     scores: Mapping[str, Mapping[Configuration, Any]],
     signatures: Mapping[str, Mapping[str, str]],
@@ -322,24 +303,23 @@ def _report(
     grid's configurations, their signatures and the run's settings."""
     from ..meta_eval.selection_statistics import select
 
-    settings = request["select"]
-    ordered = {name: {c: scores[name][c] for c in grid} for name, grid in settings["grids"].items()}
+    ordered = {name: {c: scores[name][c] for c in grid} for name, grid in settings.grids.items()}
     return {
         "release": {"repository": RELEASE_REPOSITORY, "commit": RELEASE_COMMIT},
         **select(
             datasets,
             ordered,
-            dev_fraction=settings["dev_fraction"],
-            seed=settings["seed"],
-            aspects=args.aspects,
+            dev_fraction=settings.dev_fraction,
+            seed=settings.seed,
+            aspects=settings.aspects,
         ),
-        "configurations": [configuration.describe() for configuration in settings["grid"]],
+        "configurations": [configuration.describe() for configuration in settings.grid],
         "signatures": signatures,
         "run": {
-            "models": args.models,
-            "detokenize": args.detokenize,
-            "aggregation": args.aggregation or "the release's per benchmark",
-            "cache": request["cache"],
+            "models": request.models,
+            "detokenize": request.detokenize,
+            "aggregation": request.options.aggregation or "the release's per benchmark",
+            "cache": request.cache,
             "pairs": total,
         },
     }

@@ -1,7 +1,8 @@
 """Parsed arguments into the library's requests: reading the corpus, the ScoringOptions and EngineOptions of a
-command line (built by walking the table of options over the parsed arguments: given_options), every mistake found
-before any model is loaded, and loading the scorer and scoring every system (errors said in the command line's words:
-bart_score.cli.wording). Nothing here imports torch before a model is loaded, so that usage errors answer at once."""
+command line (built by walking the table of options over the parsed arguments, which are read and never written:
+given_options), every mistake found before any model is loaded, the checked request of score and compare
+(CorpusRequest), and loading the scorer and scoring every system. Nothing here imports torch before a model is
+loaded, so that usage errors answer at once."""
 
 from __future__ import annotations
 
@@ -9,17 +10,18 @@ import argparse
 import os
 import re
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..baselines.files import default_baseline_folder, load_baseline
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
-from ..errors import BaselineError, InputError, MissingExtraError
+from ..errors import BARTScoreError, InputError
 from ..long_source import over_limit
 from ..options import CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions
 from ..reading import check_input_file
 from ..tables import read_table_corpus
 from .arguments import LONG_SOURCE_MODE, LONG_SOURCE_SECTION, section_options
-from .wording import FLAGS, said_on_the_command_line
+from .wording import FLAGS, Failed
 
 if TYPE_CHECKING:
     from ..engine import BARTScorer
@@ -116,30 +118,41 @@ CLI_ONE_DOCUMENT_REMEDY = (
 )
 
 
-def checked_request(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
-    """The corpus and scoring options of a command line, every mistake reported before any model is loaded."""
+@dataclass(frozen=True)
+class CorpusRequest:
+    """What score and compare ask for, checked before any model is loaded: the corpus, its scoring options and the
+    engine's settings; command: the subcommand as its messages name it ("bartscore score")."""
+
+    command: str
+    corpus: Corpus
+    options: ScoringOptions
+    engine: EngineOptions
+
+
+def checked_request(args: argparse.Namespace) -> CorpusRequest:
+    """The corpus, scoring options and engine settings of a command line, every mistake reported before any model is
+    loaded."""
     check_input_files([(option, path) for option, path in input_files(args) if option != "--baseline"])
     corpus = corpus_from_args(args)
     for name in corpus.systems:
         check_written_name(name, "the system name")
     options = options_from_args(args)
-    check_engine_options(args)
-    if options.baseline is not None:  # read, and checked against the settings known before the model loads
-        known = {"prompt": options.prompt_label}
-        if args.max_length is not None:  # else the model's, checked once it is loaded
-            known["max_length"] = args.max_length
-        if args.baseline is not None and os.path.lexists(args.baseline):  # a missing one is load_baseline's to report
-            check_input_files([("--baseline", args.baseline)])
-        # options_from_args gives options.baseline the --baseline path, a str, never a Baseline
-        problems = load_baseline(options.baseline).mismatches(known)  # type: ignore[arg-type]
+    engine = engine_options(args)
+    if isinstance(options.baseline, str):  # read, and checked against the settings known before the model loads
+        known: dict[str, Any] = {"prompt": options.prompt_label}
+        if engine.max_length is not None:  # else the model's, checked once it is loaded
+            known["max_length"] = engine.max_length
+        if os.path.lexists(options.baseline):  # a missing one is load_baseline's to report
+            check_input_files([("--baseline", options.baseline)])
+        problems = load_baseline(options.baseline).mismatches(known)
         if problems:
-            raise InputError(f"the baseline {args.baseline} was made with other settings: {'; '.join(problems)}")
+            raise InputError(f"the baseline {options.baseline} was made with other settings: {'; '.join(problems)}")
     elif options.rescale == "baseline":
-        check_default_baselines_exist(args)
+        check_default_baselines_exist(engine.checkpoint)
     directions = check_corpus_request(corpus, options, remedy=CLI_ONE_DOCUMENT_REMEDY)
     if options.windows is not None and "faithfulness" in directions and corpus.sources is not None:
         check_sentence_counts(corpus, options.windows.max_sentences)
-    return corpus, options
+    return CorpusRequest(f"bartscore {args.command}", corpus, options, engine)
 
 
 def check_sentence_counts(corpus: Corpus, limit: int) -> None:
@@ -162,7 +175,7 @@ def check_sentence_counts(corpus: Corpus, limit: int) -> None:
                 )
 
 
-def check_default_baselines_exist(args: argparse.Namespace) -> None:
+def check_default_baselines_exist(checkpoint: str) -> None:
     """--rescale without --baseline, where the default folder holds no baseline file at all: missing for any model,
     which is told without the model (which file of a folder that has some is this model's is told once it loads)."""
     folder = default_baseline_folder()
@@ -173,67 +186,53 @@ def check_default_baselines_exist(args: argparse.Namespace) -> None:
     if not any(name.endswith(".json") for name in names):
         raise InputError(
             f"--rescale needs the baseline of this model and these settings, and {folder} holds no baseline file: "
-            f"make one from a few thousand texts like those you score (bartscore baseline -m {args.model} --corpus "
+            f"make one from a few thousand texts like those you score (bartscore baseline -m {checkpoint} --corpus "
             f"TEXTS.txt, with the same prompt, --max-length and chat options), give one with --baseline FILE, or "
             f"take the reference points from the texts being scored: --rescale corpus"
         )
 
 
-def engine_options(args: argparse.Namespace) -> EngineOptions:
-    """The engine's settings of a command line, checked by the library before any model is loaded; results on rank
-    0 only (the command line writes them there)."""
-    return EngineOptions(**given_options(args, EngineOptions), results_on="rank0")
+def engine_options(args: argparse.Namespace, **overrides: Any) -> EngineOptions:
+    """The engine's settings of a command line, checked by the library before any model is loaded (sizes, a device
+    name, chat options that do not go together, ...); results on rank 0 only (the command line writes them there).
+    overrides: settings a subcommand gives itself (meta-eval's checkpoint, one of several -m)."""
+    return EngineOptions(**{**given_options(args, EngineOptions), "results_on": "rank0", **overrides})
 
 
-def check_engine_options(args: argparse.Namespace) -> None:
-    """The engine's settings of a command line, checked by EngineOptions (sizes, a device name, chat options that do
-    not go together, ...) before any model is loaded."""
-    engine_options(args)
-
-
-def load_scorer(args: argparse.Namespace) -> tuple[BARTScorer | None, int]:
-    """The engine the options ask for, or (None, exit status) after saying why it cannot be had."""
+def load_scorer(engine: EngineOptions, *, quiet: bool) -> BARTScorer:
+    """The engine the settings ask for (quiet: without the bars transformers and huggingface_hub draw while loading
+    and downloading). A failure to load that is not of bart_score's errors (such as running out of GPU memory) is a
+    Failed."""
     from ..engine import BARTScorer
 
-    if args.quiet:  # transformers and huggingface_hub draw their own bars while loading and downloading
+    if quiet:
         import huggingface_hub
         import transformers
 
         transformers.utils.logging.disable_progress_bar()
         huggingface_hub.utils.disable_progress_bars()
-
     try:
-        return BARTScorer(engine_options(args)), 0
-    except ValueError as error:  # e.g. --max-length beyond the model's positions
-        print(f"bartscore {args.command}: error: {said_on_the_command_line(error)}", file=sys.stderr)
-        return None, 2
-    except (OSError, RuntimeError, MissingExtraError) as error:
-        print(f"bartscore {args.command}: {error}", file=sys.stderr)
-        return None, 1
+        return BARTScorer(engine)
+    except BARTScoreError:
+        raise
+    except (RuntimeError, ValueError) as error:
+        raise Failed(error) from error
 
 
-def score_all_systems(
-    args: argparse.Namespace, corpus: Corpus, options: ScoringOptions
-) -> tuple[dict[str, dict[str, Any]] | None, str | None, int]:
-    """The engine the options ask for, then score_corpus with them: (per_system, signature, exit status); per_system
-    is None after a failure (said on stderr) and on ranks other than 0 under torchrun."""
+def score_all_systems(request: CorpusRequest) -> tuple[dict[str, dict[str, Any]] | None, str | None]:
+    """The engine the request asks for, then score_corpus with its options: (per_system, signature); per_system is
+    None on ranks other than 0 under torchrun. A failure while scoring is a Failed ("scoring failed")."""
     from ..corpus import score_corpus
 
-    scorer, status = load_scorer(args)
-    if scorer is None:
-        return None, None, status
+    scorer = load_scorer(request.engine, quiet=not request.options.show_progress)
     try:
-        per_system, signature = score_corpus(scorer, corpus, options)
-    except (BaselineError, InputError) as error:  # missing, made for another model, a text the options refuse
-        print(f"bartscore {args.command}: error: {said_on_the_command_line(error)}", file=sys.stderr)
-        return None, None, 2
-    except (OSError, RuntimeError, ValueError) as error:
-        print(f"bartscore {args.command}: scoring failed: {error}", file=sys.stderr)
-        return None, None, 1
-    if per_system is not None and corpus.blank_references:
+        per_system, signature = score_corpus(scorer, request.corpus, request.options)
+    except (OSError, RuntimeError, ValueError) as error:  # a usage error among them is said as one
+        raise Failed(error, "scoring failed") from error
+    if per_system is not None and request.corpus.blank_references:
         print(
-            f"bartscore {args.command}: note: {corpus.blank_references} blank reference line(s) or cell(s) are not "
+            f"{request.command}: note: {request.corpus.blank_references} blank reference line(s) or cell(s) are not "
             f"references and were skipped",
             file=sys.stderr,
         )
-    return per_system, signature, 0
+    return per_system, signature

@@ -5,15 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
-from typing import IO, TYPE_CHECKING
+from dataclasses import dataclass
+from typing import IO
 
 from ..outputs import check_not_an_input, check_output_path, json_text, write_atomically
 from .arguments import add_long_source_arguments, add_rescale_arguments
-from .requests import check_written_name, checked_request, input_files, score_all_systems
-
-if TYPE_CHECKING:
-    from ..corpus import Corpus
-    from ..options import ScoringOptions
+from .requests import CorpusRequest, check_written_name, checked_request, input_files, score_all_systems
+from .wording import Failed
 
 
 def add_parser(
@@ -34,33 +32,42 @@ def add_parser(
     parser.set_defaults(check=check, run=run)
 
 
-def check(args: argparse.Namespace) -> tuple[Corpus, ScoringOptions]:
-    corpus, options = checked_request(args)
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What `bartscore score` asks for, checked: the corpus and its settings, the per-segment output's file ("-":
+    stdout) and format."""
+
+    scoring: CorpusRequest
+    output: str
+    format: str
+
+
+def check(args: argparse.Namespace) -> ScoreRequest:
+    scoring = checked_request(args)
     if args.format == "tsv":
-        for row, segment_id in enumerate(corpus.ids or [], start=1):
+        for row, segment_id in enumerate(scoring.corpus.ids or [], start=1):
             check_written_name(segment_id, f"row {row}'s id")
     if args.output != "-":
         check_output_path(args.output, "-o", stdout_hint="-o - (the default)")
         check_not_an_input(args.output, input_files(args))
-    return corpus, options
+    return ScoreRequest(scoring, args.output, args.format)
 
 
-def run(args: argparse.Namespace, corpus: Corpus, options: ScoringOptions) -> int:
-    per_system, signature, status = score_all_systems(args, corpus, options)
-    if per_system is None:  # a failure, or a rank other than 0 under torchrun (rank 0 reports)
-        return status
-    if args.output == "-":
-        write_segments(per_system, corpus.ids, args.format, sys.stdout)
+def run(request: ScoreRequest) -> None:
+    per_system, signature = score_all_systems(request.scoring)
+    if per_system is None:  # a rank other than 0 under torchrun (rank 0 reports)
+        return
+    ids = request.scoring.corpus.ids
+    if request.output == "-":
+        write_segments(per_system, ids, request.format, sys.stdout)
         summary = sys.stderr
     else:
         try:
-            write_atomically(args.output, lambda handle: write_segments(per_system, corpus.ids, args.format, handle))
+            write_atomically(request.output, lambda handle: write_segments(per_system, ids, request.format, handle))
         except OSError as error:
-            print(f"bartscore score: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
-            return 1
+            raise Failed(error, f"cannot write {request.output}", reason=error.strerror) from error
         summary = sys.stdout
     print("\n".join(summary_lines(per_system, signature)), file=summary)
-    return 0
 
 
 def summary_lines(per_system: Mapping[str, Mapping[str, Sequence[float]]], signature: str | None) -> list[str]:

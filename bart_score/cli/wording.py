@@ -2,7 +2,8 @@
 Naming, says an option or input by its flag from the table of options (with a value, as a user types it:
 ``--rescale corpus``, ``--prompt-phrases word``), a baseline recipe as the ``bartscore baseline`` command that makes
 it (baseline_command_from) and a file by its path; said_on_the_command_line says a whole error with it, its option's
-flag before a message that does not name it."""
+flag before a message that does not name it. Failed is a run-time failure with the words the command line says
+around its error ("scoring failed", "cannot write FILE"), which the subcommands raise for bart_score.cli.main to say."""
 
 from __future__ import annotations
 
@@ -148,3 +149,23 @@ def said_on_the_command_line(error: BaseException) -> str:
     if error.option not in FLAGS or names_its_option(error):
         return message
     return f"{FLAGS[error.option]}: {message}"
+
+
+class Failed(Exception):
+    """A run-time failure, with the words the command line says around its error (bart_score.cli.main says it once,
+    and its exit status is the error's): `context` before the error's words ("scoring failed", "cannot write out.tsv";
+    a usage error is said as one, without it), `reason` instead of them (the strerror of a file that cannot be
+    written; None: said_on_the_command_line), and `notes`, lines said after it. quiet: nothing is said here (it was
+    said already, or rank 0 under torchrun says it)."""
+
+    def __init__(
+        self,
+        error: BaseException,
+        context: str | None = None,
+        *,
+        reason: str | None = None,
+        notes: Sequence[str] = (),
+        quiet: bool = False,
+    ) -> None:
+        super().__init__(error)
+        self.error, self.context, self.reason, self.notes, self.quiet = error, context, reason, tuple(notes), quiet
