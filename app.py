@@ -84,6 +84,7 @@ from space.handlers import (
 )
 from space.heatmap import HEATMAP_CSS
 from space.jobs import cancel as cancel_job
+from space.naming import FIELD_LABELS
 from space.plots import BAR_CHART_CSS, INTERVALS_CSS
 from space.routes import RouteGuard
 from space.routes import kinds as route_kinds
@@ -225,7 +226,7 @@ def settings_panel(settings: Settings, unavailable: set, default_model: str, des
                 gr.CheckboxGroup(
                     [(DIRECTION_LABELS[direction], direction) for direction in bart_score.DIRECTIONS],
                     value=example["directions"],
-                    label="Directions",
+                    label=FIELD_LABELS["directions"],
                     elem_id="directions",
                 )
             )
@@ -250,7 +251,7 @@ def settings_panel(settings: Settings, unavailable: set, default_model: str, des
             prompt_phrase = typed(
                 gr.Textbox(
                     "",
-                    label="Custom prompt phrase",
+                    label=FIELD_LABELS["prompt-phrase"],
                     placeholder="e.g. In other words",
                     visible=False,
                     elem_id="prompt-phrase",
@@ -275,13 +276,19 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
         example_buttons = {name: gr.Button(f"Example: {name}", size="sm") for name in EXAMPLES}
     with gr.Row(elem_classes="stack-on-phone"):
         source = typed(
-            gr.Textbox(example["source"], lines=4, label="Source", elem_id="source", info="needed for faithfulness")
+            gr.Textbox(
+                example["source"],
+                lines=4,
+                label=FIELD_LABELS["source"],
+                elem_id="source",
+                info="needed for faithfulness",
+            )
         )
         references = typed(
             gr.Textbox(
                 example["references"],
                 lines=4,
-                label="References",
+                label=FIELD_LABELS["references"],
                 elem_id="references",
                 info="one per line; needed for precision, recall and F",
             )
@@ -387,7 +394,7 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
             gr.Radio(
                 RESCALE_CHOICES,
                 value="none",
-                label="Rescaled scores too",
+                label=FIELD_LABELS["rescale"],
                 info="0 = an unrelated text, 1 = a copy",
                 elem_id="rescale",
             )

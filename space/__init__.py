@@ -16,6 +16,7 @@
     jobs        one scoring computation at a time, stopped when its job is cancelled
     wiring      the order of each event's inputs and outputs, one dataclass field per Gradio component
     feedback    what a scoring request ends with: the status line, the fields' marks, API errors and warnings
+    naming      the page's words for what the library's messages name: each field by its label, files without folders
     fields      the page's input fields, which refuse values of the wrong type before any handler sees them
     handlers    the page's event handlers, which app.py wires: each tab's API and page entries, the other events
 

@@ -22,6 +22,7 @@ from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 from .form import MAX_CANDIDATES, MAX_REFERENCES, FieldError, pairs_per_text, refuse_too_much_work
 from .guards import baseline_failure, spreadsheet_safe
+from .naming import PageNaming, field_labels
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_COLUMNS = 2 + MAX_REFERENCES + MAX_CANDIDATES  # an id, a source, reference columns and system columns
@@ -261,6 +262,16 @@ RESCALE_CHOICES = [
     ("yes, reference points from this file", "corpus"),
     ("yes, the saved baseline of this model", "baseline"),
 ]
+# The Batch tab's words for what messages name: the settings, the rescaling's choices, and the file's columns, which
+# give the sources and references.
+BATCH_PAGE = PageNaming(
+    {
+        **field_labels(("directions", "prompt-phrase", "rescale")),
+        "sources": "the file's source column",
+        "references": "the file's reference columns",
+    },
+    choices={"rescale": {value: label for label, value in RESCALE_CHOICES}},
+)
 
 
 def parse_rescale(choice):

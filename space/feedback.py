@@ -1,8 +1,10 @@
 """What a scoring request ends with, told to the page and to API clients alike.
 
 A handler's work runs inside `attempt`, which never raises: it returns an Outcome holding the work's result, or the
-problem in words (a path-free message, see guards.public_message) with the field at fault, and the notes to show (the
-library's tokenization and rescaling warnings, which a user can act on, by their category; the work's own notes).
+problem in words (the page's words, without server paths: guards.public_message) with the field at fault, and the
+notes to show (the library's tokenization and rescaling warnings, which a user can act on, by their class, said in
+the page's words with the page's own advice: note_for_users; the work's own notes). Each tab says what messages name
+in its own words (naming.PageNaming: the Compare tab's boxes, the Batch tab's file columns).
 API clients get a problem as gr.Error and notes as gr.Warning (`answer`); the page keeps them in the status line
 beside the button until the next action, and marks the field at fault (`status_line`, `field_marks`). Gradio renders
 messages as HTML, and messages quote what the user sent, so every message is escaped (`as_text`)."""
@@ -10,7 +12,6 @@ messages as HTML, and messages quote what the user sent, so every message is esc
 from __future__ import annotations
 
 import html
-import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,39 +20,18 @@ from typing import Any
 
 import gradio as gr
 
-from bart_score.errors import RescaleWarning, TokenizationWarning
-from bart_score.options import OPTION_CLASSES
+from bart_score.errors import BARTScoreError, FewerReferencePairsWarning, RescaleWarning, TokenizationWarning
 
+from .batch import MISSING_SHOWN
+from .form import FieldError
 from .guards import memory_returned_after, public_message
+from .naming import COMPARE_PAGE, OPTION_FIELDS, PageNaming
 
 AT_FAULT = "at-fault"  # the CSS class of a field the status line's problem is about
 
 # The library's warnings that the page shows: what tokenizing did to the texts, and the rescaling's notes. Not its
 # long-source notes, which are about the operator's settings (BARTSCORE_APP_LONG_SOURCE), nor any other library's.
 SHOWN_WARNINGS = (TokenizationWarning, RescaleWarning)
-# What the page makes of the notices it shows, each a (pattern, replacement): replacement None hides a notice about a
-# choice the Space makes, which a user cannot change; the others end with what a user of the page can do, where the
-# engine's own advice is for a library caller.
-NOTICES_FOR_USERS = (
-    # The Space asks for up to 1000 reference pairs, and every pair the texts give is scored: nothing is missing.
-    (re.compile(r"BARTScore: \d+ reference pairs were asked for, but the texts give only \d+ distinct ones"), None),
-    (re.compile(r"; its rescaled scores are NaN$"), "; it has no 0–1 values here: read its raw scores"),
-    (re.compile(r"; make the reference points from more varied texts$"), "; read its raw scores instead"),
-)
-
-
-# The library's options that a field of the page sets (the table's field entries, bart_score.options) and the inputs
-# the page's fields give: the library's InputError about one (its `option`) marks that field.
-OPTION_FIELDS = {
-    **{
-        options_class.PREFIX + name: spec.field
-        for options_class in OPTION_CLASSES
-        for name, spec in options_class.TABLE.items()
-        if spec.field is not None
-    },
-    "sources": "source",
-    "references": "references",
-}
 
 
 @dataclass
@@ -62,31 +42,45 @@ class Outcome:
     notes: list[str] = dataclass_field(default_factory=list)
 
 
-def attempt(work: Callable[..., Any], *args: Any) -> Outcome:
-    """Runs work(*args) (its result may carry `notes`, a list of strings) and returns what happened; whatever the
-    work raises becomes a message, the memory it freed is returned to the system (guards.memory_returned_after)."""
+def attempt(work: Callable[..., Any], *args: Any, naming: PageNaming = COMPARE_PAGE) -> Outcome:
+    """Runs work(*args) (its result may carry `notes`, a list of strings) and returns what happened, said in the words
+    of `naming` (the tab's); whatever the work raises becomes a message, with the field at fault (a FieldError's, or
+    the field of the option a library error is about), and the memory it freed is returned to the system
+    (guards.memory_returned_after)."""
     with warnings.catch_warnings(record=True) as caught, memory_returned_after():
         warnings.simplefilter("always")
         try:
             value = work(*args)
         except gr.Error as error:
             return Outcome(problem=str(error.message))
-        except MemoryError:
-            return Outcome(problem="The server ran out of memory for this request; send fewer or shorter texts")
         except Exception as error:  # anything else a handler calls: a message, with the details in the server's log
-            field = getattr(error, "field", None) or OPTION_FIELDS.get(getattr(error, "option", None))
-            return Outcome(problem=public_message(error), field=field)
-    notices = (note_for_users(str(w.message)) for w in caught if issubclass(w.category, SHOWN_WARNINGS))
-    notes = [public_message(notice) for notice in notices if notice is not None]
-    return Outcome(value=value, notes=[*notes, *getattr(value, "notes", [])])
+            return Outcome(problem=public_message(error, naming), field=field_at_fault(error))
+    notes = [note_for_users(warning.message, naming) for warning in caught]
+    return Outcome(value=value, notes=[*(note for note in notes if note is not None), *getattr(value, "notes", [])])
 
 
-def note_for_users(notice: str) -> str | None:
-    """A library notice as the page shows it (NOTICES_FOR_USERS), or None when a user can do nothing about it."""
-    for pattern, replacement in NOTICES_FOR_USERS:
-        if pattern.search(notice):
-            return None if replacement is None else pattern.sub(replacement, notice)
-    return notice
+def field_at_fault(error: BaseException) -> str | None:
+    """The element id of the field an error is about: a FieldError's own, or the field that sets the option or gives
+    the input that a library error names (its `option`, OPTION_FIELDS)."""
+    if isinstance(error, FieldError):
+        return error.field
+    return OPTION_FIELDS.get(error.option or "") if isinstance(error, BARTScoreError) else None
+
+
+def note_for_users(warning: Warning | str, naming: PageNaming = COMPARE_PAGE) -> str | None:
+    """A warning as the page shows it (None: not shown): the library's tokenization and rescaling notes (SHOWN_WARNINGS)
+    in the page's words, but FewerReferencePairsWarning (the Space asks for more reference pairs than a few texts give,
+    and every pair they give is scored: nothing is missing, and a user cannot change it). A rescaling note
+    ends with what a user of the page can do: its problem and "read its raw scores instead", where the engine's remedy
+    is for a library caller; one without a remedy says what its rescaled scores are, which the tables show as
+    MISSING_SHOWN."""
+    if not isinstance(warning, SHOWN_WARNINGS) or isinstance(warning, FewerReferencePairsWarning):
+        return None
+    if not isinstance(warning, RescaleWarning):
+        return warning.said(naming)
+    if warning.remedy:
+        return f"{warning.problem(naming)}; read its raw scores instead"
+    return f"{warning.said(naming)} (shown as {MISSING_SHOWN}): read its raw scores"
 
 
 def as_text(message: str) -> str:

@@ -3,7 +3,7 @@ Unicode, candidates and references within their limits, the prompt menu's choice
 ScoringOptions, which the library checks (directions that have the inputs they need among them). Every problem of the
 form's own is a FieldError: its message names the field, and its `field` says which one of the page's fields is at
 fault (its element id), so that the page can mark it; the library's InputError marks the field of the option it
-names (feedback.OPTION_FIELDS)."""
+names (naming.OPTION_FIELDS)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import bart_score
 from bart_score.errors import InputError
 from bart_score.inputs import check_text, counted
 from bart_score.options import ScoringOptions
+
+from .naming import COMPARE_PAGE
 
 MAX_CANDIDATES = 6  # also the most system columns in an uploaded file
 MIN_CANDIDATES = 2
@@ -106,8 +108,8 @@ def check_field(text: str, what: str, max_chars: int, field: str) -> None:
         raise FieldError(f"{what} has {counted(len(text), 'character')}; the limit is {max_chars}", field)
     try:
         check_text(text, what)
-    except ValueError as error:
-        raise FieldError(str(error), field) from None
+    except InputError as error:
+        raise FieldError(error.said(COMPARE_PAGE), field) from None
 
 
 def collect_candidates(texts: list[str], max_chars: int) -> list[tuple[str, str]]:

@@ -3,6 +3,8 @@
 - models that cannot be loaded, found when the app starts without reading any weights (a tokenizer without its
   vocabulary among them), and load failures told to browser users in words that name the menu entry and never show
   a server path (the operator's log has the details);
+- errors told to browser users: a mistake of the request in the page's words (naming), anything else as a general
+  sentence, never with a server path (the log has the details);
 - model special tokens written in a user's text, which the Space refuses rather than score as BART's own markers;
 - spreadsheet formulas in the downloadable CSV, neutralised as OWASP advises, numbers kept as numbers;
 - memory that a scoring job freed, returned to the system when the job ends.
@@ -15,20 +17,27 @@ import ctypes
 import ctypes.util
 import logging
 import os
-import re
 from dataclasses import replace
 
 import huggingface_hub
 from safetensors import SafetensorError
 
 import bart_score
-from bart_score.errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
+from bart_score.errors import (
+    BARTScoreError,
+    BaselineDirectionsError,
+    BaselineNotFoundError,
+    BaselineSettingsError,
+    MissingExtraError,
+)
+from bart_score.messages import Naming
 from bart_score.models.checkpoints import locate_checkpoint
 from bart_score.models.loading import check_checkpoint, load_tokenizer
 from bart_score.outputs import spreadsheet_cell
 from bart_score.signature import Signature
 
 from .form import FieldError
+from .naming import COMPARE_PAGE
 
 logger = logging.getLogger("bartscore.app")
 
@@ -133,26 +142,22 @@ def remembered_failure(error):
     return not (isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError")
 
 
-_SERVER_PATH = re.compile(r"(?<![\w.:/~])~?/(?:[\w.@+-]+/)+[\w.@+-]*")
-SERVER_PATH_SHOWN = "(a path on the server)"
-
-
-def public_message(error):
-    """What a browser user is told about an error (or a warning's text): the message of a mistake the user can mend
-    (ValueError, TypeError, RuntimeError), a general sentence for anything else (the operator's log has the details);
-    in either, any absolute path is replaced, so that no message shows where the server keeps its files."""
-    if isinstance(error, str):
-        text = error
-    elif isinstance(error, OSError):
+def public_message(error: BaseException, naming: Naming = COMPARE_PAGE) -> str:
+    """What a browser user is told about an error: a mistake of the request that bart_score names (its errors, but
+    those about the server's own files and packages) in the page's words (`naming`: a field by its label, a file by
+    its name without the server's folders); running out of memory as such; anything else as a general sentence, with
+    the details in the operator's log. No message reads another's text, and none shows a server path."""
+    if isinstance(error, BARTScoreError) and not isinstance(error, (OSError, MissingExtraError)):
+        return error.said(naming)
+    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
+        logger.error("BARTScore Space: a request ran out of memory: %r", error)
+        return "The server ran out of memory for this request; send fewer or shorter texts"
+    if isinstance(error, OSError):
         logger.error("BARTScore Space: a request failed: %r", error)
         reason = f" ({error.strerror})" if error.strerror else ""
-        text = f"The server could not read or write a file for this request{reason}; the server's log says more"
-    elif isinstance(error, (ValueError, TypeError, RuntimeError)):
-        text = str(error)
-    else:
-        logger.error("BARTScore Space: a request failed", exc_info=error)
-        text = f"The request failed on the server ({type(error).__name__}); the server's log says why"
-    return _SERVER_PATH.sub(SERVER_PATH_SHOWN, text)
+        return f"The server could not read or write a file for this request{reason}; the server's log says more"
+    logger.error("BARTScore Space: a request failed", exc_info=error)
+    return f"The request failed on the server ({type(error).__name__}); the server's log says why"
 
 
 def baseline_failure(model, error):

@@ -12,6 +12,7 @@ dataclasses."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -23,6 +24,7 @@ from pandas.io.formats.style import Styler
 import bart_score
 
 from .batch import (
+    BATCH_PAGE,
     RESCALE_CHOICES,
     blank_reference_note,
     check_work,
@@ -56,6 +58,7 @@ from .guards import public_signature, refuse_special_tokens
 from .heatmap import token_heatmap
 from .jobs import JobCancelled, run_exclusively, stoppable
 from .menu import has_saved_baseline, model_kind
+from .naming import COMPARE_PAGE, PageNaming
 from .plots import bar_chart, interval_plot
 from .settings import Settings, menu_scorer
 from .uploads import SERVER_LEDGER
@@ -86,15 +89,19 @@ TEXT_COLUMNS = ("row", "id", "system", "output", "source", "references")  # the 
 CANCELLED = "This job was cancelled"
 
 
-async def outcome_of(check: Callable[..., Any], compute: Callable[[Any], Any], *values: Any) -> Outcome:
+async def outcome_of(
+    check: Callable[..., Any], compute: Callable[[Any], Any], *values: Any, naming: PageNaming = COMPARE_PAGE
+) -> Outcome:
     """What a scoring request ends with: `check(*values)` off the scoring thread, then `compute` of what it returns
-    on the scoring thread, unless the job (Gradio's event) was cancelled; the notes of both."""
+    on the scoring thread, unless the job (Gradio's event) was cancelled; the notes of both, and the problem, said in
+    the tab's words (`naming`)."""
     job = LocalContext.event_id.get(None)
-    checked = await asyncio.to_thread(attempt, check, *values)
+    attempted = functools.partial(attempt, naming=naming)
+    checked = await asyncio.to_thread(attempted, check, *values)
     if checked.problem is not None:
         return checked
     try:
-        computed = await run_exclusively(attempt, compute, checked.value, job=job)
+        computed = await run_exclusively(attempted, compute, checked.value, job=job)
     except JobCancelled:
         return Outcome(problem=CANCELLED)
     return replace(computed, notes=[*checked.notes, *computed.notes])
@@ -387,7 +394,7 @@ class BatchHandlers:
         file with each request; the page keeps its own, to score it again)."""
         inputs = (model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file, rescale_choice)
         try:
-            outcome = await outcome_of(self.check, self.compute, *inputs)
+            outcome = await outcome_of(self.check, self.compute, *inputs, naming=BATCH_PAGE)
         finally:
             if isinstance(file, str):
                 SERVER_LEDGER.release(file)
@@ -396,7 +403,9 @@ class BatchHandlers:
     async def page(self, *values, progress=gr.Progress(track_tqdm=True)) -> tuple:
         """BatchPageOutputs. `values`: BatchInputs, the API's."""
         inputs = BatchInputs.read(values)
-        outcome = await outcome_of(self.check, self.compute, *inputs.settings, inputs.file, inputs.rescale_choice)
+        outcome = await outcome_of(
+            self.check, self.compute, *inputs.settings, inputs.file, inputs.rescale_choice, naming=BATCH_PAGE
+        )
         if outcome.problem is not None:
             results, shown = BatchOutputs.filled(gr.skip()), gr.update(visible=False)
             rescaled_tab = selected = gr.skip()

@@ -644,7 +644,7 @@ def test_a_direction_without_a_scale_is_a_note(scorer):
     assert all(math.isnan(value) for value in outcome.value.rescaled["faithfulness"])
 
 
-ACTIONS = ("; it has no 0–1 values here: read its raw scores", "; read its raw scores instead")
+ACTIONS = (f"(shown as {space.batch.MISSING_SHOWN}): read its raw scores", "; read its raw scores instead")
 
 
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # the random models' scales
@@ -689,17 +689,22 @@ def test_the_engines_advice_to_library_callers_becomes_the_pages():
         bart_score.rescale.rescaled_scores(
             {"faithfulness": [-2.5], "recall": [-2.9]}, {"faithfulness": unordered, "recall": degenerate}
         )
-    shown = [space_feedback.note_for_users(str(warning.message)) for warning in caught]
-    assert shown == [
+    nan, barely = (warning.message for warning in caught)
+    # the data the page reads: the NaN one says what its rescaled scores are; the other keeps its remedy apart
+    assert nan.remedy == () and barely.remedy == ("make the reference points from more varied texts",)
+    assert [space_feedback.note_for_users(warning) for warning in (nan, barely)] == [
         "BARTScore: faithfulness cannot be rescaled: a copy scores -3.0000 on average and an unrelated text -2.0000, "
-        "so this model does not tell a copy from an unrelated text here; it has no 0–1 values here: read its raw "
-        "scores",
+        "so this model does not tell a copy from an unrelated text here; its rescaled scores are NaN (shown as –): "
+        "read its raw scores",
         "BARTScore: the rescaling's recall reference points barely differ (a copy scores -2.9900 on average, an "
         "unrelated text -3.0000: 0.01 apart, under 5% of their size), so each unit of raw score is 100 rescaled units "
         "and rescaled scores fall far outside 0..1; read its raw scores instead",
     ]
     truncated = "BARTScore truncated 1 distinct source text(s) and 0 distinct target text(s) to max_length=1024 tokens"
-    assert space_feedback.note_for_users(truncated) == truncated  # shorter texts: the user can act on it
+    shown = space_feedback.note_for_users(bart_score.TokenizationWarning(truncated))
+    assert shown == truncated  # shorter texts: the user can act on it
+    fewer = bart_score.errors.FewerReferencePairsWarning("BARTScore: 1000 reference pairs were asked for")
+    assert space_feedback.note_for_users(fewer) is None  # hidden by its class: the Space asks for more than it needs
 
 
 def test_engine_truncation_notices_become_notes_and_errors_become_messages_naming_the_field(scorer):
@@ -713,7 +718,7 @@ def test_engine_truncation_notices_become_notes_and_errors_become_messages_namin
     assert (outcome.problem, outcome.field, outcome.value) == ("Choose at least one direction", "directions", None)
     # the library's own InputError marks the field that sets the option it names
     outcome = space_feedback.attempt(lambda: bart_score.ScoringOptions(prompt=["  "]))
-    assert (outcome.problem, outcome.field) == ("prompt[0] is blank", "prompt-phrase")
+    assert (outcome.problem, outcome.field) == ("Custom prompt phrase is blank", "prompt-phrase")  # by its label
     outcome = space_feedback.attempt(lambda: scorer.score_directions(CANDIDATES[:2], sources=["a source", 7]))
     assert outcome.field == "source" and outcome.problem.startswith("sources[1] is an int"), outcome.problem
     with pytest.warns(UserWarning, match="^A note$"):  # gr.Warning outside a request is a UserWarning
@@ -734,7 +739,10 @@ def test_the_notes_are_the_librarys_tokenization_and_rescaling_warnings_picked_b
         return 1
 
     outcome = space_feedback.attempt(work)
-    assert outcome.notes == ["BARTScore truncated 1 distinct source text(s)", "BARTScore: recall cannot be rescaled"]
+    assert outcome.notes == [
+        "BARTScore truncated 1 distinct source text(s)",
+        "BARTScore: recall cannot be rescaled (shown as –): read its raw scores",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -1115,7 +1123,7 @@ def test_api_candidates_have_names_of_their_own(client):
         ),
         (dict(source="s" * (MAX_CHARS + 1)), f"The source has {MAX_CHARS + 1} characters"),
         (dict(references="\n".join(["r"] * 9)), "At most 8 references are allowed (found 9)"),
-        (dict(source=""), "direction 'faithfulness' (source -&gt; prediction) needs sources, which"),  # escaped: HTML
+        (dict(source=""), "direction 'faithfulness' (source -&gt; prediction) needs Source, which"),  # escaped: HTML
         (dict(directions=[]), "Choose at least one direction"),
         (dict(prompt="custom", phrase="  "), "Enter a custom prompt phrase"),
         (dict(model="missing"), "The model 'missing' is not available on this server; choose another model"),
@@ -1332,7 +1340,7 @@ def test_api_batch_reports_progress_while_scoring(client, tmp_path):
             "".join(json.dumps({"source": "s", "sys": "o"}) + "\n" for _ in range(MAX_ROWS + 1)),
             f"rows.jsonl has more than {MAX_ROWS} rows; the limit is {MAX_ROWS}",
         ),
-        ("refs.csv", "source,sys\na,b\n", "direction 'precision' needs references, which were not given"),
+        ("refs.csv", "source,sys\na,b\n", "direction 'precision' needs the file's reference columns, which were not"),
     ],
 )
 def test_api_batch_explains_malformed_uploads_and_keeps_running(client, tmp_path, name, content, message):
@@ -1827,7 +1835,7 @@ def page_entry(handlers_class, settings, *inputs):
         (dict(source="s" * (MAX_CHARS + 1)), "source", "The source has"),
         (dict(references="ok\nA <s> <b>reference</b>"), "references", "Reference 2 contains &lt;s&gt;"),
         (dict(directions=[]), "directions", "Choose at least one direction"),
-        (dict(source=""), "directions", "direction 'faithfulness' (source -> prediction) needs sources, which"),
+        (dict(source=""), "directions", "direction 'faithfulness' (source -> prediction) needs Source, which"),
         (dict(prompt="custom", phrase=" "), "prompt-phrase", "Enter a custom prompt phrase"),
         (dict(model="missing"), "model", "The model &#x27;missing&#x27; is not available"),
     ],

@@ -34,6 +34,7 @@ import space.jobs
 import space.routes
 import space.settings
 import space.uploads
+from bart_score.messages import FileName, Mention
 
 # Gradio and what imports it, imported by the first test that uses them (support/lazy.py).
 gr = LazyModule("gradio")
@@ -306,21 +307,42 @@ def test_a_long_upload_is_refused_while_reading(tmp_path):
 @pytest.mark.parametrize(
     "error, shown",
     [
-        (ValueError("no file at /srv/data/x.json"), "no file at (a path on the server)"),
-        (RuntimeError("see ~/.cache/bartscore/baselines/a.json now"), "see (a path on the server) now"),
+        (  # bart_score's: a file by its name alone, said from the data (FileName), the message otherwise as it is
+            bart_score.InputError(FileName("/srv/data/x.json"), " is empty; see https://hf.co/a/b and/or 1/2/3"),
+            "x.json is empty; see https://hf.co/a/b and/or 1/2/3",
+        ),
+        (  # and an option or input by the label of the field that gives it
+            bart_score.InputError("direction 'recall' needs ", Mention("references"), ", which were not given"),
+            "direction 'recall' needs References, which were not given",
+        ),
         (
             FileNotFoundError(2, "No such file or directory", "/tmp/gradio/abc/file.csv"),
             "The server could not read or write a file for this request (No such file or directory); the server's "
             "log says more",
         ),
+        (  # bart_score's errors about the server's own files are the server's to mend
+            bart_score.CheckpointLoadError("cannot read /srv/models/x/config.json"),
+            "The server could not read or write a file for this request; the server's log says more",
+        ),
+        (  # another library's words are not read: a general sentence, the details in the log
+            ValueError("no file at /srv/data/x.json"),
+            "The request failed on the server (ValueError); the server's log says why",
+        ),
         (KeyError("/srv/a/b"), "The request failed on the server (KeyError); the server's log says why"),
-        ("BARTScore truncated 1 text at /root/x/y", "BARTScore truncated 1 text at (a path on the server)"),
-        # what is not a server path stays: URLs, fractions, "and/or", a file's own name
-        ("see https://hf.co/a/b and/or 1/2/3 in notes.csv", "see https://hf.co/a/b and/or 1/2/3 in notes.csv"),
+        (MemoryError(), "The server ran out of memory for this request; send fewer or shorter texts"),
     ],
 )
 def test_messages_to_browser_users_never_show_a_server_path(error, shown):
     assert space.guards.public_message(error) == shown
+
+
+def test_each_tab_names_the_inputs_as_it_gives_them():
+    """The Compare tab's boxes, the Batch tab's file columns and its rescaling choices; the file an upload error
+    names by the name the user uploaded."""
+    error = bart_score.InputError("needs ", Mention("sources"), "; or ", Mention("rescale", "corpus"))
+    assert space.guards.public_message(error) == "needs Source; or rescale='corpus'"  # Compare has no rescaling field
+    batch = space.guards.public_message(error, space.batch.BATCH_PAGE)
+    assert batch == 'needs the file\'s source column; or Rescaled scores too: "yes, reference points from this file"'
 
 
 @pytest.mark.parametrize(

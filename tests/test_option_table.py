@@ -139,15 +139,16 @@ def test_the_spaces_fields_and_settings_are_the_tables():
     if lacking("app"):
         pytest.skip(reason("app"))
     import app
-    import space.feedback
     import space.handlers
+    import space.naming
     import space.settings
 
     page_fields = set(space.handlers.COMPARE_FIELDS) | set(space.handlers.BATCH_FIELDS)
     for options_class, name, spec in every_option():
         if spec.field is not None:
             assert spec.field in page_fields, (name, spec.field)
-            assert space.feedback.OPTION_FIELDS[options_class.PREFIX + name] == spec.field
+            assert space.naming.OPTION_FIELDS[options_class.PREFIX + name] == spec.field
+            assert space.naming.FIELD_LABELS[spec.field]  # said by its label in messages
         assert spec.setting in (None, MODEL_ENTRY_SETTING, LONG_SOURCE_SETTING), name
     assert {MODEL_ENTRY_SETTING, LONG_SOURCE_SETTING} <= set(re.findall(r"BARTSCORE_APP_\w+", app.__doc__))
     assert list(space.settings.MODEL_OPTIONS) == [
