@@ -14,7 +14,7 @@ from typing import Any
 from .directions import score_directions
 from .errors import InputError
 from .inputs import counted
-from .messages import Mention, Part
+from .messages import FileName, Mention, Part
 from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
 from .reading import open_bounded, read_bounded
 from .rescale import LIBRARY_REMEDY, corpus_documents
@@ -41,7 +41,9 @@ def utf8_text(path: str) -> str:
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         raise InputError(
-            f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line})", remedy="save it as UTF-8"
+            FileName(path),
+            f" is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line})",
+            remedy="save it as UTF-8",
         ) from None
 
 
@@ -53,7 +55,7 @@ def utf8_lines(path: str) -> Iterator[io.TextIOWrapper]:
         with io.TextIOWrapper(open_bounded(path, error=InputError), encoding="utf-8-sig", newline="") as handle:
             yield handle
     except OSError as error:
-        raise InputError(f"cannot read {path}: {error.strerror or error}") from None
+        raise InputError("cannot read ", FileName(path), f": {error.strerror or error}") from None
     except UnicodeDecodeError:
         utf8_text(path)  # finds the byte and its line, and raises the usage error that names them
         raise

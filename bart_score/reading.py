@@ -6,7 +6,8 @@ A file input must be a regular file (or a pipe, such as a shell's ``<(...)``, re
 limit before it is opened, and a pipe that goes on past the limit as soon as it does. A JSON text may nest at most
 MAX_JSON_DEPTH arrays and objects: a deeper one is refused with an error naming where it is, instead of a
 RecursionError. Each caller passes the error class of its kind of file (InputError for corpora, BaselineError,
-CacheFileError, BenchmarkDataError)."""
+CacheFileError, BenchmarkDataError), and may say what the file is (`what`, text or message parts, such as "the
+score cache <path>"); a file it does not is named by its path, as a FileName part (bart_score.messages)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,23 @@ import io
 import json
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+from .messages import FileName, Part, parts_of
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
 MAX_FILE_BYTES = 1 << 30  # 1 GiB: corpora, tables, score caches, benchmark files
 MAX_JSON_DEPTH = 64  # the project's own files nest 5 deep at most
+# What a message says a file is: text or parts ("the baseline file <path>"); None: the file's path, as a FileName.
+What = str | Sequence[Part] | None
+
+
+def _named(path: str, what: What) -> tuple[Part, ...]:
+    return (FileName(str(path)),) if what is None else parts_of(what)
 
 
 def size_text(size: int) -> str:
@@ -35,32 +43,31 @@ def size_text(size: int) -> str:
     return f"{size} bytes"
 
 
-def check_input_file(
-    path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError
-) -> None:
+def check_input_file(path: str, what: What = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError) -> None:
     """Refuses (with `error`, naming `what`, default the path) what cannot be read as a bounded file: a missing file
     (FileNotFoundError's message), a folder, a device, or a regular file over `limit` bytes. A pipe passes: it is
     read under the limit."""
-    what = what or str(path)
+    named = _named(path, what)
     try:
         mode = os.stat(path)
     except OSError as problem:
-        raise error(f"cannot read {what}: {problem.strerror or problem}") from None
+        raise error("cannot read ", *named, f": {problem.strerror or problem}") from None
     if stat.S_ISDIR(mode.st_mode):
-        raise error(f"{what} is a folder, not a file")
+        raise error(*named, " is a folder, not a file")
     if not (stat.S_ISREG(mode.st_mode) or stat.S_ISFIFO(mode.st_mode)):
         kind = "a character device" if stat.S_ISCHR(mode.st_mode) else "a device or socket"
-        raise error(f"{what} is {kind}, not a file", remedy="give a regular file")
+        raise error(*named, f" is {kind}, not a file", remedy="give a regular file")
     if stat.S_ISREG(mode.st_mode) and mode.st_size > limit:
         raise error(
-            f"{what} is {mode.st_size:,} bytes, over the limit of {limit:,} bytes ({size_text(limit)}) on a file input"
+            *named,
+            f" is {mode.st_size:,} bytes, over the limit of {limit:,} bytes ({size_text(limit)}) on a file input",
         )
 
 
 class _Limited(io.RawIOBase):
     """A file's bytes, failing once more than `limit` have come (a pipe, or a file that grows while it is read)."""
 
-    def __init__(self, handle: io.RawIOBase, what: str, limit: int, error: type) -> None:
+    def __init__(self, handle: io.RawIOBase, what: tuple[Part, ...], limit: int, error: type) -> None:
         self._handle, self._what, self._limit, self._error = handle, what, limit, error
         self._count = 0
 
@@ -71,7 +78,7 @@ class _Limited(io.RawIOBase):
         count = self._handle.readinto(buffer)
         self._count += count or 0
         if self._count > self._limit:
-            raise self._error(f"{self._what} goes on past the {size_text(self._limit)} limit on a file input")
+            raise self._error(*self._what, f" goes on past the {size_text(self._limit)} limit on a file input")
         return count
 
     def close(self) -> None:
@@ -80,7 +87,7 @@ class _Limited(io.RawIOBase):
 
 
 def open_bounded(
-    path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError
+    path: str, what: What = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError
 ) -> io.BufferedReader:
     """A binary handle (buffered) on a file input, checked by check_input_file and failing past `limit` bytes.
     Wrap it in io.TextIOWrapper to read text."""
@@ -88,38 +95,39 @@ def open_bounded(
     try:
         handle = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by the handle returned, which owns it)
     except OSError as problem:
-        raise error(f"cannot read {what or path}: {problem.strerror or problem}") from None
-    return io.BufferedReader(_Limited(handle, what or str(path), limit, error))
+        raise error("cannot read ", *_named(path, what), f": {problem.strerror or problem}") from None
+    return io.BufferedReader(_Limited(handle, _named(path, what), limit, error))
 
 
-def read_bounded(path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError) -> bytes:
+def read_bounded(path: str, what: What = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError) -> bytes:
     """A file input's bytes, at most `limit` of them (see check_input_file)."""
     with open_bounded(path, what, limit=limit, error=error) as handle:
         try:
             return handle.read()
         except OSError as problem:
-            raise error(f"cannot read {what or path}: {problem.strerror or problem}") from None
+            raise error("cannot read ", *_named(path, what), f": {problem.strerror or problem}") from None
 
 
 def parse_json(
     text: str | bytes,
-    where: str,
+    where: str | Sequence[Part],
     *,
     error: type = InputError,
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
 ) -> Any:
-    """A JSON text's value, refusing (with `error`, naming `where`: a file, a file's line) invalid JSON and values
-    nested more than MAX_JSON_DEPTH deep. object_pairs_hook: as json.loads'."""
+    """A JSON text's value, refusing (with `error`, naming `where`: a file, a file's line, as text or parts) invalid
+    JSON and values nested more than MAX_JSON_DEPTH deep. object_pairs_hook: as json.loads'."""
+    named = parts_of(where)
     try:
         value = json.loads(text, object_pairs_hook=object_pairs_hook)
     except RecursionError:
-        raise error(f"{where} nests JSON too deeply (more than {MAX_JSON_DEPTH} levels)") from None
+        raise error(*named, f" nests JSON too deeply (more than {MAX_JSON_DEPTH} levels)") from None
     except UnicodeDecodeError:
-        raise error(f"{where} is not UTF-8 text") from None
+        raise error(*named, " is not UTF-8 text") from None
     except ValueError as problem:  # JSONDecodeError, and numbers too long to convert
-        raise error(f"{where} is not valid JSON: {getattr(problem, 'msg', problem)}") from None
+        raise error(*named, f" is not valid JSON: {getattr(problem, 'msg', problem)}") from None
     if _depth_over(value, MAX_JSON_DEPTH):
-        raise error(f"{where} nests JSON too deeply (more than {MAX_JSON_DEPTH} levels)")
+        raise error(*named, f" nests JSON too deeply (more than {MAX_JSON_DEPTH} levels)")
     return value
 
 
@@ -137,14 +145,14 @@ def _depth_over(value: Any, limit: int) -> bool:
     return False
 
 
-def read_json(path: str, what: str | None = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError) -> Any:
+def read_json(path: str, what: What = None, *, limit: int = MAX_FILE_BYTES, error: type = InputError) -> Any:
     """A JSON file's value (UTF-8, a byte-order mark allowed), read by read_bounded and parsed by parse_json."""
     data = read_bounded(path, what, limit=limit, error=error)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise error(f"{what or path} is not UTF-8 text") from None
-    return parse_json(text, what or str(path), error=error)
+        raise error(*_named(path, what), " is not UTF-8 text") from None
+    return parse_json(text, _named(path, what), error=error)
 
 
 def file_sha256(path: str) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .errors import CheckpointLoadError, InputError, InputTypeError, LongSourceWarning, MissingExtraError
-from .messages import Mention
+from .messages import FileName, Mention
 from .reading import read_json
 
 DEFAULT_RETRIEVER = "sentence-transformers/bert-base-nli-mean-tokens"
@@ -38,6 +38,14 @@ _REPRODUCED_MODULES = {
 }
 # Padded tokens per embedding batch.
 _EMBEDDING_TOKENS = 8192
+
+
+def checkpoint_named(checkpoint: str) -> FileName | str:
+    """An encoder checkpoint as a message names it: a folder on this machine as a FileName (which a front end may show
+    without its folders), a Hub id as it is written."""
+    return FileName(checkpoint) if os.path.exists(checkpoint) else repr(checkpoint)
+
+
 # The most bytes of a sentence-transformers settings file (modules.json and the like hold a few keys).
 _SETTINGS_FILE_BYTES = 1 << 20
 
@@ -107,7 +115,9 @@ class EmbeddingRetriever(Retriever):
             kind = "sequence-to-sequence" if getattr(config, "is_encoder_decoder", False) else "causal language"
             raise InputError(
                 RETRIEVER,
-                f" {checkpoint!r} is a {config.model_type!r} {kind} model, not a sentence encoder",
+                " ",
+                checkpoint_named(checkpoint),
+                f" is a {config.model_type!r} {kind} model, not a sentence encoder",
                 option="retriever",
                 value=checkpoint,
                 remedy=f"give a sentence-embedding encoder checkpoint (such as {DEFAULT_RETRIEVER}) or {BM25!r}",
@@ -152,7 +162,9 @@ class EmbeddingRetriever(Retriever):
             if kind is None:
                 raise InputError(
                     RETRIEVER,
-                    f" {checkpoint!r} has a sentence-transformers module {module.get('type')!r}, which changes the "
+                    " ",
+                    checkpoint_named(checkpoint),
+                    f" has a sentence-transformers module {module.get('type')!r}, which changes the "
                     f"embedding beyond mean pooling",
                     option="retriever",
                     value=checkpoint,
@@ -166,7 +178,9 @@ class EmbeddingRetriever(Retriever):
             if modes != ["pooling_mode_mean_tokens"]:
                 raise InputError(
                     RETRIEVER,
-                    f" {checkpoint!r} pools by {', '.join(modes) or 'nothing'}; this retriever takes the mean of the "
+                    " ",
+                    checkpoint_named(checkpoint),
+                    f" pools by {', '.join(modes) or 'nothing'}; this retriever takes the mean of the "
                     f"token states (pooling_mode_mean_tokens), so it would embed differently",
                     option="retriever",
                     value=checkpoint,

@@ -18,6 +18,7 @@ from typing import Any
 from .corpus import Corpus, utf8_lines
 from .errors import InputError
 from .inputs import check_text, counted, describe
+from .messages import FileName
 from .reading import parse_json
 
 
@@ -48,17 +49,17 @@ def read_table(path: str, limits: TableLimits = TableLimits(), *, kind: str | No
         "jsonl" if path.lower().endswith((".jsonl", ".json")) else "csv" if path.lower().endswith(".csv") else None
     )
     if kind is None:
-        raise InputError(f"{path}: a table must be a .jsonl or .csv file")
+        raise InputError(FileName(path), ": a table must be a .jsonl or .csv file")
     with utf8_lines(path) as lines:
         columns, rows, line_numbers = (_jsonl_rows if kind == "jsonl" else _csv_rows)(path, lines, limits)
     if not columns:
-        raise InputError(f"{path} is empty")
+        raise InputError(FileName(path), " is empty")
     for number, name in enumerate(columns, start=1):
         if not name.strip():
-            raise InputError(f"{path}: column {number} has no name")
+            raise InputError(FileName(path), f": column {number} has no name")
     repeated = sorted(name for name, count in collections.Counter(columns).items() if count > 1)
     if repeated:
-        raise InputError(f"{path}: column names appear more than once: {', '.join(_first(repeated))}")
+        raise InputError(FileName(path), f": column names appear more than once: {', '.join(_first(repeated))}")
     return Table(columns, rows, line_numbers)
 
 
@@ -114,7 +115,7 @@ def _check_given_columns(
     known = set(columns)
     missing = [c for c in given if c not in known]
     if missing:
-        raise InputError(f"{path} has no column {missing[0]!r}; its columns are {_listed(columns)}")
+        raise InputError(FileName(path), f" has no column {missing[0]!r}; its columns are {_listed(columns)}")
     twice = sorted(name for name, count in collections.Counter(given).items() if count > 1)
     if twice:
         raise InputError(f"column {twice[0]!r} is given two roles (source, reference or system)", remedy="give it one")
@@ -152,24 +153,26 @@ def _check_scorable(
     order, so that a file of column names alone is told first what its columns lack."""
     if source_column not in columns and not reference_columns:
         raise InputError(
-            f"{path} needs a {source_column!r} column and/or reference columns (reference, references "
-            f"or reference_1, reference_2, ...); its columns are {_listed(columns)}"
+            FileName(path),
+            f" needs a {source_column!r} column and/or reference columns (reference, references "
+            f"or reference_1, reference_2, ...); its columns are {_listed(columns)}",
         )
     if not system_columns:
         raise InputError(
-            f"{path} has no system column: every column but {source_column!r}, {id_column!r} and the "
-            f"references holds one system's outputs"
+            FileName(path),
+            f" has no system column: every column but {source_column!r}, {id_column!r} and the "
+            f"references holds one system's outputs",
         )
     if not rows:
-        raise InputError(f"{path} has column names but no rows")
+        raise InputError(FileName(path), " has column names but no rows")
 
 
 def _text(path: str, number: int, column: str, value: object) -> str:
     """A cell's text; anything else, a missing JSONL value included, is refused (texts are scored as written)."""
     if not isinstance(value, str):
         raise InputError(
-            f"{path} row {number}, column {column!r}: expected text, got "
-            f"{'nothing' if value is None else describe(value)}"
+            FileName(path),
+            f" row {number}, column {column!r}: expected text, got {'nothing' if value is None else describe(value)}",
         )
     return value
 
@@ -198,7 +201,7 @@ def _reference_texts(
                     blank += 1
         if not refs:
             raise InputError(
-                f"{path} row {number} has no reference (its columns {_listed(reference_columns)} are empty)"
+                FileName(path), f" row {number} has no reference (its columns {_listed(reference_columns)} are empty)"
             )
         references.append(refs)
     return references, blank
@@ -237,7 +240,8 @@ def _check_roles(
         if name in roles:
             why = f" ({defaults[name]})" if name in defaults else ""
             raise InputError(
-                f"{path}: column {name!r} is {roles[name]} and cannot also be {role}{why}; a column has one role"
+                FileName(path),
+                f": column {name!r} is {roles[name]} and cannot also be {role}{why}; a column has one role",
             )
         roles[name] = role
 
@@ -249,17 +253,21 @@ def _id_text(path: str, number: int, column: str, value: object) -> str:
         return value or ""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return json.dumps(value)
-    raise InputError(f"{path} row {number}, column {column!r}: an id is text or a number, got {describe(value)}")
+    raise InputError(
+        FileName(path), f" row {number}, column {column!r}: an id is text or a number, got {describe(value)}"
+    )
 
 
 def _check_size(path: str, limits: TableLimits, rows: int, columns: Collection[str], line: int | None = None) -> None:
     """The limits on rows and columns, checked as each row is read (`line`: a JSONL line, whose columns add up)."""
     if limits.max_rows is not None and rows > limits.max_rows:
-        raise InputError(f"{path} has more than {counted(limits.max_rows, 'row')}; the limit is {limits.max_rows}")
+        raise InputError(
+            FileName(path), f" has more than {counted(limits.max_rows, 'row')}; the limit is {limits.max_rows}"
+        )
     if limits.max_columns is not None and len(columns) > limits.max_columns:
         columns_read = counted(len(columns), "column")
         how_many = f"at least {columns_read} (by line {line})" if line else columns_read
-        raise InputError(f"{path} has {how_many}; the limit is {limits.max_columns}")
+        raise InputError(FileName(path), f" has {how_many}; the limit is {limits.max_columns}")
 
 
 def _check_length(path: str, limits: TableLimits, number: int, column: str, value: object) -> None:
@@ -269,17 +277,19 @@ def _check_length(path: str, limits: TableLimits, number: int, column: str, valu
     for text in value if isinstance(value, list) else [value]:
         if isinstance(text, str) and len(text) > limits.max_chars:
             raise InputError(
-                f"{path} row {number}, column {column!r} has {counted(len(text), 'character')}; the limit is "
-                f"{limits.max_chars}"
+                FileName(path),
+                f" row {number}, column {column!r} has {counted(len(text), 'character')}; the limit is "
+                f"{limits.max_chars}",
             )
 
 
-def _encodable(text: str, where: str) -> str:
-    """JSON escapes can spell lone surrogates, which no file, tokenizer or web page can take."""
+def _encodable(text: str, path: str, where: str) -> str:
+    """JSON escapes can spell lone surrogates, which no file, tokenizer or web page can take (`where`: the line or the
+    row and column of the file at `path`)."""
     try:
         return check_text(text, where)
-    except ValueError as error:
-        raise InputError(str(error)) from None
+    except InputError as error:
+        raise InputError(FileName(path), " ", *error.parts, remedy=error.remedy) from None
 
 
 # csv.field_size_limit is one setting for the whole process; readers raise it (so that a cell's length is checked by
@@ -321,8 +331,8 @@ def _csv_rows(
                     continue
                 if len(row) != len(columns):
                     raise InputError(
-                        f"{path} line {reader.line_num} has {counted(len(row), 'field')} but the header has "
-                        f"{len(columns)}"
+                        FileName(path),
+                        f" line {reader.line_num} has {counted(len(row), 'field')} but the header has {len(columns)}",
                     )
                 _check_size(path, limits, len(rows) + 1, columns)
                 for column, value in zip(columns, row):
@@ -330,7 +340,7 @@ def _csv_rows(
                 rows.append(dict(zip(columns, row)))
                 line_numbers.append(reader.line_num)
     except csv.Error as error:
-        raise InputError(f"{path} line {reader.line_num} is not valid CSV: {error}") from None
+        raise InputError(FileName(path), f" line {reader.line_num} is not valid CSV: {error}") from None
     return columns, rows, line_numbers
 
 
@@ -362,20 +372,21 @@ def _jsonl_rows(
         if not line.strip():
             continue
         try:
-            row = parse_json(line, f"{path} line {number}", error=InputError, object_pairs_hook=_unique_keys)
+            where = (FileName(path), f" line {number}")
+            row = parse_json(line, where, error=InputError, object_pairs_hook=_unique_keys)
         except _KeyTwice as error:
-            raise InputError(f"{path} line {number}: key {error.key!r} appears twice") from None
+            raise InputError(FileName(path), f" line {number}: key {error.key!r} appears twice") from None
         if not isinstance(row, dict):
-            raise InputError(f"{path} line {number} is not a JSON object")
+            raise InputError(FileName(path), f" line {number} is not a JSON object")
         for name in row:
             if name not in columns:
-                columns[_encodable(name, f"{path} line {number}: the column name {name!r}")] = None
+                columns[_encodable(name, path, f"line {number}: the column name {name!r}")] = None
         _check_size(path, limits, len(rows) + 1, columns, number)
         for column, value in row.items():
             _check_length(path, limits, len(rows) + 1, column, value)
             for text in value if isinstance(value, list) else [value]:
                 if isinstance(text, str):
-                    _encodable(text, f"{path} row {len(rows) + 1}, column {column!r}")
+                    _encodable(text, path, f"row {len(rows) + 1}, column {column!r}")
         rows.append(row)
         line_numbers.append(number)
     return list(columns), rows, line_numbers

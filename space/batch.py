@@ -54,8 +54,8 @@ def parse_upload(path, *, max_rows, max_chars):
     try:
         corpus = bart_score.read_table_corpus(path, limits=limits)
     except bart_score.InputError as error:
-        # The reader names the file by its path: show the name the user uploaded, not Gradio's temporary copy.
-        raise FieldError(str(error).replace(path, os.path.basename(path)), "upload") from None
+        # The reader names the file as data: said by the name the user uploaded, not the path of Gradio's copy.
+        raise FieldError(error.said(BATCH_PAGE), "upload") from None
     check_upload_limits(corpus)
     return corpus
 

@@ -28,6 +28,7 @@ from bart_score.errors import (
     CheckpointLoadError,
     InputError,
 )
+from bart_score.messages import FileName
 from bart_score.meta_eval.benchmarks import load_benchmark
 from bart_score.meta_eval.layouts import read_release_pickle
 from bart_score.options import EngineOptions
@@ -97,8 +98,10 @@ def test_every_library_reader_refuses_endless_files(files, hostile, scorer):
         (CacheFileError, lambda: ResumableScorer(scorer, hostile).score(["a ."], ["b ."])),
     ]
     for kind, read in readers:
-        with pytest.raises(kind, match=rf"{hostile} is a character device, not a file"):
+        with pytest.raises(kind, match=r"is a character device, not a file") as raised:
             read()
+        named = [part for part in raised.value.parts if isinstance(part, FileName)]
+        assert hostile in str(raised.value) and named in ([], [FileName(hostile)]), raised.value.parts
 
 
 def test_a_pipe_is_read_up_to_the_limit_and_refused_past_it(tmp_path):
@@ -140,8 +143,9 @@ def test_deep_json_is_refused_in_every_file_the_project_reads(files, tmp_path, s
         load_baseline(str(baseline))
     table = tmp_path / "deep.jsonl"
     table.write_text('{"source": "a", "s": ' + deep + "}\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"deep.jsonl line 1 nests JSON too deeply"):
+    with pytest.raises(InputError, match=r"deep.jsonl' line 1 nests JSON too deeply") as raised:
         read_table(str(table))
+    assert raised.value.parts[0] == FileName(str(table))  # the file, as data: each front end names it its own way
     cache = tmp_path / "deep-cache.jsonl"
     cache.write_text(header_line() + "\n" + deep + "\n", encoding="utf-8")
     with pytest.raises(CacheFileError, match=r"deep-cache.jsonl line 2 nests JSON too deeply"):

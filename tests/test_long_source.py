@@ -19,6 +19,7 @@ from transformers import AutoModel, AutoTokenizer
 import bart_score
 from bart_score import InputError
 from bart_score.long_source import LONGDOCFACTSCORE, split_sentences, window_span
+from bart_score.messages import FileName
 from bart_score.retrievers import BM25Retriever, EmbeddingRetriever
 
 
@@ -344,8 +345,11 @@ def test_a_source_shorter_than_one_window_is_scored_whole_and_reported(scorer, r
 
 
 def test_a_retriever_that_is_not_a_sentence_encoder_is_refused(scorer, tiny_checkpoint, tmp_path):
-    with pytest.raises(InputError, match=r"is a 'bart' sequence-to-sequence model, not a sentence encoder"):
+    with pytest.raises(InputError, match=r"is a 'bart' sequence-to-sequence model, not a sentence encoder") as raised:
         scorer.score_directions(["A cat."], sources=["A cat sat."], long_source="windows", retriever=tiny_checkpoint)
+    # the folder as data (a front end may show it without its folders), in the library's words as its repr
+    assert FileName(tiny_checkpoint) in raised.value.parts and repr(tiny_checkpoint) in str(raised.value)
+    assert raised.value.option == "retriever"
     with pytest.raises(bart_score.CheckpointNotFoundError):
         scorer.score_directions(
             ["A cat."], sources=["A cat sat."], long_source="windows", retriever=str(tmp_path / "nothing-here")
