@@ -7,6 +7,14 @@ ScoringOptions before anything is scored, and puts the pending batches back afte
 configuration name names the checkpoint: checked_config_name refuses one that cannot, and cache_name keeps it from
 steering evaluate's cache path.
 
+Errors reach the metric's caller as bart_score raises them, said in the library's words (bart_score.messages.KEYWORDS),
+which are the metric's own: its init options are EngineOptions' fields and its compute options ScoringOptions' (and
+bert_score's rescale_with_baseline and baseline_path, which its own errors name as given), its inputs are the
+library's predictions, references and sources, and a baseline recipe is the library calls that a Python caller makes.
+The checkpoint, which the configuration name gives, is named by its value ("the checkpoint 'cnn'"): a configuration
+name that could not name one is refused by checked_config_name, in the configuration name's words, before any
+library check would name the checkpoint as an option.
+
 This module imports evaluate and datasets; nothing else in bart_score imports it, so the package stays light."""
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from support.reference import reference_directions
 from support.text import english_like_text
 
 import bart_score
+from bart_score.options import ENGINE_OPTION_NAMES, OPTION_NAMES
 
 TOLERANCE = 1e-5
 evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
@@ -262,6 +263,36 @@ def test_bad_input_is_named(metric, kwargs, error, message):
     with pytest.raises(error, match=message):
         metric.compute(**kwargs)
     assert len(metric.compute(predictions=["ok"], sources=["fine"])["faithfulness"]) == 1
+
+
+# What a metric caller passes, by the keywords it passes it with: the library's words (KEYWORDS) are the metric's.
+METRIC_KEYWORDS = {
+    *OPTION_NAMES,
+    *ENGINE_OPTION_NAMES - {"checkpoint"},  # the configuration name gives the checkpoint
+    *("rescale_with_baseline", "baseline_path", "inputs", "options"),
+    *("predictions", "references", "sources", "prediction", "reference", "source"),
+}
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(predictions=["a", "b"], references=["c"]),
+        dict(predictions=["a"], references=["b"], directions=["faithfulness"]),
+        dict(predictions=["a"], sources=["b"], directions=["precison"]),
+        dict(predictions=["a"], sources=["b"], prompt="sumary"),
+        dict(predictions=["a"], sources=["b"], prompt=[]),
+        dict(predictions=["a"], sources=["b"], rescale="corpus", long_source="windows"),
+        dict(predictions=["a"], sources=["b"], rescale_with_baseline=True, rescale="corpus"),
+    ],
+)
+def test_the_metric_says_what_it_names_by_the_keywords_its_caller_passes(metric, kwargs):
+    with pytest.raises(ValueError) as raised:
+        metric.compute(**kwargs)
+    error = raised.value
+    named = {part.option for part in (*error.parts, *error.remedy) if type(part).__name__ == "Mention"}
+    assert error.option in METRIC_KEYWORDS and named <= METRIC_KEYWORDS, (error.option, named)
+    assert str(error) == error.said()  # raised as it is, in the library's words
 
 
 def test_no_input_at_all(metric):
