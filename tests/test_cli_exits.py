@@ -1,6 +1,8 @@
-"""How every subcommand ends when the run is cut short from outside: Ctrl-C (SIGINT) while scoring, a reader of
-stdout that goes away (`| head -1`), a stdout that cannot be written (`> /dev/full`). Each is one line (or none, for
-the pipe) and a fixed exit status, never a traceback, and no partial file is left under an output's name."""
+"""How every subcommand ends: one function maps the error that ended a run to its exit status, by the error family,
+and main says it once (bart_score.cli.exit_status, said_lines); and when the run is cut short from outside: Ctrl-C
+(SIGINT) while scoring, a reader of stdout that goes away (`| head -1`), a stdout that cannot be written
+(`> /dev/full`). Each is one line (or none, for the pipe) and a fixed exit status, never a traceback, and no partial
+file is left under an output's name."""
 
 import copy
 import os
@@ -13,9 +15,65 @@ import threading
 import pytest
 from support.meta_eval_fixtures import SUMMEVAL, write_fixture_files
 
+from bart_score import errors
+from bart_score.cli import exit_status, said_lines
+from bart_score.cli.wording import Failed
+from bart_score.messages import Mention
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORDS = "the cat sat on a mat while the dog ran far from home on a good day".split()  # noqa: SIM905
 SUBCOMMANDS = ("score", "compare", "baseline", "meta-eval")
+
+
+@pytest.mark.parametrize(
+    "error, status",
+    [
+        (errors.InputError("x"), 2),
+        (errors.InputTypeError("x"), 2),
+        (errors.UnsupportedModelError("x"), 2),
+        (errors.CustomCodeError("x"), 2),
+        (errors.BaselineNotFoundError("x"), 2),
+        (errors.BaselineSettingsError("x"), 2),
+        (errors.CacheFileError("x"), 2),
+        (errors.CheckpointNotFoundError("x"), 1),
+        (errors.CheckpointLoadError("x"), 1),
+        (errors.MissingExtraError("x"), 1),
+        (errors.BenchmarkDataError("x"), 1),
+        (errors.OutputFileError("not a regular file", path="out"), 1),
+        (errors.ScoringError("x"), 1),
+        (PermissionError(13, "Permission denied"), 1),
+        (KeyboardInterrupt(), 130),
+        (BrokenPipeError(), 141),
+        (Failed(errors.InputError("x"), "scoring failed"), 2),  # a failure's status is its error's
+        (Failed(RuntimeError("CUDA out of memory"), "scoring failed"), 1),
+        (Failed(Failed(errors.CheckpointNotFoundError("x")), quiet=True), 1),
+    ],
+)
+def test_one_function_maps_the_error_that_ended_a_run_to_its_exit_status(error, status):
+    assert exit_status(error) == status
+
+
+@pytest.mark.parametrize(
+    "error, lines",
+    [
+        (
+            errors.InputError(Mention("max_length", 0), " is too short", option="max_length"),
+            ["error: --max-length 0 is too short"],
+        ),
+        (Failed(RuntimeError("CUDA out of memory"), "scoring failed"), ["scoring failed: CUDA out of memory"]),
+        (Failed(errors.InputError("a text has no sentence"), "scoring failed"), ["error: a text has no sentence"]),
+        (
+            Failed(OSError(28, "No space left on device"), "cannot write out.tsv", reason="No space left on device"),
+            ["cannot write out.tsv: No space left on device"],
+        ),
+        (errors.CheckpointNotFoundError("Cannot load the checkpoint 'x'"), ["Cannot load the checkpoint 'x'"]),
+        (Failed(KeyboardInterrupt(), "scoring failed", notes=["3 kept"]), ["interrupted", "3 kept"]),
+        (Failed(errors.CheckpointNotFoundError("x"), quiet=True), []),  # said already, or by rank 0
+        (BrokenPipeError(), []),
+    ],
+)
+def test_main_says_the_error_that_ended_a_run_once_in_the_command_lines_words(error, lines):
+    assert said_lines(error) == lines
 
 
 def texts(count, length, offset):

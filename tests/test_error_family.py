@@ -184,6 +184,67 @@ def test_the_walk_finds_flags_and_commands_and_lets_docstrings_and_flag_declarat
     ]
 
 
+# The front ends: the command line, the Space and its app.
+FRONT_ENDS = ("bart_score/cli", "space", "app.py")
+# Every use of the re module in the front ends, by file and by the function it is in (or the name it gives at module
+# level), each on text that is no message: no front end reads an error's or a warning's text to reword it (each says
+# the message's parts in its own words: bart_score.cli.wording, space/naming.py).
+FRONT_END_REGULAR_EXPRESSIONS = {
+    "bart_score/cli/requests.py: _BREAKING": "control characters in a system name or an id that the output writes",
+    "bart_score/cli/meta_eval.py: _slug": "a checkpoint's name made part of the default output's file name",
+    "space/batch.py: POSSIBLE_SENTENCE_END": "where an upload's texts may end a sentence, to bound the work",
+    "space/batch.py: LETTER_OR_DIGIT": "whether a piece of an upload's text holds a sentence",
+    "space/routes.py: _pattern": "a route template of Gradio's made the pattern of the paths it serves",
+}
+
+
+def regular_expression_uses(root=ROOT, front_ends=FRONT_ENDS):
+    """'file: where' for each use of the re module (re.compile, re.sub, ..., or an import from it) in the front ends'
+    files: where is the function it is in, or at module level the name it is assigned to."""
+    found = []
+    for front_end in front_ends:
+        path = os.path.join(root, front_end)
+        files = [path] if path.endswith(".py") else [os.path.join(path, name) for name in sorted(os.listdir(path))]
+        for name in (name for name in files if name.endswith(".py")):
+            with open(name, encoding="utf-8") as handle:
+                tree = ast.parse(handle.read(), name)
+            functions = enclosing_functions(tree)
+            assigned = {
+                id(inner): node.targets[0].id
+                for node in tree.body
+                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+                for inner in ast.walk(node)
+            }
+            for node in ast.walk(tree):
+                uses_re = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "re"
+                if uses_re or (isinstance(node, ast.ImportFrom) and node.module == "re"):
+                    where = functions[id(node)]
+                    where = assigned.get(id(node), where) if where == "<module>" else where
+                    found.append(f"{os.path.relpath(name, root)}: {where}")
+    return sorted(set(found))
+
+
+def test_no_front_end_reads_a_message_with_a_regular_expression():
+    assert regular_expression_uses() == sorted(FRONT_END_REGULAR_EXPRESSIONS)
+
+
+def test_the_walk_finds_every_use_of_the_re_module(tmp_path):
+    (tmp_path / "space").mkdir()
+    (tmp_path / "space" / "feedback.py").write_text(
+        "import re\n"
+        "from re import sub\n"
+        "NOTICE = re.compile('NaN$')\n"
+        "def said(error):\n"
+        "    return re.sub('x', 'y', str(error))\n"
+    )
+    (tmp_path / "app.py").write_text("def f(text):\n    return text\n")
+    assert regular_expression_uses(str(tmp_path), ("space", "app.py")) == [
+        "space/feedback.py: <module>",
+        "space/feedback.py: NOTICE",
+        "space/feedback.py: said",
+    ]
+
+
 def test_every_warning_has_a_category_of_the_family():
     calls = list(warn_calls())
     assert len(calls) >= 9  # the walk sees the package's warnings
