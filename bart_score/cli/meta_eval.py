@@ -174,8 +174,8 @@ def check(args: argparse.Namespace) -> MetaEvalRequest:
         )
     try:
         benchmarks = resolve_benchmarks(args.benchmark)
-    except ValueError as error:
-        raise InputError(f"--benchmark: {error}") from None
+    except InputError as error:
+        raise InputError("--benchmark: ", *error.parts, remedy=error.remedy) from None
     long_benchmarks = [name for name in benchmarks if BENCHMARKS[name].long_documents]
     # The long-document benchmarks get a row of faithfulness over source windows besides the usual one. Without
     # --aggregation, options.aggregation is None (not the library's default, mean): the release's choice per
