@@ -1,14 +1,19 @@
-"""Checks of what callers pass in: every problem is reported with the argument's name and the item's index, in words
-that every message shares (describe: a value's type; counted: a count with its noun)."""
+"""Checks of what callers pass in: every problem is reported with the argument (and the item's index) as a Mention,
+in words that every message shares (describe: a value's type; counted: a count with its noun)."""
 
 from __future__ import annotations
 
 import numbers
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import InputError, InputTypeError
+from .messages import NOT_GIVEN, Mention, Part, parts_of
+
+# An option or input as a check's messages name it: its name ("predictions"), or a Mention (one entry of it:
+# Mention("references", index=3)).
+Named = str | Mention
 
 
 def describe(value: Any) -> str:
@@ -30,48 +35,85 @@ def option_of(name: str) -> str:
     return name.partition("[")[0]
 
 
-def check_text(text: str, where: str) -> str:
+def mention_of(named: Named) -> Mention:
+    """An option or input given by its name, as a Mention; a Mention as it is."""
+    return named if isinstance(named, Mention) else Mention(named)
+
+
+def entry_of(named: Named, index: int) -> tuple[Part, ...]:
+    """One entry of a list input as a message names it: Mention("references", index=3); an entry of an entry (one
+    reference of an example's list), the entry and then its own index (references[3][1])."""
+    mention = mention_of(named)
+    if mention.index is None:
+        return (Mention(mention.option, index=index),)
+    return (mention, f"[{index}]")
+
+
+def _fields(named: Named, value: Any) -> dict[str, Any]:
+    """An error's option and value fields for an input named so: its option, and the value it was given (the value
+    given to the whole option, which a check of one entry does not have)."""
+    mention = mention_of(named)
+    return {"option": mention.option, "value": value if mention.index is None else NOT_GIVEN}
+
+
+def check_text(text: str, where: Part | Sequence[Part]) -> str:
     """Refuses text that cannot be written as UTF-8: a lone surrogate ("\\ud800"), which Python strings can hold (from
-    JSON escapes or undecodable command-line bytes) but no tokenizer, file or web page can take."""
+    JSON escapes or undecodable command-line bytes) but no tokenizer, file or web page can take. where: the text as
+    the message names it (a Mention of an option or entry, or a caller's own words)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
+        named = parts_of(where)
+        option = next((part.option for part in named if isinstance(part, Mention)), None)
         raise InputError(
-            f"{where} holds {text[error.start]!r} at character {error.start}, a lone surrogate: it is not valid "
-            f"Unicode text and cannot be scored"
+            *named,
+            f" holds {text[error.start]!r} at character {error.start}, a lone surrogate: it is not valid Unicode text "
+            f"and cannot be scored",
+            option=option,
         ) from None
     return text
 
 
-def ordered_items(value: Any, name: str, expected: str, dimensions: int = 1) -> list[Any]:
+def ordered_items(value: Any, name: Named, expected: Part | Sequence[Part], dimensions: int = 1) -> list[Any]:
     """The items of a list, tuple or other ordered sequence: a numpy array, a pandas Series, a datasets column, a
     pyarrow array (each taken as its values, as plain Python objects). Tables (a DataFrame, a datasets.Dataset, a
     pyarrow Table) are refused with the column to pass, since iterating over one gives its column names; so are arrays
     of other than `dimensions` dimensions (references take 2: a row of references per example), sets, dict views,
     generators and iterators (their order is arbitrary or they can be read only once, and scores come back in input
-    order)."""
+    order). expected: what the input must be, as the messages say it."""
+    named = mention_of(name)
     columns = _table_columns(value)
     if columns is not None:
         shown = ", ".join(map(repr, columns[:5])) + (", ..." if len(columns) > 5 else "")
         column = repr(columns[0]) if columns else "'text'"
         raise InputTypeError(
-            f"{name} is {describe(value)}, a table (columns {shown or 'none'}); pass the column that holds the texts "
-            f"as a list: {name}=table[{column}].tolist()",
-            option=option_of(name),
+            named,
+            f" is {describe(value)}, a table (columns {shown or 'none'})",
+            remedy=["pass the column that holds the texts as a list: ", named, f"=table[{column}].tolist()"],
+            **_fields(named, value),
         )
     ndim = getattr(value, "ndim", None)
     if isinstance(ndim, int) and not 1 <= ndim <= dimensions and not isinstance(value, (str, bytes, bytearray)):
         raise InputTypeError(
-            f"{name} is a {ndim}-dimensional {type(value).__name__}; pass an array of "
-            f"{'1 or 2 dimensions' if dimensions > 1 else '1 dimension'}, or {expected}",
-            option=option_of(name),
+            named,
+            f" is a {ndim}-dimensional {type(value).__name__}",
+            remedy=[
+                f"pass an array of {'1 or 2 dimensions' if dimensions > 1 else '1 dimension'}, or ",
+                *parts_of(expected),
+            ],
+            **_fields(named, value),
         )
     if isinstance(value, (str, bytes, bytearray, Mapping)) or not (
         hasattr(type(value), "__len__") and hasattr(type(value), "__getitem__") and hasattr(type(value), "__iter__")
     ):
         unordered = " (its order is arbitrary)" if isinstance(value, (set, frozenset)) else ""
         raise InputTypeError(
-            f"{name} must be {expected}, got {describe(value)}{unordered}; pass a list", option=option_of(name)
+            named,
+            " must be ",
+            *parts_of(expected),
+            f", got {describe(value)}{unordered}",
+            remedy="pass a list",
+            **_fields(named, value),
         )
     for plain in ("to_pylist", "tolist"):  # pyarrow's; numpy's, pandas', torch's: items as Python objects
         if callable(getattr(value, plain, None)):
@@ -98,48 +140,48 @@ def _missing(item: Any) -> bool:
     return (isinstance(item, float) and item != item) or type(item).__name__ in ("NAType", "NaTType")
 
 
-def text_list(value: Any, name: str, count: int | None = None, counted_by: str = "predictions") -> list[str]:
+def text_list(value: Any, name: Named, count: int | None = None, counted_by: str = "predictions") -> list[str]:
     """A list of strings; with `count`, one per entry of the argument named `counted_by`."""
     items = ordered_items(value, name, "a list of strings")
+    fields = _fields(name, value)
     if count is not None and len(items) != count:
-        raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}", option=option_of(name))
+        raise InputError(
+            mention_of(name), f" has {len(items)} entries but ", Mention(counted_by), f" has {count}", **fields
+        )
     for index, item in enumerate(items):
+        entry = entry_of(name, index)
         if not isinstance(item, str):
             if _missing(item):
-                raise InputTypeError(
-                    f"{name}[{index}] is missing ({item}); every entry must be a string", option=option_of(name)
-                )
-            raise InputTypeError(f"{name}[{index}] is {describe(item)}; expected a string", option=option_of(name))
+                raise InputTypeError(*entry, f" is missing ({item}); every entry must be a string", **fields)
+            raise InputTypeError(*entry, f" is {describe(item)}; expected a string", **fields)
         if type(item) is not str:  # a subclass (numpy's str_) carries methods of its own: the text as a plain str
             items[index] = item = str.__str__(item)
-        check_text(item, f"{name}[{index}]")
+        check_text(item, entry)
     return items
 
 
 def reference_lists(value: Any, name: str, count: int, counted_by: str = "predictions") -> list[list[str]]:
     """References as one list per example: a string is one reference, a list of strings several."""
-    items = ordered_items(value, name, f"a list (one entry per entry of {counted_by})", dimensions=2)
+    expected = ("a list (one entry per entry of ", Mention(counted_by), ")")
+    items = ordered_items(value, name, expected, dimensions=2)
+    fields = _fields(name, value)
     if len(items) != count:
-        raise InputError(f"{name} has {len(items)} entries but {counted_by} has {count}", option=option_of(name))
+        raise InputError(
+            Mention(name), f" has {len(items)} entries but ", Mention(counted_by), f" has {count}", **fields
+        )
     lists = []
     for index, item in enumerate(items):
+        entry = Mention(name, index=index)
         if isinstance(item, str):
-            lists.append([check_text(str.__str__(item), f"{name}[{index}]")])
+            lists.append([check_text(str.__str__(item), entry)])
             continue
         if _missing(item):
-            raise InputTypeError(
-                f"{name}[{index}] is missing ({item}); every example needs at least one reference",
-                option=option_of(name),
-            )
+            raise InputTypeError(entry, f" is missing ({item}); every example needs at least one reference", **fields)
         if isinstance(item, (bytes, dict)) or not hasattr(item, "__iter__"):
-            raise InputTypeError(
-                f"{name}[{index}] is {describe(item)}; expected a string or a list of strings", option=option_of(name)
-            )
-        refs = text_list(item, f"{name}[{index}]")
+            raise InputTypeError(entry, f" is {describe(item)}; expected a string or a list of strings", **fields)
+        refs = text_list(item, entry)
         if not refs:
-            raise InputError(
-                f"{name}[{index}] is an empty list; every example needs at least one reference", option=option_of(name)
-            )
+            raise InputError(entry, " is an empty list; every example needs at least one reference", **fields)
         lists.append(refs)
     return lists
 
@@ -184,7 +226,7 @@ def positive_option(value: Any, name: str) -> int:
     """An option that must be a positive integer (numpy's included), or an InputError naming it."""
     number = whole_number(value)
     if number is None or number < 1:
-        raise InputError(f"{name} must be a positive integer, got {value!r}", option=option_of(name))
+        raise InputError(Mention(name), f" must be a positive integer, got {value!r}", option=name, value=value)
     return number
 
 
@@ -193,7 +235,7 @@ def optional_positive_int(value: Any, name: str) -> int | None:
         return None
     number = whole_number(value)
     if number is None or number < 1:
-        raise InputError(f"{name} must be a positive integer or None, got {value!r}", option=option_of(name))
+        raise InputError(Mention(name), f" must be a positive integer or None, got {value!r}", option=name, value=value)
     return number
 
 
@@ -225,6 +267,8 @@ MAX_DEVICE_INDEX = 127
 # A device as torch writes its name: a kind, then an index in ASCII digits without leading zeros (torch refuses
 # "cuda:01"; `\d` would take "cuda:٣", which torch refuses with a RuntimeError).
 _DEVICE = re.compile(r"([a-z_]+)(?::(0|[1-9][0-9]*))?")
+DEVICE = Mention("device")
+_DEVICES_TO_USE = "use 'cpu', 'cuda', 'cuda:<n>' or 'mps'"
 
 
 def device_name(device: Any) -> str:
@@ -234,21 +278,29 @@ def device_name(device: Any) -> str:
     index = whole_number(device)
     if index is not None:
         if index < 0:
-            raise InputError(f"device {index} is not a device; a number names a CUDA device, from 0", option="device")
+            raise InputError(
+                DEVICE,
+                f" {index} is not a device; a number names a CUDA device, from 0",
+                option="device",
+                value=device,
+            )
         _check_device_index(index, device)
         return f"cuda:{index}"
     if type(device).__name__ == "device" and hasattr(device, "type"):  # a torch.device
         device = str(device)
     if not isinstance(device, str):
         raise InputTypeError(
-            f"device must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}", option="device"
+            DEVICE,
+            f" must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}",
+            option="device",
+            value=device,
         )
     parsed = _DEVICE.fullmatch(device)
     if not parsed or parsed[1] not in (*SUPPORTED_DEVICES, *OTHER_TORCH_DEVICES):
-        raise InputError(f"device {device!r} is not a device; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'", option="device")
+        raise InputError(DEVICE, f" {device!r} is not a device", option="device", value=device, remedy=_DEVICES_TO_USE)
     if parsed[1] not in SUPPORTED_DEVICES:
         raise InputError(
-            f"device {device!r} is not supported here; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'", option="device"
+            DEVICE, f" {device!r} is not supported here", option="device", value=device, remedy=_DEVICES_TO_USE
         )
     if parsed[2] is not None:  # its length first: int() of thousands of digits takes time, or fails
         _check_device_index(int(parsed[2]) if len(parsed[2]) <= 3 else MAX_DEVICE_INDEX + 1, device)
@@ -259,5 +311,8 @@ def _check_device_index(index: int, device: Any) -> None:
     if index > MAX_DEVICE_INDEX:
         shown = repr(device) if len(repr(device)) <= 40 else f"{repr(device)[:40]}... ({len(str(device)):,} characters)"
         raise InputError(
-            f"device {shown} is not a device: its index is over torch's largest, {MAX_DEVICE_INDEX}", option="device"
+            DEVICE,
+            f" {shown} is not a device: its index is over torch's largest, {MAX_DEVICE_INDEX}",
+            option="device",
+            value=device,
         )

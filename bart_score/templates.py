@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .errors import InputError, InputTypeError
 from .inputs import check_text, option_of, text_list
-from .messages import KEYWORDS, Mention
+from .messages import Mention
 from .rescale import POINT_DIRECTIONS
 
 # A causal LM's template when none is given: the condition, then a line break.
@@ -90,7 +90,7 @@ def chat_settings(
             raise InputTypeError(
                 SYSTEM, f" must be a string, got {type(system).__name__}", option="system", value=system
             )
-        if not check_text(system, "system").strip():
+        if not check_text(system, SYSTEM).strip():
             raise InputError(
                 SYSTEM,
                 " is blank",
@@ -115,8 +115,7 @@ def chat_settings(
         instructions = dict.fromkeys(POINT_DIRECTIONS, instruction)
     for direction, text in instructions.items():
         named = Mention("instruction", index=direction if isinstance(instruction, Mapping) else None)
-        where = KEYWORDS.mention(named)
-        template_sides(check_text(text, where) if isinstance(text, str) else text, named)
+        template_sides(check_text(text, named) if isinstance(text, str) else text, named)
         refuse_placeholder(text, named)
     return ChatSettings(instructions, system)
 

@@ -426,3 +426,78 @@ def test_a_warning_is_data_too():
     assert str(warning.message) == "recall cannot be rescaled; read raw scores"
     assert warning.message.problem(FlagNaming()) == "--recall cannot be rescaled"
     assert str(pickle.loads(pickle.dumps(warning.message))) == str(warning.message)
+
+
+class RowNaming(FlagNaming):
+    """Another front end's words for one entry of an input: its row, counted from 1."""
+
+    def mention(self, mention):
+        if isinstance(mention.index, int):
+            return f"row {mention.index + 1} of {mention.option}"
+        return super().mention(mention)
+
+
+def test_the_input_checks_name_the_input_and_its_entry_as_data():
+    from bart_score.inputs import check_text, device_name, positive_option, reference_lists, text_list
+
+    with pytest.raises(errors.InputTypeError) as raised:
+        text_list(["a", 3], "predictions")
+    assert (raised.value.option, raised.value.value) == ("predictions", ["a", 3])
+    assert messages.Mention("predictions", index=1) in raised.value.parts
+    assert str(raised.value) == "predictions[1] is an int; expected a string"
+    assert raised.value.said(RowNaming()) == "row 2 of predictions is an int; expected a string"
+
+    with pytest.raises(errors.InputError) as raised:
+        text_list(["a"], "sources", 2)
+    assert raised.value.option == "sources"
+    assert raised.value.said(RowNaming()) == "--sources has 1 entries but --predictions has 2"
+
+    # One reference of an example's list: the example's entry, then the reference's place in it.
+    with pytest.raises(errors.InputTypeError) as raised:
+        reference_lists([["r"], ["s", None]], "references", 2)
+    assert (raised.value.option, raised.value.value) == ("references", messages.NOT_GIVEN)
+    assert str(raised.value) == "references[1][1] is None; expected a string"
+    assert raised.value.said(RowNaming()) == "row 2 of references[1] is None; expected a string"
+
+    with pytest.raises(errors.InputError) as raised:
+        reference_lists(["r", []], "tgts", 2, counted_by="srcs")
+    assert raised.value.said(RowNaming()) == (
+        "row 2 of tgts is an empty list; every example needs at least one reference"
+    )
+
+    with pytest.raises(errors.InputError) as raised:
+        check_text("a\ud800", messages.Mention("prompt", index=2))
+    assert raised.value.option == "prompt"
+    assert raised.value.said(RowNaming()).startswith("row 3 of prompt holds '\\ud800' at character 1")
+    with pytest.raises(errors.InputError) as raised:  # a caller's own words name no option
+        check_text("\ud800", "the source of segment 3")
+    assert raised.value.option is None and str(raised.value).startswith("the source of segment 3 holds")
+
+    with pytest.raises(errors.InputError) as raised:
+        positive_option(0, "max_sentences")
+    assert (raised.value.option, raised.value.value) == ("max_sentences", 0)
+    assert raised.value.said(FlagNaming()) == "--max-sentences must be a positive integer, got 0"
+
+    with pytest.raises(errors.InputError) as raised:
+        device_name("tpu")
+    assert (raised.value.option, raised.value.value) == ("device", "tpu")
+    assert raised.value.said(FlagNaming()) == "--device 'tpu' is not a device; use 'cpu', 'cuda', 'cuda:<n>' or 'mps'"
+    assert raised.value.remedy == ("use 'cpu', 'cuda', 'cuda:<n>' or 'mps'",)
+
+
+def test_a_table_passed_as_texts_is_refused_with_the_column_to_pass_as_its_remedy():
+    from bart_score.inputs import text_list
+
+    class Table:  # as a pandas DataFrame looks to the check: columns, two dimensions
+        columns = ("summary", "article")
+        ndim = 2
+
+    with pytest.raises(errors.InputTypeError) as raised:
+        text_list(Table(), "predictions")
+    assert raised.value.option == "predictions"
+    assert raised.value.problem() == "predictions is a Table, a table (columns 'summary', 'article')"
+    assert raised.value.remedy == (
+        "pass the column that holds the texts as a list: ",
+        messages.Mention("predictions"),
+        "=table['summary'].tolist()",
+    )
