@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import re
 import sys
 import types
 from collections.abc import Iterator, Mapping, Sequence
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, InputTypeError
 from .inputs import describe
+from .messages import FileName, Mention, Part
 from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
 
 if TYPE_CHECKING:
@@ -55,22 +55,45 @@ def score_dataset(
     if isinstance(scorer, BARTScorer):
         if num_proc and num_proc > 1:
             raise InputError(
-                "with num_proc > 1 pass the scorer as a dict of BARTScorer arguments, so that each "
-                "process loads its own model on its own device"
+                "with ",
+                Mention("num_proc"),
+                " > 1 pass the ",
+                Mention("scorer"),
+                " as a dict of BARTScorer arguments, so that each process loads its own model on its own device",
+                option="scorer",
+                value=scorer,
             )
     elif not isinstance(scorer, dict):
         raise InputTypeError(
-            f"scorer must be a BARTScorer or a dict of its arguments, got {describe(scorer)}", option="scorer"
+            Mention("scorer"),
+            f" must be a BARTScorer or a dict of its arguments, got {describe(scorer)}",
+            option="scorer",
+            value=scorer,
         )
     columns = dataset.column_names or []
     for argument, column in (("predictions", predictions), ("references", references), ("sources", sources)):
         if column is not None and columns and column not in columns:
-            raise InputError(f"{argument}={column!r} is not a column of the dataset; its columns are {columns}")
+            raise InputError(
+                Mention(argument, column),
+                f" is not a column of the dataset; its columns are {columns}",
+                option=argument,
+                value=column,
+            )
     options.directions_for(has_references=references is not None, has_sources=sources is not None)
     if options.rescale == "corpus":
         raise InputError(
-            "score_dataset scores the dataset in batches, and rescale='corpus' would give each batch reference points "
-            "of its own; rescale with a baseline file (rescale='baseline', or baseline=)"
+            "score_dataset scores the dataset in batches, and ",
+            Mention("rescale", "corpus"),
+            " would give each batch reference points of its own",
+            option="rescale",
+            value="corpus",
+            remedy=[
+                "rescale with a baseline file (",
+                Mention("rescale", "baseline"),
+                ", or ",
+                Mention("baseline"),
+                ")",
+            ],
         )
 
     arguments = {
@@ -121,9 +144,14 @@ def _check_the_script_is_guarded(num_proc: int) -> None:
     if any(node.lineno < line <= (node.end_lineno or node.lineno) for node in guards):
         return
     raise InputError(
-        f"score_dataset(num_proc={num_proc}) starts worker processes that run {script} again from the top, "
-        f"and line {line} would call score_dataset again in each of them; put the script's code under "
-        f'`if __name__ == "__main__":` (or pass num_proc=None)'
+        "score_dataset(",
+        Mention("num_proc", num_proc),
+        ") starts worker processes that run ",
+        FileName(script),
+        f" again from the top, and line {line} would call score_dataset again in each of them",
+        option="num_proc",
+        value=num_proc,
+        remedy=['put the script\'s code under `if __name__ == "__main__":` (or pass ', Mention("num_proc", None), ")"],
     )
 
 
@@ -157,15 +185,26 @@ def _score_rows(
         )
     except InputError as error:  # named by the dataset's column and row, not the batch's argument
         columns = {"predictions": predictions, "references": references, "sources": sources}
-        message = re.sub(
-            r"\b(predictions|references|sources)\[([0-9]+)\]",
-            lambda match: f"column {columns[match[1]]!r} at row {indices[int(match[2])]}",
-            str(error),
-        )
-        raise type(error)(message, option=error.option) from None
+        raise type(error)(
+            *_in_the_dataset(error.parts, columns, indices),
+            option=error.option,
+            value=columns.get(error.option or "", error.value),
+            remedy=_in_the_dataset(error.remedy, columns, indices),
+        ) from None
     keys = [d + suffix for d in DIRECTIONS for suffix in RESULT_SUFFIXES]
     # A scorer of this process scores alone, so it has results.
     return {prefix + key: result[key] for key in keys if key in result}  # type: ignore[index, operator]
+
+
+def _in_the_dataset(parts: Sequence[Part], columns: Mapping[str, str | None], indices: Sequence[int]) -> list[Part]:
+    """A message of a batch's error with each entry of an input it names (Mention("predictions", index=3)) said as
+    the dataset's column and row ("column 'summary' at row 1003"): the batch's position is not the dataset's."""
+    return [
+        f"column {columns[part.option]!r} at row {indices[part.index]}"
+        if isinstance(part, Mention) and columns.get(part.option) and isinstance(part.index, int)
+        else part
+        for part in parts
+    ]
 
 
 @contextlib.contextmanager

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import bart_score
+from bart_score.messages import Mention
 
 TOLERANCE = 1e-5
 
@@ -69,10 +70,17 @@ def test_one_scorer_per_process(corpus, scorer, tiny_checkpoint):
 
 
 def test_bad_arguments_are_named(corpus, scorer):
-    with pytest.raises(ValueError, match=r"sources='source' is not a column of the dataset"):
+    with pytest.raises(ValueError, match=r"sources='source' is not a column of the dataset") as raised:
         bart_score.score_dataset(corpus, scorer, predictions="summary", sources="source")
-    with pytest.raises(ValueError, match=r"pass the scorer as a dict"):
+    assert (raised.value.option, raised.value.value) == ("sources", "source")
+    assert Mention("sources", "source") in raised.value.parts
+    with pytest.raises(ValueError, match=r"pass the scorer as a dict") as raised:
         bart_score.score_dataset(corpus, scorer, predictions="summary", sources="article", num_proc=2)
+    assert raised.value.option == "scorer" and Mention("num_proc") in raised.value.parts
+    with pytest.raises(ValueError, match=r"rescale='corpus' would give each batch reference points") as raised:
+        bart_score.score_dataset(corpus, scorer, predictions="summary", sources="article", rescale="corpus")
+    assert (raised.value.option, raised.value.value) == ("rescale", "corpus")
+    assert Mention("rescale", "baseline") in raised.value.remedy
     with pytest.raises(ValueError, match=r"'recall' needs references, which"):
         bart_score.score_dataset(corpus, scorer, predictions="summary", sources="article", directions="recall")
 
@@ -84,10 +92,13 @@ def test_a_bad_cell_is_named_by_its_column_and_dataset_row(corpus, scorer, strea
     broken = corpus.remove_columns("gold").add_column("gold", gold)
     if streaming:
         broken = broken.to_iterable_dataset()
-    with pytest.raises(ValueError, match=r"column 'gold' at row 7 is an empty list"):
+    with pytest.raises(ValueError, match=r"column 'gold' at row 7 is an empty list") as raised:
         scored = bart_score.score_dataset(broken, scorer, predictions="summary", references="gold", rows_per_batch=3)
         if streaming:
             list(scored)  # an IterableDataset is scored as it is iterated
+    # The entry is the dataset's column and row as data too, not the batch's references[1].
+    assert (raised.value.option, raised.value.value) == ("references", "gold")
+    assert raised.value.parts[0] == "column 'gold' at row 7"
 
 
 SCRIPT = """import sys
@@ -95,6 +106,7 @@ SCRIPT = """import sys
 import datasets
 
 import bart_score
+from bart_score.messages import Mention
 
 rows = datasets.Dataset.from_dict({"prediction": ["A cat sat.", "A dog ran."], "source": ["The cat sat.", "A dog."]})
 
@@ -129,8 +141,9 @@ def test_num_proc_in_a_script_without_a_main_guard_fails_at_once_saying_what_to_
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     assert completed.returncode == 1
-    assert f"bart_score.errors.InputError: score_dataset(num_proc=2) starts worker processes that run {script}" in (
-        completed.stderr
+    assert (
+        f"bart_score.errors.InputError: score_dataset(num_proc=2) starts worker processes that run {str(script)!r}"
+        in (completed.stderr)
     )
     assert 'put the script\'s code under `if __name__ == "__main__":`' in completed.stderr
     assert "bootstrapping phase" not in completed.stderr  # refused in the parent, before any worker started
