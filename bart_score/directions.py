@@ -21,6 +21,7 @@ from .baselines.lookup import baseline_for
 from .errors import InputTypeError
 from .inputs import reference_lists, text_list
 from .long_source import WindowPlan, plan_windows
+from .messages import Mention
 from .options import ScoringOptions
 from .pair_groups import GroupKey, Pair, PairCall, call_scores, plan_pair_groups
 from .scorer import IdentifiedScorer, Scorer, ScorerIdentity
@@ -175,9 +176,12 @@ def _checked_baseline(scorer: ScorerIdentity, options: ScoringOptions, point_dir
         return None
     if not isinstance(scorer, IdentifiedScorer):  # a baseline is looked up by model, token policy and max_length
         raise InputTypeError(
-            f"rescale='baseline' needs a scorer that names its model, token policy and max_length (an "
-            f"IdentifiedScorer, see bart_score.scorer); a {type(scorer).__name__} does not",
+            Mention("rescale", "baseline"),
+            " needs a scorer that names its model, token policy and ",
+            Mention("max_length"),
+            f" (an IdentifiedScorer, see bart_score.scorer); a {type(scorer).__name__} does not",
             option="rescale",
+            value="baseline",
         )
     return baseline_for(scorer, options, point_directions)
 

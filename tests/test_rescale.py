@@ -400,7 +400,8 @@ def test_a_scorer_without_a_model_identity_scores_but_is_refused_baseline_rescal
         InputTypeError, match=r"rescale='baseline' needs a scorer that names its model.*PlainScorer"
     ) as refused:
         score_directions(plain, PREDICTIONS, sources=SOURCES, rescale="baseline")
-    assert refused.value.option == "rescale"
+    assert (refused.value.option, refused.value.value) == ("rescale", "baseline")
+    assert Mention("rescale", "baseline") in refused.value.parts
 
 
 @pytest.mark.xdist_group("evaluate")
