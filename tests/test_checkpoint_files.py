@@ -12,6 +12,7 @@ from support.cli import run_cli_capped
 from support.models import FAMILIES, build_sentence_encoder, tiny_checkpoint_for
 
 import bart_score
+from bart_score.messages import FileName
 from bart_score.models.loading import checkpoint_identity
 from bart_score.retrievers import EmbeddingRetriever
 
@@ -45,8 +46,9 @@ def refused(folder, match):
     model loads) and loading it."""
     with pytest.raises(bart_score.CheckpointLoadError, match=match):
         checkpoint_identity(str(folder))
-    with pytest.raises(bart_score.CheckpointLoadError, match=match):
+    with pytest.raises(bart_score.CheckpointLoadError, match=match) as raised:
         bart_score.BARTScorer(checkpoint=str(folder), device="cpu")
+    assert FileName(str(folder)) in raised.value.parts  # the checkpoint, which the Space does not show
 
 
 @pytest.mark.parametrize("defect", ["a link to /dev/zero", "a pipe", "a link to nothing"])

@@ -12,6 +12,7 @@ from huggingface_hub import constants as hub_constants
 from support.cli import ROOT
 
 import bart_score
+from bart_score.messages import FileName
 from bart_score.models import loading
 from bart_score.models.checkpoints import locate_checkpoint
 
@@ -70,8 +71,11 @@ def test_cli_fails_at_once_without_hf_hub_offline_when_the_hub_cannot_be_reached
 @pytest.mark.parametrize("name", ["/nowhere/no-model", "./no-model-here", "../no-model-here", "~/no-model-here"])
 def test_a_path_that_names_nothing_is_refused_as_a_path(name, online_but_unreachable, monkeypatch):
     monkeypatch.setattr(loading, "hub_unreachable", lambda: pytest.fail("a path was looked up on the Hub"))
-    with pytest.raises(bart_score.CheckpointNotFoundError, match=rf"there is no checkpoint folder at '{name}'"):
+    with pytest.raises(
+        bart_score.CheckpointNotFoundError, match=rf"there is no checkpoint folder at '{name}'"
+    ) as raised:
         bart_score.BARTScorer(checkpoint=name, device="cpu")
+    assert raised.value.parts == ("there is no checkpoint folder at ", FileName(name))
 
 
 def test_a_hub_id_stays_a_hub_id(tmp_path, monkeypatch):

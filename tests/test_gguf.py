@@ -45,6 +45,7 @@ import bart_score
 import space.guards
 import space.settings
 from bart_score.cli import main
+from bart_score.messages import FileName
 from bart_score.models.checkpoints import locate_checkpoint
 from bart_score.models.gguf import MAX_ARRAY_ENTRIES, MAX_STRING_BYTES, read_gguf_header
 from bart_score.models.loading import checkpoint_identity
@@ -173,20 +174,31 @@ def test_a_gguf_file_that_is_not_gguf_or_is_cut_short_is_named(llama_gguf, tmp_p
     }
     for name, (content, message) in cases.items():
         (tmp_path / name).write_bytes(content)
-        with pytest.raises(bart_score.CheckpointLoadError, match=rf"{tmp_path / name} {message}"):
+        with pytest.raises(bart_score.CheckpointLoadError, match=rf"'{tmp_path / name}' {message}") as raised:
             bart_score.BARTScorer(checkpoint=str(tmp_path / name), device="cpu")
+        assert raised.value.parts[0] == FileName(str(tmp_path / name))  # which the Space does not show
         with pytest.raises(bart_score.CheckpointLoadError, match=message):
             checkpoint_identity(str(tmp_path / name))
 
 
 def test_a_gguf_path_that_names_nothing_and_a_folder_of_several_are_refused(llama_gguf, tmp_path):
     _, _, path = llama_gguf
-    with pytest.raises(bart_score.CheckpointNotFoundError, match=r"there is no GGUF file at '.*nowhere.gguf'"):
+    with pytest.raises(
+        bart_score.CheckpointNotFoundError, match=r"there is no GGUF file at '.*nowhere.gguf'"
+    ) as raised:
         bart_score.BARTScorer(checkpoint=str(tmp_path / "nowhere.gguf"), device="cpu")
+    assert FileName(str(tmp_path / "nowhere.gguf")) in raised.value.parts
     for name in ("model-Q4_0.gguf", "model-Q8_0.gguf"):
         shutil.copy2(path, tmp_path / name)
-    with pytest.raises(bart_score.InputError, match=r"a folder of 2 GGUF files \(model-Q4_0.gguf, model-Q8_0.gguf\)"):
+    with pytest.raises(
+        bart_score.InputError, match=r"a folder of 2 GGUF files \(model-Q4_0.gguf, model-Q8_0.gguf\)"
+    ) as raised:
         bart_score.BARTScorer(checkpoint=str(tmp_path), device="cpu")
+    assert (raised.value.option, raised.value.value) == ("checkpoint", str(tmp_path))
+    assert raised.value.remedy == (
+        "give the path of the one to load, such as ",
+        FileName(os.path.join(str(tmp_path), "model-Q4_0.gguf")),
+    )
 
 
 def test_a_gguf_file_of_an_architecture_transformers_cannot_read_gets_the_family_error(tmp_path):
@@ -502,9 +514,10 @@ def test_quiet_silences_the_bar_transformers_draws_over_a_gguf_files_tensors(lla
 def test_a_missing_extra_is_one_clear_error_naming_the_pip_command(llama_gguf, monkeypatch, package):
     _, _, path = llama_gguf
     monkeypatch.setitem(sys.modules, package, None)  # `import package` now fails as if it were not installed
-    message = rf"is a GGUF checkpoint.* \({package} not installed here\): pip install \"bartscore\[gguf\]\""
-    with pytest.raises(bart_score.MissingExtraError, match=message):
+    message = rf"is a GGUF checkpoint.* \({package} not installed here\); pip install \"bartscore\[gguf\]\""
+    with pytest.raises(bart_score.MissingExtraError, match=message) as raised:
         bart_score.BARTScorer(checkpoint=path, device="cpu")
+    assert raised.value.parts[0] == FileName(path) and raised.value.remedy == ('pip install "bartscore[gguf]"',)
 
 
 @pytest.mark.slow
@@ -529,7 +542,7 @@ def test_cli_scores_a_gguf_file_and_names_a_missing_extra_or_a_damaged_file(tiny
 
     (tmp_path / "cut.gguf").write_bytes(pathlib.Path(path).read_bytes()[:5000])
     code, _, stderr = run_cli(*arguments, "-m", str(tmp_path / "cut.gguf"))
-    assert code == 1 and "cut.gguf is truncated" in stderr and "Traceback" not in stderr, stderr
+    assert code == 1 and re.search(r"cut\.gguf'? is truncated", stderr) and "Traceback" not in stderr, stderr
 
 
 def test_a_space_menu_entry_can_be_a_gguf_file(llama_gguf, tmp_path):

@@ -26,6 +26,7 @@ import transformers
 from huggingface_hub import constants as hub_constants
 
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError, first_line
+from ..messages import FileName, Mention, Part
 from ..reading import MAX_FILE_BYTES, file_sha256, read_bounded, size_text
 from .gguf import is_gguf_path, read_gguf_header, require_gguf_extra
 
@@ -86,6 +87,12 @@ class Checkpoint:
         was typed), a Hub id as it is."""
         return self.real_path or self.source
 
+    @property
+    def named(self) -> Part:
+        """The checkpoint as messages name it: a folder or GGUF file as a FileName (which the Space does not show), a
+        Hub id quoted."""
+        return FileName(self.name) if self.local else repr(self.name)
+
     def identity(self) -> str:
         """What tells this model apart from every other (baselines and score caches are keyed on it).
 
@@ -129,16 +136,16 @@ def locate_checkpoint(name: str) -> Checkpoint:
         return _folder(name, path)
     if is_gguf_path(name):
         if not os.path.isfile(path):
-            raise CheckpointNotFoundError(f"there is no GGUF file at {name!r}")
+            raise CheckpointNotFoundError("there is no GGUF file at ", FileName(name))
         return Checkpoint(name, os.path.dirname(path), local=True, gguf_file=os.path.basename(path))
     if os.path.isabs(name) or name.startswith((".", "~")):  # a path, and no Hub id starts so
-        raise CheckpointNotFoundError(f"there is no checkpoint folder at {name!r}")
+        raise CheckpointNotFoundError("there is no checkpoint folder at ", FileName(name))
     return Checkpoint(name, name, local=False)
 
 
 def _folder(name: str, path: str) -> Checkpoint:
     if not os.access(path, os.R_OK | os.X_OK):
-        raise CheckpointLoadError(f"cannot read the checkpoint directory {name!r} (permission denied)")
+        raise CheckpointLoadError("cannot read the checkpoint directory ", FileName(name), " (permission denied)")
     entries = sorted(os.listdir(path))
     has_weights = any(entry.endswith(_WEIGHTS_SUFFIXES) and not is_gguf_path(entry) for entry in entries)
     gguf_files = [entry for entry in entries if is_gguf_path(entry) and os.path.isfile(os.path.join(path, entry))]
@@ -146,15 +153,20 @@ def _folder(name: str, path: str) -> Checkpoint:
         return Checkpoint(name, path, local=True, gguf_file=gguf_files[0])
     if not has_weights and gguf_files:
         raise InputError(
-            f"checkpoint {name!r} is a folder of {len(gguf_files)} GGUF files ({', '.join(gguf_files)}): give the "
-            f"path of the one to load, such as {os.path.join(name, gguf_files[0])!r}",
+            Mention("checkpoint"),
+            " ",
+            FileName(name),
+            f" is a folder of {len(gguf_files)} GGUF files ({', '.join(gguf_files)})",
             option="checkpoint",
+            value=name,
+            remedy=["give the path of the one to load, such as ", FileName(os.path.join(name, gguf_files[0]))],
         )
     # A config.json that is there but not a readable file is check_checkpoint_files' to name.
     if not os.path.lexists(os.path.join(path, "config.json")):
         raise CheckpointNotFoundError(
-            f"{name!r} is a directory without a config.json, so not a saved checkpoint (save_pretrained() writes "
-            f"one), and without a GGUF file"
+            FileName(name),
+            " is a directory without a config.json, so not a saved checkpoint (save_pretrained() writes one), and "
+            "without a GGUF file",
         )
     return Checkpoint(name, path, local=True)
 
@@ -170,23 +182,26 @@ def check_checkpoint_files(checkpoint: Checkpoint) -> None:
     names = tokenizer_files if checkpoint.gguf_file else ["config.json", *tokenizer_files]
     for name in names:
         path = os.path.join(checkpoint.source, name)
-        what = f"{name} of the checkpoint {checkpoint.name!r}"
+        what = (f"{name} of the checkpoint ", checkpoint.named)
         try:
             status = os.stat(path)
         except FileNotFoundError:
-            raise CheckpointLoadError(f"{what} is a link to a file that is not there") from None
+            raise CheckpointLoadError(*what, " is a link to a file that is not there") from None
         except OSError as problem:
-            raise CheckpointLoadError(f"cannot read {what}: {problem.strerror or problem}") from None
+            raise CheckpointLoadError("cannot read ", *what, f": {problem.strerror or problem}") from None
         if stat.S_ISDIR(status.st_mode):
             continue  # a sub-folder that shares a name pattern (a pipeline's tokenizer/ folder): not read as a file
         if not stat.S_ISREG(status.st_mode):
-            raise CheckpointLoadError(f"{what} is not a regular file (a device, pipe or socket); give the file itself")
+            raise CheckpointLoadError(
+                *what, " is not a regular file (a device, pipe or socket)", remedy="give the file itself"
+            )
         is_config = name.endswith("config.json")
         limit = MAX_CONFIG_BYTES if is_config else MAX_FILE_BYTES
         if status.st_size > limit:
             raise CheckpointLoadError(
-                f"{what} is {status.st_size:,} bytes, over the limit of {size_text(limit)} on a checkpoint's "
-                f"{'config' if is_config else 'tokenizer'} files"
+                *what,
+                f" is {status.st_size:,} bytes, over the limit of {size_text(limit)} on a checkpoint's "
+                f"{'config' if is_config else 'tokenizer'} files",
             )
 
 
@@ -198,18 +213,20 @@ def refuse_custom_code(checkpoint: Checkpoint, config: dict | None, tokenizer_co
         if content.get("auto_map"):
             named = ", ".join(_class_names(content["auto_map"])) or repr(content["auto_map"])
             raise CustomCodeError(
-                f"{checkpoint.name!r} needs its own Python code: its {where} names classes of the checkpoint's own "
-                f"({named}), and bartscore never runs code from a checkpoint. Use a checkpoint of an architecture "
-                f"that transformers has built in"
+                checkpoint.named,
+                f" needs its own Python code: its {where} names classes of the checkpoint's own ({named}), and "
+                f"bartscore never runs code from a checkpoint",
+                remedy="use a checkpoint of an architecture that transformers has built in",
             )
     if config is None:
         return
     model_type = config.get("model_type")
     if model_type is not None and model_type not in transformers.CONFIG_MAPPING:
         raise CustomCodeError(
-            f"{checkpoint.name!r} is a {model_type!r} model, which transformers {transformers.__version__} does not "
-            f"know: loading it would need its own Python code (or a newer transformers), and bartscore never runs "
-            f"code from a checkpoint"
+            checkpoint.named,
+            f" is a {model_type!r} model, which transformers {transformers.__version__} does not know: loading it "
+            f"would need its own Python code (or a newer transformers), and bartscore never runs code from a "
+            f"checkpoint",
         )
 
 
@@ -307,7 +324,9 @@ def _tensor_elements(folder: str, names: list[str], read: Callable[[str], dict[s
         try:
             elements.update(read(path))
         except Exception as error:  # a damaged file fails in the safetensors or torch reader's own way
-            raise CheckpointLoadError(f"cannot read the weights file {path}: {first_line(error)}") from None
+            raise CheckpointLoadError(
+                "cannot read the weights file ", FileName(path), f": {first_line(error)}"
+            ) from None
     return elements
 
 
@@ -323,7 +342,9 @@ def _torch_elements(path: str) -> dict[str, int]:
 
     loaded = torch.load(path, map_location="meta", weights_only=True, mmap=True)
     if not isinstance(loaded, dict):
-        raise CheckpointLoadError(f"the weights file {path} holds a {type(loaded).__name__}, not a state dict")
+        raise CheckpointLoadError(
+            "the weights file ", FileName(path), f" holds a {type(loaded).__name__}, not a state dict"
+        )
     return {str(name): value.numel() for name, value in loaded.items() if isinstance(value, torch.Tensor)}
 
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import CheckpointLoadError, MissingExtraError
+from ..messages import FileName
 
 GGUF_SUFFIX = ".gguf"
 INSTALL_GGUF_EXTRA = 'pip install "bartscore[gguf]"'
@@ -69,8 +70,10 @@ def require_gguf_extra(checkpoint: str) -> None:
     missing = [package for package in GGUF_PACKAGES if not _importable(package)]
     if missing:
         raise MissingExtraError(
-            f"{checkpoint!r} is a GGUF checkpoint, and loading GGUF needs the optional packages "
-            f"{' and '.join(GGUF_PACKAGES)} ({', '.join(missing)} not installed here): {INSTALL_GGUF_EXTRA}"
+            FileName(checkpoint),
+            f" is a GGUF checkpoint, and loading GGUF needs the optional packages {' and '.join(GGUF_PACKAGES)} "
+            f"({', '.join(missing)} not installed here)",
+            remedy=INSTALL_GGUF_EXTRA,
         )
 
 
@@ -189,9 +192,11 @@ def read_gguf_header(path: str) -> GgufHeader:
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
                 return _read_header(view)
     except _Malformed as problem:
-        raise CheckpointLoadError(f"{path} {problem}") from None
+        raise CheckpointLoadError(FileName(path), f" {problem}") from None
     except OSError as error:
-        raise CheckpointLoadError(f"cannot read the GGUF file {path}: {error.strerror or error}") from None
+        raise CheckpointLoadError(
+            "cannot read the GGUF file ", FileName(path), f": {error.strerror or error}"
+        ) from None
 
 
 def _read_header(view: mmap.mmap) -> GgufHeader:
