@@ -21,7 +21,7 @@ from bart_score.baselines.build import build_baseline
 from bart_score.cli import main
 from bart_score.cli.wording import baseline_command_from
 from bart_score.errors import FewerReferencePairsWarning
-from bart_score.messages import Mention, Recipe
+from bart_score.messages import FileName, Mention, Recipe
 
 TEXTS = [
     "The cat sat on the mat.",
@@ -157,11 +157,32 @@ def test_a_baseline_made_with_other_settings_is_refused_naming_the_setting(
         user.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=prompt, baseline=path)
     text = str(raised.value)
     assert message.format(copier=copier.model_identity, tiny=scorer.model_identity) in text
+    assert FileName(path) in raised.value.parts  # the file, which the Space does not show
+    (setting,) = change
+    assert baseline_files.SETTING_NAMES[setting] in raised.value.parts  # max_length as a Mention
     (recipe,) = [part for part in raised.value.remedy if isinstance(part, Recipe)]
     prompted = {"prompt": prompt, "prompt_side": "encoder"} if prompt else {}
     assert recipe.settings == {"checkpoint": user.model_label, **prompted, "max_length": user.max_length, "path": path}
     assert "; make one for these settings:\n    bart_score.build_baseline and bart_score.write_baseline with " in text
     assert baseline_command_from(recipe).startswith(f"bartscore baseline -m {user.model_label} --corpus TEXTS.txt")
+
+
+def test_the_settings_a_baseline_was_made_with_are_compared_as_data():
+    settings = {"model": "cnn", "token_policy": "seq2seq", "prompt": "none", "max_length": 1024}
+    baseline = baseline_files.Baseline("/b.json", {"settings": settings})
+    call = {"model": "cnn", "prompt": "mt(1)@encoder", "max_length": 512}
+    mismatches = baseline.mismatches(call)
+    assert mismatches == [("prompt", "none", "mt(1)@encoder"), ("max_length", 1024, 512)]
+    assert [mismatch.setting for mismatch in mismatches] == ["prompt", "max_length"]
+    assert baseline_files.mismatch_parts(mismatches) == [
+        "prompt setting",
+        ": the file has 'none', this call uses 'mt(1)@encoder'",
+        "; ",
+        Mention("max_length"),
+        ": the file has 1024, this call uses 512",
+    ]
+    (model,) = baseline.mismatches({"model": "dir:/models/cnn#0123"})  # a file made before models had identities
+    assert "the file names the model as it was typed" in "".join(map(str, baseline_files.mismatch_parts([model])))
 
 
 def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, tmp_path):
@@ -182,9 +203,10 @@ def test_broken_edited_or_incomplete_baselines_are_refused(copier, texts_file, t
     incomplete = {key: value for key, value in document.items() if key != "settings"}
     refused(incomplete, r"is not a complete baseline file: settings is missing")
     refused(document, r"has no reference points for precision, recall \(it has faithfulness\)")
-    missing = r"no baseline file at .*nowhere\.json; make it with:\n"
+    missing = r"no baseline file at .*nowhere\.json'; make it with:\n"
     with pytest.raises(bart_score.BaselineNotFoundError, match=missing) as raised:
         copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], baseline=str(tmp_path / "nowhere.json"))
+    assert raised.value.parts == ("no baseline file at ", FileName(str(tmp_path / "nowhere.json")))
     assert raised.value.remedy[-1].settings["path"] == str(tmp_path / "nowhere.json")
 
 
@@ -336,7 +358,7 @@ def test_cli_score_and_compare_agree_with_the_library(copier, copying_checkpoint
         ),
         (["--rescale-pairs", "10"], "--rescale-pairs is for --rescale corpus only"),
         (["--rescale", "corpus", "--rescale-pairs", "0"], "--rescale-pairs must be a positive integer, got 0"),
-        (["--baseline", "{missing}"], "no baseline file at {missing}"),
+        (["--baseline", "{missing}"], "no baseline file at '?{missing}"),
         (["--baseline", "{texts}"], r"is not valid JSON"),
         (["--baseline", "{base}", "-p", "mt"], r"prompt setting: the file has 'none', this call uses 'mt\(1\)@"),
     ],

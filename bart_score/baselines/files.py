@@ -2,8 +2,8 @@
 settings they are valid for (model, token policy, prompt setting, max_length) as its key, and where they are kept.
 
 ``load_baseline`` reads and checks one, ``write_baseline`` writes one atomically; ``Baseline.mismatches`` compares
-its key with a call's settings. Making a baseline is bart_score.baselines.build; finding the one a call needs,
-bart_score.baselines.lookup."""
+its key with a call's settings, as data that ``mismatch_parts`` says in a message. Making a baseline is
+bart_score.baselines.build; finding the one a call needs, bart_score.baselines.lookup."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import BaselineError, BaselineNotFoundError
+from ..messages import FileName, Mention, Part
 from ..outputs import write_atomically
 from ..reading import read_json
 from ..rescale import POINT_DIRECTIONS, ReferencePoints
@@ -26,11 +27,12 @@ BASELINE_FORMAT = "bartscore-baseline"
 BASELINE_FORMAT_VERSION = 1
 BASELINE_FOLDER_ENV = "BARTSCORE_BASELINES"
 MAX_BASELINE_BYTES = 16 << 20  # a baseline file is a few KiB
-SETTING_NAMES = {
+# How messages name each setting of a baseline's key (max_length is the scorer's option of that name).
+SETTING_NAMES: dict[str, Part] = {
     "model": "model",
     "token_policy": "token policy",
     "prompt": "prompt setting",
-    "max_length": "max_length",
+    "max_length": Mention("max_length"),
 }
 ABOUT = (
     "BARTScore reference points (bart_score.rescale). For each direction, 'unrelated' describes the scores of targets "
@@ -82,19 +84,40 @@ class Baseline:
             for direction, stats in self.document["directions"].items()
         }
 
-    def mismatches(self, settings: Mapping[str, object]) -> list[str]:
-        """'<setting>: this file has X, this call uses Y' for each of `settings` that differs from the file's."""
-        problems = []
-        for name, value in settings.items():
-            if self.settings[name] != value:
-                problem = f"{SETTING_NAMES[name]}: the file has {self.settings[name]!r}, this call uses {value!r}"
-                if name == "model" and not self.settings[name].startswith(IDENTITY_PREFIXES):
-                    problem += (
-                        " (the file names the model as it was typed, as baseline files made before bart_score keyed "
-                        "them on the model's identity did)"
-                    )
-                problems.append(problem)
-        return problems
+    def mismatches(self, settings: Mapping[str, object]) -> list[Mismatch]:
+        """Each of `settings` (a key's setting: its value in a call) that differs from the file's."""
+        return [
+            Mismatch(name, self.settings[name], value)
+            for name, value in settings.items()
+            if self.settings[name] != value
+        ]
+
+
+class Mismatch(NamedTuple):
+    """A setting of a baseline's key (a name of SETTING_NAMES) whose value in the file is not the call's."""
+
+    setting: str
+    in_file: object
+    in_call: object
+
+
+def mismatch_parts(mismatches: Sequence[Mismatch]) -> list[Part]:
+    """Mismatches as a message says them, one after another: "max_length: the file has 1024, this call uses 512;
+    prompt setting: ..." (max_length a Mention)."""
+    parts: list[Part] = []
+    for mismatch in mismatches:
+        if parts:
+            parts.append("; ")
+        parts += [
+            SETTING_NAMES[mismatch.setting],
+            f": the file has {mismatch.in_file!r}, this call uses {mismatch.in_call!r}",
+        ]
+        if mismatch.setting == "model" and not str(mismatch.in_file).startswith(IDENTITY_PREFIXES):
+            parts.append(
+                " (the file names the model as it was typed, as baseline files made before bart_score keyed them on "
+                "the model's identity did)"
+            )
+    return parts
 
 
 def default_baseline_folder() -> str:
@@ -123,20 +146,22 @@ def load_baseline(path: str) -> Baseline:
     """Reads and checks a baseline file; BaselineError says what is wrong with it (a file that is not a regular one,
     larger than MAX_BASELINE_BYTES, or JSON nested too deeply among its reasons)."""
     if not os.path.lexists(path):
-        raise BaselineNotFoundError(f"no baseline file at {path}")
+        raise BaselineNotFoundError("no baseline file at ", FileName(path))
     document = read_json(path, f"the baseline file {path}", limit=MAX_BASELINE_BYTES, error=BaselineError)
     if not isinstance(document, dict) or document.get("format") != BASELINE_FORMAT:
-        raise BaselineError(f"{path} is not a baseline file (its format is not {BASELINE_FORMAT!r})")
+        raise BaselineError(FileName(path), f" is not a baseline file (its format is not {BASELINE_FORMAT!r})")
     if document.get("format_version") != BASELINE_FORMAT_VERSION:
         raise BaselineError(
-            f"{path} is a version {document.get('format_version')!r} baseline file; this bart_score reads version "
+            FileName(path),
+            f" is a version {document.get('format_version')!r} baseline file; this bart_score reads version "
             f"{BASELINE_FORMAT_VERSION}",
             remedy="make it again",
         )
     _check_structure(document, path)
     if document.get("id") != baseline_id(document):
         raise BaselineError(
-            f"{path} does not match its id {document.get('id')!r}: it was changed after it was written",
+            FileName(path),
+            f" does not match its id {document.get('id')!r}: it was changed after it was written",
             remedy="make it again rather than editing it, so that its id in signatures names its numbers",
         )
     return Baseline(os.fspath(path), document)
@@ -150,7 +175,7 @@ def _check_structure(document: dict[str, Any], path: str) -> None:
     """Every field load_baseline and its users read, with its type; BaselineError names the first that is wrong."""
 
     def wrong(field: str, problem: str) -> BaselineError:
-        return BaselineError(f"{path} is not a complete baseline file: {field} {problem}")
+        return BaselineError(FileName(path), f" is not a complete baseline file: {field} {problem}")
 
     def mapping(value: object, field: str) -> dict[str, Any]:
         if not isinstance(value, dict):

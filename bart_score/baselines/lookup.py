@@ -7,12 +7,12 @@ mismatched one, as data (bart_score.messages.Recipe) that each front end words a
 from __future__ import annotations
 
 from ..errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
-from ..messages import Mention, Recipe
+from ..messages import FileName, Mention, Recipe
 from ..options import ScoringOptions
 from ..scorer import IdentifiedScorer
 from ..templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
 from ..variants import PARA_WEIGHTS_ENV
-from .files import Baseline, baseline_settings, default_baseline_path, load_baseline
+from .files import Baseline, baseline_settings, default_baseline_path, load_baseline, mismatch_parts
 
 # The library's functions that make a baseline, as its own words name them for a Python caller.
 BASELINE_CALL = "bart_score.build_baseline and bart_score.write_baseline"
@@ -76,7 +76,8 @@ def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: 
                 )
                 + f" with prompt {settings['prompt']!r} and ",
                 Mention("max_length", settings["max_length"]),
-                f" at {target}",
+                " at ",
+                FileName(target),
                 option="rescale",
                 value=options.rescale,
                 remedy=[
@@ -90,14 +91,19 @@ def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: 
     problems = baseline.mismatches(settings)
     if problems:
         raise BaselineSettingsError(
-            f"the baseline {target} was made with other settings ({'; '.join(problems)})",
+            "the baseline ",
+            FileName(target),
+            " was made with other settings (",
+            *mismatch_parts(problems),
+            ")",
             remedy=["make one for these settings:\n    ", baseline_recipe(scorer, options, target)],
         )
     lacking = [d for d in directions if d not in baseline.document["directions"]]
     if lacking:
         raise BaselineDirectionsError(
-            f"the baseline {target} has no reference points for {', '.join(lacking)} (it has "
-            f"{', '.join(baseline.document['directions'])})",
+            "the baseline ",
+            FileName(target),
+            f" has no reference points for {', '.join(lacking)} (it has {', '.join(baseline.document['directions'])})",
             lacking=lacking,
             remedy="make it from a corpus with the texts those need",
         )

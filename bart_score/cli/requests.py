@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..baselines.files import default_baseline_folder, load_baseline
+from ..baselines.files import default_baseline_folder, load_baseline, mismatch_parts
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
 from ..errors import BARTScoreError, InputError
 from ..long_source import over_limit
@@ -146,7 +146,7 @@ def checked_request(args: argparse.Namespace) -> CorpusRequest:
             check_input_files([("--baseline", options.baseline)])
         problems = load_baseline(options.baseline).mismatches(known)
         if problems:
-            raise InputError(f"the baseline {options.baseline} was made with other settings: {'; '.join(problems)}")
+            raise InputError(f"the baseline {options.baseline} was made with other settings: ", *mismatch_parts(problems))
     elif options.rescale == "baseline":
         check_default_baselines_exist(engine.checkpoint)
     directions = check_corpus_request(corpus, options, remedy=CLI_ONE_DOCUMENT_REMEDY)
