@@ -12,60 +12,78 @@ from collections.abc import Callable, Iterable
 from typing import IO, Any, NoReturn
 
 from .errors import InputError, OutputFileError
+from .messages import Mention, Part
 
 
-def _refuse(message: str, remedy: str | None = None) -> NoReturn:
-    raise InputError(message, remedy=remedy)
+def _refuse(*parts: Part, named: Part, remedy: str | None = None) -> NoReturn:
+    """An InputError about an output or input named so: its option when it is a Mention."""
+    raise InputError(*parts, option=named.option if isinstance(named, Mention) else None, remedy=remedy)
 
 
-def check_output_path(
-    path: str, what: str = "-o", *, make_folders: bool = False, stdout_hint: str | None = None
-) -> None:
+def check_output_path(path: str, what: Part, *, make_folders: bool = False, stdout_hint: str | None = None) -> None:
     """Refuses (InputError, naming `what` and the file) an output that could not be written as a new file renamed
     over the old one: an empty name; anything but a regular file under that name (a folder, a device such as
     /dev/null or /dev/stdout, a FIFO, a socket), which renaming would replace; a read-only file; a folder that is
-    missing or not writable. make_folders: missing folders will be made, so the nearest existing one above must be
-    a writable folder. stdout_hint: how to write to stdout instead (e.g. '-o -'), said when the name is not a file."""
+    missing or not writable. what: the output as the caller names it (a Mention of its option, or the caller's own
+    words: the command line's flag). make_folders: missing folders will be made, so the nearest existing one above
+    must be a writable folder. stdout_hint: how to write to stdout instead (e.g. '-o -'), said when the name is not
+    a file."""
     if path == "":
-        _refuse(f"{what} is empty", remedy="give a file name")
+        _refuse(what, " is empty", named=what, remedy="give a file name")
     try:
         mode = _mode(path)  # through links as the kernel follows them (/dev/stdout into a pipe, say)
     except OSError as error:
-        _refuse(f"cannot write {what} {path}: {error.strerror or error}")
+        _refuse("cannot write ", what, f" {path}: {error.strerror or error}", named=what)
     if mode is not None and not stat.S_ISREG(mode):
         kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a device, FIFO or socket)"
         hint = f"to write to stdout use {stdout_hint}" if stdout_hint and not stat.S_ISDIR(mode) else None
-        _refuse(f"cannot write {what} {path}: it is {kind}, and only a regular file can be replaced", remedy=hint)
+        _refuse(
+            "cannot write ",
+            what,
+            f" {path}: it is {kind}, and only a regular file can be replaced",
+            named=what,
+            remedy=hint,
+        )
     folder = os.path.dirname(os.path.realpath(path))
     if make_folders:
         while not os.path.lexists(folder):
             folder = os.path.dirname(folder)
     if not os.path.isdir(folder):
         reason = "is not a folder" if os.path.lexists(folder) else "does not exist"
-        _refuse(f"cannot write {what} {path}: {folder} {reason}")
+        _refuse("cannot write ", what, f" {path}: {folder} {reason}", named=what)
     if not os.access(folder, os.W_OK | os.X_OK):
-        _refuse(f"cannot write {what} {path}: the folder {folder} is not writable")
+        _refuse("cannot write ", what, f" {path}: the folder {folder} is not writable", named=what)
     # os.access alone would let root through; no write permission bit at all is a file its owner made read-only.
     if mode is not None and (not os.access(path, os.W_OK) or not mode & 0o222):
-        _refuse(f"cannot write {what} {path}: the file exists and is read-only")
+        _refuse("cannot write ", what, f" {path}: the file exists and is read-only", named=what)
 
 
-def check_not_an_input(path: str, inputs: Iterable[tuple[str, str | None]], what: str = "-o") -> None:
-    """Refuses an output that is the same file as one of `inputs` ((option, path) pairs; None paths are skipped)."""
+def check_not_an_input(path: str, inputs: Iterable[tuple[Part, str | None]], what: Part) -> None:
+    """Refuses an output (`what`: as the caller names it) that is the same file as one of `inputs` ((option, path)
+    pairs, each option as the caller names it; None paths are skipped)."""
     if not os.path.exists(path):
         return
     for option, input_path in inputs:
         if input_path and os.path.exists(input_path) and os.path.samefile(path, input_path):
-            _refuse(f"{what} {path} is the same file as {option} {input_path}; writing it would replace an input")
+            _refuse(
+                what,
+                f" {path} is the same file as ",
+                option,
+                f" {input_path}; writing it would replace an input",
+                named=what,
+            )
 
 
-def check_distinct_outputs(outputs: Iterable[tuple[str, str]]) -> None:
-    """Refuses two outputs ((option, path) pairs) that name the same file."""
-    seen: dict[str, tuple[str, str]] = {}  # real path -> (option, path as given)
+def check_distinct_outputs(outputs: Iterable[tuple[Part, str]]) -> None:
+    """Refuses two outputs ((option, path) pairs, each option as the caller names it) that name the same file."""
+    seen: dict[str, tuple[Part, str]] = {}  # real path -> (option, path as given)
     for option, path in outputs:
         key = os.path.realpath(path)
         if key in seen:
-            _refuse(f"{option} {path} is the same file as {seen[key][0]} {seen[key][1]}", remedy="give each its own")
+            earlier, given = seen[key]
+            _refuse(
+                option, f" {path} is the same file as ", earlier, f" {given}", named=option, remedy="give each its own"
+            )
         seen[key] = (option, path)
 
 

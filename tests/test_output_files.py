@@ -19,6 +19,7 @@ from support.meta_eval_fixtures import write_fixture_files
 import bart_score
 from bart_score import outputs
 from bart_score.baselines import files as baseline_files
+from bart_score.messages import Mention
 from bart_score.options import ScoringOptions
 from bart_score.outputs import json_text, write_atomically
 
@@ -114,6 +115,21 @@ def test_a_read_only_file_is_refused(folder, capsys, subcommand):
     assert main(command(subcommand, folder, str(target))) == 2
     assert f"cannot write -o {target}: the file exists and is read-only" in capsys.readouterr().err
     assert target.read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_the_checks_of_an_output_name_it_as_their_caller_does(folder):
+    """The library writes no flag: the caller names the output, by its own words or as a Mention of its option."""
+    with pytest.raises(bart_score.InputError) as raised:
+        outputs.check_output_path("", Mention("path"))
+    assert (str(raised.value), raised.value.option) == ("path is empty; give a file name", "path")
+    with pytest.raises(bart_score.InputError) as raised:
+        outputs.check_output_path(str(folder), "the report")
+    assert str(raised.value).startswith(f"cannot write the report {folder}: it is a folder") and not raised.value.option
+    source = folder / "in.txt"
+    source.write_text("text\n", encoding="utf-8")
+    with pytest.raises(bart_score.InputError) as raised:
+        outputs.check_not_an_input(str(source), [(Mention("corpus_file"), str(source))], Mention("path"))
+    assert raised.value.parts[:3] == (Mention("path"), f" {source} is the same file as ", Mention("corpus_file"))
 
 
 @pytest.mark.parametrize("subcommand", ["score", "baseline"])

@@ -96,7 +96,7 @@ def check(args: argparse.Namespace) -> BaselineRequest:
         raise InputError("--pairs must be a positive integer and --seed at least 0")
     if args.output is not None:  # missing folders are made, as for the default location
         check_output_path(args.output, "-o", make_folders=True)
-        check_not_an_input(args.output, [("--corpus", args.corpus)])
+        check_not_an_input(args.output, [("--corpus", args.corpus)], "-o")
     options = options_from_args(args)
     texts, corpus = None, None
     if is_table:

@@ -49,7 +49,7 @@ def check(args: argparse.Namespace) -> ScoreRequest:
             check_written_name(segment_id, f"row {row}'s id")
     if args.output != "-":
         check_output_path(args.output, "-o", stdout_hint="-o - (the default)")
-        check_not_an_input(args.output, input_files(args))
+        check_not_an_input(args.output, input_files(args), "-o")
     return ScoreRequest(scoring, args.output, args.format)
 
 
