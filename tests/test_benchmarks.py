@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from bart_score.errors import BenchmarkDataError
+from bart_score.messages import Mention
 from bart_score.meta_eval import benchmarks
 from bart_score.meta_eval.benchmarks import load_benchmark, resolve_benchmarks
 
@@ -176,8 +177,9 @@ def test_names_and_groups():
         "summeval",
         *(f"wmt19-{p}" for p in ("de-en", "fi-en", "gu-en", "kk-en", "lt-en", "ru-en", "zh-en")),
     ]
-    with pytest.raises(ValueError, match=r"unknown benchmark 'cnndm'; choose from realsumm, summeval"):
+    with pytest.raises(ValueError, match=r"unknown benchmark 'cnndm'; choose from realsumm, summeval") as raised:
         resolve_benchmarks(["cnndm"])
+    assert raised.value.remedy[0].startswith("choose from realsumm, summeval")
 
 
 def test_a_release_file_that_is_not_the_releases_is_refused(tmp_path):
@@ -204,6 +206,7 @@ def test_offline_without_a_copy_names_the_file_and_how_to_get_it(tmp_path, monke
     # What a front end says it from in its own words: the reason, and which file of which release is missing where.
     assert message.startswith(error.value.reason + " Download ")
     assert (error.value.option, error.value.release) == ("release_dir", "bartscore")
+    assert Mention("release_dir") in error.value.parts  # which a front end says in its own words
     assert error.value.release_file == "SUM/SummEval/data.pkl"
     assert error.value.cache_path == str(tmp_path / "SUM" / "SummEval" / "data.pkl")
 

@@ -11,6 +11,7 @@ import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
 from support.release_analysis import reference_accuracy, reference_kendall_like, reference_summary_level
 
+from bart_score.messages import Mention
 from bart_score.meta_eval import protocol as meta_eval
 
 TOLERANCE = 1e-9
@@ -314,14 +315,16 @@ def test_outcomes_and_best_follow_the_release_thresholds():
 
 
 def test_bad_records_are_named():
-    with pytest.raises(ValueError, match=r"scores\[1\] is nan"):
+    with pytest.raises(ValueError, match=r"scores\[1\] is nan") as raised:
         meta_eval.correlate("pearson", ["a", "b", "c"], [1, 2, 3], [0.1, float("nan"), 0.3])
+    assert raised.value.option == "scores" and raised.value.parts[0] == Mention("scores", index=1)
     with pytest.raises(ValueError, match=r"document 'x' needs exactly two records"):
         meta_eval.correlate("kendall_like", ["x", "x", "x"], [1, 0, 0], [1, 2, 3])
     with pytest.raises(ValueError, match=r"one entry per record"):
         meta_eval.correlate("spearman", ["a"], [1, 2], [1, 2])
-    with pytest.raises(ValueError, match=r"protocol must be one of"):
+    with pytest.raises(ValueError, match=r"protocol must be one of") as raised:
         meta_eval.correlate("system_level", ["a"], [1], [1])
+    assert (raised.value.option, raised.value.value) == ("protocol", "system_level")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from support.reference import reference_score
 
 from bart_score.cli import main
 from bart_score.errors import InputError
+from bart_score.messages import Mention
 from bart_score.meta_eval.selection_grid import (
     Configuration,
     GridPlan,
@@ -97,10 +98,11 @@ def test_a_part_under_five_documents_is_refused_with_the_counts_and_the_option_t
     problem = f"summeval: the {short} part has {count} documents of 6 (dev fraction 0.5, seed 0)"
     with pytest.raises(InputError) as error:
         split_records("summeval", records, 0.5, seed=0)
-    assert str(error.value).startswith(problem) and error.value.option == "dev_fraction"
+    assert str(error.value).startswith(problem) and (error.value.option, error.value.value) == ("dev_fraction", 0.5)
     assert str(error.value).endswith(
-        "selection needs at least 5 in each part: give more documents or another dev_fraction"
+        "selection needs at least 5 in each part; give more documents or another dev_fraction"
     )
+    assert error.value.remedy == ("give more documents or another ", Mention("dev_fraction"))
     assert split_shortfall("summeval", records, 0.5, seed=0).startswith(problem)
     assert split_shortfall("summeval", summary_records(60), 0.5, seed=0) is None
 

@@ -47,6 +47,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..errors import BenchmarkDataError, InputError
+from ..messages import KEYWORDS, Mention, Part, said
 from .definitions import Benchmark, Paths, Reader, Release, ReleaseFile
 from .layouts import (
     read_bytes,
@@ -437,7 +438,7 @@ def resolve_benchmarks(names: Iterable[str]) -> list[str]:
     for name in names:
         key = name.lower()
         if key not in BENCHMARKS and key not in GROUPS:
-            raise InputError(f"unknown benchmark {name!r}; choose from {', '.join([*BENCHMARKS, *GROUPS])}")
+            raise InputError(f"unknown benchmark {name!r}", remedy=f"choose from {', '.join([*BENCHMARKS, *GROUPS])}")
         for member in GROUPS.get(key, (key,)):
             if member not in resolved:
                 resolved.append(member)
@@ -494,21 +495,28 @@ def release_file_path(
 def how_to_get(release: str, path: str, cache_path: str | None, checkout: str) -> str:
     """What gets a release file that is not here, in words: download it from the release (`release`, its key; `path`,
     the file's path in it) into the cache at cache_path (None: into the release checkout named), or name a checkout of
-    the release by `checkout` (the option that names one: load_benchmark's release_dir, or a front end's own words
-    for it) or by its environment variable."""
+    the release by `checkout` (a front end's own words for the option that names one) or by its environment
+    variable."""
+    return said(_how_to_get(release, path, cache_path, checkout), KEYWORDS)
+
+
+def _how_to_get(release: str, path: str, cache_path: str | None, checkout: Part) -> list[Part]:
+    """how_to_get's words as a message's parts, the option that names a checkout as `checkout`."""
     pinned = RELEASES[release]
     where = f"save it as {cache_path}" if cache_path else "put it there"
-    return (
-        f"Download {pinned.url}{path} (the release at commit {pinned.commit[:7]}) and {where}, or point "
-        f"{checkout} / ${pinned.dir_env} at a checkout of https://github.com/{pinned.repository}."
-    )
+    return [
+        f"Download {pinned.url}{path} (the release at commit {pinned.commit[:7]}) and {where}, or point ",
+        checkout,
+        f" / ${pinned.dir_env} at a checkout of https://github.com/{pinned.repository}.",
+    ]
 
 
 def _unavailable(reason: str, release: str, file: ReleaseFile, cache_path: str | None) -> BenchmarkDataError:
-    """The error for a release file that cannot be had: the reason, then how to get it in the library's words, with
-    the data a front end says that in its own words from."""
+    """The error for a release file that cannot be had: the reason, then how to get it in the library's words
+    (load_benchmark's release_dir a Mention), with the data a front end says that in its own words from."""
     return BenchmarkDataError(
-        f"{reason} {how_to_get(release, file.path, cache_path, 'release_dir')}",
+        f"{reason} ",
+        *_how_to_get(release, file.path, cache_path, Mention("release_dir")),
         option="release_dir",
         reason=reason,
         release=release,

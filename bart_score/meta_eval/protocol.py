@@ -34,6 +34,7 @@ import numpy as np
 from scipy import stats
 
 from ..errors import InputError
+from ..messages import Mention
 
 PROTOCOLS = ("summary_level", "pairwise_accuracy", "pearson", "spearman", "kendall_like", "kendall")
 # The measure each protocol reports first (the paper's), then the others it computes.
@@ -64,12 +65,21 @@ def _checked(doc_ids: Sequence[Hashable], human: Values, scores: Values) -> tupl
     scores = np.asarray(scores, dtype=np.float64)
     if not (len(doc_ids) == len(human) == len(scores)):
         raise InputError(
-            f"doc_ids, human and scores need one entry per record; got {len(doc_ids)}, {len(human)}, {len(scores)}"
+            Mention("doc_ids"),
+            ", ",
+            Mention("human"),
+            " and ",
+            Mention("scores"),
+            f" need one entry per record; got {len(doc_ids)}, {len(human)}, {len(scores)}",
         )
     for name, values in (("human", human), ("scores", scores)):
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
-            raise InputError(f"{name}[{bad[0]}] is {values[bad[0]]}; every score must be a finite number")
+            raise InputError(
+                Mention(name, index=int(bad[0])),
+                f" is {values[bad[0]]}; every score must be a finite number",
+                option=name,
+            )
     return human, scores
 
 
@@ -87,6 +97,12 @@ def _pairs(doc_ids: Sequence[Hashable], human: np.ndarray) -> np.ndarray:
     return np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
 
 
+def _unknown_protocol(protocol: object) -> InputError:
+    return InputError(
+        Mention("protocol"), f" must be one of {PROTOCOLS}, got {protocol!r}", option="protocol", value=protocol
+    )
+
+
 def _is_constant(values: np.ndarray) -> bool:
     return len(set(values.tolist())) == 1
 
@@ -94,7 +110,7 @@ def _is_constant(values: np.ndarray) -> bool:
 def correlate(protocol: str, doc_ids: Sequence[Hashable], human: Values, scores: Values) -> dict[str, float]:
     """The protocol's measures of one metric against one human judgment, with the number of documents used."""
     if protocol not in PROTOCOLS:
-        raise InputError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}", option="protocol")
+        raise _unknown_protocol(protocol)
     human, scores = _checked(doc_ids, human, scores)
     if protocol == "summary_level":
         per_document = []
@@ -215,7 +231,7 @@ def significance(
     Returns (tests, best): one dict per pair (a, b, wins of a out of rounds, outcome 1 if a is significantly better,
     -1 if b is, 0 if neither), and the metrics no other metric beats significantly (the release's "Best metrics")."""
     if protocol not in PROTOCOLS:
-        raise InputError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}", option="protocol")
+        raise _unknown_protocol(protocol)
     names = list(metrics)
     subsets = bootstrap_subsets(doc_ids, rounds=rounds, fraction=fraction, seed=seed)
     measures = _SubsetMeasures(protocol, doc_ids, human, subsets)

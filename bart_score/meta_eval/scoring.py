@@ -23,6 +23,7 @@ import numpy as np
 
 from ..directions import DirectionsPlan, aggregate, direction_results, plan_directions, signature
 from ..errors import InputError, MissingExtraError
+from ..messages import Mention
 from ..options import DIRECTIONS, ScoringOptions
 from ..pair_groups import call_scores
 from ..scorer import Scorer, ScorerIdentity
@@ -35,9 +36,13 @@ def moses_detokenizer() -> Callable[[str], str]:
         from sacremoses import MosesDetokenizer
     except ImportError:
         raise MissingExtraError(
-            "the release detokenizes summarization and data-to-text texts with Moses before scoring; install "
-            'sacremoses (pip install "bartscore[meta-eval]"), or score the texts as they are with detokenize=False',
+            "the release detokenizes summarization and data-to-text texts with Moses before scoring",
             option="detokenize",
+            value=True,
+            remedy=[
+                'install sacremoses (pip install "bartscore[meta-eval]"), or score the texts as they are with ',
+                Mention("detokenize", False),
+            ],
         ) from None
     moses = MosesDetokenizer(lang="en")
     done: dict[str, str] = {}
@@ -117,7 +122,11 @@ def plan_benchmarks(
         keywords.setdefault("aggregation", None)  # each benchmark's own, the release's, unless one is asked for
     options = ScoringOptions.resolve(options, **keywords)
     if options.rescale is not None:
-        raise InputError("meta-evaluation scores are not rescaled: the map would leave every correlation as it is")
+        raise InputError(
+            "meta-evaluation scores are not rescaled: the map would leave every correlation as it is",
+            option="rescale",
+            value=options.rescale,
+        )
     detokenizer = moses_detokenizer() if detokenize and any(BENCHMARKS[n].detokenize for n in benchmarks) else None
     groups: dict[tuple[str, ...], list[str]] = {}  # directions -> the benchmarks scored for them
     for name in benchmarks:

@@ -14,12 +14,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..messages import Mention
 from .benchmarks import BENCHMARKS
 
 DEFAULT_DEV_FRACTION = 0.5
 DEFAULT_SEED = 0
 DEFAULT_MAX_PAIRS = 1_000_000
 MIN_DOCUMENTS = 5  # in each part: fewer leave nothing to choose on, or nothing to report
+DEV_FRACTION = Mention("dev_fraction")
 # Layouts whose records for one input carry different doc_ids: split by the input (the source text) instead.
 _SPLIT_BY_SOURCE = ("darr", "data-to-text")
 
@@ -40,7 +42,12 @@ def in_development(keys: Sequence[str], dev_fraction: float, seed: int) -> dict[
     """Whether each distinct key is in the development part: the first 8 bytes of SHA-256 of "<seed>:<key>", read as
     a fraction of 2**64, fall below dev_fraction."""
     if not 0 < dev_fraction < 1:
-        raise InputError(f"dev_fraction must be between 0 and 1 (exclusive), got {dev_fraction}", option="dev_fraction")
+        raise InputError(
+            DEV_FRACTION,
+            f" must be between 0 and 1 (exclusive), got {dev_fraction}",
+            option="dev_fraction",
+            value=dev_fraction,
+        )
     part = {}
     for key in dict.fromkeys(keys):
         digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
@@ -53,7 +60,12 @@ def split_records(benchmark: str, dataset: Any, dev_fraction: float, seed: int) 
     MIN_DOCUMENTS documents (else InputError with the counts, about dev_fraction: see split_shortfall)."""
     shortfall = split_shortfall(benchmark, dataset, dev_fraction, seed)
     if shortfall is not None:
-        raise InputError(f"{shortfall}: give more documents or another dev_fraction", option="dev_fraction")
+        raise InputError(
+            shortfall,
+            option="dev_fraction",
+            value=dev_fraction,
+            remedy=["give more documents or another ", DEV_FRACTION],
+        )
     keys = split_keys(benchmark, dataset)
     part = in_development(keys, dev_fraction, seed)
     development = np.flatnonzero([part[key] for key in keys])
