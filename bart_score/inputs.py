@@ -35,15 +35,15 @@ def option_of(name: str) -> str:
     return name.partition("[")[0]
 
 
-def mention_of(named: Named) -> Mention:
+def _mention_of(named: Named) -> Mention:
     """An option or input given by its name, as a Mention; a Mention as it is."""
     return named if isinstance(named, Mention) else Mention(named)
 
 
-def entry_of(named: Named, index: int) -> tuple[Part, ...]:
+def _entry_of(named: Named, index: int) -> tuple[Part, ...]:
     """One entry of a list input as a message names it: Mention("references", index=3); an entry of an entry (one
     reference of an example's list), the entry and then its own index (references[3][1])."""
-    mention = mention_of(named)
+    mention = _mention_of(named)
     if mention.index is None:
         return (Mention(mention.option, index=index),)
     return (mention, f"[{index}]")
@@ -52,7 +52,7 @@ def entry_of(named: Named, index: int) -> tuple[Part, ...]:
 def _fields(named: Named, value: Any) -> dict[str, Any]:
     """An error's option and value fields for an input named so: its option, and the value it was given (the value
     given to the whole option, which a check of one entry does not have)."""
-    mention = mention_of(named)
+    mention = _mention_of(named)
     return {"option": mention.option, "value": value if mention.index is None else NOT_GIVEN}
 
 
@@ -81,7 +81,7 @@ def ordered_items(value: Any, name: Named, expected: Part | Sequence[Part], dime
     of other than `dimensions` dimensions (references take 2: a row of references per example), sets, dict views,
     generators and iterators (their order is arbitrary or they can be read only once, and scores come back in input
     order). expected: what the input must be, as the messages say it."""
-    named = mention_of(name)
+    named = _mention_of(name)
     columns = _table_columns(value)
     if columns is not None:
         shown = ", ".join(map(repr, columns[:5])) + (", ..." if len(columns) > 5 else "")
@@ -146,10 +146,10 @@ def text_list(value: Any, name: Named, count: int | None = None, counted_by: str
     fields = _fields(name, value)
     if count is not None and len(items) != count:
         raise InputError(
-            mention_of(name), f" has {len(items)} entries but ", Mention(counted_by), f" has {count}", **fields
+            _mention_of(name), f" has {len(items)} entries but ", Mention(counted_by), f" has {count}", **fields
         )
     for index, item in enumerate(items):
-        entry = entry_of(name, index)
+        entry = _entry_of(name, index)
         if not isinstance(item, str):
             if _missing(item):
                 raise InputTypeError(*entry, f" is missing ({item}); every entry must be a string", **fields)
