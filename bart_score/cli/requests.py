@@ -146,7 +146,9 @@ def checked_request(args: argparse.Namespace) -> CorpusRequest:
             check_input_files([("--baseline", options.baseline)])
         problems = load_baseline(options.baseline).mismatches(known)
         if problems:
-            raise InputError(f"the baseline {options.baseline} was made with other settings: ", *mismatch_parts(problems))
+            raise InputError(
+                f"the baseline {options.baseline} was made with other settings: ", *mismatch_parts(problems)
+            )
     elif options.rescale == "baseline":
         check_default_baselines_exist(engine.checkpoint)
     directions = check_corpus_request(corpus, options, remedy=CLI_ONE_DOCUMENT_REMEDY)
