@@ -720,7 +720,7 @@ def test_engine_truncation_notices_become_notes_and_errors_become_messages_namin
     outcome = space_feedback.attempt(lambda: bart_score.ScoringOptions(prompt=["  "]))
     assert (outcome.problem, outcome.field) == ("Custom prompt phrase is blank", "prompt-phrase")  # by its label
     outcome = space_feedback.attempt(lambda: scorer.score_directions(CANDIDATES[:2], sources=["a source", 7]))
-    assert outcome.field == "source" and outcome.problem.startswith("sources[1] is an int"), outcome.problem
+    assert outcome.field == "source" and outcome.problem.startswith("Source is an int"), outcome.problem
     with pytest.warns(UserWarning, match="^A note$"):  # gr.Warning outside a request is a UserWarning
         assert space_feedback.answer(space_feedback.Outcome(value=1, notes=["A note"])) == 1
     with pytest.raises(gr.Error) as raised:
