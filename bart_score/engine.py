@@ -43,7 +43,6 @@ from .variants import (
     DEFAULT_CPU_MAX_TOKENS,
     DEFAULT_MAX_LENGTH,
     DEFAULT_MAX_TOKENS,
-    DTYPE_NAMES,
     ORIGINAL_PARA_WEIGHTS,
     PARA_WEIGHTS_ENV,
 )
@@ -51,7 +50,6 @@ from .version import __version__
 
 logger = logging.getLogger("bart_score")
 
-DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 # What a model whose values overflow a 16-bit dtype can do instead.
 FLOAT32_REMEDY = ("use ", Mention("dtype", "float32"))
 # Logits materialised at once when reading target log-probabilities: at most this many elements (128 MB in
@@ -143,15 +141,7 @@ class BARTScorer:
             max_tokens=options.max_tokens or (DEFAULT_CPU_MAX_TOKENS if device.type == "cpu" else DEFAULT_MAX_TOKENS),
         )
         located = locate_checkpoint(checkpoint)
-        self.family = load_family(
-            located,
-            dtype=DTYPES[options.dtype],
-            source_lang=options.source_lang,
-            target_lang=options.target_lang,
-            template=options.template,
-            compatibility=options.compatibility,
-            chat=options.chat_settings,
-        )
+        self.family = load_family(located, options)
         self.tokenizer, self.model = self.family.tokenizer, self.family.model
         self._checkpoint_label = located.label
         self._checkpoint_identity = located.identity()

@@ -65,9 +65,9 @@ def test_docstring_examples_run_in_evaluates_module_harness(metrics_folder, tiny
     load_family = bart_score.engine.load_family
     loaded = []
 
-    def tiny_instead(checkpoint, **options):  # the harness's intensive-call patch: no real BART is downloaded
+    def tiny_instead(checkpoint, options):  # the harness's intensive-call patch: no real BART is downloaded
         loaded.append(checkpoint.name)
-        return load_family(bart_score.locate_checkpoint(tiny_checkpoint), **options)
+        return load_family(bart_score.locate_checkpoint(tiny_checkpoint), options)
 
     with patch("bart_score.engine.load_family", side_effect=tiny_instead), loads_from(str(metrics_folder)):
         run_docstring_examples()

@@ -14,7 +14,7 @@ import itertools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 import transformers
@@ -89,20 +89,32 @@ def checkpoint_identity(checkpoint: str) -> str:
     return locate_checkpoint(checkpoint).identity()
 
 
-def load_family(
-    checkpoint: Checkpoint,
-    *,
-    dtype: torch.dtype,
-    source_lang: str | None = None,
-    target_lang: str | None = None,
-    template: str | None = None,
-    compatibility: str | None = None,
-    chat: ChatSettings | None = None,
-) -> Family:
-    """The family object driving `checkpoint` (see locate_checkpoint): tokenizer and model loaded, in evaluation mode,
-    in `dtype` (a GGUF file's tensors dequantized to it); chat: checked ChatSettings for chat-format scoring
-    (bart_score.models.chat), or None. The settings come as EngineOptions checked them (compatibility's value
-    included); what is checked here is what needs the checkpoint's config."""
+class FamilySettings(Protocol):
+    """What loading a family reads of the engine's settings: bart_score.options.EngineOptions, checked (this module
+    cannot import it: the options' checks reach the retrievers, which load their encoders here)."""
+
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def source_lang(self) -> str | None: ...
+    @property
+    def target_lang(self) -> str | None: ...
+    @property
+    def template(self) -> str | None: ...
+    @property
+    def compatibility(self) -> str | None: ...
+    @property
+    def chat_settings(self) -> ChatSettings | None: ...
+
+
+def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
+    """The family object driving `checkpoint` (see locate_checkpoint) under the engine's checked settings `options`:
+    tokenizer and model loaded, in evaluation mode, in options.dtype (a GGUF file's tensors dequantized to it), for
+    chat-format scoring when options.chat_settings says so (bart_score.models.chat). What is checked here is what needs
+    the checkpoint's config; EngineOptions checked the rest."""
+    dtype = getattr(torch, options.dtype)
+    source_lang, target_lang = options.source_lang, options.target_lang
+    template, compatibility, chat = options.template, options.compatibility, options.chat_settings
     config, where = _find(checkpoint)
     family = _family_class(checkpoint.name, config, template, compatibility, chat)
     if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
