@@ -58,6 +58,7 @@ from .long_source import (
 )
 from .messages import Mention
 from .prompts import PROMPT_SETS
+from .reading import read_bounded
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from .templates import ChatSettings, chat_settings, template_sides
 from .variants import DEFAULT_CHECKPOINT, DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
@@ -255,6 +256,29 @@ def _device(value: Any, name: str) -> str:
 
 def _template(value: Any, name: str) -> str:
     template_sides(value, Mention(name))
+    return value
+
+
+# The most bytes a chat template file may hold: real templates hold a few KiB (SmolLM2's 0.7, Llama 3.1's 4.9).
+MAX_CHAT_TEMPLATE_BYTES = 1 << 20
+
+
+def _chat_template_file(value: Any, name: str) -> str:
+    """A chat template file that can be read: a regular file of UTF-8 text within MAX_CHAT_TEMPLATE_BYTES."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise InputTypeError(
+            Mention(name), f" must be the path of a chat template file, got {describe(value)}", option=name, value=value
+        )
+    try:
+        read_bounded(value, limit=MAX_CHAT_TEMPLATE_BYTES).decode("utf-8")
+    except InputError as error:
+        raise InputError(Mention(name), ": ", *error.parts, option=name, value=value, remedy=error.remedy) from None
+    except UnicodeDecodeError as error:
+        raise InputError(
+            Mention(name), f" {value!r} is not UTF-8 text (byte {error.start})", option=name, value=value
+        ) from None
     return value
 
 
@@ -901,6 +925,19 @@ class EngineOptions(CheckedOptions):
         ),
         setting=MODEL_ENTRY_SETTING,
     )
+    chat_template: str | None = option(
+        None,
+        doc="with chat: a file holding the chat template to score in (Jinja, as a tokenizer's chat_template), for a "
+        "model that has none (a base model's GGUF file) or instead of its own; it renders under the same limits",
+        check=_chat_template_file,
+        flag=Flag(
+            "--chat-template",
+            metavar="FILE",
+            help="with --chat: a chat template file (Jinja) to score in, for a model without one or instead of its own",
+            section="prompting",
+        ),
+        setting=MODEL_ENTRY_SETTING,
+    )
     chat_settings: ChatSettings | None = dataclasses.field(init=False, repr=False, compare=False)
 
     def _check_together(self) -> None:
@@ -911,6 +948,14 @@ class EngineOptions(CheckedOptions):
                 self.chat, self.instruction, self.system, template=self.template, compatibility=self.compatibility
             ),
         )
+        if self.chat_template is not None and not self.chat:
+            raise InputError(
+                Mention("chat_template"),
+                " is for chat scoring, which is not asked for",
+                option="chat_template",
+                value=self.chat_template,
+                remedy=["ask for it with ", Mention("chat", True)],
+            )
 
     @classmethod
     def resolve(cls, options: EngineOptions | None = None, /, **keywords: Any) -> EngineOptions:

@@ -768,3 +768,88 @@ def test_a_template_writing_a_long_text_is_refused_by_the_command_line_in_bounde
     assert status == 2 and len(error.strip().splitlines()) == 1, (status, error)
     assert re.search(HOSTILE_TEMPLATES["long text"][1], error), error
     assert peak < 1 << 30, f"{peak:,} bytes resident"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# chat_template: a template file for a model that has none, or instead of its own
+
+
+@pytest.fixture(scope="module")
+def templateless_llama(chatml_llama, tmp_path_factory):
+    """The ChatML checkpoint saved again without its chat template (a base model's), and the template as a file."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = tmp_path_factory.mktemp("templateless")
+    tokenizer = AutoTokenizer.from_pretrained(chatml_llama)
+    template = tokenizer.chat_template
+    tokenizer.chat_template = None
+    tokenizer.save_pretrained(folder / "model")
+    AutoModelForCausalLM.from_pretrained(chatml_llama).save_pretrained(folder / "model")
+    assert not AutoTokenizer.from_pretrained(folder / "model").chat_template
+    (folder / "chatml.jinja").write_text(template, encoding="utf-8")
+    return str(folder / "model"), str(folder / "chatml.jinja")
+
+
+def test_a_chat_template_file_gives_a_model_without_one_its_chat_format(chatml_llama, templateless_llama):
+    """The template file makes the base model score exactly as the plain loop does under that template (the same
+    weights with it in their tokenizer), with the same token policy as the checkpoint that carries it."""
+    model_folder, template_file = templateless_llama
+    with pytest.raises(UnsupportedModelError, match="needs a chat template"):
+        bart_score.BARTScorer(checkpoint=model_folder, device="cpu", chat=True)
+    scorer = bart_score.BARTScorer(checkpoint=model_folder, device="cpu", chat=True, chat_template=template_file)
+    conditions, targets = [*SOURCES, SOURCES[0]], [*PREDICTIONS, REFERENCES[2][0]]
+    expected = reference(
+        (chatml_llama, "chatml", load_tiny(chatml_llama)), conditions, targets, DEFAULT_INSTRUCTIONS["faithfulness"]
+    )
+    assert largest_difference(scorer.score(conditions, targets), expected) < TOLERANCE
+    assert scorer.token_policy == chat_scorer(chatml_llama).token_policy
+
+
+def test_a_chat_template_file_replaces_a_models_own(chatml_llama, tmp_path):
+    """Another template than the checkpoint's own is what is scored in: another token policy, other scores."""
+    own = chat_scorer(chatml_llama)
+    template = tmp_path / "other.jinja"
+    tokenizer_template = own.tokenizer.chat_template
+    template.write_text("{{ bos_token }}" + tokenizer_template, encoding="utf-8")  # the same turns, a BOS first
+    other = bart_score.BARTScorer(checkpoint=chatml_llama, device="cpu", chat=True, chat_template=str(template))
+    assert other.token_policy != own.token_policy
+    assert other.score(SOURCES[:1], PREDICTIONS[:1]) != own.score(SOURCES[:1], PREDICTIONS[:1])
+
+
+@pytest.mark.parametrize(
+    "content, options, message",
+    [
+        ("{{ messages }}", {"chat": False}, r"chat_template is for chat scoring, which is not asked for"),
+        (None, {"chat": True}, r"chat_template: cannot read .*missing\.jinja"),
+        (b"\xff\xfe{{ x }}", {"chat": True}, r"chat_template '.*bad\.jinja' is not UTF-8 text"),
+        ("x" * (1 << 20 | 1), {"chat": True}, r"chat_template: .* over the limit of 1,048,576 bytes"),
+    ],
+    ids=["without-chat", "missing", "not-utf8", "too-large"],
+)
+def test_a_chat_template_file_that_cannot_be_used_is_refused_before_loading(
+    content, options, message, tmp_path, no_model_load
+):
+    name = "missing.jinja" if content is None else "bad.jinja"
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match=message) as raised:
+        bart_score.BARTScorer(checkpoint="/no/such/model", device="cpu", chat_template=str(path), **options)
+    assert raised.value.option == "chat_template"
+
+
+def test_the_command_line_offers_chat_template_and_says_its_flag(tmp_path, capsys, no_model_load):
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    assert "--chat-template FILE" in capsys.readouterr().out
+    source, template = tmp_path / "s.txt", tmp_path / "chatml.jinja"
+    source.write_text("A source.\n", encoding="utf-8")
+    template.write_text("{{ messages }}", encoding="utf-8")
+    code = main(
+        ["score", "-m", "/no/such/model", "-s", str(source), "-t", str(source), "--chat-template", str(template)]
+    )
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "--chat-template is for chat scoring, which is not asked for; ask for it with --chat" in error

@@ -31,6 +31,7 @@ from ..errors import (
     first_line,
 )
 from ..messages import Mention
+from ..reading import read_bounded
 from ..templates import TEMPLATE, ChatSettings
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import Family
@@ -105,6 +106,8 @@ class FamilySettings(Protocol):
     def compatibility(self) -> str | None: ...
     @property
     def chat_settings(self) -> ChatSettings | None: ...
+    @property
+    def chat_template(self) -> str | None: ...
 
 
 def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
@@ -163,6 +166,9 @@ def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
         return family(tokenizer, model, source_lang, target_lang)
     if family is ChatFamily:
         assert chat is not None  # _family_class chose ChatFamily for chat settings
+        if options.chat_template is not None:  # checked readable by EngineOptions; what is read here is scored
+            tokenizer.chat_template = read_bounded(options.chat_template).decode("utf-8")
+            return family(tokenizer, model, chat, f"the chat template {options.chat_template!r} (chat_template)")
         return family(tokenizer, model, chat, _template_origin(checkpoint))
     if issubclass(family, CausalFamily):
         return family(tokenizer, model, template)
