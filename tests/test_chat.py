@@ -780,12 +780,12 @@ def templateless_llama(chatml_llama, tmp_path_factory):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder = tmp_path_factory.mktemp("templateless")
-    tokenizer = AutoTokenizer.from_pretrained(chatml_llama)
+    tokenizer = AutoTokenizer.from_pretrained(chatml_llama, trust_remote_code=False)
     template = tokenizer.chat_template
     tokenizer.chat_template = None
     tokenizer.save_pretrained(folder / "model")
-    AutoModelForCausalLM.from_pretrained(chatml_llama).save_pretrained(folder / "model")
-    assert not AutoTokenizer.from_pretrained(folder / "model").chat_template
+    AutoModelForCausalLM.from_pretrained(chatml_llama, trust_remote_code=False).save_pretrained(folder / "model")
+    assert not AutoTokenizer.from_pretrained(folder / "model", trust_remote_code=False).chat_template
     (folder / "chatml.jinja").write_text(template, encoding="utf-8")
     return str(folder / "model"), str(folder / "chatml.jinja")
 

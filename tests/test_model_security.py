@@ -157,7 +157,7 @@ def test_cli_refuses_a_checkpoint_that_needs_its_own_code_with_y_piped_in(kind, 
         timeout=120,
     )
     assert completed.returncode == 2, completed.stderr
-    assert f"bartscore score: error: '{folder}'" in completed.stderr and "never runs" in completed.stderr
+    assert f"bartscore score: error: {folder}" in completed.stderr and "never runs" in completed.stderr
     assert re.search(message, completed.stderr), completed.stderr
     assert "Traceback" not in completed.stderr and "[y/N]" not in completed.stdout + completed.stderr
     assert not marker.exists()
