@@ -35,6 +35,7 @@ def test_defaults_are_the_engines():
         "chat",
         "instruction",
         "system",
+        "chat_template",
     } == ENGINE_OPTION_NAMES
 
 
