@@ -783,7 +783,7 @@ def test_an_api_requests_upload_is_deleted_when_the_request_ends(client, tmp_pat
     client.predict(*FAITHFULNESS, handle_file(str(scored)), api_name="/score_file")
     refused = tmp_path / "refused.csv"
     refused.write_text("reference,sys\nThe cat sat.,A cat.\n", encoding="utf-8")  # faithfulness needs a source
-    with pytest.raises(AppError, match="needs sources"):
+    with pytest.raises(AppError, match="needs the file's source column"):
         client.predict(*FAITHFULNESS, handle_file(str(refused)), api_name="/score_file")
     assert len(stored) == 2 and not any(os.path.exists(path) for path in stored)
     assert not set(stored) & set(space.uploads.SERVER_LEDGER.stored())

@@ -433,7 +433,7 @@ def test_the_command_line_names_what_mbart_needs(family_checkpoint, tmp_path):
     (tmp_path / "sys.txt").write_text("That is good.\n", encoding="utf-8")
     arguments = ["score", "-m", family_checkpoint("mbart50"), "-s", str(tmp_path / "src.txt"), "-t"]
     code, _, stderr = run_cli(*arguments, str(tmp_path / "sys.txt"), "-q")
-    assert code == 2 and "mBART needs source_lang and target_lang" in stderr and "Traceback" not in stderr
+    assert code == 2 and "mBART needs --source-lang and --target-lang" in stderr and "Traceback" not in stderr
     code, _stdout, stderr = run_cli(
         *arguments, str(tmp_path / "sys.txt"), "-q", "--source-lang", "de_DE", "--target-lang", "en_XX"
     )
