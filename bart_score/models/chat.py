@@ -21,18 +21,25 @@ covering the chat template, the instructions and the system text (and TEMPLATE_D
 strftime_now).
 
 The template is code from the checkpoint: it renders as apply_chat_template renders it, but in a process of its own
-(chat_render.py) under a time and memory budget, and ``strftime_now`` gives it TEMPLATE_DATE rather than the clock."""
+(chat_render.py) under a time and memory budget, and ``strftime_now`` gives it TEMPLATE_DATE rather than the clock.
+Each family keeps its process (TemplateRenderer) for its life, one template's only, and starts another after a
+failure."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
 import os
+import queue
 import subprocess
 import sys
+import tempfile
+import threading
+import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import IO, Any
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
@@ -99,6 +106,7 @@ class ChatFamily(CausalFamily):
         except ValueError as error:  # several named templates, none of them the default
             raise UnsupportedModelError(f"{origin} cannot be used: {first_line(error)}") from None
         self.clock = "strftime_now" in self.template
+        self.renderer = TemplateRenderer()
         self.variables = dict(tokenizer.special_tokens_map)
         # instruction -> (its text before {condition}, after it, the prompt before, after)
         self._sides: dict[str, tuple[str, str, str, str]] = {}
@@ -121,8 +129,9 @@ class ChatFamily(CausalFamily):
     # -- the chat template --------------------------------------------------------------------------------------
 
     def _render(self, conversations: list[tuple[list[dict[str, str]], bool]]) -> list[str]:
-        """The conversations (messages, add_generation_prompt) rendered by the chat template, in a process of its
-        own (chat_render.py) under a time and memory budget; a template that goes past one, or fails, is refused."""
+        """The conversations (messages, add_generation_prompt) rendered by the chat template, in the family's
+        renderer process (chat_render.py) under a time and memory budget; a template that goes past one, or fails,
+        is refused."""
         largest = max((sum(len(m["content"]) for m in messages) for messages, _ in conversations), default=0)
         request = {
             "template": self.template,
@@ -138,24 +147,20 @@ class ChatFamily(CausalFamily):
         payload = json.dumps(request, ensure_ascii=False).encode("utf-8")
         # The renderer times each conversation itself; this bounds the whole request, where it cannot.
         timeout = 2 * RENDER_SECONDS + 0.05 * len(conversations) + len(payload) / 1e6
-        command = [sys.executable, "-I", "-c", _BOOTSTRAP, *_jinja_folders(), _RENDERER]
         try:
-            completed = subprocess.run(command, input=payload, capture_output=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
+            answer = self.renderer.request(payload, timeout)
+        except RendererStopped as stopped:
+            if stopped.timed_out:
+                raise UnsupportedModelError(
+                    f"{self.origin} was stopped after {timeout:.0f} s rendering {len(conversations)} conversations; a "
+                    f"chat template that runs this long is refused"
+                ) from None
             raise UnsupportedModelError(
-                f"{self.origin} was stopped after {timeout:.0f} s rendering {len(conversations)} conversations; a chat "
-                f"template that runs this long is refused"
+                f"{self.origin} stopped the process that renders it (exit status {stopped.status}"
+                f"{': ' + stopped.said[:200] if stopped.said else ''}); the template is refused"
             ) from None
         except OSError as error:
             raise ScoringError(f"cannot start the process that renders chat templates: {first_line(error)}") from None
-        try:
-            answer = json.loads(completed.stdout)
-        except ValueError:
-            said = completed.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise UnsupportedModelError(
-                f"{self.origin} stopped the process that renders it (exit status {completed.returncode}"
-                f"{': ' + said[-1][:200] if said else ''}); the template is refused"
-            ) from None
         if "error" in answer:
             where = "cannot be compiled"
             if answer["conversation"] is not None:
@@ -293,6 +298,135 @@ class ChatFamily(CausalFamily):
         tokenized.pairs = list(zip(prefix_of_pair, scored_of_pair))
         self.note_special_tokens(dict.fromkeys([c for _, c in prompts] + target_texts), tokenized)
         return tokenized
+
+
+class RendererStopped(Exception):
+    """The renderer process ended without answering: stopped past the request's time (timed_out), or ended by
+    itself, with its exit status and the last line it wrote on stderr. ChatFamily._render says which, as the
+    template's refusal."""
+
+    def __init__(self, status: int | None, said: str = "", *, timed_out: bool = False) -> None:
+        super().__init__(status, said, timed_out)
+        self.status = status
+        self.said = said
+        self.timed_out = timed_out
+
+
+class TemplateRenderer:
+    """The process that renders one chat family's template (chat_render.py): started on the first request and kept
+    for the family's life, so that a call pays for a request, not for starting Python. A request is one JSON line
+    out and one back, rendered in a jinja2 environment of its own under the request's limits. An answer that reports
+    a failure, a request past its time (or interrupted) and a process that ends without answering all end it, and
+    the next request starts another. The process ends with its owner: when the renderer is collected or the
+    interpreter exits (weakref.finalize), or when it reads the end of its input, should this process be killed. A
+    forked child of this process starts a renderer of its own rather than write to its parent's."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        """The state of a renderer whose process has not started, owned by this process."""
+        self._owner = os.getpid()
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None  # the process's stderr, a file, read when it ends without answering
+        self._answers: queue.Queue[bytes | None] = queue.Queue()
+        self._end: weakref.finalize[Any, Any] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The process's id while one runs for this renderer, else None."""
+        if self._owner != os.getpid() or self._process is None or self._process.poll() is not None:
+            return None
+        return self._process.pid
+
+    def request(self, payload: bytes, timeout: float) -> dict[str, Any]:
+        """The renderer's answer to `payload` (one request as JSON, without a line break), within `timeout` seconds.
+        Raises RendererStopped past that time or for a process that ended without answering, and OSError for one that
+        could not start."""
+        if self._owner != os.getpid():  # a forked child: the process, its pipes and its lock are the parent's
+            self._reset()
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self.stop()
+                self._start()
+            process = self._process
+            assert process is not None and process.stdin is not None
+            try:
+                process.stdin.write(payload + b"\n")
+                process.stdin.flush()
+                line = self._answers.get(timeout=timeout)
+            except queue.Empty:
+                self.stop()
+                raise RendererStopped(None, timed_out=True) from None
+            except BrokenPipeError:
+                line = None
+            except BaseException:  # an interrupt: the answer would be read as the next request's
+                self.stop()
+                raise
+            if line is None:
+                raise self._stopped(process)
+            answer: dict[str, Any] = json.loads(line)
+            if "error" in answer:
+                self.stop()
+            return answer
+
+    def stop(self) -> None:
+        """Ends the process, if one runs; the next request starts another."""
+        if self._end is not None:
+            self._end()
+        self._process, self._stderr, self._end = None, None, None
+
+    def _start(self) -> None:
+        stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open for the process's life; _end_renderer closes it)
+        command = [sys.executable, "-I", "-c", _BOOTSTRAP, *_jinja_folders(), _RENDERER]
+        try:
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
+        except BaseException:
+            stderr.close()
+            raise
+        self._answers = queue.Queue()
+        reader = threading.Thread(target=_read_answers, args=(process.stdout, self._answers), daemon=True)
+        reader.start()
+        self._process, self._stderr = process, stderr
+        self._end = weakref.finalize(self, _end_renderer, process, stderr, self._owner)
+
+    def _stopped(self, process: subprocess.Popen[bytes]) -> RendererStopped:
+        """Why the process ended without answering (it is ended here, if it has not ended by itself)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):  # stop() kills it
+            process.wait(timeout=RENDER_SECONDS)
+        said = _last_line(self._stderr) if self._stderr is not None else ""
+        self.stop()
+        return RendererStopped(process.returncode, said)
+
+
+def _read_answers(stdout: IO[bytes], answers: queue.Queue[bytes | None]) -> None:
+    """The renderer's answers, one a line, put on `answers` as they come; None once its output ends (and the pipe,
+    which only this thread reads, is closed)."""
+    with stdout:
+        for line in stdout:
+            answers.put(line)
+    answers.put(None)
+
+
+def _end_renderer(process: subprocess.Popen[bytes], stderr: IO[bytes], owner: int) -> None:
+    """Kills and reaps a renderer process, in the process that started it (its reader closes its output)."""
+    if os.getpid() != owner:
+        return
+    process.kill()
+    process.wait()
+    if process.stdin is not None:
+        with contextlib.suppress(BrokenPipeError):  # a write the process never read
+            process.stdin.close()
+    stderr.close()
+
+
+def _last_line(stderr: IO[bytes]) -> str:
+    """The last line written to a renderer's stderr file (its tail)."""
+    stderr.seek(0, os.SEEK_END)
+    stderr.seek(max(0, stderr.tell() - 4096))
+    lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else ""
 
 
 def _jinja_folders() -> list[str]:
