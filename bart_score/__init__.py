@@ -11,6 +11,7 @@
                      the engine's settings, likewise
     engine           BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
     scorer           Scorer, IdentifiedScorer: what the scoring functions call on a scorer (the engine, its cache)
+    shared_engines   one engine per checkpoint and settings in a process, for every holder that asks for them
     progress         the progress bar of a long scoring run
     models/          model families, checkpoints [base, seq2seq, causal, chat, chat_render, gguf, checkpoints, loading]
     variants         the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults

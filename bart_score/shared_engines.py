@@ -1,0 +1,60 @@
+"""Engines shared within a process: ``shared_engine(options)`` gives the one engine (BARTScorer) loaded for these
+settings while anything holds it, so that the metric's instances and the reward functions of a training loop that
+ask for the same checkpoint and settings hold one copy of the model, not one each.
+
+The settings are the EngineOptions as given, and the checkpoint's identity as it is now (models.loading's
+checkpoint_identity, with weights loaded over it): a folder saved again since its engine was loaded, or an engine
+whose holder loaded other weights into it, is loaded anew. A SharedEngine holds the engine with the lock its holders
+score under: a tokenizer cannot be used by two threads at once, so holders in different threads take turns, as the
+calls of one holder always did. Nothing else holds an engine here: it is freed when its last holder is."""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from typing import Any
+
+from .engine import BARTScorer
+from .models.checkpoints import locate_checkpoint, weights_identity
+from .models.loading import resolve_checkpoint
+from .options import EngineOptions
+
+
+class SharedEngine:
+    """An engine and the lock that its holders score under (see the module's text)."""
+
+    def __init__(self, scorer: BARTScorer) -> None:
+        self.scorer = scorer
+        self.lock = threading.RLock()
+
+
+# The engines that something holds, by their settings; an entry goes when its SharedEngine is freed.
+_SHARED: weakref.WeakValueDictionary[str, SharedEngine] = weakref.WeakValueDictionary()
+# Taken while an engine is looked up or loaded, so that two threads asking for one engine load it once.
+_LOADING = threading.Lock()
+
+
+def shared_engine(options: EngineOptions) -> SharedEngine:
+    """The engine loaded for `options` that something holds, if its checkpoint is still the one it loaded; else a
+    new one, loaded now (raising what BARTScorer(options) raises)."""
+    key = json.dumps([(name, getattr(options, name)) for name in options.TABLE], sort_keys=True, default=_named)
+    with _LOADING:
+        shared = _SHARED.get(key)
+        if shared is not None and shared.scorer.model_identity == _identity_now(options):
+            return shared
+        shared = SharedEngine(BARTScorer(options))
+        _SHARED[key] = shared
+        return shared
+
+
+def _identity_now(options: EngineOptions) -> str:
+    """The identity an engine loaded now for `options` would have (BARTScorer.model_identity)."""
+    checkpoint, para_weights = resolve_checkpoint(options.checkpoint)
+    identity = locate_checkpoint(checkpoint).identity()
+    return identity if para_weights is None else f"{identity}+{weights_identity(para_weights)}"
+
+
+def _named(value: Any) -> str:
+    """A setting that JSON has no form for (a torch.device), by its name."""
+    return str(value)
