@@ -33,6 +33,7 @@
     baselines/       baseline files, made from a corpus, found for a call [files, build, lookup]
     outputs          output files: checked first, written atomically, valid JSON, safe in spreadsheets
     score_cache      resumable scoring: a scorer wrapper backed by an append-only cache file
+    rewards          BARTScoreReward: BARTScore as a reward function for TRL's trainers (reward_funcs)
     meta_eval/       the meta-evaluation [definitions, benchmarks, layouts, scoring, protocol, table, published, split,
                      selection_grid, selection_statistics, selection_report]
     cli/             CLI [arguments, requests, wording, score, compare, baseline, meta_eval, meta_eval_select,
