@@ -3,7 +3,8 @@ metric subclasses with its card (the description, the citation, _info) and _comp
 
 It takes the engine's settings as init options (one EngineOptions), keeps pending batches of predictions with their
 references and/or sources (feature variants named by the inputs a batch carries), checks compute's options as one
-ScoringOptions before anything is scored, and puts the pending batches back after a failed compute. evaluate's
+ScoringOptions before anything is scored, and puts the pending batches back after a failed compute. Instances with
+the same checkpoint and engine settings share one engine in a process (bart_score.shared_engines). evaluate's
 configuration name names the checkpoint: checked_config_name refuses one that cannot, and cache_name keeps it from
 steering evaluate's cache path.
 
@@ -34,6 +35,7 @@ from .engine import BARTScorer
 from .errors import InputError, InputTypeError
 from .inputs import describe, reference_lists, text_list
 from .options import ENGINE_OPTION_NAMES, OPTION_NAMES, EngineOptions, ScoringOptions
+from .shared_engines import SharedEngine, shared_engine
 from .variants import DEFAULT_CHECKPOINT
 
 # bert_score's names, kept for its users: rescale_with_baseline=True is rescale="baseline", baseline_path is baseline.
@@ -93,7 +95,7 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         # the instance's, so threads sharing it would otherwise score one another's examples and leave it unusable.
         # Reentrant, since compute adds its own predictions through add_batch.
         self._calls = threading.RLock()
-        self._scorer: BARTScorer | None = None
+        self._engine: SharedEngine | None = None
         self._inputs_given: dict[str, bool] | None = None  # which of references/sources the pending batches carry
         self._pending_count = 0  # examples in the pending batches
 
@@ -111,9 +113,14 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
     @property
     def scorer(self) -> BARTScorer:
         """The engine, loaded on first use and kept for every later compute."""
-        if self._scorer is None:
-            self._scorer = BARTScorer(self.engine_options)
-        return self._scorer
+        return self._shared_engine().scorer
+
+    def _shared_engine(self) -> SharedEngine:
+        """The engine with the lock it scores under: one for every instance (and reward) of this process that asks
+        for the same checkpoint and settings (bart_score.shared_engines), so that a second instance adds no model."""
+        if self._engine is None:
+            self._engine = shared_engine(self.engine_options)
+        return self._engine
 
     def add_batch(
         self,
@@ -204,7 +211,8 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
             if predictions is not None:
                 self.add_batch(predictions=predictions, references=references, sources=sources)
             try:
-                result = super().compute(options=options)
+                with self._shared_engine().lock:  # instances that share the engine score in turn
+                    result = super().compute(options=options)
             except BaseException:
                 self._restore_pending(*pending)
                 raise

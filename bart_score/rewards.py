@@ -14,9 +14,9 @@ What the metric does, the reward does: a completion over the model's length is c
 TokenizationWarning, an empty one is scored on what the policy scores of it (the end of the text), and every
 scoring option but the directions is the metric's (ScoringOptions: prompt, aggregation, batch_size, max_tokens,
 long_source, ...). Everything that can be checked before a completion exists is checked when the reward is made:
-the options, the model (loaded then, shared with the metric's instances of the same settings,
-bart_score.shared_engines) and a baseline file. Each process scores its own completions: under torch.distributed, a
-trainer's ranks call it with different ones."""
+the options, the model (loaded then, and shared with every reward and metric instance of this process that asks for
+the same settings, bart_score.shared_engines) and a baseline file. Each process scores its own completions (the
+engine's distributed=False): under torch.distributed, a trainer's ranks call it with different ones."""
 
 from __future__ import annotations
 

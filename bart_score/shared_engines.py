@@ -5,8 +5,9 @@ ask for the same checkpoint and settings hold one copy of the model, not one eac
 The settings are the EngineOptions as given, and the checkpoint's identity as it is now (models.loading's
 checkpoint_identity, with weights loaded over it): a folder saved again since its engine was loaded, or an engine
 whose holder loaded other weights into it, is loaded anew. A SharedEngine holds the engine with the lock its holders
-score under: a tokenizer cannot be used by two threads at once, so holders in different threads take turns, as the
-calls of one holder always did. Nothing else holds an engine here: it is freed when its last holder is."""
+score under: a fast tokenizer is set for each call (its truncation length), which a call in another thread would see
+or trip over, so holders in different threads take turns, as the calls of one holder always did. Nothing else holds
+an engine here: it is freed when its last holder is."""
 
 from __future__ import annotations
 

@@ -531,6 +531,67 @@ def test_threads_sharing_one_instance_each_get_their_own_scores(metric, referenc
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# Instances of the same checkpoint and settings share one engine
+
+
+def test_instances_of_the_same_checkpoint_and_settings_share_one_engine(metric, tiny_checkpoint, reference_model):
+    second = evaluate.load(MODULE, tiny_checkpoint, device="cpu", inputs="both")  # inputs is not the engine's
+    shorter = evaluate.load(MODULE, tiny_checkpoint, device="cpu", max_length=24)
+    assert second.scorer is metric.scorer and shorter.scorer is not metric.scorer
+    sources, predictions, references = examples(seed=20)
+    for instance, max_length in ((second, 1024), (shorter, 24)):
+        result = instance.compute(predictions=predictions, references=references, sources=sources)
+        expected = reference_directions(*reference_model, predictions, references, sources, max_length=max_length)
+        assert_matches(result, expected, bart_score.DIRECTIONS)
+
+
+def test_an_engine_is_freed_with_the_last_instance_that_holds_it(tiny_checkpoint):
+    import gc
+    import weakref
+
+    first = evaluate.load(MODULE, tiny_checkpoint, device="cpu", max_length=40)
+    second = evaluate.load(MODULE, tiny_checkpoint, device="cpu", max_length=40)
+    engine = weakref.ref(first.scorer)
+    del first
+    gc.collect()
+    assert engine() is second.scorer
+    del second
+    gc.collect()
+    assert engine() is None
+
+
+def test_instances_sharing_an_engine_in_threads_each_get_their_own_scores(tiny_checkpoint, reference_model):
+    """Two instances on one engine, computing in two threads at once: each gets its own examples' scores (one
+    engine's tokenizer serves one thread at a time)."""
+    import threading
+
+    instances = [evaluate.load(MODULE, tiny_checkpoint, device="cpu", max_length=200) for _ in range(2)]
+    assert instances[0].scorer is instances[1].scorer
+    jobs = [examples(seed=30 + index, n=4) for index in range(2)]
+    results, failures = {}, []
+    start = threading.Barrier(2)
+
+    def work(index):
+        _, predictions, references = jobs[index]
+        try:
+            start.wait()
+            for _ in range(3):
+                results[index] = instances[index].compute(predictions=predictions, references=references)
+        except Exception as error:  # reported below with the thread's index
+            failures.append((index, repr(error)))
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert not failures
+    for index, (_, predictions, references) in enumerate(jobs):
+        expected = reference_directions(*reference_model, predictions, references, max_length=200)
+        assert_matches(results[index], expected, ("precision", "recall", "f_score"))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # Array-likes as inputs: a Series, a numpy array, a pyarrow array and a datasets column are taken as their values; a
 # table (iterating over one gives its column names), an array of the wrong shape and a missing value are refused
 # with what to pass instead.

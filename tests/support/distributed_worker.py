@@ -23,6 +23,7 @@ def run(rank, world, init_file, checkpoint, out_dir, engine_sources, engine_targ
     torch.distributed.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     import bart_score
     import bartscore
+    from bart_score.shared_engines import SharedEngine
 
     got = {}
     scorer = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu")
@@ -53,7 +54,7 @@ def run(rank, world, init_file, checkpoint, out_dir, engine_sources, engine_targ
         got["failure_error"] = str(error)
 
     metric = bartscore.BARTScore(checkpoint)
-    metric._scorer = scorer
+    metric._engine = SharedEngine(scorer)
     shard = metric_shard(rank)
     result = metric.compute(predictions=PREDICTIONS[shard], references=REFERENCES[shard], sources=SOURCES[shard])
     got["metric"] = {k: v for k, v in result.items() if k != "signature"}
