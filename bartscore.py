@@ -1,7 +1,10 @@
 """BARTScore as an `evaluate` metric, and the Hub entry point of this project.
 
-    bartscore = evaluate.load("./bartscore.py")            # or "vanilla", "cnn-para", a Hub id, a directory
+    bartscore = evaluate.load("./bartscore.py")  # or "vanilla", "cnn-para", a Hub id, a directory, a GGUF file
     bartscore.compute(predictions=[...], references=[...], sources=[...])
+
+From any folder, once the package is installed: ``evaluate.load(bart_score.METRIC_PATH, ...)`` (this file, installed
+beside the bart_score package).
 
 The metric's card (description, citation, _info) and _compute over the `bart_score` library, which holds the
 engine, the directions, the corpus tools, the metric's evaluate plumbing (bart_score.evaluate_metric) and the command
@@ -48,7 +51,8 @@ Scores are negative; higher is better. Configurations: "cnn" (default, facebook/
 code), "vanilla" (facebook/bart-large, the paper's plain BARTScore), "cnn-para" (CNN plus the paraphrase-tuned
 weights, read from the file named by $BARTSCORE_PARA_WEIGHTS), the other families' named checkpoints ("mbart50",
 "mt5", "flan-t5", "opt", "qwen"), or any Hub id or local directory of a BART, mBART, T5/mT5/Flan-T5, PEGASUS,
-Marian or decoder-only causal language model checkpoint (T5Score- and GPTScore-style scoring with the same engine).
+Marian or decoder-only causal language model checkpoint (T5Score- and GPTScore-style scoring with the same engine),
+or a GGUF file of one.
 """
 
 _KWARGS_DESCRIPTION = """

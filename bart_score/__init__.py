@@ -42,12 +42,17 @@
     __main__         ``python -m bart_score``: the command line
 
 Names are imported from their modules on first use, so that importing the package (and the command line's help)
-does not load torch."""
+does not load torch. METRIC_PATH is the evaluate metric's module, bartscore.py, which is installed beside this package
+(as it stands beside it in the checkout): ``evaluate.load(bart_score.METRIC_PATH, "cnn")`` loads the metric from any
+folder."""
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from .version import __version__
+
+METRIC_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bartscore.py")
 
 _EXPORTS = {
     "BARTScoreError": "errors",
@@ -109,7 +114,7 @@ _EXPORTS = {
     "ResumableScorer": "score_cache",
     "main": "cli",
 }
-__all__ = ["__version__", *_EXPORTS]
+__all__ = ["METRIC_PATH", "__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on first use at run time)
     from .baselines.build import build_baseline as build_baseline

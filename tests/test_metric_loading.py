@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHECKOUT_METRIC = os.path.join(ROOT, "bartscore.py")
 
 # Runs in a fresh interpreter in a folder of its own; a finder placed first makes `bart_score` unimportable there
 # when asked to (as on a machine where the package is not installed), whatever sys.path holds.
@@ -26,6 +27,12 @@ LOADER = textwrap.dedent(
         sys.meta_path.insert(0, NotInstalled())
     import evaluate
 
+    if sys.argv[1] == "METRIC_PATH":  # the path the package gives
+        import os
+        import bart_score
+
+        sys.argv[1] = bart_score.METRIC_PATH
+        assert not os.path.exists("bartscore.py") and os.path.isfile(sys.argv[1])
     try:
         metric = evaluate.load(sys.argv[1], *sys.argv[3:], device="cpu")
     except ImportError as error:
@@ -37,11 +44,11 @@ LOADER = textwrap.dedent(
 )
 
 
-def load_in_a_subprocess(folder, package, *configuration):
+def load_in_a_subprocess(folder, package, *configuration, module=CHECKOUT_METRIC):
     script = folder / "load_metric.py"
     script.write_text(LOADER, encoding="utf-8")
     completed = subprocess.run(
-        [sys.executable, str(script), os.path.join(ROOT, "bartscore.py"), package, *configuration],
+        [sys.executable, str(script), module, package, *configuration],
         capture_output=True,
         text=True,
         cwd=folder,
@@ -63,3 +70,17 @@ def test_without_the_package_evaluate_asks_for_pip_install_bartscore(tmp_path):
 @pytest.mark.slow
 def test_the_metric_loads_from_a_script_outside_the_checkout(tmp_path, tiny_checkpoint):
     assert load_in_a_subprocess(tmp_path, "with", tiny_checkpoint).startswith("loaded BARTScore: ['f_score',")
+
+
+@pytest.mark.slow
+def test_the_metric_loads_from_any_folder_by_the_path_the_package_gives(tmp_path, tiny_checkpoint):
+    """evaluate.load(bart_score.METRIC_PATH, ...) in a folder without bartscore.py (tests/test_packaging.py checks that
+    the path is the installed file's when the package is installed)."""
+    loaded = load_in_a_subprocess(tmp_path, "with", tiny_checkpoint, module="METRIC_PATH")
+    assert loaded.startswith("loaded BARTScore: ['f_score',")
+
+
+def test_the_package_names_the_metric_module_beside_it():
+    import bart_score
+
+    assert bart_score.METRIC_PATH == CHECKOUT_METRIC

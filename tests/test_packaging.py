@@ -14,7 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def dist(tmp_path_factory):
+    """The folder of the sdist and the wheel."""
     # Built from a copy: setuptools writes build/ and *.egg-info beside the sources, which must stay clean.
     folder = tmp_path_factory.mktemp("packaging")
     sources = folder / "sources"
@@ -28,6 +29,12 @@ def built(tmp_path_factory):
     ):
         completed = subprocess.run(command, cwd=sources, capture_output=True, text=True, timeout=600)
         assert completed.returncode == 0, completed.stderr
+    return dist
+
+
+@pytest.fixture(scope="module")
+def built(dist):
+    """(the sdist's files, its PKG-INFO, the wheel's files, its METADATA)."""
     (sdist,) = dist.glob("bartscore-*.tar.gz")
     (wheel,) = dist.glob("bartscore-*.whl")
     with tarfile.open(sdist) as archive:
@@ -89,3 +96,27 @@ def test_the_wheel_holds_every_module_of_the_package(built):
     }
     assert {"bart_score/baselines/files.py", "bart_score/models/loading.py"} <= modules
     assert modules - wheel_files == set()
+
+
+@pytest.mark.slow
+def test_the_installed_package_names_the_metric_module_installed_beside_it(dist, tmp_path):
+    """bartscore.py is installed beside bart_score, where bart_score.METRIC_PATH finds it: installed from the wheel
+    into a folder of its own and imported from another, the path is the installed file's."""
+    (wheel,) = dist.glob("bartscore-*.whl")
+    target = tmp_path / "installed"
+    install = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target", str(target)]
+    completed = subprocess.run([*install, str(wheel)], capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    script = "import os, bart_score; print(bart_score.METRIC_PATH); print(os.path.isfile(bart_score.METRIC_PATH))"
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env={**os.environ, "PYTHONPATH": str(target)},
+        timeout=60,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == [str(target / "bartscore.py"), "True"]
