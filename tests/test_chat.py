@@ -975,6 +975,24 @@ def test_a_process_that_ends_without_answering_is_reported_with_its_last_words()
     renderer.stop()
 
 
+def test_a_copy_of_a_renderer_starts_a_process_of_its_own():
+    """Pickled or deep-copied (as datasets hashes a scorer passed to map), a renderer is a new one."""
+    import copy
+    import pickle
+
+    from bart_score.models.chat import TemplateRenderer
+
+    renderer = TemplateRenderer()
+    renderer.request(renderer_payload(CHATML), 30)
+    for copied in (pickle.loads(pickle.dumps(renderer)), copy.deepcopy(renderer)):
+        assert copied.pid is None
+        assert copied.request(renderer_payload(CHATML, "Copied."), 30) == render_one(CHATML, "Copied.")
+        assert copied.pid not in (None, renderer.pid)
+        copied.stop()
+    assert renderer.request(renderer_payload(CHATML), 30) == render_one(CHATML, "Hello.")
+    renderer.stop()
+
+
 @linux_only
 def test_a_forked_child_renders_with_a_process_of_its_own_and_leaves_its_parents_alone():
     from bart_score.models.chat import TemplateRenderer

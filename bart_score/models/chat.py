@@ -319,10 +319,15 @@ class TemplateRenderer:
     a failure, a request past its time (or interrupted) and a process that ends without answering all end it, and
     the next request starts another. The process ends with its owner: when the renderer is collected or the
     interpreter exits (weakref.finalize), or when it reads the end of its input, should this process be killed. A
-    forked child of this process starts a renderer of its own rather than write to its parent's."""
+    forked child of this process, and a copy (pickled, deep-copied), start a renderer of their own rather than write to
+    this one's."""
 
     def __init__(self) -> None:
         self._reset()
+
+    def __reduce__(self) -> tuple[type[TemplateRenderer], tuple[()]]:
+        """Pickled (or deep-copied), a renderer is a new one: its process, pipes and lock are this process's."""
+        return TemplateRenderer, ()
 
     def _reset(self) -> None:
         """The state of a renderer whose process has not started, owned by this process."""
