@@ -65,6 +65,7 @@ class BARTScoreReward:
         source_field: str = PROMPT,
         **options: Any,
     ) -> None:
+        self._given = (checkpoint, direction, source_field, dict(options))  # what a pickled copy is made from
         if not isinstance(direction, str) or direction not in DIRECTIONS:
             raise InputError(
                 Mention("direction"), f" must be one of {DIRECTIONS}, got {direction!r}", option="direction"
@@ -108,6 +109,11 @@ class BARTScoreReward:
             self.options = self.options.replace(baseline=baseline)
         # TRL names a reward function by its __name__ in its logs.
         self.__name__ = f"bartscore_{direction}"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled, a reward is its settings: unpickled (in a process that a trainer spawns, say), it is made again
+        there, its model loaded (or shared) there."""
+        return _made_again, self._given
 
     @property
     def scorer(self) -> BARTScorer:
@@ -157,6 +163,11 @@ class BARTScoreReward:
         if self.direction == "faithfulness":
             return text_list(columns[self.source_field], self.source_field, count, counted_by="completions")
         return reference_lists(columns[self.source_field], self.source_field, count, counted_by="completions")
+
+
+def _made_again(checkpoint: str, direction: str, source_field: str, options: dict[str, Any]) -> BARTScoreReward:
+    """A pickled reward, made again from its settings (BARTScoreReward.__reduce__)."""
+    return BARTScoreReward(checkpoint, direction=direction, source_field=source_field, **options)
 
 
 def _listed(value: Any, name: str) -> list[Any]:

@@ -113,6 +113,18 @@ def test_a_rescaled_reward_maps_each_score_with_the_baseline_files_points(copier
     assert got == pytest.approx(expected.tolist(), abs=1e-12)
 
 
+def test_a_pickled_reward_is_made_again_from_its_settings(tiny_checkpoint, reference_model):
+    """As TRL's asynchronous rollout worker sends reward functions to a process it spawns."""
+    import pickle
+
+    reward = BARTScoreReward(tiny_checkpoint, device="cpu", source_field="document", max_length=64)
+    copied = pickle.loads(pickle.dumps(reward))
+    assert copied.scorer is reward.scorer  # in this process, the engine of the same settings
+    assert (copied.direction, copied.source_field, copied.options) == (reward.direction, "document", reward.options)
+    got = copied(prompts=PROMPTS, completions=COMPLETIONS, document=DOCUMENTS)
+    assert got == reward(prompts=PROMPTS, completions=COMPLETIONS, document=DOCUMENTS)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # The bad input of a training step: the metric's own behaviour, never a crash
 
