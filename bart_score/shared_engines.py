@@ -2,9 +2,10 @@
 settings while anything holds it, so that the metric's instances and the reward functions of a training loop that
 ask for the same checkpoint and settings hold one copy of the model, not one each.
 
-The settings are the EngineOptions as given, and the checkpoint's identity as it is now (models.loading's
-checkpoint_identity, with weights loaded over it): a folder saved again since its engine was loaded, or an engine
-whose holder loaded other weights into it, is loaded anew. A SharedEngine holds the engine with the lock its holders
+The settings are the EngineOptions as given, the checkpoint's identity as it is now (models.loading's
+checkpoint_identity, with weights loaded over it) and a chat_template file's text as it is now: a folder saved again
+since its engine was loaded, a template file edited since, or an engine whose holder loaded other weights into it, is
+loaded anew. A SharedEngine holds the engine with the lock its holders
 score under: a fast tokenizer is set for each call (its truncation length), which a call in another thread would see
 or trip over, so holders in different threads take turns, as the calls of one holder always did. Nothing else holds
 an engine here: it is freed when its last holder is."""
@@ -20,6 +21,7 @@ from .engine import BARTScorer
 from .models.checkpoints import locate_checkpoint, weights_identity
 from .models.loading import resolve_checkpoint
 from .options import EngineOptions
+from .reading import read_bounded
 
 
 class SharedEngine:
@@ -42,18 +44,25 @@ def shared_engine(options: EngineOptions) -> SharedEngine:
     key = json.dumps([(name, getattr(options, name)) for name in options.TABLE], sort_keys=True, default=_named)
     with _LOADING:
         shared = _SHARED.get(key)
-        if shared is not None and shared.scorer.model_identity == _identity_now(options):
+        if shared is not None and _still_current(shared.scorer, options):
             return shared
         shared = SharedEngine(BARTScorer(options))
         _SHARED[key] = shared
         return shared
 
 
-def _identity_now(options: EngineOptions) -> str:
-    """The identity an engine loaded now for `options` would have (BARTScorer.model_identity)."""
+def _still_current(scorer: BARTScorer, options: EngineOptions) -> bool:
+    """Whether an engine loaded now for `options` would be `scorer`'s model: the same identity (BARTScorer's
+    model_identity) and, with a chat_template file, the template its tokenizer was given (models.loading)."""
     checkpoint, para_weights = resolve_checkpoint(options.checkpoint)
     identity = locate_checkpoint(checkpoint).identity()
-    return identity if para_weights is None else f"{identity}+{weights_identity(para_weights)}"
+    if para_weights is not None:
+        identity = f"{identity}+{weights_identity(para_weights)}"
+    if identity != scorer.model_identity:
+        return False
+    return options.chat_template is None or (
+        read_bounded(options.chat_template).decode("utf-8", "replace") == scorer.tokenizer.chat_template
+    )
 
 
 def _named(value: Any) -> str:

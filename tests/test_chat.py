@@ -816,6 +816,23 @@ def test_a_chat_template_file_replaces_a_models_own(chatml_llama, tmp_path):
     assert other.score(SOURCES[:1], PREDICTIONS[:1]) != own.score(SOURCES[:1], PREDICTIONS[:1])
 
 
+def test_an_engine_shared_for_a_chat_template_file_is_loaded_again_once_the_file_is_edited(
+    templateless_llama, tmp_path
+):
+    import shutil
+
+    from bart_score.shared_engines import shared_engine
+
+    model_folder, template_file = templateless_llama
+    template = shutil.copyfile(template_file, tmp_path / "chatml.jinja")
+    options = bart_score.EngineOptions(checkpoint=model_folder, device="cpu", chat=True, chat_template=str(template))
+    held = shared_engine(options)
+    assert shared_engine(options) is held
+    template.write_text("{{ bos_token }}" + template.read_text(encoding="utf-8"), encoding="utf-8")
+    edited = shared_engine(options)
+    assert edited is not held and edited.scorer.token_policy != held.scorer.token_policy
+
+
 @pytest.mark.parametrize(
     "content, options, message",
     [
