@@ -30,7 +30,7 @@ import numpy as np
 
 from .errors import InputError, InputTypeError, LongSourceWarning, MissingExtraError
 from .inputs import ascii_integer, positive_option, whole_number
-from .messages import Mention
+from .messages import Mention, Part
 from .retrievers import BM25, DEFAULT_RETRIEVER, RETRIEVER, Retriever, load_retriever
 
 LONG_SOURCE_MODES = ("windows",)
@@ -72,10 +72,12 @@ DEFAULT_MAX_SENTENCES = 10_000
 @dataclass
 class SentenceSplit:
     """A text's sentences, and how many of them were cut at a space because they ran over PIECE_CHARS characters
-    without an end pysbd finds. `complete` is False when splitting stopped at a limit."""
+    without an end pysbd finds; `dropped`: the pieces pysbd made that are not sentences (without a letter or digit).
+    `complete` is False when splitting stopped at a limit."""
 
     sentences: list[str]
     cut: int = 0
+    dropped: int = 0
     complete: bool = True
 
 
@@ -110,7 +112,8 @@ def _cut(text: str, start: int) -> tuple[int, bool]:
 def split(text: str, limit: int | None = None) -> SentenceSplit:
     """The sentences of a text (pysbd, English, in bounded pieces), each stripped of surrounding white space; pieces
     without a letter or digit (a stray "." that pysbd makes a sentence of its own) are not sentences and are dropped.
-    With a limit, splitting stops once the text has more than `limit` sentences."""
+    With a limit, splitting stops once the text has more than `limit` sentences, or more than `limit` dropped
+    pieces (a text of punctuation alone has no sentence, and would otherwise be split to its end)."""
     result = SentenceSplit([])
 
     def take(sentences: list[str]) -> bool:
@@ -118,7 +121,9 @@ def split(text: str, limit: int | None = None) -> SentenceSplit:
             sentence = sentence.strip()
             if any(character.isalnum() for character in sentence):
                 result.sentences.append(sentence)
-        result.complete = limit is None or len(result.sentences) <= limit
+            else:
+                result.dropped += 1
+        result.complete = limit is None or max(len(result.sentences), result.dropped) <= limit
         return result.complete
 
     start = 0
@@ -143,17 +148,39 @@ def split(text: str, limit: int | None = None) -> SentenceSplit:
     return result
 
 
-# Where pysbd ends English sentences. A text with fewer of them than a limit has no more sentences than the limit, so
-# over_limit passes most texts by counting these, without splitting them.
+# Where pysbd ends English sentences. Each piece of a split ends at one of them, at a cut (at most one per
+# PIECE_CHARS // 2 characters: a piece is cut in its second half) or at the text's end; so a text with fewer ends and
+# cuts than a limit has no more pieces than the limit, and over_limit passes most texts without splitting them.
 _SENTENCE_ENDS = ".!?\n\r…。？！"
 
 
 def over_limit(text: str, limit: int) -> int | None:
-    """For a text of more than `limit` sentences, the sentences counted when splitting stopped; else None."""
-    if sum(text.count(mark) for mark in _SENTENCE_ENDS) < limit:
+    """For a text of more than `limit` sentences or dropped pieces (see `split`), the sentences counted when splitting
+    stopped; else None."""
+    if sum(text.count(mark) for mark in _SENTENCE_ENDS) + len(text) // (PIECE_CHARS // 2) < limit:
         return None
     result = split(text, limit)
     return None if result.complete else len(result.sentences)
+
+
+def over_limit_error(result: SentenceSplit, limit: int, text: Part) -> InputError:
+    """The refusal of a text (`text`: the message's name for it) whose split stopped at `limit`."""
+    if len(result.sentences) > limit:
+        counted = f"more than {limit} sentences ({len(result.sentences)} counted when splitting stopped)"
+    else:
+        counted = (
+            f"more than {limit} pieces without a letter or digit, which are not sentences ({result.dropped} counted "
+            f"when splitting stopped)"
+        )
+    return InputError(
+        text,
+        f" has {counted}; ",
+        WINDOWS,
+        " takes at most ",
+        Mention("max_sentences", limit),
+        " per text",
+        remedy=["raise ", Mention("max_sentences"), ", or shorten or divide the text"],
+    )
 
 
 def split_sentences(text: str) -> list[str]:
@@ -286,16 +313,7 @@ def plan_windows(
             if text not in by_text:
                 sentences = split(text, settings.max_sentences)
                 if not sentences.complete:
-                    raise InputError(
-                        Mention(name, index=index),
-                        f" has more than {settings.max_sentences} sentences ({len(sentences.sentences)} counted when "
-                        f"splitting stopped); ",
-                        WINDOWS,
-                        " takes at most ",
-                        Mention("max_sentences", settings.max_sentences),
-                        " per text",
-                        remedy=["raise ", Mention("max_sentences"), ", or shorten or divide the text"],
-                    )
+                    raise over_limit_error(sentences, settings.max_sentences, Mention(name, index=index))
                 by_text[text] = sentences.sentences
                 cut += sentences.cut
             if not by_text[text]:

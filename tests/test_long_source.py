@@ -650,9 +650,25 @@ def test_the_command_line_refuses_a_text_over_max_sentences_before_the_model_loa
     assert "no-model" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("text", [".\n" * 30, "! ? \n" * 30, "--\n" * 30])
+def test_a_text_of_punctuation_alone_is_refused_once_its_pieces_pass_max_sentences(text):
+    """Its pieces are not sentences, so they never reached max_sentences, and every one was split: now they count
+    against the same limit, and splitting stops past it."""
+    require_extra("long")
+    from bart_score.long_source import WindowSettings, plan_windows, split
+
+    stopped = split(text, 10)
+    assert not stopped.complete and stopped.sentences == [] and stopped.dropped > 10
+    with pytest.raises(InputError, match=r"sources\[0\] has more than 10 pieces without a letter or digit, which are "):
+        plan_windows(["A cat sat."], [text], WindowSettings(retriever="bm25", max_sentences=10))
+    assert split(text, 30).complete and split(text).dropped == 30  # up to the limit: split, and no sentence in it
+    with pytest.raises(InputError, match=r"sources\[0\] has no sentence \(it is without a letter or digit\)"):
+        plan_windows(["A cat sat."], [text], WindowSettings(retriever="bm25", max_sentences=30))
+
+
 def test_counting_sentence_ends_passes_only_texts_under_the_limit():
     require_extra("long")  # pysbd counts the sentences it is checked against
-    from bart_score.long_source import over_limit
+    from bart_score.long_source import over_limit, split
 
     texts = [*ORDINARY_PARAGRAPHS, "a. " * 50, "Mr. " * 50, "one\ntwo\nthree", "No end at all"]
     for text in texts:
@@ -661,6 +677,12 @@ def test_counting_sentence_ends_passes_only_texts_under_the_limit():
             counted = over_limit(text, limit)
             assert (counted is not None) == (count > limit), (text, limit)
             assert counted is None or counted > limit
+    # Without an end pysbd finds, a text is still cut into sentences (one a PIECE_CHARS at most); punctuation alone
+    # makes pieces that count against the limit too.
+    endless = "word " * 10_000
+    for text, pieces in ((endless, len(split(endless).sentences)), (".\n" * 40, 40)):
+        for limit in range(1, 45):
+            assert (over_limit(text, limit) is not None) == (pieces > limit), (text[:10], limit)
 
 
 # -- integer options in ASCII digits ---------------------------------------------------------------------------------
