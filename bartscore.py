@@ -91,6 +91,8 @@ Args:
     batch_size (int): at most this many pairs per model batch (default: no limit but max_tokens).
     max_tokens (int): padded tokens per model batch (default: the engine's, 8192 on a GPU and 2048 on a CPU); lower
         it when memory is short.
+    max_chars (int): a prediction, reference or source of more characters is refused, naming it, before it is split
+        or tokenized (default 1000000).
     long_source ("windows" or None): "windows" scores faithfulness sentence by sentence, each prediction sentence
         given the best of windows_k windows of the source most like it (LongDocFACTScore; docs/long-documents.md),
         for sources longer than the model reads. Default None: the source is one condition, truncated.

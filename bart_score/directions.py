@@ -104,6 +104,8 @@ def plan_directions(
     baseline costs no model time). Nothing is scored: the scorer's identity is all it reads."""
     options = ScoringOptions.resolve(options, **keywords)
     predictions, references, sources = _checked_texts(predictions, references, sources)
+    for name, texts in (("predictions", predictions), ("references", references), ("sources", sources)):
+        options.check_lengths(texts or [], name)
     options = options.replace(
         directions=options.directions_for(has_references=references is not None, has_sources=sources is not None),
         aggregation=options.aggregation or "mean",  # None: the caller's own, which is mean here

@@ -80,6 +80,12 @@ RESULT_SUFFIXES = ("", "_rescaled", "_sentences", "_windows")
 MODEL_ENTRY_SETTING = "BARTSCORE_APP_MODELS"
 LONG_SOURCE_SETTING = "BARTSCORE_APP_LONG_SOURCE"
 
+# The most characters of a prediction, reference or source, checked before a text is split or tokenized (tokenizing
+# costs about 150 MB and 5 s per million characters; a 10 MB prediction took 70 s and 2.4 GB). The longest article of
+# the long-document benchmarks (LongDocFACTScore's release: PubMed and arXiv) has 69,353 characters; a million is 14
+# times that, and about what max_sentences' 10,000 sentences of prose hold.
+DEFAULT_MAX_CHARS = 1_000_000
+
 Value = TypeVar("Value")
 Options = TypeVar("Options", bound="CheckedOptions")
 
@@ -631,6 +637,20 @@ class ScoringOptions(CheckedOptions):
             section="sizes",
         ),
     )
+    max_chars: int = option(
+        DEFAULT_MAX_CHARS,
+        doc=f"the most characters of a prediction, reference or source (default {DEFAULT_MAX_CHARS:,}); a longer text "
+        "is refused, naming it, before it is split or tokenized",
+        check=positive_option,
+        flag=Flag(
+            "--max-chars",
+            integer=True,
+            metavar="N",
+            help=f"refuse a text (system output, reference or source) of more than N characters (default "
+            f"{DEFAULT_MAX_CHARS})",
+            section="sizes",
+        ),
+    )
     show_progress: bool = option(
         False,
         doc="a progress bar on stderr",
@@ -721,6 +741,20 @@ class ScoringOptions(CheckedOptions):
                 value=options,
             )
         return options
+
+    def check_lengths(self, texts: Sequence[str | Sequence[str]], name: str) -> None:
+        """Refuses a text of the input `name` (predictions, sources; references, a list of texts per prediction)
+        over max_chars characters, before it is split or tokenized."""
+        for index, entry in enumerate(texts):
+            longest = len(entry) if isinstance(entry, str) else max(map(len, entry), default=0)
+            if longest > self.max_chars:
+                raise InputError(
+                    Mention(name, index=index),
+                    f" {'has' if isinstance(entry, str) else 'holds a text of'} {longest:,} characters, more than ",
+                    Mention("max_chars", self.max_chars),
+                    option=name,
+                    remedy=["raise ", Mention("max_chars"), ", or shorten or divide the text"],
+                )
 
     def directions_for(self, *, has_references: bool, has_sources: bool) -> tuple[str, ...]:
         """The directions to compute for inputs with (or without) references and sources: the ones asked for, each

@@ -28,7 +28,7 @@ from bart_score.errors import (
     CheckpointLoadError,
     InputError,
 )
-from bart_score.messages import FileName
+from bart_score.messages import FileName, Mention
 from bart_score.meta_eval.benchmarks import load_benchmark
 from bart_score.meta_eval.layouts import read_release_pickle
 from bart_score.options import EngineOptions
@@ -460,3 +460,46 @@ def test_numbers_outside_a_layers_place_are_refused_by_the_command_line_in_bound
     )
     assert status == 1 and re.search(LAYERS_REFUSED, error) and len(error.strip().splitlines()) == 1, (status, error)
     assert peak < 1 << 30, f"{peak:,} bytes resident"
+
+
+# -- texts bounded before they are split or tokenized ----------------------------------------------------------------
+
+
+def test_a_text_over_max_chars_is_refused_naming_it_before_it_is_split_or_tokenized(scorer, monkeypatch):
+    import bart_score.long_source
+
+    def refuse(*args, **keywords):
+        raise AssertionError("a text was split or tokenized before its length was checked")
+
+    monkeypatch.setattr(bart_score.long_source, "split", refuse)
+    monkeypatch.setattr(scorer, "_plan", refuse)
+    texts = {"predictions": ["A cat sat.", "The cat sat on the mat."], "sources": ["A cat sat on a mat.", "A dog."]}
+    windows = {"long_source": "windows", "retriever": "bm25"}
+    for keywords, name, index, said in (
+        (texts, "predictions", 1, "has 23 characters"),
+        (
+            {"predictions": ["A cat.", "A dog."], "sources": ["A cat sat on a mat all day.", "A dog."]},
+            "sources",
+            0,
+            "has 27 characters",
+        ),
+        ({"predictions": ["A cat."], "references": [["A cat.", "The cat sat on the mat."]]}, "references", 0, "holds"),
+    ):
+        for extra in ({}, windows if "sources" in keywords else {}):
+            with pytest.raises(InputError) as raised:
+                scorer.score_directions(**keywords, **extra, max_chars=20)
+            assert raised.value.option == name and raised.value.parts[0] == Mention(name, index=index)
+            assert str(raised.value).startswith(f"{name}[{index}] {said}")
+            assert str(raised.value).endswith("more than max_chars=20; raise max_chars, or shorten or divide the text")
+    monkeypatch.undo()
+    assert len(scorer.score_directions(**texts, max_chars=23)["faithfulness"]) == 2  # overridable; at most is taken
+    with pytest.raises(InputError, match=r"texts\[1\] has 23 characters, more than max_chars=20"):
+        bart_score.build_baseline(scorer, ["A cat sat.", "The cat sat on the mat."], corpus_file="t", max_chars=20)
+
+
+def test_a_10_mb_prediction_is_refused_at_once_by_default(scorer):
+    """The probe: a 10 MB prediction took 70 s and 2.4 GB to tokenize; the default max_chars refuses it unread."""
+    started = time.perf_counter()
+    with pytest.raises(InputError, match=r"predictions\[0\] has 10,000,000 characters, more than max_chars=1000000"):
+        scorer.score_directions(["word " * 2_000_000], sources=["A cat sat."])
+    assert time.perf_counter() - started < 5

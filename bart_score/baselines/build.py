@@ -80,6 +80,7 @@ def plan_baseline(texts: list[str] | None, corpus: Any, options: ScoringOptions)
         )
     if texts is not None:
         texts = text_list(texts, "texts")
+        options.check_lengths(texts, "texts")
         if len(set(texts)) < 2:
             raise InputError("unrelated pairs need at least two different texts")
         return BaselinePlan(
@@ -91,6 +92,9 @@ def plan_baseline(texts: list[str] | None, corpus: Any, options: ScoringOptions)
         )
     names = list(corpus.systems)
     segments = len(corpus.systems[names[0]])
+    columns = [("predictions", outputs) for outputs in corpus.systems.values()]
+    for name, column in [*columns, ("references", corpus.references or []), ("sources", corpus.sources or [])]:
+        options.check_lengths(column, name)
     directions = options.directions_for(
         has_references=corpus.references is not None, has_sources=corpus.sources is not None
     )
