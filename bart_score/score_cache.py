@@ -17,6 +17,7 @@ batch inside every chunk, with pairs/s."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import CacheFileError, CacheWarning, InputError
 from .inputs import whole_number
-from .messages import Mention
+from .messages import FileName, Mention
 from .reading import parse_json, read_bounded
 
 if TYPE_CHECKING:
@@ -223,8 +224,11 @@ class ResumableScorer:
                 CacheWarning,
                 stacklevel=3,
             )
-            with open(self.path, "r+b") as handle:
-                handle.truncate(size - len(torn))
+            descriptor = os.open(self.path, os.O_WRONLY | os.O_NOFOLLOW)
+            try:
+                os.ftruncate(descriptor, size - len(torn))
+            finally:
+                os.close(descriptor)
         return scores
 
     def _append(self, scores: Mapping[str, float], first: bool) -> None:
@@ -235,10 +239,28 @@ class ResumableScorer:
             lines.append(json.dumps({"scorer": self.scorer_id, "pair": key, "score": value}))
         folder = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(folder, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as handle:
+        try:  # never through a link, even one made since the file was read
+            descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                _refuse_a_link(self.path)
+            raise
+        with open(descriptor, "a", encoding="utf-8") as handle:
             handle.write("\n".join(lines) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
+
+
+def _refuse_a_link(path: str) -> None:
+    """A cache is read and appended to where it is named: a symbolic link there (which could point anywhere, or at
+    a file not yet made) is refused rather than written through."""
+    if os.path.islink(path):
+        raise CacheFileError(
+            "the score cache ",
+            FileName(path),
+            " is a symbolic link, and a cache is not written through one",
+            remedy="give the file it points to, or a new file name",
+        )
 
 
 # How every line the cache writes starts (json.dumps of a dict whose first key is "scorer").
@@ -256,6 +278,7 @@ def read_cache_file(path: str) -> tuple[list[dict[str, Any]], bytes, int]:
     CacheFileError names the file, and the line, when the file is not a cache (its first line is no header, or its
     only, unfinished, line is none of ours: a note, a minified JSON): such a file is never changed; or when a line of
     a cache is damaged or edited (a score that is not a number): the run stops, rather than score over a guess."""
+    _refuse_a_link(path)
     data = read_bounded(path, f"the score cache {path}", error=CacheFileError)
     lines = data.split(b"\n")
     complete, torn = lines[:-1], lines[-1]

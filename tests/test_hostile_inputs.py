@@ -197,6 +197,29 @@ def test_a_file_that_is_not_a_cache_is_refused_and_left_as_it_is(tmp_path, score
     assert path.read_bytes() == content.encode("utf-8")
 
 
+@pytest.mark.parametrize("points_at", ["a cache", "no file yet"])
+def test_a_cache_named_by_a_symbolic_link_is_refused_and_nothing_written_through_it(
+    tmp_path, scorer, points_at, capsys, no_model_load
+):
+    target = tmp_path / "elsewhere.jsonl"
+    if points_at == "a cache":
+        target.write_text(header_line() + "\n", encoding="utf-8")
+    link = tmp_path / "cache.jsonl"
+    link.symlink_to(target)
+    before = target.read_bytes() if target.exists() else None
+    refused = rf"the score cache '{re.escape(str(link))}' is a symbolic link, and a cache is not written through one"
+    with pytest.raises(CacheFileError, match=refused):
+        ResumableScorer(scorer, str(link)).score(["a ."], ["b ."])
+    with pytest.raises(CacheFileError, match=refused):  # a link made after the file was read
+        ResumableScorer(scorer, str(link))._append({}, first=True)
+    data = write_fixture_files(tmp_path)["summeval"]
+    meta = ["meta-eval", "-m", NO_MODEL, "-b", "summeval", "--no-detokenize", "--data", f"summeval={data}"]
+    assert main([*meta, "-o", str(tmp_path / "out"), "--cache", str(link)]) == 2
+    error = capsys.readouterr().err
+    assert str(link) in error and "is a symbolic link, and a cache is not written through one" in error
+    assert (target.read_bytes() if target.exists() else None) == before
+
+
 def test_a_torn_last_line_of_a_cache_is_repaired_and_reported(tmp_path):
     path = tmp_path / "cache.jsonl"
     whole = header_line() + "\n" + score_line(-1.5) + "\n"
