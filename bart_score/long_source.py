@@ -20,9 +20,11 @@ splits differently from nltk's punkt, which LongDocFACTScore uses."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,7 +111,35 @@ def _cut(text: str, start: int) -> tuple[int, bool]:
     return (space if space > start else stop), False
 
 
+# The splits kept within splitting_once(): (text, limit) -> its split; None outside it.
+_KEPT_SPLITS: contextvars.ContextVar[dict[tuple[str, int | None], SentenceSplit] | None] = contextvars.ContextVar(
+    "kept_splits", default=None
+)
+
+
+@contextlib.contextmanager
+def splitting_once() -> Iterator[None]:
+    """Within it, a text is split once for each limit: a front end that checks texts' sentences before the model
+    loads (the command line) and the plan that splits them once it has loaded share each split, which is let go at
+    the end."""
+    token = _KEPT_SPLITS.set({})
+    try:
+        yield
+    finally:
+        _KEPT_SPLITS.reset(token)
+
+
 def split(text: str, limit: int | None = None) -> SentenceSplit:
+    """The sentences of a text (see _split), kept within splitting_once()."""
+    kept = _KEPT_SPLITS.get()
+    if kept is None:
+        return _split(text, limit)
+    if (text, limit) not in kept:
+        kept[text, limit] = _split(text, limit)
+    return kept[text, limit]
+
+
+def _split(text: str, limit: int | None) -> SentenceSplit:
     """The sentences of a text (pysbd, English, in bounded pieces), each stripped of surrounding white space; pieces
     without a letter or digit (a stray "." that pysbd makes a sentence of its own) are not sentences and are dropped.
     With a limit, splitting stops once the text has more than `limit` sentences, or more than `limit` dropped

@@ -666,6 +666,26 @@ def test_a_text_of_punctuation_alone_is_refused_once_its_pieces_pass_max_sentenc
         plan_windows(["A cat sat."], [text], WindowSettings(retriever="bm25", max_sentences=30))
 
 
+def test_within_splitting_once_a_text_checked_before_the_model_loads_is_not_split_again(monkeypatch):
+    """The command line checks a text's sentences before the model loads, and the plan splits it once loaded: within
+    splitting_once() the plan takes the check's split (a text of many full stops and few sentences is split by both)."""
+    require_extra("long")
+    from bart_score import long_source
+
+    text = "U.S. " * 3000 + "A cat sat."
+    pieces = []
+    real = long_source._piece_sentences
+    monkeypatch.setattr(long_source, "_piece_sentences", lambda piece: pieces.append(piece) or real(piece))
+    settings = long_source.WindowSettings(retriever="bm25", max_sentences=100)
+    with long_source.splitting_once():
+        assert long_source.over_limit(text, 100) is None and len(pieces) > 5  # split: its full stops pass the limit
+        checked = len(pieces)
+        long_source.plan_windows(["A cat sat."], [text], settings)
+        assert pieces[checked:] == ["A cat sat."]  # the prediction alone
+    long_source.plan_windows(["A cat sat."], [text], settings)  # outside, nothing is kept
+    assert len(pieces) == 2 * checked + 2
+
+
 def test_counting_sentence_ends_passes_only_texts_under_the_limit():
     require_extra("long")  # pysbd counts the sentences it is checked against
     from bart_score.long_source import over_limit, split
