@@ -324,6 +324,16 @@ def _baseline(value: Any, name: str) -> str | Baseline:
 
 def _corpus_points(value: Any, name: str) -> CorpusPoints:
     if isinstance(value, Mapping):
+        unknown = [key for key in value if key not in CorpusPoints.TABLE]
+        if unknown:
+            raise InputTypeError(
+                Mention(name),
+                f" has {'keys' if len(unknown) > 1 else 'a key'} that {'are' if len(unknown) > 1 else 'is'} not among "
+                f"its fields: {', '.join(map(_shown_key, unknown[:5]))}{', ...' if len(unknown) > 5 else ''}",
+                option=name,
+                value=value,
+                remedy=f"its fields are {', '.join(CorpusPoints.TABLE)}",
+            )
         return CorpusPoints(**value)
     if not isinstance(value, CorpusPoints):
         raise InputTypeError(
@@ -333,6 +343,12 @@ def _corpus_points(value: Any, name: str) -> CorpusPoints:
             value=value,
         )
     return value
+
+
+def _shown_key(key: object) -> str:
+    """A mapping's key as a message shows it, cut to 40 characters."""
+    shown = repr(key)
+    return shown if len(shown) <= 40 else f"{shown[:40]}..."
 
 
 def _prompt(value: Any, name: str) -> str | tuple[str, ...]:

@@ -110,6 +110,32 @@ def test_a_call_takes_options_or_keywords_never_both():
         ScoringOptions.resolve({"directions": "recall"})
 
 
+@pytest.mark.parametrize(
+    "points, said",
+    [
+        ({"nope": 1}, "a key that is not among its fields: 'nope'"),
+        ({"pairs": 5, 1: 2, "x" * 100: 3}, f"keys that are not among its fields: 1, '{'x' * 39}..."),
+        ({(): None}, "a key that is not among its fields: ()"),
+    ],
+)
+def test_corpus_points_of_unknown_keys_are_refused_naming_them(points, said):
+    """A mapping's keys went to CorpusPoints(**points) as they were: a raw TypeError for a key it does not take."""
+    with pytest.raises(bart_score.InputTypeError) as raised:
+        ScoringOptions(rescale="corpus", corpus_points=points)
+    assert (raised.value.option, raised.value.value) == ("corpus_points", points)
+    assert str(raised.value) == f"corpus_points has {said}; its fields are pairs, seed, unrelated_texts"
+
+
+@pytest.mark.xdist_group("evaluate")
+def test_the_metric_refuses_corpus_points_of_an_unknown_key(tiny_checkpoint):
+    import evaluate
+    from support.metric import MODULE
+
+    metric = evaluate.load(MODULE, tiny_checkpoint, device="cpu")
+    with pytest.raises(bart_score.InputTypeError, match="corpus_points has a key that is not among its fields: 'nope'"):
+        metric.compute(predictions=["A cat."], references=["A cat sat."], rescale="corpus", corpus_points={"nope": 1})
+
+
 def test_the_same_options_object_gives_the_same_scores_as_keywords(scorer):
     predictions, sources = ["A cat sat.", "It rained."], ["The cat sat on the mat.", "Rain fell all day."]
     options = ScoringOptions(directions="faithfulness", batch_size=1)
