@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import InputError, InputTypeError
-from .messages import NOT_GIVEN, Mention, Part, parts_of
+from .messages import NOT_GIVEN, Mention, Part, parts_of, shown
 
 # An option or input as a check's messages name it: its name ("predictions"), or a Mention (one entry of it:
 # Mention("references", index=3)).
@@ -84,11 +84,11 @@ def ordered_items(value: Any, name: Named, expected: Part | Sequence[Part], dime
     named = _mention_of(name)
     columns = _table_columns(value)
     if columns is not None:
-        shown = ", ".join(map(repr, columns[:5])) + (", ..." if len(columns) > 5 else "")
+        listed = ", ".join(map(repr, columns[:5])) + (", ..." if len(columns) > 5 else "")
         column = repr(columns[0]) if columns else "'text'"
         raise InputTypeError(
             named,
-            f" is {describe(value)}, a table (columns {shown or 'none'})",
+            f" is {describe(value)}, a table (columns {listed or 'none'})",
             remedy=["pass the column that holds the texts as a list: ", named, f"=table[{column}].tolist()"],
             **_fields(named, value),
         )
@@ -226,7 +226,7 @@ def positive_option(value: Any, name: str) -> int:
     """An option that must be a positive integer (numpy's included), or an InputError naming it."""
     number = whole_number(value)
     if number is None or number < 1:
-        raise InputError(Mention(name), f" must be a positive integer, got {value!r}", option=name, value=value)
+        raise InputError(Mention(name), f" must be a positive integer, got {shown(value)}", option=name, value=value)
     return number
 
 
@@ -235,7 +235,9 @@ def optional_positive_int(value: Any, name: str) -> int | None:
         return None
     number = whole_number(value)
     if number is None or number < 1:
-        raise InputError(Mention(name), f" must be a positive integer or None, got {value!r}", option=name, value=value)
+        raise InputError(
+            Mention(name), f" must be a positive integer or None, got {shown(value)}", option=name, value=value
+        )
     return number
 
 
@@ -280,7 +282,7 @@ def device_name(device: Any) -> str:
         if index < 0:
             raise InputError(
                 DEVICE,
-                f" {index} is not a device; a number names a CUDA device, from 0",
+                f" {shown(index)} is not a device; a number names a CUDA device, from 0",
                 option="device",
                 value=device,
             )
@@ -291,16 +293,18 @@ def device_name(device: Any) -> str:
     if not isinstance(device, str):
         raise InputTypeError(
             DEVICE,
-            f" must be a string such as 'cpu', 'cuda' or 'cuda:1', got {device!r}",
+            f" must be a string such as 'cpu', 'cuda' or 'cuda:1', got {shown(device)}",
             option="device",
             value=device,
         )
     parsed = _DEVICE.fullmatch(device)
     if not parsed or parsed[1] not in (*SUPPORTED_DEVICES, *OTHER_TORCH_DEVICES):
-        raise InputError(DEVICE, f" {device!r} is not a device", option="device", value=device, remedy=_DEVICES_TO_USE)
+        raise InputError(
+            DEVICE, f" {shown(device)} is not a device", option="device", value=device, remedy=_DEVICES_TO_USE
+        )
     if parsed[1] not in SUPPORTED_DEVICES:
         raise InputError(
-            DEVICE, f" {device!r} is not supported here", option="device", value=device, remedy=_DEVICES_TO_USE
+            DEVICE, f" {shown(device)} is not supported here", option="device", value=device, remedy=_DEVICES_TO_USE
         )
     if parsed[2] is not None:  # its length first: int() of thousands of digits takes time, or fails
         _check_device_index(int(parsed[2]) if len(parsed[2]) <= 3 else MAX_DEVICE_INDEX + 1, device)
@@ -309,10 +313,9 @@ def device_name(device: Any) -> str:
 
 def _check_device_index(index: int, device: Any) -> None:
     if index > MAX_DEVICE_INDEX:
-        shown = repr(device) if len(repr(device)) <= 40 else f"{repr(device)[:40]}... ({len(str(device)):,} characters)"
         raise InputError(
             DEVICE,
-            f" {shown} is not a device: its index is over torch's largest, {MAX_DEVICE_INDEX}",
+            f" {shown(device)} is not a device: its index is over torch's largest, {MAX_DEVICE_INDEX}",
             option="device",
             value=device,
         )

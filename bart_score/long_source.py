@@ -32,7 +32,7 @@ import numpy as np
 
 from .errors import InputError, InputTypeError, LongSourceWarning, MissingExtraError
 from .inputs import ascii_integer, positive_option, whole_number
-from .messages import Mention, Part
+from .messages import Mention, Part, shown
 from .retrievers import BM25, DEFAULT_RETRIEVER, RETRIEVER, Retriever, load_retriever
 
 LONG_SOURCE_MODES = ("windows",)
@@ -226,14 +226,14 @@ def splitter_label() -> str:
 
 def check_window(window: object) -> str | int:
     """The window rule as given, checked: "longdocfactscore" or a whole number of neighbours (0 or more)."""
-    if window == LONGDOCFACTSCORE:
+    if isinstance(window, str) and window == LONGDOCFACTSCORE:  # a numpy array would answer == with an array
         return LONGDOCFACTSCORE
     neighbours = ascii_integer(window) if isinstance(window, str) else whole_number(window)  # text as flags give it
     if neighbours is None or neighbours < 0:
         raise InputError(
             Mention("window"),
             f" must be {LONGDOCFACTSCORE!r} or a whole number of neighbour sentences on each side (0 or more), got "
-            f"{window!r}",
+            f"{shown(window)}",
             option="window",
             value=window,
         )
@@ -246,7 +246,7 @@ def check_retriever(retriever: object) -> str | Retriever:
         raise InputTypeError(
             RETRIEVER,
             f" must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a Retriever, "
-            f"got {retriever!r}",
+            f"got {shown(retriever)}",
             option="retriever",
             value=retriever,
         )

@@ -6,6 +6,7 @@ tasks and files it names), so that each front end says the same message in its o
     FileName     a file or folder named in a message
     Naming       how a front end says each of those; KEYWORDS is the library's own (keywords, calls, paths)
     said         a message's parts in one Naming's words
+    shown        a value as a message shows it: its repr, bounded
 
 The library writes no command-line flag, command or field name: the command line says a Mention by its flag and a
 Recipe as its own command, the Space by its field and without server paths (bart_score.cli.wording,
@@ -78,12 +79,31 @@ class Naming(Protocol):
     def file_name(self, name: FileName) -> str: ...
 
 
+# The most characters of a value a message shows.
+SHOWN_CHARS = 200
+
+
+def shown(value: object) -> str:
+    """A value as a message shows it: its repr, cut to SHOWN_CHARS characters (then its length: a text's characters,
+    else its repr's); an integer of more digits than Python writes (4,300: repr raises ValueError past them) by its
+    count of digits, and a value whose repr fails by its type."""
+    if isinstance(value, int) and value.bit_length() > 14_000:  # 4,214 digits or more
+        return f"an integer of about {int(value.bit_length() * 0.30103):,} digits"
+    try:
+        text = repr(value)
+    except Exception:  # an integer of too many digits within it, or a repr of its own that fails
+        return f"a {type(value).__name__} that cannot be shown"
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}... ({len(value) if isinstance(value, str) else len(text):,} characters)"
+
+
 class KeywordNaming:
     """The library's words: options by their keywords, tasks as the calls that do them, files by their paths."""
 
     def mention(self, mention: Mention) -> str:
         name = mention.option if mention.index is None else f"{mention.option}[{mention.index!r}]"
-        return name if mention.value is NOT_GIVEN else f"{name}={mention.value!r}"
+        return name if mention.value is NOT_GIVEN else f"{name}={shown(mention.value)}"
 
     def recipe(self, recipe: Recipe) -> str:
         """The functions that do the task (its name when it names none), with its settings as keywords and the

@@ -56,7 +56,7 @@ from .long_source import (
     check_retriever,
     check_window,
 )
-from .messages import Mention
+from .messages import Mention, shown
 from .prompts import PROMPT_SETS
 from .reading import read_bounded
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
@@ -227,11 +227,17 @@ def _one_of(choices: Sequence[Any], says: str | None = None) -> Callable[[Any, s
     """The check of an option that takes one of `choices` (`says`: the choices as its message writes them)."""
 
     def check(value: Any, name: str) -> Any:
-        if value not in choices:
-            raise InputError(
-                Mention(name), f" must be {says or f'one of {tuple(choices)}'}, got {value!r}", option=name, value=value
-            )
-        return value
+        # Compared as text only: `value in choices` asks the value whether it equals each, and a numpy array answers
+        # with an array, whose truth is an error.
+        for choice in choices:
+            if value is choice or (isinstance(value, str) and value == choice):
+                return choice
+        raise InputError(
+            Mention(name),
+            f" must be {says or f'one of {tuple(choices)}'}, got {shown(value)}",
+            option=name,
+            value=value,
+        )
 
     return check
 
@@ -249,7 +255,7 @@ def _whole_number_from(least: int) -> Callable[[Any, str], int]:
         number = whole_number(value)
         if number is None or number < least:
             raise InputError(
-                Mention(name), f" must be an integer of at least {least}, got {value!r}", option=name, value=value
+                Mention(name), f" must be an integer of at least {least}, got {shown(value)}", option=name, value=value
             )
         return number
 
@@ -373,7 +379,7 @@ def _checked_directions(directions: str | Sequence[str], name: str = "directions
         if direction not in DIRECTIONS:
             raise InputError(
                 Mention(name, index=index),
-                f" is {direction!r}",
+                f" is {shown(direction)}",
                 option=name,
                 value=directions,
                 remedy=f"choose from {DIRECTIONS}",
@@ -381,7 +387,7 @@ def _checked_directions(directions: str | Sequence[str], name: str = "directions
         if direction in requested[:index]:
             raise InputError(
                 Mention(name, index=index),
-                f" is {direction!r} again",
+                f" is {shown(direction)} again",
                 option=name,
                 value=directions,
                 remedy="give each direction once",
