@@ -28,7 +28,7 @@ from bart_score.meta_eval.selection_grid import (
     lone_configuration,
 )
 from bart_score.meta_eval.selection_statistics import bootstrap_interval, select, value_on
-from bart_score.meta_eval.split import in_development, split_records, split_shortfall
+from bart_score.meta_eval.split import MAX_SEED, check_split, in_development, split_records, split_shortfall
 from bart_score.options import ScoringOptions
 
 ASPECTS = ("coherence", "consistency", "fluency", "relevance")
@@ -185,6 +185,36 @@ def test_select_chooses_the_planted_configuration_and_matches_a_plain_loop():
     split = report["split"]["summeval"]
     assert sorted(split["development"] + split["held_out"]) == sorted(set(records["doc_id"]))
     assert all(reference_part(doc, 11, 0.5) == "development" for doc in split["development"])
+
+
+@pytest.mark.parametrize(
+    "dev_fraction, seed, option",
+    [
+        (0.5, -1, "seed"),  # numpy's generators refused it with a ValueError, after the scoring
+        (0.5, MAX_SEED + 1, "seed"),
+        (0.5, 1.5, "seed"),
+        (0.5, "7", "seed"),
+        (0.5, True, "seed"),
+        (0.0, 0, "dev_fraction"),
+        (1, 0, "dev_fraction"),
+        (float("nan"), 0, "dev_fraction"),
+        (True, 0, "dev_fraction"),
+        ("0.5", 0, "dev_fraction"),
+    ],
+)
+def test_the_splits_settings_are_refused_naming_them_before_anything_is_drawn(dev_fraction, seed, option):
+    with pytest.raises(InputError) as raised:
+        check_split(dev_fraction, seed)
+    assert (raised.value.option, raised.value.value) == (option, seed if option == "seed" else dev_fraction)
+    records = summary_records(40, systems=2)
+    configurations = (Configuration("m", "m", "faithfulness"), Configuration("m", "m", "recall"))
+    scores = {configuration: noisy_scores(records, "coherence", 1.0, seed=0) for configuration in configurations}
+    with pytest.raises(InputError, match=f"^{option} must be"):
+        select({"summeval": records}, {"summeval": scores}, dev_fraction=dev_fraction, seed=seed, resamples=20)
+    check_split(0.5, MAX_SEED)  # numpy takes the largest
+    values = scores[configurations[0]]
+    interval = bootstrap_interval("summeval", records, "coherence", values, np.arange(40), seed=MAX_SEED, resamples=20)
+    assert np.isfinite(interval).all()
 
 
 def test_a_grid_without_a_choice_is_refused_by_one_rule():
@@ -397,6 +427,24 @@ def test_a_grid_over_the_pair_limit_is_refused_with_its_count_before_any_model_l
     assert main([*argv, "-m", str(tmp_path / "none"), "-o", str(tmp_path / "t"), "-q"]) == 2
     err = capsys.readouterr().err
     assert "the grid needs 288 pairs, more than --max-pairs 287" in err
+
+
+@pytest.mark.xdist_group("evaluate")
+@pytest.mark.parametrize("human", [float("nan"), float("inf"), "-inf", "1e999"])
+@pytest.mark.parametrize("select", [False, True])
+def test_human_scores_that_are_not_finite_are_refused_as_the_file_is_read(
+    human, select, tmp_path, capsys, no_model_load
+):
+    """They were refused by the correlations, with an uncaught InputError, once every pair was scored."""
+    data = summeval_like(16)
+    data["doc-003"]["sys_summs"]["M1"]["scores"]["consistency"] = human
+    path = write_file(tmp_path, data)
+    argv = ["meta-eval", "-b", "summeval", "--data", f"summeval={path}", "-d", "recall", "--no-detokenize"]
+    argv += ["--select", "-p", "summary"] if select else []
+    assert main([*argv, "-m", str(tmp_path / "none"), "-o", str(tmp_path / "t"), "-q"]) == 1
+    error = capsys.readouterr().err
+    assert f"document 'doc-003' has a 'consistency' that is not a finite number: {human!r}" in error
+    assert len(error.strip().splitlines()) == 1 and not list(tmp_path.glob("t*"))
 
 
 @pytest.mark.xdist_group("evaluate")

@@ -95,9 +95,12 @@ def _field(record: object, key: str, path: str, doc_id: object, kind: type | Non
 def _human(scores: object, aspect: str, path: str, doc_id: object) -> float:
     value = _field(scores, aspect, path, doc_id)
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
         raise BenchmarkDataError(f"{path}: document {doc_id!r} has a non-numeric {aspect!r}: {value!r}") from None
+    if not math.isfinite(number):  # refused here, as the file is read: the correlations take finite scores only
+        raise BenchmarkDataError(f"{path}: document {doc_id!r} has a {aspect!r} that is not a finite number: {value!r}")
+    return number
 
 
 def _new_rows(benchmark: Benchmark) -> Rows:

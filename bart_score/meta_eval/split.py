@@ -8,18 +8,23 @@ its source text. All records of a key land in one part, so a system's outputs fo
 from __future__ import annotations
 
 import hashlib
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
-from ..messages import Mention
+from ..inputs import whole_number
+from ..messages import Mention, shown
 from .benchmarks import BENCHMARKS
 
 DEFAULT_DEV_FRACTION = 0.5
 DEFAULT_SEED = 0
 DEFAULT_MAX_PAIRS = 1_000_000
+# The largest seed: numpy's generators, which draw the bootstrap intervals, take any seed of 0 or more (a negative
+# one is numpy's ValueError, after the scoring); the reports write it in 20 digits at most.
+MAX_SEED = 2**64 - 1
 MIN_DOCUMENTS = 5  # in each part: fewer leave nothing to choose on, or nothing to report
 DEV_FRACTION = Mention("dev_fraction")
 # Layouts whose records for one input carry different doc_ids: split by the input (the source text) instead.
@@ -38,16 +43,30 @@ def split_keys(benchmark: str, dataset: Any) -> list[str]:
     return list(dataset["doc_id"])
 
 
-def in_development(keys: Sequence[str], dev_fraction: float, seed: int) -> dict[str, bool]:
-    """Whether each distinct key is in the development part: the first 8 bytes of SHA-256 of "<seed>:<key>", read as
-    a fraction of 2**64, fall below dev_fraction."""
-    if not 0 < dev_fraction < 1:
+def check_split(dev_fraction: object, seed: object) -> None:
+    """The split's settings, checked before anything is scored: dev_fraction a number strictly between 0 and 1, seed
+    a whole number from 0 to MAX_SEED (InputError naming the option)."""
+    if isinstance(dev_fraction, bool) or not isinstance(dev_fraction, numbers.Real) or not 0 < float(dev_fraction) < 1:
         raise InputError(
             DEV_FRACTION,
-            f" must be between 0 and 1 (exclusive), got {dev_fraction}",
+            f" must be between 0 and 1 (exclusive), got {shown(dev_fraction)}",
             option="dev_fraction",
             value=dev_fraction,
         )
+    number = whole_number(seed)
+    if number is None or not 0 <= number <= MAX_SEED:
+        raise InputError(
+            Mention("seed"),
+            f" must be a whole number from 0 to {MAX_SEED} (numpy's generators take none below 0), got {shown(seed)}",
+            option="seed",
+            value=seed,
+        )
+
+
+def in_development(keys: Sequence[str], dev_fraction: float, seed: int) -> dict[str, bool]:
+    """Whether each distinct key is in the development part: the first 8 bytes of SHA-256 of "<seed>:<key>", read as
+    a fraction of 2**64, fall below dev_fraction."""
+    check_split(dev_fraction, seed)
     part = {}
     for key in dict.fromkeys(keys):
         digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
