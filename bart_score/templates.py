@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .errors import InputError, InputTypeError
 from .inputs import check_text, option_of, text_list
-from .messages import Mention
+from .messages import Mention, shown
 from .rescale import POINT_DIRECTIONS
 
 # A causal LM's template when none is given: the condition, then a line break.
@@ -62,7 +62,7 @@ def chat_settings(
     go together. instruction: one for every direction, or {direction: instruction} for some (the others keep
     DEFAULT_INSTRUCTIONS)."""
     if not isinstance(chat, bool):
-        raise InputTypeError(Mention("chat"), f" must be True or False, got {chat!r}", option="chat", value=chat)
+        raise InputTypeError(Mention("chat"), f" must be True or False, got {shown(chat)}", option="chat", value=chat)
     if not chat:
         for option, value in (("instruction", instruction), ("system", system)):
             if value is not None:
@@ -105,7 +105,7 @@ def chat_settings(
             if direction not in POINT_DIRECTIONS:
                 raise InputError(
                     INSTRUCTION,
-                    f" has an instruction for {direction!r}; the directions with one are "
+                    f" has an instruction for {shown(direction)}; the directions with one are "
                     f"{', '.join(POINT_DIRECTIONS)} (f_score uses precision's and recall's)",
                     option="instruction",
                     value=instruction,
@@ -182,7 +182,7 @@ def template_sides(template: str, named: Mention | str = TEMPLATE) -> tuple[str,
     except ValueError as error:
         raise InputError(
             named,
-            f" {template!r} has a stray brace ({error})",
+            f" {shown(template)} has a stray brace ({error})",
             option=option,
             value=template,
             remedy=BRACES_REMEDY,
@@ -191,7 +191,7 @@ def template_sides(template: str, named: Mention | str = TEMPLATE) -> tuple[str,
     if fields != [("condition", "", None)]:
         raise InputError(
             named,
-            f" must hold the field {{condition}} once and no other field, got {template!r}",
+            f" must hold the field {{condition}} once and no other field, got {shown(template)}",
             option=option,
             value=template,
             remedy=BRACES_REMEDY,
