@@ -1,6 +1,8 @@
 """The fuzz targets (support/fuzz_targets.py: the GGUF and safetensors header readers, Signature.parse, the table,
-JSON and plain-text readers), each for a few hundred examples, derandomized: any input ends in a value or an error of
-the family, each within its time and memory bound, the inputs a long run (bench/fuzz.py) once found first."""
+JSON and plain-text readers; support/fuzz_form_targets.py: every option's check through the table, an options
+argument of any type, and the Space's form handling), each for a few hundred examples, derandomized: any input ends in
+a value or an error of the family, each within its time and memory bound, the inputs a long run (bench/fuzz.py) once
+found first."""
 
 import pytest
 from hypothesis import strategies as st
@@ -17,6 +19,8 @@ EXAMPLES = 200
 def test_any_input_ends_in_a_value_or_an_error_of_the_family(name):
     if name == "gguf-header":
         require_extra("gguf")
+    if name.startswith("space-"):
+        require_extra("app")
     report = fuzz(TARGETS[name], examples=EXAMPLES)
     assert not report.findings, "\n\n".join(f"{f.input[:500]}\n{f.error}" for f in report.findings)
     assert report.tried >= len(TARGETS[name].fixed) + EXAMPLES // 2

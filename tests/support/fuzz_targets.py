@@ -31,7 +31,7 @@ _SCRATCH = tempfile.mkdtemp(prefix="bartscore-fuzz-")  # one folder per process,
 atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
 
 
-def _scratch(name: str) -> str:
+def scratch(name: str) -> str:
     return os.path.join(_SCRATCH, name)
 
 
@@ -102,7 +102,7 @@ def mutated(seed: Seed, mutations: tuple[tuple[Any, ...], ...]) -> tuple[bytes, 
     return bytes(head), max(size, len(head))
 
 
-def _write(path: str, head: bytes, size: int) -> str:
+def write_file(path: str, head: bytes, size: int) -> str:
     with open(path, "wb") as handle:
         handle.write(head)
         handle.truncate(size)  # sparse: no disk for the tensors the header readers never read
@@ -191,7 +191,7 @@ def _tiny_gguf_seeds() -> dict[str, Seed]:
     seeds = {}
     for architecture, dtype in (("llama", np.float32), ("qwen2", np.float16)):
         model, tokenizer = build_tiny_causal(architecture, float16_values=dtype == np.float16)
-        path = write_gguf(model, tokenizer, _scratch(f"seed-{architecture}.gguf"), tensor_dtype=dtype)
+        path = write_gguf(model, tokenizer, scratch(f"seed-{architecture}.gguf"), tensor_dtype=dtype)
         seeds[f"tiny-{architecture}"] = _gguf_seed(f"tiny-{architecture}", path)
     return seeds
 
@@ -210,7 +210,7 @@ def _read_gguf(recipe: tuple[str, tuple[tuple[Any, ...], ...]]) -> Any:
     name, mutations = recipe
     seed = _smollm2_seed() if name == "smollm2" else _tiny_gguf_seeds()[name]
     head, size = mutated(seed, mutations)
-    return read_gguf_header(_write(_scratch("fuzz.gguf"), head, size))
+    return read_gguf_header(write_file(scratch("fuzz.gguf"), head, size))
 
 
 register(
@@ -274,7 +274,7 @@ def _with_bytes(data: bytes, edits: list[tuple[int, int]]) -> bytes:
 def _read_safetensors(data: bytes) -> Any:
     from bart_score.models.checkpoints import Checkpoint, stored_tensor_elements
 
-    folder = _scratch("safetensors")
+    folder = scratch("safetensors")
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "model.safetensors"), "wb") as handle:
         handle.write(data)
@@ -385,7 +385,7 @@ def _encoded(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _file_bytes(texts: st.SearchStrategy[str]) -> st.SearchStrategy[bytes]:
+def file_bytes(texts: st.SearchStrategy[str]) -> st.SearchStrategy[bytes]:
     """A file's bytes: a text as UTF-8 (lone surrogates as their bytes, which are not UTF-8), with raw bytes put in."""
 
     def with_raw(parts: tuple[str, list[tuple[int, bytes]]]) -> bytes:
@@ -400,7 +400,7 @@ def _file_bytes(texts: st.SearchStrategy[str]) -> st.SearchStrategy[bytes]:
     )
 
 
-def _csv_texts() -> st.SearchStrategy[str]:
+def csv_texts() -> st.SearchStrategy[str]:
     cell = st.one_of(st.sampled_from(_CELL_PIECES), st.text(max_size=8))
     cells = st.lists(cell, max_size=3).map("".join)
     rows = st.lists(st.lists(cells, min_size=1, max_size=5), max_size=6)
@@ -448,7 +448,7 @@ def _json_texts() -> st.SearchStrategy[str]:
     return st.one_of(dumped, odd, st.text(max_size=20))
 
 
-def _jsonl_texts() -> st.SearchStrategy[str]:
+def jsonl_texts() -> st.SearchStrategy[str]:
     return st.lists(_json_texts(), max_size=5).map(lambda lines: "".join(line + "\n" for line in lines))
 
 
@@ -456,7 +456,7 @@ def _read_table(kind: str) -> Any:
     def read(data: bytes) -> Any:
         from bart_score.tables import TableLimits, read_table_corpus
 
-        path = _write(_scratch(f"fuzz.{kind}"), data, len(data))
+        path = write_file(scratch(f"fuzz.{kind}"), data, len(data))
         return read_table_corpus(path, limits=TableLimits(max_rows=100, max_columns=50, max_chars=10_000))
 
     return read
@@ -465,17 +465,17 @@ def _read_table(kind: str) -> Any:
 def _read_json(data: bytes) -> Any:
     from bart_score.reading import read_json
 
-    return read_json(_write(_scratch("fuzz.json"), data, len(data)))
+    return read_json(write_file(scratch("fuzz.json"), data, len(data)))
 
 
 def _read_texts(data: bytes) -> Any:
     from bart_score.corpus import read_texts
 
-    return read_texts(_write(_scratch("fuzz.txt"), data, len(data)))
+    return read_texts(write_file(scratch("fuzz.txt"), data, len(data)))
 
 
-register(Target(name="table-csv", inputs=lambda thorough: _file_bytes(_csv_texts()), run=_read_table("csv")))
-register(Target(name="table-jsonl", inputs=lambda thorough: _file_bytes(_jsonl_texts()), run=_read_table("jsonl")))
-register(Target(name="json-file", inputs=lambda thorough: _file_bytes(_json_texts()), run=_read_json))
+register(Target(name="table-csv", inputs=lambda thorough: file_bytes(csv_texts()), run=_read_table("csv")))
+register(Target(name="table-jsonl", inputs=lambda thorough: file_bytes(jsonl_texts()), run=_read_table("jsonl")))
+register(Target(name="json-file", inputs=lambda thorough: file_bytes(_json_texts()), run=_read_json))
 _LINES = st.lists(st.one_of(st.sampled_from(_CELL_PIECES), st.text(max_size=10)), max_size=8).map("".join)
-register(Target(name="plain-texts", inputs=lambda thorough: _file_bytes(_LINES), run=_read_texts))
+register(Target(name="plain-texts", inputs=lambda thorough: file_bytes(_LINES), run=_read_texts))
