@@ -184,13 +184,13 @@ def _split(text: str, limit: int | None) -> SentenceSplit:
 _SENTENCE_ENDS = ".!?\n\r…。？！"
 
 
-def over_limit(text: str, limit: int) -> int | None:
-    """For a text of more than `limit` sentences or dropped pieces (see `split`), the sentences counted when splitting
-    stopped; else None."""
+def over_limit(text: str, limit: int) -> SentenceSplit | None:
+    """For a text of more than `limit` sentences or dropped pieces (see `split`), its split as far as it went (for
+    over_limit_error); else None."""
     if sum(text.count(mark) for mark in _SENTENCE_ENDS) + len(text) // (PIECE_CHARS // 2) < limit:
         return None
     result = split(text, limit)
-    return None if result.complete else len(result.sentences)
+    return None if result.complete else result
 
 
 def over_limit_error(result: SentenceSplit, limit: int, text: Part) -> InputError:

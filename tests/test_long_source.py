@@ -454,6 +454,29 @@ def test_the_command_line_scores_windows(tmp_path, tiny_checkpoint, scorer, caps
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.filterwarnings("ignore:long_source='windows'.*ran over:UserWarning")
+def test_the_command_line_splits_each_text_once(tmp_path, tiny_checkpoint, monkeypatch, capsys):
+    """A source of many full stops and few sentences is split by the check before the model loads, then planned: the
+    plan takes the check's split (it was split twice)."""
+    from bart_score import long_source
+
+    source = "The U.S. team won. " * 600
+    (tmp_path / "src.txt").write_text(source + "\nA cat sat on the mat. It slept.\n", encoding="utf-8")
+    (tmp_path / "sys.txt").write_text("The team won.\nA cat sat.\n", encoding="utf-8")
+    pieces = []
+    real = long_source._piece_sentences
+    monkeypatch.setattr(long_source, "_piece_sentences", lambda piece: pieces.append(piece) or real(piece))
+    arguments = ["score", "-m", tiny_checkpoint, "-q", "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "sys.txt")]
+    assert (
+        bart_score.main([*arguments, "--long-source", "windows", "--retriever", "bm25", "--max-sentences", "1000"]) == 0
+    )
+    in_the_command = len(pieces)
+    assert long_source.over_limit(source, 1000) is None  # its full stops pass the limit: the check splits it
+    of_the_source = len(pieces) - in_the_command
+    assert of_the_source > 3 and in_the_command == of_the_source + 3  # and the other source and the outputs, once
+    capsys.readouterr()
+
+
 def test_the_spaces_batch_tab_scores_windows_when_the_operator_asks(scorer, tmp_path):
     import space.batch as space_batch
     from space.batch import check_work, score_upload
@@ -666,6 +689,7 @@ def test_a_text_of_punctuation_alone_is_refused_once_its_pieces_pass_max_sentenc
         plan_windows(["A cat sat."], [text], WindowSettings(retriever="bm25", max_sentences=30))
 
 
+@pytest.mark.filterwarnings("ignore:long_source='windows'.*ran over:UserWarning")  # the full stops' text is cut
 def test_within_splitting_once_a_text_checked_before_the_model_loads_is_not_split_again(monkeypatch):
     """The command line checks a text's sentences before the model loads, and the plan splits it once loaded: within
     splitting_once() the plan takes the check's split (a text of many full stops and few sentences is split by both)."""
@@ -694,9 +718,9 @@ def test_counting_sentence_ends_passes_only_texts_under_the_limit():
     for text in texts:
         for limit in range(1, 60):
             count = len(pysbd_plain(text))
-            counted = over_limit(text, limit)
-            assert (counted is not None) == (count > limit), (text, limit)
-            assert counted is None or counted > limit
+            stopped = over_limit(text, limit)
+            assert (stopped is not None) == (count > limit), (text, limit)
+            assert stopped is None or len(stopped.sentences) > limit
     # Without an end pysbd finds, a text is still cut into sentences (one a PIECE_CHARS at most); punctuation alone
     # makes pieces that count against the limit too.
     endless = "word " * 10_000

@@ -62,11 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout.flush()
                 raise
             command = f"bartscore {args.command}"
-            request = args.check(args)
             from ..distributed import torchrun_process_group
+            from ..long_source import splitting_once
 
-            with torchrun_process_group(), warnings_as_lines(command):
-                args.run(request)
+            with splitting_once():  # a text the check splits (its sentences counted) is not split again to score
+                request = args.check(args)
+                with torchrun_process_group(), warnings_as_lines(command):
+                    args.run(request)
             sys.stdout.flush()  # here, not at exit, so that a failure is reported like any other
         return 0
     except (BARTScoreError, Failed, OSError, StdoutWriteError, KeyboardInterrupt) as error:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..baselines.files import default_baseline_folder, load_baseline, mismatch_parts
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
 from ..errors import BARTScoreError, InputError
-from ..long_source import over_limit
+from ..long_source import over_limit, over_limit_error
 from ..options import CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions
 from ..reading import check_input_file
 from ..tables import read_table_corpus
@@ -157,24 +157,27 @@ def checked_request(args: argparse.Namespace) -> CorpusRequest:
     return CorpusRequest(f"bartscore {args.command}", corpus, options, engine)
 
 
-def check_sentence_counts(corpus: Corpus, limit: int) -> None:
-    """--long-source windows: a source or system output of more than --max-sentences sentences, refused before the
-    model loads (the library refuses it too, once the model is loaded)."""
+def _corpus_texts(corpus: Corpus) -> dict[str, list[str]]:
+    """The texts of a corpus by what the messages call their segments: "the source of segment", "system 'a',
+    segment"."""
     texts = {"the source of segment": corpus.sources or []}
     texts.update({f"system {name!r}, segment": outputs for name, outputs in corpus.systems.items()})
+    return texts
+
+
+def check_sentence_counts(corpus: Corpus, limit: int) -> None:
+    """--long-source windows: a source or system output of more than --max-sentences sentences, refused before the
+    model loads (the library refuses it too, once the model is loaded; within splitting_once, which main opens, it
+    takes the split made here)."""
     seen = set()
-    for what, column in texts.items():
+    for what, column in _corpus_texts(corpus).items():
         for index, text in enumerate(column):
             if text in seen:
                 continue
             seen.add(text)
-            counted = over_limit(text, limit)
-            if counted is not None:
-                raise InputError(
-                    f"{what} {index + 1} has more than {limit} sentences ({counted} counted when splitting stopped); "
-                    f"--long-source windows takes at most --max-sentences {limit} per text: raise it, or shorten or "
-                    f"divide the text"
-                )
+            stopped = over_limit(text, limit)
+            if stopped is not None:
+                raise over_limit_error(stopped, limit, f"{what} {index + 1}")
 
 
 def check_default_baselines_exist(checkpoint: str) -> None:
