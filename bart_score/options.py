@@ -56,7 +56,7 @@ from .long_source import (
     check_retriever,
     check_window,
 )
-from .messages import Mention, shown
+from .messages import Mention, Part, parts_of, shown
 from .prompts import PROMPT_SETS
 from .reading import read_bounded
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
@@ -437,6 +437,17 @@ def _comma_separated(text: str) -> list[str]:
     return text.split(",") if text else []
 
 
+def too_long_error(text: Part | Sequence[Part], length: int, limit: int, option: str | None = None) -> InputError:
+    """The refusal of a text (`text`: the message's name for it) of `length` characters, over max_chars (`limit`)."""
+    return InputError(
+        *parts_of(text),
+        f" has {length:,} characters, more than ",
+        Mention("max_chars", limit),
+        option=option,
+        remedy=["raise ", Mention("max_chars"), ", or shorten or divide the text"],
+    )
+
+
 # -- the options --------------------------------------------------------------------------------------------------
 
 
@@ -770,13 +781,9 @@ class ScoringOptions(CheckedOptions):
         for index, entry in enumerate(texts):
             longest = len(entry) if isinstance(entry, str) else max(map(len, entry), default=0)
             if longest > self.max_chars:
-                raise InputError(
-                    Mention(name, index=index),
-                    f" {'has' if isinstance(entry, str) else 'holds a text of'} {longest:,} characters, more than ",
-                    Mention("max_chars", self.max_chars),
-                    option=name,
-                    remedy=["raise ", Mention("max_chars"), ", or shorten or divide the text"],
-                )
+                named = Mention(name, index=index)
+                text: list[Part] = [named] if isinstance(entry, str) else [named, " holds a text that"]
+                raise too_long_error(text, longest, self.max_chars, option=name)
 
     def directions_for(self, *, has_references: bool, has_sources: bool) -> tuple[str, ...]:
         """The directions to compute for inputs with (or without) references and sources: the ones asked for, each

@@ -526,3 +526,33 @@ def test_a_10_mb_prediction_is_refused_at_once_by_default(scorer):
     with pytest.raises(InputError, match=r"predictions\[0\] has 10,000,000 characters, more than max_chars=1000000"):
         scorer.score_directions(["word " * 2_000_000], sources=["A cat sat."])
     assert time.perf_counter() - started < 5
+
+
+def test_the_command_line_refuses_a_text_over_max_chars_before_the_model_loads(files, capsys, no_model_load):
+    folder = files["folder"]
+    (folder / "long.txt").write_text("The cat sat on the mat .\n" + "word " * 10 + "\n", encoding="utf-8")
+    texts, long = files["texts"], str(folder / "long.txt")
+    for arguments, said in (
+        (["-s", texts, "-t", long], "system 'long.txt', segment 2 has 50 characters"),
+        (["-s", long, "-t", texts], "the source of segment 2 has 50 characters"),
+        (["-r", long, "-t", texts], "a reference of segment 2 has 50 characters"),
+    ):
+        assert main(["score", "-m", NO_MODEL, *arguments, "--max-chars", "40"]) == 2
+        error = capsys.readouterr().err
+        assert f"error: {said}, more than --max-chars 40; raise --max-chars, or shorten or divide the text" in error
+    assert main(["score", "-m", NO_MODEL, "-s", texts, "-t", long, "--max-chars", "50"]) == 1  # then the model
+    assert NO_MODEL in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_10_mb_system_output_is_refused_by_the_command_line_in_bounded_memory_and_time(tmp_path):
+    """The probe (a 10 MB prediction took 70 s and 2.4 GB), refused by the default --max-chars before any model."""
+    from support.cli import run_cli_capped
+
+    (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    (tmp_path / "sys.txt").write_text("word " * 2_000_000 + "\n", encoding="utf-8")
+    arguments = ["score", "-m", NO_MODEL, "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "sys.txt")]
+    status, error, seconds, peak = run_cli_capped(*arguments, "-q", memory=3 << 30, seconds=60)
+    assert status == 2 and "10,000,000 characters, more than --max-chars 1000000" in error, (status, error)
+    assert len(error.strip().splitlines()) == 1 and seconds < 60
+    assert peak < 1 << 30, f"{peak:,} bytes resident"

@@ -17,7 +17,7 @@ from ..baselines.files import default_baseline_folder, load_baseline, mismatch_p
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
 from ..errors import BARTScoreError, InputError
 from ..long_source import over_limit, over_limit_error
-from ..options import CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions
+from ..options import CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions, too_long_error
 from ..reading import check_input_file
 from ..tables import read_table_corpus
 from .arguments import LONG_SOURCE_MODE, LONG_SOURCE_SECTION, section_options
@@ -152,6 +152,7 @@ def checked_request(args: argparse.Namespace) -> CorpusRequest:
     elif options.rescale == "baseline":
         check_default_baselines_exist(engine.checkpoint)
     directions = check_corpus_request(corpus, options, remedy=CLI_ONE_DOCUMENT_REMEDY)
+    check_text_lengths(corpus, options)
     if options.windows is not None and "faithfulness" in directions and corpus.sources is not None:
         check_sentence_counts(corpus, options.windows.max_sentences)
     return CorpusRequest(f"bartscore {args.command}", corpus, options, engine)
@@ -163,6 +164,17 @@ def _corpus_texts(corpus: Corpus) -> dict[str, list[str]]:
     texts = {"the source of segment": corpus.sources or []}
     texts.update({f"system {name!r}, segment": outputs for name, outputs in corpus.systems.items()})
     return texts
+
+
+def check_text_lengths(corpus: Corpus, options: ScoringOptions) -> None:
+    """A source, reference or system output of more than --max-chars characters, refused before the model loads (the
+    library refuses it too, before it is split or tokenized)."""
+    texts = _corpus_texts(corpus)
+    texts.update({"a reference of segment": [max(refs, key=len) for refs in corpus.references or []]})
+    for what, column in texts.items():
+        for index, text in enumerate(column):
+            if len(text) > options.max_chars:
+                raise too_long_error(f"{what} {index + 1}", len(text), options.max_chars)
 
 
 def check_sentence_counts(corpus: Corpus, limit: int) -> None:
