@@ -430,6 +430,27 @@ def test_a_grid_over_the_pair_limit_is_refused_with_its_count_before_any_model_l
 
 
 @pytest.mark.xdist_group("evaluate")
+@pytest.mark.parametrize(
+    "flags, said",
+    [
+        (
+            ["--seed", "-1"],
+            "--seed must be a whole number from 0 to 18446744073709551615 (numpy's generators take none",
+        ),
+        (["--dev-fraction", "1.5"], "--dev-fraction must be between 0 and 1 (exclusive), got 1.5"),
+        (["--dev-fraction", "0"], "--dev-fraction must be between 0 and 1 (exclusive), got 0.0"),
+    ],
+)
+def test_the_splits_settings_are_refused_before_any_model_loads(flags, said, tmp_path, capsys, no_model_load):
+    """--seed -1 failed in numpy with a ValueError after every pair was scored."""
+    path = write_file(tmp_path, summeval_like(16))
+    argv = ["meta-eval", "-b", "summeval", "--data", f"summeval={path}", "--select", "-d", "recall,precision"]
+    assert main([*argv, *flags, "-m", str(tmp_path / "none"), "-o", str(tmp_path / "t"), "-q"]) == 2
+    error = capsys.readouterr().err
+    assert f"error: {said}" in error and len(error.strip().splitlines()) == 1, error
+
+
+@pytest.mark.xdist_group("evaluate")
 @pytest.mark.parametrize("human", [float("nan"), float("inf"), "-inf", "1e999"])
 @pytest.mark.parametrize("select", [False, True])
 def test_human_scores_that_are_not_finite_are_refused_as_the_file_is_read(

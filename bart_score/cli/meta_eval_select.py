@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..meta_eval.benchmarks import RELEASE_COMMIT, RELEASE_REPOSITORY
-from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED
+from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED, check_split
 from .arguments import decimal, integer
 from .meta_eval_common import MetaEvalRequest, SelectSettings, model_name, stopped_while_scoring, write_report
 from .requests import load_scorer
@@ -96,8 +96,8 @@ def check_select(
     if args.metrics_csv:
         raise InputError("--metrics-csv is for plain meta-eval; --select compares BARTScore configurations")
     dev_fraction = DEFAULT_DEV_FRACTION if args.dev_fraction is None else args.dev_fraction
-    if not 0 < dev_fraction < 1:
-        raise InputError(f"--dev-fraction must be between 0 and 1 (exclusive), got {dev_fraction}")
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    check_split(dev_fraction, seed)
     max_pairs = DEFAULT_MAX_PAIRS if args.max_pairs is None else args.max_pairs
     if max_pairs < 1:
         raise InputError(f"--max-pairs must be a positive integer, got {max_pairs}")
@@ -122,7 +122,6 @@ def check_select(
             "meta-eval (without --select) gives its value, or widen the grid with -d, -p/--prompt-phrases, several -m "
             "or --instructions"
         )
-    seed = DEFAULT_SEED if args.seed is None else args.seed
     return SelectSettings(grid, grids, dev_fraction, seed, max_pairs, args.aspects)
 
 
