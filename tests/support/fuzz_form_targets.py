@@ -120,7 +120,7 @@ def _taken_values(options_class: type, name: str) -> list[Any]:
 def _option_settings() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     """(class name, {option: value}): one to three options of one class, each a value of any type or one it takes.
     Every strategy is built once, here: a strategy built for each example costs more than the example."""
-    anything = any_value()
+    anything = st.deferred(any_value)  # its repr, which Hypothesis may build, stays short
     by_class = []
     for class_name, options_class in sorted(_option_classes().items()):
         value_of = {
