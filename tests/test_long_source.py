@@ -660,6 +660,48 @@ def test_200000_one_letter_sentences_are_split_and_refused_within_60_s_and_3_gb(
     assert float(done.stdout) < 60
 
 
+ABBREVIATIONS_IN_BOUNDS = """
+import resource, time
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from bart_score import BARTScoreError, ScoringOptions
+from bart_score.directions import plan_directions
+from bart_score.long_source import split
+
+class Identity:  # what planning reads of a scorer
+    device = None
+    model_label = "m"
+
+options = ScoringOptions(long_source="windows", retriever="bm25")
+start = time.perf_counter()
+try:
+    plan_directions(Identity(), ["A cat sat."], sources=["U.S. " * 1_000_000], options=options)
+except BARTScoreError as error:
+    assert "sources[0] has 5,000,000 characters, more than max_chars=1000000" in str(error), error
+else:
+    raise AssertionError("not refused")
+refused = time.perf_counter() - start
+assert split("U.S. " * 200_000, options.max_sentences).complete  # a million characters, the most a text may have
+print(refused, time.perf_counter() - start)
+"""
+
+
+@pytest.mark.slow
+def test_5_mb_of_abbreviations_is_refused_unsplit_and_the_longest_text_split_within_60_s_and_3_gb():
+    """The probe: splitting 5 MB of "U.S. " took about 90 s. max_chars refuses it before it is split, and the most a
+    text may have by default, a million characters of it, is split in pieces within the bounds."""
+    import subprocess
+    import sys
+
+    require_extra("long")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run(
+        [sys.executable, "-c", ABBREVIATIONS_IN_BOUNDS], cwd=root, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    refused, total = map(float, done.stdout.split())
+    assert refused < 1 and total < 60
+
+
 def test_the_command_line_refuses_a_text_over_max_sentences_before_the_model_loads(tmp_path, capsys):
     """The model named does not exist: the refusal comes first, naming the system and segment."""
     (tmp_path / "src.txt").write_text("A cat sat. A dog ran.\nThe river rose.\n", encoding="utf-8")
