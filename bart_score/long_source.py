@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, InputTypeError, LongSourceWarning, MissingExtraError
+from .errors import InputError, LongSourceWarning, MissingExtraError
 from .inputs import ascii_integer, positive_option, whole_number
 from .messages import Mention, Part, shown
-from .retrievers import BM25, DEFAULT_RETRIEVER, RETRIEVER, Retriever, load_retriever
+from .retrievers import DEFAULT_RETRIEVER, Retriever, check_retriever, load_retriever
 
 LONG_SOURCE_MODES = ("windows",)
 # The mode as messages name it.
@@ -238,19 +238,6 @@ def check_window(window: object) -> str | int:
             value=window,
         )
     return neighbours
-
-
-def check_retriever(retriever: object) -> str | Retriever:
-    """The retriever as given, checked: a name (bm25 or an encoder checkpoint) or a loaded Retriever."""
-    if not isinstance(retriever, Retriever) and not (isinstance(retriever, str) and retriever):
-        raise InputTypeError(
-            RETRIEVER,
-            f" must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a Retriever, "
-            f"got {shown(retriever)}",
-            option="retriever",
-            value=retriever,
-        )
-    return retriever
 
 
 def window_size(window: str | int) -> int:

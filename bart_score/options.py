@@ -53,13 +53,13 @@ from .long_source import (
     LONG_SOURCE_MODES,
     LONGDOCFACTSCORE,
     WindowSettings,
-    check_retriever,
     check_window,
 )
 from .messages import Mention, Part, parts_of, shown
 from .prompts import PROMPT_SETS
 from .reading import read_bounded
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
+from .retrievers import check_retriever
 from .templates import ChatSettings, chat_settings, template_sides
 from .variants import DEFAULT_CHECKPOINT, DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .errors import CheckpointLoadError, InputError, InputTypeError, LongSourceWarning, MissingExtraError
-from .messages import FileName, Mention
+from .messages import FileName, Mention, shown
 from .reading import read_json
 
 DEFAULT_RETRIEVER = "sentence-transformers/bert-base-nli-mean-tokens"
@@ -295,25 +295,31 @@ def _usable_positions(model: Any, positions: int | None) -> int | None:  # model
 _LOADED: dict = {}
 
 
-def load_retriever(retriever: object, device: object = None) -> Retriever:
-    """The retriever that the ``retriever=`` option names: a Retriever as it is, "bm25", or an encoder checkpoint
-    (loaded once per process and device, and again when its files change)."""
-    if isinstance(retriever, Retriever):
-        return retriever
-    if not isinstance(retriever, str) or not retriever:
+def check_retriever(retriever: object) -> str | Retriever:
+    """The retriever as given, checked: a name (bm25 or an encoder checkpoint) or a loaded Retriever."""
+    if not isinstance(retriever, Retriever) and not (isinstance(retriever, str) and retriever):
         raise InputTypeError(
             RETRIEVER,
             f" must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a Retriever, "
-            f"got {retriever!r}",
+            f"got {shown(retriever)}",
             option="retriever",
             value=retriever,
         )
-    if retriever == BM25:
+    return retriever
+
+
+def load_retriever(retriever: object, device: object = None) -> Retriever:
+    """The retriever that the ``retriever=`` option names: a Retriever as it is, "bm25", or an encoder checkpoint
+    (loaded once per process and device, and again when its files change)."""
+    checked = check_retriever(retriever)
+    if isinstance(checked, Retriever):
+        return checked
+    if checked == BM25:
         return BM25Retriever()
     from .models.loading import checkpoint_identity
 
-    saved = os.path.isfile(os.path.join(retriever, "config.json"))
-    key = (retriever, checkpoint_identity(retriever) if saved else None, str(device))
+    saved = os.path.isfile(os.path.join(checked, "config.json"))
+    key = (checked, checkpoint_identity(checked) if saved else None, str(device))
     if key not in _LOADED:
-        _LOADED[key] = EmbeddingRetriever(retriever, device)
+        _LOADED[key] = EmbeddingRetriever(checked, device)
     return _LOADED[key]
