@@ -450,6 +450,28 @@ def test_the_splits_settings_are_refused_before_any_model_loads(flags, said, tmp
     assert f"error: {said}" in error and len(error.strip().splitlines()) == 1, error
 
 
+@pytest.mark.parametrize(
+    "flag, value, expected",
+    [
+        ("--dev-fraction", "٠.٥", "a number in ASCII digits (0-9), such as 0.05"),  # float() took it as 0.5
+        ("--dev-fraction", "0.٥", "a number in ASCII digits (0-9), such as 0.05"),
+        ("--seed", "٣", "a whole number of at most 18 ASCII digits (0-9)"),
+    ],
+)
+def test_the_splits_settings_in_other_digits_are_refused_before_any_model_loads(
+    flag, value, expected, tmp_path, capsys, no_model_load
+):
+    """--dev-fraction ٠.٥ (Arabic-Indic digits) was taken as 0.5."""
+    path = write_file(tmp_path, summeval_like(16))
+    argv = ["meta-eval", "-b", "summeval", "--data", f"summeval={path}", "--select", "-d", "recall,precision"]
+    with pytest.raises(SystemExit) as exited:  # argparse's usage error
+        main([*argv, flag, value, "-m", str(tmp_path / "none"), "-o", str(tmp_path / "t"), "-q"])
+    assert exited.value.code == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == f"bartscore meta-eval: error: argument {flag}: expected {expected}, got {value!r}"
+    assert not list(tmp_path.glob("t*"))
+
+
 @pytest.mark.xdist_group("evaluate")
 @pytest.mark.parametrize("human", [float("nan"), float("inf"), "-inf", "1e999"])
 @pytest.mark.parametrize("select", [False, True])
