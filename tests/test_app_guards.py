@@ -1389,6 +1389,29 @@ def test_the_served_app_refuses_the_probes_of_gradios_own_routes(app_url):
     assert raw_request(app_url, "POST", "/gradio_api/call/compare", headers, chunked)[0] == 413
 
 
+@pytest.mark.slow
+def test_the_served_app_stores_nothing_of_a_recording_sent_whole(app_url, tmp_path, monkeypatch):
+    """The probe itself: a 19 MB recording sent whole to process_recording, whose form reader wrote it to the
+    temporary folder and never deleted it, request after request."""
+    import tempfile
+
+    import gradio.routes
+    import httpx
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the form reader writes (the server is in-process)
+    folders = (str(tmp_path), gradio.routes.DEFAULT_TEMP_DIR)  # and where the route writes its copy
+
+    def stored():
+        return sorted((parent, name) for folder in folders for parent, _, names in os.walk(folder) for name in names)
+
+    before = stored()
+    recording = {"video": ("recording.webm", b"\x1a\x45\xdf\xa3" + bytes(19 * 2**20), "video/webm")}
+    for _ in range(3):
+        response = httpx.post(f"{app_url}gradio_api/process_recording", files=recording, timeout=60)
+        assert response.status_code == 404
+    assert stored() == before
+
+
 @pytest.fixture
 def private_app_url(app_settings):
     """A Space of its own, whose clients' budgets a test may spend."""
