@@ -485,6 +485,53 @@ def test_numbers_outside_a_layers_place_are_refused_by_the_command_line_in_bound
     assert peak < 1 << 30, f"{peak:,} bytes resident"
 
 
+@pytest.fixture
+def llama_padded_in_place(tmp_path_factory, tmp_path):
+    """The probe with its numbers where a layer's number stands: 20,000 one-value tensors named model.layers.0.pad
+    to model.layers.19999.pad, which the count of layers takes for 20,000 layers."""
+    from support.header_probes import padded_layers_probe
+    from support.models import tiny_checkpoint_for
+
+    return padded_layers_probe(
+        tiny_checkpoint_for(tmp_path_factory, "llama"), tmp_path / "llama", name="model.layers.{}.pad"
+    )
+
+
+LAYERS_OVER_THE_LIMIT = r"is refused: its config's num_hidden_layers is 20,000, over the limit of 1,024 layers"
+
+
+def test_layers_named_in_a_layers_place_are_bounded_before_any_model_is_built(llama_padded_in_place, monkeypatch):
+    """They passed the count of layers, and the meta-device build of 20,000 layers took 100 s and 1.1 GB."""
+    import transformers
+
+    from bart_score.models.loading import MAX_LAYERS, _layer_numbers
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was built before the checkpoint was refused")
+
+    assert _layer_numbers(f"model.layers.{index}.pad" for index in range(20_000)) == set(range(20_000))
+    for build in ("from_config", "from_pretrained"):
+        monkeypatch.setattr(transformers.AutoModelForCausalLM, build, refuse)
+    with pytest.raises(CheckpointLoadError, match=LAYERS_OVER_THE_LIMIT):
+        bart_score.BARTScorer(checkpoint=str(llama_padded_in_place), device="cpu")
+    assert MAX_LAYERS >= 8 * 126  # the deepest real models (Llama 3.1 405B: 126 layers) load
+
+
+@pytest.mark.slow
+def test_layers_named_in_a_layers_place_are_refused_by_the_command_line_in_bounded_memory(
+    llama_padded_in_place, tmp_path
+):
+    from support.cli import run_cli_capped
+
+    (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
+    texts = str(tmp_path / "src.txt")
+    status, error, _, peak = run_cli_capped(
+        "score", "-m", str(llama_padded_in_place), "-s", texts, "-t", texts, "-q", memory=3 << 30, seconds=60
+    )
+    assert status == 1 and re.search(LAYERS_OVER_THE_LIMIT, error) and len(error.strip().splitlines()) == 1, error
+    assert peak < 1 << 30, f"{peak:,} bytes resident"
+
+
 # -- texts bounded before they are split or tokenized ----------------------------------------------------------------
 
 

@@ -54,6 +54,11 @@ SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFami
 MIN_VOCABULARY = 16
 # The config attributes that count a model's layers (stacks of an encoder-decoder apart), across transformers' families.
 _LAYER_COUNTS = ("num_hidden_layers", "num_layers", "encoder_layers", "decoder_layers", "num_decoder_layers")
+# The most layers one stack may have: 8 times the deepest real ones (Llama 3.1 405B: 126). Building the config's model
+# on the meta device takes time for each layer, whatever the weights hold: weights named in a layer's place, one value
+# each (model.layers.0.pad ... model.layers.19999.pad), let a config of 20,000 layers through the count of layers to a
+# build of 100 s and 1.1 GB before the refusal.
+MAX_LAYERS = 1_024
 # The names of a stack of layers in weights' names, which the layer's number follows: transformers' models
 # (model.layers.11.mlp, model.decoder.layers.0, encoder.block.3, transformer.h.5, transformer.blocks.2; XLM keeps a
 # layer's parts in stacks of their own, transformer.attentions.3 and transformer.ffns.3) and GGUF files
@@ -180,9 +185,9 @@ def check_config_fits_weights(checkpoint: Checkpoint, config: PretrainedConfig, 
     built: building takes the memory and time of the model the config describes, whatever the files hold (a config
     of 20,000 layers over weights for 2 took 93 s and 2 GB to be refused as lacking weights). First each layer count
     of the config against the layers the weights' names number where a layer's number stands (model.layers.11,
-    blk.11: see _layer_numbers), then the parameters of the config's model, built on the meta device (no memory),
-    against the values the weights hold (their files' headers). A Hub id that is not in the Hugging Face cache is not
-    checked: its files are not here yet."""
+    blk.11: see _layer_numbers) and against MAX_LAYERS, then the parameters of the config's model, built on the meta
+    device (no memory), against the values the weights hold (their files' headers). A Hub id that is not in the
+    Hugging Face cache is not checked: its files are not here yet."""
     stored = stored_tensor_elements(checkpoint)
     if stored is None:
         return
@@ -193,6 +198,11 @@ def check_config_fits_weights(checkpoint: Checkpoint, config: PretrainedConfig, 
             raise CheckpointLoadError(
                 f"{checkpoint.name!r} is damaged: its config's {attribute} is {declared:,}, but its weights hold "
                 f"{len(numbers):,} numbered layers"
+            )
+        if isinstance(declared, int) and declared > MAX_LAYERS:
+            raise CheckpointLoadError(
+                f"{checkpoint.name!r} is refused: its config's {attribute} is {declared:,}, over the limit of "
+                f"{MAX_LAYERS:,} layers"
             )
     with loading(repr(checkpoint.name)), torch.device("meta"):
         model = auto_class.from_config(config, trust_remote_code=False)

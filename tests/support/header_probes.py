@@ -58,10 +58,11 @@ def embedding_without_dimensions_probe(model, tokenizer, path) -> str:
     return str(path)
 
 
-def padded_layers_probe(folder, target, layers: int = 20_000) -> str:
+def padded_layers_probe(folder, target, layers: int = 20_000, name: str = "pad.{}") -> str:
     """A copy of the checkpoint `folder` at `target` whose config says `layers` layers, beside an extra weights file
     of `layers` one-value tensors named pad.0, pad.1, ...: numbers that are no layer's (83 to 98 s and 1.1 GB to be
-    refused, when any number in any name counted as a layer)."""
+    refused, when any number in any name counted as a layer). `name` places the number elsewhere: model.layers.{}.pad
+    puts it where a layer's number stands."""
     import torch
     from safetensors.torch import save_file
 
@@ -69,5 +70,5 @@ def padded_layers_probe(folder, target, layers: int = 20_000) -> str:
     shutil.copytree(folder, target)
     config = json.loads((target / "config.json").read_text(encoding="utf-8"))
     (target / "config.json").write_text(json.dumps({**config, "num_hidden_layers": layers}), encoding="utf-8")
-    save_file({f"pad.{index}": torch.zeros(1) for index in range(layers)}, str(target / "pad.safetensors"))
+    save_file({name.format(index): torch.zeros(1) for index in range(layers)}, str(target / "pad.safetensors"))
     return str(target)
