@@ -5,10 +5,10 @@ the tokenizer, the chat template), a table of tensors (name, shape, type, offset
 reads everything before the data itself, with a bounded walk over a memory map that never touches the tensors and
 builds no metadata array: that is enough to refuse a file that is not GGUF, is cut short or damaged (before a load
 that would fail deep inside a library), or whose metadata is over the bounds below (before transformers' reader,
-which builds every array in full, takes gigabytes for it), to name the file's architecture, to list its tensors'
-sizes (which a config is checked against before a model is built), and to digest the file for the model's identity.
-transformers reads the rest when the model loads (``from_pretrained(folder, gguf_file=name)``), dequantizing every
-tensor to the dtype asked for."""
+which builds every array in full, takes gigabytes for it), to name the file's architecture, to tell whether it has a
+chat template, to list its tensors' sizes (which a config is checked against before a model is built), and to digest
+the file for the model's identity. transformers reads the rest when the model loads (``from_pretrained(folder,
+gguf_file=name)``), dequantizing every tensor to the dtype asked for."""
 
 from __future__ import annotations
 
@@ -58,6 +58,9 @@ _SCALAR_FORMATS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?
 _UINT32, _STRING, _ARRAY = 4, 8, 9
 _MAGIC = b"GGUF"
 _EMBEDDING = "token_embd.weight"
+_ARCHITECTURE = "general.architecture"
+CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
+_KEPT_STRINGS = (_ARCHITECTURE, CHAT_TEMPLATE_KEY)
 
 
 def is_gguf_path(name: str) -> bool:
@@ -90,12 +93,14 @@ class GgufHeader:
     """What bartscore knows of a GGUF file without its tensors.
 
     tensor_elements: the number of values of each tensor, by its name in the file. digest: SHA-256 of every byte
-    before the tensor data (header, metadata key/values, tensor table)."""
+    before the tensor data (header, metadata key/values, tensor table). chat_template: the metadata's
+    tokenizer.chat_template, or None where it has none (a base model's file)."""
 
     architecture: str
     version: int
     tensor_elements: Mapping[str, int]
     digest: str
+    chat_template: str | None = None
 
 
 class _Malformed(Exception):
@@ -216,7 +221,8 @@ def _read_header(view: mmap.mmap) -> GgufHeader:
     for count, what, limit in ((key_count, "metadata keys", MAX_METADATA_KEYS), (tensor_count, "tensors", MAX_TENSORS)):
         if count > limit:
             raise _Malformed(f"is refused: its header counts {count:,} {what}, over the limit of {limit:,}")
-    architecture, alignment, arrays = _read_metadata(cursor, key_count)
+    strings, alignment, arrays = _read_metadata(cursor, key_count)
+    architecture = strings.get(_ARCHITECTURE)
     alignment = GGUF_DEFAULT_ALIGNMENT if alignment is None else alignment
     tensors = _read_tensor_table(cursor, tensor_count, alignment)
     header_end = cursor.position
@@ -232,14 +238,16 @@ def _read_header(view: mmap.mmap) -> GgufHeader:
         version=version,
         tensor_elements={name: math.prod(tensor.shape) for name, tensor in tensors.items()},
         digest=hashlib.sha256(view[:header_end]).hexdigest(),
+        chat_template=strings.get(CHAT_TEMPLATE_KEY),
     )
 
 
-def _read_metadata(cursor: _Cursor, key_count: int) -> tuple[str | None, int | None, dict[str, int]]:
-    """(general.architecture, general.alignment, the arrays by key) of the metadata, walked with its bounds."""
+def _read_metadata(cursor: _Cursor, key_count: int) -> tuple[dict[str, str], int | None, dict[str, int]]:
+    """(the string values kept (_KEPT_STRINGS) by key, general.alignment, the arrays' counts by key) of the metadata,
+    walked with its bounds."""
     seen: set[str] = set()
     arrays: dict[str, int] = {}
-    architecture: str | None = None
+    strings: dict[str, str] = {}
     alignment: int | None = None
     for _ in range(key_count):
         key = cursor.string(f"the name of metadata key {len(seen) + 1}")
@@ -249,8 +257,8 @@ def _read_metadata(cursor: _Cursor, key_count: int) -> tuple[str | None, int | N
         kind = cursor.integer("I")
         if kind == _STRING:
             text = cursor.string(f"the metadata value {key!r}")
-            if key == "general.architecture":
-                architecture = text
+            if key in _KEPT_STRINGS:
+                strings[key] = text
         elif kind in _SCALAR_FORMATS:
             value = cursor.unpack(_SCALAR_FORMATS[kind])
             if key == "general.alignment":
@@ -267,7 +275,7 @@ def _read_metadata(cursor: _Cursor, key_count: int) -> tuple[str | None, int | N
             f"is refused: its metadata array {_MERGES!r} has {merges:,} elements, over the limit of "
             f"{MERGES_PER_TOKEN} for each of its {tokens:,} tokens"
         )
-    return architecture, alignment, arrays
+    return strings, alignment, arrays
 
 
 def _checked_alignment(kind: int, value: object) -> int:

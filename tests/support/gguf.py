@@ -205,7 +205,8 @@ def _add_tokenizer(writer: Any, tokenizer: GPT2Tokenizer) -> None:
     writer.add_unk_token_id(tokenizer.unk_token_id)
     writer.add_pad_token_id(tokenizer.pad_token_id)
     writer.add_add_bos_token(False)
-    writer.add_chat_template(tokenizer.chat_template)
+    if tokenizer.chat_template:  # a base model's file has none
+        writer.add_chat_template(tokenizer.chat_template)
 
 
 def _tokenizer_merges(tokenizer: GPT2Tokenizer) -> list:
