@@ -383,7 +383,7 @@ def test_chat_needs_a_causal_lm_with_a_chat_template(tiny_checkpoint, tmp_path):
     from support.models import build_tiny
 
     plain = build_tiny("llama", tmp_path / "plain")
-    with pytest.raises(UnsupportedModelError, match="needs a chat template, and this model's tokenizer has none"):
+    with pytest.raises(UnsupportedModelError, match=r"needs a chat template, and .* has none"):
         bart_score.BARTScorer(checkpoint=plain, device="cpu", chat=True)
     no_closing = build_tiny_chat("llama", "plain-text-turns", tmp_path / "plain-turns")
     with pytest.raises(UnsupportedModelError, match="does not begin with a special token"):

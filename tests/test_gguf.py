@@ -147,18 +147,6 @@ def test_the_identity_of_a_gguf_file_follows_its_header_and_its_stamp(llama_gguf
     assert checkpoint_identity(str(written)) not in (before, checkpoint_identity(path))
 
 
-def test_tokenizer_files_beside_a_gguf_file_are_part_of_its_identity(llama_gguf, tmp_path):
-    """transformers reads a tokenizer.json or tokenizer_config.json beside a GGUF file before the file's own."""
-    _, tokenizer, path = llama_gguf
-    shutil.copy2(path, tmp_path / "model.gguf")
-    alone = checkpoint_identity(str(tmp_path / "model.gguf"))
-    tokenizer.save_pretrained(tmp_path)
-    beside = checkpoint_identity(str(tmp_path / "model.gguf"))
-    assert beside != alone
-    os.remove(tmp_path / "tokenizer_config.json")
-    assert checkpoint_identity(str(tmp_path / "model.gguf")) not in (alone, beside)
-
-
 def test_a_gguf_file_that_is_not_gguf_or_is_cut_short_is_named(llama_gguf, tmp_path):
     _, _, path = llama_gguf
     data = pathlib.Path(path).read_bytes()

@@ -129,14 +129,16 @@ def test_a_cached_hub_snapshot_that_needs_its_own_code_is_refused_without_runnin
     assert not marker.exists() and folder.is_dir()
 
 
-def test_a_tokenizer_config_beside_a_gguf_file_that_needs_its_own_code_is_refused(tmp_path):
+def test_a_tokenizer_config_beside_a_gguf_file_that_names_its_own_code_is_not_read(tmp_path):
+    """A GGUF file's tokenizer is its metadata's: transformers never sees a tokenizer config beside it."""
     marker = tmp_path / "ran"
     model, tokenizer = build_tiny_causal("llama", seed=6)
     write_gguf(model, tokenizer, tmp_path / "model.gguf")
     probe_module(tmp_path, "tokenization_probe", marker)
+    tokenizer.save_pretrained(tmp_path)
     rewrite_json(tmp_path / "tokenizer_config.json", auto_map={"AutoTokenizer": ["tokenization_probe.Probe", None]})
-    with pytest.raises(bart_score.CustomCodeError, match=rf"{CUSTOM_CODE}: its tokenizer config names classes"):
-        bart_score.BARTScorer(checkpoint=str(tmp_path / "model.gguf"), device="cpu")
+    scorer = bart_score.BARTScorer(checkpoint=str(tmp_path / "model.gguf"), device="cpu")
+    assert type(scorer.tokenizer).__name__ != "ProbeTokenizer"
     assert not marker.exists()
 
 

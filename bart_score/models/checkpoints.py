@@ -7,16 +7,22 @@ A checkpoint is one of:
 - a Hugging Face Hub id, looked for in the Hugging Face cache, then on the Hub.
 
 Nothing here runs a checkpoint's code: configs and tokenizer configs are read as JSON, and any checkpoint that needs
-code of its own (an ``auto_map``, or a model type transformers does not know) is refused (CustomCodeError)."""
+code of its own (an ``auto_map``, or a model type transformers does not know) is refused (CustomCodeError).
+
+Beside a GGUF file, one thing is read: a chat template (GGUF_SIDE_TEMPLATES), which a base model's file lacks. Its
+tokenizer is always the one its metadata describes: transformers reads the file from a folder that holds it alone
+(gguf_alone), since it would read a tokenizer.json or tokenizer_config.json beside it instead of the file's own."""
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import json
 import math
 import os
 import stat
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +33,7 @@ from huggingface_hub import constants as hub_constants
 
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError, first_line
 from ..messages import FileName, Mention, Part
-from ..reading import MAX_FILE_BYTES, file_sha256, read_bounded, size_text
+from ..reading import MAX_FILE_BYTES, file_sha256, read_bounded, read_json, size_text
 from .gguf import is_gguf_path, read_gguf_header, require_gguf_extra
 
 # Files whose bytes are a checkpoint's weights (sharded ones with their index): named by size and mtime_ns, since
@@ -55,6 +61,12 @@ _TOKENIZER_FILE_PATTERNS = (
     "word_*.json",
 )
 _CHAT_TEMPLATES_FOLDER = "additional_chat_templates"
+_TOKENIZER_CONFIG = "tokenizer_config.json"
+# The files beside a GGUF file that can give it a chat template, first first: a template file, then a tokenizer config's
+# "chat_template" (as transformers reads a folder's). Each is read only for its template.
+GGUF_SIDE_TEMPLATES = ("chat_template.jinja", _TOKENIZER_CONFIG)
+# The files of a folder a tokenizer's chat template is read from (besides the tokenizer config's "chat_template").
+_FOLDER_TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json")
 # Configs (config.json, tokenizer_config.json, ...) are a few KiB, and are read whole by transformers and by identity();
 # vocabularies can reach tens of MiB and keep the bound of every file input.
 MAX_CONFIG_BYTES = 64 << 20
@@ -94,14 +106,15 @@ class Checkpoint:
         return FileName(self.name) if self.local else repr(self.name)
 
     def identity(self) -> str:
-        """What tells this model apart from every other (baselines and score caches are keyed on it).
+        """What tells this model apart from every other (baselines and score caches are keyed on it): every file that
+        loading it reads, and nothing else.
 
         A folder: "dir:<real path>#<digest>", the digest covering config.json's bytes, every tokenizer file's bytes and
         each weights file's name, size and modification time (mtime_ns), so that a folder saved again (retrained,
         another tokenizer, another model at the same path) is another checkpoint. A GGUF file: "gguf:<real
         path>#<digest>" of its name, size and mtime_ns, the digest of its header (metadata and tensor table) and the
-        tokenizer files beside it (which transformers reads before the file's own tokenizer). A Hub id:
-        "hub:<id>@<commit>" with the snapshot commit when it is in the Hugging Face cache, else "hub:<id>"."""
+        chat template read beside it with its file's name (side_chat_template; other files beside it are not read).
+        A Hub id: "hub:<id>@<commit>" with the snapshot commit when it is in the Hugging Face cache, else "hub:<id>"."""
         if not self.local:
             commit = _cached_commit(self.source)
             return f"hub:{self.source}@{commit}" if commit else f"hub:{self.source}"
@@ -113,18 +126,108 @@ class Checkpoint:
             assert gguf_path is not None  # a GGUF checkpoint is a local file
             digest.update(_file_stamp(gguf_path))
             digest.update(read_gguf_header(gguf_path).digest.encode("ascii"))
-        else:
-            config = os.path.join(self.source, "config.json")
-            digest.update(read_bounded(config, limit=MAX_CONFIG_BYTES, error=CheckpointLoadError))
+            side = side_chat_template(self)
+            if side is not None:
+                digest.update(json.dumps([side.file, side.template], sort_keys=True).encode("utf-8"))
+            return f"gguf:{self.real_path}#{digest.hexdigest()[:16]}"
+        config = os.path.join(self.source, "config.json")
+        digest.update(read_bounded(config, limit=MAX_CONFIG_BYTES, error=CheckpointLoadError))
         for name, path in _tokenizer_files(self.source):
             if not os.path.isdir(path):
                 digest.update(json.dumps([name, file_sha256(path)]).encode("utf-8"))
-        if not self.gguf_file:
-            for name in sorted(os.listdir(self.source)):
-                if name.endswith(_WEIGHTS_SUFFIXES):
-                    digest.update(_file_stamp(os.path.join(self.source, name)))
-        kind = "gguf" if self.gguf_file else "dir"
-        return f"{kind}:{self.real_path}#{digest.hexdigest()[:16]}"
+        for name in sorted(os.listdir(self.source)):
+            if name.endswith(_WEIGHTS_SUFFIXES):
+                digest.update(_file_stamp(os.path.join(self.source, name)))
+        return f"dir:{self.real_path}#{digest.hexdigest()[:16]}"
+
+
+@dataclass(frozen=True)
+class SideTemplate:
+    """A chat template read beside a GGUF file: the template (a text, or named texts as transformers keeps several),
+    and the name of the file it was read from."""
+
+    template: str | dict[str, str]
+    file: str
+
+
+def side_chat_template(checkpoint: Checkpoint) -> SideTemplate | None:
+    """The chat template beside a GGUF checkpoint: that of the first of GGUF_SIDE_TEMPLATES that holds one (a
+    tokenizer config without a "chat_template" holds none); None when none does, or for a checkpoint of another kind.
+    A file that cannot be read (see check_checkpoint_files), a tokenizer config that is not JSON, or a
+    "chat_template" that is neither a text nor a list of named texts ({"name": ..., "template": ...}) is a
+    CheckpointLoadError naming the file."""
+    if not checkpoint.gguf_file:
+        return None
+    for name in GGUF_SIDE_TEMPLATES:
+        path = os.path.join(checkpoint.source, name)
+        if not os.path.lexists(path):
+            continue
+        what = (f"the {name} beside ", checkpoint.named)
+        if name != _TOKENIZER_CONFIG:
+            data = read_bounded(path, what, limit=MAX_FILE_BYTES, error=CheckpointLoadError)
+            try:
+                return SideTemplate(data.decode("utf-8"), name)
+            except UnicodeDecodeError as error:
+                raise CheckpointLoadError(*what, f" is not UTF-8 text (byte {error.start})") from None
+        config = read_json(path, what, limit=MAX_CONFIG_BYTES, error=CheckpointLoadError)
+        template = config.get("chat_template") if isinstance(config, dict) else None
+        if template is not None:
+            return SideTemplate(_template_value(template, what), name)
+    return None
+
+
+def _template_value(value: object, what: tuple[Part, ...]) -> str | dict[str, str]:
+    """A tokenizer config's "chat_template": a text, or a list of named texts (as a dict, as transformers keeps it)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(
+        isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("template"), str)
+        for entry in value
+    ):
+        return {entry["name"]: entry["template"] for entry in value}
+    raise CheckpointLoadError(
+        *what,
+        ' has a "chat_template" that is neither a text nor a list of named texts ({"name": ..., "template": ...})',
+    )
+
+
+def has_chat_template(checkpoint: Checkpoint) -> bool | None:
+    """Whether loading the checkpoint gives it a chat template, told from its files without loading it: a GGUF
+    file's from its header (tokenizer.chat_template) or the files beside it (side_chat_template); a folder's, or a
+    cached Hub snapshot's, from its template files (chat_template.jinja, chat_template.json, additional_chat_templates/)
+    or its tokenizer config's "chat_template". None for a Hub id that is not in the Hugging Face cache."""
+    if checkpoint.gguf_file:
+        assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
+        check_checkpoint_files(checkpoint)
+        require_gguf_extra(checkpoint.name)
+        return read_gguf_header(checkpoint.real_path).chat_template is not None or bool(side_chat_template(checkpoint))
+    folder = checkpoint.source if checkpoint.local else _cached_snapshot(checkpoint.source)
+    if folder is None:
+        return None
+    check_checkpoint_files(checkpoint)
+    if any(os.path.isfile(os.path.join(folder, name)) for name in _FOLDER_TEMPLATE_FILES):
+        return True
+    if os.path.isdir(os.path.join(folder, _CHAT_TEMPLATES_FOLDER)):
+        return True
+    config_path = os.path.join(folder, _TOKENIZER_CONFIG)
+    if not os.path.isfile(config_path):
+        return False
+    config = read_json(config_path, limit=MAX_CONFIG_BYTES, error=CheckpointLoadError)
+    return isinstance(config, dict) and bool(config.get("chat_template"))
+
+
+@contextlib.contextmanager
+def gguf_alone(checkpoint: Checkpoint) -> Iterator[str]:
+    """The folder transformers reads a checkpoint from (its source): for a GGUF file, a temporary folder that holds
+    it alone (a link to it), so that neither its tokenizer nor its model is read from other files beside it
+    (transformers reads a tokenizer.json or tokenizer_config.json there before the file's own tokenizer)."""
+    if not checkpoint.gguf_file:
+        yield checkpoint.source
+        return
+    assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
+    with tempfile.TemporaryDirectory(prefix="bartscore-gguf-") as folder:
+        os.symlink(checkpoint.real_path, os.path.join(folder, checkpoint.gguf_file))
+        yield folder
 
 
 def locate_checkpoint(name: str) -> Checkpoint:
@@ -172,14 +275,17 @@ def _folder(name: str, path: str) -> Checkpoint:
 
 
 def check_checkpoint_files(checkpoint: Checkpoint) -> None:
-    """Refuses (CheckpointLoadError, naming the file) a local checkpoint's config or tokenizer file that transformers
-    would read without a bound, or not at all: one that is not a regular file (a device such as /dev/zero, a pipe, a
+    """Refuses (CheckpointLoadError, naming the file) a local checkpoint's config or tokenizer file (beside a GGUF
+    file, a file that can give it a chat template: GGUF_SIDE_TEMPLATES) that transformers or bartscore would read
+    without a bound, or not at all: one that is not a regular file (a device such as /dev/zero, a pipe, a
     link to nothing: transformers would read forever, or quietly build a tokenizer without a vocabulary) or that is
     over its size bound. Reads nothing but the folder's listing and the files' status."""
     if not checkpoint.local:
         return
-    tokenizer_files = [name for name, _ in _tokenizer_files(checkpoint.source)]
-    names = tokenizer_files if checkpoint.gguf_file else ["config.json", *tokenizer_files]
+    if checkpoint.gguf_file:
+        names = [name for name in GGUF_SIDE_TEMPLATES if os.path.lexists(os.path.join(checkpoint.source, name))]
+    else:
+        names = ["config.json", *(name for name, _ in _tokenizer_files(checkpoint.source))]
     for name in names:
         path = os.path.join(checkpoint.source, name)
         what = (f"{name} of the checkpoint ", checkpoint.named)
@@ -205,10 +311,10 @@ def check_checkpoint_files(checkpoint: Checkpoint) -> None:
             )
 
 
-def refuse_custom_code(checkpoint: Checkpoint, config: dict | None, tokenizer_config: dict) -> None:
-    """Raises CustomCodeError when the checkpoint's config (None for a GGUF file, whose config is its metadata) or
-    tokenizer config asks for code of its own: an auto_map, or a model type transformers does not know."""
-    sources = [("config", config or {}), ("tokenizer config", tokenizer_config)]
+def refuse_custom_code(checkpoint: Checkpoint, config: dict, tokenizer_config: dict) -> None:
+    """Raises CustomCodeError when the checkpoint's config or tokenizer config asks for code of its own: an auto_map,
+    or a model type transformers does not know. (A GGUF file's config is its metadata, which names no code.)"""
+    sources = [("config", config), ("tokenizer config", tokenizer_config)]
     for where, content in sources:
         if content.get("auto_map"):
             named = ", ".join(_class_names(content["auto_map"])) or repr(content["auto_map"])
@@ -218,8 +324,6 @@ def refuse_custom_code(checkpoint: Checkpoint, config: dict | None, tokenizer_co
                 f"bartscore never runs code from a checkpoint",
                 remedy="use a checkpoint of an architecture that transformers has built in",
             )
-    if config is None:
-        return
     model_type = config.get("model_type")
     if model_type is not None and model_type not in transformers.CONFIG_MAPPING:
         raise CustomCodeError(

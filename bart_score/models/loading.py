@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import torch
 import transformers
 from huggingface_hub import constants as hub_constants
-from transformers import AutoConfig, AutoTokenizer, GgufConfig, PretrainedConfig
+from transformers import AutoConfig, AutoTokenizer, GgufConfig, PretrainedConfig, PreTrainedModel
 from transformers.models.auto.tokenization_auto import get_tokenizer_config
 
 from ..errors import (
@@ -38,14 +38,18 @@ from .base import Family
 from .causal import CausalFamily, GPTScoreFamily
 from .chat import ChatFamily
 from .checkpoints import (
+    GGUF_SIDE_TEMPLATES,
     Checkpoint,
     check_checkpoint_files,
+    gguf_alone,
+    has_chat_template,
     hub_unreachable,
     locate_checkpoint,
     refuse_custom_code,
+    side_chat_template,
     stored_tensor_elements,
 )
-from .gguf import read_gguf_header, require_gguf_extra
+from .gguf import CHAT_TEMPLATE_KEY, read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
@@ -123,8 +127,13 @@ def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
     dtype = getattr(torch, options.dtype)
     source_lang, target_lang = options.source_lang, options.target_lang
     template, compatibility, chat = options.template, options.compatibility, options.chat_settings
+    needs_template = chat is not None and options.chat_template is None
+    if needs_template and checkpoint.gguf_file:  # before its metadata is read in full (seconds for a large vocabulary)
+        check_chat_template_is_there(checkpoint)
     config, where = _find(checkpoint)
     family = _family_class(checkpoint.name, config, template, compatibility, chat)
+    if needs_template and not checkpoint.gguf_file:  # after the family check, which names a sequence-to-sequence model
+        check_chat_template_is_there(checkpoint)
     if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
         raise InputError(
             Mention("source_lang"),
@@ -144,21 +153,44 @@ def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
             remedy=["use ", Mention("prompt"), " to add text to its condition"],
         )
     check_config_fits_weights(checkpoint, config, family.auto_class)
+    tokenizer, model = _load_weights(checkpoint, config, where, family.auto_class, dtype)
+    if family is MBartFamily:
+        return family(tokenizer, model, source_lang, target_lang)
+    if family is ChatFamily:
+        assert chat is not None  # _family_class chose ChatFamily for chat settings
+        if options.chat_template is not None:  # checked readable by EngineOptions; what is read here is scored
+            tokenizer.chat_template = read_bounded(options.chat_template).decode("utf-8")
+            return family(tokenizer, model, chat, f"the chat template {options.chat_template!r} (chat_template)")
+        side = side_chat_template(checkpoint)
+        if side is not None:
+            tokenizer.chat_template = side.template
+        return family(tokenizer, model, chat, _template_origin(checkpoint))
+    if issubclass(family, CausalFamily):
+        return family(tokenizer, model, template)
+    return family(tokenizer, model)
+
+
+def _load_weights(
+    checkpoint: Checkpoint, config: PretrainedConfig, where: dict[str, Any], auto_class: Any, dtype: torch.dtype
+) -> tuple[Any, PreTrainedModel]:
+    """The checkpoint's tokenizer (load_tokenizer) and its model in evaluation mode, in `dtype` (a GGUF file's
+    tensors dequantized to it, the file read alone: gguf_alone), refused when its files lack some of its weights."""
     weights = {}
     if checkpoint.gguf_file:
         weights = {"quantization_config": GgufConfig(dequantize=True)}
         _gguf_bar_follows_the_switch()
-    tokenizer = load_tokenizer(repr(checkpoint.name), checkpoint.source, where)
-    with loading(repr(checkpoint.name)):
-        model, loading_info = family.auto_class.from_pretrained(
-            checkpoint.source,
-            config=config,
-            dtype=dtype,
-            output_loading_info=True,
-            trust_remote_code=False,
-            **where,
-            **weights,
-        )
+    with gguf_alone(checkpoint) as source:
+        tokenizer = load_tokenizer(repr(checkpoint.name), source, where)
+        with loading(repr(checkpoint.name)):
+            model, loading_info = auto_class.from_pretrained(
+                source,
+                config=config,
+                dtype=dtype,
+                output_loading_info=True,
+                trust_remote_code=False,
+                **where,
+                **weights,
+            )
     missing = sorted(loading_info["missing_keys"])
     if missing:  # transformers would score with those weights left at random values
         raise CheckpointLoadError(
@@ -167,17 +199,36 @@ def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
             f"encoder alone)"
         )
     model.eval()
-    if family is MBartFamily:
-        return family(tokenizer, model, source_lang, target_lang)
-    if family is ChatFamily:
-        assert chat is not None  # _family_class chose ChatFamily for chat settings
-        if options.chat_template is not None:  # checked readable by EngineOptions; what is read here is scored
-            tokenizer.chat_template = read_bounded(options.chat_template).decode("utf-8")
-            return family(tokenizer, model, chat, f"the chat template {options.chat_template!r} (chat_template)")
-        return family(tokenizer, model, chat, _template_origin(checkpoint))
-    if issubclass(family, CausalFamily):
-        return family(tokenizer, model, template)
-    return family(tokenizer, model)
+    return tokenizer, model
+
+
+def check_chat_template_is_there(checkpoint: Checkpoint) -> None:
+    """Refuses chat scoring (UnsupportedModelError about the option chat) of a checkpoint whose files give it no chat
+    template, told before anything is loaded (checkpoints.has_chat_template: a GGUF file's header and the files
+    beside it, a folder's template files and tokenizer config); a Hub id that is not in the cache is told once its
+    tokenizer loads."""
+    if has_chat_template(checkpoint) is not False:
+        return
+    if checkpoint.gguf_file:
+        looked = f"no {CHAT_TEMPLATE_KEY} in its GGUF metadata, and no {' or '.join(GGUF_SIDE_TEMPLATES)} beside it"
+    else:
+        looked = 'no chat_template.jinja, chat_template.json or "chat_template" in its tokenizer_config.json'
+    raise UnsupportedModelError(
+        "chat scoring needs a chat template, and ",
+        checkpoint.named,
+        f" has none ({looked}: a base model rather than an instruction-tuned one?)",
+        option="chat",
+        value=True,
+        remedy=[
+            "give it one with ",
+            Mention("chat_template"),
+            ", or score it without ",
+            Mention("chat"),
+            ", with a ",
+            TEMPLATE,
+            " of your own",
+        ],
+    )
 
 
 def check_config_fits_weights(checkpoint: Checkpoint, config: PretrainedConfig, auto_class: Any) -> None:
@@ -276,7 +327,10 @@ def load_tokenizer(label: str, source: str, where: dict[str, Any]) -> Any:
 def _template_origin(checkpoint: Checkpoint) -> str:
     """How errors name a checkpoint's chat template: the checkpoint, and the metadata or file it is read from."""
     if checkpoint.gguf_file:
-        return f"the chat template of {checkpoint.name!r} (tokenizer.chat_template in its GGUF metadata)"
+        side = side_chat_template(checkpoint)
+        if side is not None:
+            return f"the chat template of {checkpoint.name!r} (in {side.file} beside it)"
+        return f"the chat template of {checkpoint.name!r} ({CHAT_TEMPLATE_KEY} in its GGUF metadata)"
     if checkpoint.local:
         for name in ("chat_template.jinja", "chat_template.json", "tokenizer_config.json"):
             if os.path.isfile(os.path.join(checkpoint.source, name)):
@@ -389,16 +443,15 @@ def check_checkpoint(checkpoint: Checkpoint, download: dict | None = None) -> No
     load_family would."""
     download = download or {}
     check_checkpoint_files(checkpoint)
-    if checkpoint.gguf_file:
+    if checkpoint.gguf_file:  # read alone (gguf_alone): no config or tokenizer config beside it is read
         require_gguf_extra(checkpoint.name)
         assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
         read_gguf_header(checkpoint.real_path)
-        config = None
-    else:
-        config = _read(checkpoint, "config", lambda: PretrainedConfig.get_config_dict(checkpoint.source, **download)[0])
+        return
+    config = _read(checkpoint, "config", lambda: PretrainedConfig.get_config_dict(checkpoint.source, **download)[0])
     tokenizer_config = _read(
         checkpoint, "tokenizer config", lambda: get_tokenizer_config(checkpoint.source, **download)
-    )  # for a GGUF file, a tokenizer_config.json beside it
+    )
     refuse_custom_code(checkpoint, config, tokenizer_config)
 
 
@@ -430,7 +483,8 @@ def _gguf_config(checkpoint: Checkpoint) -> PretrainedConfig:
     from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
 
     try:
-        return AutoConfig.from_pretrained(checkpoint.source, gguf_file=checkpoint.gguf_file, trust_remote_code=False)
+        with gguf_alone(checkpoint) as source:
+            return AutoConfig.from_pretrained(source, gguf_file=checkpoint.gguf_file, trust_remote_code=False)
     except Exception as error:  # the file is sound as far as read_gguf_header sees: the architecture, or damage
         assert checkpoint.real_path is not None  # a GGUF checkpoint is a local file
         architecture = read_gguf_header(checkpoint.real_path).architecture
