@@ -13,7 +13,8 @@
     scorer           Scorer, IdentifiedScorer: what the scoring functions call on a scorer (the engine, its cache)
     shared_engines   one engine per checkpoint and settings in a process, for every holder that asks for them
     progress         the progress bar of a long scoring run
-    models/          model families, checkpoints [base, seq2seq, causal, chat, chat_render, gguf, checkpoints, loading]
+    models/          model families, checkpoints [base, seq2seq, causal, chat, chat_render, gguf, checkpoints, loading,
+                     conversion]
     variants         the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults
     templates        causal LMs' prompt templates and chat options, checked before any model loads
     inputs           checks of what callers pass in, and the words their messages share
@@ -37,7 +38,7 @@
     meta_eval/       the meta-evaluation [definitions, benchmarks, layouts, scoring, protocol, table, published, split,
                      selection_grid, selection_statistics, selection_report]
     cli/             CLI [arguments, requests, wording, score, compare, baseline, meta_eval, meta_eval_select,
-                     meta_eval_common]
+                     meta_eval_common, convert]
     evaluate_metric  the evaluate.Metric under bartscore.py's metric (imports evaluate; nothing here imports it)
     __main__         ``python -m bart_score``: the command line
 
@@ -80,6 +81,7 @@ _EXPORTS = {
     "BARTScorer": "engine",
     "resolve_checkpoint": "models.loading",
     "locate_checkpoint": "models.checkpoints",
+    "convert_gguf": "models.conversion",
     "VARIANTS": "variants",
     "DEFAULT_CHECKPOINT": "variants",
     "PARA_WEIGHTS_ENV": "variants",
@@ -156,6 +158,7 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .meta_eval.benchmarks import load_benchmark as load_benchmark
     from .meta_eval.scoring import score_benchmarks as score_benchmarks
     from .models.checkpoints import locate_checkpoint as locate_checkpoint
+    from .models.conversion import convert_gguf as convert_gguf
     from .models.loading import resolve_checkpoint as resolve_checkpoint
     from .options import AGGREGATIONS as AGGREGATIONS
     from .options import DIRECTIONS as DIRECTIONS

@@ -77,11 +77,14 @@ def _option_flags() -> dict[str, tuple[Flag, ...]]:
 OPTION_FLAGS = _option_flags()
 # The flags of the library's settings that are no option of the table: meta-eval --select's split.
 SPLIT_FLAGS = {"dev_fraction": "--dev-fraction", "seed": "--seed"}
+# convert's arguments (bart_score.models.conversion's gguf and folder), by their places in its usage line.
+CONVERT_ARGUMENTS = {"gguf": "MODEL.gguf", "folder": "DIR"}
 # Each option's and input's flags as the command line's messages name them: "-d/--directions", "--rescale-pairs".
 FLAGS = {
     **{name: flags[0].said for name, flags in OPTION_FLAGS.items()},
     **{name: "/".join(names) for name, names in INPUT_FLAGS.items()},
     **SPLIT_FLAGS,
+    **CONVERT_ARGUMENTS,
 }
 
 

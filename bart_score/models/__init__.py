@@ -8,5 +8,6 @@
     chat         chat-format scoring of causal models with a chat template
     chat_render  rendering a chat template in a separate, limited process
     gguf         reading and checking a GGUF file's header before transformers loads it
+    conversion   a GGUF file written as a plain transformers folder
 
 The package imports none of them, so that importing one (checkpoints, gguf) does not load the others."""

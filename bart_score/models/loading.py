@@ -170,6 +170,15 @@ def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
     return family(tokenizer, model)
 
 
+def load_plain(checkpoint: Checkpoint, dtype: torch.dtype) -> tuple[Any, PreTrainedModel]:
+    """The tokenizer and model of a checkpoint of a family the engine drives, loaded and checked as load_family loads
+    them, without a token policy (for converting a GGUF file: bart_score.models.conversion)."""
+    config, where = _find(checkpoint)
+    family = _family_class(checkpoint.name, config, None, None)
+    check_config_fits_weights(checkpoint, config, family.auto_class)
+    return _load_weights(checkpoint, config, where, family.auto_class, dtype)
+
+
 def _load_weights(
     checkpoint: Checkpoint, config: PretrainedConfig, where: dict[str, Any], auto_class: Any, dtype: torch.dtype
 ) -> tuple[Any, PreTrainedModel]:

