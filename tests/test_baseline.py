@@ -486,3 +486,28 @@ def test_degenerate_points_are_warned_of_when_a_baseline_is_built(copier, tmp_pa
         build_baseline(copier, texts=NUMBERED_TEXTS, corpus_file=str(path), pairs=100)
     remedies = {warning.message.remedy for warning in caught if "barely differ" in str(warning.message)}
     assert remedies == {("make the reference points from more varied texts",)}
+
+
+def test_a_folder_holding_only_another_settings_baseline_is_refused_before_the_model_loads(
+    copier, copying_checkpoint, baselines, texts_file, monkeypatch, capsys
+):
+    """The model's identity, the prompt setting, --max-length (where given) and chat or not are known before the model
+    loads: a default folder whose files are all for other settings is refused then, naming them."""
+    from support.model_loads import refuse_model_loads
+
+    document = built(copier, texts_file, pairs=10)
+    path = baseline_files.default_baseline_path(document["settings"])
+    baseline_files.write_baseline(document, path)
+    found = baseline_files.baselines_agreeing(
+        str(baselines), {"model": copier.model_identity, "prompt": "none", "max_length": 1024}, chat=False
+    )
+    assert found == [path]
+    assert baseline_files.baselines_agreeing(str(baselines), {"model": copier.model_identity}, chat=True) == []
+    refuse_model_loads(monkeypatch)
+    arguments = ["-s", texts_file, "-t", texts_file, "-m", copying_checkpoint, "-q", "--rescale"]
+    for other in (["-p", "In short"], ["--max-length", "64"]):
+        assert main(["score", *arguments, *other]) == 2
+        error = capsys.readouterr().err
+        assert f"none of the baseline files in {baselines} is for the model {copier.model_identity}" in error, error
+        assert "make one from a few thousand texts like those you score (bartscore baseline -m" in error
+    assert "--max-length 64 and scoring without --chat" in error

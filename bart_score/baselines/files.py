@@ -142,6 +142,29 @@ def default_baseline_path(settings: Mapping[str, Any]) -> str:
     return os.path.join(default_baseline_folder(), name)
 
 
+def baselines_agreeing(folder: str, known: Mapping[str, object], *, chat: bool) -> list[str]:
+    """The paths of the baseline files in `folder` whose key has every setting of `known` (a part of a key, as
+    baseline_settings makes it: what is known before the model loads) and whose token policy is chat scoring's when
+    `chat`, another's when not; a file that does not read as a baseline is none (load_baseline says why when it is
+    the one asked for)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    agreeing = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if not name.endswith(".json"):
+            continue
+        try:
+            baseline = load_baseline(path)
+        except BaselineError:
+            continue
+        if not baseline.mismatches(known) and str(baseline.settings["token_policy"]).startswith("chat:") == chat:
+            agreeing.append(path)
+    return agreeing
+
+
 def load_baseline(path: str) -> Baseline:
     """Reads and checks a baseline file; BaselineError says what is wrong with it (a file that is not a regular one,
     larger than MAX_BASELINE_BYTES, or JSON nested too deeply among its reasons)."""

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..baselines.files import default_baseline_folder, load_baseline, mismatch_parts
+from ..baselines.files import baselines_agreeing, default_baseline_folder, load_baseline, mismatch_parts
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
 from ..errors import BARTScoreError, InputError
 from ..long_source import over_limit, over_limit_error
@@ -150,7 +150,7 @@ def checked_request(args: argparse.Namespace) -> CorpusRequest:
                 f"the baseline {options.baseline} was made with other settings: ", *mismatch_parts(problems)
             )
     elif options.rescale == "baseline":
-        check_default_baselines_exist(engine.checkpoint)
+        check_default_baselines_exist(engine, options)
     directions = check_corpus_request(corpus, options, remedy=CLI_ONE_DOCUMENT_REMEDY)
     check_text_lengths(corpus, options)
     if options.windows is not None and "faithfulness" in directions and corpus.sources is not None:
@@ -192,21 +192,59 @@ def check_sentence_counts(corpus: Corpus, limit: int) -> None:
                 raise over_limit_error(stopped, limit, f"{what} {index + 1}")
 
 
-def check_default_baselines_exist(checkpoint: str) -> None:
-    """--rescale without --baseline, where the default folder holds no baseline file at all: missing for any model,
-    which is told without the model (which file of a folder that has some is this model's is told once it loads)."""
+def check_default_baselines_exist(engine: EngineOptions, options: ScoringOptions) -> None:
+    """--rescale without --baseline, where the default folder holds no baseline file for this model and the settings
+    known before it loads (known_baseline_settings): missing, which is told without loading the model (which
+    file it is, among those that agree, is told once it loads)."""
     folder = default_baseline_folder()
     try:
         names = os.listdir(folder)
     except OSError:
         names = []
+    remedy = (
+        f"make one from a few thousand texts like those you score (bartscore baseline -m {engine.checkpoint} --corpus "
+        f"TEXTS.txt, with the same prompt, --max-length and chat options), give one with --baseline FILE, or take the "
+        f"reference points from the texts being scored: --rescale corpus"
+    )
     if not any(name.endswith(".json") for name in names):
         raise InputError(
             f"--rescale needs the baseline of this model and these settings, and {folder} holds no baseline file: "
-            f"make one from a few thousand texts like those you score (bartscore baseline -m {checkpoint} --corpus "
-            f"TEXTS.txt, with the same prompt, --max-length and chat options), give one with --baseline FILE, or "
-            f"take the reference points from the texts being scored: --rescale corpus"
+            f"{remedy}"
         )
+    known = known_baseline_settings(engine, options)
+    if known is None or baselines_agreeing(folder, known, chat=engine.chat):
+        return
+    settings = [f"the model {known['model']}", f"the prompt setting {known['prompt']!r}"]
+    if "max_length" in known:
+        settings.append(f"--max-length {known['max_length']}")
+    settings.append("chat scoring (--chat)" if engine.chat else "scoring without --chat")
+    raise InputError(
+        f"--rescale needs the baseline of this model and these settings, and none of the baseline files in {folder} "
+        f"is for {', '.join(settings[:-1])} and {settings[-1]}: {remedy}"
+    )
+
+
+def known_baseline_settings(engine: EngineOptions, options: ScoringOptions) -> dict[str, Any] | None:
+    """The settings of a baseline's key that are known before the model loads: the model's identity (read from its
+    files, not its weights), the prompt setting, and --max-length where it is given; None when the checkpoint cannot
+    be told yet (its loading will say why)."""
+    from ..models.checkpoints import locate_checkpoint, weights_identity
+    from ..models.loading import resolve_checkpoint
+
+    try:
+        checkpoint, weights = resolve_checkpoint(engine.checkpoint)
+        located = locate_checkpoint(checkpoint)
+        identity = located.identity()
+    except BARTScoreError:
+        return None
+    if not located.local and "@" not in identity:  # a Hub id not downloaded yet: its commit is not known
+        return None
+    if weights is not None:
+        identity = f"{identity}+{weights_identity(weights)}"
+    known: dict[str, Any] = {"model": identity, "prompt": options.prompt_label}
+    if engine.max_length is not None:
+        known["max_length"] = engine.max_length
+    return known
 
 
 def engine_options(args: argparse.Namespace, **overrides: Any) -> EngineOptions:
