@@ -264,9 +264,22 @@ def test_a_missing_baseline_names_the_command_for_this_token_policy(chatml_llama
 
 
 @pytest.mark.slow
-def test_the_command_lines_missing_chat_baseline_error_names_chat_and_the_remedy_once(chatml_llama, tmp_path):
-    (tmp_path / "baselines").mkdir()
-    (tmp_path / "baselines" / "another-models-baseline.json").write_text("{}")
+def test_the_command_lines_missing_chat_baseline_error_names_chat_and_the_remedy_once(chatml_llama, copier, tmp_path):
+    """The folder holds a chat baseline of this model under another chat template or instruction, which only the
+    loaded model tells apart (its token policy's digest): the library's message, once the model loads."""
+    from bart_score.baselines.build import build_baseline
+    from bart_score.baselines.files import baseline_id, default_baseline_path, write_baseline
+    from bart_score.models.loading import checkpoint_identity
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join([*SOURCES, *PREDICTIONS]) + "\n", encoding="utf-8")
+    document = build_baseline(copier, texts=[*SOURCES, *PREDICTIONS], corpus_file=str(texts), pairs=10)
+    settings = {"model": checkpoint_identity(chatml_llama), "token_policy": "chat:00000000"}
+    document["settings"] = {**document["settings"], **settings}
+    document["id"] = baseline_id(document)
+    write_baseline(
+        document, str(tmp_path / "baselines" / os.path.basename(default_baseline_path(document["settings"])))
+    )
     (tmp_path / "sources.txt").write_text("The cat sat on the mat.\nA dog ran.\n")
     (tmp_path / "outputs.txt").write_text("A cat sat.\nA dog.\n")
     code, stdout, stderr = run_cli(
