@@ -47,6 +47,9 @@ def test_the_folder_scores_exactly_as_the_gguf_file(tiny_gguf, converted):
         from_folder = bart_score.BARTScorer(checkpoint=folder, device="cpu", **options)
         assert from_folder.score(CONDITIONS, TARGETS) == from_gguf.score(CONDITIONS, TARGETS), options
         assert from_folder.token_policy == from_gguf.token_policy
+    mask = os.umask(0)
+    os.umask(mask)
+    assert {os.stat(os.path.join(folder, name)).st_mode & 0o777 for name in written} == {0o666 & ~mask}
     config = json.loads(pathlib.Path(folder, "config.json").read_text(encoding="utf-8"))
     assert "quantization_config" not in config
     marker = json.loads(pathlib.Path(folder, CONVERTED_MARKER).read_text(encoding="utf-8"))

@@ -88,8 +88,11 @@ def convert_gguf(gguf: str, folder: str) -> list[str]:
     partial = tempfile.mkdtemp(prefix=f".{name}.converting-", dir=parent)
     try:
         _write(conversion.gguf, partial)
-        os.chmod(partial, 0o777 & ~_umask())
         written = sorted(os.listdir(partial))
+        mask = _umask()  # the temporary folder is private, and transformers writes its weights so too
+        os.chmod(partial, 0o777 & ~mask)
+        for name in written:
+            os.chmod(os.path.join(partial, name), 0o666 & ~mask)
         _put_in_place(partial, conversion.folder)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
