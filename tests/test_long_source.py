@@ -809,7 +809,11 @@ def test_no_flag_of_any_subcommand_reads_its_number_with_int_alone():
     from bart_score.cli.arguments import integer
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
-    flags = {(name, action.option_strings[0]): action.type for name, sub in commands.items() for action in sub._actions}
+    flags = {
+        (name, (action.option_strings or [action.dest])[0]): action.type  # a positional argument by its name
+        for name, sub in commands.items()
+        for action in sub._actions
+    }
     assert not [flag for flag, kind in flags.items() if kind is int]
     assert ("meta-eval", "--max-pairs") in flags and flags["meta-eval", "--max-pairs"] is integer
 

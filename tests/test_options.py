@@ -229,6 +229,7 @@ def test_a_message_of_text_alone_is_said_after_its_options_flag(message, option,
 def test_every_flag_named_in_messages_is_a_real_flag():
     parser = build_parser()
     known = {option for action in _all_actions(parser) for option in action.option_strings}
+    known |= {action.metavar for action in _all_actions(parser) if not action.option_strings}  # convert's MODEL.gguf
     for flags in FLAGS.values():
         for flag in flags.split("/"):
             assert flag in known, flag
