@@ -113,8 +113,7 @@ def _write(gguf: str, folder: str) -> None:
     config = model.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
-    with torch.device("cpu"):
-        plain = type(model)(config)
+    plain = type(model)(config)
     plain.load_state_dict(model.state_dict())
     plain.save_pretrained(folder)
     side = side_chat_template(checkpoint)
