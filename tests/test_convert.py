@@ -157,3 +157,20 @@ def test_the_real_smollm2_folder_is_convert_gguf_s_and_scores_as_its_file(smollm
     from_gguf = bart_score.BARTScorer(checkpoint=smollm2_gguf, device="cpu", chat=True)
     from_folder = bart_score.BARTScorer(checkpoint=smollm2_folder, device="cpu", chat=True)
     assert from_folder.score(CONDITIONS, TARGETS) == from_gguf.score(CONDITIONS, TARGETS)
+
+
+def test_a_folder_filled_while_the_file_is_converted_is_not_replaced(tiny_gguf, tmp_path, monkeypatch):
+    from bart_score.models import conversion
+
+    target = tmp_path / "out"
+    write = conversion._write
+
+    def meanwhile(gguf, folder):
+        write(gguf, folder)
+        target.mkdir()
+        (target / "notes.txt").write_text("written meanwhile", encoding="utf-8")
+
+    monkeypatch.setattr(conversion, "_write", meanwhile)
+    with pytest.raises(InputError, match=r"holds 1 file\(s\) that a conversion did not write"):
+        convert_gguf(tiny_gguf, str(target))
+    assert os.listdir(target) == ["notes.txt"] and os.listdir(tmp_path) == ["out"]

@@ -91,8 +91,9 @@ def convert_gguf(gguf: str, folder: str) -> list[str]:
         written = sorted(os.listdir(partial))
         mask = _umask()  # the temporary folder is private, and transformers writes its weights so too
         os.chmod(partial, 0o777 & ~mask)
-        for name in written:
-            os.chmod(os.path.join(partial, name), 0o666 & ~mask)
+        for entry in written:
+            os.chmod(os.path.join(partial, entry), 0o666 & ~mask)
+        check_conversion(gguf, folder)  # again: the folder may have changed while the file was converted
         _put_in_place(partial, conversion.folder)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
