@@ -219,7 +219,11 @@ def check_chat_template_is_there(checkpoint: Checkpoint) -> None:
     if has_chat_template(checkpoint) is not False:
         return
     if checkpoint.gguf_file:
-        looked = f"no {CHAT_TEMPLATE_KEY} in its GGUF metadata, and no {' or '.join(GGUF_SIDE_TEMPLATES)} beside it"
+        template_file, config_file = GGUF_SIDE_TEMPLATES
+        looked = (
+            f'no {CHAT_TEMPLATE_KEY} in its GGUF metadata, and no {template_file} or "chat_template" in a '
+            f"{config_file} beside it"
+        )
     else:
         looked = 'no chat_template.jinja, chat_template.json or "chat_template" in its tokenizer_config.json'
     raise UnsupportedModelError(
