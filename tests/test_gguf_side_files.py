@@ -19,7 +19,7 @@ import bart_score
 from bart_score.cli import main
 from bart_score.errors import CheckpointLoadError, UnsupportedModelError
 from bart_score.models.checkpoints import has_chat_template, locate_checkpoint
-from bart_score.models.gguf import read_gguf_header
+from bart_score.models.gguf import MAX_STRING_BYTES, read_gguf_header
 from bart_score.models.loading import checkpoint_identity
 
 CONDITIONS = ["The cat sat on the mat all afternoon.", "Rain is expected in the north tomorrow."]
@@ -122,8 +122,24 @@ def test_the_identity_of_a_gguf_file_covers_exactly_the_files_read_beside_it(ggu
         ("tokenizer_config.json", "{not json", r"tokenizer_config\.json beside .* (is not|not) "),
         ("tokenizer_config.json", json.dumps({"chat_template": 3}), r'has a "chat_template" that is neither a text'),
         ("chat_template.jinja", b"\xff{{ x }}", r"chat_template\.jinja beside .* is not UTF-8 text"),
+        (
+            "chat_template.jinja",
+            "x" * (MAX_STRING_BYTES + 1),
+            r"is 1,048,577 bytes, over the limit of 1,048,576 bytes \(1 MiB\)",
+        ),
+        (
+            "tokenizer_config.json",
+            json.dumps({"chat_template": "x" * (MAX_STRING_BYTES + 1)}),
+            r'has a "chat_template" of 1,048,577 bytes, over the limit of 1,048,576',
+        ),
     ],
-    ids=["config-not-json", "template-not-text", "template-not-utf8"],
+    ids=[
+        "config-not-json",
+        "template-not-text",
+        "template-not-utf8",
+        "template-too-large",
+        "config-template-too-large",
+    ],
 )
 def test_a_side_file_that_cannot_be_read_is_refused_naming_it(gguf_files, tmp_path, name, content, message):
     _, path, _ = gguf_files

@@ -34,7 +34,7 @@ from huggingface_hub import constants as hub_constants
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError, first_line
 from ..messages import FileName, Mention, Part
 from ..reading import MAX_FILE_BYTES, file_sha256, read_bounded, read_json, size_text
-from .gguf import is_gguf_path, read_gguf_header, require_gguf_extra
+from .gguf import MAX_STRING_BYTES, is_gguf_path, read_gguf_header, require_gguf_extra
 
 # Files whose bytes are a checkpoint's weights (sharded ones with their index): named by size and mtime_ns, since
 # hashing gigabytes would cost more than loading them.
@@ -164,7 +164,7 @@ def side_chat_template(checkpoint: Checkpoint) -> SideTemplate | None:
             continue
         what = (f"the {name} beside ", checkpoint.named)
         if name != _TOKENIZER_CONFIG:
-            data = read_bounded(path, what, limit=MAX_FILE_BYTES, error=CheckpointLoadError)
+            data = read_bounded(path, what, limit=MAX_STRING_BYTES, error=CheckpointLoadError)
             try:
                 return SideTemplate(data.decode("utf-8"), name)
             except UnicodeDecodeError as error:
@@ -177,18 +177,31 @@ def side_chat_template(checkpoint: Checkpoint) -> SideTemplate | None:
 
 
 def _template_value(value: object, what: tuple[Part, ...]) -> str | dict[str, str]:
-    """A tokenizer config's "chat_template": a text, or a list of named texts (as a dict, as transformers keeps it)."""
+    """A tokenizer config's "chat_template": a text, or a list of named texts (as a dict, as transformers keeps it),
+    within the bound of a template in a GGUF file's metadata (MAX_STRING_BYTES)."""
+    template: str | dict[str, str] | None = None
     if isinstance(value, str):
-        return value
-    if isinstance(value, list) and all(
+        template = value
+    elif isinstance(value, list) and all(
         isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("template"), str)
         for entry in value
     ):
-        return {entry["name"]: entry["template"] for entry in value}
+        template = {entry["name"]: entry["template"] for entry in value}
+    if template is not None:
+        size = sum(len(text.encode("utf-8", "surrogatepass")) for text in _texts(template))
+        if size > MAX_STRING_BYTES:
+            raise CheckpointLoadError(
+                *what, f' has a "chat_template" of {size:,} bytes, over the limit of {MAX_STRING_BYTES:,}'
+            )
+        return template
     raise CheckpointLoadError(
         *what,
         ' has a "chat_template" that is neither a text nor a list of named texts ({"name": ..., "template": ...})',
     )
+
+
+def _texts(template: str | dict[str, str]) -> list[str]:
+    return [template] if isinstance(template, str) else list(template.values())
 
 
 def has_chat_template(checkpoint: Checkpoint) -> bool | None:
