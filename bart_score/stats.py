@@ -29,10 +29,11 @@ def compare_systems(
 
     For each system: the mean with a bootstrap confidence interval. For each pair: the mean difference, a two-sided
     paired bootstrap p-value (the same resampled segments for both systems, as Koehn 2004 and sacrebleu), a paired
-    t-test, and the winner: the better system when both tests find the difference significant at `alpha`, else "".
-    Both are required because on a handful of segments the bootstrap alone is far too eager (two segments that
-    agree in sign give p = 0.002); with a single segment the p-values are NaN and there is no winner. No correction
-    is made for testing many pairs. Resampling is seeded, so the same inputs give the same figures.
+    t-test, and the winner: the better system when both tests find the difference significant at `alpha`, else None
+    (JSON's null: a tie, or no test at all). Both are required because on a handful of segments the bootstrap alone
+    is far too eager (two segments that agree in sign give p = 0.002); with a single segment the p-values are NaN and
+    there is no winner. No correction is made for testing many pairs. Resampling is seeded, so the same inputs give
+    the same figures.
 
     A NaN score (a direction that cannot be rescaled, say) leaves its system's mean undefined: the system's mean and
     interval are NaN, and every pair it is in has a NaN difference, NaN p-values and t statistic, and no winner.
@@ -95,7 +96,7 @@ def _compare_systems(
                 bootstrap_p = min(1.0, 2 * (not_better + 1) / (resamples + 1)) if segments > 1 else nan
                 t_statistic, t_p = paired_t_test(matrix[i], matrix[j])
             significant = bootstrap_p < alpha and t_p < alpha and delta != 0  # False for NaN
-            winner = (names[i] if delta > 0 else names[j]) if significant else ""
+            winner = (names[i] if delta > 0 else names[j]) if significant else None
             pairs.append(
                 {
                     "system_a": names[i],

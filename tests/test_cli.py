@@ -419,7 +419,7 @@ def test_compare_json_writes_null_for_undefined_p_values(tmp_path, tiny_checkpoi
     report = json.loads(stdout, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
     (pair,) = report["directions"]["faithfulness"]["pairs"]
     assert report["segments"] == 1 and pair["bootstrap_p"] is None and pair["t_test_p"] is None
-    assert pair["winner"] == ""
+    assert pair["winner"] is None
 
 
 @pytest.mark.slow

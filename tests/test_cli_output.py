@@ -258,6 +258,21 @@ def test_a_missing_cuda_device_is_named_by_its_flag_on_the_command_line(copying_
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# What the output says
+
+
+def test_a_tie_has_no_winner_in_json(inputs, tiny_checkpoint, capsys):
+    (inputs / "same.txt").write_text((inputs / "sysA.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    arguments = ("compare", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), str(inputs / "same.txt"))
+    assert main(*arguments, "--json", model=tiny_checkpoint) == 0
+    text = capsys.readouterr().out
+    (pair,) = json.loads(text)["directions"]["faithfulness"]["pairs"]
+    assert pair["delta"] == 0 and pair["winner"] is None and '"winner": null' in text
+    assert main(*arguments, model=tiny_checkpoint) == 0
+    assert re.search(r"sysA\.txt +same\.txt +\+0\.0000 .* tie$", capsys.readouterr().out, re.MULTILINE)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # -q
 
 

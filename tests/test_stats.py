@@ -18,13 +18,13 @@ def test_a_system_better_on_every_segment_wins():
 def test_identical_systems_tie():
     scores = list(np.random.default_rng(1).normal(-3, 1, size=40))
     (pair,) = bart_score.compare_systems({"a": scores, "b": list(scores)})["pairs"]
-    assert pair["winner"] == "" and pair["bootstrap_p"] == 1.0 and pair["t_test_p"] == 1.0
+    assert pair["winner"] is None and pair["bootstrap_p"] == 1.0 and pair["t_test_p"] == 1.0
 
 
 def test_a_few_segments_that_agree_in_sign_are_not_enough_for_a_winner():
     (pair,) = bart_score.compare_systems({"a": [-1.0, -2.0, -1.5], "b": [-1.2, -2.1, -2.9]})["pairs"]
     assert pair["bootstrap_p"] < 0.01  # every resample agrees in sign: the bootstrap alone would call it
-    assert pair["t_test_p"] > 0.05 and pair["winner"] == ""
+    assert pair["t_test_p"] > 0.05 and pair["winner"] is None
 
 
 def test_the_winner_rule_keeps_false_alarms_near_alpha_on_small_corpora():
@@ -79,7 +79,7 @@ def test_mismatched_segment_counts_are_refused():
 
 def test_a_single_segment_is_no_evidence():
     (pair,) = bart_score.compare_systems({"a": [-1.0], "b": [-2.0]})["pairs"]
-    assert np.isnan(pair["bootstrap_p"]) and np.isnan(pair["t_test_p"]) and pair["winner"] == ""
+    assert np.isnan(pair["bootstrap_p"]) and np.isnan(pair["t_test_p"]) and pair["winner"] is None
 
 
 @pytest.mark.parametrize("resamples", [0, 100_001, 10**12, 2.5, True])
@@ -105,7 +105,7 @@ def test_a_nan_score_leaves_its_system_and_each_of_its_pairs_undefined(position)
     for pair in result["pairs"][:2]:  # broken vs good, broken vs other
         assert "broken" in (pair["system_a"], pair["system_b"])
         assert all(_is_nan(pair[key]) for key in ("delta", "bootstrap_p", "t_statistic", "t_test_p"))
-        assert pair["winner"] == ""
+        assert pair["winner"] is None
     # the pair without NaN is unaffected: the same figures as comparing those two systems alone
     alone = bart_score.compare_systems({"good": good, "other": other}, resamples=500)
     assert result["pairs"][2] == alone["pairs"][0] and alone["pairs"][0]["winner"] == "good"
@@ -116,7 +116,7 @@ def test_nan_scores_in_both_systems_give_no_p_value_rather_than_the_smallest():
     # every resampled difference is NaN: counted as neither side, the bootstrap would give its minimum, 2/1001
     (pair,) = bart_score.compare_systems({"a": [np.nan] * 5, "b": [np.nan] * 5})["pairs"]
     assert all(_is_nan(pair[key]) for key in ("delta", "bootstrap_p", "t_statistic", "t_test_p"))
-    assert pair["winner"] == ""
+    assert pair["winner"] is None
 
 
 def test_an_undefined_difference_is_nan_too():
@@ -124,7 +124,7 @@ def test_an_undefined_difference_is_nan_too():
     a, b = [-1.0, np.inf, -2.0, -1.5], [-3.0, np.inf, -4.0, -3.5]
     (pair,) = bart_score.compare_systems({"a": a, "b": b})["pairs"]
     assert all(_is_nan(pair[key]) for key in ("delta", "bootstrap_p", "t_statistic", "t_test_p"))
-    assert pair["winner"] == ""
+    assert pair["winner"] is None
 
 
 @pytest.mark.parametrize("a, b", [([1.0, np.nan, 2.0], [0.0, 1.0, 1.0]), ([1.0, 2.0, 3.0], [np.nan] * 3)])
@@ -143,4 +143,4 @@ def test_compare_output_names_nan_scores_instead_of_a_tie():
     assert "note: a has NaN scores in faithfulness" in text
     assert text.index("  b  ") < text.index("  a  ")  # the defined mean is listed first
     written = finite_or_null(comparisons)["faithfulness"]["pairs"][0]
-    assert written["delta"] is None and written["bootstrap_p"] is None and written["winner"] == ""
+    assert written["delta"] is None and written["bootstrap_p"] is None and written["winner"] is None
