@@ -6,13 +6,16 @@ import json
 import os
 import re
 import stat
+import warnings
 
 import pytest
 from support.cli import SOURCES, SYSTEM_A, SYSTEM_B, run_cli
 
 import bart_score
+import bart_score.cli
 import bart_score.cli.score
 import bart_score.engine
+from bart_score.errors import FewerReferencePairsWarning
 
 NO_MODEL = "/nonexistent/checkpoint"  # loading it would fail with exit status 1: a 2 means it was never tried
 
@@ -270,6 +273,35 @@ def test_a_tie_has_no_winner_in_json(inputs, tiny_checkpoint, capsys):
     assert pair["delta"] == 0 and pair["winner"] is None and '"winner": null' in text
     assert main(*arguments, model=tiny_checkpoint) == 0
     assert re.search(r"sysA\.txt +same\.txt +\+0\.0000 .* tie$", capsys.readouterr().out, re.MULTILINE)
+
+
+def corpus_notes(inputs, model, *flags):
+    """The FewerReferencePairsWarnings that `score --rescale corpus` lets through to be printed."""
+    texts = ("-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), str(inputs / "sysB.txt"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main("score", *texts, "--rescale", "corpus", *flags, model=model) == 0
+    return [str(warning.message) for warning in caught if warning.category is FewerReferencePairsWarning]
+
+
+def test_the_corpus_note_is_printed_only_when_the_pairs_were_asked_for(inputs, copying_checkpoint):
+    """Three segments give far fewer reference pairs than the default budget (1000): that is no news to someone who
+    asked for nothing, but it is to someone who gave --rescale-pairs."""
+    assert corpus_notes(inputs, copying_checkpoint) == []
+    (note,) = corpus_notes(inputs, copying_checkpoint, "--rescale-pairs", "5000")
+    assert re.match(r"BARTScore: 5000 reference pairs were asked for, but the texts give only \d+ distinct", note)
+    assert corpus_notes(inputs, copying_checkpoint, "--rescale-pairs", "2") == []  # 2 fit: nothing to say
+
+
+def test_only_the_unasked_corpus_note_is_hidden():
+    parse = bart_score.cli.build_parser().parse_args
+    texts = ["-s", "s.txt", "-t", "t.txt"]
+    assert bart_score.cli.unasked_notes(parse(["score", *texts, "--rescale", "corpus"])) == (
+        FewerReferencePairsWarning,
+    )
+    assert bart_score.cli.unasked_notes(parse(["compare", *texts])) == (FewerReferencePairsWarning,)
+    assert bart_score.cli.unasked_notes(parse(["score", *texts, "--rescale-pairs", "9"])) == ()
+    assert bart_score.cli.unasked_notes(parse(["baseline", "--corpus", "c.txt"])) == ()  # a baseline's own corpus
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -22,10 +22,19 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO, TypeVar
 
-from ..errors import BARTScoreError, BARTScoreWarning, BaselineError, CacheFileError, InputError, UnsupportedModelError
+from ..errors import (
+    BARTScoreError,
+    BARTScoreWarning,
+    BaselineError,
+    CacheFileError,
+    FewerReferencePairsWarning,
+    InputError,
+    UnsupportedModelError,
+)
+from ..options import CorpusPoints
 from . import baseline, compare, convert, meta_eval, score
 from .arguments import add_input_arguments, add_model_arguments
-from .wording import COMMAND_LINE, Failed, said_on_the_command_line
+from .wording import COMMAND_LINE, OPTION_FLAGS, Failed, said_on_the_command_line
 
 SUBCOMMANDS = (score, compare, baseline, meta_eval, convert)
 # The errors of a request the user can mend (exit status 2): bad input or options, a checkpoint the engine cannot
@@ -68,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             with splitting_once():  # a text the check splits (its sentences counted) is not split again to score
                 request = args.check(args)
-                with torchrun_process_group(), warnings_as_lines(command):
+                with torchrun_process_group(), warnings_as_lines(command, hidden=unasked_notes(args)):
                     args.run(request)
             sys.stdout.flush()  # here, not at exit, so that a failure is reported like any other
         return 0
@@ -172,14 +181,28 @@ def _discard_stdout() -> None:
         os.close(devnull)
 
 
+def unasked_notes(args: argparse.Namespace) -> tuple[type[Warning], ...]:
+    """The library's warnings that tell this run's user nothing they can act on, so the command line does not print
+    them: FewerReferencePairsWarning where --rescale-pairs is offered but not given (`--rescale corpus` on a small
+    file always takes fewer pairs than the default budget, and every pair the texts give is scored). Given
+    --rescale-pairs, or from `baseline` (whose corpus is chosen to give its reference points), it is shown."""
+    pairs = OPTION_FLAGS[f"{CorpusPoints.PREFIX}pairs"][0].dest
+    unasked = hasattr(args, pairs) and getattr(args, pairs) is None
+    return (FewerReferencePairsWarning,) if unasked else ()
+
+
 @contextlib.contextmanager
-def warnings_as_lines(prefix: str) -> Iterator[None]:
+def warnings_as_lines(prefix: str, hidden: tuple[type[Warning], ...] = ()) -> Iterator[None]:
     """Warnings (truncation, rescaling, ...) printed as one line each for the user, without the Python source line
-    that raised them; bart_score's in the command line's words (its flags, as its errors)."""
+    that raised them; bart_score's in the command line's words (its flags, as its errors). Warnings of the `hidden`
+    classes are not printed."""
     default = warnings.formatwarning
     warnings.formatwarning = lambda message, *_args, **_kwargs: f"{prefix}: warning: {_warning_said(message)}\n"
     try:
-        yield
+        with warnings.catch_warnings():
+            for category in hidden:
+                warnings.filterwarnings("ignore", category=category)
+            yield
     finally:
         warnings.formatwarning = default
 
