@@ -73,8 +73,10 @@ RESCALE_MODES = ("baseline", "corpus")
 RESULTS_ON = ("all", "rank0")
 # The policies a causal LM can be scored under besides its default one.
 COMPATIBILITY = ("gptscore",)
-# Per-prediction results besides the directions' scores: rescaled scores, and what long_source="windows" scored.
-RESULT_SUFFIXES = ("", "_rescaled", "_sentences", "_windows")
+# What long_source="windows" scored per prediction (faithfulness_sentences, faithfulness_windows): counts, not scores.
+COUNT_SUFFIXES = ("_sentences", "_windows")
+# Per-prediction results besides the directions' scores: rescaled scores, and the counts.
+RESULT_SUFFIXES = ("", "_rescaled", *COUNT_SUFFIXES)
 # The Space's operator settings that may give options (app.py's docstring): a model entry's ";option=value" parts,
 # and the long-source settings of the Batch tab.
 MODEL_ENTRY_SETTING = "BARTSCORE_APP_MODELS"

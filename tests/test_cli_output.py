@@ -304,6 +304,24 @@ def test_only_the_unasked_corpus_note_is_hidden():
     assert bart_score.cli.unasked_notes(parse(["baseline", "--corpus", "c.txt"])) == ()  # a baseline's own corpus
 
 
+def test_long_source_counts_are_summed_under_a_line_saying_they_are_counts():
+    nan = float("nan")
+    per_system = {
+        "a": {"faithfulness": [-1.0, -2.0], "faithfulness_sentences": [3, 2], "faithfulness_windows": [9, 4]},
+        "b": {"faithfulness": [-3.0, nan], "faithfulness_sentences": [1, 1], "faithfulness_windows": [3, 3]},
+    }
+    assert bart_score.cli.score.summary_lines(per_system, "SIG") == [
+        "system  faithfulness",
+        "a            -1.5000",
+        "b                nan",
+        "counts of --long-source windows, summed over the 2 segment(s):",
+        "system  faithfulness_sentences  faithfulness_windows",
+        "a                            5                    13",
+        "b                            2                     6",
+        "signature: SIG",
+    ]
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # -q
 

@@ -436,10 +436,16 @@ def test_the_command_line_scores_windows(tmp_path, tiny_checkpoint, scorer, caps
     (tmp_path / "sys.txt").write_text("\n".join(predictions[:2]) + "\n", encoding="utf-8")
     arguments = ["score", "-m", tiny_checkpoint, "-q", "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "sys.txt")]
     assert bart_score.main([*arguments, "--long-source", "windows", "--retriever", "bm25", "-f", "jsonl"]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    output = capsys.readouterr()
+    rows = [json.loads(line) for line in output.out.splitlines()]
     expected = scorer.score_directions(predictions[:2], sources=sources, long_source="windows", retriever="bm25")
     assert [row["faithfulness"] for row in rows] == pytest.approx(expected["faithfulness"], abs=1e-6)
     assert [row["faithfulness_windows"] for row in rows] == expected["faithfulness_windows"]
+    summary = output.err.splitlines()
+    counts = summary.index("counts of --long-source windows, summed over the 2 segment(s):")
+    assert summary[counts + 1].split() == ["system", "faithfulness_sentences", "faithfulness_windows"]
+    totals = [sum(expected["faithfulness_sentences"]), sum(expected["faithfulness_windows"])]
+    assert summary[counts + 2].split() == ["sys.txt", *map(str, totals)]
     for flags, message in (
         (["--windows-k", "2"], "--windows-k is for --long-source windows"),
         (["--long-source", "windows", "--window", "wide"], "--window must be 'longdocfactscore' or a whole number"),

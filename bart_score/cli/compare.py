@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..options import COUNT_SUFFIXES
 from ..outputs import json_text
 from .arguments import add_long_source_arguments, add_rescale_arguments, decimal, integer
 from .requests import CorpusRequest, checked_request, score_all_systems
@@ -63,9 +64,8 @@ def run(request: CompareRequest) -> None:
     if per_system is None:  # a rank other than 0 under torchrun (rank 0 reports)
         return
     segments = len(next(iter(request.scoring.corpus.systems.values())))
-    counted = ("_sentences", "_windows")  # long_source="windows" counts, not scores
-    per_system = {
-        name: {d: v for d, v in scores.items() if not d.endswith(counted)} for name, scores in per_system.items()
+    per_system = {  # the counts of --long-source windows are no scores to compare
+        name: {d: v for d, v in scores.items() if not d.endswith(COUNT_SUFFIXES)} for name, scores in per_system.items()
     }
     comparisons = compare_directions(per_system, resamples=request.resamples, alpha=request.alpha, seed=request.seed)
     if request.json:

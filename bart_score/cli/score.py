@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from ..options import COUNT_SUFFIXES
 from ..outputs import check_not_an_input, check_output_path, json_text, write_atomically
 from .arguments import add_long_source_arguments, add_rescale_arguments
 from .requests import CorpusRequest, check_written_name, checked_request, input_files, score_all_systems
@@ -71,14 +72,29 @@ def run(request: ScoreRequest) -> None:
 
 
 def summary_lines(per_system: Mapping[str, Mapping[str, Sequence[float]]], signature: str | None) -> list[str]:
-    directions = list(next(iter(per_system.values())))
-    width = max(6, *map(len, per_system))
-    widths = [max(12, len(d)) for d in directions]
-    lines = ["system".ljust(width) + "".join(f"  {d:>{w}}" for d, w in zip(directions, widths))]
-    for name, scores in per_system.items():
-        means = [sum(scores[d]) / len(scores[d]) for d in directions]
-        lines.append(name.ljust(width) + "".join(f"  {mean:{w}.4f}" for mean, w in zip(means, widths)))
+    """Each system's mean per direction; with --long-source windows, then the sentences and windows scored, totals
+    over the segments, in a table of their own under a line that says they are counts; last the signature."""
+    keys = list(next(iter(per_system.values())))
+    directions = [key for key in keys if not key.endswith(COUNT_SUFFIXES)]
+    counts = [key for key in keys if key.endswith(COUNT_SUFFIXES)]
+    lines = _system_table(per_system, directions, lambda values: f"{sum(values) / len(values):.4f}")
+    if counts:
+        segments = len(per_system[next(iter(per_system))][counts[0]])
+        lines.append(f"counts of --long-source windows, summed over the {segments} segment(s):")
+        lines += _system_table(per_system, counts, lambda values: str(sum(values)))
     lines.append(f"signature: {signature}")
+    return lines
+
+
+def _system_table(
+    per_system: Mapping[str, Mapping[str, Sequence[float]]], keys: Sequence[str], cell: Callable[[Sequence[float]], str]
+) -> list[str]:
+    """A header line and one line per system: its name, then cell(values) of each key, right-aligned."""
+    width = max(6, *map(len, per_system))
+    widths = [max(12, len(key)) for key in keys]
+    lines = ["system".ljust(width) + "".join(f"  {key:>{w}}" for key, w in zip(keys, widths))]
+    for name, values in per_system.items():
+        lines.append(name.ljust(width) + "".join(f"  {cell(values[key]):>{w}}" for key, w in zip(keys, widths)))
     return lines
 
 
