@@ -54,7 +54,7 @@ def test_plain_text_files_give_the_scores_of_compute(files, scorer, tiny_checkpo
     for system, hypotheses in (("sysA.txt", SYSTEM_A), ("sysB.txt", SYSTEM_B)):
         expected = scorer.score_directions(hypotheses, references=references, sources=SOURCES)
         got = [row for row in rows if row["system"] == system]
-        assert [int(row["segment"]) for row in got] == [0, 1, 2]
+        assert [int(row["segment"]) for row in got] == [1, 2, 3]
         for direction in bart_score.DIRECTIONS:
             assert np.allclose([float(row[direction]) for row in got], expected[direction], atol=1e-5)
         mean_line = next(line for line in stderr.splitlines() if line.startswith(system))
@@ -134,7 +134,7 @@ def test_a_csv_row_of_empty_cells_is_scored_as_a_segment_of_empty_texts(tmp_path
     code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(path), "-q")
     assert code == 0, stderr
     _, rows = tsv_scores(stdout)
-    assert [row["segment"] for row in rows] == ["0", "1"]
+    assert [row["segment"] for row in rows] == ["1", "2"]
     expected = scorer.score_directions(["", "a cat"], sources=["", "the cat"])
     assert np.allclose([float(row["faithfulness"]) for row in rows], expected["faithfulness"], atol=1e-5)
 

@@ -264,6 +264,20 @@ def test_a_missing_cuda_device_is_named_by_its_flag_on_the_command_line(copying_
 # What the output says
 
 
+def test_segments_count_from_1_as_the_messages_count_them(inputs, tiny_checkpoint, capsys):
+    texts = ("-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), str(inputs / "sysB.txt"))
+    assert main("score", *texts, model=tiny_checkpoint) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert rows[0][:2] == ["system", "segment"]
+    assert [(row[0], row[1]) for row in rows[1:]] == [
+        (name, str(n)) for name in ("sysA.txt", "sysB.txt") for n in (1, 2, 3)
+    ]
+    assert main("score", *texts, "-f", "jsonl", model=tiny_checkpoint) == 0
+    assert [json.loads(line)["segment"] for line in capsys.readouterr().out.splitlines()] == [1, 2, 3] * 2
+    assert main("score", *texts, "--max-chars", "25", model=NO_MODEL) == 2  # the second source is the long one
+    assert "the source of segment 2 has 31 characters" in capsys.readouterr().err
+
+
 def test_a_tie_has_no_winner_in_json(inputs, tiny_checkpoint, capsys):
     (inputs / "same.txt").write_text((inputs / "sysA.txt").read_text(encoding="utf-8"), encoding="utf-8")
     arguments = ("compare", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), str(inputs / "same.txt"))

@@ -104,19 +104,20 @@ def write_segments(
     output_format: str,
     handle: IO[str],
 ) -> None:
-    """One line per system and segment (numbered from 0, with the input's id when it has an id column)."""
+    """One line per system and segment, the segment numbered from 1 as its line or row of the input (the number the
+    command line's messages give it), with the input's id when it has an id column."""
     directions = list(next(iter(per_system.values())))
     id_column = ["id"] if ids is not None else []
     if output_format == "tsv":
         handle.write("\t".join(["system", "segment", *id_column, *directions]) + "\n")
     for name, scores in per_system.items():
-        for segment in range(len(scores[directions[0]])):
-            segment_id = {"id": ids[segment]} if ids is not None else {}
+        for index in range(len(scores[directions[0]])):
+            segment_id = {"id": ids[index]} if ids is not None else {}
             if output_format == "tsv":
-                values = [_cell(scores[d][segment]) for d in directions]
-                handle.write("\t".join([name, str(segment), *segment_id.values(), *values]) + "\n")
+                values = [_cell(scores[d][index]) for d in directions]
+                handle.write("\t".join([name, str(index + 1), *segment_id.values(), *values]) + "\n")
             else:
-                row = {"system": name, "segment": segment, **segment_id, **{d: scores[d][segment] for d in directions}}
+                row = {"system": name, "segment": index + 1, **segment_id, **{d: scores[d][index] for d in directions}}
                 handle.write(json_text(row) + "\n")
 
 
