@@ -153,7 +153,17 @@ def interval_plot(summary) -> str:
     return f'<div class="intervals">{legend}{note}<div class="panels">{"".join(panels)}</div></div>'
 
 
-def interval_panel(rows, direction, axis, *, label_width=150, plot_width=330, row_height=26) -> str:
+# The interval panels' drawing size, in SVG units: about the pixels a panel gets, four side by side at 1280 px or one
+# across a phone, so that its 12-unit labels show at about 12 px (a panel twice as wide drew them at 6 px on a phone).
+PANEL_LABEL_WIDTH = 92  # a system's name, cut to NAME_CHARACTERS (its whole name is in the panel's title)
+PANEL_PLOT_WIDTH = 180
+NAME_CHARACTERS = 13
+PANEL_FONT_SIZE = 12
+
+
+def interval_panel(
+    rows, direction, axis, *, label_width=PANEL_LABEL_WIDTH, plot_width=PANEL_PLOT_WIDTH, row_height=26
+) -> str:
     """One direction's panel on the shared axis (start, end, ticks); every mean is a number, an interval that is not
     is drawn as the dot alone."""
     low, high = rows.columns[3], rows.columns[4]  # the CI columns, named after the confidence level
@@ -167,7 +177,7 @@ def interval_panel(rows, direction, axis, *, label_width=150, plot_width=330, ro
     for tick in ticks:
         parts.append(
             f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{top}" y2="{height - 26}" stroke="#eee"/>'
-            f'<text x="{x(tick):.1f}" y="{height - 14}" font-size="11" text-anchor="middle" fill="#444">'
+            f'<text x="{x(tick):.1f}" y="{height - 14}" font-size="{PANEL_FONT_SIZE}" text-anchor="middle" fill="#444">'
             f"{tick:g}</text>"
         )
     if direction.endswith("_rescaled"):
@@ -180,7 +190,7 @@ def interval_panel(rows, direction, axis, *, label_width=150, plot_width=330, ro
     for index, (name, mean, ci_low, ci_high) in enumerate(zip(rows["system"], rows["mean"], rows[low], rows[high])):
         y = top + row_height * index + row_height / 2
         colour = COLOURS[index % len(COLOURS)]
-        shown = name if len(name) <= 20 else name[:19] + "…"
+        shown = name if len(name) <= NAME_CHARACTERS else name[: NAME_CHARACTERS - 1] + "…"
         has_interval = finite(ci_low) and finite(ci_high)
         interval = f"95% CI {ci_low:.4f} to {ci_high:.4f}" if has_interval else "no confidence interval"
         line = (
@@ -192,11 +202,11 @@ def interval_panel(rows, direction, axis, *, label_width=150, plot_width=330, ro
         parts.append(
             f'<g class="system" data-system="{html.escape(name)}" data-mean="{mean:.6f}">'
             f"<title>{html.escape(name)}: mean {mean:.4f}, {interval}</title>"
-            f'<text x="{label_width - 8}" y="{y + 4:.1f}" font-size="12" text-anchor="end" fill="#222">'
+            f'<text x="{label_width - 8}" y="{y + 4:.1f}" font-size="{PANEL_FONT_SIZE}" text-anchor="end" fill="#222">'
             f"{html.escape(shown)}</text>{line}"
             f'<circle cx="{x(mean):.1f}" cy="{y:.1f}" r="5" fill="{colour}"/></g>'
         )
-    width = label_width + plot_width + 20
+    width = label_width + plot_width + 16  # room for the last tick's label
     return (
         f'<div class="panel" data-direction="{html.escape(direction)}"><div class="title">{direction_label(direction)}'
         f'</div><svg viewBox="0 0 {width} {height}" style="width: 100%; max-width: {width}px" role="img" '
@@ -220,7 +230,6 @@ def axis_ticks(low: float, high: float) -> tuple[float, float, list[float]]:
 INTERVALS_CSS = """
 .legend { font-size: 0.9em; margin-bottom: 0.5em; }
 .note { font-size: 0.9em; color: #444; margin-bottom: 0.5em; }
-.panels { display: flex; flex-wrap: wrap; gap: 1em 2em; }
-.panel { flex: 1 1 360px; max-width: 500px; }
+.panels { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 270px), 1fr)); gap: 1em 1.5em; }
 .panel .title { font-weight: bold; margin-bottom: 0.2em; }
 """
