@@ -165,19 +165,37 @@ CSS = f"""
 .{AT_FAULT}.block {{ box-shadow: inset 0 0 0 2px {FAULT_COLOUR}; }}
 .{AT_FAULT} label span, .{AT_FAULT} [data-testid="block-info"] {{ color: {FAULT_COLOUR} !important; }}
 .verdict {{ font-size: 1.08em; margin: 0.2em 0 0.4em; }}
+.table-container .header-cell span {{ white-space: normal !important; word-break: normal !important;
+  overflow-wrap: normal !important; }}
+#summary-tabs .tab-wrapper:not(:has([role=tab] + [role=tab])) {{ display: none; }}
+.cards-on-phone {{ display: none !important; }}
+.cards-title {{ font-weight: bold; margin: 0.6em 0 0.3em; }}
+.cards .card {{ border: 1px solid var(--border-color-primary, #e4e4e7); border-radius: 6px; padding: 0.4em 0.7em;
+  margin-bottom: 0.4em; }}
+.cards .card-head {{ font-weight: 600; margin: 0 0 0.2em; overflow-wrap: anywhere; }}
+.cards dl {{ display: grid; grid-template-columns: auto 1fr; gap: 0.1em 0.8em; margin: 0; }}
+.cards dt {{ color: {HELP_TEXT_COLOUR}; }}
+.cards dd {{ margin: 0; overflow-wrap: anywhere; white-space: pre-line; }}
 @media (max-width: 700px) {{
+  .wide-table {{ display: none !important; }}
+  .cards-on-phone {{ display: block !important; }}
   .stack-on-phone {{ flex-direction: column !important; }}
   .stack-on-phone > * {{ min-width: 100% !important; }}
-  .score-table .body-cell, .score-table .header-cell, .score-table span {{ font-family: var(--font) !important;
-    font-size: 12px !important; word-break: normal !important; overflow-wrap: normal !important; }}
-  .score-table .header-cell span {{ white-space: normal !important; overflow-wrap: anywhere !important; }}
+  .table-container .body-cell, .table-container .header-cell, .table-container span {{
+    font-family: var(--font) !important; font-size: 11px !important; word-break: normal !important;
+    overflow-wrap: normal !important; }}
+  .table-container .cell-wrap {{ padding-left: 2px !important; padding-right: 2px !important; }}
+  .score-table .body-cell span {{ font-weight: normal !important; }}
 }}
 """
 
-# The Compare tab's tables: the candidate column stays in view when a phone scrolls the table sideways.
+# The tables' headers wrap between words, never inside one: their column widths (handlers' column_widths) hold each
+# header's longest word, and a phone gets a smaller font and less padding. The Batch summary's tab strip is hidden
+# while it has one tab (no rescaled scores): the table's label names what it shows.
+# The Compare tab's tables.
 SCORE_TABLE = dict(interactive=False, wrap=True, show_label=False, pinned_columns=1, elem_classes="score-table")
-# The Batch tab's summaries: every system in view (at most 6), the system column too when a phone scrolls sideways.
-SUMMARY_TABLE = dict(interactive=False, max_height=1000, show_label=False, pinned_columns=1)
+# The Batch tab's summaries: every system in view (at most 6).
+SUMMARY_TABLE = dict(interactive=False, wrap=True, max_height=1000, pinned_columns=1)
 
 
 @dataclass
@@ -402,11 +420,13 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
     with gr.Row(elem_classes="stack-on-phone"):
         score_button = gr.Button("Score file", variant="primary", scale=0, min_width=140, elem_id="batch-button")
         status = gr.HTML(status_line(None), elem_id="batch-status", scale=4, min_width=300)
-    results, rescaled_tab, summary_tabs, outputs = batch_results()
+    results, rescaled_tab, summary_tabs, (pairs_cards, rows_cards), outputs = batch_results()
 
     fields = {**panel.fields(), "upload": upload, "rescale": rescale}
     page_outputs = BatchPageOutputs(
         results=outputs,
+        pairs_cards=pairs_cards,
+        rows_cards=rows_cards,
         results_column=results,
         rescaled_tab=rescaled_tab,
         summary_tabs=summary_tabs,
@@ -429,22 +449,28 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
     return rescale
 
 
-def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, BatchOutputs]:
+def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, tuple[gr.HTML, gr.HTML], BatchOutputs]:
     """The Batch tab's results, hidden until the first: (their column, the 0–1 summary's tab, the summaries' tabs, the
-    outputs)."""
+    pairs' and the rows' cards that a phone shows instead of those wide tables, the outputs)."""
     with gr.Column(visible=False, elem_id="batch-results") as results:
         with gr.Tabs(elem_id="summary-tabs") as summary_tabs:
             with gr.Tab("Raw scores", id="raw"):
-                summary = gr.Dataframe(**SUMMARY_TABLE, elem_id="summary-table")
+                summary = gr.Dataframe(
+                    **SUMMARY_TABLE, label="Raw scores: each system's mean [95% CI]", elem_id="summary-table"
+                )
             with gr.Tab("0–1 scale", id="rescaled", visible=False) as rescaled_tab:
-                rescaled_summary = gr.Dataframe(**SUMMARY_TABLE, elem_id="rescaled-summary-table")
+                rescaled_summary = gr.Dataframe(
+                    **SUMMARY_TABLE, label="0–1 scale: each system's mean [95% CI]", elem_id="rescaled-summary-table"
+                )
         intervals = gr.HTML(css_template=INTERVALS_CSS, js_on_load=None, elem_id="intervals")
         pairs = gr.Dataframe(
             label="Paired significance (bootstrap and t-test; better: p < 0.05 in both)",
             interactive=False,
             wrap=True,
             elem_id="pairs-table",
+            elem_classes="wide-table",
         )
+        pairs_cards = gr.HTML(elem_id="pairs-cards", elem_classes="cards-on-phone")
         rows = gr.Dataframe(
             label="Per-row scores (sort from a column's ⋮ menu)",
             interactive=False,
@@ -452,7 +478,9 @@ def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, BatchOutputs]:
             max_chars=60,
             show_search="search",
             elem_id="rows-table",
+            elem_classes="wide-table",
         )
+        rows_cards = gr.HTML(elem_id="rows-cards", elem_classes="cards-on-phone")
         download = gr.File(label="Download the per-row scores (CSV)", elem_id="download")
         signature = gr.Textbox(label="Signature", interactive=False, elem_id="batch-signature")
     outputs = BatchOutputs(
@@ -464,7 +492,7 @@ def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, BatchOutputs]:
         signature=signature,
         intervals=intervals,
     )
-    return results, rescaled_tab, summary_tabs, outputs
+    return results, rescaled_tab, summary_tabs, (pairs_cards, rows_cards), outputs
 
 
 def wire_scoring(

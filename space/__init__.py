@@ -7,7 +7,8 @@
     candidates  the Compare tab: candidates scored with their reference points, the tables and the chart's rows
     verdict     the Compare tab's verdict: which candidate comes first, and where the directions disagree
     heatmap     the Compare tab's token heatmap (HTML and CSS)
-    batch       the Batch tab: uploads read under the Space's limits, every system scored and compared, the CSV
+    batch       the Batch tab: uploads read under the Space's limits, every system scored and compared, the CSV, the
+                tables' column widths and a phone's cards
     plots       the Compare tab's bar chart and the Batch tab's means with confidence intervals (SVG and CSS)
     guards      unloadable models, special tokens in a user's text, formulas in downloads, memory after a job
     routes      every route Gradio serves, bounded (its body, each client's requests) or turned off (an ASGI middleware)

@@ -4,11 +4,13 @@ confidence intervals, paired tests), and the per-row results as a downloadable C
 
 from __future__ import annotations
 
+import html
 import math
 import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -342,6 +344,40 @@ def column_types(frame: pd.DataFrame) -> list[str]:
     return ["number" if pd.api.types.is_numeric_dtype(frame[column]) else "str" for column in frame.columns]
 
 
+NUMBER_CHARACTERS = 7  # a score as the tables show it ("−8.7161")
+BOLD_WIDTH = 1.2  # a header's letters are bold: wider than a cell's
+# A wide table (the per-row scores) is sized in pixels, by its headers whole: characters of the table's font, the
+# cell's padding and a header's sort menu button (⋮).
+PIXELS_PER_CHARACTER = 9
+CELL_PIXELS = 16
+SORT_MENU_PIXELS = 24
+
+
+def column_widths(columns: Sequence[str], needs: Mapping[str, int] | None = None, *, pixels: bool = False) -> list[str]:
+    """Gradio's column widths by the characters each column needs: its header's longest word (or, with `pixels`, the
+    whole header), or what `needs` says its cells need (a number's, NUMBER_CHARACTERS, when not said), whichever is
+    more, plus one. As percentages of the table's width, so that it is never wider than the page, or with `pixels` in
+    pixels (a table too wide for the page, which scrolls sideways). Gradio sizes columns by their cells alone, and
+    broke "faithful|ness" at 1280 px; with these, headers wrap between words, never inside one."""
+    needs = needs or {}
+    characters = [
+        max(
+            BOLD_WIDTH * (len(str(column)) if pixels else max(map(len, str(column).split()), default=1)),
+            needs.get(column, NUMBER_CHARACTERS),
+        )
+        + 1
+        for column in columns
+    ]
+    if pixels:
+        return [f"{round(count * PIXELS_PER_CHARACTER) + CELL_PIXELS + SORT_MENU_PIXELS}px" for count in characters]
+    return [f"{100 * count / sum(characters):.2f}%" for count in characters]
+
+
+def longest_word(texts: Iterable, cap: int = 24) -> int:
+    """The characters of the longest word of any of the texts (at most `cap`: a longer one may wrap)."""
+    return min(cap, max((len(word) for text in texts for word in str(text).split()), default=1))
+
+
 def signed(value: float, digits: int) -> str:
     """A number with a true minus sign."""
     return f"{value:.{digits}f}".replace("-", "−")
@@ -358,6 +394,38 @@ def formatted(frame, formats):
     """A Styler that shows the listed columns rounded (format string or function); the data keeps full precision."""
     formats = {column: form for column, form in formats.items() if column in frame.columns}
     return frame.style.format(formats, na_rep=MISSING_SHOWN)
+
+
+def cards(
+    frame: pd.DataFrame,
+    heading: Callable[[pd.Series], str],
+    formats: Mapping[str, Callable[[object], str]],
+    *,
+    title: str,
+    details: Sequence[str] = (),
+) -> str:
+    """HTML for a phone, where a wide table would scroll sideways: each row of `frame` a card headed heading(row),
+    then each of `formats`' columns the frame has as a name and its value as formats shows it; the `details` columns
+    (long texts) under a closed "texts" that opens on a tap. Everything the user sent is escaped."""
+    shown = [column for column in formats if column in frame.columns]
+    hidden = [column for column in details if column in frame.columns]
+    parts = [f'<p class="cards-title">{html.escape(title)}</p>']
+    for _, row in frame.iterrows():
+        values = "".join(
+            f"<dt>{html.escape(str(column))}</dt><dd>{html.escape(formats[column](row[column]))}</dd>"
+            for column in shown
+        )
+        texts = "".join(f"<dt>{html.escape(column)}</dt><dd>{html.escape(str(row[column]))}</dd>" for column in hidden)
+        more = f"<details><summary>texts</summary><dl>{texts}</dl></details>" if texts else ""
+        parts.append(
+            f'<div class="card"><p class="card-head">{html.escape(heading(row))}</p><dl>{values}</dl>{more}</div>'
+        )
+    return f'<div class="cards">{"".join(parts)}</div>'
+
+
+def number_text(digits: int) -> Callable[[object], str]:
+    """A number with a true minus sign to `digits` places; "–" for one that is not a number."""
+    return lambda value: signed(float(value), digits) if finite(value) else MISSING_SHOWN
 
 
 def p_value_text(p):

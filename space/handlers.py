@@ -25,12 +25,17 @@ import bart_score
 
 from .batch import (
     BATCH_PAGE,
+    NUMBER_CHARACTERS,
     RESCALE_CHOICES,
     blank_reference_note,
+    cards,
     check_work,
     column_types,
+    column_widths,
     direction_label,
     formatted,
+    longest_word,
+    number_text,
     p_value_text,
     parse_rescale,
     parse_upload,
@@ -39,7 +44,7 @@ from .batch import (
     upload_texts,
     write_results_csv,
 )
-from .candidates import DIRECTION_LABELS, check_compare_work, compare_candidates, has_scale, scores_table
+from .candidates import BEST_MARK, DIRECTION_LABELS, check_compare_work, compare_candidates, has_scale, scores_table
 from .examples import EXAMPLES
 from .feedback import Outcome, answer, as_text, attempt, field_marks, status_line, working_line
 from .form import (
@@ -125,7 +130,6 @@ class CompareView:
     heatmap: str
     signature: str
     scaled: bool  # whether any direction has a 0–1 scale (else the raw table is shown first)
-    directions: int
     notes: list[str] = field(default_factory=list)
 
     def outputs(self) -> CompareOutputs:
@@ -140,10 +144,10 @@ class CompareView:
         )
 
     def page_outputs(self) -> CompareOutputs:
-        """For the page: the tables with their column widths. The candidates' names take less room than a
-        direction's name and value, so a phone shows every column."""
-        share = f"{70 / self.directions:.1f}%"
-        widths = ["30%", *[share] * self.directions]
+        """For the page: the tables with their column widths (column_widths: the candidates' names wrap between
+        words), so that a phone shows every column."""
+        frame = self.rescaled.data
+        widths = column_widths(list(frame.columns), {"candidate": longest_word([*frame["candidate"], BEST_MARK])})
         return replace(
             self.outputs(),
             rescaled=gr.update(value=self.rescaled, column_widths=widths),
@@ -224,7 +228,6 @@ class CompareHandlers:
             heatmap=token_heatmap(comparison),
             signature=public_signature(comparison.signature, request.model, checkpoint),
             scaled=any(has_scale(comparison, direction) for direction in comparison.scores),
-            directions=len(comparison.scores),
         )
 
     async def api(
@@ -288,6 +291,8 @@ class BatchView:
     signature: str
     intervals: str
     rescaled: bool
+    pairs_cards: str = ""  # the pairs' and the rows' tables as a phone shows them (batch.cards)
+    rows_cards: str = ""
     notes: list[str] = field(default_factory=list)
 
     def outputs(self) -> BatchOutputs:
@@ -303,8 +308,45 @@ class BatchView:
         )
 
     def page_outputs(self) -> BatchOutputs:
-        """For the page: the per-row table with its column types, so that sorting a score sorts numbers."""
-        return replace(self.outputs(), rows=gr.update(value=self.rows, datatype=self.row_types))
+        """For the page: the tables with their column widths (column_widths), the per-row table with its column types
+        too, so that sorting a score sorts numbers."""
+        systems = longest_word(self.summary.data["system"]) if "system" in self.summary.data else 1
+        pairs, rows = self.pairs.data, self.rows.data
+        texts = {column: 24 for column in ("output", "source", "references")}
+        return replace(
+            self.outputs(),
+            summary=self.summary_update(self.summary, systems),
+            rescaled_summary=self.summary_update(self.rescaled_summary, systems),
+            pairs=gr.update(
+                value=self.pairs,
+                column_widths=column_widths(
+                    list(pairs.columns),
+                    {
+                        "direction": longest_word(map(direction_label, pairs["direction"])),
+                        "system A": systems,
+                        "system B": systems,
+                        "better": longest_word(pairs["better"]),
+                    },
+                ),
+            ),
+            rows=gr.update(
+                value=self.rows,
+                datatype=self.row_types,
+                column_widths=column_widths(
+                    list(rows.columns),
+                    {"system": systems, "id": longest_word(rows.get("id", []), 16), **texts},
+                    pixels=True,
+                ),
+            ),
+        )
+
+    @staticmethod
+    def summary_update(table: Styler, systems: int) -> Any:
+        """A summary table with its column widths: a mean and its interval wrap between their numbers, the longest
+        piece an interval's bound in bold ("[−0.152,")."""
+        columns = list(table.data.columns)
+        needs = {"system": systems, **dict.fromkeys(columns[1:], NUMBER_CHARACTERS + 2)}
+        return gr.update(value=table, column_widths=column_widths(columns, needs) if columns else None)
 
 
 @dataclass
@@ -375,6 +417,24 @@ class BatchHandlers:
             signature=public_signature(result.signature, request.model, checkpoint),
             intervals=interval_plot(result.summary),
             rescaled=options.rescale is not None,
+            pairs_cards=cards(
+                result.pairs,
+                lambda pair: f"{direction_label(pair['direction'])}: {pair['system A']} vs {pair['system B']}",
+                {
+                    "Δ mean (A − B)": number_text(4),
+                    "bootstrap p": p_value_text,
+                    "t-test p": p_value_text,
+                    "better": str,
+                },
+                title="Paired significance (bootstrap and t-test; better: p < 0.05 in both)",
+            ),
+            rows_cards=cards(
+                result.texts,
+                lambda row: " · ".join(str(row[column]) for column in ("row", "id", "system") if column in row.index),
+                dict.fromkeys(score_columns, number_text(4)),
+                title="Per-row scores",
+                details=("output", "source", "references"),
+            ),
             notes=[note for note in [blank_reference_note(corpus)] if note],
         )
 
@@ -408,14 +468,17 @@ class BatchHandlers:
         )
         if outcome.problem is not None:
             results, shown = BatchOutputs.filled(gr.skip()), gr.update(visible=False)
-            rescaled_tab = selected = gr.skip()
+            rescaled_tab = selected = pairs_cards = rows_cards = gr.skip()
         else:
             view = outcome.value
             results, shown = view.page_outputs(), gr.update(visible=True)
             rescaled_tab = gr.update(visible=view.rescaled)
             selected = gr.Tabs(selected="rescaled" if view.rescaled else "raw")
+            pairs_cards, rows_cards = view.pairs_cards, view.rows_cards
         return BatchPageOutputs(
             results=results,
+            pairs_cards=pairs_cards,
+            rows_cards=rows_cards,
             results_column=shown,
             rescaled_tab=rescaled_tab,
             summary_tabs=selected,

@@ -119,6 +119,8 @@ class BatchPageOutputs(Wired, Generic[T]):
     """What the page's Batch entry updates."""
 
     results: BatchOutputs[T]
+    pairs_cards: T  # the pairs' and the rows' tables as a phone shows them, cards instead of wide tables
+    rows_cards: T
     results_column: T  # shown after the first result
     rescaled_tab: T  # the 0–1 summary's tab, shown when rescaled scores were asked for
     summary_tabs: T  # the selected summary

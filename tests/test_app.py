@@ -1864,12 +1864,14 @@ def test_the_page_shows_a_result_with_its_notes_and_unmarks_every_field(app_sett
     outputs = page_entry(
         space_handlers.BatchHandlers, app_settings, *settings_inputs(directions=["precision"]), path, "none"
     )
-    results, rescaled_tab, _, status = outputs[7:11]
+    pairs_cards, rows_cards, results, rescaled_tab, _, status = outputs[7:13]
     assert outputs[3]["datatype"][:4] == ["number", "str", "str", "number"]  # row, system, output, precision
     assert results == {"__type__": "update", "visible": True} and rescaled_tab["visible"] is False
     assert status.startswith('<div class="status done" role="status">Done.<span class="note">Note: 1 blank reference')
-    assert all(mark["elem_classes"] == [] for mark in outputs[12:])
-    assert len(outputs[12:]) == len(space_handlers.BATCH_FIELDS)
+    assert all(mark["elem_classes"] == [] for mark in outputs[14:])
+    assert len(outputs[14:]) == len(space_handlers.BATCH_FIELDS)
+    assert '<p class="card-head">1 · A</p>' in rows_cards and "<dt>precision</dt>" in rows_cards
+    assert '<p class="card-head">precision: A vs B</p>' in pairs_cards
 
 
 def wired_names(wired_class, candidates=0):
