@@ -1390,6 +1390,28 @@ def panel_directions(page):
     return re.findall(r'<div class="panel" data-direction="([^"]+)"', page)
 
 
+def test_column_widths_hold_each_headers_longest_word_or_what_its_cells_need():
+    widths = space.batch.column_widths(["candidate", "faithfulness", "F"], {"candidate": 11})
+    shares = [float(width.removesuffix("%")) for width in widths]
+    weights = [max(1.2 * 9, 11) + 1, 1.2 * 12 + 1, 7 + 1]  # bold letters, a number's 7 characters, one more each
+    assert shares == pytest.approx([100 * weight / sum(weights) for weight in weights], abs=0.01)
+    assert space.batch.column_widths(["Δ mean (A − B)"], pixels=True) == [f"{round((1.2 * 14 + 1) * 9) + 16 + 24}px"]
+
+
+def test_a_phones_cards_name_every_value_and_escape_what_the_user_sent():
+    frame = pd.DataFrame({"row": [1], "system": ["<b>s</b>"], "faithfulness": [-1.5], "output": ["a <i>text</i>"]})
+    page = space.batch.cards(
+        frame,
+        lambda row: f"{row['row']} · {row['system']}",
+        {"faithfulness": space.batch.number_text(2), "recall": space.batch.number_text(2)},
+        title="Per-row scores",
+        details=("output", "source"),
+    )
+    assert '<p class="card-head">1 · &lt;b&gt;s&lt;/b&gt;</p><dl><dt>faithfulness</dt><dd>−1.50</dd></dl>' in page
+    assert "<details><summary>texts</summary><dl><dt>output</dt><dd>a &lt;i&gt;text&lt;/i&gt;</dd></dl>" in page
+    assert "<b>" not in page and "<i>" not in page and "recall" not in page and "source" not in page
+
+
 @pytest.mark.parametrize(
     "rows, panels, drawn, note",
     [
