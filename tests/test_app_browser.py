@@ -2,6 +2,7 @@
 on the tiny checkpoints. Every test here starts a browser (slow). Screenshots at 1280 and 390 px go to a temporary
 folder, or to $BARTSCORE_SCREENSHOTS; the folder is printed at the end of the run: look at them."""
 
+import json
 import os
 import re
 import sys
@@ -467,3 +468,106 @@ def test_examples_and_candidate_buttons(page):
     expect(page.locator("#compare-status")).to_contain_text("At least 2 candidates are compared")
     page.get_by_role("button", name="+ Add candidate").click()
     expect(page.locator("#candidate-3 textarea")).to_have_value("")  # a removed candidate's text is gone
+
+
+# JavaScript: what does not fit the page's width, as {"headers": [...], "wide": [...]}. Headers: a header cell's text
+# cut (wider than its box) or a word of it broken over two lines, or a cell's text cut. Wide: the page or an element
+# wider than the viewport, or a table that scrolls sideways.
+LAYOUT_PROBLEMS = """() => {
+    const headers = [], wide = [];
+    const visible = element => element.checkVisibility({visibilityProperty: true}) && element.getClientRects().length;
+    const named = element => (element.closest('[id]') || {}).id + ': ' + (element.innerText || '').slice(0, 40);
+    for (const header of document.querySelectorAll('.header-cell')) {
+        if (!visible(header) || !header.innerText.trim()) continue;
+        for (const element of [header, ...header.querySelectorAll('*')]) {
+            if (element.scrollWidth > element.clientWidth + 1 && getComputedStyle(element).overflow !== 'visible')
+                headers.push('cut: ' + named(header));
+        }
+        const range = document.createRange();
+        const walker = document.createTreeWalker(header, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const word of node.textContent.matchAll(/[^\\s]+/g)) {
+                range.setStart(node, word.index);
+                range.setEnd(node, word.index + word[0].length);
+                const lines = new Set([...range.getClientRects()].filter(r => r.width).map(r => Math.round(r.top)));
+                if (lines.size > 1) headers.push('word broken: ' + word[0] + ' in ' + named(header));
+            }
+        }
+    }
+    for (const cell of document.querySelectorAll('.body-cell')) {
+        const text = cell.querySelector('span');
+        if (visible(cell) && text && text.scrollWidth > text.clientWidth + 1) headers.push('cell cut: ' + named(cell));
+    }
+    const width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > width) wide.push('the page scrolls sideways');
+    for (const element of document.querySelectorAll('body *')) {
+        if (visible(element) && element.getBoundingClientRect().right > width + 1 && !element.closest('.table-wrap'))
+            wide.push('wider than the page: ' + named(element));
+    }
+    for (const wrap of document.querySelectorAll('.table-wrap')) {
+        if (visible(wrap) && wrap.scrollWidth > wrap.clientWidth + 1) wide.push('scrolls sideways: ' + named(wrap));
+    }
+    return {headers: [...new Set(headers)], wide: [...new Set(wide)]};
+}"""
+
+# JavaScript: the interval panels' boxes (left, top, width) and the smallest size, in pixels, their labels are drawn at.
+INTERVAL_PANELS = """() => [...document.querySelectorAll('#intervals svg')].map(svg => {
+    const box = svg.getBoundingClientRect(), scale = svg.getScreenCTM().a;
+    const sizes = [...svg.querySelectorAll('text')].map(text => parseFloat(text.getAttribute('font-size')) * scale);
+    return [box.left, box.top, box.width, Math.min(...sizes)];
+})"""
+
+
+def layout_problems(page, width):
+    """What does not fit: header problems at any width; at a phone's, anything wider than the page too."""
+    found = page.evaluate(LAYOUT_PROBLEMS)
+    return found["headers"] + (found["wide"] if width < DESKTOP["width"] else [])
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280", "390"])
+def test_every_result_fits_its_width_without_breaking_a_word(browser, app_url, tmp_path, screenshots, viewport):
+    """Compare's tables, Batch's summary, pairs, per-row scores and interval plot, raw and rescaled: no header broken
+    inside a word (Gradio sized columns by their cells and broke "faithful|ness"), and on a phone nothing wider than
+    the page (the pairs and the rows are cards there). The interval panels line up, their labels at 11 px or more."""
+    page = open_page(browser, app_url, viewport)
+    width = viewport["width"]
+    problems = {}
+    choose_model(page, "copier")
+    score(page)
+    problems["compare"] = layout_problems(page, width)
+    screenshot(page, screenshots, f"fit-compare-{width}.png")
+    page.get_by_role("tab", name="Raw scores").click()
+    problems["compare raw"] = layout_problems(page, width)
+    screenshot(page, screenshots, f"fit-compare-raw-{width}.png")
+    page.get_by_role("tab", name="Batch").click()
+    page.locator("#upload input[type=file]").set_input_files(write_outputs_csv(tmp_path / "outputs.csv", OUTPUT_ROWS))
+    expect(page.locator("#upload a[href$='/outputs.csv']")).to_have_count(1)
+    page.locator("#batch-button").click()
+    expect(page.locator("#batch-status")).to_contain_text("Done.")
+    expect(page.locator("#intervals svg")).to_have_count(4)
+    problems["batch"] = layout_problems(page, width)
+    expect(page.locator("#summary-tabs [role=tab]")).to_be_hidden()  # no tab strip of one tab
+    expect(page.locator("#summary-table")).to_contain_text("Raw scores: each system's mean [95% CI]")
+    panels = page.evaluate(INTERVAL_PANELS)
+    assert min(size for *_, size in panels) >= 11
+    assert len({round(panel_width) for _, _, panel_width, _ in panels}) == 1  # one size, none larger
+    if width == DESKTOP["width"]:
+        assert len({round(top) for _, top, _, _ in panels}) == 1  # four in a row
+    else:
+        assert len({round(left) for left, _, _, _ in panels}) == 1  # one above another
+    cards, table = ("#rows-cards", "#rows-table") if width < DESKTOP["width"] else ("#rows-table", "#rows-cards")
+    expect(page.locator(cards)).to_be_visible()
+    expect(page.locator(table)).to_be_hidden()
+    screenshot(page, screenshots, f"fit-batch-{width}.png")
+    page.locator("#rescale").get_by_label("yes, reference points from this file").check()
+    page.locator("#upload button[aria-label='Clear']").click()
+    page.locator("#upload input[type=file]").set_input_files(write_documents_csv(tmp_path / "documents.csv"))
+    expect(page.locator("#upload a[href$='/documents.csv']")).to_have_count(1)
+    page.locator("#batch-button").click()
+    expect(page.locator("#batch-status")).to_contain_text("Done.")
+    expect(page.locator("#rescaled-summary-table")).to_be_visible()
+    expect(page.get_by_role("tab", name="0–1 scale")).to_be_visible()
+    problems["batch rescaled"] = layout_problems(page, width)
+    screenshot(page, screenshots, f"fit-batch-rescaled-{width}.png")
+    page.context.close()
+    assert not any(problems.values()), json.dumps(problems, indent=1)
