@@ -67,6 +67,14 @@ PairResults = dict[int, tuple[float, "torch.Tensor | None"]]
 LogLikelihoods = tuple[np.ndarray, np.ndarray, "list[tuple[list[int], torch.Tensor]] | None"]
 
 
+# What a truncation warning says to do about a source cut at max_length: score faithfulness over its windows.
+LONG_SOURCE_REMEDY = (
+    "for faithfulness to a long source, score each prediction sentence against the best windows of the whole source: ",
+    Mention("long_source", "windows"),
+    " (docs/long-documents.md)",
+)
+
+
 class Plan:
     """A call's work after tokenization: the distinct conditions and targets (as the family tokenized them), the
     distinct pairs, each input pair's distinct pair, and the pairs of each condition."""
@@ -575,7 +583,8 @@ class BARTScorer:
         return Plan(self.family.tokenize(conditions, targets, languages, self.max_length, **per_pair))
 
     def _report(self, tokenized: Tokenized) -> None:
-        """Warns about what the tokenization did to the inputs that the user may not expect."""
+        """Warns about what the tokenization did to the inputs that the user may not expect; a cut source with what
+        scores faithfulness to all of it (LONG_SOURCE_REMEDY)."""
         if tokenized.truncated_conditions or tokenized.truncated_targets:
             warnings.warn(
                 TokenizationWarning(
@@ -583,6 +592,7 @@ class BARTScorer:
                     f"{tokenized.truncated_targets} distinct target text(s) to ",
                     Mention("max_length", self.max_length),
                     " tokens, as the original BARTScore does; their tails are not scored",
+                    remedy=LONG_SOURCE_REMEDY if tokenized.truncated_conditions else None,
                 ),
                 stacklevel=4,
             )

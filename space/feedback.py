@@ -73,11 +73,12 @@ def note_for_users(warning: Warning | str, naming: PageNaming = COMPARE_PAGE) ->
     and every pair they give is scored: nothing is missing, and a user cannot change it). A rescaling note
     ends with what a user of the page can do: its problem and "read its raw scores instead", where the engine's remedy
     is for a library caller; one without a remedy says what its rescaled scores are, which the tables show as
-    MISSING_SHOWN."""
+    MISSING_SHOWN. A tokenization note is its problem alone: its remedy for a cut source, long_source="windows", is an
+    operator's setting here, not a user's."""
     if not isinstance(warning, SHOWN_WARNINGS) or isinstance(warning, FewerReferencePairsWarning):
         return None
     if not isinstance(warning, RescaleWarning):
-        return warning.said(naming)
+        return warning.problem(naming)
     if warning.remedy:
         return f"{warning.problem(naming)}; read its raw scores instead"
     return f"{warning.said(naming)} (shown as {MISSING_SHOWN}): read its raw scores"

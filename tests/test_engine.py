@@ -73,6 +73,27 @@ def test_truncation_matches_the_reference_and_is_reported(tiny_checkpoint, refer
     assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
 
 
+def test_a_cut_source_is_pointed_to_long_source_windows(tiny_checkpoint):
+    from bart_score.cli.wording import COMMAND_LINE
+
+    short = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=16)
+    long_text = english_like_text(random.Random(3), 80)
+
+    def truncation_warning(sources, targets):
+        with pytest.warns(bart_score.TokenizationWarning) as caught:
+            short.score(sources, targets)
+        (warning,) = [w.message for w in caught if "truncated" in str(w.message)]
+        return warning
+
+    warning = truncation_warning([long_text], ["Short target."])
+    assert str(warning).endswith(
+        "their tails are not scored; for faithfulness to a long source, score each prediction sentence against the "
+        "best windows of the whole source: long_source='windows' (docs/long-documents.md)"
+    )
+    assert "source: --long-source windows (docs/long-documents.md)" in warning.said(COMMAND_LINE)
+    assert truncation_warning(["Short source."], [long_text]).remedy == ()  # a cut target: windows would not help
+
+
 def test_no_truncation_warning_for_texts_that_fit(scorer):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
