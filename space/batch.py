@@ -19,7 +19,7 @@ from pandas.io.formats.style import Styler
 import bart_score
 from bart_score.errors import BaselineError
 from bart_score.long_source import DEFAULT_WINDOWS_K, PIECE_CHARS
-from bart_score.options import ScoringOptions
+from bart_score.options import COUNT_SUFFIXES, ScoringOptions
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 from .form import MAX_CANDIDATES, MAX_REFERENCES, FieldError, pairs_per_text, refuse_too_much_work
@@ -196,8 +196,7 @@ def compared(per_system) -> tuple[pd.DataFrame, pd.DataFrame]:
     summary, pairs = [], []
     # long_source="windows" adds each row's counts of sentences and windows: columns of the tables, not scores
     scores_only = {
-        name: {d: v for d, v in scores.items() if not d.endswith(("_sentences", "_windows"))}
-        for name, scores in per_system.items()
+        name: {d: v for d, v in scores.items() if not d.endswith(COUNT_SUFFIXES)} for name, scores in per_system.items()
     }
     for direction, comparison in bart_score.compare_directions(scores_only).items():
         level = f"{comparison['confidence']:.0%}"
