@@ -1045,5 +1045,61 @@ class EngineOptions(CheckedOptions):
 
 
 ENGINE_OPTION_NAMES = frozenset(EngineOptions.TABLE)
+
+
+# A Ray cluster's address: "auto", or a head's host (a name, IPv4, or IPv6 in brackets) and port, with "ray://" for
+# Ray Client.
+CLUSTER_ADDRESS = re.compile(r"auto|(ray://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
+
+
+def _cluster_address(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise InputTypeError(
+            Mention(name), f" must be an address (a str) or None, got {describe(value)}", option=name, value=value
+        )
+    if not CLUSTER_ADDRESS.fullmatch(value):
+        raise InputError(
+            Mention(name),
+            f" must be 'auto', 'ray://<head>:<port>' or '<head>:<port>', got {value!r}",
+            option=name,
+            value=value,
+            remedy="leave it out to start a local cluster",
+        )
+    return value
+
+
+@options_table
+@dataclass(frozen=True)
+class ClusterOptions(CheckedOptions):
+    """How a corpus is scored across a Ray cluster (bart_score.cluster): where, by how many scorers, in batches of
+    how many rows, and how often a failed batch is tried again."""
+
+    address: str | None = option(
+        None,
+        doc='the Ray cluster to join: "auto" (the one this machine belongs to), "ray://<head>:10001" (Ray Client) or '
+        'the head\'s "<host>:<port>"; an address never starts a cluster. None: the cluster this process is already '
+        "connected to, else a local one started for the run",
+        check=_cluster_address,
+    )
+    actors: int | None = option(
+        None,
+        doc="the scorers, each a Ray actor holding one loaded model (with a GPU of its own where the cluster has "
+        "GPUs); None: one per GPU of the cluster, or one on a cluster without GPUs",
+        check=optional_positive_int,
+    )
+    rows_per_batch: int = option(
+        1000,
+        doc="the rows a scorer scores in one engine call (planned and deduplicated together): the unit that is "
+        "retried, written and checkpointed (does not change a score)",
+        check=positive_option,
+    )
+    retries: int = option(
+        3,
+        doc="how many times a batch is tried again after a failure that is not the input's (a ScoringError, an "
+        "error from outside bart_score, a lost actor or node) before the run fails naming its rows",
+        check=_whole_number_from(0),
+    )
+
+
 # The table of every option, in the order the command line's --help lists the flags of a section.
-OPTION_CLASSES: tuple[type[CheckedOptions], ...] = (ScoringOptions, CorpusPoints, EngineOptions)
+OPTION_CLASSES: tuple[type[CheckedOptions], ...] = (ScoringOptions, CorpusPoints, EngineOptions, ClusterOptions)
