@@ -8,7 +8,7 @@
     version          the package's version, in a module of its own
     options          the table of options, each declared once (default, check, doc line, flag, Space field):
                      ScoringOptions, what one scoring call asks for, checked once and passed down whole; EngineOptions,
-                     the engine's settings, likewise
+                     the engine's settings, likewise; ClusterOptions, how a run on a Ray cluster is spread
     engine           BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
     scorer           Scorer, IdentifiedScorer: what the scoring functions call on a scorer (the engine, its cache)
     shared_engines   one engine per checkpoint and settings in a process, for every holder that asks for them
@@ -29,6 +29,8 @@
     corpus           Corpus: plain-text corpora read, and every system scored at once (score_corpus)
     tables           table files (.csv, .jsonl) read under limits into a Corpus
     dataset_scoring  score_dataset: a ``datasets`` corpus scored, one column per direction
+    cluster          score_on_ray: a table scored across a Ray cluster, surviving a lost scorer or driver (imports
+                     ray only when called)
     stats            bootstrap confidence intervals, paired bootstrap and paired t-test
     rescale          reference points (unrelated text, copy) and the linear map; sampling them from a corpus
     baselines/       baseline files, made from a corpus, found for a call [files, build, lookup]
@@ -103,6 +105,9 @@ _EXPORTS = {
     "TableLimits": "tables",
     "score_corpus": "corpus",
     "score_dataset": "dataset_scoring",
+    "score_on_ray": "cluster",
+    "ClusterRun": "cluster",
+    "ClusterOptions": "options",
     "check_corpus_request": "corpus",
     "compare_systems": "stats",
     "compare_directions": "stats",
@@ -123,6 +128,8 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .baselines.files import load_baseline as load_baseline
     from .baselines.files import write_baseline as write_baseline
     from .cli import main as main
+    from .cluster import ClusterRun as ClusterRun
+    from .cluster import score_on_ray as score_on_ray
     from .corpus import Corpus as Corpus
     from .corpus import check_corpus_request as check_corpus_request
     from .corpus import read_plain_corpus as read_plain_corpus
@@ -164,6 +171,7 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .options import DIRECTIONS as DIRECTIONS
     from .options import PROMPT_SIDES as PROMPT_SIDES
     from .options import RESCALE_MODES as RESCALE_MODES
+    from .options import ClusterOptions as ClusterOptions
     from .options import CorpusPoints as CorpusPoints
     from .options import EngineOptions as EngineOptions
     from .options import ScoringOptions as ScoringOptions

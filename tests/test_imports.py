@@ -1,13 +1,16 @@
 """The package's modules import each other without a circle, lazy imports (inside functions) and imports for
 annotations only (under ``if TYPE_CHECKING:``) included: the import graph of bart_score, read from the sources, has no
-cycle. The modules the engine is built on do not refer back to it, not even for annotations. And the modules of
-bart_score and space/ are each named in their package's docstring (space's with the ones that import Gradio), no two
-of them sharing a name. No test module imports another: what they share is in tests/support/."""
+cycle. The modules the engine is built on do not refer back to it, not even for annotations; importing the package
+loads no Ray. And the modules of bart_score and space/ are each named in their package's docstring (space's with the
+ones that import Gradio), no two of them sharing a name. No test module imports another: what they share is in
+tests/support/."""
 
 import ast
 import collections
 import os
 import re
+import subprocess
+import sys
 
 import networkx
 import pytest
@@ -122,6 +125,17 @@ def test_the_walk_sees_every_form_of_import(tmp_path, source, seen):
     modules = {"bart_score": "", "bart_score.engine": "", "bart_score.cli": "", "bart_score.cli.probe": str(probe)}
     assert ("bart_score.engine" in imported_modules(str(probe), modules, "bart_score.cli.probe")) is seen
     assert "bart_score.engine" in imported_modules(str(probe), modules, "bart_score.cli.probe", annotations=True)
+
+
+def test_importing_the_package_loads_no_ray():
+    """Ray (the ray extra, seconds to import) is imported by score_on_ray's call alone: not by `import bart_score`, nor
+    by its exports or the module that holds score_on_ray."""
+    probe = (
+        "import sys, bart_score, bart_score.cluster; bart_score.score_on_ray; bart_score.ClusterOptions\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'ray'))"
+    )
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert shown.stdout.strip() == "[]"
 
 
 # ---------------------------------------------------------------------------------------------------------------------

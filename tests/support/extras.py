@@ -18,6 +18,7 @@ EXTRAS = {
     "gguf": ("gguf", "accelerate"),
     "long": ("pysbd", "bm25s"),
     "meta-eval": ("sacremoses",),
+    "ray": ("ray",),
 }
 NAMED_EXTRA = re.compile(r"bartscore\[([a-z-]+)\]")
 

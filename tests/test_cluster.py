@@ -1,0 +1,471 @@
+"""Scoring across a Ray cluster (bart_score.cluster), on a real local cluster: the scores of the tiny BART and of a
+tiny causal LM equal the plain reference loops and the single-process engine, whatever the pool and the batch size,
+under the engine's signature with Ray's version added; an actor killed with SIGKILL mid-batch, and a driver killed
+mid-run then run again, leave every row exactly once, the rerun scoring only the missing rows; a batch the scorer
+refuses fails the run naming its row; a run onto a finished output writes nothing; and what is refused.
+
+The cluster (4 logical CPUs, no dashboard, its servers bound to 127.0.0.1) is started once, by the first test that
+needs it, and stopped at the end of the session with no Ray process left behind; those tests are slow. What is refused
+before any cluster is reached runs in the fast subset."""
+
+import os
+
+# Read by Ray when it is imported: a local cluster then binds its servers to 127.0.0.1 only.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+
+import random
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+from support.extras import lacking, reason, require_extra
+
+require_extra("ray")
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from support.models import load_tiny, tiny_checkpoint_for
+from support.reference import causal_score, reference_directions
+from support.text import english_like, english_like_text
+
+from bart_score import BARTScorer, Corpus, InputError, InputTypeError, ScoringError, score_corpus
+from bart_score.cluster import score_on_ray
+from bart_score.options import ClusterOptions, EngineOptions
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Against the single-process engine: 1e-6, or a millionth of the score. The engine's own float32 scores move by up to a
+# few units in the last place with the batches they are computed in (about 1.4e-6 on these scores of about -7, between
+# batch_size=1 and its default), and a cluster's batches are others.
+TOLERANCE = {"abs": 1e-6, "rel": 1e-6}
+REFERENCE_TOLERANCE = {"abs": 1e-5}  # against the plain loops, as tests/test_engine.py
+# The title Ray gives an actor of the pool while it scores a batch (ray::<actor>.<method>).
+BATCH_RUNNING = b"MapBatches(_BatchScorer)).submit"
+
+
+def ray_processes():
+    """This machine's Ray processes, by their command lines: servers started from Ray's package, workers and agents
+    (ray::...), anything of a session under /tmp/ray."""
+    found = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                command = handle.read()
+        except OSError:
+            continue
+        if b"ray::" in command or b"/site-packages/ray/" in command or b"/tmp/ray/session" in command:
+            found.add(int(pid))
+    return found
+
+
+@pytest.fixture(scope="session")
+def ray_address():
+    """A local Ray cluster for the session, joined by this process (score_on_ray then runs on it): 4 logical CPUs
+    (the scorers', the reads' and writes', and a rerun's checkpoint filter), no dashboard; its workers import this
+    checkout's bart_score. Stopped at the end, when no Ray process of it may be left."""
+    import ray
+
+    before = ray_processes()
+    settings = {
+        "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
+        # One process reading Parquet footers rather than Ray Data's 32, which two cores take seconds to start.
+        "RAY_DATA_PARQUET_FOOTER_NUM_ACTORS": "1",
+    }
+    given = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)  # the cluster's processes inherit them
+    try:
+        ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
+    finally:
+        for name, value in given.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+    deadline = time.monotonic() + 30
+    while (left := ray_processes() - before) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not left, f"Ray processes outlived the tests: {sorted(left)}"
+
+
+def corpus_rows(count, seed=0):
+    """Rows of a table corpus: an id, a source, one or two references (a list cell), and two systems' outputs."""
+    rng = random.Random(seed)
+    return [
+        {
+            "id": f"row-{index}",
+            "source": english_like_text(rng, 16),
+            "reference": [english_like(rng, 7) for _ in range(1 + index % 2)],
+            "a": english_like(rng, 6),
+            "b": english_like(rng, 8),
+        }
+        for index in range(count)
+    ]
+
+
+def write_rows(folder, rows, files=1):
+    """The rows as `files` Parquet files in `folder` (made), in order; returns the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    share = -(-len(rows) // files)
+    for part in range(files):
+        chunk = rows[part * share : (part + 1) * share]
+        pq.write_table(pa.Table.from_pylist(chunk), folder / f"part-{part}.parquet")
+    return str(folder)
+
+
+def output_rows(output):
+    """{id: row} of an output folder's scores, and the number of rows (ids written twice would make them differ)."""
+    table = pq.read_table(os.path.join(output, "scores")).to_pylist()
+    return {row["id"]: row for row in table}, len(table)
+
+
+def committed_ids(output):
+    """The ids of the rows Ray Data's checkpoint has committed, read from its files as they are."""
+    folder = os.path.join(output, "checkpoint")
+    names = [n for n in os.listdir(folder) if n.endswith(".parquet") and not n.endswith(".pending.parquet")]
+    return [row_id for name in names for row_id in pq.read_table(os.path.join(folder, name))["id"].to_pylist()]
+
+
+def folder_state(folder):
+    """Every file under a folder with its size and modification time: what a run that writes nothing leaves alone."""
+    state = {}
+    for place, _, names in os.walk(folder):
+        for name in names:
+            info = os.stat(os.path.join(place, name))
+            state[os.path.relpath(os.path.join(place, name), folder)] = (info.st_size, info.st_mtime_ns)
+    return state
+
+
+def engine_scores(scorer, rows, systems=("a", "b"), **options):
+    """The single-process engine's scores and signature on the same rows: score_corpus, all at once."""
+    corpus = Corpus(
+        {system: [row[system] for row in rows] for system in systems},
+        sources=[row["source"] for row in rows],
+        references=[row["reference"] for row in rows] if "reference" in rows[0] else None,
+    )
+    return score_corpus(scorer, corpus, **options)
+
+
+def assert_scores_equal(output, rows, expected, tolerance, systems=("a", "b")):
+    """Every input row once in the output, with each system's directions equal to `expected` ({system: {direction:
+    per-row scores}})."""
+    written, count = output_rows(output)
+    assert count == len(rows) and set(written) == {row["id"] for row in rows}
+    for system in systems:
+        for direction, scores in expected[system].items():
+            got = [written[row["id"]][f"{system}/{direction}"] for row in rows]
+            assert got == pytest.approx(scores, **tolerance), (system, direction)
+
+
+class ActorKiller:
+    """Kills the pool's scorer with SIGKILL while it scores a batch (Ray titles its process by the method it runs),
+    once, or every time (`every`); `killed` lists the pids."""
+
+    def __init__(self, every=False):
+        self.every, self.killed, self._stop = every, [], threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self):
+        while not self._stop.is_set() and (self.every or not self.killed):
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                        running = BATCH_RUNNING in handle.read()
+                except OSError:
+                    continue
+                if running and int(pid) not in self.killed:
+                    os.kill(int(pid), signal.SIGKILL)
+                    self.killed.append(int(pid))
+            time.sleep(0.005)
+
+
+# -- the same numbers ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_scores_equal_the_engine_and_the_reference_whatever_the_pool(
+    ray_address, tmp_path, tiny_checkpoint, scorer, reference_model
+):
+    """Two scorers, batches of 7 rows over three input files: every row once, each system's four directions equal to
+    the single-process engine's (1e-6) and to the plain loops', under the engine's signature with ray:<version>; run
+    again, the finished output gets nothing new; with other settings, the folder is refused, not merged."""
+    import ray
+
+    rows = corpus_rows(40)
+    data = write_rows(tmp_path / "input", rows, files=3)
+    output = str(tmp_path / "output")
+    engine = EngineOptions(checkpoint=tiny_checkpoint, device="cpu")
+    run = score_on_ray(data, output, engine=engine, cluster=ClusterOptions(actors=2, rows_per_batch=7))
+
+    expected, signature = engine_scores(scorer, rows)
+    assert (run.rows, run.before, run.written) == (40, 0, 40)
+    assert run.signature == f"{signature}|ray:{ray.__version__}"
+    assert_scores_equal(output, rows, expected, TOLERANCE)
+    plain = {
+        system: reference_directions(
+            *reference_model,
+            [row[system] for row in rows],
+            references=[row["reference"] for row in rows],
+            sources=[row["source"] for row in rows],
+        )
+        for system in ("a", "b")
+    }
+    assert_scores_equal(output, rows, plain, REFERENCE_TOLERANCE)
+
+    finished = folder_state(output)
+    again = score_on_ray(data, output, engine=engine, cluster=ClusterOptions(actors=1, rows_per_batch=11))
+    assert (again.before, again.written, again.signature) == (40, 0, run.signature)
+    assert folder_state(output) == finished
+
+    with pytest.raises(InputError, match="holds scores of other settings") as refused:
+        score_on_ray(data, output, engine=engine, aggregation="max", cluster=ClusterOptions(actors=1))
+    assert "agg:mean" in str(refused.value) and "agg:max" in str(refused.value)
+    assert folder_state(output) == finished
+
+
+@pytest.mark.slow
+def test_a_causal_lm_from_a_ray_dataset_scores_as_the_engine_and_the_plain_loop(ray_address, tmp_path_factory):
+    """A tiny GPT-2 given sources only (faithfulness), the input a Ray Dataset read from JSON lines, one scorer in
+    batches of 12 rows: the single-process engine's scores and the plain loop's."""
+    import ray
+
+    checkpoint = tiny_checkpoint_for(tmp_path_factory, "gpt2")
+    rows = [{key: row[key] for key in ("id", "source", "a")} for row in corpus_rows(30, seed=3)]
+    data = tmp_path_factory.mktemp("causal-input") / "rows.jsonl"
+    pa_rows = pa.Table.from_pylist(rows)
+    data.write_text("".join(pa_rows.slice(i, 1).to_pandas().to_json(orient="records", lines=True) for i in range(30)))
+    output = str(tmp_path_factory.mktemp("causal") / "output")
+    run = score_on_ray(
+        ray.data.read_json(str(data), lines=True),
+        output,
+        engine=EngineOptions(checkpoint=checkpoint, device="cpu"),
+        cluster=ClusterOptions(actors=1, rows_per_batch=12),
+    )
+
+    expected, signature = engine_scores(BARTScorer(checkpoint=checkpoint, device="cpu"), rows, systems=("a",))
+    assert run.signature == f"{signature}|ray:{ray.__version__}" and "|dirs:faithfulness|" in run.signature
+    assert_scores_equal(output, rows, expected, TOLERANCE, systems=("a",))
+    model, tokenizer = load_tiny(checkpoint)
+    plain = {"a": {"faithfulness": [causal_score(model, tokenizer, row["source"], row["a"]) for row in rows]}}
+    assert_scores_equal(output, rows, plain, REFERENCE_TOLERANCE, systems=("a",))
+
+
+# -- exactly once ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_an_actor_killed_mid_batch_is_restarted_and_its_batch_scored_again(
+    ray_address, tmp_path, tiny_checkpoint, scorer
+):
+    """SIGKILL to the scorer while it scores a batch: Ray restarts it and the batch runs again; every row is in the
+    output once, with the scores of an uninterrupted run."""
+    rows = corpus_rows(120, seed=1)
+    data = write_rows(tmp_path / "input", rows)
+    output = str(tmp_path / "output")
+    with ActorKiller() as killer:
+        run = score_on_ray(
+            data,
+            output,
+            engine=EngineOptions(checkpoint=tiny_checkpoint, device="cpu"),
+            cluster=ClusterOptions(actors=1, rows_per_batch=10),
+        )
+    assert len(killer.killed) == 1
+    assert (run.rows, run.written) == (120, 120)
+    expected, _ = engine_scores(scorer, rows)
+    assert_scores_equal(output, rows, expected, TOLERANCE)
+
+
+@pytest.mark.slow
+def test_a_batch_that_keeps_failing_is_tried_again_a_bounded_number_of_times(ray_address, tmp_path, tiny_checkpoint):
+    """Every try of a batch killed: with retries=1 the batch runs twice, then the run fails, counting and naming the
+    rows not in the output (which a rerun scores), and nothing is dropped silently."""
+    rows = corpus_rows(30, seed=2)
+    data = write_rows(tmp_path / "input", rows)
+    output = str(tmp_path / "output")
+    with ActorKiller(every=True) as killer, pytest.raises(ScoringError, match="run the same call again") as failed:
+        score_on_ray(
+            data,
+            output,
+            engine=EngineOptions(checkpoint=tiny_checkpoint, device="cpu"),
+            cluster=ClusterOptions(actors=1, rows_per_batch=30, retries=1),
+        )
+    assert len(killer.killed) == 2
+    assert "30 rows are not in" in str(failed.value) and "'row-" in str(failed.value)
+    assert not os.path.exists(os.path.join(output, "run.json"))
+
+
+@pytest.mark.slow
+def test_a_driver_killed_mid_run_then_run_again_scores_only_the_missing_rows(
+    ray_address, tmp_path, tiny_checkpoint, scorer
+):
+    """A driver (its own process, joining the cluster by address) killed with SIGKILL once some files are committed;
+    the same call again scores exactly the rows not committed, into new files: every row once, the engine's scores."""
+    rows = corpus_rows(100, seed=4)
+    data = write_rows(tmp_path / "input", rows)
+    output = str(tmp_path / "output")
+    engine = EngineOptions(checkpoint=tiny_checkpoint, device="cpu")
+    script = textwrap.dedent(
+        f"""
+        from bart_score.cluster import score_on_ray
+        from bart_score.options import ClusterOptions, EngineOptions
+        score_on_ray({data!r}, {output!r}, engine={engine!r},
+                     cluster=ClusterOptions(address={ray_address!r}, actors=1, rows_per_batch=10))
+        """
+    )
+    driver = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": ROOT},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 150
+    while driver.poll() is None and time.monotonic() < deadline:
+        if os.path.isdir(os.path.join(output, "checkpoint")) and len(committed_ids(output)) >= 20:
+            break
+        time.sleep(0.05)
+    assert driver.poll() is None, driver.stderr.read().decode()[-3000:]  # still running: killed mid-run
+    driver.kill()
+    driver.wait()
+    driver.stderr.close()
+
+    committed = committed_ids(output)
+    assert 20 <= len(committed) < len(rows) and len(set(committed)) == len(committed)
+    files_before = set(os.listdir(os.path.join(output, "scores")))
+    run = score_on_ray(data, output, engine=engine, cluster=ClusterOptions(actors=1, rows_per_batch=10))
+
+    assert (run.rows, run.before, run.written) == (100, len(committed), 100 - len(committed))
+    new_files = set(os.listdir(os.path.join(output, "scores"))) - files_before
+    new_ids = [
+        row_id for name in new_files for row_id in pq.read_table(os.path.join(output, "scores", name))["id"].to_pylist()
+    ]
+    assert len(new_ids) == run.written and not set(new_ids) & set(committed)
+    expected, _ = engine_scores(scorer, rows)
+    assert_scores_equal(output, rows, expected, TOLERANCE)
+
+
+# -- a batch the scorer refuses --------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_batch_the_scorer_refuses_fails_the_run_naming_its_row(ray_address, tmp_path, tiny_checkpoint):
+    """long_source="windows" with max_sentences=3 and one output of five sentences: the run fails at once (an error of
+    the input's is not tried again), naming the row and its column; the row is not in the output, and the run is
+    not signed."""
+    if lacking("long"):
+        pytest.skip(reason("long"))
+    rows = corpus_rows(24, seed=5)
+    rows[13]["a"] = " ".join(f"Sentence number {n} is here." for n in range(5))
+    data = write_rows(tmp_path / "input", rows)
+    output = str(tmp_path / "output")
+    with pytest.raises(InputError, match=r"the text of row 'row-13' in column 'a' has more than 3 sentences"):
+        score_on_ray(
+            data,
+            output,
+            engine=EngineOptions(checkpoint=tiny_checkpoint, device="cpu"),
+            long_source="windows",
+            retriever="bm25",
+            max_sentences=3,
+            directions="faithfulness",
+            cluster=ClusterOptions(actors=1, rows_per_batch=6),
+        )
+    assert "row-13" not in (committed_ids(output) if os.path.isdir(os.path.join(output, "checkpoint")) else [])
+    assert not os.path.exists(os.path.join(output, "run.json"))
+
+
+# -- refused ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_an_unreachable_address_is_one_line_before_any_work(tmp_path):
+    """In a process of its own (not joined to a cluster): a closed port answers at once, with the address named."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    data, output = write_rows(tmp_path / "input", corpus_rows(3)), str(tmp_path / "out")
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        script = (
+            "from bart_score import ScoringError\nfrom bart_score.cluster import score_on_ray\n"
+            "from bart_score.options import ClusterOptions\n"
+            f"try:\n    score_on_ray({data!r}, {output!r}, cluster=ClusterOptions(address={address!r}))\n"
+            "except ScoringError as error:\n    print(error)\n"
+        )
+        shown = subprocess.run(
+            [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": ROOT}, capture_output=True, text=True
+        )
+        assert shown.stdout.strip().startswith(f"cannot reach the Ray cluster at {address!r}: Connection refused")
+        assert not os.path.exists(tmp_path / "out")
+
+
+@pytest.mark.slow
+def test_a_ray_dataset_that_does_not_start_with_a_read_is_refused(ray_address, tmp_path):
+    import ray
+
+    with pytest.raises(InputError, match="does not start with a read of files"):
+        score_on_ray(ray.data.from_items(corpus_rows(3)), str(tmp_path / "out"))
+
+
+def test_the_input_needs_its_id_column_and_unique_ids(tmp_path):
+    rows = corpus_rows(5)
+    with pytest.raises(InputError, match=r"has no id column 'key'; its columns are \['id', 'source'"):
+        score_on_ray(write_rows(tmp_path / "a", rows), str(tmp_path / "out"), id_column="key")
+    rows[3]["id"] = rows[1]["id"]
+    with pytest.raises(InputError, match=r"gives the id 'row-1' twice, to rows 2 and 4"):
+        score_on_ray(write_rows(tmp_path / "b", rows), str(tmp_path / "out"))
+    rows[3]["id"] = None
+    with pytest.raises(InputError, match=r"row 4 has no id"):
+        score_on_ray(write_rows(tmp_path / "c", rows), str(tmp_path / "out"))
+    assert not os.path.exists(tmp_path / "out")
+
+
+def test_an_output_folder_of_something_else_is_refused(tmp_path):
+    data = write_rows(tmp_path / "input", corpus_rows(3))
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("mine\n")
+    with pytest.raises(InputError, match=r"holds todo.txt, which a run's output does not"):
+        score_on_ray(data, str(tmp_path / "notes"))
+    with pytest.raises(InputError, match="is not a folder"):
+        score_on_ray(data, str(tmp_path / "notes" / "todo.txt"))
+
+
+def test_what_a_cluster_cannot_do_is_refused_before_it_is_reached(tmp_path):
+    data = write_rows(tmp_path / "input", corpus_rows(3))
+    output = str(tmp_path / "out")
+    with pytest.raises(InputError, match="rescale='corpus' takes reference points"):
+        score_on_ray(data, output, rescale="corpus")
+    with pytest.raises(InputError, match="device='cuda:1' names one GPU"):
+        score_on_ray(data, output, engine=EngineOptions(device="cuda:1"))
+    with pytest.raises(InputError, match="id_column='signature' is the name of the output's column"):
+        score_on_ray(data, output, id_column="signature")
+    (tmp_path / "mixed").mkdir()
+    pq.write_table(pa.table({"id": ["x"]}), tmp_path / "mixed" / "a.parquet")
+    (tmp_path / "mixed" / "b.csv").write_text("id\ny\n")
+    with pytest.raises(InputError, match="the input mixes formats"):
+        score_on_ray(str(tmp_path / "mixed"), output)
+    with pytest.raises(InputError, match="no such file or folder"):
+        score_on_ray(str(tmp_path / "nowhere"), output)
+    with pytest.raises(InputTypeError, match="must be a path, a list of paths or a Ray Dataset"):
+        score_on_ray({"id": [1]}, output)
+    with pytest.raises(InputError, match="address must be 'auto'"):
+        ClusterOptions(address="head")
+    assert not os.path.exists(output)
+
+
+def test_without_the_extra_the_call_names_it(tmp_path, monkeypatch):
+    from bart_score import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if it were not installed
+    with pytest.raises(MissingExtraError, match=r'pip install "bartscore\[ray\]"'):
+        score_on_ray(str(tmp_path), str(tmp_path / "out"))
