@@ -1080,24 +1080,53 @@ class ClusterOptions(CheckedOptions):
         'the head\'s "<host>:<port>"; an address never starts a cluster. None: the cluster this process is already '
         "connected to, else a local one started for the run",
         check=_cluster_address,
+        flag=Flag(
+            "--address",
+            metavar="ADDRESS",
+            help="the Ray cluster to join: auto (this machine's), ray://HEAD:10001 (Ray Client) or HEAD:PORT "
+            "(default: a local cluster started for the run)",
+            section="cluster",
+        ),
     )
     actors: int | None = option(
         None,
         doc="the scorers, each a Ray actor holding one loaded model (with a GPU of its own where the cluster has "
         "GPUs); None: one per GPU of the cluster, or one on a cluster without GPUs",
         check=optional_positive_int,
+        flag=Flag(
+            "--actors",
+            integer=True,
+            metavar="N",
+            help="scorers, each holding one loaded model (default: one per GPU of the cluster, or one)",
+            section="cluster",
+        ),
     )
     rows_per_batch: int = option(
         1000,
         doc="the rows a scorer scores in one engine call (planned and deduplicated together): the unit that is "
         "retried, written and checkpointed (does not change a score)",
         check=positive_option,
+        flag=Flag(
+            "--batch-rows",
+            integer=True,
+            metavar="N",
+            help="rows a scorer scores at once, tried again, written and checkpointed as one (default 1000)",
+            section="cluster",
+        ),
     )
     retries: int = option(
         3,
         doc="how many times a batch is tried again after a failure that is not the input's (a ScoringError, an "
         "error from outside bart_score, a lost actor or node) before the run fails naming its rows",
         check=_whole_number_from(0),
+        flag=Flag(
+            "--retries",
+            integer=True,
+            metavar="N",
+            help="times a failed batch is tried again before the run fails naming its rows; an error of the input's "
+            "is not (default 3)",
+            section="cluster",
+        ),
     )
 
 

@@ -13,11 +13,12 @@ from ..inputs import MAX_INTEGER_DIGITS, ascii_decimal, ascii_integer
 from ..options import OPTION_CLASSES, EngineOptions, Flag
 
 # Where --help lists the options' flags (Flag.section): the sections of the "model and scoring" group in order, then
-# the long-source group's and the rescaling group's.
+# the long-source group's, the rescaling group's and the Ray cluster's (bartscore cluster).
 MODEL_SECTIONS = ("checkpoint", "prompting", "scoring", "device", "sizes", "progress")
 LONG_SOURCE_SECTION = "long source"
 RESCALE_SECTION = "rescale"
-SECTIONS = (*MODEL_SECTIONS, LONG_SOURCE_SECTION, RESCALE_SECTION)
+CLUSTER_SECTION = "cluster"
+SECTIONS = (*MODEL_SECTIONS, LONG_SOURCE_SECTION, RESCALE_SECTION, CLUSTER_SECTION)
 # The option whose flag chooses the long-source mode, which a subcommand may leave out (add_long_source_arguments).
 LONG_SOURCE_MODE = "long_source"
 # The flags of the inputs that the library's messages name (sources, references and the systems' hypotheses).
