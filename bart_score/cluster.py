@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from .baselines.files import load_baseline
 from .corpus import Corpus, score_corpus
 from .errors import BARTScoreError, InputError, InputTypeError, MissingExtraError, ScoringError, first_line
 from .inputs import check_text, counted, describe
@@ -115,12 +116,15 @@ def score_on_ray(
     whole numbers) the rows are written and checkpointed by. source_column, reference_columns, system_columns: the
     columns' roles, by the defaults of a local table (bart_score.read_table_corpus). engine: the scorers'
     EngineOptions (each actor builds its own BARTScorer from them; on a cluster with GPUs each actor has one, unless
-    device="cpu"). options (a ScoringOptions) or its fields as keywords, as score_corpus takes them; rescale="corpus"
-    is refused, as each batch would have reference points of its own. cluster: where and how (ClusterOptions)."""
+    device="cpu"). options (a ScoringOptions) or its fields as keywords, as score_corpus takes them (a baseline file is
+    read here, and its reference points travel to the scorers); rescale="corpus" is refused, as each batch would have
+    reference points of its own. cluster: where and how (ClusterOptions)."""
     options = ScoringOptions.resolve(options, **keywords)
     engine = EngineOptions.resolve(engine)
     cluster = cluster or ClusterOptions()
     _check_request(options, engine, id_column)
+    if isinstance(options.baseline, str):  # read here, so that the nodes need not see the file
+        options = options.replace(baseline=load_baseline(options.baseline))
     ray = _ray_modules()
     request = _Request(id_column, (source_column, reference_columns, system_columns), engine, options, cluster)
     table = _Input(ray, _input_source(ray, data))
