@@ -40,7 +40,7 @@
     meta_eval/       the meta-evaluation [definitions, benchmarks, layouts, scoring, protocol, table, published, split,
                      selection_grid, selection_statistics, selection_report]
     cli/             CLI [arguments, requests, wording, score, compare, baseline, meta_eval, meta_eval_select,
-                     meta_eval_common, convert]
+                     meta_eval_common, convert, ray_cluster]
     evaluate_metric  the evaluate.Metric under bartscore.py's metric (imports evaluate; nothing here imports it)
     __main__         ``python -m bart_score``: the command line
 

@@ -1,5 +1,5 @@
-"""The command line: ``bartscore score``, ``compare``, ``baseline``, ``meta-eval`` and ``convert`` (also ``python -m
-bart_score``).
+"""The command line: ``bartscore score``, ``compare``, ``baseline``, ``meta-eval``, ``convert`` and ``cluster``
+(also ``python -m bart_score``).
 
 Each subcommand is a module with ``add_parser``, a ``check`` that finds every mistake in the request before any
 model is loaded and returns the checked request (a dataclass; the parsed arguments are never written), and a ``run``
@@ -9,7 +9,8 @@ at once. What the subcommands share is in three modules: their argparse argument
 turned into the library's requests, checked and scored (requests), and the command line's words for what the
 library's messages name, its flags and the ``baseline`` command a missing baseline's recipe is, and for the errors
 that stop a run (wording). ``meta-eval --select`` has a module of its own (meta_eval_select), and what it shares with
-plain meta-eval is meta_eval_common. ``convert`` writes a GGUF file as a plain folder."""
+plain meta-eval is meta_eval_common. ``convert`` writes a GGUF file as a plain folder. ``cluster`` is ray_cluster,
+which reads a table of its own rather than the plain-text inputs the others share."""
 
 from __future__ import annotations
 
@@ -32,11 +33,11 @@ from ..errors import (
     UnsupportedModelError,
 )
 from ..options import CorpusPoints
-from . import baseline, compare, convert, meta_eval, score
+from . import baseline, compare, convert, meta_eval, ray_cluster, score
 from .arguments import add_input_arguments, add_model_arguments
 from .wording import COMMAND_LINE, OPTION_FLAGS, Failed, said_on_the_command_line
 
-SUBCOMMANDS = (score, compare, baseline, meta_eval, convert)
+SUBCOMMANDS = (score, compare, baseline, meta_eval, convert, ray_cluster)
 # The errors of a request the user can mend (exit status 2): bad input or options, a checkpoint the engine cannot
 # drive, a baseline or a score cache that cannot be used.
 USAGE_ERRORS = (InputError, UnsupportedModelError, BaselineError, CacheFileError)
