@@ -18,7 +18,6 @@ import signal
 import socket
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 
@@ -29,11 +28,13 @@ require_extra("ray")
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from support.cli import run_cli
 from support.models import load_tiny, tiny_checkpoint_for
 from support.reference import causal_score, reference_directions
 from support.text import english_like, english_like_text
 
 from bart_score import BARTScorer, Corpus, InputError, InputTypeError, ScoringError, score_corpus
+from bart_score.cli import main
 from bart_score.cluster import score_on_ray
 from bart_score.options import ClusterOptions, EngineOptions
 
@@ -44,32 +45,47 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOLERANCE = {"abs": 1e-6, "rel": 1e-6}
 REFERENCE_TOLERANCE = {"abs": 1e-5}  # against the plain loops, as tests/test_engine.py
 # The title Ray gives an actor of the pool while it scores a batch (ray::<actor>.<method>).
-BATCH_RUNNING = b"MapBatches(_BatchScorer)).submit"
+BATCH_RUNNING = "MapBatches(_BatchScorer)).submit"
 
 
-def ray_processes():
-    """This machine's Ray processes, by their command lines: servers started from Ray's package, workers and agents
-    (ray::...), anything of a session under /tmp/ray."""
-    found = set()
+def processes():
+    """{pid: (parent pid, command line)} of this machine's live processes (zombies apart)."""
+    found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+                state, parent = handle.read().rpartition(")")[2].split()[:2]
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                command = handle.read()
+                line = handle.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if b"ray::" in command or b"/site-packages/ray/" in command or b"/tmp/ray/session" in command:
-            found.add(int(pid))
+        if state != "Z":
+            found[int(pid)] = (int(parent), line)
     return found
+
+
+def cluster_processes():
+    """The processes this test process started, and theirs: its Ray cluster's servers and workers. (Another pytest
+    worker may run a cluster of its own at the same time.)"""
+    table = processes()
+    ours, grown = {os.getpid()}, True
+    while grown:
+        children = {pid for pid, (parent, _) in table.items() if parent in ours} - ours
+        ours |= children
+        grown = bool(children)
+    return {pid: table[pid][1] for pid in ours - {os.getpid()} if pid in table}
 
 
 @pytest.fixture(scope="session")
 def ray_address():
     """A local Ray cluster for the session, joined by this process (score_on_ray then runs on it): 4 logical CPUs
     (the scorers', the reads' and writes', and a rerun's checkpoint filter), no dashboard; its workers import this
-    checkout's bart_score. Stopped at the end, when no Ray process of it may be left."""
+    checkout's bart_score. Stopped at the end, when none of its processes may be left.
+
+    pytest-xdist's grouping (conftest.py) does not hold under pytest 9, so another worker may run tests of this module
+    on a cluster of its own: each worker's tests see only their own cluster's processes."""
     import ray
 
-    before = ray_processes()
     settings = {
         "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
         # One process reading Parquet footers rather than Ray Data's 32, which two cores take seconds to start.
@@ -86,11 +102,12 @@ def ray_address():
             else:
                 os.environ[name] = value
     yield ray.get_runtime_context().gcs_address
+    started = cluster_processes()
     ray.shutdown()
     deadline = time.monotonic() + 30
-    while (left := ray_processes() - before) and time.monotonic() < deadline:
+    while (left := {pid: line for pid, line in processes().items() if pid in started}) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert not left, f"Ray processes outlived the tests: {sorted(left)}"
+    assert not left, f"Ray processes outlived the tests: {left}"
 
 
 def corpus_rows(count, seed=0):
@@ -163,8 +180,8 @@ def assert_scores_equal(output, rows, expected, tolerance, systems=("a", "b")):
 
 
 class ActorKiller:
-    """Kills the pool's scorer with SIGKILL while it scores a batch (Ray titles its process by the method it runs),
-    once, or every time (`every`); `killed` lists the pids."""
+    """Kills a scorer of this process's cluster with SIGKILL while it scores a batch (Ray titles its process by the
+    method it runs), once, or every time (`every`); `killed` lists the pids."""
 
     def __init__(self, every=False):
         self.every, self.killed, self._stop = every, [], threading.Event()
@@ -180,15 +197,10 @@ class ActorKiller:
 
     def _watch(self):
         while not self._stop.is_set() and (self.every or not self.killed):
-            for pid in filter(str.isdigit, os.listdir("/proc")):
-                try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                        running = BATCH_RUNNING in handle.read()
-                except OSError:
-                    continue
-                if running and int(pid) not in self.killed:
-                    os.kill(int(pid), signal.SIGKILL)
-                    self.killed.append(int(pid))
+            for pid, line in cluster_processes().items():
+                if BATCH_RUNNING in line and pid not in self.killed:
+                    os.kill(pid, signal.SIGKILL)
+                    self.killed.append(pid)
             time.sleep(0.005)
 
 
@@ -308,50 +320,47 @@ def test_a_batch_that_keeps_failing_is_tried_again_a_bounded_number_of_times(ray
 
 
 @pytest.mark.slow
-def test_a_driver_killed_mid_run_then_run_again_scores_only_the_missing_rows(
+def test_a_driver_killed_mid_run_then_the_same_command_again_scores_only_the_missing_rows(
     ray_address, tmp_path, tiny_checkpoint, scorer
 ):
-    """A driver (its own process, joining the cluster by address) killed with SIGKILL once some files are committed;
-    the same call again scores exactly the rows not committed, into new files: every row once, the engine's scores."""
+    """`bartscore cluster` joining the cluster by address, killed with SIGKILL once some files are committed; the same
+    command again scores exactly the rows not committed, into new files, and says so: every row once, with the
+    engine's scores."""
     rows = corpus_rows(100, seed=4)
     data = write_rows(tmp_path / "input", rows)
     output = str(tmp_path / "output")
-    engine = EngineOptions(checkpoint=tiny_checkpoint, device="cpu")
-    script = textwrap.dedent(
-        f"""
-        from bart_score.cluster import score_on_ray
-        from bart_score.options import ClusterOptions, EngineOptions
-        score_on_ray({data!r}, {output!r}, engine={engine!r},
-                     cluster=ClusterOptions(address={ray_address!r}, actors=1, rows_per_batch=10))
-        """
-    )
-    driver = subprocess.Popen(
-        [sys.executable, "-c", script],
-        env={**os.environ, "PYTHONPATH": ROOT},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 150
-    while driver.poll() is None and time.monotonic() < deadline:
-        if os.path.isdir(os.path.join(output, "checkpoint")) and len(committed_ids(output)) >= 20:
-            break
-        time.sleep(0.05)
-    assert driver.poll() is None, driver.stderr.read().decode()[-3000:]  # still running: killed mid-run
-    driver.kill()
-    driver.wait()
-    driver.stderr.close()
+    command = ["cluster", "-i", data, "-o", output, "-m", tiny_checkpoint, "--device", "cpu", "-q"]
+    command += ["--address", ray_address, "--actors", "1", "--batch-rows", "10"]
+    with open(tmp_path / "driver.log", "wb") as log:
+        driver = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "bartscore.py"), *command],
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 150
+        while driver.poll() is None and time.monotonic() < deadline:
+            if os.path.isdir(os.path.join(output, "checkpoint")) and len(committed_ids(output)) >= 20:
+                break
+            time.sleep(0.05)
+        running = driver.poll() is None
+        driver.kill()
+        driver.wait()
+    assert running, (tmp_path / "driver.log").read_text()[-3000:]  # killed mid-run, not after it ended
 
     committed = committed_ids(output)
     assert 20 <= len(committed) < len(rows) and len(set(committed)) == len(committed)
     files_before = set(os.listdir(os.path.join(output, "scores")))
-    run = score_on_ray(data, output, engine=engine, cluster=ClusterOptions(actors=1, rows_per_batch=10))
+    status, stdout, stderr = run_cli(*command)
 
-    assert (run.rows, run.before, run.written) == (100, len(committed), 100 - len(committed))
+    assert status == 0, stderr[-3000:]
+    missing = len(rows) - len(committed)
+    assert stdout.splitlines()[0] == f"scored {missing} of 100 rows into {output} ({len(committed)} were there already)"
     new_files = set(os.listdir(os.path.join(output, "scores"))) - files_before
     new_ids = [
         row_id for name in new_files for row_id in pq.read_table(os.path.join(output, "scores", name))["id"].to_pylist()
     ]
-    assert len(new_ids) == run.written and not set(new_ids) & set(committed)
+    assert len(new_ids) == missing and not set(new_ids) & set(committed)
     expected, _ = engine_scores(scorer, rows)
     assert_scores_equal(output, rows, expected, TOLERANCE)
 
@@ -390,23 +399,20 @@ def test_a_batch_the_scorer_refuses_fails_the_run_naming_its_row(ray_address, tm
 
 @pytest.mark.slow
 def test_an_unreachable_address_is_one_line_before_any_work(tmp_path):
-    """In a process of its own (not joined to a cluster): a closed port answers at once, with the address named."""
+    """`bartscore cluster` in a process of its own: a closed port answers at once, in one line naming the address
+    and the flag, with the exit status of a run-time failure; nothing is written."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     data, output = write_rows(tmp_path / "input", corpus_rows(3)), str(tmp_path / "out")
     for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
-        script = (
-            "from bart_score import ScoringError\nfrom bart_score.cluster import score_on_ray\n"
-            "from bart_score.options import ClusterOptions\n"
-            f"try:\n    score_on_ray({data!r}, {output!r}, cluster=ClusterOptions(address={address!r}))\n"
-            "except ScoringError as error:\n    print(error)\n"
+        status, stdout, stderr = run_cli("cluster", "-i", data, "-o", output, "--address", address)
+        assert (status, stdout) == (1, "")
+        assert stderr == (
+            f"bartscore cluster: cannot reach the Ray cluster at {address!r}: Connection refused; start it, or give "
+            f"the address of a running one as --address\n"
         )
-        shown = subprocess.run(
-            [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": ROOT}, capture_output=True, text=True
-        )
-        assert shown.stdout.strip().startswith(f"cannot reach the Ray cluster at {address!r}: Connection refused")
-        assert not os.path.exists(tmp_path / "out")
+        assert not os.path.exists(output)
 
 
 @pytest.mark.slow
@@ -415,6 +421,17 @@ def test_a_ray_dataset_that_does_not_start_with_a_read_is_refused(ray_address, t
 
     with pytest.raises(InputError, match="does not start with a read of files"):
         score_on_ray(ray.data.from_items(corpus_rows(3)), str(tmp_path / "out"))
+
+
+def test_the_command_line_says_a_refused_input_as_a_usage_error(tmp_path, capsys):
+    rows = corpus_rows(5)
+    rows[3]["id"] = rows[1]["id"]
+    data = write_rows(tmp_path / "input", rows)
+    assert main(["cluster", "-i", data, "-o", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (
+        f"bartscore cluster: error: {data} gives the id 'row-1' twice, to rows 2 and 4; each row needs an id of its "
+        f"own\n"
+    )
 
 
 def test_the_input_needs_its_id_column_and_unique_ids(tmp_path):
@@ -469,3 +486,14 @@ def test_without_the_extra_the_call_names_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if it were not installed
     with pytest.raises(MissingExtraError, match=r'pip install "bartscore\[ray\]"'):
         score_on_ray(str(tmp_path), str(tmp_path / "out"))
+
+
+def test_without_the_extra_the_command_says_which_to_install_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    data = write_rows(tmp_path / "input", corpus_rows(3))
+    assert main(["cluster", "-i", data, "-o", str(tmp_path / "out")]) == 1
+    said = capsys.readouterr()
+    assert said.out == "" and said.err.count("\n") == 1
+    assert said.err.startswith("bartscore cluster: scoring on a Ray cluster needs Ray Data")
+    assert said.err.rstrip().endswith('pip install "bartscore[ray]"')
+    assert not os.path.exists(tmp_path / "out")
