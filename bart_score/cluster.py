@@ -125,7 +125,7 @@ def score_on_ray(
     _check_request(options, engine, id_column)
     if isinstance(options.baseline, str):  # read here, so that the nodes need not see the file
         options = options.replace(baseline=load_baseline(options.baseline))
-    ray = _ray_modules()
+    ray = _ray_modules(local=cluster.address is None)
     request = _Request(id_column, (source_column, reference_columns, system_columns), engine, options, cluster)
     table = _Input(ray, _input_source(ray, data))
     folder = _OutputFolder(output)
@@ -229,8 +229,13 @@ def _check_request(options: ScoringOptions, engine: EngineOptions, id_column: st
         )
 
 
-def _ray_modules() -> ModuleType:
-    """The ray package with ray.data loaded, or MissingExtraError naming the extra."""
+def _ray_modules(local: bool) -> ModuleType:
+    """The ray package with ray.data loaded, or MissingExtraError naming the extra. For a local cluster, Ray is told
+    (where this import is its first) to take the loopback address as the node's, so that every server the cluster
+    starts listens on 127.0.0.1 alone rather than on every interface; a driver joining a cluster elsewhere keeps the
+    node's own address, which the cluster's workers reach it by."""
+    if local:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
         import ray.data

@@ -497,3 +497,22 @@ def test_without_the_extra_the_command_says_which_to_install_in_one_line(tmp_pat
     assert said.err.startswith("bartscore cluster: scoring on a Ray cluster needs Ray Data")
     assert said.err.rstrip().endswith('pip install "bartscore[ray]"')
     assert not os.path.exists(tmp_path / "out")
+
+
+def test_a_local_cluster_is_given_the_loopback_address_and_a_joining_driver_its_own():
+    """Ray takes the node's address, which its servers listen on, when it is first imported: for a cluster the run
+    starts, the loopback one; a driver that joins a cluster keeps Ray's own choice, the address its workers reach."""
+    probe = (
+        "import os, sys; from bart_score.cluster import _ray_modules; _ray_modules(local=sys.argv[1] == 'local'); "
+        "from ray._private.services import get_node_ip_address; "
+        "print(get_node_ip_address(), os.environ.get('RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER'))"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
+    said = {}
+    for kind in ("local", "joining"):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, kind], capture_output=True, text=True, env=environment, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        said[kind] = done.stdout.split()
+    assert said["local"] == ["127.0.0.1", "0"] and said["joining"][1] == "None", said
