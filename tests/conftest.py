@@ -69,6 +69,21 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.xdist_group(group))
 
 
+def pytest_collection_finish(session):
+    """On a pytest-xdist worker under --dist loadgroup, each test's id must carry its group, which is how the
+    scheduler keeps a group on one worker: pytest 9.2 reads ids from elsewhere than where pytest-xdist 3.8 writes the
+    group, so the groups were silently dropped and the Gradio modules' servers ran side by side on one temporary
+    folder. requirements.lock pins a pytest that pytest-xdist's grouping works with."""
+    if not hasattr(session.config, "workerinput") or not getattr(session.config.option, "loadgroup", False):
+        return
+    ungrouped = [item.nodeid for item in session.items if "@" not in item.nodeid]
+    if ungrouped:
+        raise pytest.UsageError(
+            f"pytest-xdist's --dist loadgroup does not see the tests' groups under pytest {pytest.__version__} "
+            f"({ungrouped[0]} has none): install the pytest of requirements.lock"
+        )
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
     with _skip_when_an_extra_is_missing():

@@ -65,25 +65,30 @@ def processes():
 
 
 def cluster_processes():
-    """The processes this test process started, and theirs: its Ray cluster's servers and workers. (Another pytest
-    worker may run a cluster of its own at the same time.)"""
+    """Ray's processes among those this test process started, and theirs: its cluster's servers and workers.
+    (Another pytest worker may run a cluster of its own at the same time.)"""
     table = processes()
     ours, grown = {os.getpid()}, True
     while grown:
         children = {pid for pid, (parent, _) in table.items() if parent in ours} - ours
         ours |= children
         grown = bool(children)
-    return {pid: table[pid][1] for pid in ours - {os.getpid()} if pid in table}
+    return {pid: table[pid][1] for pid in ours - {os.getpid()} if pid in table and is_ray(table[pid][1])}
+
+
+def is_ray(command_line):
+    """Whether a process is one of Ray's: its servers (gcs_server, raylet, Ray's own Python modules) and its workers
+    (named ray::...). Other tests on the same worker leave processes of their own (a chat renderer, a resource
+    tracker) that are not the cluster's."""
+    return command_line.startswith("ray::") or "/ray/" in command_line or "raylet" in command_line
 
 
 @pytest.fixture(scope="session")
 def ray_address():
     """A local Ray cluster for the session, joined by this process (score_on_ray then runs on it): 4 logical CPUs
     (the scorers', the reads' and writes', and a rerun's checkpoint filter), no dashboard; its workers import this
-    checkout's bart_score. Stopped at the end, when none of its processes may be left.
-
-    pytest-xdist's grouping (conftest.py) does not hold under pytest 9, so another worker may run tests of this module
-    on a cluster of its own: each worker's tests see only their own cluster's processes."""
+    checkout's bart_score. Stopped at the end, when none of its processes may be left (another pytest worker's
+    own tests, run with -n and another --dist, may start a cluster of their own: each sees only its own)."""
     import ray
 
     settings = {
