@@ -13,8 +13,8 @@
     scorer           Scorer, IdentifiedScorer: what the scoring functions call on a scorer (the engine, its cache)
     shared_engines   one engine per checkpoint and settings in a process, for every holder that asks for them
     progress         the progress bar of a long scoring run
-    models/          model families, checkpoints [base, seq2seq, causal, chat, chat_render, gguf, checkpoints, loading,
-                     conversion]
+    models/          model families, checkpoints, served models [base, seq2seq, causal, chat, chat_render, gguf,
+                     checkpoints, loading, conversion, servers, server_kinds, served]
     variants         the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults
     templates        causal LMs' prompt templates and chat options, checked before any model loads
     inputs           checks of what callers pass in, and the words their messages share
@@ -80,6 +80,7 @@ _EXPORTS = {
     "FewerReferencePairsWarning": "errors",
     "LongSourceWarning": "errors",
     "CacheWarning": "errors",
+    "ServerWarning": "errors",
     "BARTScorer": "engine",
     "resolve_checkpoint": "models.loading",
     "locate_checkpoint": "models.checkpoints",
@@ -156,6 +157,7 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .errors import OutputFileError as OutputFileError
     from .errors import RescaleWarning as RescaleWarning
     from .errors import ScoringError as ScoringError
+    from .errors import ServerWarning as ServerWarning
     from .errors import TokenizationWarning as TokenizationWarning
     from .errors import UnsupportedModelError as UnsupportedModelError
     from .long_source import LONG_SOURCE_MODES as LONG_SOURCE_MODES

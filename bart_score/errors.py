@@ -29,6 +29,7 @@ Each warning class is a UserWarning, so that filters on UserWarning go on catchi
     FewerReferencePairsWarning  fewer reference pairs than were asked for (every pair the texts give was scored)
     LongSourceWarning       long_source="windows": sentences cut, sources shorter than a window, the retriever's cut
     CacheWarning            the score cache file was repaired (an unfinished last line dropped)
+    ServerWarning           a served model reached over plain http:// from another machine
 
 Messages are data: an error's or a warning's message is a sequence of parts, text and the options (Mention), tasks
 (Recipe) and files (FileName) it names, with its remedy apart; str() gives the library's words (KEYWORDS), and each
@@ -199,6 +200,11 @@ class LongSourceWarning(BARTScoreWarning):
 
 class CacheWarning(BARTScoreWarning):
     """The score cache file was repaired: an unfinished last line (an interrupted write) was dropped."""
+
+
+class ServerWarning(BARTScoreWarning):
+    """A served model (bart_score.models.servers) is reached over plain http:// from another machine: the texts, and
+    the API key if one is set, travel unencrypted."""
 
 
 def first_line(error: BaseException) -> str:
