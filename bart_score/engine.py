@@ -5,7 +5,8 @@ identical (condition, target) pairs are scored once, pairs are grouped by condit
 goes through the model once (a seq2seq encoder with its cross-attention keys and values, or a causal LM's prefix
 cache), and batches are length-sorted and filled up to a token budget. The model families (bart_score.models) say
 what is tokenized how and run the model's own modules; this module does the planning, batching, out-of-memory
-retries and the log-probabilities."""
+retries and the log-probabilities. A model on an inference server (bart_score.models.served) is planned the same way,
+under the same token policy, and its planned pairs go to the server in place of the batches."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from .messages import Mention
 from .models.base import IGNORED, Target, Tokenized
 from .models.checkpoints import Checkpoint, locate_checkpoint, stored_weights_are_finite, weights_identity
 from .models.loading import load_family, resolve_checkpoint
+from .models.served import ServedModel
 from .options import AGGREGATIONS, EngineOptions, ScoringOptions
 from .progress import progress_bar
 from .templates import instruction_list
@@ -151,14 +153,17 @@ class BARTScorer:
         located = locate_checkpoint(checkpoint)
         self.family = load_family(located, options)
         self.tokenizer, self.model = self.family.tokenizer, self.family.model
-        self._checkpoint_label = located.label
-        self._checkpoint_identity = located.identity()
+        # A served model is named and keyed by what its server reports, and its numbers are the server's.
+        self.served = self.model if isinstance(self.model, ServedModel) else None
+        self._checkpoint_label = located.label if self.served is None else self.served.server.label
+        self._checkpoint_identity = located.identity() if self.served is None else self.served.identity
         self._weights_identity: str | None = None
         self.options = self.options.replace(max_length=self._fitting_max_length(options.max_length))
-        self.model.to(device=device)
         self.weights: str | None = None
-        self._check_weights_are_numbers(located)
-        self._check_family()
+        if self.served is None:
+            self.model.to(device=device)
+            self._check_weights_are_numbers(located)
+            self._check_family()
         if para_weights:
             self.load(para_weights)
 
@@ -335,7 +340,7 @@ class BARTScorer:
         return [
             f"policy:{self.token_policy}",
             f"maxlen:{self.max_length}",
-            f"dtype:{self.dtype}",
+            f"dtype:{self.dtype}" if self.served is None else self.served.signature_field,
             f"transformers:{transformers.__version__}",
             f"version:{__version__}",
         ]
@@ -624,6 +629,10 @@ class BARTScorer:
         """Scores the pairs of `share` (condition -> its pairs): conditions run in length-sorted batches, then their
         targets in length-sorted batches; after each target batch, the bar (or `progress`) advances by its pairs.
         Returns pair -> (log-prob sum, token log-probs or None)."""
+        if self.served is not None:
+            return self._score_through_server(
+                plan, share, show_progress=show_progress, keep_tokens=keep_tokens, progress=progress
+            )
         results: PairResults = {}
         with (
             torch.inference_mode(),
@@ -668,6 +677,35 @@ class BARTScorer:
             by_length = sorted(share, key=plan.condition_length, reverse=True)
             for group in token_batches(by_length, lambda c: (plan.condition_length(c),), group_tokens, batch_size):
                 self._halving_on_oom(group, score_conditions, encoder_too_big)
+        return results
+
+    def _score_through_server(
+        self,
+        plan: Plan,
+        share: Mapping[int, Sequence[int]],
+        *,
+        show_progress: bool,
+        keep_tokens: bool,
+        progress: Callable[[int], object] | None,
+    ) -> PairResults:
+        """_score_share for a served model: each condition of `share` with its distinct targets, sent to the server
+        (bart_score.models.served), the bar (or `progress`) advancing as its answers come. A pair is named in messages
+        by its first place among the call's pairs."""
+        assert self.served is not None  # _score_share's case
+        first_place: dict[int, int] = {}
+        for index, pair in enumerate(plan.pair_of_input):
+            first_place.setdefault(pair, index)
+        conditions = list(share)
+        work = [
+            (plan.conditions[c], [(first_place[p], plan.targets[plan.pairs[p][1]]) for p in share[c]])
+            for c in conditions
+        ]
+        with progress_bar(sum(map(len, share.values())), enabled=show_progress and progress is None) as bar:
+            scored = self.served.score(work, progress or bar.update)
+        results: PairResults = {}
+        for condition, log_probs_of in zip(conditions, scored):
+            for pair, log_probs in zip(share[condition], log_probs_of):
+                results[pair] = (float(log_probs.sum()), log_probs if keep_tokens else None)
         return results
 
     def process_group(self) -> ProcessGroup | None:

@@ -56,6 +56,7 @@ from .long_source import (
     check_window,
 )
 from .messages import Mention, Part, parts_of, shown
+from .models.servers import DEFAULT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRIES
 from .prompts import PROMPT_SETS
 from .reading import read_bounded
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
@@ -266,6 +267,24 @@ def _whole_number_from(least: int) -> Callable[[Any, str], int]:
 
 def _device(value: Any, name: str) -> str:
     return device_name(value)
+
+
+def _name(value: Any, name: str) -> str:
+    """The check of an option that names something (a model, a checkpoint): a text that is not blank."""
+    if not isinstance(value, str):
+        raise InputTypeError(Mention(name), f" must be a text, got {describe(value)}", option=name, value=value)
+    if not value.strip():
+        raise InputError(Mention(name), " is blank", option=name, value=value)
+    return check_text(value, name)
+
+
+def _seconds(value: Any, name: str) -> float:
+    """The check of an option that takes a positive number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise InputError(
+            Mention(name), f" must be a positive number of seconds, got {value!r}", option=name, value=value
+        )
+    return float(value)
 
 
 def _template(value: Any, name: str) -> str:
@@ -1002,6 +1021,72 @@ class EngineOptions(CheckedOptions):
             section="prompting",
         ),
         setting=MODEL_ENTRY_SETTING,
+    )
+    served_model: str | None = option(
+        None,
+        doc='a checkpoint that names an inference server ("vllm+http://127.0.0.1:8000/v1"; docs/models.md): the '
+        "served model's name on it (default: the server's only model)",
+        check=_name,
+        flag=Flag(
+            "--served-model",
+            metavar="NAME",
+            help="with -m naming a server (vllm+, sglang+, tgi+ or llama.cpp+ and its URL): the served model's name "
+            "(default: the server's only model)",
+            section="checkpoint",
+        ),
+        setting=MODEL_ENTRY_SETTING,
+    )
+    served_tokenizer: str | None = option(
+        None,
+        doc="a served model: the Hub id, folder or GGUF file its tokenizer is read from, to tokenize as the server "
+        "does (default: where the server says its weights are)",
+        check=_name,
+        flag=Flag(
+            "--served-tokenizer",
+            metavar="CHECKPOINT",
+            help="a served model: the Hub id, folder or GGUF file its tokenizer is read from (default: where the "
+            "server says its weights are)",
+            section="checkpoint",
+        ),
+        setting=MODEL_ENTRY_SETTING,
+    )
+    concurrency: int | None = option(
+        None,
+        doc=f"a served model: the most requests in flight at once (default {DEFAULT_CONCURRENCY})",
+        check=_whole_number_from(1),
+        flag=Flag(
+            "--concurrency",
+            integer=True,
+            metavar="N",
+            help=f"a served model: at most N requests at once (default {DEFAULT_CONCURRENCY})",
+            section="device",
+        ),
+    )
+    request_timeout: float | None = option(
+        None,
+        doc=f"a served model: seconds to wait for an answer to a request (default {DEFAULT_REQUEST_TIMEOUT:g})",
+        check=_seconds,
+        flag=Flag(
+            "--request-timeout",
+            integer=True,
+            metavar="SECONDS",
+            help=f"a served model: seconds to wait for each answer (default {DEFAULT_REQUEST_TIMEOUT:g})",
+            section="device",
+        ),
+    )
+    retries: int | None = option(
+        None,
+        doc=f"a served model: attempts after a request fails for want of an answer (429, 5xx, a timeout, a dropped "
+        f"connection), with back-off (default {DEFAULT_RETRIES})",
+        check=_whole_number_from(0),
+        flag=Flag(
+            "--retries",
+            integer=True,
+            metavar="N",
+            help=f"a served model: retry a request N times after a 429, 5xx, timeout or dropped connection (default "
+            f"{DEFAULT_RETRIES})",
+            section="device",
+        ),
     )
     chat_settings: ChatSettings | None = dataclasses.field(init=False, repr=False, compare=False)
 

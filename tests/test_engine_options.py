@@ -36,6 +36,11 @@ def test_defaults_are_the_engines():
         "instruction",
         "system",
         "chat_template",
+        "served_model",
+        "served_tokenizer",
+        "concurrency",
+        "request_timeout",
+        "retries",
     } == ENGINE_OPTION_NAMES
 
 

@@ -4,7 +4,8 @@ A checkpoint is one of:
 
 - a GGUF file (``path/model.gguf``), or a folder whose only weights are one GGUF file;
 - a folder saved with ``save_pretrained`` (config.json, weights, tokenizer files);
-- a Hugging Face Hub id, looked for in the Hugging Face cache, then on the Hub.
+- a Hugging Face Hub id, looked for in the Hugging Face cache, then on the Hub;
+- an inference server a causal LM runs on, by its URL (``vllm+http://127.0.0.1:8000/v1``: servers.server_address).
 
 Nothing here runs a checkpoint's code: configs and tokenizer configs are read as JSON, and any checkpoint that needs
 code of its own (an ``auto_map``, or a model type transformers does not know) is refused (CustomCodeError).
@@ -35,6 +36,7 @@ from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeErr
 from ..messages import FileName, Mention, Part
 from ..reading import MAX_FILE_BYTES, file_sha256, read_bounded, read_json, size_text
 from .gguf import MAX_STRING_BYTES, is_gguf_path, read_gguf_header, require_gguf_extra
+from .servers import ServerAddress, names_a_server, server_address
 
 # Files whose bytes are a checkpoint's weights (sharded ones with their index): named by size and mtime_ns, since
 # hashing gigabytes would cost more than loading them.
@@ -79,12 +81,14 @@ class Checkpoint:
     """A located checkpoint.
 
     name: as it was given. source: what from_pretrained reads, the absolute path of the folder (of the GGUF file's
-    folder) or the Hub id. gguf_file: the GGUF file's name in that folder, or None."""
+    folder) or the Hub id. gguf_file: the GGUF file's name in that folder, or None. server: where the model runs when
+    it is served (its source is then the name), else None."""
 
     name: str
     source: str
     local: bool
     gguf_file: str | None = None
+    server: ServerAddress | None = None
 
     @property
     def real_path(self) -> str | None:
@@ -114,7 +118,13 @@ class Checkpoint:
         another tokenizer, another model at the same path) is another checkpoint. A GGUF file: "gguf:<real
         path>#<digest>" of its name, size and mtime_ns, the digest of its header (metadata and tensor table) and the
         chat template read beside it with its file's name (side_chat_template; other files beside it are not read).
-        A Hub id: "hub:<id>@<commit>" with the snapshot commit when it is in the Hugging Face cache, else "hub:<id>"."""
+        A Hub id: "hub:<id>@<commit>" with the snapshot commit when it is in the Hugging Face cache, else "hub:<id>". A
+        served model has the identity its server's report gives it (served.ServedModel.identity), which the server is
+        asked for when the model is loaded."""
+        if self.server is not None:
+            raise CheckpointLoadError(
+                f"{self.name!r} is a served model, whose identity is what its server reports when it is loaded"
+            )
         if not self.local:
             commit = _cached_commit(self.source)
             return f"hub:{self.source}@{commit}" if commit else f"hub:{self.source}"
@@ -245,8 +255,10 @@ def gguf_alone(checkpoint: Checkpoint) -> Iterator[str]:
 
 def locate_checkpoint(name: str) -> Checkpoint:
     """Where the checkpoint `name` (not a named configuration: see resolve_checkpoint) is: a GGUF file, a local folder
-    or a Hub id. Reads nothing but folder listings; a path that names nothing here is refused with what was looked
-    for."""
+    or a Hub id; or the server a served model runs on. Reads nothing but folder listings; a path that names nothing
+    here is refused with what was looked for."""
+    if names_a_server(name):
+        return Checkpoint(name, name, local=False, server=server_address(name))
     path = os.path.abspath(os.path.expanduser(name))
     if os.path.isdir(path):
         return _folder(name, path)

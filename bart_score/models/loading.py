@@ -3,7 +3,9 @@
 A checkpoint is a named configuration (bart_score.variants), a GGUF file, a local directory saved with save_pretrained,
 or a Hub id (see checkpoints.locate_checkpoint). A directory or GGUF file is read where it is; a Hub id from the
 Hugging Face cache, else the Hub. The config's model_type (a GGUF file's metadata) picks the family. A new family is one
-class (see base.Family) added to SEQ2SEQ_FAMILIES, or any decoder-only model that AutoModelForCausalLM loads. No code
+class (see base.Family) added to SEQ2SEQ_FAMILIES, or any decoder-only model that AutoModelForCausalLM loads. A
+checkpoint may also name an inference server a causal LM runs on (served.ServedModel): its family is the one the same
+model would have here, built on the served model's tokenizer, so that one token policy serves both. No code
 from a checkpoint is ever run: every from_pretrained call passes trust_remote_code=False, and a checkpoint that would
 need its own code is refused before anything is loaded (so transformers never asks on stdin whether to run it)."""
 
@@ -30,7 +32,7 @@ from ..errors import (
     UnsupportedModelError,
     first_line,
 )
-from ..messages import Mention
+from ..messages import Mention, Part
 from ..reading import read_bounded
 from ..templates import TEMPLATE, ChatSettings
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
@@ -51,6 +53,8 @@ from .checkpoints import (
 )
 from .gguf import CHAT_TEMPLATE_KEY, read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
+from .served import ServedModel, connect_server
+from .servers import ServedSettings
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
 # Fewer ordinary vocabulary entries than this is a tokenizer without its vocabulary: the smallest real ones (bytes,
@@ -117,13 +121,36 @@ class FamilySettings(Protocol):
     def chat_settings(self) -> ChatSettings | None: ...
     @property
     def chat_template(self) -> str | None: ...
+    @property
+    def served_model(self) -> str | None: ...
+    @property
+    def served_tokenizer(self) -> str | None: ...
+    @property
+    def concurrency(self) -> int | None: ...
+    @property
+    def request_timeout(self) -> float | None: ...
+    @property
+    def retries(self) -> int | None: ...
 
 
 def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
     """The family object driving `checkpoint` (see locate_checkpoint) under the engine's checked settings `options`:
     tokenizer and model loaded, in evaluation mode, in options.dtype (a GGUF file's tensors dequantized to it), for
-    chat-format scoring when options.chat_settings says so (bart_score.models.chat). What is checked here is what needs
-    the checkpoint's config; EngineOptions checked the rest."""
+    chat-format scoring when options.chat_settings says so (bart_score.models.chat); a served model's options for a
+    checkpoint that names a server (and refused for any other). What is checked here is what needs the checkpoint's
+    config; EngineOptions checked the rest."""
+    served = ServedSettings(
+        options.served_model, options.served_tokenizer, options.concurrency, options.request_timeout, options.retries
+    )
+    if checkpoint.server is not None:
+        return _served_family(checkpoint, served, options)
+    if served.given:
+        raise InputError(
+            Mention(served.given[0]),
+            f" is for a checkpoint that names an inference server (such as vllm+http://127.0.0.1:8000/v1); "
+            f"{checkpoint.name!r} is not one",
+            option=served.given[0],
+        )
     dtype = getattr(torch, options.dtype)
     source_lang, target_lang = options.source_lang, options.target_lang
     template, compatibility, chat = options.template, options.compatibility, options.chat_settings
@@ -134,15 +161,7 @@ def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
     family = _family_class(checkpoint.name, config, template, compatibility, chat)
     if needs_template and not checkpoint.gguf_file:  # after the family check, which names a sequence-to-sequence model
         check_chat_template_is_there(checkpoint)
-    if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
-        raise InputError(
-            Mention("source_lang"),
-            " and ",
-            Mention("target_lang"),
-            f" are for families with language codes (mBART); {checkpoint.name!r} is a {config.model_type!r} model",
-            option="source_lang",
-            value=source_lang,
-        )
+    _refuse_language_codes(family, checkpoint.name, config, source_lang, target_lang)
     if template is not None and not issubclass(family, CausalFamily):
         raise InputError(
             TEMPLATE,
@@ -158,16 +177,90 @@ def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
         return family(tokenizer, model, source_lang, target_lang)
     if family is ChatFamily:
         assert chat is not None  # _family_class chose ChatFamily for chat settings
-        if options.chat_template is not None:  # checked readable by EngineOptions; what is read here is scored
-            tokenizer.chat_template = read_bounded(options.chat_template).decode("utf-8")
-            return family(tokenizer, model, chat, f"the chat template {options.chat_template!r} (chat_template)")
-        side = side_chat_template(checkpoint)
-        if side is not None:
-            tokenizer.chat_template = side.template
-        return family(tokenizer, model, chat, _template_origin(checkpoint))
+        return family(tokenizer, model, chat, _chat_template_origin(tokenizer, options.chat_template, checkpoint))
     if issubclass(family, CausalFamily):
         return family(tokenizer, model, template)
     return family(tokenizer, model)
+
+
+def _served_family(checkpoint: Checkpoint, served: ServedSettings, options: FamilySettings) -> Family:
+    """The family driving a model on a server (load_family's, for a checkpoint that names one): the server asked what
+    it serves, the tokenizer read from where the server says the weights come from (or served_tokenizer), and the
+    family the same model would have here, built on that tokenizer and the served model. A sequence-to-sequence model
+    cannot be served so: a server gives the log-probabilities of a decoder-only model's text."""
+    assert checkpoint.server is not None  # load_family's case
+    template, compatibility, chat = options.template, options.compatibility, options.chat_settings
+    server = connect_server(checkpoint.server, served)
+    source = served.tokenizer or server.report.tokenizer_source
+    said = (
+        "served_tokenizer" if served.tokenizer else f"where the server at {checkpoint.server.url} says its weights are"
+    )
+    remedy: list[Part] = [
+        "give the served model's tokenizer (a Hub id in the Hugging Face cache, a checkpoint folder or a GGUF file) "
+        "as ",
+        Mention("served_tokenizer"),
+    ]
+    if not source:
+        raise CheckpointLoadError(
+            f"the server at {checkpoint.server.url} does not say where its weights are", remedy=remedy
+        )
+    try:
+        located = locate_checkpoint(source)
+        config, where = _find(located)
+    except CheckpointNotFoundError as error:
+        raise CheckpointNotFoundError(
+            f"a served model is tokenized here, as its server tokenizes it, and its tokenizer cannot be had from "
+            f"{source!r} ({said}): {error.problem()}",
+            option="served_tokenizer",
+            remedy=remedy,
+        ) from None
+    family = _family_class(source, config, template, compatibility, chat)
+    if not issubclass(family, CausalFamily):
+        raise UnsupportedModelError(
+            f"{server.label} is {source!r}, a {config.model_type!r} sequence-to-sequence model: a server gives the "
+            f"log-probabilities of a decoder-only model's text, so a sequence-to-sequence model cannot be scored "
+            f"through one",
+            remedy="score it with the model loaded here (its Hub id, folder or GGUF file as the checkpoint)",
+        )
+    if chat is not None and options.chat_template is None:
+        check_chat_template_is_there(located)
+    _refuse_language_codes(family, source, config, options.source_lang, options.target_lang)
+    with gguf_alone(located) as folder:
+        tokenizer = load_tokenizer(repr(source), folder, where)
+    model = ServedModel(server, tokenizer, served, located.identity())
+    if family is ChatFamily:
+        assert chat is not None  # _family_class chose ChatFamily for chat settings
+        # The served model stands in for a transformers model: what the token policy reads of one.
+        origin = _chat_template_origin(tokenizer, options.chat_template, located)
+        return family(tokenizer, model, chat, origin)  # type: ignore[arg-type]
+    return family(tokenizer, model, template)
+
+
+def _refuse_language_codes(
+    family: type[Family], name: str, config: PretrainedConfig, source_lang: str | None, target_lang: str | None
+) -> None:
+    if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
+        raise InputError(
+            Mention("source_lang"),
+            " and ",
+            Mention("target_lang"),
+            f" are for families with language codes (mBART); {name!r} is a {config.model_type!r} model",
+            option="source_lang",
+            value=source_lang,
+        )
+
+
+def _chat_template_origin(tokenizer: Any, chat_template: str | None, checkpoint: Checkpoint) -> str:
+    """How errors name the chat template scored in, which is put on the tokenizer here: the file chat_template names
+    (EngineOptions checked it readable; what is read here is what is scored), else the checkpoint's own, or the one
+    beside its GGUF file (side_chat_template)."""
+    if chat_template is not None:
+        tokenizer.chat_template = read_bounded(chat_template).decode("utf-8")
+        return f"the chat template {chat_template!r} (chat_template)"
+    side = side_chat_template(checkpoint)
+    if side is not None:
+        tokenizer.chat_template = side.template
+    return _template_origin(checkpoint)
 
 
 def load_plain(checkpoint: Checkpoint, dtype: torch.dtype) -> tuple[Any, PreTrainedModel]:
