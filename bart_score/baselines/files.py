@@ -45,7 +45,7 @@ ABOUT = (
 
 
 # How a model's identity starts (models.loading.checkpoint_identity); older files hold the checkpoint as typed.
-IDENTITY_PREFIXES = ("dir:", "gguf:", "hub:")
+IDENTITY_PREFIXES = ("dir:", "gguf:", "hub:", "served:")
 
 
 def baseline_settings(scorer: IdentifiedScorer, prompt_label: str) -> dict[str, Any]:
