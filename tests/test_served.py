@@ -1,0 +1,381 @@
+"""Served models: a causal LM scored through an inference server (bart_score.models.servers, server_kinds, served).
+
+The fast tests run a small server of the tests' own (support/inference_server.py) that answers in the exact shapes of
+vLLM, SGLang, TGI and llama.cpp's llama-server, with true log-probabilities computed by transformers on a tiny model:
+each kind's scores must equal a plain loop over the same model (support/reference.py) and the local engine within
+1e-5; its faults (429, 503, a dropped connection, a slow answer, a body that is not JSON, token ids that are not
+those sent, numbers that are not log-probabilities) end in a retry or a clear error, with the score cache holding
+each pair once. The slow test runs the real llama-server (.ci/llama-server builds it) on the real SmolLM2 GGUF file
+and compares it with the engine on the same file."""
+
+import json
+import math
+import random
+import socket
+import statistics
+import warnings
+
+import pytest
+import scipy.stats
+from support.inference_server import KINDS, InferenceServer, TinyModel
+from support.reference import causal_score
+
+import bart_score
+from bart_score.errors import (
+    CheckpointLoadError,
+    CheckpointNotFoundError,
+    InputError,
+    ScoringError,
+    ServerWarning,
+    UnsupportedModelError,
+)
+from bart_score.messages import Mention
+from bart_score.models import servers
+from bart_score.models.servers import API_KEY_ENV, API_KEY_FILE_ENV, server_address
+from bart_score.score_cache import ResumableScorer, read_cache_file
+
+CONDITIONS = [
+    "The cat sat on the mat and looked at the birds in the garden.",
+    "A storm hit the coast on Monday, and many people were without power for a day.",
+    "The cat sat on the mat and looked at the birds in the garden.",
+    "The government said the report was good for the city.",
+    "A storm hit the coast on Monday, and many people were without power for a day.",
+]
+TARGETS = ["A cat sat.", "Storm hits coast.", "", "The report was good — très bien!", "Storm hits coast."]
+
+
+@pytest.fixture(scope="module")
+def tiny_opt(tmp_path_factory):
+    """A tiny OPT (byte-level BPE, a BOS the tokenizer adds), and the same model as the servers load it."""
+    from support.models import tiny_checkpoint_for
+
+    checkpoint = tiny_checkpoint_for(tmp_path_factory, "opt")
+    return checkpoint, TinyModel(checkpoint)
+
+
+@pytest.fixture(scope="module")
+def local(tiny_opt):
+    return bart_score.BARTScorer(checkpoint=tiny_opt[0], device="cpu")
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch):
+    monkeypatch.setattr(servers, "RETRY_DELAY", 0.01)
+    monkeypatch.delenv(API_KEY_ENV, raising=False)
+    monkeypatch.delenv(API_KEY_FILE_ENV, raising=False)
+
+
+def serving(kind, tiny_opt, **options):
+    return InferenceServer(kind, tiny_opt[0], model=tiny_opt[1], **options)
+
+
+def reference_scores(tiny_opt, conditions=CONDITIONS, targets=TARGETS):
+    model, tokenizer = tiny_opt[1].model, tiny_opt[1].tokenizer
+    return [causal_score(model, tokenizer, c, t) for c, t in zip(conditions, targets)]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Each kind of server, in its own shapes
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_of_server_scores_as_a_plain_loop_and_the_local_engine(kind, tiny_opt, local):
+    """Repeated pairs, shared conditions, an empty target and a character the vocabulary spells in bytes (llama.cpp
+    reports no log-probability for a byte that ends inside a character: it is read from the whole vocabulary's)."""
+    with serving(kind, tiny_opt) as server:
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        served = scorer.score(CONDITIONS, TARGETS)
+        tokens = scorer.score_tokens(CONDITIONS[:4], TARGETS[:4])
+        detected = bart_score.BARTScorer(checkpoint=server.url, device="cpu")
+    assert max(abs(a - b) for a, b in zip(served, reference_scores(tiny_opt))) < 1e-5
+    assert max(abs(a - b) for a, b in zip(served, local.score(CONDITIONS, TARGETS))) < 1e-5
+    for ours, theirs in zip(tokens, local.score_tokens(CONDITIONS[:4], TARGETS[:4])):
+        assert [text for text, _ in ours] == [text for text, _ in theirs]
+        assert max(abs(a - b) for (_, a), (_, b) in zip(ours, theirs)) < 1e-5
+    assert detected.served.server.kind.name == kind and detected.model_identity == scorer.model_identity
+    assert scorer.signature_fields()[2].startswith(f"served:{kind}")
+    assert scorer.model_label == f"{kind}+{server.url}#{server.name if kind != 'tgi' else tiny_opt[0]}"
+
+
+def test_chat_scoring_through_a_server_is_the_local_chat_scoring(tmp_path):
+    from support.models import build_tiny_chat
+
+    checkpoint = build_tiny_chat("qwen2", "chatml", tmp_path)
+    local = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu", chat=True, system="Be brief.")
+    with InferenceServer("vllm", checkpoint) as server:
+        served = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", chat=True, system="Be brief.")
+        scores = served.score(CONDITIONS, TARGETS)
+    assert served.token_policy == local.token_policy
+    assert max(abs(a - b) for a, b in zip(scores, local.score(CONDITIONS, TARGETS))) < 1e-5
+
+
+def test_a_condition_s_pairs_go_together_and_requests_stay_within_the_concurrency(tiny_opt, capfd):
+    rng = random.Random(3)
+    conditions = [c for c in CONDITIONS[:2] + CONDITIONS[3:4] for _ in range(20)]
+    targets = [f"{rng.choice(['A', 'The'])} {rng.choice(['cat', 'storm', 'report'])} {i}." for i in range(60)]
+    with serving("vllm", tiny_opt, delay=0.05) as server:
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", concurrency=2)
+        scores = scorer.score(conditions, targets, show_progress=True)
+    assert max(abs(a - b) for a, b in zip(scores, reference_scores(tiny_opt, conditions, targets))) < 1e-5
+    requests = [body for method, path, body in server.requests if path == "/v1/completions"]
+    assert len(requests) == 3 * 2  # 20 pairs of each condition: 16 in one request, then 4
+    for body in requests:
+        prefixes = {tuple(prompt[:12]) for prompt in body["prompt"]}  # the condition's first tokens
+        assert len(body["prompt"]) <= 16 and len(prefixes) == 1
+    assert 1 < server.most_in_flight <= 2
+    assert "pairs/s" in capfd.readouterr().err
+
+
+def test_llama_cpp_forces_one_pair_per_request_and_checks_the_tokens_it_generated(tiny_opt):
+    with serving("llama.cpp", tiny_opt) as server:
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        scorer.score(CONDITIONS[:2], TARGETS[:2])
+        forced = [body for _, path, body in server.requests if path == "/completion" and "grammar" in body]
+        assert len(forced) == 2 and all(body["temperature"] == 0 and body["n_probs"] == 1 for body in forced)
+        server.faults = ["ids"]  # its forced run reports another token: forced on its own instead, exactly
+        assert scorer.score(CONDITIONS[3:4], TARGETS[3:4]) == pytest.approx(reference_scores(tiny_opt)[3:4], abs=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Identity: signatures and score caches
+
+
+def test_the_identity_records_the_kind_the_model_and_what_the_server_says_of_its_weights(tiny_opt, local, tmp_path):
+    with serving("vllm", tiny_opt) as first, serving("vllm", tiny_opt, name="other") as second:
+        one = bart_score.BARTScorer(checkpoint=first.checkpoint, device="cpu")
+        again = bart_score.BARTScorer(checkpoint=first.checkpoint, device="cpu")
+        other = bart_score.BARTScorer(checkpoint=second.checkpoint, device="cpu")
+        result = one.score_directions(["A cat sat."], sources=[CONDITIONS[0]])
+    with serving("sglang", tiny_opt) as third:
+        kind = bart_score.BARTScorer(checkpoint=third.checkpoint, device="cpu")
+    assert one.model_identity.startswith("served:vllm:tiny#") and one.model_identity == again.model_identity
+    identities = {one.model_identity, other.model_identity, kind.model_identity, local.model_identity}
+    assert len(identities) == 4
+    keys = {ResumableScorer(s, str(tmp_path / "cache.jsonl")).scorer_id for s in (one, other, kind, local)}
+    assert len(keys) == 4
+    assert (
+        result["signature"].startswith(f"ckpt:vllm+{first.url}#tiny|") and "|served:vllm@0.11.0|" in result["signature"]
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Faults
+
+
+def cached_pairs(path):
+    entries, _, _ = read_cache_file(str(path))
+    return [entry["pair"] for entry in entries if entry["pair"] is not None]
+
+
+@pytest.mark.parametrize("fault", ["429", "503", "drop", "slow"])
+def test_a_passing_fault_is_retried_and_every_pair_is_cached_once(fault, tiny_opt, tmp_path):
+    cache = tmp_path / "scores.jsonl"
+    with serving("vllm", tiny_opt) as server:
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", request_timeout=0.5)
+        server.slow_seconds = 1.0
+        server.faults = [fault]
+        scores = ResumableScorer(scorer, str(cache), chunk_pairs=2).score(CONDITIONS, TARGETS)
+    assert max(abs(a - b) for a, b in zip(scores, reference_scores(tiny_opt))) < 1e-5
+    requests = [path for _, path, _ in server.requests if path == "/v1/completions"]
+    assert len(requests) == 4 + 1  # two chunks of two distinct pairs, each of two conditions; and one retry
+    assert sorted(cached_pairs(cache)) == sorted(set(cached_pairs(cache))) and len(cached_pairs(cache)) == 4
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("malformed", "is not valid JSON"),
+        ("400", r"was refused \(HTTP 400: fault 400\)"),
+        ("ids", "pair 0: the server's token"),
+        ("nan", r"pair 0: the server gives its scored token \d+ the log-probability nan, which is not a number"),
+        ("positive", r"the log-probability 0\.5, above 0"),
+        ("short", r"pair 0: the server gives (\d+) of the pair's (\d+) tokens"),
+    ],
+)
+def test_a_wrong_answer_is_a_clear_error_and_the_cache_keeps_what_was_done(fault, said, tiny_opt, tmp_path):
+    """The first chunk is scored; the second gets the fault: it stops the run, naming the pair (the chunk's own
+    index), and a second run scores the rest, each pair cached once."""
+    cache = tmp_path / "scores.jsonl"
+    with serving("vllm", tiny_opt) as server:
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        resumable = ResumableScorer(scorer, str(cache), chunk_pairs=1)
+        resumable.score(CONDITIONS[:1], TARGETS[:1])
+        server.faults = [fault]
+        with pytest.raises(ScoringError, match=said):
+            resumable.score(CONDITIONS[:2], TARGETS[:2])
+        requests = [path for _, path, _ in server.requests if path == "/v1/completions"]
+        assert len(requests) == 2  # not retried
+        assert len(cached_pairs(cache)) == 1
+        scores = resumable.score(CONDITIONS[:2], TARGETS[:2])
+    assert scores == pytest.approx(reference_scores(tiny_opt)[:2], abs=1e-5)
+    assert len(cached_pairs(cache)) == len(set(cached_pairs(cache))) == 2
+
+
+def test_retries_end_in_an_error_that_says_what_happened_each_time(tiny_opt):
+    with serving("sglang", tiny_opt) as server:
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", retries=2, request_timeout=0.3)
+        server.faults = ["503", "503", "503"]
+        with pytest.raises(ScoringError, match=r"POST http://127\.0\.0\.1:\d+/generate failed 3 times; the last time"):
+            scorer.score(CONDITIONS[:1], TARGETS[:1])
+        server.slow_seconds = 0.6
+        server.faults = ["slow"] * 3
+        with pytest.raises(ScoringError) as raised:
+            scorer.score(CONDITIONS[:1], TARGETS[:1])
+    assert "no answer within 0.3 s" in str(raised.value)
+    assert Mention("request_timeout") in raised.value.remedy and Mention("retries") in raised.value.remedy
+
+
+@pytest.mark.parametrize("kind", ["sglang", "tgi", "llama.cpp"])
+def test_numbers_that_are_not_log_probabilities_are_refused_by_every_kind(kind, tiny_opt):
+    with serving(kind, tiny_opt) as server:
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        for fault, said in (("nan", "which is not a number"), ("positive", "above 0")):
+            server.faults = [fault]
+            with pytest.raises(ScoringError, match=f"pair 0: .*{said}"):
+                scorer.score(CONDITIONS[:1], TARGETS[:1])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Bad input, refused before any pair is sent
+
+
+def test_an_unreachable_server_is_one_line_naming_its_url(no_model_load):
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+        with pytest.raises(CheckpointNotFoundError) as raised:
+            bart_score.BARTScorer(checkpoint=f"vllm+http://127.0.0.1:{port}/v1", device="cpu")
+    message = str(raised.value)
+    assert message.startswith(f"no server answers at http://127.0.0.1:{port}/v1 (") and "\n" not in message
+
+
+def test_a_model_the_server_does_not_serve_is_refused_with_the_names_it_serves(tiny_opt):
+    with (
+        serving("vllm", tiny_opt) as server,
+        pytest.raises(CheckpointNotFoundError, match=r"serves 'tiny', not 'llama-70b'") as raised,
+    ):
+        bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_model="llama-70b")
+    assert raised.value.option == "served_model"
+
+
+@pytest.mark.parametrize(("kind", "said"), [("ollama", "is Ollama"), ("chat-only", "chat-only endpoints")])
+def test_a_server_without_prompt_log_probabilities_is_refused_saying_which_have_them(kind, said, tiny_opt):
+    with serving(kind, tiny_opt) as server, pytest.raises(UnsupportedModelError, match=said) as raised:
+        bart_score.BARTScorer(checkpoint=server.url, device="cpu")
+    assert "vLLM, SGLang, TGI and llama.cpp's llama-server give" in str(raised.value)
+
+
+def test_a_sequence_to_sequence_model_cannot_be_served(tiny_opt, tiny_checkpoint):
+    with (
+        serving("vllm", tiny_opt, root=tiny_checkpoint) as server,
+        pytest.raises(UnsupportedModelError, match="sequence-to-sequence model: a server gives"),
+    ):
+        bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+
+
+def test_a_tokenizer_that_is_not_the_server_s_is_refused(tiny_opt, tmp_path_factory):
+    from support.models import tiny_checkpoint_for
+
+    gpt2 = tiny_checkpoint_for(tmp_path_factory, "gpt2")
+    with (
+        serving("llama.cpp", tiny_opt) as server,
+        pytest.raises(UnsupportedModelError, match="does not tokenize text as the server") as raised,
+    ):
+        bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_tokenizer=gpt2)
+    assert raised.value.option == "served_tokenizer"
+
+
+def test_the_server_s_address_is_checked_and_plain_http_elsewhere_is_warned_about():
+    with pytest.warns(ServerWarning, match="plain http:// from another machine"):
+        server_address("vllm+http://10.1.2.3:8000/v1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for url in ("http://127.0.0.1:8000", "http://localhost:8000/v1", "http://[::1]:8080", "https://10.1.2.3"):
+            server_address(url)
+    with pytest.raises(InputError, match=r"the kinds are vllm, sglang, tgi, llama\.cpp"):
+        server_address("ollama+http://127.0.0.1:11434")
+    with pytest.raises(InputError) as raised:
+        server_address("vllm+http://user:hunter2@127.0.0.1:8000/v1")
+    assert "hunter2" not in str(raised.value) and API_KEY_ENV in str(raised.value)
+    with pytest.raises(InputError, match="is for a checkpoint that names an inference server"):
+        bart_score.BARTScorer(checkpoint="vanilla", served_model="tiny")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The API key
+
+
+KEY = "sk-test-7f3c9a1e5b"
+
+
+def test_the_api_key_comes_from_the_environment_and_appears_nowhere(tiny_opt, tmp_path, monkeypatch, capfd):
+    sources, predictions, output = tmp_path / "sources.txt", tmp_path / "predictions.txt", tmp_path / "scores.tsv"
+    sources.write_text("\n".join(CONDITIONS[:2]) + "\n")
+    predictions.write_text("\n".join(TARGETS[:2]) + "\n")
+    with serving("tgi", tiny_opt, key=KEY) as server:
+        monkeypatch.setenv(API_KEY_ENV, KEY)
+        command = ["score", "-m", server.checkpoint, "-s", str(sources), "-t", str(predictions), "-d", "faithfulness"]
+        status = bart_score.main([*command, "--concurrency", "2", "--retries", "1", "-o", str(output)])
+        cache = tmp_path / "cache.jsonl"
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        ResumableScorer(scorer, str(cache)).score(CONDITIONS[:2], TARGETS[:2])
+        monkeypatch.delenv(API_KEY_ENV)
+        key_file = tmp_path / "key"
+        key_file.write_text("sk-wrong-2b8d\n")
+        monkeypatch.setenv(API_KEY_FILE_ENV, str(key_file))
+        with pytest.raises(CheckpointLoadError, match=r"refused \(HTTP 401: Invalid API Key \*\*\*\)") as refused:
+            bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        monkeypatch.setenv(API_KEY_ENV, KEY)
+        with pytest.raises(InputError, match="both"):
+            bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+    said = capfd.readouterr()
+    assert status == 0 and len(output.read_text().splitlines()) == 3
+    assert API_KEY_ENV in str(refused.value) and "sk-wrong-2b8d" not in str(refused.value)
+    for text in (said.out, said.err, output.read_text(), cache.read_text(), scorer.model_identity, repr(scorer.served)):
+        assert KEY not in text
+    assert KEY not in "|".join(scorer.signature_fields()) and KEY not in scorer.model_label
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The real llama-server on the real GGUF file (slow)
+
+
+def summeval_like_pairs(count=30, seed=7):
+    """`count` (source, summary) pairs of SummEval's shape: sources of about 450 tokens, 3 summaries of about 85
+    each, in the tests' seeded English-like words."""
+    from support.text import english_like_text
+
+    rng = random.Random(seed)
+    sources = [english_like_text(rng, 340) for _ in range(math.ceil(count / 3))]
+    pairs = [(source, english_like_text(rng, 65)) for source in sources for _ in range(3)]
+    return pairs[:count]
+
+
+def test_the_real_llama_server_scores_the_real_gguf_as_the_engine_does(smollm2_gguf, tmp_path):
+    """llama.cpp computes on the quantized weights, the engine on them dequantized to float32: the figures
+    (docs/models.md) are a mean absolute difference under 0.02, none over 0.1, and a Spearman of at least 0.99."""
+    from support.llama_server import HOW_TO_BUILD, LlamaServer, llama_server_binary
+
+    if llama_server_binary() is None:
+        pytest.skip(HOW_TO_BUILD)
+    pairs = summeval_like_pairs()
+    sources, predictions = tmp_path / "sources.txt", tmp_path / "predictions.txt"
+    sources.write_text("".join(f"{source}\n" for source, _ in pairs))
+    predictions.write_text("".join(f"{summary}\n" for _, summary in pairs))
+    from support.cli import run_cli
+
+    with LlamaServer(smollm2_gguf, str(tmp_path / "llama-server.log")) as server:
+        status, out, err = run_cli(
+            *("score", "-m", f"llama.cpp+{server.url}", "-s", str(sources), "-t", str(predictions), "-q"),
+            *("-d", "faithfulness", "-f", "jsonl", "--concurrency", "2"),
+        )
+    assert status == 0, err
+    served = [json.loads(line)["faithfulness"] for line in out.splitlines()]
+    engine = bart_score.BARTScorer(checkpoint=smollm2_gguf, device="cpu").score(*zip(*pairs))
+    differences = [abs(a - b) for a, b in zip(served, engine)]
+    spearman = scipy.stats.spearmanr(served, engine).statistic
+    print(
+        f"llama-server vs engine on {len(pairs)} pairs: mean |d| {statistics.fmean(differences):.4f}, max |d| "
+        f"{max(differences):.4f}, Spearman {spearman:.4f}"
+    )
+    assert statistics.fmean(differences) < 0.02 and max(differences) < 0.1 and spearman >= 0.99
