@@ -225,6 +225,20 @@ def test_retries_end_in_an_error_that_says_what_happened_each_time(tiny_opt):
     assert Mention("request_timeout") in raised.value.remedy and Mention("retries") in raised.value.remedy
 
 
+def test_a_failure_does_not_wait_for_the_answers_under_way(tiny_opt):
+    import time
+
+    with serving("vllm", tiny_opt) as server:
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", concurrency=2)
+        server.slow_seconds = 20
+        server.faults = ["slow", "nan"]  # the first condition's answer is slow, the second's wrong
+        started = time.monotonic()
+        with pytest.raises(ScoringError, match="which is not a number"):
+            scorer.score(CONDITIONS[:2], TARGETS[:2])
+        assert time.monotonic() - started < 10
+        assert scorer.score(CONDITIONS[:2], TARGETS[:2]) == pytest.approx(reference_scores(tiny_opt)[:2], abs=1e-5)
+
+
 @pytest.mark.parametrize("kind", ["sglang", "tgi", "llama.cpp"])
 def test_numbers_that_are_not_log_probabilities_are_refused_by_every_kind(kind, tiny_opt):
     with serving(kind, tiny_opt) as server:

@@ -70,15 +70,13 @@ def connect_server(address: ServerAddress, settings: ServedSettings) -> Server:
         timeout=settings.timeout or DEFAULT_REQUEST_TIMEOUT,
         retries=DEFAULT_RETRIES if settings.retries is None else settings.retries,
     )
-    try:
-        connection.exchange("GET", "/v1/models", error=CheckpointNotFoundError, retry=False)
-    except CheckpointNotFoundError as failure:
-        problem = failure.problem().rpartition(" failed: ")[2]
+    problem = connection.reached()
+    if problem is not None:
         raise CheckpointNotFoundError(
             f"no server answers at {address.url} ({problem})",
             option="checkpoint",
             remedy="start the server, or give the URL it listens on",
-        ) from None
+        )
     if address.kind is None:
         kind = detected_kind(connection)
     else:
@@ -162,7 +160,7 @@ class ServedModel(torch.nn.Module):
     def score(self, work: Work, advance: Callable[[int], object]) -> list[list[torch.Tensor]]:
         """The log-probabilities of each target's scored tokens (float64), per condition as `work` gives them. The
         requests go `concurrency` at a time, in `work`'s order; `advance` is given each request's pairs as its answer
-        comes. The first failure stops the rest (those under way end first) and is raised."""
+        comes. The first failure (or Ctrl-C) stops the rest, those under way at once, and is raised."""
         per_request = self.server.kind.pairs_per_request
         requests = []  # (condition, first target, prefix, pairs)
         for condition, (prefix, targets) in enumerate(work):
@@ -189,7 +187,11 @@ class ServedModel(torch.nn.Module):
             except BaseException:
                 for future in futures:
                     future.cancel()
+                self.server.connection.stop()  # the requests under way are not waited for
                 raise
+            finally:
+                pool.shutdown(wait=True)
+                self.server.connection.resume()
         return results
 
 

@@ -14,10 +14,12 @@ This module imports nothing heavy (no torch), so that the options and the checkp
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import ipaddress
 import json
 import os
+import socket
 import threading
 import time
 import urllib.parse
@@ -177,12 +179,17 @@ class Answer:
 class Connection:
     """JSON requests to one server: a persistent connection for each thread, each request given `timeout` seconds,
     and `retries` more attempts after a 429, a 5xx, a timeout or a dropped connection, waiting RETRY_DELAY seconds
-    doubled each time (or the server's Retry-After). A 4xx that says the request is wrong is not retried."""
+    doubled each time (or the server's Retry-After). A 4xx that says the request is wrong is not retried. stop() ends
+    the requests under way in every thread at once (after a failure, or Ctrl-C, the others' answers are not waited
+    for), until resume()."""
 
     def __init__(self, address: ServerAddress, *, key: str | None, timeout: float, retries: int) -> None:
         self.address, self.timeout, self.retries = address, timeout, retries
         self._key = key
         self._local = threading.local()
+        self._open: set[http.client.HTTPConnection] = set()
+        self._lock = threading.Lock()
+        self._stopped = False
 
     def __repr__(self) -> str:  # never the key
         return f"Connection({self.address.url!r})"
@@ -190,6 +197,30 @@ class Connection:
     def redacted(self, text: str) -> str:
         """`text` with the API key blanked out, should a server's words hold it."""
         return text.replace(self._key, "***") if self._key else text
+
+    def reached(self) -> str | None:
+        """None when the server answers a request at all (whatever its status), else what happened: the first
+        contact, made once."""
+        try:
+            self._exchange("GET", "/v1/models", None)
+        except TimeoutError:
+            return f"no answer within {self.timeout:g} s"
+        except (OSError, http.client.HTTPException) as failure:
+            return self.redacted(first_line(failure))
+        return None
+
+    def stop(self) -> None:
+        """Ends every request under way (their connections shut), and refuses new ones until resume()."""
+        with self._lock:
+            self._stopped = True
+            for connection in self._open:
+                if connection.sock is not None:
+                    with contextlib.suppress(OSError):  # already closed
+                        connection.sock.shutdown(socket.SHUT_RDWR)
+
+    def resume(self) -> None:
+        with self._lock:
+            self._stopped = False
 
     def url(self, path: str) -> str:
         """The URL of an endpoint, under the address's base."""
@@ -220,18 +251,19 @@ class Connection:
         body: Mapping[str, Any] | None = None,
         *,
         error: type[BARTScoreError] = ScoringError,
-        retry: bool = True,
     ) -> Answer:
         """The server's answer to `method` `path` with `body` as JSON, once it is not a 429 or a 5xx: after each of
-        those, a timeout or a failed connection, the request is made again (`retry`: False makes one attempt, as the
-        first contact with a server does), and after the last attempt an `error` says what happened."""
+        those, a timeout or a failed connection, the request is made again, and after the last attempt an `error`
+        says what happened."""
         payload = None if body is None else json.dumps(body).encode("utf-8")
-        attempts = self.retries + 1 if retry else 1
+        attempts = self.retries + 1
         problem, delay = "", RETRY_DELAY
         for attempt in range(attempts):
             if attempt:
                 time.sleep(delay)
                 delay = min(2 * delay, MOST_RETRY_DELAY)
+            if self._stopped:
+                raise error(f"{method} {self.url(path)} was stopped")
             try:
                 status, headers, data = self._exchange(method, path, payload)
             except TimeoutError:
@@ -245,11 +277,9 @@ class Connection:
                 delay = max(delay, _retry_after(headers))
                 continue
             return Answer(status, data)
-        where = f"{method} {self.url(path)}"
-        if not retry:
-            raise error(f"{where} failed: {problem}")
         raise error(
-            f"{where} failed {attempts} times; the last time: {problem}",
+            f"{method} {self.url(path)} failed {'once' if attempts == 1 else f'{attempts} times'}; the last time: "
+            f"{problem}",
             remedy=["wait for the server, or raise ", Mention("retries"), " or ", Mention("request_timeout")],
         )
 
@@ -270,6 +300,8 @@ class Connection:
             kind = http.client.HTTPSConnection if self.address.scheme == "https" else http.client.HTTPConnection
             connection = kind(self.address.host, self.address.port, timeout=self.timeout)
             self._local.connection = connection
+            with self._lock:
+                self._open.add(connection)
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
@@ -280,13 +312,17 @@ class Connection:
             if len(data) > MAX_RESPONSE_BYTES:
                 raise http.client.HTTPException(f"an answer of more than {MAX_RESPONSE_BYTES >> 20} MiB")
         except BaseException:
-            connection.close()
-            self._local.connection = None
+            self._close(connection)
             raise
         if response.will_close:
-            connection.close()
-            self._local.connection = None
+            self._close(connection)
         return response.status, response.headers, data
+
+    def _close(self, connection: http.client.HTTPConnection) -> None:
+        connection.close()
+        self._local.connection = None
+        with self._lock:
+            self._open.discard(connection)
 
     def _said(self, data: bytes) -> str:
         """What a server's error answer says, as ": <its words>" (nothing when it says nothing)."""
