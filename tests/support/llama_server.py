@@ -15,7 +15,7 @@ import urllib.request
 from support.cache import cache_folder
 
 VERSION = "11434.0.0"
-HOW_TO_BUILD = "llama-server is not built: run `bash .ci/llama-server` (about 30 minutes on two cores, once a machine)"
+HOW_TO_BUILD = "llama-server is not built: run `bash .ci/llama-server` (about 10 minutes on two cores, once a machine)"
 
 
 def llama_server_binary() -> str | None:
