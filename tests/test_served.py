@@ -366,8 +366,9 @@ def summeval_like_pairs(count=30, seed=7):
 
 
 def test_the_real_llama_server_scores_the_real_gguf_as_the_engine_does(smollm2_gguf, tmp_path):
-    """llama.cpp computes on the quantized weights, the engine on them dequantized to float32: the figures
-    (docs/models.md) are a mean absolute difference under 0.02, none over 0.1, and a Spearman of at least 0.99."""
+    """llama.cpp computes on the quantized weights, the engine on them dequantized to float32: measured (docs/models.md)
+    a mean absolute difference of 0.0067, the largest 0.0252, Spearman 0.998; required under 0.02, none over 0.1, and
+    a Spearman of at least 0.99."""
     from support.llama_server import HOW_TO_BUILD, LlamaServer, llama_server_binary
 
     if llama_server_binary() is None:
@@ -378,10 +379,12 @@ def test_the_real_llama_server_scores_the_real_gguf_as_the_engine_does(smollm2_g
     predictions.write_text("".join(f"{summary}\n" for _, summary in pairs))
     from support.cli import run_cli
 
-    with LlamaServer(smollm2_gguf, str(tmp_path / "llama-server.log")) as server:
+    # One slot: llama.cpp rounds a batch that mixes slots otherwise than one slot's, so that with more the scores
+    # would move with the timing of the requests (by up to 0.023 on bench/bench_served.py's pairs).
+    with LlamaServer(smollm2_gguf, str(tmp_path / "llama-server.log"), slots=1) as server:
         status, out, err = run_cli(
             *("score", "-m", f"llama.cpp+{server.url}", "-s", str(sources), "-t", str(predictions), "-q"),
-            *("-d", "faithfulness", "-f", "jsonl", "--concurrency", "2"),
+            *("-d", "faithfulness", "-f", "jsonl", "--concurrency", "1"),
         )
     assert status == 0, err
     served = [json.loads(line)["faithfulness"] for line in out.splitlines()]
@@ -390,6 +393,7 @@ def test_the_real_llama_server_scores_the_real_gguf_as_the_engine_does(smollm2_g
     spearman = scipy.stats.spearmanr(served, engine).statistic
     print(
         f"llama-server vs engine on {len(pairs)} pairs: mean |d| {statistics.fmean(differences):.4f}, max |d| "
-        f"{max(differences):.4f}, Spearman {spearman:.4f}"
+        f"{max(differences):.4f}, Spearman {spearman:.4f}; the engine's scores from {min(engine):.3f} to "
+        f"{max(engine):.3f}, standard deviation {statistics.stdev(engine):.3f}"
     )
     assert statistics.fmean(differences) < 0.02 and max(differences) < 0.1 and spearman >= 0.99
