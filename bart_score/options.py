@@ -1074,13 +1074,13 @@ class EngineOptions(CheckedOptions):
             section="device",
         ),
     )
-    retries: int | None = option(
+    request_retries: int | None = option(
         None,
         doc=f"a served model: attempts after a request fails for want of an answer (429, 5xx, a timeout, a dropped "
         f"connection), with back-off (default {DEFAULT_RETRIES})",
         check=_whole_number_from(0),
         flag=Flag(
-            "--retries",
+            "--request-retries",
             integer=True,
             metavar="N",
             help=f"a served model: retry a request N times after a 429, 5xx, timeout or dropped connection (default "

@@ -40,7 +40,7 @@ def test_defaults_are_the_engines():
         "served_tokenizer",
         "concurrency",
         "request_timeout",
-        "retries",
+        "request_retries",
     } == ENGINE_OPTION_NAMES
 
 

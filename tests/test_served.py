@@ -213,7 +213,9 @@ def test_a_wrong_answer_is_a_clear_error_and_the_cache_keeps_what_was_done(fault
 
 def test_retries_end_in_an_error_that_says_what_happened_each_time(tiny_opt):
     with serving("sglang", tiny_opt) as server:
-        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", retries=2, request_timeout=0.3)
+        scorer = bart_score.BARTScorer(
+            checkpoint=server.checkpoint, device="cpu", request_retries=2, request_timeout=0.3
+        )
         server.faults = ["503", "503", "503"]
         with pytest.raises(ScoringError, match=r"POST http://127\.0\.0\.1:\d+/generate failed 3 times; the last time"):
             scorer.score(CONDITIONS[:1], TARGETS[:1])
@@ -222,7 +224,7 @@ def test_retries_end_in_an_error_that_says_what_happened_each_time(tiny_opt):
         with pytest.raises(ScoringError) as raised:
             scorer.score(CONDITIONS[:1], TARGETS[:1])
     assert "no answer within 0.3 s" in str(raised.value)
-    assert Mention("request_timeout") in raised.value.remedy and Mention("retries") in raised.value.remedy
+    assert Mention("request_timeout") in raised.value.remedy and Mention("request_retries") in raised.value.remedy
 
 
 def test_a_failure_does_not_wait_for_the_answers_under_way(tiny_opt):
@@ -329,7 +331,7 @@ def test_the_api_key_comes_from_the_environment_and_appears_nowhere(tiny_opt, tm
     with serving("tgi", tiny_opt, key=KEY) as server:
         monkeypatch.setenv(API_KEY_ENV, KEY)
         command = ["score", "-m", server.checkpoint, "-s", str(sources), "-t", str(predictions), "-d", "faithfulness"]
-        status = bart_score.main([*command, "--concurrency", "2", "--retries", "1", "-o", str(output)])
+        status = bart_score.main([*command, "--concurrency", "2", "--request-retries", "1", "-o", str(output)])
         cache = tmp_path / "cache.jsonl"
         scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
         ResumableScorer(scorer, str(cache)).score(CONDITIONS[:2], TARGETS[:2])

@@ -130,7 +130,7 @@ class FamilySettings(Protocol):
     @property
     def request_timeout(self) -> float | None: ...
     @property
-    def retries(self) -> int | None: ...
+    def request_retries(self) -> int | None: ...
 
 
 def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
@@ -140,7 +140,11 @@ def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
     checkpoint that names a server (and refused for any other). What is checked here is what needs the checkpoint's
     config; EngineOptions checked the rest."""
     served = ServedSettings(
-        options.served_model, options.served_tokenizer, options.concurrency, options.request_timeout, options.retries
+        options.served_model,
+        options.served_tokenizer,
+        options.concurrency,
+        options.request_timeout,
+        options.request_retries,
     )
     if checkpoint.server is not None:
         return _served_family(checkpoint, served, options)

@@ -70,7 +70,7 @@ class ServedSettings:
     @property
     def given(self) -> list[str]:
         """The options given, by the names the options table gives them."""
-        names = ("served_model", "served_tokenizer", "concurrency", "request_timeout", "retries")
+        names = ("served_model", "served_tokenizer", "concurrency", "request_timeout", "request_retries")
         values = (self.model, self.tokenizer, self.concurrency, self.timeout, self.retries)
         return [name for name, value in zip(names, values) if value is not None]
 
@@ -280,7 +280,7 @@ class Connection:
         raise error(
             f"{method} {self.url(path)} failed {'once' if attempts == 1 else f'{attempts} times'}; the last time: "
             f"{problem}",
-            remedy=["wait for the server, or raise ", Mention("retries"), " or ", Mention("request_timeout")],
+            remedy=["wait for the server, or raise ", Mention("request_retries"), " or ", Mention("request_timeout")],
         )
 
     def refusal(self, method: str, path: str, answer: Answer, error: type[BARTScoreError]) -> BARTScoreError:
