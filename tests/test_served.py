@@ -399,3 +399,15 @@ def test_the_real_llama_server_scores_the_real_gguf_as_the_engine_does(smollm2_g
         f"{max(engine):.3f}, standard deviation {statistics.stdev(engine):.3f}"
     )
     assert statistics.fmean(differences) < 0.02 and max(differences) < 0.1 and spearman >= 0.99
+
+
+def test_the_spaces_menu_takes_a_served_model_and_its_options():
+    from space.settings import settings_from_env
+
+    entry = "big=vllm+http://127.0.0.1:8000/v1;served_model=llama-3-70b;served_tokenizer=./tokenizer"
+    models = settings_from_env({"BARTSCORE_APP_MODELS": entry}).models
+    assert models["big"] == {
+        "checkpoint": "vllm+http://127.0.0.1:8000/v1",
+        "served_model": "llama-3-70b",
+        "served_tokenizer": "./tokenizer",
+    }
