@@ -10,7 +10,9 @@ The file is JSON lines. A line ``{"scorer": ID, "signature": [...]}`` describes 
 (the model's identity, see models.loading.checkpoint_identity, the token policy and the engine's signature fields;
 ID is a hash of them); each score is a line ``{"scorer": ID, "pair": KEY, "score": S}``, KEY being a hash of the
 (condition, target) texts, and of the per-pair options that change a score when a call gives them (the condition's
-language, a chat instruction). Scores of other scorers in the same file are kept and left alone.
+language, a chat instruction). Scores of other scorers in the same file are kept and left alone. A served model's
+header also keeps its answer to a probe pair (models.served: probe_field), and a run whose server answers it otherwise
+refuses the file: the server's weights changed under the same name.
 
 With show_progress, one bar spans the whole call: its total is the pairs to score, and it advances after each model
 batch inside every chunk, with pairs/s."""
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     import torch
 
     from .engine import BARTScorer
+    from .models.served import ServedModel
     from .options import EngineOptions
 
 Value = TypeVar("Value")
@@ -75,6 +78,9 @@ class ResumableScorer:
             *scorer.signature_fields(),
         ]
         self.scorer_id = hashlib.sha256("|".join(self.description).encode("utf-8")).hexdigest()[:16]
+        # A served model's probe, which its header keeps beside the description, out of the id: it moves a little
+        # from run to run.
+        self.served: ServedModel | None = getattr(scorer, "served", None)
         self.cached_pairs = 0  # distinct pairs answered from the file, over all calls
         self.scored_pairs = 0  # distinct pairs the model scored, over all calls
         self.repaired_lines = 0  # torn last lines (an interrupted write) dropped from the file
@@ -216,6 +222,8 @@ class ResumableScorer:
             for entry in entries
             if entry["scorer"] == self.scorer_id and entry["pair"] is not None
         }
+        if self.served is not None:
+            self._check_probe(self.served, entries)
         if torn:
             self.repaired_lines += 1
             warnings.warn(
@@ -231,10 +239,26 @@ class ResumableScorer:
                 os.close(descriptor)
         return scores
 
+    def _check_probe(self, served: ServedModel, entries: list[dict[str, Any]]) -> None:
+        """Refuses the file when a header of this scorer keeps a probe its served model now answers otherwise."""
+        for entry in entries:
+            if entry["scorer"] != self.scorer_id or entry["pair"] is not None:
+                continue
+            for field in entry["signature"][len(self.description) :]:
+                problem = served.probe_problem(field) if field.startswith("probe:") else None
+                if problem is not None:
+                    raise CacheFileError(
+                        "the score cache ",
+                        FileName(self.path),
+                        f" holds scores of {self.model_identity}, and {problem}; its scores are not the model's now",
+                        remedy="give the cache another file name, or delete it to score afresh",
+                    )
+
     def _append(self, scores: Mapping[str, float], first: bool) -> None:
         lines = []
         if first:
-            lines.append(json.dumps({"scorer": self.scorer_id, "signature": self.description}))
+            probe = [self.served.probe_field] if self.served is not None else []
+            lines.append(json.dumps({"scorer": self.scorer_id, "signature": [*self.description, *probe]}))
         for key, value in scores.items():
             lines.append(json.dumps({"scorer": self.scorer_id, "pair": key, "score": value}))
         folder = os.path.dirname(os.path.abspath(self.path))

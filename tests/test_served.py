@@ -83,10 +83,10 @@ def test_each_kind_of_server_scores_as_a_plain_loop_and_the_local_engine(kind, t
     """Repeated pairs, shared conditions, an empty target and a character the vocabulary spells in bytes (llama.cpp
     reports no log-probability for a byte that ends inside a character: it is read from the whole vocabulary's)."""
     with serving(kind, tiny_opt) as server:
-        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
         served = scorer.score(CONDITIONS, TARGETS)
         tokens = scorer.score_tokens(CONDITIONS[:4], TARGETS[:4])
-        detected = bart_score.BARTScorer(checkpoint=server.url, device="cpu")
+        detected = bart_score.BARTScorer(checkpoint=server.url, device="cpu", served_tokenizer=tiny_opt[0])
     assert max(abs(a - b) for a, b in zip(served, reference_scores(tiny_opt))) < 1e-5
     assert max(abs(a - b) for a, b in zip(served, local.score(CONDITIONS, TARGETS))) < 1e-5
     for ours, theirs in zip(tokens, local.score_tokens(CONDITIONS[:4], TARGETS[:4])):
@@ -103,7 +103,9 @@ def test_chat_scoring_through_a_server_is_the_local_chat_scoring(tmp_path):
     checkpoint = build_tiny_chat("qwen2", "chatml", tmp_path)
     local = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu", chat=True, system="Be brief.")
     with InferenceServer("vllm", checkpoint) as server:
-        served = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", chat=True, system="Be brief.")
+        served = bart_score.BARTScorer(
+            checkpoint=server.checkpoint, device="cpu", served_tokenizer=checkpoint, chat=True, system="Be brief."
+        )
         scores = served.score(CONDITIONS, TARGETS)
     assert served.token_policy == local.token_policy
     assert max(abs(a - b) for a, b in zip(scores, local.score(CONDITIONS, TARGETS))) < 1e-5
@@ -114,7 +116,9 @@ def test_a_condition_s_pairs_go_together_and_requests_stay_within_the_concurrenc
     conditions = [c for c in CONDITIONS[:2] + CONDITIONS[3:4] for _ in range(20)]
     targets = [f"{rng.choice(['A', 'The'])} {rng.choice(['cat', 'storm', 'report'])} {i}." for i in range(60)]
     with serving("vllm", tiny_opt, delay=0.05) as server:
-        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", concurrency=2)
+        scorer = bart_score.BARTScorer(
+            checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0], concurrency=2
+        )
         scores = scorer.score(conditions, targets, show_progress=True)
     assert max(abs(a - b) for a, b in zip(scores, reference_scores(tiny_opt, conditions, targets))) < 1e-5
     requests = [body for method, path, body in server.requests if path == "/v1/completions"]
@@ -128,7 +132,7 @@ def test_a_condition_s_pairs_go_together_and_requests_stay_within_the_concurrenc
 
 def test_llama_cpp_forces_one_pair_per_request_and_checks_the_tokens_it_generated(tiny_opt):
     with serving("llama.cpp", tiny_opt) as server:
-        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
         scorer.score(CONDITIONS[:2], TARGETS[:2])
         forced = [body for _, path, body in server.requests if path == "/completion" and "grammar" in body]
         assert len(forced) == 2 and all(body["temperature"] == 0 and body["n_probs"] == 1 for body in forced)
@@ -142,12 +146,12 @@ def test_llama_cpp_forces_one_pair_per_request_and_checks_the_tokens_it_generate
 
 def test_the_identity_records_the_kind_the_model_and_what_the_server_says_of_its_weights(tiny_opt, local, tmp_path):
     with serving("vllm", tiny_opt) as first, serving("vllm", tiny_opt, name="other") as second:
-        one = bart_score.BARTScorer(checkpoint=first.checkpoint, device="cpu")
-        again = bart_score.BARTScorer(checkpoint=first.checkpoint, device="cpu")
-        other = bart_score.BARTScorer(checkpoint=second.checkpoint, device="cpu")
+        one = bart_score.BARTScorer(checkpoint=first.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
+        again = bart_score.BARTScorer(checkpoint=first.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
+        other = bart_score.BARTScorer(checkpoint=second.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
         result = one.score_directions(["A cat sat."], sources=[CONDITIONS[0]])
     with serving("sglang", tiny_opt) as third:
-        kind = bart_score.BARTScorer(checkpoint=third.checkpoint, device="cpu")
+        kind = bart_score.BARTScorer(checkpoint=third.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
     assert one.model_identity.startswith("served:vllm:tiny#") and one.model_identity == again.model_identity
     identities = {one.model_identity, other.model_identity, kind.model_identity, local.model_identity}
     assert len(identities) == 4
@@ -171,13 +175,16 @@ def cached_pairs(path):
 def test_a_passing_fault_is_retried_and_every_pair_is_cached_once(fault, tiny_opt, tmp_path):
     cache = tmp_path / "scores.jsonl"
     with serving("vllm", tiny_opt) as server:
-        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", request_timeout=0.5)
+        scorer = bart_score.BARTScorer(
+            checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0], request_timeout=0.5
+        )
         server.slow_seconds = 1.0
         server.faults = [fault]
         scores = ResumableScorer(scorer, str(cache), chunk_pairs=2).score(CONDITIONS, TARGETS)
     assert max(abs(a - b) for a, b in zip(scores, reference_scores(tiny_opt))) < 1e-5
     requests = [path for _, path, _ in server.requests if path == "/v1/completions"]
-    assert len(requests) == 4 + 1  # two chunks of two distinct pairs, each of two conditions; and one retry
+    # two chunks of two distinct pairs, each of two conditions; the probe pair the new cache keeps; and one retry
+    assert len(requests) == 4 + 1 + 1
     assert sorted(cached_pairs(cache)) == sorted(set(cached_pairs(cache))) and len(cached_pairs(cache)) == 4
 
 
@@ -197,14 +204,14 @@ def test_a_wrong_answer_is_a_clear_error_and_the_cache_keeps_what_was_done(fault
     index), and a second run scores the rest, each pair cached once."""
     cache = tmp_path / "scores.jsonl"
     with serving("vllm", tiny_opt) as server:
-        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
         resumable = ResumableScorer(scorer, str(cache), chunk_pairs=1)
         resumable.score(CONDITIONS[:1], TARGETS[:1])
         server.faults = [fault]
         with pytest.raises(ScoringError, match=said):
             resumable.score(CONDITIONS[:2], TARGETS[:2])
         requests = [path for _, path, _ in server.requests if path == "/v1/completions"]
-        assert len(requests) == 2  # not retried
+        assert len(requests) == 1 + 2  # the probe pair the new cache keeps, then the two chunks, not retried
         assert len(cached_pairs(cache)) == 1
         scores = resumable.score(CONDITIONS[:2], TARGETS[:2])
     assert scores == pytest.approx(reference_scores(tiny_opt)[:2], abs=1e-5)
@@ -214,7 +221,11 @@ def test_a_wrong_answer_is_a_clear_error_and_the_cache_keeps_what_was_done(fault
 def test_retries_end_in_an_error_that_says_what_happened_each_time(tiny_opt):
     with serving("sglang", tiny_opt) as server:
         scorer = bart_score.BARTScorer(
-            checkpoint=server.checkpoint, device="cpu", request_retries=2, request_timeout=0.3
+            checkpoint=server.checkpoint,
+            device="cpu",
+            served_tokenizer=tiny_opt[0],
+            request_retries=2,
+            request_timeout=0.3,
         )
         server.faults = ["503", "503", "503"]
         with pytest.raises(ScoringError, match=r"POST http://127\.0\.0\.1:\d+/generate failed 3 times; the last time"):
@@ -231,7 +242,9 @@ def test_a_failure_does_not_wait_for_the_answers_under_way(tiny_opt):
     import time
 
     with serving("vllm", tiny_opt) as server:
-        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", concurrency=2)
+        scorer = bart_score.BARTScorer(
+            checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0], concurrency=2
+        )
         server.slow_seconds = 20
         server.faults = ["slow", "nan"]  # the first condition's answer is slow, the second's wrong
         started = time.monotonic()
@@ -244,7 +257,7 @@ def test_a_failure_does_not_wait_for_the_answers_under_way(tiny_opt):
 @pytest.mark.parametrize("kind", ["sglang", "tgi", "llama.cpp"])
 def test_numbers_that_are_not_log_probabilities_are_refused_by_every_kind(kind, tiny_opt):
     with serving(kind, tiny_opt) as server:
-        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
         for fault, said in (("nan", "which is not a number"), ("positive", "above 0")):
             server.faults = [fault]
             with pytest.raises(ScoringError, match=f"pair 0: .*{said}"):
@@ -270,7 +283,9 @@ def test_a_model_the_server_does_not_serve_is_refused_with_the_names_it_serves(t
         serving("vllm", tiny_opt) as server,
         pytest.raises(CheckpointNotFoundError, match=r"serves 'tiny', not 'llama-70b'") as raised,
     ):
-        bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_model="llama-70b")
+        bart_score.BARTScorer(
+            checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0], served_model="llama-70b"
+        )
     assert raised.value.option == "served_model"
 
 
@@ -286,7 +301,7 @@ def test_a_sequence_to_sequence_model_cannot_be_served(tiny_opt, tiny_checkpoint
         serving("vllm", tiny_opt, root=tiny_checkpoint) as server,
         pytest.raises(UnsupportedModelError, match="sequence-to-sequence model: a server gives"),
     ):
-        bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_checkpoint)
 
 
 def test_a_tokenizer_that_is_not_the_server_s_is_refused(tiny_opt, tmp_path_factory):
@@ -331,19 +346,20 @@ def test_the_api_key_comes_from_the_environment_and_appears_nowhere(tiny_opt, tm
     with serving("tgi", tiny_opt, key=KEY) as server:
         monkeypatch.setenv(API_KEY_ENV, KEY)
         command = ["score", "-m", server.checkpoint, "-s", str(sources), "-t", str(predictions), "-d", "faithfulness"]
+        command += ["--served-tokenizer", tiny_opt[0]]
         status = bart_score.main([*command, "--concurrency", "2", "--request-retries", "1", "-o", str(output)])
         cache = tmp_path / "cache.jsonl"
-        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+        scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
         ResumableScorer(scorer, str(cache)).score(CONDITIONS[:2], TARGETS[:2])
         monkeypatch.delenv(API_KEY_ENV)
         key_file = tmp_path / "key"
         key_file.write_text("sk-wrong-2b8d\n")
         monkeypatch.setenv(API_KEY_FILE_ENV, str(key_file))
         with pytest.raises(CheckpointLoadError, match=r"refused \(HTTP 401: Invalid API Key \*\*\*\)") as refused:
-            bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+            bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
         monkeypatch.setenv(API_KEY_ENV, KEY)
         with pytest.raises(InputError, match="both"):
-            bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
+            bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
     said = capfd.readouterr()
     assert status == 0 and len(output.read_text().splitlines()) == 3
     assert API_KEY_ENV in str(refused.value) and "sk-wrong-2b8d" not in str(refused.value)
@@ -386,6 +402,7 @@ def test_the_real_llama_server_scores_the_real_gguf_as_the_engine_does(smollm2_g
     with LlamaServer(smollm2_gguf, str(tmp_path / "llama-server.log"), slots=1) as server:
         status, out, err = run_cli(
             *("score", "-m", f"llama.cpp+{server.url}", "-s", str(sources), "-t", str(predictions), "-q"),
+            *("--served-tokenizer", smollm2_gguf),
             *("-d", "faithfulness", "-f", "jsonl", "--concurrency", "1"),
         )
     assert status == 0, err

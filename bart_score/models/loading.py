@@ -53,7 +53,7 @@ from .checkpoints import (
 )
 from .gguf import CHAT_TEMPLATE_KEY, read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
-from .served import ServedModel, connect_server
+from .served import ServedModel, connect_server, tokenizer_origin
 from .servers import ServedSettings
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
@@ -189,25 +189,18 @@ def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
 
 def _served_family(checkpoint: Checkpoint, served: ServedSettings, options: FamilySettings) -> Family:
     """The family driving a model on a server (load_family's, for a checkpoint that names one): the server asked what
-    it serves, the tokenizer read from where the server says the weights come from (or served_tokenizer), and the
+    it serves, the tokenizer served_tokenizer names (or the Hub id the server reports: served.tokenizer_origin), and the
     family the same model would have here, built on that tokenizer and the served model. A sequence-to-sequence model
     cannot be served so: a server gives the log-probabilities of a decoder-only model's text."""
     assert checkpoint.server is not None  # load_family's case
     template, compatibility, chat = options.template, options.compatibility, options.chat_settings
     server = connect_server(checkpoint.server, served)
-    source = served.tokenizer or server.report.tokenizer_source
-    said = (
-        "served_tokenizer" if served.tokenizer else f"where the server at {checkpoint.server.url} says its weights are"
-    )
+    source, said = tokenizer_origin(server, served)  # never a path the server reports
     remedy: list[Part] = [
         "give the served model's tokenizer (a Hub id in the Hugging Face cache, a checkpoint folder or a GGUF file) "
         "as ",
         Mention("served_tokenizer"),
     ]
-    if not source:
-        raise CheckpointLoadError(
-            f"the server at {checkpoint.server.url} does not say where its weights are", remedy=remedy
-        )
     try:
         located = locate_checkpoint(source)
         config, where = _find(located)

@@ -11,25 +11,48 @@ ServedModel is the model those families are built on: its config (the server's c
 an output layer of the vocabulary's size whose weights are not here, and score(), which the engine calls with its plan
 (bart_score.engine: each distinct condition with its distinct targets) in place of running a model. Requests go to
 the server `concurrency` at a time, a condition's pairs together (in one request where the server takes a list),
-each through forward(), a call of the module: whatever hooks a model's calls (the Space's cancel) hooks them too."""
+each through forward(), a call of the module: whatever hooks a model's calls (the Space's cancel) hooks them too.
+
+The tokenizer is the one served_tokenizer names, else the Hub id the server reports its weights by, read from the
+Hugging Face cache (tokenizer_origin): a path the server reports is of its machine, and never selects a file here.
+What the server reports is shown through server_kinds.printable: its version, a model's name.
+
+The identity covers what the server says of its weights, which a server may keep while it swaps them. A score cache
+also keeps, beside its scores, the log-probabilities of a fixed probe pair (PROBE_PAIR_TEXT) as the server gave them
+when the cache was started; a run that finds them changed beyond PROBE_TOLERANCE refuses the cache
+(probe_problem), rather than answer with another model's scores."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextvars
+import functools
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from huggingface_hub import constants as hub_constants
+from huggingface_hub import snapshot_download
 from transformers import PretrainedConfig
 
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, ScoringError, UnsupportedModelError
-from ..messages import Mention
+from ..messages import Mention, Part, shown
 from .base import IGNORED, Target
-from .server_kinds import KINDS, PROBE_TEXT, Pair, ServerKind, ServerReport, TokenFacts, detected_kind
+from .server_kinds import (
+    KINDS,
+    PROBE_TEXT,
+    Pair,
+    ServerKind,
+    ServerReport,
+    TokenFacts,
+    detected_kind,
+    printable,
+    quoted,
+)
 from .servers import (
     DEFAULT_CONCURRENCY,
     DEFAULT_REQUEST_TIMEOUT,
@@ -40,6 +63,20 @@ from .servers import (
     ServerAddress,
     api_key,
 )
+
+# A Hub id: an owner's name and a model's (or a model's alone), each at most 96 characters of letters, digits, ".",
+# "_" and "-", starting with a letter or digit. The only origin of a tokenizer that a server's report may give.
+HUB_ID = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9._-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+# The probe pair a score cache keeps the served model's log-probabilities of: its first word the condition, the rest
+# the target, plain English that every tokenizer splits as the server does.
+PROBE_PAIR_TEXT = "The quick brown fox jumps over the lazy dog, and the old cat watches it from the garden wall."
+# How far the probe's log-probabilities may move (their mean absolute difference, per token) and still be the same
+# model's: llama.cpp's scores move by up to 0.02 between runs (the batches' rounding), and other weights under the same
+# name moved them by ... (measured: docs/models.md).
+PROBE_TOLERANCE = 0.1
+# A probe field of a score cache's header: "probe:" and the log-probabilities, to PROBE_DIGITS decimals.
+PROBE_FIELD = "probe:"
+PROBE_DIGITS = 4
 
 # What the engine hands score(): each condition's prefix, with its targets (each named by its index among the call's
 # pairs, for messages).
@@ -56,8 +93,48 @@ class Server:
 
     @property
     def label(self) -> str:
-        """The served model as the signature names it: the server's kind and URL, then the model's name."""
-        return f"{self.kind.name}+{self.connection.address.url}#{self.report.model}"
+        """The served model as the signature names it: the server's kind and URL, then the model's name (printable)."""
+        return f"{self.kind.name}+{self.connection.address.url}#{self.shown_model}"
+
+    @property
+    def shown_model(self) -> str:
+        """The served model's name as outputs show it (server_kinds.printable)."""
+        return printable(self.report.model, self.connection)
+
+
+def tokenizer_origin(server: Server, settings: ServedSettings) -> tuple[str, str]:
+    """Where the served model's tokenizer is read from, and who named it (for messages): served_tokenizer when it is
+    given; else the Hub id the server reports its weights by (vLLM's root, SGLang's tokenizer_path, TGI's model_id),
+    as the folder of its snapshot in the Hugging Face cache, never a folder here of the same name. Anything else the
+    server reports (a path of its machine, such as llama-server's model_path) is refused before any file is looked at,
+    so that neither the tokenizer read nor the message depends on what is at that path here."""
+    if settings.tokenizer:
+        return settings.tokenizer, "served_tokenizer"
+    url, reported = server.connection.address.url, server.report.tokenizer_source
+    remedy: list[Part] = [
+        "give the served model's tokenizer (a Hub id in the Hugging Face cache, a checkpoint folder or a GGUF file) "
+        "as ",
+        Mention("served_tokenizer"),
+    ]
+    if not reported:
+        raise CheckpointLoadError(f"the server at {url} does not say where its weights are", remedy=remedy)
+    if not HUB_ID.fullmatch(reported):
+        raise CheckpointLoadError(
+            f"the server at {url} says its weights are at {quoted(reported, server.connection)}, which is not a Hub "
+            f"id: a path a server reports is of its own machine, and is never read here",
+            option="served_tokenizer",
+            remedy=remedy,
+        )
+    try:
+        folder = snapshot_download(reported, local_files_only=True, cache_dir=hub_constants.HF_HUB_CACHE)
+    except (OSError, ValueError):  # not in the cache (LocalEntryNotFoundError), or not a valid id
+        raise CheckpointNotFoundError(
+            f"the server at {url} says its weights are the Hub id {reported!r}, which is not in the Hugging Face cache "
+            f"({hub_constants.HF_HUB_CACHE}); a Hub id a server reports is read from the cache alone",
+            option="served_tokenizer",
+            remedy=[f"run `hf download {reported}` (its config and tokenizer files are enough), or ", *remedy],
+        ) from None
+    return folder, f"the Hub id {reported!r} the server at {url} says its weights are"
 
 
 def connect_server(address: ServerAddress, settings: ServedSettings) -> Server:
@@ -117,10 +194,13 @@ class ServedModel(torch.nn.Module):
         self.config.pad_token_id = tokenizer.pad_token_id
         self.output = _OutputRows(vocabulary)
         self.facts = token_facts(tokenizer, vocabulary)
-        described = json.dumps([report.weights, tokenizer_identity], sort_keys=True, default=str)
+        described = json.dumps([report.model, report.weights, tokenizer_identity], sort_keys=True, default=str)
         digest = hashlib.sha256(described.encode("utf-8")).hexdigest()[:16]
-        self.identity = f"served:{report.kind}:{report.model}#{digest}"
+        self.identity = f"served:{report.kind}:{server.shown_model}#{digest}"
         self._check_tokenizer(tokenizer, settings)
+        self._probe_ids = tuple(self.facts.added) + tuple(
+            tokenizer(PROBE_PAIR_TEXT, add_special_tokens=False)["input_ids"]
+        )
 
     @property
     def device(self) -> torch.device:
@@ -128,9 +208,50 @@ class ServedModel(torch.nn.Module):
 
     @property
     def signature_field(self) -> str:
-        """The signature's field that says where the numbers come from: the server's kind and version."""
-        version = (self.server.report.version or "").replace("|", "/")
-        return f"served:{self.server.kind.name}{'@' + version if version else ''}"
+        """The signature's field that says where the numbers come from: the server's kind and version (printable)."""
+        version = self.server.report.version
+        shown_version = "@" + printable(version, self.server.connection) if version else ""
+        return f"served:{self.server.kind.name}{shown_version}"
+
+    @functools.cached_property
+    def probe(self) -> tuple[float, ...]:
+        """The log-probabilities of the probe pair's scored tokens (PROBE_PAIR_TEXT's after its first word), asked of
+        the server the first time they are wanted (by a score cache, as its run starts)."""
+        split = len(self.facts.added) + 1
+        prefix, labels = self._probe_ids[:split], self._probe_ids[split:]
+        try:
+            (values,) = self.forward(prefix, [(0, labels)])
+        except ScoringError as error:
+            raise ScoringError(
+                f"the server at {self.server.connection.address.url} does not score the probe pair (a fixed text "
+                f"whose log-probabilities a score cache keeps) as asked: {error.problem()}",
+                remedy=error.remedy,
+            ) from None
+        return tuple(round(value, PROBE_DIGITS) for value in values)
+
+    @property
+    def probe_field(self) -> str:
+        """The probe's log-probabilities as a score cache's header keeps them."""
+        return PROBE_FIELD + ",".join(f"{value:.{PROBE_DIGITS}f}" for value in self.probe)
+
+    def probe_problem(self, field: str) -> str | None:
+        """What says that a score cache's probe field (probe_field, when its scores were made) is not this model's
+        now: its log-probabilities differ from the server's now by more than PROBE_TOLERANCE per token (or are
+        not as many). None when they agree."""
+        try:
+            then = [float(value) for value in field.removeprefix(PROBE_FIELD).split(",")]
+        except ValueError:
+            return f"its probe field {shown(field)} is not a list of numbers"
+        now = self.probe
+        if len(then) != len(now):
+            return f"its probe pair has {len(then)} tokens, and the served model's tokenizer gives {len(now)} now"
+        change = sum(abs(a - b) for a, b in zip(then, now)) / max(len(now), 1)
+        if change <= PROBE_TOLERANCE:
+            return None
+        return (
+            f"the served model answers the probe pair otherwise than when the cache was made, by {change:.3g} per "
+            f"token (more than {PROBE_TOLERANCE:g}): the server's weights changed under the same name"
+        )
 
     def get_output_embeddings(self) -> torch.nn.Module:
         return self.output
@@ -143,11 +264,12 @@ class ServedModel(torch.nn.Module):
             return
         ours = tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]
         if list(theirs) != list(ours):
-            source = settings.tokenizer or server.report.tokenizer_source
+            source = settings.tokenizer or server.report.tokenizer_source or ""
+            url = server.connection.address.url
             raise UnsupportedModelError(
-                f"the tokenizer of {source!r} does not tokenize text as the server at {server.connection.address.url} "
-                f"does ({len(ours)} tokens here, {len(theirs)} there, for the same text), so the tokens scored would "
-                f"not be those the server reads",
+                f"the tokenizer of {shown(source)} does not tokenize text as the server at {url} does ({len(ours)} "
+                f"tokens here, {len(theirs)} there, for the same text), so the tokens scored would not be "
+                f"those the server reads",
                 option="served_tokenizer",
                 remedy=["give the served model's own tokenizer as ", Mention("served_tokenizer")],
             )

@@ -17,6 +17,11 @@ the answer's token ids are checked against those sent (TGI's against the policy'
 itself), and each scored token's log-probability must be a number, not above 0. A pair whose tokens or numbers are
 not so is refused with a ScoringError naming it, never scored with shifted or made-up numbers.
 
+What a server reports is never output as it is: a string of its (a version, a model's name, a path) is shown by
+printable (the API key blanked out, cut to MOST_REPORTED_CHARS, what is not printable and "|" escaped), any other
+value by brief (a number to 6 significant digits, a list or an object by its size); its answers to the probes are
+parsed with the project's bound on nesting, and a shape other than the kind's is one error naming the URL.
+
 llama.cpp's server gives no log-probabilities of a prompt's tokens (it ignores echo), but those of the tokens it
 generates, over the whole vocabulary, whatever the grammar allows: the pair's scored tokens are forced by a grammar of
 their ids (`root ::= <[id]> <[id]> ...`) with temperature 0, and the tokens generated are checked against them. The
@@ -27,7 +32,6 @@ other than its tokenizer at the first token of each of three SummEval-like summa
 
 from __future__ import annotations
 
-import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -35,7 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
-from ..messages import Mention
+from ..messages import Mention, shown
+from ..reading import parse_json
 from .servers import SERVER_NAMES, Connection
 
 # Pairs of one condition sent in one request, to the servers that take a list of prompts.
@@ -50,6 +55,12 @@ FORCING_BIAS = 1e4
 # The text whose tokens the server and the tokenizer here must agree on (words, digits, punctuation, accents, a
 # line break, double spaces).
 PROBE_TEXT = "The café's 3 dogs ran 12.5 km,\n  then rested — twice! (Naïve?) Über-quick."
+# The most characters of a string a server reports (a version, a model's name or path) that a message, a signature or
+# an identity keeps: a Hub id has at most 96, the servers' versions a few dozen (vLLM's "0.11.0", llama-server's
+# "b6700-3df2244d"), and a 100 MiB version made a 104,858,086-byte signature.
+MOST_REPORTED_CHARS = 256
+# The most names of served models a message lists.
+MOST_NAMES_SHOWN = 8
 
 
 @dataclass
@@ -120,6 +131,63 @@ class ServerKind(ABC):
 # -- what the servers report ------------------------------------------------------------------------------------------
 
 
+def printable(text: str, connection: Connection) -> str:
+    """A string a server reported, as an output of ours shows it: the API key blanked out, cut to MOST_REPORTED_CHARS
+    (then "..."), and each character that is not printable (control characters such as ESC, BEL, CR and LF, line
+    separators, lone surrogates, format characters) and "|" (which parts a signature's fields) escaped as \\xNN or
+    \\uNNNN, so that it is one line that cannot forge another field or line."""
+    whole_text = connection.redacted(text)
+    cut = whole_text[:MOST_REPORTED_CHARS]
+    shown = "".join(
+        character if character.isprintable() and character != "|" else _escaped(character) for character in cut
+    )
+    return shown + "..." if len(whole_text) > MOST_REPORTED_CHARS else shown
+
+
+def _escaped(character: str) -> str:
+    code = ord(character)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def quoted(text: str, connection: Connection) -> str:
+    """A string a server reported, printable, in quotes."""
+    return f"'{printable(text, connection)}'"
+
+
+def brief(value: Any, connection: Connection, *, inner: bool = False) -> str:
+    """A value a server gave, as a message shows it: a number to 6 significant digits (an integer whole up to 15
+    digits, and one too large for a float by its count of digits), a string quoted, a list of up to 3 items with
+    them, and another list or an object by its size."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, int):
+        if abs(value) < 10**15:
+            return str(value)
+        return (
+            f"{value:.6g}"
+            if value.bit_length() <= 1000
+            else f"an integer of about {value.bit_length() * 0.30103:,.0f} digits"
+        )
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, str):
+        return quoted(value, connection)
+    if isinstance(value, list):
+        if inner or len(value) > 3:
+            return f"a list of {len(value):,} items"
+        return "[" + ", ".join(brief(item, connection, inner=True) for item in value) + "]"
+    if isinstance(value, dict):
+        return f"an object of {len(value):,} keys"
+    return f"a {type(value).__name__}"
+
+
+def names_shown(names: Sequence[str], connection: Connection) -> str:
+    """The names of served models as a message lists them: quoted, the first MOST_NAMES_SHOWN."""
+    listed = ", ".join(quoted(name, connection) for name in names[:MOST_NAMES_SHOWN])
+    more = len(names) - MOST_NAMES_SHOWN
+    return f"{listed} and {more:,} more" if more > 0 else listed
+
+
 def read(connection: Connection, path: str) -> Any:
     """GET `path`'s JSON value; None when the server has no such endpoint (404, 405) or answers it with something
     other than JSON. Other refusals (an API key wanted) are CheckpointLoadErrors."""
@@ -128,9 +196,9 @@ def read(connection: Connection, path: str) -> Any:
         return None
     if answer.status >= 400:
         raise connection.refusal("GET", path, answer, CheckpointLoadError)
-    try:
-        return json.loads(answer.data)
-    except ValueError:
+    try:  # JSON nested past the project's bound is not an answer of any kind's either
+        return parse_json(answer.data, "", error=CheckpointLoadError)
+    except CheckpointLoadError:
         return None
 
 
@@ -141,10 +209,7 @@ def tokens_or_none(connection: Connection, path: str, body: dict[str, Any]) -> A
         return None
     if answer.status >= 400:
         raise connection.refusal("POST", path, answer, CheckpointLoadError)
-    try:
-        return json.loads(answer.data)
-    except ValueError:
-        raise CheckpointLoadError(f"the answer to POST {connection.url(path)} is not JSON") from None
+    return parse_json(answer.data, f"the answer to POST {connection.url(path)}", error=CheckpointLoadError)
 
 
 def not_as_reported(connection: Connection, path: str, kind: str, what: str) -> CheckpointLoadError:
@@ -169,7 +234,7 @@ def choose_model(connection: Connection, names: Sequence[str], wanted: str | Non
         if wanted in names:
             return wanted
         raise CheckpointNotFoundError(
-            f"the server at {url} serves {', '.join(map(repr, names)) or 'no model'}, not {wanted!r}",
+            f"the server at {url} serves {names_shown(names, connection) or 'no model'}, not {shown(wanted)}",
             option="served_model",
             value=wanted,
             remedy=["give one of those as ", Mention("served_model")],
@@ -179,10 +244,20 @@ def choose_model(connection: Connection, names: Sequence[str], wanted: str | Non
     if not names:
         raise CheckpointLoadError(f"the server at {url} lists no model")
     raise InputError(
-        f"the server at {url} serves {len(names)} models ({', '.join(map(repr, names))})",
+        f"the server at {url} serves {len(names):,} models ({names_shown(names, connection)})",
         option="served_model",
         remedy=["name the one to score as ", Mention("served_model")],
     )
+
+
+def text_or_none(value: Any) -> str | None:
+    """A string a server reports, or None when it reports none (or something else)."""
+    return value if isinstance(value, str) and value else None
+
+
+def tokens_listed(value: Any) -> list[Any] | None:
+    """A tokenizer endpoint's tokens: a list, else None."""
+    return value if isinstance(value, list) else None
 
 
 def whole(value: Any) -> int | None:
@@ -198,11 +273,13 @@ def fewer(positions: int | None, reserved: int) -> int | None:
 # -- checking the answers -------------------------------------------------------------------------------------------
 
 
-def checked(values: Sequence[Any], name: int) -> list[float]:
-    """A pair's log-probabilities as the server gave them, refused (naming the pair and the token) unless each is a
-    number, not above 0 (beyond ROUNDING), and not an underflow."""
+def checked(connection: Connection, values: Sequence[Any], name: int) -> list[float]:
+    """A pair's log-probabilities as the server gave them, refused (naming the pair and the token, the value shown
+    by brief) unless each is a number, not above 0 (beyond ROUNDING), and not an underflow."""
     for position, value in enumerate(values):
-        said = f"pair {name}: the server gives its scored token {position} the log-probability {value!r}"
+        said = (
+            f"pair {name}: the server gives its scored token {position} the log-probability {brief(value, connection)}"
+        )
         if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
             raise ScoringError(f"{said}, which is not a number")
         if value > ROUNDING:
@@ -212,10 +289,10 @@ def checked(values: Sequence[Any], name: int) -> list[float]:
     return [min(float(value), 0.0) for value in values]
 
 
-def mismatch(name: int, position: int, got: Any, sent: int) -> ScoringError:
+def mismatch(connection: Connection, name: int, position: int, got: Any, sent: int) -> ScoringError:
     return ScoringError(
-        f"pair {name}: the server's token {position} of the pair is {got!r} where {sent} was sent, so its "
-        f"log-probabilities are not those of the pair's tokens; the pair is not scored"
+        f"pair {name}: the server's token {position} of the pair is {brief(got, connection)} where {sent} was sent, so "
+        f"its log-probabilities are not those of the pair's tokens; the pair is not scored"
     )
 
 
@@ -223,13 +300,13 @@ def too_few(name: int, got: int, sent: int) -> ScoringError:
     return ScoringError(f"pair {name}: the server gives {got} of the pair's {sent} tokens")
 
 
-def same_tokens(name: int, reported: Any, sent: Sequence[int]) -> None:
-    """Refuses a pair whose tokens as the server reports them are not those sent."""
+def same_tokens(connection: Connection, name: int, reported: Any, sent: Sequence[int]) -> None:
+    """Refuses a pair whose tokens as the server reports them are not those sent (each an integer, not 1.0 or true)."""
     if not isinstance(reported, list) or len(reported) < len(sent):
         raise too_few(name, len(reported) if isinstance(reported, list) else 0, len(sent))
     for position, (got, token) in enumerate(zip(reported, sent)):
-        if got != token:
-            raise mismatch(name, position, got, token)
+        if type(got) is not int or got != token:
+            raise mismatch(connection, name, position, got, token)
 
 
 def entries_of(answer: Any, key: str, count: int, name: int) -> list[Any]:
@@ -254,18 +331,18 @@ class VLLM(ServerKind):
         return isinstance(version, dict) and isinstance(version.get("version"), str)
 
     def probe(self, connection: Connection, wanted: str | None) -> ServerReport:
-        version = read(connection, "/version") or {}
+        version = read(connection, "/version")
         entries = listed_models(connection, self.name)
         model = choose_model(connection, [entry["id"] for entry in entries], wanted)
         entry = next(entry for entry in entries if entry["id"] == model)
         weights = {key: entry.get(key) for key in ("id", "root", "parent", "max_model_len")}
         return ServerReport(
             self.name,
-            version.get("version"),
+            text_or_none(version.get("version") if isinstance(version, dict) else None),
             tuple(e["id"] for e in entries),
             model,
             weights,
-            entry.get("root") or model,
+            text_or_none(entry.get("root")) or model,
             fewer(whole(entry.get("max_model_len")), 1),  # max_tokens=1: one token is generated
         )
 
@@ -273,7 +350,7 @@ class VLLM(ServerKind):
         answer = tokens_or_none(
             connection, "/tokenize", {"model": report.model, "prompt": text, "add_special_tokens": False}
         )
-        return answer.get("tokens") if isinstance(answer, dict) else None
+        return tokens_listed(answer.get("tokens")) if isinstance(answer, dict) else None
 
     def log_probs(
         self,
@@ -297,7 +374,7 @@ class VLLM(ServerKind):
         results = []
         for (name, _), sequence, choice in zip(pairs, sequences, choices):
             if isinstance(choice, dict) and choice.get("prompt_token_ids") is not None:
-                same_tokens(name, choice["prompt_token_ids"], sequence)
+                same_tokens(connection, name, choice["prompt_token_ids"], sequence)
             positions = entries_of(choice, "prompt_logprobs", len(sequence), name)
             values = []
             for position in range(len(prefix), len(sequence)):
@@ -305,9 +382,9 @@ class VLLM(ServerKind):
                 found = entry.get(str(sequence[position])) if isinstance(entry, dict) else None
                 if not isinstance(found, dict):
                     got = sorted(entry, key=len)[:3] if isinstance(entry, dict) else entry
-                    raise mismatch(name, position, got, sequence[position])
+                    raise mismatch(connection, name, position, got, sequence[position])
                 values.append(found.get("logprob"))
-            results.append(checked(values, name))
+            results.append(checked(connection, values, name))
         return results
 
 
@@ -334,8 +411,8 @@ class SGLang(ServerKind):
             raise not_as_reported(connection, "/get_model_info", self.name, "its model_path")
         if info.get("is_generation") is False:
             raise UnsupportedModelError(
-                f"the server at {connection.address.url} serves {info.get('model_path')!r}, which is not a "
-                f"generative model (an embedding or reward model): it gives no token log-probabilities"
+                f"the server at {connection.address.url} serves {brief(info.get('model_path'), connection)}, which is "
+                f"not a generative model (an embedding or reward model): it gives no token log-probabilities"
             )
         entries = listed_models(connection, self.name)
         model = choose_model(connection, [entry["id"] for entry in entries], wanted)
@@ -348,7 +425,7 @@ class SGLang(ServerKind):
             tuple(e["id"] for e in entries),
             model,
             weights,
-            info.get("tokenizer_path") or info.get("model_path"),
+            text_or_none(info.get("tokenizer_path")) or text_or_none(info.get("model_path")),
             fewer(whole(entry.get("max_model_len")), 1),
         )
 
@@ -379,8 +456,8 @@ class SGLang(ServerKind):
                 raise ScoringError(
                     f"pair {name}: the server's input_token_logprobs are not [logprob, id, text] entries"
                 )
-            same_tokens(name, [entry[1] for entry in entries], sequence)
-            results.append(checked([entries[p][0] for p in range(len(prefix), len(sequence))], name))
+            same_tokens(connection, name, [entry[1] for entry in entries], sequence)
+            results.append(checked(connection, [entries[p][0] for p in range(len(prefix), len(sequence))], name))
         return results
 
 
@@ -406,7 +483,7 @@ class TGI(ServerKind):
         total = fewer(whole(info.get("max_total_tokens")), 1)
         positions = min(inputs, total) if inputs and total else inputs or total
         weights = {key: info.get(key) for key in ("model_id", "model_sha", "model_dtype", "model_device_type")}
-        return ServerReport(self.name, info.get("version"), (model,), model, weights, model, positions)
+        return ServerReport(self.name, text_or_none(info.get("version")), (model,), model, weights, model, positions)
 
     def tokenize(self, connection: Connection, report: ServerReport, facts: TokenFacts, text: str) -> list[Any] | None:
         tokens = tokens_or_none(connection, "/tokenize", {"inputs": text})
@@ -449,7 +526,7 @@ class TGI(ServerKind):
                 f"the pair is not scored",
                 remedy="score it through a server that takes token ids (vLLM, SGLang, llama.cpp), or locally",
             )
-        return [checked([prefill[p].get("logprob") for p in range(len(prefix), len(sequence))], name)]
+        return [checked(connection, [prefill[p].get("logprob") for p in range(len(prefix), len(sequence))], name)]
 
 
 # -- llama.cpp ------------------------------------------------------------------------------------------------------
@@ -469,21 +546,19 @@ class LlamaCpp(ServerKind):
         if not isinstance(props, dict) or not isinstance(props.get("default_generation_settings"), dict):
             raise not_as_reported(connection, "/props", self.name, "its default_generation_settings")
         entries = listed_models(connection, self.name)
-        names = list(
-            dict.fromkeys(n for e in entries for n in [e["id"], *(e.get("aliases") or [])] if isinstance(n, str))
-        )
+        names = list(dict.fromkeys(name for e in entries for name in [e["id"], *_aliases(e)]))
         model = choose_model(connection, names, wanted)
-        entry = next((e for e in entries if model == e["id"] or model in (e.get("aliases") or [])), entries[0])
+        entry = next(e for e in entries if model == e["id"] or model in _aliases(e))
         meta: dict[str, Any] = entry["meta"] if isinstance(entry.get("meta"), dict) else {}
         weights = {"model_path": props.get("model_path"), "model_ftype": props.get("model_ftype")}
         weights.update({key: meta.get(key) for key in ("n_params", "size", "n_vocab", "n_ctx_train", "ftype")})
         return ServerReport(
             self.name,
-            props.get("build_info"),
+            text_or_none(props.get("build_info")),
             tuple(names),
             model,
             weights,
-            props.get("model_path"),
+            text_or_none(props.get("model_path")),
             # The target and the end token it generates after it are in the context with the prefix.
             fewer(whole(props["default_generation_settings"].get("n_ctx")), 1),
             whole(meta.get("n_vocab")),
@@ -491,7 +566,7 @@ class LlamaCpp(ServerKind):
 
     def tokenize(self, connection: Connection, report: ServerReport, facts: TokenFacts, text: str) -> list[Any] | None:
         answer = tokens_or_none(connection, "/tokenize", {"content": text, "add_special": False})
-        return answer.get("tokens") if isinstance(answer, dict) else None
+        return tokens_listed(answer.get("tokens")) if isinstance(answer, dict) else None
 
     def log_probs(
         self,
@@ -503,7 +578,13 @@ class LlamaCpp(ServerKind):
     ) -> list[list[float]]:
         (name, labels) = pairs[0]
         forced = Forcing(connection, facts, prefix, labels, name)
-        return [checked(forced.log_probs(), name)]
+        return [checked(connection, forced.log_probs(), name)]
+
+
+def _aliases(entry: dict[str, Any]) -> list[str]:
+    """The other names llama-server lists a model under (its entry's aliases)."""
+    aliases = entry.get("aliases")
+    return [name for name in aliases if isinstance(name, str)] if isinstance(aliases, list) else []
 
 
 class Forcing:
@@ -574,12 +655,16 @@ class Forcing:
         token = self.labels[position]
         tokens, probabilities = self._generated(self._one_token(position, token, 1))
         if tokens[:1] != [token]:
-            raise mismatch(self.name, len(self.prefix) + position, tokens[:1], token)
+            raise mismatch(self.connection, self.name, len(self.prefix) + position, tokens[:1], token)
         if probabilities:
             return probabilities[0].get("logprob")
         tokens, probabilities = self._generated(self._one_token(position, self.facts.plain, self.facts.vocabulary))
         listed = probabilities[0].get("top_logprobs") if probabilities and tokens[:1] == [self.facts.plain] else None
-        found = [e.get("logprob") for e in listed if isinstance(e, dict) and e.get("id") == token] if listed else []
+        found = (
+            [e.get("logprob") for e in listed if isinstance(e, dict) and e.get("id") == token]
+            if isinstance(listed, list)
+            else []
+        )
         if not found:
             raise ScoringError(
                 f"pair {self.name}: the server gives no log-probability for its token {token} at position "
