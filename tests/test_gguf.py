@@ -127,7 +127,7 @@ def test_a_folder_holding_one_gguf_file_a_relative_path_and_a_link_are_the_same_
     assert by_file.score(CONDITIONS, TARGETS) == by_folder.score(CONDITIONS, TARGETS)
 
 
-def test_the_identity_of_a_gguf_file_follows_its_header_and_its_stamp(llama_gguf, tmp_path):
+def test_the_identity_of_a_gguf_file_follows_its_header_and_its_bytes(llama_gguf, tmp_path):
     model, tokenizer, path = llama_gguf
     written = tmp_path / "copy.gguf"
     shutil.copy2(path, written)
@@ -135,8 +135,14 @@ def test_the_identity_of_a_gguf_file_follows_its_header_and_its_stamp(llama_gguf
     assert before != checkpoint_identity(path)  # another path
     assert checkpoint_identity(str(written)) == before  # reading it changes nothing
     status = os.stat(written)
-    os.utime(written, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))  # written again
+    os.utime(written, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))  # touched: the same bytes
+    assert checkpoint_identity(str(written)) == before
+    data = bytearray(written.read_bytes())
+    data[-1] ^= 1  # a weight's last byte changed in place, the size and mtime put back
+    written.write_bytes(bytes(data))
+    os.utime(written, ns=(status.st_atime_ns, status.st_mtime_ns))
     assert checkpoint_identity(str(written)) != before
+    shutil.copy2(path, written)
     # The same size but another chat template in the metadata, with the old stamp put back: the header tells them apart.
     tokenizer = copy.deepcopy(tokenizer)
     tokenizer.chat_template = tokenizer.chat_template.replace("assistant", "helpers!!")

@@ -1,6 +1,7 @@
 """Baselines and score caches are keyed on the model's identity, not on the name the checkpoint was given: the same
 model named another way matches, another model at the same name does not, and a checkpoint saved again (its weights,
-its config or any tokenizer file) is new. The signature names a local checkpoint by its real path."""
+its config or any tokenizer file) is new, even with its sizes and modification times set back; one merely touched is
+the same. The signature names a local checkpoint by its real path."""
 
 import json
 import os
@@ -20,6 +21,29 @@ from bart_score.models.loading import checkpoint_identity
 from bart_score.score_cache import ResumableScorer
 
 TEXTS = ["The cat sat on the mat.", "Rain is expected in the north tomorrow.", "The team won the game.", "Good."]
+
+
+def retrain_in_place(folder):
+    """Writes other values into the folder's model.safetensors in place, as retraining would (the same tensors and
+    shapes, so the same size), and sets its modification time back: only its bytes tell it apart."""
+    import safetensors.torch
+
+    weights = os.path.join(folder, "model.safetensors")
+    before = os.stat(weights)
+    tensors = safetensors.torch.load_file(weights)
+    name = max(tensors, key=lambda key: tensors[key].numel())
+    tensors[name] = tensors[name] * 2
+    with safetensors.safe_open(weights, "pt") as handle:
+        metadata = handle.metadata()
+    safetensors.torch.save_file(tensors, weights, metadata=metadata)
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(weights)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def touch(path):
+    status = os.stat(path)
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))
 
 
 def test_one_directory_named_three_ways_has_one_identity(copying_checkpoint, tmp_path, monkeypatch):
@@ -44,10 +68,12 @@ def test_another_model_at_the_same_name_or_a_checkpoint_saved_again_is_another_i
     assert checkpoint_identity("model") != in_first  # `-m model` typed in two folders: two models
     # The same files copied elsewhere: another path, another identity.
     assert checkpoint_identity(str(first / "model")) != checkpoint_identity(copying_checkpoint)
-    # Saved again in place (same names and sizes, as retraining gives): the modification time tells them apart.
-    weights = next(name for name in os.listdir(first / "model") if name.endswith((".safetensors", ".bin")))
-    stat = os.stat(first / "model" / weights)
-    os.utime(first / "model" / weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    # Touched, or copied over with the same bytes: the same model.
+    touch(first / "model" / "model.safetensors")
+    assert checkpoint_identity(str(first / "model")) == in_first
+    # Saved again in place (same names and sizes, as retraining gives), even with the old mtime: the bytes tell them
+    # apart.
+    retrain_in_place(first / "model")
     assert checkpoint_identity(str(first / "model")) != in_first
     # A changed config.json too.
     config = json.loads((second / "model" / "config.json").read_text())
@@ -73,8 +99,13 @@ def test_weights_loaded_over_a_checkpoint_join_its_identity(copier, copying_chec
     path.write_bytes(b"weights")
     identity = weights_identity(str(path))
     assert identity.startswith(f"weights:{os.path.realpath(path)}#")
-    path.write_bytes(b"other weights")
+    stamp = os.stat(path)
+    path.write_bytes(b"WEIGHTS")  # the same size and mtime
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     assert weights_identity(str(path)) != identity
+    path.write_bytes(b"weights")
+    touch(path)
+    assert weights_identity(str(path)) == identity
     assert copier.model_identity == checkpoint_identity(copying_checkpoint)
 
 
@@ -143,9 +174,12 @@ def test_the_score_cache_never_answers_for_a_checkpoint_saved_again(copying_chec
     again = ResumableScorer(bart_score.BARTScorer(checkpoint=str(model), device="cpu"), cache)
     again.score(TEXTS[:2], TEXTS[2:])
     assert again.cached_pairs == 2 and again.scored_pairs == 0
-    for name in os.listdir(model):  # saved again: the same names and sizes, later times
-        stat = os.stat(model / name)
-        os.utime(model / name, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    for name in os.listdir(model):  # touched: the same model, whose scores are still the cache's
+        touch(model / name)
+    touched = ResumableScorer(bart_score.BARTScorer(checkpoint=str(model), device="cpu"), cache)
+    touched.score(TEXTS[:2], TEXTS[2:])
+    assert touched.cached_pairs == 2 and touched.scored_pairs == 0
+    retrain_in_place(model)  # saved again: the same names, sizes and times, other weights
     retrained = ResumableScorer(bart_score.BARTScorer(checkpoint=str(model), device="cpu"), cache)
     retrained.score(TEXTS[:2], TEXTS[2:])
     assert retrained.cached_pairs == 0 and retrained.scored_pairs == 2
@@ -277,3 +311,35 @@ def test_a_tokenizer_changed_in_place_gets_no_cached_scores_and_no_stale_baselin
     assert after.cached_pairs == 0 and after.scored_pairs == 2
     with pytest.raises(bart_score.BaselineSettingsError, match=r"made with other settings \(model: the file has"):
         after.scorer.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(baseline))
+
+
+@pytest.mark.parametrize("hostile", ["/dev/zero", "fifo", "nothing"], ids=["device", "pipe", "dangling-link"])
+def test_a_weights_file_that_is_not_a_file_is_refused_before_it_is_read(hostile, tiny_checkpoint, tmp_path):
+    """The identity reads every weights file's bytes: a device would be read forever, a pipe waited on. Each is
+    refused at once, naming the file (the call runs in a thread given 60 s, so that a regression fails)."""
+    import threading
+
+    folder = shutil.copytree(tiny_checkpoint, tmp_path / "model")
+    weights = folder / "model.safetensors"
+    weights.unlink()
+    if hostile == "fifo":
+        os.mkfifo(weights)
+    else:
+        weights.symlink_to(hostile if hostile.startswith("/") else tmp_path / hostile)
+    outcome = []
+    worker = threading.Thread(target=lambda: outcome.append(_raised(checkpoint_identity, str(folder))), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert outcome, "the identity was still reading after 60 s"
+    (error,) = outcome
+    assert isinstance(error, bart_score.CheckpointLoadError), error
+    assert "the weights file model.safetensors of " in str(error) and str(folder) in str(error)
+    assert ("is not there" if hostile == "nothing" else "is not a regular file") in str(error)
+
+
+def _raised(call, *arguments):
+    try:
+        call(*arguments)
+    except Exception as error:  # the error is what the test looks at
+        return error
+    return None

@@ -38,8 +38,8 @@ from ..reading import MAX_FILE_BYTES, file_sha256, read_bounded, read_json, size
 from .gguf import MAX_STRING_BYTES, is_gguf_path, read_gguf_header, require_gguf_extra
 from .servers import ServerAddress, names_a_server, server_address
 
-# Files whose bytes are a checkpoint's weights (sharded ones with their index): named by size and mtime_ns, since
-# hashing gigabytes would cost more than loading them.
+# Files whose bytes are a checkpoint's weights (sharded ones with their index): digested by their bytes, each once a
+# process while its status stays the same (_WEIGHTS_DIGESTS).
 _WEIGHTS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".index.json", ".gguf")
 # Files a tokenizer is read from, in every tokenizer class of transformers: vocabularies, merges, sentencepiece and
 # tiktoken models, the tokenizer config, special and added tokens, chat templates. They are digested by their bytes
@@ -74,6 +74,11 @@ _FOLDER_TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json")
 MAX_CONFIG_BYTES = 64 << 20
 # One request to see whether the Hub answers at all, before huggingface_hub's own retries (five, about 30 s).
 HUB_PROBE_SECONDS = 3.0
+# The SHA-256 of each weights file read in this process, by its status (device, inode, size, mtime_ns, ctime_ns): a
+# file is read once however often its identity is asked for (an engine shared by many holders asks at each), and again
+# once it is written, even in place with its size and modification time set back, since utime cannot set the ctime back
+# and a file written anew is another inode. About 0.7 to 1 s per 500 MB (docs/models.md).
+_WEIGHTS_DIGESTS: dict[tuple[int, int, int, int, int], str] = {}
 
 
 @dataclass(frozen=True)
@@ -114,10 +119,11 @@ class Checkpoint:
         loading it reads, and nothing else.
 
         A folder: "dir:<real path>#<digest>", the digest covering config.json's bytes, every tokenizer file's bytes and
-        each weights file's name, size and modification time (mtime_ns), so that a folder saved again (retrained,
-        another tokenizer, another model at the same path) is another checkpoint. A GGUF file: "gguf:<real
-        path>#<digest>" of its name, size and mtime_ns, the digest of its header (metadata and tensor table) and the
-        chat template read beside it with its file's name (side_chat_template; other files beside it are not read).
+        each weights file's name and bytes (weights_digest), so that a folder saved again (retrained, another
+        tokenizer, another model at the same path), even with the same sizes and modification times, is another
+        checkpoint, and one merely touched or copied in place is the same. A GGUF file: "gguf:<real path>#<digest>" of
+        its name and bytes, the digest of its header (metadata and tensor table) and the chat template read beside it
+        with its file's name (side_chat_template; other files beside it are not read).
         A Hub id: "hub:<id>@<commit>" with the snapshot commit when it is in the Hugging Face cache, else "hub:<id>". A
         served model has the identity its server's report gives it (served.ServedModel.identity), which the server is
         asked for when the model is loaded."""
@@ -134,7 +140,7 @@ class Checkpoint:
             require_gguf_extra(self.name)
             gguf_path = self.real_path
             assert gguf_path is not None  # a GGUF checkpoint is a local file
-            digest.update(_file_stamp(gguf_path))
+            digest.update(weights_digest(gguf_path, self.named))
             digest.update(read_gguf_header(gguf_path).digest.encode("ascii"))
             side = side_chat_template(self)
             if side is not None:
@@ -146,8 +152,9 @@ class Checkpoint:
             if not os.path.isdir(path):
                 digest.update(json.dumps([name, file_sha256(path)]).encode("utf-8"))
         for name in sorted(os.listdir(self.source)):
-            if name.endswith(_WEIGHTS_SUFFIXES):
-                digest.update(_file_stamp(os.path.join(self.source, name)))
+            path = os.path.join(self.source, name)
+            if name.endswith(_WEIGHTS_SUFFIXES) and not os.path.isdir(path):  # a folder is not read as weights
+                digest.update(weights_digest(path, self.named))
         return f"dir:{self.real_path}#{digest.hexdigest()[:16]}"
 
 
@@ -380,9 +387,49 @@ def hub_unreachable() -> str | None:
 
 
 def weights_identity(path: str) -> str:
-    """A state dict loaded over a checkpoint (cnn-para's bart.pth): "weights:<absolute real path>#<digest of its name,
-    size and mtime_ns>"."""
-    return f"weights:{os.path.realpath(path)}#{hashlib.sha256(_file_stamp(path)).hexdigest()[:16]}"
+    """A state dict loaded over a checkpoint (cnn-para's bart.pth): "weights:<absolute real path>#<digest of its name
+    and bytes>" (weights_digest)."""
+    stamp = weights_digest(path)
+    return f"weights:{os.path.realpath(path)}#{hashlib.sha256(stamp).hexdigest()[:16]}"
+
+
+def weights_digest(path: str, checkpoint: Part | None = None) -> bytes:
+    """A weights file's name and the SHA-256 of its bytes, as JSON: read once a process while its status stays the
+    same (_WEIGHTS_DIGESTS). A file that is not there, is not a regular file (a device or pipe would be read forever)
+    or cannot be read is a CheckpointLoadError naming it, with the `checkpoint` it is part of, else by its path."""
+    name = os.path.basename(path)
+    what: tuple[Part, ...] = (
+        (f"the weights file {name} of ", checkpoint) if checkpoint else ("the weights file ", FileName(path))
+    )
+    try:
+        digest = _WEIGHTS_DIGESTS.get(_status_key(os.stat(path)))
+        if digest is None:
+            digest = _read_weights_digest(path, what)
+    except FileNotFoundError:
+        raise CheckpointLoadError(*what, " is not there (a link to nothing, or removed)") from None
+    except OSError as problem:
+        raise CheckpointLoadError("cannot read ", *what, f": {problem.strerror or problem}") from None
+    return json.dumps([name, digest]).encode("utf-8")
+
+
+def _read_weights_digest(path: str, what: tuple[Part, ...]) -> str:
+    """The SHA-256 of the file at `path`, kept in _WEIGHTS_DIGESTS under the status of the file read (opened without
+    waiting, so that a pipe put there is refused rather than waited on), unless it was written while it was read."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as handle:
+        before = os.fstat(descriptor)
+        if not stat.S_ISREG(before.st_mode):
+            raise CheckpointLoadError(*what, " is not a regular file (a device, pipe or socket)")
+        digest = hashlib.sha256()
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+        if _status_key(os.fstat(descriptor)) == _status_key(before):
+            _WEIGHTS_DIGESTS[_status_key(before)] = digest.hexdigest()
+    return digest.hexdigest()
+
+
+def _status_key(status: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
 
 def stored_tensor_elements(checkpoint: Checkpoint) -> dict[str, int] | None:
@@ -489,11 +536,6 @@ def _tokenizer_files(folder: str) -> list[tuple[str, str]]:
     if os.path.isdir(templates):
         found += [(f"{_CHAT_TEMPLATES_FOLDER}/{name}", os.path.join(templates, name)) for name in os.listdir(templates)]
     return sorted(found)
-
-
-def _file_stamp(path: str) -> bytes:
-    status = os.stat(path)
-    return json.dumps([os.path.basename(path), status.st_size, status.st_mtime_ns]).encode("utf-8")
 
 
 def _cached_commit(repo_id: str) -> str | None:
