@@ -280,7 +280,11 @@ def checked(connection: Connection, values: Sequence[Any], name: int) -> list[fl
         said = (
             f"pair {name}: the server gives its scored token {position} the log-probability {brief(value, connection)}"
         )
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (isinstance(value, float) and math.isnan(value))
+        ):
             raise ScoringError(f"{said}, which is not a number")
         if value > ROUNDING:
             raise ScoringError(f"{said}, above 0 (a probability over 1)")

@@ -42,7 +42,9 @@ the next one, then, once they are all there, an end-of-generation token. Faults 
 `faults` list, taken in order by scoring requests): "429" and "503" (with Retry-After: 0), "drop" (the connection
 closed without an answer), "slow" (an answer after `slow_seconds`), "malformed" (a body that is not JSON), "ids" (the
 first pair's token ids changed in the answer), "nan", "positive" and "short" (its first scored token's
-log-probability NaN or above 0, or its last token left out), "400" (a request refused as wrong)."""
+log-probability NaN or above 0, or its last token left out), "400" (a request refused as wrong). A hostile server is
+made with `rewrites`: (method, path) -> a function of the answer's value giving the value sent instead (bytes are
+sent as they are)."""
 
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ import json
 import math
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -101,17 +104,19 @@ class InferenceServer:
         key: str | None = None,
         delay: float = 0.0,
         root: str | None = None,
+        port: int = 0,
     ) -> None:
         self.kind, self.name, self.key, self.delay = kind, name, key, delay
         self.tiny = model or TinyModel(checkpoint)
         self.root = root or self.tiny.checkpoint  # where the server says its weights are
         self.faults: list[str] = []
+        self.rewrites: dict[tuple[str, str], Callable[[Any], Any]] = {}
         self.slow_seconds = 1.0
         self.requests: list[tuple[str, str, Any]] = []
         self.scored: list[list[int]] = []
         self.in_flight = self.most_in_flight = 0
         self._lock = threading.Lock()
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", port), _handler(self))  # 0: any free port
         self._server.daemon_threads = True
 
     @property
@@ -455,7 +460,8 @@ def _handler(server: InferenceServer) -> type[http.server.BaseHTTPRequestHandler
                 return self._send(200, b'{"choices": [')
             if fault in ("ids", "nan", "positive", "short"):
                 value = server.faulty(fault, value)
-            return self._send(status, value)
+            rewrite = server.rewrites.get((method, path))
+            return self._send(status, value if rewrite is None else rewrite(value))
 
         def _send(self, status: int, value: Any) -> None:
             data = value if isinstance(value, bytes) else json.dumps(value).encode()
