@@ -11,6 +11,7 @@ from typing import Any
 
 from ..inputs import MAX_INTEGER_DIGITS, ascii_decimal, ascii_integer
 from ..options import OPTION_CLASSES, EngineOptions, Flag
+from ..score_cache import DEFAULT_CHUNK_PAIRS
 
 # Where --help lists the options' flags (Flag.section): the sections of the "model and scoring" group in order, then
 # the long-source group's, the rescaling group's and the Ray cluster's (bartscore cluster).
@@ -83,6 +84,23 @@ def add_column_arguments(group: argparse._ArgumentGroup, table_option: str) -> N
         nargs="+",
         metavar="COLUMN",
         help=f"system columns of {table_option} (default: every other column)",
+    )
+
+
+def add_cache_arguments(parser: argparse.ArgumentParser, unless_given: str) -> None:
+    """The score cache's flags, which score, compare and meta-eval share: --cache FILE and --save-every PAIRS (checked
+    by bart_score.cli.requests' check_cache_path and checked_save_every); `unless_given`: what the subcommand does
+    without --cache."""
+    cache = parser.add_argument_group(
+        "score cache (an interrupted or failed run resumes: the same command again scores only the pairs missing)"
+    )
+    cache.add_argument("--cache", metavar="FILE", help=f"a file that keeps the scores across runs ({unless_given})")
+    cache.add_argument(
+        "--save-every",
+        type=integer,
+        metavar="PAIRS",
+        help=f"append finished scores to the cache every this many pairs (default {DEFAULT_CHUNK_PAIRS}; for a "
+        f"served model, --concurrency: the requests in flight)",
     )
 
 

@@ -18,7 +18,7 @@ from ..outputs import check_not_an_input, check_output_path
 from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
 from ..tables import read_table_corpus
 from .arguments import add_column_arguments, add_model_arguments, integer
-from .requests import check_input_files, engine_options, load_scorer, options_from_args
+from .requests import check_input_files, check_server_answers, engine_options, load_scorer, options_from_args
 from .wording import Failed
 
 if TYPE_CHECKING:
@@ -114,6 +114,7 @@ def check(args: argparse.Namespace) -> BaselineRequest:
         if error.option is not None:  # about an option (aggregation, rescale), not the corpus file
             raise
         raise InputError(f"{args.corpus}: ", *error.parts, remedy=error.remedy) from None
+    check_server_answers(engine)
     return BaselineRequest(texts, corpus, args.corpus, options, engine, args.pairs, args.seed, args.output)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import InputError
 from ..options import COUNT_SUFFIXES
 from ..outputs import json_text
-from .arguments import add_long_source_arguments, add_rescale_arguments, decimal, integer
+from .arguments import add_cache_arguments, add_long_source_arguments, add_rescale_arguments, decimal, integer
 from .requests import CorpusRequest, checked_request, score_all_systems
 
 
@@ -24,6 +24,7 @@ def add_parser(
     parser.add_argument("--seed", type=integer, default=12345, help="bootstrap seed (default 12345)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     add_long_source_arguments(parser)
+    add_cache_arguments(parser, "without it, nothing is kept")
     add_rescale_arguments(
         parser,
         "each <direction>_rescaled section has the same winners and p-values as the raw one, on a scale that says "

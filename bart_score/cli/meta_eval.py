@@ -24,13 +24,21 @@ from ..meta_eval.benchmarks import (
 )
 from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
 from ..prompts import PROMPT_SETS
-from ..score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
+from ..score_cache import check_cache_file
 from ..tables import read_table
 from ..variants import PARA_WEIGHTS_ENV, VARIANTS
-from .arguments import add_long_source_arguments, add_model_arguments, integer
-from .meta_eval_common import MetaEvalRequest, MetricScores, is_rank_0, model_name, stopped_while_scoring, write_report
+from .arguments import add_cache_arguments, add_long_source_arguments, add_model_arguments
+from .meta_eval_common import MetaEvalRequest, MetricScores, model_name, write_report
 from .meta_eval_select import add_select_arguments, check_select, run_select
-from .requests import check_input_files, engine_options, load_scorer, options_from_args
+from .requests import (
+    check_input_files,
+    checked_save_every,
+    engine_options,
+    is_rank_0,
+    load_scorer,
+    options_from_args,
+    stopped_while_scoring,
+)
 from .wording import Failed, said_on_the_command_line
 
 if TYPE_CHECKING:
@@ -86,18 +94,7 @@ def add_parser(
         help=f"writes PREFIX.json and PREFIX.csv (default: {DEFAULT_OUTPUT_DIR}/<benchmarks>.<model>, and "
         f"<benchmarks>.<model>.chat with --chat)",
     )
-    parser.add_argument(
-        "--cache",
-        metavar="FILE",
-        help="scores kept across runs, so an interrupted run resumes (default: scores-cache.jsonl beside the output)",
-    )
-    parser.add_argument(
-        "--save-every",
-        type=integer,
-        default=DEFAULT_CHUNK_PAIRS,
-        metavar="PAIRS",
-        help=f"append finished scores to the cache every this many pairs (default {DEFAULT_CHUNK_PAIRS})",
-    )
+    add_cache_arguments(parser, "default: scores-cache.jsonl beside the output")
     parser.add_argument(
         "--no-detokenize",
         dest="detokenize",
@@ -191,8 +188,7 @@ def check(args: argparse.Namespace) -> MetaEvalRequest:
     options.directions_for(has_references=True, has_sources=True)
     engine = engine_options(args, checkpoint=models[0])
     select = check_select(args, models, benchmarks, options)
-    if args.save_every < 1:
-        raise InputError(f"--save-every must be a positive integer, got {args.save_every}")
+    save_every = checked_save_every(args.save_every, engine)
     _check_detokenizer(args, benchmarks)
     data_files = _data_files(args.data, benchmarks)
     folders = release_dirs(args)
@@ -217,7 +213,7 @@ def check(args: argparse.Namespace) -> MetaEvalRequest:
         metrics_csv=args.metrics_csv,
         prefix=prefix,
         cache=cache,
-        save_every=args.save_every,
+        save_every=save_every,
         detokenize=args.detokenize,
         significance=args.significance,
         select=select,

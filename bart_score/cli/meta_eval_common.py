@@ -1,6 +1,7 @@
 """What plain meta-eval (bart_score.cli.meta_eval) and its --select (bart_score.cli.meta_eval_select) share: the checked
-request (MetaEvalRequest, with --select's settings: SelectSettings), a checkpoint's name in the table, what a run
-stopped while scoring says, and the writing of the report's files."""
+request (MetaEvalRequest, with --select's settings: SelectSettings), a checkpoint's name in the table, and the
+writing of the report's files (what a run stopped while scoring says is bart_score.cli.requests', which score and
+compare share)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CacheFileError
 from .wording import Failed
 
 if TYPE_CHECKING:
@@ -68,23 +68,6 @@ class MetaEvalRequest:
 def model_name(model: str) -> str:
     """A checkpoint directory or GGUF file by its own name; variants and Hub ids as given."""
     return os.path.basename(os.path.normpath(model)) if os.path.exists(model) else model
-
-
-def is_rank_0() -> bool:
-    """Whether this process reports and keeps the cache: rank 0 under torchrun, or the only process."""
-    import torch
-
-    return not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
-
-
-def stopped_while_scoring(error: BaseException, scored_pairs: int, cache: str) -> BaseException:
-    """What to raise for a run stopped by `error` while scoring (Ctrl-C among them): a Failed that says, after the
-    error, that the pairs scored before it are kept in the cache for a rerun (said by rank 0 alone, which keeps the
-    cache); a cache file that cannot be used keeps nothing, and is raised as it is."""
-    if isinstance(error, CacheFileError):
-        return error
-    kept = f"the {scored_pairs} pair(s) scored before are kept in {cache}; run the same command again to resume"
-    return Failed(error, "scoring failed", notes=[kept], quiet=not is_rank_0())
 
 
 def write_report(prefix: str, report: Any, csv_text: str) -> tuple[str, str]:

@@ -14,8 +14,8 @@ from ..errors import InputError
 from ..meta_eval.benchmarks import RELEASE_COMMIT, RELEASE_REPOSITORY
 from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED, check_split
 from .arguments import decimal, integer
-from .meta_eval_common import MetaEvalRequest, SelectSettings, model_name, stopped_while_scoring, write_report
-from .requests import load_scorer
+from .meta_eval_common import MetaEvalRequest, SelectSettings, model_name, write_report
+from .requests import load_scorer, stopped_while_scoring
 
 if TYPE_CHECKING:
     import numpy as np

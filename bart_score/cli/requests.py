@@ -1,8 +1,9 @@
 """Parsed arguments into the library's requests: reading the corpus, the ScoringOptions and EngineOptions of a
 command line (built by walking the table of options over the parsed arguments, which are read and never written:
 given_options), every mistake found before any model is loaded, the checked request of score and compare
-(CorpusRequest), and loading the scorer and scoring every system. Nothing here imports torch before a model is
-loaded, so that usage errors answer at once."""
+(CorpusRequest), and loading the scorer and scoring every system (through the score cache, if one is given). Nothing
+here imports torch before a model is loaded, so that usage errors answer at once (and a server that does not answer,
+check_server_answers)."""
 
 from __future__ import annotations
 
@@ -10,21 +11,26 @@ import argparse
 import os
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..baselines.files import baselines_agreeing, default_baseline_folder, load_baseline, mismatch_parts
 from ..corpus import Corpus, check_corpus_request, read_plain_corpus
-from ..errors import BARTScoreError, InputError
+from ..errors import BARTScoreError, CacheFileError, CheckpointNotFoundError, InputError
 from ..long_source import over_limit, over_limit_error
+from ..models.servers import DEFAULT_CONCURRENCY, names_a_server
 from ..options import CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions, too_long_error
+from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
 from ..reading import check_input_file
+from ..score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
 from ..tables import read_table_corpus
 from .arguments import LONG_SOURCE_MODE, LONG_SOURCE_SECTION, section_options
 from .wording import FLAGS, Failed
 
 if TYPE_CHECKING:
     from ..engine import BARTScorer
+    from ..scorer import Scorer
 
 
 def input_files(args: argparse.Namespace) -> list[tuple[str, str | None]]:
@@ -121,12 +127,15 @@ CLI_ONE_DOCUMENT_REMEDY = (
 @dataclass(frozen=True)
 class CorpusRequest:
     """What score and compare ask for, checked before any model is loaded: the corpus, its scoring options and the
-    engine's settings; command: the subcommand as its messages name it ("bartscore score")."""
+    engine's settings; command: the subcommand as its messages name it ("bartscore score"); cache: the score cache
+    (None: none), appended every save_every pairs."""
 
     command: str
     corpus: Corpus
     options: ScoringOptions
     engine: EngineOptions
+    cache: str | None
+    save_every: int
 
 
 def checked_request(args: argparse.Namespace) -> CorpusRequest:
@@ -155,7 +164,39 @@ def checked_request(args: argparse.Namespace) -> CorpusRequest:
     check_text_lengths(corpus, options)
     if options.windows is not None and "faithfulness" in directions and corpus.sources is not None:
         check_sentence_counts(corpus, options.windows.max_sentences)
-    return CorpusRequest(f"bartscore {args.command}", corpus, options, engine)
+    if args.cache is not None:
+        check_cache_path(args.cache, input_files(args), [("-o", getattr(args, "output", "-"))])
+    save_every = checked_save_every(args.save_every, engine)
+    check_server_answers(engine)
+    return CorpusRequest(f"bartscore {args.command}", corpus, options, engine, args.cache, save_every)
+
+
+def check_cache_path(cache: str, inputs: list[tuple[str, str | None]], outputs: list[tuple[str, str]]) -> None:
+    """--cache, checked before any model loads as an output is (writable, none of the `inputs`, none of the other
+    `outputs`, each (option, file), "-" being stdout), and as a cache: a file that is no cache of ours, or a damaged
+    one, is refused."""
+    if cache == "":
+        raise InputError("--cache is empty; give a file name, or leave it out")
+    check_output_path(cache, "--cache", make_folders=True)
+    check_not_an_input(cache, inputs, "--cache")
+    check_distinct_outputs([(option, path) for option, path in outputs if path != "-"] + [("--cache", cache)])
+    try:
+        check_cache_file(cache)
+    except CacheFileError as error:
+        raise InputError("--cache: ", *error.parts, remedy=error.remedy) from None
+
+
+def checked_save_every(save_every: int | None, engine: EngineOptions) -> int:
+    """--save-every, a positive whole number; without it, DEFAULT_CHUNK_PAIRS, or for a checkpoint that names a server
+    the requests it keeps in flight (--concurrency): a server takes seconds a pair, and a run stopped then loses at
+    most the answers under way."""
+    if save_every is not None:
+        if save_every < 1:
+            raise InputError(f"--save-every must be a positive integer, got {save_every}")
+        return save_every
+    if names_a_server(engine.checkpoint):
+        return engine.concurrency or DEFAULT_CONCURRENCY
+    return DEFAULT_CHUNK_PAIRS
 
 
 def _corpus_texts(corpus: Corpus) -> dict[str, list[str]]:
@@ -254,6 +295,29 @@ def engine_options(args: argparse.Namespace, **overrides: Any) -> EngineOptions:
     return EngineOptions(**{**given_options(args, EngineOptions), "results_on": "rank0", **overrides})
 
 
+def check_server_answers(engine: EngineOptions) -> None:
+    """A checkpoint that names an inference server: the server asked once whether it answers at all, before torch and
+    transformers are imported (half a minute on a busy machine), so that a wrong URL is said at once; loading the
+    model asks the rest. Its address's warnings (plain http:// to another machine) are left to the load, which
+    gives them in the command line's words. (meta-eval asks at the load: a checkpoint it cannot load leaves the
+    other metrics' table to write.)"""
+    from ..models.servers import DEFAULT_REQUEST_TIMEOUT, Connection, api_key, server_address
+
+    if not names_a_server(engine.checkpoint):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        address = server_address(engine.checkpoint)
+    timeout = engine.request_timeout or DEFAULT_REQUEST_TIMEOUT
+    problem = Connection(address, key=api_key(), timeout=timeout, retries=0).reached()
+    if problem is not None:  # as the load would say it (bart_score.models.served.connect_server)
+        raise CheckpointNotFoundError(
+            f"no server answers at {address.url} ({problem})",
+            option="checkpoint",
+            remedy="start the server, or give the URL it listens on",
+        )
+
+
 def load_scorer(engine: EngineOptions, *, quiet: bool) -> BARTScorer:
     """The engine the settings ask for (quiet: without the bars transformers and huggingface_hub draw while loading
     and downloading). A failure to load that is not of bart_score's errors (such as running out of GPU memory) is a
@@ -275,15 +339,32 @@ def load_scorer(engine: EngineOptions, *, quiet: bool) -> BARTScorer:
 
 
 def score_all_systems(request: CorpusRequest) -> tuple[dict[str, dict[str, Any]] | None, str | None]:
-    """The engine the request asks for, then score_corpus with its options: (per_system, signature); per_system is
-    None on ranks other than 0 under torchrun. A failure while scoring is a Failed ("scoring failed")."""
+    """The engine the request asks for, then score_corpus with its options, through the score cache if the request
+    has one: (per_system, signature); per_system is None on ranks other than 0 under torchrun. A failure while
+    scoring is a Failed ("scoring failed"); with a cache, one that also says that the pairs scored are kept in it
+    (stopped_while_scoring), and a run that ends says how many pairs were scored and how many taken from it."""
     from ..corpus import score_corpus
+    from ..score_cache import ResumableScorer
 
-    scorer = load_scorer(request.engine, quiet=not request.options.show_progress)
+    engine = load_scorer(request.engine, quiet=not request.options.show_progress)
+    resumable = (
+        None if request.cache is None else ResumableScorer(engine, request.cache, chunk_pairs=request.save_every)
+    )
+    scorer: Scorer = engine if resumable is None else resumable
     try:
         per_system, signature = score_corpus(scorer, request.corpus, request.options)
-    except (OSError, RuntimeError, ValueError) as error:  # a usage error among them is said as one
+    except (OSError, RuntimeError, ValueError, KeyboardInterrupt) as error:  # a usage error among them is said as one
+        if resumable is not None:
+            raise stopped_while_scoring(error, resumable.scored_pairs, resumable.path) from error
+        if isinstance(error, KeyboardInterrupt):
+            raise
         raise Failed(error, "scoring failed") from error
+    if per_system is not None and resumable is not None:
+        print(
+            f"{request.command}: {resumable.scored_pairs} pair(s) scored, {resumable.cached_pairs} taken from "
+            f"{resumable.path}",
+            file=sys.stderr,
+        )
     if per_system is not None and request.corpus.blank_references:
         print(
             f"{request.command}: note: {request.corpus.blank_references} blank reference line(s) or cell(s) are not "
@@ -291,3 +372,20 @@ def score_all_systems(request: CorpusRequest) -> tuple[dict[str, dict[str, Any]]
             file=sys.stderr,
         )
     return per_system, signature
+
+
+def is_rank_0() -> bool:
+    """Whether this process reports and keeps the cache: rank 0 under torchrun, or the only process."""
+    import torch
+
+    return not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
+
+
+def stopped_while_scoring(error: BaseException, scored_pairs: int, cache: str) -> BaseException:
+    """What to raise for a run stopped by `error` while scoring through a score cache (Ctrl-C among them): a Failed
+    that says, after the error, that the pairs scored before it are kept in the cache for a rerun (said by rank 0
+    alone, which keeps the cache); a cache file that cannot be used keeps nothing, and is raised as it is."""
+    if isinstance(error, CacheFileError):
+        return error
+    kept = f"the {scored_pairs} pair(s) scored before are kept in {cache}; run the same command again to resume"
+    return Failed(error, "scoring failed", notes=[kept], quiet=not is_rank_0())

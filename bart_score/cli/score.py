@@ -10,7 +10,7 @@ from typing import IO
 
 from ..options import COUNT_SUFFIXES
 from ..outputs import check_not_an_input, check_output_path, json_text, write_atomically
-from .arguments import add_long_source_arguments, add_rescale_arguments
+from .arguments import add_cache_arguments, add_long_source_arguments, add_rescale_arguments
 from .requests import CorpusRequest, check_written_name, checked_request, input_files, score_all_systems
 from .wording import Failed
 
@@ -29,6 +29,7 @@ def add_parser(
         help="per-segment output file (default: stdout; the system summary then goes to stderr)",
     )
     add_long_source_arguments(parser)
+    add_cache_arguments(parser, "without it, nothing is kept")
     add_rescale_arguments(parser, "each <direction>_rescaled column orders segments and systems as the raw one does.")
     parser.set_defaults(check=check, run=run)
 
