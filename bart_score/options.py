@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from .baselines.files import Baseline
 from .errors import InputError, InputTypeError
 from .inputs import (
+    ascii_decimal,
     check_text,
     describe,
     device_name,
@@ -56,7 +57,13 @@ from .long_source import (
     check_window,
 )
 from .messages import Mention, Part, parts_of, shown
-from .models.servers import DEFAULT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRIES
+from .models.servers import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_RETRIES,
+    MAX_CONCURRENCY,
+    MAX_REQUEST_TIMEOUT,
+)
 from .prompts import PROMPT_SETS
 from .reading import read_bounded
 from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
@@ -278,13 +285,35 @@ def _name(value: Any, name: str) -> str:
     return check_text(value, name)
 
 
-def _seconds(value: Any, name: str) -> float:
-    """The check of an option that takes a positive number of seconds."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+def _request_seconds(value: Any, name: str) -> float:
+    """The check of a served model's request_timeout: a positive number of seconds, at most MAX_REQUEST_TIMEOUT."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_REQUEST_TIMEOUT:
         raise InputError(
-            Mention(name), f" must be a positive number of seconds, got {value!r}", option=name, value=value
+            Mention(name),
+            f" must be a number of seconds above 0 and at most {MAX_REQUEST_TIMEOUT:,g} (a day), got {shown(value)}",
+            option=name,
+            value=value,
         )
     return float(value)
+
+
+def _concurrency(value: Any, name: str) -> int:
+    """The check of a served model's concurrency: a whole number from 1 to MAX_CONCURRENCY."""
+    number = whole_number(value)
+    if number is None or not 1 <= number <= MAX_CONCURRENCY:
+        raise InputError(
+            Mention(name),
+            f" must be an integer from 1 to {MAX_CONCURRENCY} (requests in flight at once), got {shown(value)}",
+            option=name,
+            value=value,
+        )
+    return number
+
+
+def _decimal_text(text: str) -> Any:
+    """A decimal flag's number (ASCII digits, a point, an exponent), or its text as given, for its check to refuse."""
+    number = ascii_decimal(text)
+    return text if number is None else number
 
 
 def _template(value: Any, name: str) -> str:
@@ -1052,25 +1081,29 @@ class EngineOptions(CheckedOptions):
     )
     concurrency: int | None = option(
         None,
-        doc=f"a served model: the most requests in flight at once (default {DEFAULT_CONCURRENCY})",
-        check=_whole_number_from(1),
+        doc=f"a served model: the most requests in flight at once, from 1 to {MAX_CONCURRENCY} (default "
+        f"{DEFAULT_CONCURRENCY})",
+        check=_concurrency,
         flag=Flag(
             "--concurrency",
             integer=True,
             metavar="N",
-            help=f"a served model: at most N requests at once (default {DEFAULT_CONCURRENCY})",
+            help=f"a served model: at most N requests at once, N at most {MAX_CONCURRENCY} (default "
+            f"{DEFAULT_CONCURRENCY})",
             section="device",
         ),
     )
     request_timeout: float | None = option(
         None,
-        doc=f"a served model: seconds to wait for an answer to a request (default {DEFAULT_REQUEST_TIMEOUT:g})",
-        check=_seconds,
+        doc=f"a served model: the seconds a request may take in all, connecting, sending and its whole answer (default "
+        f"{DEFAULT_REQUEST_TIMEOUT:g}, at most {MAX_REQUEST_TIMEOUT:,g}: a day)",
+        check=_request_seconds,
         flag=Flag(
             "--request-timeout",
-            integer=True,
             metavar="SECONDS",
-            help=f"a served model: seconds to wait for each answer (default {DEFAULT_REQUEST_TIMEOUT:g})",
+            help=f"a served model: seconds a request may take in all, its whole answer included (default "
+            f"{DEFAULT_REQUEST_TIMEOUT:g}, at most {MAX_REQUEST_TIMEOUT:g})",
+            read=_decimal_text,
             section="device",
         ),
     )

@@ -8,7 +8,15 @@ engine drives on a server is bart_score.models.served's.
 
 The API key, when the server wants one, comes from the environment (API_KEY_ENV, or the file API_KEY_FILE_ENV
 names), never from an option: it is sent in each request's Authorization header and appears in no message, signature
-or file (a server's own words that hold it are shown with it blanked out).
+or file (a server's own words that hold it, or any MOST_KEY_FRAGMENT characters of it, are shown with it blanked out
+before they are cut). White space around it (a key file's line end, a Windows CR) is dropped; any other character a
+header cannot carry is refused, by its position and kind, never by showing the key.
+
+What a server can cost here is bounded, whatever it answers: each request has a deadline (request_timeout) for the
+whole of it (connecting, the headers, the body), kept by a watchdog that shuts the request's socket when it passes;
+and each answer's body is bounded, in bytes and in JSON items, by what the request asked (AnswerBound: a floor, and so
+much per token sent or listed), checked on the bytes before any JSON is built. With at most MAX_CONCURRENCY requests
+at once, what the answers of a call can take in memory is bounded too (docs/security.md).
 
 This module imports nothing heavy (no torch), so that the options and the checkpoints can recognise a server."""
 
@@ -19,7 +27,9 @@ import http.client
 import ipaddress
 import json
 import os
+import re
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -35,7 +45,7 @@ from ..errors import (
     ServerWarning,
     first_line,
 )
-from ..messages import Mention
+from ..messages import Mention, shown
 from ..reading import parse_json, read_bounded
 
 # The kinds of server that give a prompt's token log-probabilities, as a checkpoint names them before "+".
@@ -46,14 +56,50 @@ API_KEY_FILE_ENV = "BARTSCORE_SERVER_API_KEY_FILE"
 DEFAULT_CONCURRENCY = 4
 DEFAULT_REQUEST_TIMEOUT = 120.0
 DEFAULT_RETRIES = 3
+# The most requests in flight at once (concurrency): 16 requests of PAIRS_PER_REQUEST (16) prompts are 256 sequences,
+# vLLM's default max_num_seqs, which a server decodes together; more only wait in its queue, while each holds its
+# answer's memory here (AnswerBound). TGI and llama-server, one pair a request, batch a few dozen sequences at most.
+MAX_CONCURRENCY = 32
+# The most seconds a request may be given (request_timeout): a day, far beyond any answer (the real llama-server's
+# slowest pair took seconds on two cores), and far within what socket timeouts and timers take (9,999,999,999 s
+# overflowed the platform's time_t).
+MAX_REQUEST_TIMEOUT = 86_400.0
 # Seconds before the first retry, doubled before each further one, and the most a retry waits (a server's
 # Retry-After included).
 RETRY_DELAY = 0.5
 MOST_RETRY_DELAY = 30.0
-# A response's body is read up to this many bytes: a prompt's log-probabilities take about 100 bytes a token.
-MAX_RESPONSE_BYTES = 256 << 20
-# What the servers' own messages are cut to in ours.
+# What an answer's body may hold (AnswerBound), in bytes and in JSON items (counted as its bytes "[", "{", "," and ":",
+# which bound the values json builds: each costs 30 to 200 bytes of memory). Any answer may hold the floor (a probe's
+# whole answer: the tests' largest, /info, holds 355 bytes and 28 items; a llama-server's /props, with its chat
+# template, a few KiB); then each token the request sends (the integers of its lists, the characters of its texts)
+# the per-token figures (measured on the tests' server: vLLM's prompt_logprobs take 157 bytes and 17.8 items a token,
+# SGLang's 34 and 4.1, TGI's 33 and 4.0, llama-server's 22 and 3.0), and each token an answer lists for each one
+# generated (llama-server's n_probs over the whole vocabulary: about 90 bytes and 12 items an entry) the per-listed
+# ones.
+ANSWER_FLOOR_BYTES = 256 << 10
+ANSWER_FLOOR_ITEMS = 16_384
+ANSWER_BYTES_PER_TOKEN = 1 << 10
+ANSWER_ITEMS_PER_TOKEN = 48
+ANSWER_BYTES_PER_LISTED = 512
+ANSWER_ITEMS_PER_LISTED = 32
+# An answer's body is read this many bytes at a time.
+READ_CHUNK = 1 << 16
+# What the servers' own messages (and the text of a failure) are cut to in ours, after the key is blanked out; and the
+# most characters of them looked at (a message cut to MESSAGE_CHARACTERS never needs more).
 MESSAGE_CHARACTERS = 300
+MOST_WORDS_READ = 4096
+# A run of this many characters of the API key (or the whole key, when shorter) is blanked out wherever it appears
+# in what a server says: servers echo a key cut short ("sk-abc...xyz").
+MOST_KEY_FRAGMENT = 8
+# The most characters an API key may have: a header over 8 KiB is refused by servers (h11, which vLLM's and SGLang's
+# uvicorn speak HTTP with, takes 16 KiB of headers in all); real keys have a few dozen.
+MAX_KEY_CHARACTERS = 8192
+# The characters a URL holds (RFC 3986's unreserved and reserved characters, and "%" of an escape): a space, a control
+# character or a line break in a checkpoint's name is refused rather than sent (urllib drops tabs and line breaks
+# silently) or shown in a signature.
+URL_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
+# A server's address written without its scheme: a host name or an IP address, a port, and a path if any.
+_BARE_ADDRESS = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*):[0-9]{1,5}(?:/\S*)?")
 
 
 @dataclass(frozen=True)
@@ -100,46 +146,77 @@ class ServerAddress:
 
 
 def names_a_server(name: object) -> bool:
-    """Whether a checkpoint's name names a server ("<kind>+http(s)://..." or "http(s)://...")."""
+    """Whether a checkpoint's name names a server: "<kind>+http(s)://..." or "http(s)://..."; or means to, so that
+    server_address says how to write it: a known kind and "+" before something else ("llama.cpp+127.0.0.1:8080"), or
+    a host and a port alone ("127.0.0.1:8080/v1"), where no file or folder has that name (a Hub id has no "+" or
+    ":")."""
     if not isinstance(name, str):
         return False
     scheme = name.split("://", 1)[0].lower() if "://" in name else ""
-    return scheme in ("http", "https") or scheme.endswith(("+http", "+https"))
+    if scheme in ("http", "https") or scheme.endswith(("+http", "+https")):
+        return True
+    kind, plus, _ = name.partition("+")
+    meant = (bool(plus) and kind.lower() in SERVER_KINDS) or _BARE_ADDRESS.fullmatch(name) is not None
+    return meant and not os.path.lexists(name)
 
 
 def server_address(name: str) -> ServerAddress:
     """The address a checkpoint's name gives (see names_a_server), checked: a known kind, an http or https URL with a
-    host, and no user name or password (the API key goes in the environment, never in a name that signatures and
-    messages show). Plain http to another machine is warned about: the texts, and the key, travel unencrypted."""
+    host, a port from 1 to 65535 if any, neither a query nor a fragment, no character a URL does not hold, and no user
+    name or password (the API key goes in the environment, never in a name that signatures and messages show); each
+    refused with one InputError saying how to write it. Plain http to another machine is warned about: the texts, and
+    the key, travel unencrypted."""
     kind, separator, url = name.partition("+") if "+" in name.split("://", 1)[0] else ("", "", name)
     if separator and kind.lower() not in SERVER_KINDS:
         raise InputError(
-            f"the checkpoint names a server of kind {kind!r}; the kinds are {', '.join(SERVER_KINDS)}",
+            f"the checkpoint names a server of kind {shown(kind)}; the kinds are {', '.join(SERVER_KINDS)}",
             option="checkpoint",
             remedy="leave the kind out to have it detected",
         )
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is not None or parts.password is not None:
-        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    kind = kind.lower()
+    if "://" not in url:
+        written = f"{kind}+http://{url}" if kind else f"http://{url}"
         raise InputError(
-            f"the server's URL {shown!r} holds a user name or password, which a checkpoint's name (shown in "
+            f"the checkpoint {shown(name)} names a server without its URL's scheme ({shown(url)} is not a URL)",
+            option="checkpoint",
+            remedy=f"write it as {shown(written)} (or https://)",
+        )
+    odd = next((character for character in url if character not in URL_CHARACTERS), None)
+    if odd is not None:
+        raise InputError(
+            f"the server's URL {shown(url)} holds {_character_kind(odd)}, which a URL does not",
+            option="checkpoint",
+            remedy="percent-encode it (a host's name in its ASCII form), or give the URL without it",
+        )
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError as problem:  # "Invalid IPv6 URL", a port out of range or not a number
+        raise InputError(f"{shown(url)} is not a server's URL ({problem})", option="checkpoint") from None
+    if parts.username is not None or parts.password is not None:
+        shown_url = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise InputError(
+            f"the server's URL {shown(shown_url)} holds a user name or password, which a checkpoint's name (shown in "
             f"signatures and messages) must not",
             option="checkpoint",
             remedy=f"give the URL without it, and the API key in {API_KEY_ENV} or a file named by {API_KEY_FILE_ENV}",
         )
-    try:
-        port = parts.port
-    except ValueError:
-        port = -1
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or port == -1:
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise InputError(f"{shown(url)} is not a server's URL (http:// or https://, and a host)", option="checkpoint")
+    if port == 0:
+        raise InputError(f"the server's URL {shown(url)} names port 0, on which no server listens", option="checkpoint")
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
         raise InputError(
-            f"{url!r} is not a server's URL (http:// or https://, a host, and a port if any)", option="checkpoint"
+            f"the server's URL {shown(url)} holds a query or a fragment (after ? or #), which the base URL of a "
+            f"server's endpoints does not",
+            option="checkpoint",
+            remedy="give the URL up to its path",
         )
     https = parts.scheme.lower() == "https"
     base = parts.path.rstrip("/")
     base = base[: -len("/v1")] if base.endswith("/v1") else base
     address = ServerAddress(
-        kind.lower() or None, url, "https" if https else "http", parts.hostname, port or (443 if https else 80), base
+        kind or None, url, "https" if https else "http", parts.hostname, port or (443 if https else 80), base
     )
     if not https and not address.loopback:
         warnings.warn(
@@ -153,19 +230,64 @@ def server_address(name: str) -> ServerAddress:
     return address
 
 
+def _character_kind(character: str) -> str:
+    """What a character is, for a message that must not show the text it is in (an API key) or cannot show it (a
+    control character): "a space", "a tab", "a line break (CR)", "a control character (U+0007)", "a non-ASCII
+    character (U+00A0)", "the character '|'"."""
+    named = {" ": "a space", "\t": "a tab", "\r": "a line break (CR)", "\n": "a line break (LF)"}
+    if character in named:
+        return named[character]
+    code = f"U+{ord(character):04X}"
+    if ord(character) < 0x20 or ord(character) == 0x7F:
+        return f"a control character ({code})"
+    if ord(character) > 0x7E:
+        return f"a non-ASCII character ({code})"
+    return f"the character {character!r}"
+
+
 def api_key() -> str | None:
-    """The API key the environment gives (API_KEY_ENV, or the file API_KEY_FILE_ENV names: its first line), or None."""
+    """The API key the environment gives (API_KEY_ENV, or the file API_KEY_FILE_ENV names: its first line that is not
+    blank), checked by checked_key; None when neither is set (or API_KEY_ENV is empty)."""
     key = os.environ.get(API_KEY_ENV) or None
     path = os.environ.get(API_KEY_FILE_ENV) or None
     if key is not None and path is not None:
         raise InputError(f"both {API_KEY_ENV} and {API_KEY_FILE_ENV} are set", remedy="set one of them")
-    if path is not None:
-        text = read_bounded(path, f"the API key file {path} ({API_KEY_FILE_ENV})", limit=1 << 16)
-        lines = text.decode("utf-8", "replace").strip().splitlines()
-        key = lines[0].strip() if lines else None
-        if not key:
-            raise InputError(f"the API key file {path} ({API_KEY_FILE_ENV}) is empty")
-    return key
+    if path is None:
+        return None if key is None else checked_key(key, API_KEY_ENV)
+    where = f"the API key file {path} ({API_KEY_FILE_ENV})"
+    text = read_bounded(path, where, limit=1 << 16).decode("utf-8", "replace").removeprefix("\ufeff")
+    # Lines part at LF alone (CR is white space around the key), so that no other line separator cuts a key short.
+    first = text.strip(KEY_SPACE).split("\n", 1)[0]
+    if not first:
+        raise InputError(f"{where} is empty")
+    return checked_key(first, where)
+
+
+# The white space dropped around an API key: what a key file's line end (LF, or a Windows CR LF), `$(cat key.txt)` or
+# a copy and paste leave there.
+KEY_SPACE = " \t\r\n"
+
+
+def checked_key(key: str, source: str) -> str:
+    """An API key from `source` (named in messages) without the white space around it (KEY_SPACE), refused (an
+    InputError that names the character's position and kind, and never shows the key) unless it is made of the
+    visible ASCII characters an HTTP header carries, at most MAX_KEY_CHARACTERS of them."""
+    stripped = key.strip(KEY_SPACE)
+    if not stripped:
+        raise InputError(f"{source} holds only white space, not an API key", remedy="set it to the key, or unset it")
+    if len(stripped) > MAX_KEY_CHARACTERS:
+        raise InputError(
+            f"{source} holds {len(stripped):,} characters, more than an API key has (at most {MAX_KEY_CHARACTERS:,})"
+        )
+    position, odd = next(((p, c) for p, c in enumerate(stripped) if not "!" <= c <= "~"), (-1, ""))
+    if odd:
+        bearer = stripped[:7].lower() == "bearer "
+        raise InputError(
+            f"{source} holds {_character_kind(odd)} at character {position + 1} of the API key, which an HTTP header "
+            f"cannot carry (the key is not shown)",
+            remedy='give the key alone, without "Bearer "' if bearer else "set it to the key alone, on one line",
+        )
+    return stripped
 
 
 @dataclass(frozen=True)
@@ -176,37 +298,102 @@ class Answer:
     data: bytes
 
 
+@dataclass(frozen=True)
+class AnswerBound:
+    """What the body of the answer to a request may hold, in bytes and in JSON items (its bytes "[", "{", "," and
+    ":"): the floor, and so much for each token the request sends and each token it asks to be listed (see
+    ANSWER_FLOOR_BYTES). tokens and listed: those counts, for messages."""
+
+    bytes: int
+    items: int
+    tokens: int = 0
+    listed: int = 0
+
+    @classmethod
+    def of(cls, body: Any, listed: int = 0) -> AnswerBound:
+        """The bound of the answer to a request of `body` (a JSON value; None: no body) that asks for `listed`
+        tokens to be listed (the alternatives an answer gives for each token generated)."""
+        tokens = tokens_sent(body)
+        return cls(
+            ANSWER_FLOOR_BYTES + ANSWER_BYTES_PER_TOKEN * tokens + ANSWER_BYTES_PER_LISTED * listed,
+            ANSWER_FLOOR_ITEMS + ANSWER_ITEMS_PER_TOKEN * tokens + ANSWER_ITEMS_PER_LISTED * listed,
+            tokens,
+            listed,
+        )
+
+    def refusal(self, what: str) -> str:
+        """Why an answer over the bound is refused: it holds more `what` (bytes or JSON items) than the request
+        asked for."""
+        most = self.bytes if what == "bytes" else self.items
+        asked = f"{self.tokens:,} tokens sent" + (f" and {self.listed:,} listed" if self.listed else "")
+        return f"holds more than {most:,} {what}, the most a request of {asked} is answered with"
+
+
+def tokens_sent(body: Any) -> int:
+    """The tokens a request's body sends: the integers of its lists (token ids) and the characters of its texts (a
+    token has one or more), walked without recursion."""
+    count, pending = 0, [body]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            count += len(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            count += sum(isinstance(item, int) and not isinstance(item, bool) for item in value)
+            pending.extend(item for item in value if isinstance(item, (str, dict, list, tuple)))
+    return count
+
+
+class _OverBound(Exception):
+    """An answer whose body holds more than its AnswerBound (the message says what): not retried."""
+
+
 class Connection:
-    """JSON requests to one server: a persistent connection for each thread, each request given `timeout` seconds,
-    and `retries` more attempts after a 429, a 5xx, a timeout or a dropped connection, waiting RETRY_DELAY seconds
-    doubled each time (or the server's Retry-After). A 4xx that says the request is wrong is not retried. stop() ends
-    the requests under way in every thread at once (after a failure, or Ctrl-C, the others' answers are not waited
-    for), until resume()."""
+    """JSON requests to one server: a persistent connection for each thread, each request given `timeout` seconds in
+    all (connecting, sending, the headers and the body: a watchdog thread shuts the request's socket at its
+    deadline), its answer's body bounded (AnswerBound), and `retries` more attempts after a 429, a 5xx, a timeout or a
+    dropped connection, waiting RETRY_DELAY seconds doubled each time (or the server's Retry-After). A 4xx that says
+    the request is wrong, and an answer over its bound, are not retried. stop() ends the requests under way in every
+    thread at once (after a failure, or Ctrl-C, the others' answers are not waited for), until resume()."""
 
     def __init__(self, address: ServerAddress, *, key: str | None, timeout: float, retries: int) -> None:
         self.address, self.timeout, self.retries = address, timeout, retries
-        self._key = key
+        self._key = None if key is None else checked_key(key, "the API key")
         self._local = threading.local()
         self._open: set[http.client.HTTPConnection] = set()
         self._lock = threading.Lock()
         self._stopped = False
+        # The deadline of each request under way (by its connection), those the watchdog ended, and whether the
+        # watchdog runs (it ends when no request is under way).
+        self._deadlines: dict[http.client.HTTPConnection, float] = {}
+        self._expired: set[http.client.HTTPConnection] = set()
+        self._deadlines_changed = threading.Condition(self._lock)
+        self._watching = False
+        self._tls: ssl.SSLContext | None = None
 
     def __repr__(self) -> str:  # never the key
         return f"Connection({self.address.url!r})"
 
     def redacted(self, text: str) -> str:
-        """`text` with the API key blanked out, should a server's words hold it."""
-        return text.replace(self._key, "***") if self._key else text
+        """`text` with the API key blanked out (see redacted), should a server's words hold it."""
+        return redacted(text, self._key)
+
+    def said(self, text: str) -> str:
+        """What a server said, or a failure's text, as our messages show it (shown_words: the key blanked out)."""
+        return shown_words(text, self._key)
 
     def reached(self) -> str | None:
         """None when the server answers a request at all (whatever its status), else what happened: the first
         contact, made once."""
         try:
-            self._exchange("GET", "/v1/models", None)
+            self._exchange("GET", "/v1/models", None, AnswerBound.of(None))
         except TimeoutError:
             return f"no answer within {self.timeout:g} s"
         except (OSError, http.client.HTTPException) as failure:
-            return self.redacted(first_line(failure))
+            return self.said(first_line(failure))
+        except _OverBound:  # an answer, if not one to use
+            return None
         return None
 
     def stop(self) -> None:
@@ -214,9 +401,7 @@ class Connection:
         with self._lock:
             self._stopped = True
             for connection in self._open:
-                if connection.sock is not None:
-                    with contextlib.suppress(OSError):  # already closed
-                        connection.sock.shutdown(socket.SHUT_RDWR)
+                _shut(connection)
 
     def resume(self) -> None:
         with self._lock:
@@ -235,11 +420,12 @@ class Connection:
         body: Mapping[str, Any] | None = None,
         *,
         error: type[BARTScoreError] = ScoringError,
+        listed: int = 0,
     ) -> Any:
         """The JSON value the server answers to `method` `path` with `body` as JSON; an `error` naming the request
         when it fails (exchange), when the server refuses it (a 4xx: the server's words, and for 401 or 403 where
-        the API key goes) or when its answer is not JSON."""
-        answer = self.exchange(method, path, body, error=error)
+        the API key goes) or when its answer is not JSON (or nests too deeply). listed: as exchange's."""
+        answer = self.exchange(method, path, body, error=error, listed=listed)
         if answer.status >= 400:
             raise self.refusal(method, path, answer, error)
         return parse_json(answer.data, f"the answer to {method} {self.url(path)}", error=error)
@@ -251,11 +437,15 @@ class Connection:
         body: Mapping[str, Any] | None = None,
         *,
         error: type[BARTScoreError] = ScoringError,
+        listed: int = 0,
     ) -> Answer:
         """The server's answer to `method` `path` with `body` as JSON, once it is not a 429 or a 5xx: after each of
         those, a timeout or a failed connection, the request is made again, and after the last attempt an `error`
-        says what happened."""
+        says what happened. An answer whose body is over its bound (AnswerBound.of(body, listed); listed: the tokens
+        the request asks the answer to list, such as the alternatives of each token generated) is an `error` at
+        once."""
         payload = None if body is None else json.dumps(body).encode("utf-8")
+        bound = AnswerBound.of(body, listed)
         attempts = self.retries + 1
         problem, delay = "", RETRY_DELAY
         for attempt in range(attempts):
@@ -265,13 +455,15 @@ class Connection:
             if self._stopped:
                 raise error(f"{method} {self.url(path)} was stopped")
             try:
-                status, headers, data = self._exchange(method, path, payload)
+                status, headers, data = self._exchange(method, path, payload, bound)
             except TimeoutError:
                 problem = f"no answer within {self.timeout:g} s"
                 continue
             except (OSError, http.client.HTTPException) as failure:  # refused, reset, dropped, TLS
-                problem = f"the connection failed ({self.redacted(first_line(failure))})"
+                problem = f"the connection failed ({self.said(first_line(failure))})"
                 continue
+            except _OverBound as over:
+                raise error(f"the answer to {method} {self.url(path)} {over}; it is not read further") from None
             if status == 429 or status >= 500:
                 problem = f"HTTP {status}{self._said(data)}"
                 delay = max(delay, _retry_after(headers))
@@ -292,9 +484,11 @@ class Connection:
             f"{method} {self.url(path)} was refused (HTTP {answer.status}{self._said(answer.data)})", remedy=remedy
         )
 
-    def _exchange(self, method: str, path: str, payload: bytes | None) -> tuple[int, http.client.HTTPMessage, bytes]:
+    def _exchange(
+        self, method: str, path: str, payload: bytes | None, bound: AnswerBound
+    ) -> tuple[int, http.client.HTTPMessage, bytes]:
         """One request on this thread's connection (opened when there is none; closed after a failure, or when the
-        server closes it)."""
+        server closes it), within its deadline: a request the watchdog ended is a TimeoutError, whatever it got."""
         connection = getattr(self._local, "connection", None)
         if connection is None:
             kind = http.client.HTTPSConnection if self.address.scheme == "https" else http.client.HTTPConnection
@@ -305,18 +499,99 @@ class Connection:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
+        self._watch(connection)
         try:
+            if connection.sock is None:
+                self._connect(connection)
             connection.request(method, self.address.base + path, body=payload, headers=headers)
             response = connection.getresponse()
-            data = response.read(MAX_RESPONSE_BYTES + 1)
-            if len(data) > MAX_RESPONSE_BYTES:
-                raise http.client.HTTPException(f"an answer of more than {MAX_RESPONSE_BYTES >> 20} MiB")
-        except BaseException:
+            data = _body(response, bound)
+        except BaseException as failure:
+            expired = self._unwatch(connection)
             self._close(connection)
+            if expired and isinstance(failure, (OSError, http.client.HTTPException)):
+                raise TimeoutError from None
             raise
+        if self._unwatch(connection):  # its body may be cut short where the socket was shut
+            self._close(connection)
+            raise TimeoutError
         if response.will_close:
             self._close(connection)
         return response.status, response.headers, data
+
+    def _connect(self, connection: http.client.HTTPConnection) -> None:
+        """Opens `connection`'s socket (and its TLS, for https) within the request's deadline: each address of the
+        host is tried for the time that is left, and the watchdog can shut the socket from then on. (Looking the
+        host's name up is not bounded: the system's resolver takes no deadline.)"""
+        host, port = self.address.host, self.address.port
+        failure: OSError = OSError(f"{host} has no address")
+        for family, kind, protocol, _, where in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+            left = self._time_left(connection)
+            candidate = socket.socket(family, kind, protocol)
+            try:
+                candidate.settimeout(min(left, self.timeout))
+                candidate.connect(where)
+            except OSError as problem:
+                candidate.close()
+                failure = problem
+                continue
+            break
+        else:
+            raise failure
+        candidate.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection.sock = candidate
+        self._time_left(connection)
+        if self.address.scheme == "https":
+            if self._tls is None:
+                self._tls = ssl.create_default_context()
+                self._tls.set_alpn_protocols(["http/1.1"])
+            secure = self._tls.wrap_socket(candidate, server_hostname=host, do_handshake_on_connect=False)
+            connection.sock = secure
+            secure.settimeout(min(self._time_left(connection), self.timeout))
+            secure.do_handshake()
+            secure.settimeout(self.timeout)
+
+    def _time_left(self, connection: http.client.HTTPConnection) -> float:
+        """The seconds left before the deadline of the request on `connection`; a TimeoutError when none are."""
+        with self._lock:
+            left = self._deadlines.get(connection, 0.0) - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        return left
+
+    def _watch(self, connection: http.client.HTTPConnection) -> None:
+        """Gives the request about to be made on `connection` its deadline, `timeout` seconds from now."""
+        with self._lock:
+            self._deadlines[connection] = time.monotonic() + self.timeout
+            self._expired.discard(connection)
+            if not self._watching:
+                self._watching = True
+                threading.Thread(target=self._watchdog, name="bartscore-request-deadlines", daemon=True).start()
+            self._deadlines_changed.notify()
+
+    def _unwatch(self, connection: http.client.HTTPConnection) -> bool:
+        """Ends the watch of the request on `connection`; whether the watchdog ended it first."""
+        with self._lock:
+            self._deadlines.pop(connection, None)
+            self._deadlines_changed.notify()
+            if connection in self._expired:
+                self._expired.discard(connection)
+                return True
+            return False
+
+    def _watchdog(self) -> None:
+        """Shuts the socket of each request at its deadline, waking at the next one; ends when none is under way."""
+        with self._lock:
+            while self._deadlines:
+                now = time.monotonic()
+                for connection, deadline in list(self._deadlines.items()):
+                    if deadline <= now:
+                        del self._deadlines[connection]
+                        self._expired.add(connection)
+                        _shut(connection)
+                if self._deadlines:
+                    self._deadlines_changed.wait(min(self._deadlines.values()) - now)
+            self._watching = False
 
     def _close(self, connection: http.client.HTTPConnection) -> None:
         connection.close()
@@ -326,17 +601,42 @@ class Connection:
 
     def _said(self, data: bytes) -> str:
         """What a server's error answer says, as ": <its words>" (nothing when it says nothing)."""
-        text = self.redacted(server_words(data))
+        text = server_words(data, self._key)
         return f": {text}" if text else ""
 
 
-def server_words(data: bytes) -> str:
+def _shut(connection: http.client.HTTPConnection) -> None:
+    """Shuts `connection`'s socket, if it has one, so that whatever waits on it ends at once."""
+    if connection.sock is not None:
+        with contextlib.suppress(OSError):  # already closed, or not connected yet
+            connection.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _body(response: http.client.HTTPResponse, bound: AnswerBound) -> bytes:
+    """The body of `response`, read READ_CHUNK bytes at a time; an _OverBound as soon as it is over `bound`'s bytes
+    (a Content-Length over it, before any is read), or when it holds more JSON items."""
+    if response.length is not None and response.length > bound.bytes:
+        raise _OverBound(bound.refusal("bytes"))
+    chunks, size = [], 0
+    while chunk := response.read(min(READ_CHUNK, bound.bytes + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > bound.bytes:
+            raise _OverBound(bound.refusal("bytes"))
+    data = b"".join(chunks)
+    if sum(data.count(mark) for mark in (b"[", b"{", b",", b":")) > bound.items:
+        raise _OverBound(bound.refusal("JSON items"))
+    return data
+
+
+def server_words(data: bytes, key: str | None = None) -> str:
     """The message of a server's error answer: an OpenAI-style {"error": {"message"}}, TGI's {"error"}, FastAPI's
-    {"detail"} or {"message"}, else its text; on one line, cut to MESSAGE_CHARACTERS."""
+    {"detail"} or {"message"}, else its text; as shown_words shows it (`key` blanked out, on one line, escaped, cut to
+    MESSAGE_CHARACTERS)."""
     text = data.decode("utf-8", "replace")
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to be a message's
         value = text
     if isinstance(value, dict):
         error = value.get("error")
@@ -348,8 +648,71 @@ def server_words(data: bytes) -> str:
             if isinstance(found, str) and found:
                 value = found
                 break
-    words = " ".join(str(value).split())
-    return words if len(words) <= MESSAGE_CHARACTERS else words[: MESSAGE_CHARACTERS - 3] + "..."
+    return shown_words(value if isinstance(value, str) else text, key)
+
+
+def shown_words(text: str, key: str | None) -> str:
+    """`text` (what a server says, or a failure's text) as our messages show it: the API key `key` blanked out first
+    (redacted, within the first MOST_WORDS_READ characters, the last MOST_KEY_FRAGMENT of which are dropped when there
+    are more: a run of the key cut there is too short to be recognised), then on one line (each run of white space one
+    space), each character that is not printable (control characters, line and paragraph separators, format
+    characters such as a right-to-left override) and "|" (which parts a signature's fields and a table's cells)
+    escaped as \\xNN, \\uNNNN or \\UNNNNNNNN, and cut to MESSAGE_CHARACTERS (then "...")."""
+    head = _redacted_head(text, key)
+    if len(text) > MOST_WORDS_READ:
+        head = head[:-MOST_KEY_FRAGMENT]
+    pieces = [c if c.isprintable() and c != "|" else _escaped(c) for c in " ".join(head.split())]
+    if len(text) <= MOST_WORDS_READ and sum(map(len, pieces)) <= MESSAGE_CHARACTERS:
+        return "".join(pieces)
+    kept, size = [], 0
+    for piece in pieces:
+        if size + len(piece) > MESSAGE_CHARACTERS - 3:
+            break
+        kept.append(piece)
+        size += len(piece)
+    return "".join(kept) + "..."
+
+
+def redacted(text: str, key: str | None) -> str:
+    """`text` with the API key `key` blanked out ("***"): wherever it is whole, and each run of characters in which
+    every MOST_KEY_FRAGMENT in a row are a piece of the key (a key a server echoes cut short) within the first
+    MOST_WORDS_READ characters, more than a message that shows up to 1,500 characters of it can reach (each blank
+    shortens the text by at most MOST_KEY_FRAGMENT - 3 characters of every MOST_KEY_FRAGMENT)."""
+    if not key:
+        return text
+    whole = text.replace(key, "***")
+    return _redacted_pieces(whole[:MOST_WORDS_READ], key) + whole[MOST_WORDS_READ:]
+
+
+def _redacted_head(text: str, key: str | None) -> str:
+    """The first MOST_WORDS_READ characters of `text` with `key` blanked out whole, and then its pieces (redacted)."""
+    if not key:
+        return text[:MOST_WORDS_READ]
+    return _redacted_pieces(text.replace(key, "***")[:MOST_WORDS_READ], key)
+
+
+def _redacted_pieces(head: str, key: str) -> str:
+    """`head` with each run of characters in which every MOST_KEY_FRAGMENT in a row are a piece of `key` blanked."""
+    size = min(MOST_KEY_FRAGMENT, len(key))
+    pieces = {key[start : start + size] for start in range(len(key) - size + 1)}
+    hidden = [False] * len(head)
+    for start in range(len(head) - size + 1):
+        if head[start : start + size] in pieces:
+            hidden[start : start + size] = [True] * size
+    kept, blanked = [], False
+    for character, hide in zip(head, hidden):
+        if not hide:
+            kept.append(character)
+        elif not blanked:
+            kept.append("***")
+        blanked = hide
+    return "".join(kept)
+
+
+def _escaped(character: str) -> str:
+    """A character as Python writes it escaped in a string: \\xNN, \\uNNNN or \\UNNNNNNNN."""
+    code = ord(character)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _retry_after(headers: http.client.HTTPMessage) -> float:

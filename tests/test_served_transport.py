@@ -1,0 +1,681 @@
+"""Served models' transport (bart_score.models.servers): what a server, or what the environment gives, can cost and
+show here. Every bound is tested at its edge against a plain formula, and every hostile case (a key with characters a
+header cannot carry, an answer that drips a byte at a time, a flood of small JSON items, nesting, a key echoed at the
+cut of a message) ends in one line of the project's error family, within the request's deadline and bounded memory,
+and never shows the API key.
+
+The misbehaving servers are raw sockets of the test's own (RawServer: what no HTTP server library would send), and a
+proxy in front of the tests' inference server (support/inference_server.py) that answers its probes as it does and
+the scoring requests with a flood or a drip (HostileProxy): the command line is run against it under a memory and
+time limit (support/cli.py's run_cli_capped)."""
+
+import contextlib
+import http.server
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from support.cli import run_cli_capped
+
+import bart_score
+from bart_score.errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError
+from bart_score.messages import Mention
+from bart_score.models import servers
+from bart_score.models.checkpoints import locate_checkpoint
+from bart_score.models.servers import (
+    API_KEY_ENV,
+    API_KEY_FILE_ENV,
+    MESSAGE_CHARACTERS,
+    Connection,
+    api_key,
+    server_address,
+    server_words,
+)
+
+KEY = "sk-Qz7Wv9Lp2Rt5Ny8Kd4Hm"
+# How long a hostile server keeps dripping: longer than any test waits for a request given 1 s.
+DRIP_SECONDS = 45
+# The most seconds a request given 1 s may take here, whatever its server does: a margin that holds on a machine
+# loaded 20 times over (the watchdog wakes at the deadline; a retry-free request ends then).
+ENDS_WITHIN = 30
+
+
+@pytest.fixture(autouse=True)
+def no_key(monkeypatch):
+    monkeypatch.setattr(servers, "RETRY_DELAY", 0.01)
+    monkeypatch.delenv(API_KEY_ENV, raising=False)
+    monkeypatch.delenv(API_KEY_FILE_ENV, raising=False)
+
+
+def key_pieces(key, size=4):
+    """Every run of `size` characters of `key`: none may appear in what is shown."""
+    return {key[start : start + size] for start in range(len(key) - size + 1)}
+
+
+def shows_no_key(text, key=KEY):
+    return not any(piece in text for piece in key_pieces(key))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The API key: white space around it dropped, any other character a header cannot carry refused without showing it
+
+# Every kind of character that is not a visible ASCII one: each C0 control, DEL, C1 controls, and the spaces, line
+# and paragraph separators, format characters and letters beyond ASCII.
+UNSENDABLE = [chr(code) for code in (*range(0x20), 0x7F, 0x80, 0x85, 0x9F)] + [
+    " ",
+    "\u00a0",  # no-break space
+    "\u1680",
+    "\u2000",
+    "\u200b",  # zero-width space
+    "\u2028",  # line separator
+    "\u2029",  # paragraph separator
+    "\u202e",  # right-to-left override
+    "\u3000",  # ideographic space
+    "\ufeff",  # byte-order mark
+    "é",
+    "\U0001f511",
+]
+AROUND = " \t\r\n"  # what a key file's line end, `$(cat key.txt)` or a paste leave around a key
+
+
+def sendable(key):
+    """The reference: the key without the white space around it, when every character left is visible ASCII."""
+    stripped = key.strip(AROUND)
+    return stripped if stripped and all(0x21 <= ord(character) <= 0x7E for character in stripped) else None
+
+
+def key_cases():
+    for character in UNSENDABLE:
+        name = f"U+{ord(character):04X}"
+        yield pytest.param(f"sk-Qz7Wv9{character}Lp2Rt5Ny8Kd4Hm", id=f"inside-{name}")
+        yield pytest.param(f"{KEY}{character}", id=f"after-{name}")
+        yield pytest.param(f"{character}{KEY}", id=f"before-{name}")
+    yield pytest.param(f"{KEY}\r\n\r\n", id="after-CRLF-twice")
+    yield pytest.param(f"Bearer {KEY}", id="bearer")
+
+
+@pytest.mark.parametrize("key", list(key_cases()))
+@pytest.mark.parametrize("source", ["variable", "file"])
+def test_a_key_is_sent_without_the_space_around_it_or_refused_without_being_shown(key, source, monkeypatch, tmp_path):
+    if source == "variable":
+        if "\x00" in key:
+            pytest.skip("an environment variable cannot hold NUL")
+        monkeypatch.setenv(API_KEY_ENV, key)
+    else:
+        path = tmp_path / "key.txt"
+        path.write_bytes(key.encode("utf-8", "surrogatepass") + b"\n")
+        monkeypatch.setenv(API_KEY_FILE_ENV, str(path))
+    # A key file's key is its first line that is not blank (lines part at LF), after a byte-order mark if any.
+    expected = sendable(key if source == "variable" else key.removeprefix("\ufeff").strip(AROUND).split("\n")[0])
+    if expected is not None:
+        assert api_key() == expected
+        return
+    with pytest.raises(InputError) as raised:
+        api_key()
+    message = str(raised.value)
+    assert "\n" not in message and shows_no_key(message) and "the key is not shown" in message
+    assert (API_KEY_ENV if source == "variable" else API_KEY_FILE_ENV) in message
+    # and before any connection is tried, for a library caller as for the command line
+    with pytest.raises(InputError):
+        bart_score.BARTScorer(checkpoint="vllm+http://127.0.0.1:9/v1", device="cpu")
+
+
+def test_a_key_file_s_first_line_is_the_key_and_a_blank_key_is_refused(monkeypatch, tmp_path):
+    path = tmp_path / "key.txt"
+    monkeypatch.setenv(API_KEY_FILE_ENV, str(path))
+    path.write_bytes(b"\xef\xbb\xbf\r\n" + KEY.encode() + b"\r\nanother line\r\n")
+    assert api_key() == KEY
+    path.write_bytes(b" \r\n\t\n")
+    with pytest.raises(InputError, match="is empty"):
+        api_key()
+    monkeypatch.delenv(API_KEY_FILE_ENV)
+    monkeypatch.setenv(API_KEY_ENV, " \r\n")
+    with pytest.raises(InputError, match="only white space"):
+        api_key()
+    monkeypatch.setenv(API_KEY_ENV, "k" * 8193)
+    with pytest.raises(InputError, match="8,193 characters"):
+        api_key()
+
+
+def test_the_command_line_says_a_key_it_cannot_send_in_one_line_without_it(monkeypatch, tmp_path, capsys):
+    sources, outputs = tmp_path / "sources.txt", tmp_path / "outputs.txt"
+    sources.write_text("A text.\n")
+    outputs.write_text("A summary.\n")
+    command = ["score", "-m", "vllm+http://127.0.0.1:9/v1", "-s", str(sources), "-t", str(outputs)]
+    monkeypatch.setenv(API_KEY_ENV, "sk-Qz7Wv9\x0bLp2Rt5Ny8Kd4Hm")
+    assert bart_score.main(command) == 2
+    said = capsys.readouterr()
+    assert len(said.err.strip().splitlines()) == 1 and "U+000B" in said.err
+    assert shows_no_key(said.err + said.out, "sk-Qz7Wv9\x0bLp2Rt5Ny8Kd4Hm")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What a server says, shown: the key blanked out before the cut, one line, escaped, bounded
+
+
+def test_the_key_is_blanked_out_before_the_cut_wherever_the_cut_falls():
+    """The key placed at every offset around the cut of MESSAGE_CHARACTERS, whole or echoed cut short."""
+    for echoed in (KEY, KEY[:12] + "...", "..." + KEY[-10:]):
+        for offset in range(MESSAGE_CHARACTERS - len(KEY) - 5, MESSAGE_CHARACTERS + 5):
+            words = "x" * offset + echoed + " is not a valid key"
+            for data in (words.encode(), json.dumps({"error": {"message": words}}).encode()):
+                shown = server_words(data, KEY)
+                assert shows_no_key(shown), (echoed, offset, shown)
+                assert len(shown) <= MESSAGE_CHARACTERS
+
+
+def test_a_server_s_words_are_one_printable_line_without_a_pipe():
+    words = "bad\x1b[2J\rrequest\x07 | \u202eevil\u2028line\x00 \x9b31m" * 40
+    for data in (words.encode(), json.dumps({"detail": words}).encode(), b"[" * 100_000):
+        shown = server_words(data, KEY)
+        assert shown.isprintable() and "|" not in shown and len(shown) <= MESSAGE_CHARACTERS
+    assert server_words(json.dumps({"error": "a | b\x1b"}).encode()) == "a \\x7c b\\x1b"
+
+
+def test_a_refusal_that_echoes_the_key_at_the_cut_shows_none_of_it(monkeypatch):
+    """A 401 whose words put the key across the cut of MESSAGE_CHARACTERS (issue 43's probe: `...bad key
+    sk-SECRET-abc...`), through the library."""
+    monkeypatch.setenv(API_KEY_ENV, KEY)
+
+    def answer(connection):
+        read_request(connection)
+        words = "x" * (MESSAGE_CHARACTERS - 12) + " bad key " + KEY
+        send_answer(connection, 401, json.dumps({"error": {"message": words}}).encode())
+
+    with RawServer(answer) as server, pytest.raises(CheckpointLoadError) as raised:
+        bart_score.BARTScorer(checkpoint=f"vllm+{server.url}", device="cpu")
+    assert "HTTP 401" in str(raised.value) and shows_no_key(str(raised.value))
+
+
+def test_a_status_line_that_holds_the_key_and_control_characters_is_shown_without_them(monkeypatch):
+    monkeypatch.setenv(API_KEY_ENV, KEY)
+
+    def answer(connection):
+        read_request(connection)
+        connection.sendall(f"HTTP/1.1 2x0 \x1b[31m{'y' * 280}{KEY}|\r\n\r\n".encode())
+
+    with RawServer(answer) as server, pytest.raises(CheckpointNotFoundError) as raised:
+        bart_score.BARTScorer(checkpoint=f"vllm+{server.url}", device="cpu")
+    message = str(raised.value)
+    assert message.startswith(f"no server answers at {server.url}") and message.isprintable()
+    assert shows_no_key(message) and "\x1b" not in message and "|" not in message.split("; ")[0]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The server's address: port 0, malformed URLs and a kind before something that is not a URL are usage errors
+
+KIND_SPELLINGS = ["vllm", "VLLM", "Vllm", "sglang", "SGLang", "tgi", "TGI", "llama.cpp", "LLAMA.CPP", "Llama.Cpp"]
+BARE = ["127.0.0.1:8099", "localhost:8000/v1", "[::1]:8080", "my-server.lan:30000"]
+
+
+@pytest.mark.parametrize("kind", KIND_SPELLINGS)
+@pytest.mark.parametrize("bare", BARE)
+def test_a_kind_before_an_address_without_its_scheme_says_how_to_write_it(kind, bare, no_model_load):
+    name = f"{kind}+{bare}"
+    with pytest.raises(InputError) as raised:
+        locate_checkpoint(name)
+    assert raised.value.option == "checkpoint"
+    assert f"write it as '{kind.lower()}+http://{bare}'" in str(raised.value) and "hf download" not in str(raised.value)
+
+
+@pytest.mark.parametrize("bare", BARE)
+def test_an_address_without_its_scheme_or_kind_says_how_to_write_it(bare, no_model_load):
+    with pytest.raises(InputError) as raised:
+        locate_checkpoint(bare)
+    assert f"write it as 'http://{bare}'" in str(raised.value)
+
+
+def test_a_folder_named_as_a_server_would_be_is_still_a_folder(tmp_path, monkeypatch, no_model_load):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tgi+run1").mkdir()
+    with pytest.raises(CheckpointNotFoundError, match=r"without a config\.json"):
+        locate_checkpoint("tgi+run1")
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://127.0.0.1:0/v1", "names port 0"),
+        ("vllm+http://127.0.0.1:00/v1", "names port 0"),
+        ("http://[::1", "Invalid IPv6 URL"),
+        ("vllm+http://[::1]:8000:9", "not a server's URL"),
+        ("http://127.0.0.1:65536", "Port out of range"),
+        ("http://127.0.0.1:80a", "not a server's URL"),
+        ("http://:8000/v1", "and a host"),
+        ("ftp://127.0.0.1:8000", "http:// or https://"),
+        ("http://127.0.0.1:8000/v1?key=1", "a query or a fragment"),
+        ("http://127.0.0.1:8000/v1#x", "a query or a fragment"),
+        ("http://127.0.0.1:8000/v1?", "a query or a fragment"),
+        ("http://127.0.0.1:8000\n/v1", r"a line break \(LF\)"),
+        ("http://127.0.0.1:8000/v\t1", "a tab"),
+        ("http://127.0.0.1:8000/v1 ", "a space"),
+        ("http://127.0.0.1:8000/\x1b[2J", r"a control character \(U\+001B\)"),
+        ("http://exämple.org/v1", r"a non-ASCII character \(U\+00E4\)"),
+        ("http://127.0.0.1:8000/a|b", "the character '|'"),
+    ],
+)
+def test_a_malformed_url_is_one_usage_error(url, said, no_model_load):
+    with pytest.raises(InputError, match=said) as raised:
+        server_address(url)
+    assert raised.value.option == "checkpoint" and "\n" not in str(raised.value)
+
+
+def test_the_command_line_refuses_port_0_and_a_malformed_url_as_usage_errors(tmp_path, capsys):
+    sources, outputs = tmp_path / "sources.txt", tmp_path / "outputs.txt"
+    sources.write_text("A text.\n")
+    outputs.write_text("A summary.\n")
+    for name in ("vllm+http://127.0.0.1:0/v1", "vllm+http://[::1", "llama.cpp+127.0.0.1:8099"):
+        assert bart_score.main(["score", "-m", name, "-s", str(sources), "-t", str(outputs)]) == 2
+        said = capsys.readouterr().err
+        assert len(said.strip().splitlines()) == 1 and "-m/--model" in said and "hf download" not in said
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The options' bounds: concurrency and request_timeout
+
+
+@pytest.mark.parametrize(
+    ("options", "accepted"),
+    [
+        ({"concurrency": 1}, True),
+        ({"concurrency": 32}, True),
+        ({"concurrency": 33}, False),
+        ({"concurrency": 0}, False),
+        ({"concurrency": 10**30}, False),
+        ({"request_timeout": 0.25}, True),
+        ({"request_timeout": 86_400}, True),
+        ({"request_timeout": 86_400.001}, False),
+        ({"request_timeout": 9_999_999_999}, False),
+        ({"request_timeout": 0}, False),
+        ({"request_timeout": float("nan")}, False),
+        ({"request_timeout": float("inf")}, False),
+        ({"request_timeout": True}, False),
+    ],
+)
+def test_concurrency_and_request_timeout_are_bounded(options, accepted):
+    if accepted:
+        checked = bart_score.EngineOptions(**options)
+        assert getattr(checked, next(iter(options))) == next(iter(options.values()))
+        return
+    with pytest.raises(InputError, match=r"at most 86,400|from 1 to 32") as raised:
+        bart_score.EngineOptions(**options)
+    assert raised.value.option == next(iter(options))
+
+
+def test_the_command_line_takes_a_decimal_timeout_and_refuses_one_past_a_day(tmp_path, capsys):
+    sources, outputs = tmp_path / "sources.txt", tmp_path / "outputs.txt"
+    sources.write_text("A text.\n")
+    outputs.write_text("A summary.\n")
+    command = ["score", "-m", "vllm+http://127.0.0.1:9/v1", "-s", str(sources), "-t", str(outputs)]
+    assert bart_score.main([*command, "--request-timeout", "9999999999"]) == 2
+    said = capsys.readouterr().err
+    assert len(said.strip().splitlines()) == 1 and "--request-timeout" in said and "at most 86,400" in said
+    assert bart_score.main([*command, "--request-timeout", "abc"]) == 2
+    assert "--request-timeout" in capsys.readouterr().err
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+        command[2] = f"vllm+http://127.0.0.1:{port}/v1"
+        assert bart_score.main([*command, "--request-timeout", "2.5", "--concurrency", "32"]) == 1
+    assert "no server answers" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Raw servers: answers no HTTP library would give
+
+
+class RawServer:
+    """A TCP server on 127.0.0.1 that calls `answer(connection)` for each connection, in a thread of its own, until
+    the `with` block ends; `connections` counts them."""
+
+    def __init__(self, answer, *, scheme="http"):
+        self.answer = answer
+        self.stopped = threading.Event()
+        self.connections = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.2)
+        self.url = f"{scheme}://127.0.0.1:{self._listener.getsockname()[1]}"
+
+    def __enter__(self):
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopped.set()
+        self._listener.close()
+
+    def _accept(self):
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection):
+        with connection, contextlib.suppress(OSError):  # the client hung up
+            self.answer(connection)
+
+
+def read_request(connection):
+    """Reads one HTTP request (its headers, and the body its Content-Length says); its body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = connection.recv(65536)
+        if not piece:
+            return b""
+        data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0
+    )
+    while len(body) < length:
+        body += connection.recv(65536)
+    return body
+
+
+def send_answer(connection, status, body, *, chunked=False, length=True):
+    head = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
+    if chunked:
+        head += "Transfer-Encoding: chunked\r\n"
+        body = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in _parts(body, 65536)) + b"0\r\n\r\n"
+    elif length:
+        head += f"Content-Length: {len(body)}\r\n"
+    connection.sendall(head.encode() + b"Connection: close\r\n\r\n" + body)
+
+
+def _parts(data, size):
+    return [data[start : start + size] for start in range(0, len(data), size)] or [b""]
+
+
+def dripping(head, drip, *, stopped):
+    """An answer that sends `head` and then `drip` one byte at a time, ten a second, for DRIP_SECONDS."""
+
+    def answer(connection):
+        read_request(connection)
+        connection.sendall(head)
+        ends = time.monotonic() + DRIP_SECONDS
+        while time.monotonic() < ends and not stopped.is_set():
+            for byte in drip:
+                connection.sendall(bytes([byte]))
+                time.sleep(0.1)
+
+    return answer
+
+
+def connection_to(url, *, timeout=1.0, retries=0):
+    return Connection(server_address(url), key=KEY, timeout=timeout, retries=retries)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The deadline of a request: connecting, the headers and the body
+
+
+DRIPS = {
+    "status line": (b"", b"HTTP/1.1 200 OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOO"),
+    "a header": (b"HTTP/1.1 200 OK\r\nX-Drip: ", b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+    "the headers": (b"HTTP/1.1 200 OK\r\n", b"X-A: b\r\n"),
+    "the body": (b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", b"[1, 2, 3]"),
+    "a chunked body": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", b"1\r\n \r\n"),
+}
+
+
+@pytest.mark.parametrize("where", list(DRIPS))
+def test_an_answer_that_drips_ends_at_the_request_s_deadline(where):
+    stopped = threading.Event()
+    head, drip = DRIPS[where]
+    with RawServer(dripping(head, drip, stopped=stopped)) as server:
+        started = time.monotonic()
+        with pytest.raises(ScoringError) as raised:
+            connection_to(server.url).request("POST", "/v1/completions", {"prompt": [[1, 2, 3]]})
+        took = time.monotonic() - started
+        stopped.set()
+    assert "failed once; the last time: no answer within 1 s" in str(raised.value)
+    assert Mention("request_timeout") in raised.value.remedy and took < ENDS_WITHIN
+
+
+def test_a_tls_handshake_that_drips_ends_at_the_request_s_deadline():
+    """The first contact of an https:// server: a TLS record header, then its 16 KiB a byte at a time."""
+    stopped = threading.Event()
+    with RawServer(dripping(b"\x16\x03\x03\x40\x00", b"\x02" * 64, stopped=stopped), scheme="https") as server:
+        connection = connection_to(server.url)
+        started = time.monotonic()
+        problem = connection.reached()
+        took = time.monotonic() - started
+        stopped.set()
+    assert problem == "no answer within 1 s" and took < ENDS_WITHIN
+
+
+def test_each_attempt_has_its_own_deadline_and_a_stop_ends_a_dripping_request():
+    stopped = threading.Event()
+    with RawServer(dripping(*DRIPS["the body"], stopped=stopped)) as server:
+        with pytest.raises(ScoringError, match=r"failed 3 times; the last time: no answer within 0\.5 s"):
+            connection_to(server.url, timeout=0.5, retries=2).request("GET", "/version")
+        assert server.connections == 3
+        connection = connection_to(server.url, timeout=60)
+        threading.Timer(0.5, connection.stop).start()
+        started = time.monotonic()
+        with pytest.raises(ScoringError):
+            connection.request("GET", "/version")
+        assert time.monotonic() - started < ENDS_WITHIN
+        stopped.set()
+
+
+def test_a_request_within_its_deadline_is_answered_and_the_watchdog_ends_with_the_requests():
+    def answer(connection):  # each request's body back, after 0.05 s, on one connection
+        while body := read_request(connection):
+            time.sleep(0.05)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    with RawServer(answer) as server:
+        connection = connection_to(server.url, timeout=5)
+        for number in range(3):
+            assert connection.request("POST", "/echo", {"n": number}) == {"n": number}
+    deadline = time.monotonic() + ENDS_WITHIN
+    while any(thread.name == "bartscore-request-deadlines" for thread in threading.enumerate()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The bound on an answer's body: bytes and JSON items, from what the request sent
+
+
+def bound_of(tokens, listed=0):
+    """The reference: the documented floor and figures per token sent and per token listed."""
+    return (
+        256 * 1024 + 1024 * tokens + 512 * listed,
+        16_384 + 48 * tokens + 32 * listed,
+    )
+
+
+def answering(body, **how):
+    requests = []
+
+    def answer(connection):
+        requests.append(read_request(connection))
+        send_answer(connection, 200, body, **how)
+
+    return answer, requests
+
+
+@pytest.mark.parametrize("how", [{}, {"chunked": True}, {"length": False}], ids=["length", "chunked", "until-closed"])
+@pytest.mark.parametrize(("tokens", "listed"), [(0, 0), (1000, 0), (10, 300)])
+def test_an_answer_over_its_bound_in_bytes_is_refused_at_once_and_at_the_bound_taken(tokens, listed, how):
+    most_bytes, _ = bound_of(tokens, listed)
+    body = {"prompt": [list(range(tokens))]} if tokens else None
+    method = "POST" if tokens else "GET"
+    for size, taken in ((most_bytes, True), (most_bytes + 1, False)):
+        answer, requests = answering(b'"' + b"a" * (size - 2) + b'"', **how)
+        with RawServer(answer) as server:
+            connection = connection_to(server.url, retries=3, timeout=20)
+            if taken:
+                assert len(connection.request(method, "/x", body, listed=listed)) == size - 2
+                continue
+            with pytest.raises(ScoringError) as raised:
+                connection.request(method, "/x", body, listed=listed)
+        assert f"holds more than {most_bytes:,} bytes" in str(raised.value)
+        assert len(requests) == 1  # not retried
+
+
+@pytest.mark.parametrize(("tokens", "listed"), [(0, 0), (500, 0), (10, 300)])
+def test_an_answer_over_its_bound_in_json_items_is_refused_before_it_is_parsed(tokens, listed):
+    _, most_items = bound_of(tokens, listed)
+    body = {"prompt": [list(range(tokens))]} if tokens else None
+    for items, taken in ((most_items, True), (most_items + 1, False)):
+        # "[" and the commas between `items` zeros: `items` of "[", "{", "," and ":" in all
+        answer, requests = answering(b"[" + b",".join([b"0"] * items) + b"]")
+        with RawServer(answer) as server:
+            connection = connection_to(server.url, retries=3)
+            if taken:
+                assert len(connection.request("POST", "/x", body, listed=listed)) == items
+                continue
+            with pytest.raises(ScoringError, match=f"holds more than {most_items:,} JSON items"):
+                connection.request("POST", "/x", body, listed=listed)
+        assert len(requests) == 1
+
+
+def test_the_tokens_a_request_sends_are_its_lists_integers_and_its_texts_characters():
+    body = {"prompt": [[1, 2, 3], [4, 5]], "inputs": "abcdé", "n": 7, "flag": True, "nested": {"ids": [[9, True]]}}
+    assert servers.tokens_sent(body) == 5 + 5 + 1
+    assert servers.tokens_sent(None) == 0
+
+
+@pytest.mark.parametrize("depth", [2_000, 10_000])
+def test_deeply_nested_json_is_one_error_naming_the_url(depth):
+    for nested in (b"[" * depth + b"]" * depth, b'{"a":' * depth + b"0" + b"}" * depth):
+        answer, _ = answering(nested)
+        with RawServer(answer) as server, pytest.raises(ScoringError) as raised:
+            connection_to(server.url).request("POST", "/generate", {"input_ids": [list(range(500))]})
+        assert f"the answer to POST {server.url}/generate nests JSON too deeply" in str(raised.value)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The command line against a hostile server, under limits: at the most concurrency, answers that flood or drip
+
+
+class HostileProxy:
+    """A server in front of the tests' inference server at `upstream`: every request goes there and its answer comes
+    back, but those to `scoring` (the scoring endpoint) get `hostile(handler, request_body)` instead."""
+
+    def __init__(self, upstream, scoring, hostile):
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                self._relay("GET")
+
+            def do_POST(self):
+                self._relay("POST")
+
+            def _relay(self, method):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    if self.path.endswith(scoring):
+                        proxy.scoring_requests += 1
+                        return hostile(self, body)
+                    request = urllib.request.Request(upstream + self.path, data=body or None, method=method)
+                    request.add_header("Content-Type", "application/json")
+                    try:
+                        with urllib.request.urlopen(request, timeout=60) as answered:
+                            status, data = answered.status, answered.read()
+                    except urllib.error.HTTPError as refused:
+                        status, data = refused.code, refused.read()
+                    self.send_response(status)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+
+        self.scoring_requests = 0
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self):
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()
+
+
+FLOOD_BYTES = 250 << 20  # issue 43's probe: a 250 MiB answer of [] items
+_FLOOD_PIECE = b"[]," * (1 << 18)
+
+
+def flood(handler, body):
+    """A 200 whose body is FLOOD_BYTES of `[[],[],...]` (valid JSON), sent until the client hangs up."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    handler.close_connection = True
+    handler.wfile.write(b"[")
+    for _ in range(FLOOD_BYTES // len(_FLOOD_PIECE)):
+        handler.wfile.write(_FLOOD_PIECE)
+    handler.wfile.write(b"[]]")
+
+
+def drip(handler, body):
+    handler.send_response(200)
+    handler.send_header("Content-Length", "100000")
+    handler.end_headers()
+    ends = time.monotonic() + DRIP_SECONDS
+    while time.monotonic() < ends:
+        handler.wfile.write(b" ")
+        handler.wfile.flush()
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def tiny_opt(tmp_path_factory):
+    from support.inference_server import TinyModel
+    from support.models import tiny_checkpoint_for
+
+    checkpoint = tiny_checkpoint_for(tmp_path_factory, "opt")
+    return checkpoint, TinyModel(checkpoint)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hostile", [flood, drip])
+def test_the_command_line_ends_in_one_line_within_its_limits_at_the_most_concurrency(hostile, tiny_opt, tmp_path):
+    """64 conditions, 32 requests at once (MAX_CONCURRENCY), each answered with a 250 MiB flood of small JSON
+    items (before the bound: a 73-line MemoryError after about a minute at 5 GB) or a drip (before the deadline:
+    never an end): one line, exit status 1, within 3 GiB and 60 s, the key nowhere."""
+    from support.inference_server import InferenceServer
+
+    sources, outputs = tmp_path / "sources.txt", tmp_path / "outputs.txt"
+    sources.write_text("".join(f"Condition number {n} says the cat sat on mat {n}.\n" for n in range(64)))
+    outputs.write_text("".join(f"A cat sat, {n}.\n" for n in range(64)))
+    with (
+        InferenceServer("vllm", tiny_opt[0], model=tiny_opt[1]) as upstream,
+        HostileProxy(upstream.url.removesuffix("/v1"), "/v1/completions", hostile) as proxy,
+    ):
+        status, said, took, peak = run_cli_capped(
+            *("score", "-m", f"vllm+{proxy.url}/v1", "--served-tokenizer", tiny_opt[0]),
+            *("-s", str(sources), "-t", str(outputs), "-d", "faithfulness", "-q"),
+            *("--concurrency", "32", "--request-timeout", "2", "--request-retries", "0"),
+            memory=3 << 30,
+            seconds=60,
+            env={API_KEY_ENV: KEY},
+        )
+    lines = said.strip().splitlines()
+    assert status == 1 and len(lines) == 1, said[-3000:]
+    assert ("holds more than" if hostile is flood else "no answer within 2 s") in lines[0]
+    assert shows_no_key(said) and proxy.scoring_requests >= 1
+    print(f"{hostile.__name__}: {took:.1f} s, peak {peak / 2**20:.0f} MiB")
