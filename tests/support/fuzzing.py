@@ -38,7 +38,7 @@ from bart_score.errors import BARTScoreError
 set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "bartscore-hypothesis"))
 
 # The modules whose import registers targets.
-TARGET_MODULES = ("support.fuzz_targets", "support.fuzz_form_targets")
+TARGET_MODULES = ("support.fuzz_targets", "support.fuzz_form_targets", "support.fuzz_served_targets")
 # The bounds of one example: wall seconds, and bytes of address space beyond what the process had before the run.
 EXAMPLE_SECONDS = 10.0
 EXTRA_MEMORY = 2 << 30
