@@ -1,8 +1,8 @@
 """The fuzz targets (support/fuzz_targets.py: the GGUF and safetensors header readers, Signature.parse, the table,
 JSON and plain-text readers; support/fuzz_form_targets.py: every option's check through the table, an options
-argument of any type, and the Space's form handling; support/fuzz_served_targets.py: each kind of server's answers), each for a few hundred examples, derandomized: any input ends in
-a value or an error of the family, each within its time and memory bound, the inputs a long run (bench/fuzz.py) once
-found first."""
+argument of any type, and the Space's form handling; support/fuzz_served_targets.py: each kind of server's answers),
+each for a few hundred examples, derandomized: any input ends in a value or an error of the family, each within its
+time and memory bound, the inputs a long run (bench/fuzz.py) once found first."""
 
 import pytest
 from hypothesis import strategies as st
