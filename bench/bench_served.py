@@ -3,19 +3,22 @@
 tests' model cache) on the real SmolLM2-135M-Instruct GGUF file (tests/support/real_model.py), bound to 127.0.0.1 with
 --offline, against the engine on the same file.
 
-For each concurrency asked for, a fresh server (its prompt cache empty, --parallel slots as many as the concurrency)
-scores the same SummEval-shaped pairs (workload.py's texts: sources of about 450 tokens, summaries of about 85, three
-per source, faithfulness) with BARTScorer(checkpoint="llama.cpp+<url>", concurrency=N), the concurrencies taken in
-turn, round after round, so that a shared machine's load falls on each alike; it prints the seconds and pairs/s of
-each scoring (the load apart) and each concurrency's median and best, then the engine's, and the served scores beside
-the engine's: mean and largest absolute difference, and Spearman's correlation. Each run's scores are compared with
-the first run's: llama.cpp rounds a batch of slots' tokens otherwise than one slot's. llama.cpp computes on the
-quantized weights, the engine on them dequantized to float32.
+For each concurrency asked for, a fresh server (--parallel slots as many as the concurrency) scores the same
+SummEval-shaped pairs (workload.py's texts: sources of about 450 tokens, summaries of about 85, three per source,
+faithfulness) with BARTScorer(checkpoint="llama.cpp+<url>", concurrency=N) --runs times in turn, the first run on the
+fresh server; the concurrencies are taken in turn, round after round, so that a shared machine's load falls on each
+alike. With --prompt-cache on off, each concurrency is also run with the requests allowed to start from the server's
+cached state of an earlier prompt (cache_prompt, which bartscore sends false), to measure what that saves and how it
+moves the scores. Each run prints its seconds and pairs/s (which the load stretches), the server's CPU seconds a pair
+(which it stretches far less), and its scores' largest difference from the server's first run and from the first
+run of its concurrency; then each setting's median and best, the engine's, and the served scores beside the
+engine's: mean and largest absolute difference, and Spearman's correlation. llama.cpp computes on the quantized
+weights, the engine on them dequantized to float32.
 
-    python bench/bench_served.py [--pairs 30] [--concurrency 1 2 4] [--threads 1] [--rounds 3]
+    python bench/bench_served.py [--pairs 30] [--concurrency 1 2 4] [--threads 1] [--rounds 3] [--runs 2]
+                                 [--prompt-cache off]
 
-Measured on two shared cores (bench/README.md, "Served models"): 0.30, 0.18 and 0.18 pairs/s at concurrency 1, 2 and
-4 (medians of 2 rounds), the engine 1.55 pairs/s.
+Measured on two shared cores (bench/README.md, "Served models").
 """
 
 from __future__ import annotations
@@ -46,18 +49,31 @@ def pairs_of(gguf: str, count: int) -> tuple[list[str], list[str]]:
     return [source for source, _ in pairs[:count]], [summary for _, summary in pairs[:count]]
 
 
+def largest_difference(scores: list[float], others: list[float]) -> float:
+    return max(abs(a - b) for a, b in zip(scores, others))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=30, help="pairs scored (default 30)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4], help="(default 1 2 4)")
     parser.add_argument("--threads", type=int, default=1, help="llama-server's threads (default 1)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds over the concurrencies, interleaved (default 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds over the settings, interleaved (default 3)")
+    parser.add_argument("--runs", type=int, default=2, help="runs on each fresh server, in turn (default 2)")
+    parser.add_argument(
+        "--prompt-cache",
+        choices=["off", "on"],
+        nargs="+",
+        default=["off"],
+        help="off: bartscore's requests (cache_prompt false); on: the server's prompt cache allowed (default off)",
+    )
     args = parser.parse_args()
 
     from support import real_model
     from support.llama_server import HOW_TO_BUILD, LlamaServer, llama_server_binary
 
     import bart_score
+    from bart_score.models import server_kinds
 
     if llama_server_binary() is None:
         raise SystemExit(f"bench_served: {HOW_TO_BUILD}")
@@ -68,31 +84,49 @@ def main() -> None:
     conditions, targets = pairs_of(gguf, args.pairs)
     print(f"{len(conditions)} pairs, {len(set(conditions))} sources; llama-server threads {args.threads}", flush=True)
 
-    served: list[float] = []
-    rates: dict[int, list[float]] = {concurrency: [] for concurrency in args.concurrency}
+    settings = [(cache, concurrency) for cache in args.prompt_cache for concurrency in args.concurrency]
+    first_runs: dict[tuple[str, int], list[float]] = {}
+    rates: dict[tuple[str, int], list[float]] = {setting: [] for setting in settings}
+    cpu_per_pair: dict[tuple[str, int], list[float]] = {setting: [] for setting in settings}
+    drift: dict[tuple[str, int], float] = dict.fromkeys(settings, 0.0)
     with tempfile.TemporaryDirectory() as logs:
         for round_number in range(1, args.rounds + 1):
-            for concurrency in args.concurrency:
-                log = os.path.join(logs, f"llama-server-{round_number}-{concurrency}.log")
+            for cache, concurrency in settings:
+                server_kinds.LLAMA_CPP_PROMPT_CACHE = cache == "on"
+                log = os.path.join(logs, f"llama-server-{round_number}-{cache}-{concurrency}.log")
                 with LlamaServer(gguf, log, slots=concurrency, threads=args.threads) as server:
-                    scorer = bart_score.BARTScorer(
-                        checkpoint=f"llama.cpp+{server.url}", device="cpu", concurrency=concurrency
-                    )
-                    started = time.perf_counter()
-                    scores = scorer.score(conditions, targets)
-                    seconds = time.perf_counter() - started
-                served = served or scores
-                rates[concurrency].append(len(conditions) / seconds)
-                print(
-                    f"round {round_number}, llama-server, concurrency {concurrency}: {seconds:.1f} s, "
-                    f"{len(conditions) / seconds:.3f} pairs/s, scores at most "
-                    f"{max(abs(a - b) for a, b in zip(scores, served)):.2g} from the first run's",
-                    flush=True,
-                )
-    for concurrency, measured in rates.items():
+                    server_first: list[float] = []
+                    for run in range(1, args.runs + 1):
+                        scorer = bart_score.BARTScorer(
+                            checkpoint=f"llama.cpp+{server.url}", device="cpu", concurrency=concurrency
+                        )
+                        cpu_before, started = server.cpu_seconds(), time.perf_counter()
+                        scores = scorer.score(conditions, targets)
+                        seconds, cpu = time.perf_counter() - started, server.cpu_seconds() - cpu_before
+                        server_first = server_first or scores
+                        setting_first = first_runs.setdefault((cache, concurrency), scores)
+                        moved = largest_difference(scores, server_first)
+                        drift[cache, concurrency] = max(drift[cache, concurrency], moved)
+                        rates[cache, concurrency].append(len(conditions) / seconds)
+                        cpu_per_pair[cache, concurrency].append(cpu / len(conditions))
+                        print(
+                            f"round {round_number}, prompt cache {cache}, concurrency {concurrency}, run {run} on this "
+                            f"server: {seconds:.1f} s, {len(conditions) / seconds:.3f} pairs/s, server CPU "
+                            f"{cpu / len(conditions):.2f} s a pair (load average {os.getloadavg()[0]:.1f}); scores at "
+                            f"most {moved:.2g} from this server's first run's, "
+                            f"{largest_difference(scores, setting_first):.2g} from the setting's first run's",
+                            flush=True,
+                        )
+    reference = first_runs[settings[0]]
+    for cache, concurrency in settings:
+        measured = rates[cache, concurrency]
         print(
-            f"llama-server, concurrency {concurrency}: median {statistics.median(measured):.3f} pairs/s, best "
-            f"{max(measured):.3f} ({args.rounds} rounds)"
+            f"llama-server, prompt cache {cache}, concurrency {concurrency}: median {statistics.median(measured):.3f} "
+            f"pairs/s, best {max(measured):.3f} ({len(measured)} runs); server CPU a pair, median "
+            f"{statistics.median(cpu_per_pair[cache, concurrency]):.2f} s; a server's later runs at most "
+            f"{drift[cache, concurrency]:.2g} from its first; the first run at most "
+            f"{largest_difference(first_runs[cache, concurrency], reference):.2g} from prompt cache {settings[0][0]}, "
+            f"concurrency {settings[0][1]}'s"
         )
 
     engine = bart_score.BARTScorer(checkpoint=gguf, device="cpu")
@@ -100,10 +134,11 @@ def main() -> None:
     local = engine.score(conditions, targets)
     seconds = time.perf_counter() - started
     print(f"engine (float32, CPU): {seconds:.1f} s, {len(conditions) / seconds:.3f} pairs/s")
-    differences = [abs(a - b) for a, b in zip(served, local)]
+    differences = [abs(a - b) for a, b in zip(reference, local)]
     print(
-        f"served vs engine: mean |difference| {statistics.fmean(differences):.4f}, largest {max(differences):.4f}, "
-        f"Spearman {scipy.stats.spearmanr(served, local).statistic:.4f}; the engine's scores from {min(local):.3f} to "
+        f"served (prompt cache {settings[0][0]}, concurrency {settings[0][1]}) vs engine: mean |difference| "
+        f"{statistics.fmean(differences):.4f}, largest {max(differences):.4f}, Spearman "
+        f"{scipy.stats.spearmanr(reference, local).statistic:.4f}; the engine's scores from {min(local):.3f} to "
         f"{max(local):.3f}, standard deviation {statistics.stdev(local):.3f}"
     )
 
