@@ -128,6 +128,19 @@ def test_the_names_a_server_lists_are_shown_escaped_and_few(tiny_opt):
     assert not UNSHOWN.search(message) and len(message) < 4_000
 
 
+def test_llama_server_s_one_model_with_aliases_is_its_only_model(tiny_opt):
+    def aliased(value):
+        value["data"][0]["aliases"] = ["tiny-alias", "another"]
+        return value
+
+    with serving("llama.cpp", tiny_opt) as server:
+        server.rewrites[("GET", "/v1/models")] = aliased
+        scores = scorer_on(server, tiny_opt).score(CONDITIONS, TARGETS)
+        by_alias = scorer_on(server, tiny_opt, served_model="another")
+    assert scores == pytest.approx(reference_scores(tiny_opt[1]), abs=1e-5)
+    assert by_alias.model_label.endswith("#another")
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Values in messages
 

@@ -551,7 +551,8 @@ class LlamaCpp(ServerKind):
             raise not_as_reported(connection, "/props", self.name, "its default_generation_settings")
         entries = listed_models(connection, self.name)
         names = list(dict.fromkeys(name for e in entries for name in [e["id"], *_aliases(e)]))
-        model = choose_model(connection, names, wanted)
+        # One model is the one scored, whatever aliases it has.
+        model = entries[0]["id"] if wanted is None and len(entries) == 1 else choose_model(connection, names, wanted)
         entry = next(e for e in entries if model == e["id"] or model in _aliases(e))
         meta: dict[str, Any] = entry["meta"] if isinstance(entry.get("meta"), dict) else {}
         weights = {"model_path": props.get("model_path"), "model_ftype": props.get("model_ftype")}
