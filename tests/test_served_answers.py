@@ -16,6 +16,7 @@ import shutil
 import huggingface_hub
 import pytest
 import torch
+from support.fuzzing import memory_bound, time_bound
 from support.inference_server import InferenceServer, TinyModel
 from support.reference import causal_score
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -51,6 +52,13 @@ def quick_retries(monkeypatch):
     monkeypatch.setattr(servers, "RETRY_DELAY", 0.01)
     monkeypatch.delenv(API_KEY_ENV, raising=False)
     monkeypatch.delenv(API_KEY_FILE_ENV, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def bounded():
+    """Each hostile case within 60 s and 3 GiB more memory, so that a regression fails instead of hanging."""
+    with time_bound(60), memory_bound(3 << 30):
+        yield
 
 
 def serving(kind, tiny_opt, **options):
