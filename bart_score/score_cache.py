@@ -81,6 +81,7 @@ class ResumableScorer:
         # A served model's probe, which its header keeps beside the description, out of the id: it moves a little
         # from run to run.
         self.served: ServedModel | None = getattr(scorer, "served", None)
+        self.probe: tuple[float, ...] | None = None  # asked as this run's first call starts
         self.cached_pairs = 0  # distinct pairs answered from the file, over all calls
         self.scored_pairs = 0  # distinct pairs the model scored, over all calls
         self.repaired_lines = 0  # torn last lines (an interrupted write) dropped from the file
@@ -214,6 +215,8 @@ class ResumableScorer:
     def _read(self) -> dict[str, float]:
         """This scorer's scores in the file (checked as read_cache_file checks it); a torn last line (a write cut
         short) is dropped from the file, with a warning."""
+        if self.served is not None and self.probe is None:  # before any pair, whether or not the file is there yet
+            self.probe = self.served.ask_probe()
         if not os.path.lexists(self.path):
             return {}
         entries, torn, size = read_cache_file(self.path)
@@ -222,8 +225,8 @@ class ResumableScorer:
             for entry in entries
             if entry["scorer"] == self.scorer_id and entry["pair"] is not None
         }
-        if self.served is not None:
-            self._check_probe(self.served, entries)
+        if self.served is not None and self.probe is not None:
+            self._check_probe(self.served, self.probe, entries)
         if torn:
             self.repaired_lines += 1
             warnings.warn(
@@ -239,13 +242,14 @@ class ResumableScorer:
                 os.close(descriptor)
         return scores
 
-    def _check_probe(self, served: ServedModel, entries: list[dict[str, Any]]) -> None:
-        """Refuses the file when a header of this scorer keeps a probe its served model now answers otherwise."""
+    def _check_probe(self, served: ServedModel, probe: tuple[float, ...], entries: list[dict[str, Any]]) -> None:
+        """Refuses the file when a header of this scorer keeps a probe that its served model's answer now (`probe`)
+        differs from."""
         for entry in entries:
             if entry["scorer"] != self.scorer_id or entry["pair"] is not None:
                 continue
             for field in entry["signature"][len(self.description) :]:
-                problem = served.probe_problem(field) if field.startswith("probe:") else None
+                problem = served.probe_problem(field, probe) if field.startswith("probe:") else None
                 if problem is not None:
                     raise CacheFileError(
                         "the score cache ",
@@ -257,7 +261,7 @@ class ResumableScorer:
     def _append(self, scores: Mapping[str, float], first: bool) -> None:
         lines = []
         if first:
-            probe = [self.served.probe_field] if self.served is not None else []
+            probe = [self.served.probe_field(self.probe)] if self.served is not None and self.probe else []
             lines.append(json.dumps({"scorer": self.scorer_id, "signature": [*self.description, *probe]}))
         for key, value in scores.items():
             lines.append(json.dumps({"scorer": self.scorer_id, "pair": key, "score": value}))

@@ -324,3 +324,15 @@ def test_weights_swapped_under_the_same_name_do_not_get_the_cached_scores(tiny_o
     assert "\n" not in str(raised.value) and str(raised.value).count("per token (more than 0.1)") == 1
     assert fresh == pytest.approx(reference_scores(other_weights), abs=1e-5)
     assert max(abs(a - b) for a, b in zip(fresh, first)) > 0.5  # what the cache would have given instead
+
+
+def test_a_model_held_across_runs_is_probed_again_by_each_run(tiny_opt, other_weights, tmp_path):
+    """A scorer kept while its server swaps the weights (a shared engine, a long-lived process): the next run's cache
+    asks the probe again."""
+    cache = str(tmp_path / "cache.jsonl")
+    with serving("vllm", tiny_opt) as server:
+        scorer = scorer_on(server, tiny_opt)
+        ResumableScorer(scorer, cache).score(CONDITIONS, TARGETS)
+        server.tiny = other_weights
+        with pytest.raises(CacheFileError, match="the server's weights changed under the same name"):
+            ResumableScorer(scorer, cache).score(CONDITIONS, TARGETS)

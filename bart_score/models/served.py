@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextvars
-import functools
 import hashlib
 import json
 import re
@@ -213,10 +212,9 @@ class ServedModel(torch.nn.Module):
         shown_version = "@" + printable(version, self.server.connection) if version else ""
         return f"served:{self.server.kind.name}{shown_version}"
 
-    @functools.cached_property
-    def probe(self) -> tuple[float, ...]:
+    def ask_probe(self) -> tuple[float, ...]:
         """The log-probabilities of the probe pair's scored tokens (PROBE_PAIR_TEXT's after its first word), asked of
-        the server the first time they are wanted (by a score cache, as its run starts)."""
+        the server now (a score cache asks once a run, as it starts: the model held may outlive a swap)."""
         split = len(self.facts.added) + 1
         prefix, labels = self._probe_ids[:split], self._probe_ids[split:]
         try:
@@ -229,20 +227,20 @@ class ServedModel(torch.nn.Module):
             ) from None
         return tuple(round(value, PROBE_DIGITS) for value in values)
 
-    @property
-    def probe_field(self) -> str:
-        """The probe's log-probabilities as a score cache's header keeps them."""
-        return PROBE_FIELD + ",".join(f"{value:.{PROBE_DIGITS}f}" for value in self.probe)
+    @staticmethod
+    def probe_field(probe: Sequence[float]) -> str:
+        """The probe's log-probabilities (ask_probe's) as a score cache's header keeps them."""
+        return PROBE_FIELD + ",".join(f"{value:.{PROBE_DIGITS}f}" for value in probe)
 
-    def probe_problem(self, field: str) -> str | None:
-        """What says that a score cache's probe field (probe_field, when its scores were made) is not this model's
-        now: its log-probabilities differ from the server's now by more than PROBE_TOLERANCE per token (or are
-        not as many). None when they agree."""
+    @staticmethod
+    def probe_problem(field: str, now: Sequence[float]) -> str | None:
+        """What says that a score cache's probe field (probe_field, when its scores were made) is not the model's
+        `now` (ask_probe's): its log-probabilities differ by more than PROBE_TOLERANCE per token (or are not as
+        many). None when they agree."""
         try:
             then = [float(value) for value in field.removeprefix(PROBE_FIELD).split(",")]
         except ValueError:
             return f"its probe field {shown(field)} is not a list of numbers"
-        now = self.probe
         if len(then) != len(now):
             return f"its probe pair has {len(then)} tokens, and the served model's tokenizer gives {len(now)} now"
         change = sum(abs(a - b) for a, b in zip(then, now)) / max(len(now), 1)
