@@ -5,21 +5,19 @@ cut of a message) ends in one line of the project's error family, within the req
 and never shows the API key.
 
 The misbehaving servers are raw sockets of the test's own (RawServer: what no HTTP server library would send), and a
-proxy in front of the tests' inference server (support/inference_server.py) that answers its probes as it does and
-the scoring requests with a flood or a drip (HostileProxy): the command line is run against it under a memory and
-time limit (support/cli.py's run_cli_capped)."""
+proxy in front of the tests' inference server that answers its probes as it does and the scoring requests with a
+flood, the costliest answer within the bound, or a drip (support/hostile_server.py): the command line is run against
+it under a memory and time limit (support/cli.py's run_cli_capped)."""
 
 import contextlib
-import http.server
 import json
 import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 from support.cli import run_cli_capped
+from support.hostile_server import HostileProxy, drip, fill, flood
 
 import bart_score
 from bart_score.errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError
@@ -139,6 +137,9 @@ def test_a_key_file_s_first_line_is_the_key_and_a_blank_key_is_refused(monkeypat
     monkeypatch.setenv(API_KEY_ENV, "k" * 8193)
     with pytest.raises(InputError, match="8,193 characters"):
         api_key()
+    # a key given to the connection directly is checked as well (a header's ValueError showed it whole)
+    with pytest.raises(InputError, match=r"a line break \(CR\) at character 4"):
+        Connection(server_address("http://127.0.0.1:9"), key="sk-\rabc", timeout=1, retries=0)
 
 
 def test_the_command_line_says_a_key_it_cannot_send_in_one_line_without_it(monkeypatch, tmp_path, capsys):
@@ -183,7 +184,7 @@ def test_a_refusal_that_echoes_the_key_at_the_cut_shows_none_of_it(monkeypatch):
 
     def answer(connection):
         read_request(connection)
-        words = "x" * (MESSAGE_CHARACTERS - 12) + " bad key " + KEY
+        words = "x" * (MESSAGE_CHARACTERS - 20) + " bad key " + KEY  # the key from 289 on, across the cut
         send_answer(connection, 401, json.dumps({"error": {"message": words}}).encode())
 
     with RawServer(answer) as server, pytest.raises(CheckpointLoadError) as raised:
@@ -395,15 +396,19 @@ def _parts(data, size):
     return [data[start : start + size] for start in range(0, len(data), size)] or [b""]
 
 
-def dripping(head, drip, *, stopped):
-    """An answer that sends `head` and then `drip` one byte at a time, ten a second, for DRIP_SECONDS."""
+def dripping(head, trickle, *, stopped, tls=False):
+    """An answer that sends `head` and then `trickle` one byte at a time, ten a second, for DRIP_SECONDS, after the
+    request (or, with tls, after the client's first TLS message)."""
 
     def answer(connection):
-        read_request(connection)
+        if tls:
+            connection.recv(65536)
+        else:
+            read_request(connection)
         connection.sendall(head)
         ends = time.monotonic() + DRIP_SECONDS
         while time.monotonic() < ends and not stopped.is_set():
-            for byte in drip:
+            for byte in trickle:
                 connection.sendall(bytes([byte]))
                 time.sleep(0.1)
 
@@ -441,10 +446,20 @@ def test_an_answer_that_drips_ends_at_the_request_s_deadline(where):
     assert Mention("request_timeout") in raised.value.remedy and took < ENDS_WITHIN
 
 
+def test_a_first_contact_that_drips_is_no_answer_within_the_timeout():
+    stopped = threading.Event()
+    with RawServer(dripping(*DRIPS["status line"], stopped=stopped)) as server:
+        started = time.monotonic()
+        assert connection_to(server.url).reached() == "no answer within 1 s"
+        assert time.monotonic() - started < ENDS_WITHIN
+        stopped.set()
+
+
 def test_a_tls_handshake_that_drips_ends_at_the_request_s_deadline():
     """The first contact of an https:// server: a TLS record header, then its 16 KiB a byte at a time."""
     stopped = threading.Event()
-    with RawServer(dripping(b"\x16\x03\x03\x40\x00", b"\x02" * 64, stopped=stopped), scheme="https") as server:
+    handshake = dripping(b"\x16\x03\x03\x40\x00", b"\x02" * 64, stopped=stopped, tls=True)
+    with RawServer(handshake, scheme="https") as server:
         connection = connection_to(server.url)
         started = time.monotonic()
         problem = connection.reached()
@@ -561,87 +576,6 @@ def test_deeply_nested_json_is_one_error_naming_the_url(depth):
 # The command line against a hostile server, under limits: at the most concurrency, answers that flood or drip
 
 
-class HostileProxy:
-    """A server in front of the tests' inference server at `upstream`: every request goes there and its answer comes
-    back, but those to `scoring` (the scoring endpoint) get `hostile(handler, request_body)` instead."""
-
-    def __init__(self, upstream, scoring, hostile):
-        proxy = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                self._relay("GET")
-
-            def do_POST(self):
-                self._relay("POST")
-
-            def _relay(self, method):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    if self.path.endswith(scoring):
-                        proxy.scoring_requests += 1
-                        return hostile(self, body)
-                    request = urllib.request.Request(upstream + self.path, data=body or None, method=method)
-                    request.add_header("Content-Type", "application/json")
-                    try:
-                        with urllib.request.urlopen(request, timeout=60) as answered:
-                            status, data = answered.status, answered.read()
-                    except urllib.error.HTTPError as refused:
-                        status, data = refused.code, refused.read()
-                    self.send_response(status)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    self.close_connection = True
-
-        self.scoring_requests = 0
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self):
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self._server.shutdown()
-        self._server.server_close()
-
-
-FLOOD_BYTES = 250 << 20  # issue 43's probe: a 250 MiB answer of [] items
-_FLOOD_PIECE = b"[]," * (1 << 18)
-
-
-def flood(handler, body):
-    """A 200 whose body is FLOOD_BYTES of `[[],[],...]` (valid JSON), sent until the client hangs up."""
-    handler.send_response(200)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Connection", "close")
-    handler.end_headers()
-    handler.close_connection = True
-    handler.wfile.write(b"[")
-    for _ in range(FLOOD_BYTES // len(_FLOOD_PIECE)):
-        handler.wfile.write(_FLOOD_PIECE)
-    handler.wfile.write(b"[]]")
-
-
-def drip(handler, body):
-    handler.send_response(200)
-    handler.send_header("Content-Length", "100000")
-    handler.end_headers()
-    ends = time.monotonic() + DRIP_SECONDS
-    while time.monotonic() < ends:
-        handler.wfile.write(b" ")
-        handler.wfile.flush()
-        time.sleep(0.1)
-
-
 @pytest.fixture(scope="module")
 def tiny_opt(tmp_path_factory):
     from support.inference_server import TinyModel
@@ -652,11 +586,12 @@ def tiny_opt(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("hostile", [flood, drip])
+@pytest.mark.parametrize("hostile", [flood, fill, drip])
 def test_the_command_line_ends_in_one_line_within_its_limits_at_the_most_concurrency(hostile, tiny_opt, tmp_path):
     """64 conditions, 32 requests at once (MAX_CONCURRENCY), each answered with a 250 MiB flood of small JSON
-    items (before the bound: a 73-line MemoryError after about a minute at 5 GB) or a drip (before the deadline:
-    never an end): one line, exit status 1, within 3 GiB and 60 s, the key nowhere."""
+    items (before the bound: a 73-line MemoryError after about a minute at 5 GB), the costliest answer within the
+    bound (not a vLLM answer: refused as one), or a drip (before the deadline: never an end): one line, exit status
+    1, within 3 GiB and 60 s, the key nowhere (support/hostile_server.py)."""
     from support.inference_server import InferenceServer
 
     sources, outputs = tmp_path / "sources.txt", tmp_path / "outputs.txt"
@@ -676,6 +611,7 @@ def test_the_command_line_ends_in_one_line_within_its_limits_at_the_most_concurr
         )
     lines = said.strip().splitlines()
     assert status == 1 and len(lines) == 1, said[-3000:]
-    assert ("holds more than" if hostile is flood else "no answer within 2 s") in lines[0]
+    expected = {flood: "holds more than", fill: "pair", drip: "no answer within 2 s"}
+    assert expected[hostile] in lines[0]
     assert shows_no_key(said) and proxy.scoring_requests >= 1
     print(f"{hostile.__name__}: {took:.1f} s, peak {peak / 2**20:.0f} MiB")

@@ -56,9 +56,10 @@ API_KEY_FILE_ENV = "BARTSCORE_SERVER_API_KEY_FILE"
 DEFAULT_CONCURRENCY = 4
 DEFAULT_REQUEST_TIMEOUT = 120.0
 DEFAULT_RETRIES = 3
-# The most requests in flight at once (concurrency): 16 requests of PAIRS_PER_REQUEST (16) prompts are 256 sequences,
-# vLLM's default max_num_seqs, which a server decodes together; more only wait in its queue, while each holds its
-# answer's memory here (AnswerBound). TGI and llama-server, one pair a request, batch a few dozen sequences at most.
+# The most requests in flight at once (concurrency): 32 requests of up to 16 pairs (server_kinds.PAIRS_PER_REQUEST) are
+# 512 sequences, more than a server decodes together on one GPU (vLLM's --max-num-seqs, llama-server's slots): more
+# would only wait in its queue, while each holds its answer's memory here (AnswerBound). At 32, the command line met
+# with hostile answers to every request peaked under 0.5 GiB (docs/security.md).
 MAX_CONCURRENCY = 32
 # The most seconds a request may be given (request_timeout): a day, far beyond any answer (the real llama-server's
 # slowest pair took seconds on two cores), and far within what socket timeouts and timers take (9,999,999,999 s
