@@ -489,12 +489,13 @@ def test_a_request_within_its_deadline_is_answered_and_the_watchdog_ends_with_th
             time.sleep(0.05)
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
 
+    before = set(threading.enumerate())
     with RawServer(answer) as server:
         connection = connection_to(server.url, timeout=5)
         for number in range(3):
             assert connection.request("POST", "/echo", {"n": number}) == {"n": number}
     deadline = time.monotonic() + ENDS_WITHIN
-    while any(thread.name == "bartscore-request-deadlines" for thread in threading.enumerate()):
+    while any(t.name == "bartscore-request-deadlines" for t in set(threading.enumerate()) - before):
         assert time.monotonic() < deadline
         time.sleep(0.05)
 
@@ -548,7 +549,7 @@ def test_an_answer_over_its_bound_in_json_items_is_refused_before_it_is_parsed(t
         # "[" and the commas between `items` zeros: `items` of "[", "{", "," and ":" in all
         answer, requests = answering(b"[" + b",".join([b"0"] * items) + b"]")
         with RawServer(answer) as server:
-            connection = connection_to(server.url, retries=3)
+            connection = connection_to(server.url, retries=3, timeout=20)
             if taken:
                 assert len(connection.request("POST", "/x", body, listed=listed)) == items
                 continue
@@ -568,7 +569,7 @@ def test_deeply_nested_json_is_one_error_naming_the_url(depth):
     for nested in (b"[" * depth + b"]" * depth, b'{"a":' * depth + b"0" + b"}" * depth):
         answer, _ = answering(nested)
         with RawServer(answer) as server, pytest.raises(ScoringError) as raised:
-            connection_to(server.url).request("POST", "/generate", {"input_ids": [list(range(500))]})
+            connection_to(server.url, timeout=20).request("POST", "/generate", {"input_ids": [list(range(500))]})
         assert f"the answer to POST {server.url}/generate nests JSON too deeply" in str(raised.value)
 
 
@@ -594,6 +595,7 @@ def test_the_command_line_ends_in_one_line_within_its_limits_at_the_most_concurr
     1, within 3 GiB and 60 s, the key nowhere (support/hostile_server.py)."""
     from support.inference_server import InferenceServer
 
+    timeout = 10 if hostile is drip else 30  # the probes' answers come in time on a machine loaded 20 times over
     sources, outputs = tmp_path / "sources.txt", tmp_path / "outputs.txt"
     sources.write_text("".join(f"Condition number {n} says the cat sat on mat {n}.\n" for n in range(64)))
     outputs.write_text("".join(f"A cat sat, {n}.\n" for n in range(64)))
@@ -604,14 +606,14 @@ def test_the_command_line_ends_in_one_line_within_its_limits_at_the_most_concurr
         status, said, took, peak = run_cli_capped(
             *("score", "-m", f"vllm+{proxy.url}/v1", "--served-tokenizer", tiny_opt[0]),
             *("-s", str(sources), "-t", str(outputs), "-d", "faithfulness", "-q"),
-            *("--concurrency", "32", "--request-timeout", "2", "--request-retries", "0"),
+            *("--concurrency", "32", "--request-timeout", str(timeout), "--request-retries", "0"),
             memory=3 << 30,
             seconds=60,
             env={API_KEY_ENV: KEY},
         )
     lines = said.strip().splitlines()
     assert status == 1 and len(lines) == 1, said[-3000:]
-    expected = {flood: "holds more than", fill: "pair", drip: "no answer within 2 s"}
+    expected = {flood: "holds more than", fill: "pair", drip: f"no answer within {timeout} s"}
     assert expected[hostile] in lines[0]
     assert shows_no_key(said) and proxy.scoring_requests >= 1
     print(f"{hostile.__name__}: {took:.1f} s, peak {peak / 2**20:.0f} MiB")
