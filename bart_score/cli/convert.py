@@ -18,8 +18,10 @@ def add_parser(
         description="Writes a GGUF file as the folder save_pretrained() writes: config.json, the weights dequantized "
         "to float32 in model.safetensors, the tokenizer the file's metadata describes, and its chat template (the "
         "file's, or a chat_template.jinja or tokenizer_config.json beside it). The folder scores exactly as the file. "
-        "It is written beside DIR and renamed into place when complete; an existing DIR is replaced only when it is "
-        "empty or an earlier conversion.",
+        "It is written beside DIR and renamed into place when complete, with bartscore-convert.json listing every "
+        "file written and its SHA-256. An existing DIR is replaced only when it is empty, or holds an earlier "
+        "conversion's files alone, as it wrote them; anything else in it (a file added or changed since) is refused, "
+        "and nothing of it is touched.",
     )
     parser.add_argument("gguf", metavar="MODEL.gguf", help="the GGUF file")
     parser.add_argument("folder", metavar="DIR", help="the folder to write")
