@@ -92,9 +92,12 @@ MOST_WORDS_READ = 4096
 # A run of this many characters of the API key (or the whole key, when shorter) is blanked out wherever it appears
 # in what a server says: servers echo a key cut short ("sk-abc...xyz").
 MOST_KEY_FRAGMENT = 8
-# The most characters an API key may have: a header over 8 KiB is refused by servers (h11, which vLLM's and SGLang's
-# uvicorn speak HTTP with, takes 16 KiB of headers in all); real keys have a few dozen.
+# The most characters an API key may have: real keys have a few dozen, and h11 (which vLLM's and SGLang's uvicorn speak
+# HTTP with) takes 16 KiB of a request's headers in all.
 MAX_KEY_CHARACTERS = 8192
+# The white space dropped around an API key: what a key file's line end (LF, or a Windows CR LF), `$(cat key.txt)` or
+# a copy and paste leave there.
+KEY_SPACE = " \t\r\n"
 # The characters a URL holds (RFC 3986's unreserved and reserved characters, and "%" of an escape): a space, a control
 # character or a line break in a checkpoint's name is refused rather than sent (urllib drops tabs and line breaks
 # silently) or shown in a signature.
@@ -262,11 +265,6 @@ def api_key() -> str | None:
     if not first:
         raise InputError(f"{where} is empty")
     return checked_key(first, where)
-
-
-# The white space dropped around an API key: what a key file's line end (LF, or a Windows CR LF), `$(cat key.txt)` or
-# a copy and paste leave there.
-KEY_SPACE = " \t\r\n"
 
 
 def checked_key(key: str, source: str) -> str:
