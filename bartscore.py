@@ -150,9 +150,11 @@ Examples:
 class BARTScore(ScoringMetric):
     """The BARTScore metric. Init options (also through ``evaluate.load``): the engine's settings, every field of
     bart_score's EngineOptions but its checkpoint, which the configuration name gives (device, dtype, max_length, a
-    causal LM's template or chat options, ...; each is documented on EngineOptions); and inputs ("references", the
-    default, "sources" or "both": the inputs the metric asks evaluate.combine for). Under torch.distributed, each rank
-    computes on its own examples and every rank (or rank 0) gets the scores of all ranks' examples, rank 0's first."""
+    causal LM's template or chat options, threads, ...; each is documented on EngineOptions: threads sets torch's
+    threads for the whole process when the model loads, and left out, the process's own setting stands); and inputs
+    ("references", the default, "sources" or "both": the inputs the metric asks evaluate.combine for). Under
+    torch.distributed, each rank computes on its own examples and every rank (or rank 0) gets the scores of all ranks'
+    examples, rank 0's first."""
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(

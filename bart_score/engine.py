@@ -143,6 +143,8 @@ class BARTScorer:
             options = EngineOptions.resolve(*args, **keywords)
         else:
             options = EngineOptions(*args, **keywords)
+        if options.threads is not None:  # process-wide, and only when asked: else the caller's setting stands
+            torch.set_num_threads(options.threads)
         device = _checked_device(options.device)
         checkpoint, para_weights = resolve_checkpoint(options.checkpoint)
         self.options = options.replace(

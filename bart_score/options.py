@@ -888,6 +888,20 @@ class ScoringOptions(CheckedOptions):
 
 OPTION_NAMES = frozenset(ScoringOptions.TABLE)
 
+# The most CPU threads torch may be given (threads): more than the cores of any machine torch runs on, and few enough
+# that a thread pool of that size (each thread's stack reserved) cannot exhaust a process.
+MAX_THREADS = 1024
+
+
+def _threads(value: Any, name: str) -> int:
+    """The check of threads: a whole number from 1 to MAX_THREADS."""
+    number = whole_number(value)
+    if number is None or not 1 <= number <= MAX_THREADS:
+        raise InputError(
+            Mention(name), f" must be an integer from 1 to {MAX_THREADS}, got {shown(value)}", option=name, value=value
+        )
+    return number
+
 
 @options_table
 @dataclass(frozen=True)
@@ -1120,6 +1134,21 @@ class EngineOptions(CheckedOptions):
             f"{DEFAULT_RETRIES})",
             section="device",
         ),
+    )
+    threads: int | None = option(
+        None,
+        doc=f"torch's CPU threads, from 1 to {MAX_THREADS}, set when the engine loads (torch.set_num_threads, which is "
+        "process-wide); default: left as the process has them (the caller's torch.set_num_threads, OMP_NUM_THREADS)",
+        check=_threads,
+        flag=Flag(
+            "--threads",
+            integer=True,
+            metavar="N",
+            help="torch's CPU threads (default: OMP_NUM_THREADS if set, else the cores this process may use less the "
+            "load average of the others, at least 1; docs/cli.md)",
+            section="device",
+        ),
+        setting=MODEL_ENTRY_SETTING,
     )
     chat_settings: ChatSettings | None = dataclasses.field(init=False, repr=False, compare=False)
 

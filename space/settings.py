@@ -116,6 +116,9 @@ def _model_entry(entry):
         if flag not in ("true", "false"):
             raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r}: {key} must be true or false, got {flag!r}")
         options[key] = flag == "true"
+    for key in [key for key in options if key in MODEL_OPTIONS and MODEL_OPTIONS[key].flags[0].integer]:
+        number = ascii_integer(options[key])  # as the command line reads it (threads); the option's check says the rest
+        options[key] = options[key] if number is None else number
     try:  # the engine's checks that need no model (the chat options' among them), at start
         bart_score.EngineOptions(**options)
     except ValueError as error:

@@ -41,6 +41,7 @@ def test_defaults_are_the_engines():
         "concurrency",
         "request_timeout",
         "request_retries",
+        "threads",
     } == ENGINE_OPTION_NAMES
 
 

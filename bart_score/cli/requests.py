@@ -318,12 +318,33 @@ def check_server_answers(engine: EngineOptions) -> None:
         )
 
 
+# The environment variables that set torch's CPU threads for a process, which --threads' default leaves to them.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def default_threads() -> int | None:
+    """--threads' default: None (torch's own setting) where THREAD_VARIABLES set it; else the cores this process may
+    use less the machine's load average (the other work there), at least 1. Torch's own default is every core, and
+    its threads wait for one another spinning: on two cores shared with other jobs, issue 46's GGUF file scored 0.64
+    pairs/s with it and 2.81 with OMP_NUM_THREADS=1 (bench/bench_threads.py measures the choices side by side)."""
+    if any(os.environ.get(name) for name in THREAD_VARIABLES):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load average on this system
+        load = 0.0
+    return max(1, min(cores, round(cores - load)))
+
+
 def load_scorer(engine: EngineOptions, *, quiet: bool) -> BARTScorer:
-    """The engine the settings ask for (quiet: without the bars transformers and huggingface_hub draw while loading
-    and downloading). A failure to load that is not of bart_score's errors (such as running out of GPU memory) is a
-    Failed."""
+    """The engine the settings ask for, with default_threads where --threads is not given (quiet: without the bars
+    transformers and huggingface_hub draw while loading and downloading). A failure to load that is not of
+    bart_score's errors (such as running out of GPU memory) is a Failed."""
     from ..engine import BARTScorer
 
+    if engine.threads is None:
+        engine = engine.replace(threads=default_threads())
     if quiet:
         import huggingface_hub
         import transformers
