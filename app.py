@@ -13,9 +13,11 @@ Operator settings, read from the environment when the app is built:
                                  (a named configuration, a Hub id or a local checkpoint directory of any supported
                                  family), each optionally followed by ";option=value" parts for source_lang and
                                  target_lang (mBART), template and compatibility (causal LMs), e.g.
-                                 "mbart=facebook/mbart-large-50-many-to-many-mmt;source_lang=de_DE;target_lang=en_XX".
-                                 The browser only ever picks a name from this list; it never passes a model id or a
-                                 path.
+                                 "mbart=facebook/mbart-large-50-many-to-many-mmt;source_lang=de_DE;target_lang=en_XX";
+                                 or an inference server, "big=vllm+http://127.0.0.1:8000/v1;served_model=NAME"
+                                 (served_tokenizer too), asked on each request until it answers, and shown to
+                                 visitors by its name alone, never by its URL. The browser only ever picks a name from
+                                 this list; it never passes a model id or a path.
     BARTSCORE_APP_DEFAULT_MODEL  the model selected when the page opens (default "cnn").
     BARTSCORE_APP_DEVICE         "cpu", "cuda", "cuda:1", ... (default: CUDA when available).
     BARTSCORE_APP_MAX_CHARS      the most characters in one text: the source, each reference, each candidate, each
@@ -41,7 +43,8 @@ Operator settings, read from the environment when the app is built:
 
 Fixed limits (space/form.py, space/batch.py): 2 to 6 candidates (and at most 6 system columns per file), at most 8
 references, 16 columns per file, custom prompt phrases of at most 200 characters, uploads of at most 20 MB. The menu's
-models are checked when the app starts (space/guards.py: those that cannot be loaded are marked and refused at once);
+models are checked when the app starts (space/guards.py: those that cannot be loaded are marked and refused at once;
+a served model's server is asked on first use instead);
 they are loaded on first use, one per model name, and kept; one scoring computation runs at a time, and a cancelled
 job's stops (space/jobs.py). Every route Gradio serves has a body limit and a budget of requests per client, or is
 turned off (space/routes.py). Uploads are kept within limits per client and overall, and deleted after 15 minutes, an
@@ -54,11 +57,13 @@ own.
 
 from __future__ import annotations
 
+import collections
 import os
 import sys
 from dataclasses import dataclass
 
 import gradio as gr
+import gradio.queueing
 from starlette.middleware import Middleware
 
 import bart_score
@@ -68,7 +73,7 @@ from space.clients import uvicorn_trusting
 from space.examples import EXAMPLES
 from space.feedback import AT_FAULT, status_line
 from space.fields import typed
-from space.form import MAX_CANDIDATES, PROMPT_CHOICES
+from space.form import MAX_CANDIDATES, MIN_CANDIDATES, PROMPT_CHOICES
 from space.handlers import (
     BATCH_FIELDS,
     COMPARE_FIELDS,
@@ -105,6 +110,18 @@ from space.wiring import (
 )
 
 ANALYTICS_EVENTS_KEPT = 1000
+SCORING_SLOT = "model"  # the queue's concurrency id that both tabs' scoring events share
+# After a scoring event: the settings' problem line, when it shows a problem, brought into view (a phone shows the
+# settings far above the Score button). Looked for a few times: Gradio may draw the event's outputs after this runs.
+SHOW_SETTINGS_PROBLEM = """() => {
+    let tries = 50;
+    const look = () => {
+        const problem = document.querySelector("#settings-status .problem");
+        if (problem) document.querySelector("#settings-status").scrollIntoView({block: "start"});
+        else if (--tries > 0) setTimeout(look, 100);
+    };
+    look();
+}"""
 
 INTRO = """# BARTScore
 Paste a source and/or references, write two or more candidates and press **Score**: each candidate is rated by how
@@ -155,13 +172,17 @@ THEME = gr.themes.Default(primary_hue="orange").set(
     button_primary_text_color="#ffffff",
     button_primary_text_color_dark="#ffffff",
 )
+# The field at fault: its boxes outlined; a group of checkboxes or radio buttons has each of its boxes outlined, as
+# its wrap ends before the boxes that wrap onto a further line.
 CSS = f"""
 .status {{ min-height: 2.5em; padding: 0.45em 0.7em; border-radius: 4px; font-size: 0.95em; }}
 .status.problem {{ color: {PROBLEM_TEXT_COLOUR}; background: {PROBLEM_BACKGROUND}; border-left: 4px solid #b91c1c; }}
 .status.done {{ color: {DONE_TEXT_COLOUR}; }}
 .status .note {{ display: block; color: {NOTE_TEXT_COLOUR}; margin-top: 0.2em; }}
-.{AT_FAULT} textarea, .{AT_FAULT} input[type=text], .{AT_FAULT} .wrap {{ box-shadow: inset 0 0 0 2px {FAULT_COLOUR};
-  border-color: {FAULT_COLOUR} !important; }}
+.{AT_FAULT} textarea, .{AT_FAULT} input[type=text], .{AT_FAULT} .wrap:not(:has(> label)), .{AT_FAULT} .wrap > label {{
+  box-shadow: inset 0 0 0 2px {FAULT_COLOUR}; border-color: {FAULT_COLOUR} !important; }}
+#settings-status {{ scroll-margin-top: 0.5em; }}
+#settings-status:not(:has(.problem)) {{ display: none; }}
 .{AT_FAULT}.block {{ box-shadow: inset 0 0 0 2px {FAULT_COLOUR}; }}
 .{AT_FAULT} label span, .{AT_FAULT} [data-testid="block-info"] {{ color: {FAULT_COLOUR} !important; }}
 .verdict {{ font-size: 1.08em; margin: 0.2em 0 0.4em; }}
@@ -203,6 +224,7 @@ class SettingsPanel:
     """The settings both tabs score with, under one closed accordion."""
 
     accordion: gr.Accordion
+    status: gr.HTML  # a problem with one of these settings, shown beside them (handlers.settings_status)
     model: gr.Dropdown
     directions: gr.CheckboxGroup
     aggregation: gr.Radio
@@ -226,10 +248,10 @@ class SettingsPanel:
 
 
 def settings_panel(settings: Settings, unavailable: set, default_model: str, descriptions: ModelDescriptions):
-    example = EXAMPLES["summarization"]
     with gr.Accordion(
-        descriptions.summary(default_model, example["directions"], example["prompt"])["label"], open=False
+        descriptions.summary(default_model, list(bart_score.DIRECTIONS), "none")["label"], open=False
     ) as accordion:
+        status = gr.HTML(status_line(None), elem_id="settings-status")
         with gr.Row(elem_classes="stack-on-phone"):
             model = typed(
                 gr.Dropdown(
@@ -243,8 +265,9 @@ def settings_panel(settings: Settings, unavailable: set, default_model: str, des
             directions = typed(
                 gr.CheckboxGroup(
                     [(DIRECTION_LABELS[direction], direction) for direction in bart_score.DIRECTIONS],
-                    value=example["directions"],
+                    value=list(bart_score.DIRECTIONS),
                     label=FIELD_LABELS["directions"],
+                    info="all ticked: those the texts given allow",
                     elem_id="directions",
                 )
             )
@@ -260,7 +283,7 @@ def settings_panel(settings: Settings, unavailable: set, default_model: str, des
             prompt_choice = typed(
                 gr.Dropdown(
                     PROMPT_CHOICES,
-                    value=example["prompt"],
+                    value="none",
                     label="Prompt",
                     info="a paper prompt set multiplies the work by its size",
                     elem_id="prompt",
@@ -278,41 +301,42 @@ def settings_panel(settings: Settings, unavailable: set, default_model: str, des
             prompt_side = typed(
                 gr.Radio(
                     list(bart_score.PROMPT_SIDES),
-                    value=example["prompt_side"],
+                    value="encoder",
                     label="Prompt side",
                     info='encoder: condition + " <prompt>,"; decoder: "<prompt>, " + scored text',
                 )
             )
-    return SettingsPanel(accordion, model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side)
+    return SettingsPanel(accordion, status, model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side)
 
 
 def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
     """The Compare tab: its inputs, the Score button with its status line, and the results, hidden until the first
     one."""
-    example = EXAMPLES["summarization"]
     with gr.Row():
         example_buttons = {name: gr.Button(f"Example: {name}", size="sm") for name in EXAMPLES}
     with gr.Row(elem_classes="stack-on-phone"):
         source = typed(
             gr.Textbox(
-                example["source"],
+                "",
                 lines=4,
                 label=FIELD_LABELS["source"],
+                placeholder="Paste the text the candidates were written from",
                 elem_id="source",
                 info="needed for faithfulness",
             )
         )
         references = typed(
             gr.Textbox(
-                example["references"],
+                "",
                 lines=4,
                 label=FIELD_LABELS["references"],
+                placeholder="Paste one or more references, one per line",
                 elem_id="references",
                 info="one per line; needed for precision, recall and F",
             )
         )
-    candidate_count = gr.State(len(example["candidates"]))
-    candidates = candidate_boxes(example["candidates"])
+    candidate_count = gr.State(MIN_CANDIDATES)
+    candidates = candidate_boxes(MIN_CANDIDATES)
     with gr.Row(elem_classes="stack-on-phone"):
         add_button = gr.Button("+ Add candidate", size="sm", scale=0, min_width=150)
         remove_button = gr.Button("− Remove last", size="sm", scale=0, min_width=150)
@@ -328,6 +352,7 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
         score_tabs=score_tabs,
         status=status,
         settings_accordion=panel.accordion,
+        settings_status=panel.status,
         marks=tuple(fields[name] for name in COMPARE_FIELDS),
     )
     wire_scoring(
@@ -343,6 +368,7 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
         field_names=COMPARE_FIELDS,
         api_name="compare",
         busy="Scoring the candidates…",
+        settings_status=panel.status,
     )
 
     shown = list(CandidateBoxesOutputs(count=candidate_count, status=status, boxes=tuple(candidates)))
@@ -363,17 +389,19 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
         button.click(lambda name=name: load_example(name), None, list(example_outputs), api_visibility="private")
 
 
-def candidate_boxes(texts: list[str]) -> list[gr.Textbox]:
-    """The candidates' boxes, as many as can be compared, the first len(texts) shown with those texts."""
+def candidate_boxes(shown: int) -> list[gr.Textbox]:
+    """The candidates' boxes, as many as can be compared, the first `shown` visible; empty, as the page opens (an
+    example's texts are loaded by its button, never scored unasked)."""
     with gr.Row(elem_classes="stack-on-phone"):
         return [
             typed(
                 gr.Textbox(
-                    texts[index] if index < len(texts) else "",
+                    "",
                     lines=3,
                     label=f"Candidate {index + 1}",
+                    placeholder="Paste a candidate to score",
                     elem_id=f"candidate-{index + 1}",
-                    visible=index < len(texts),
+                    visible=index < shown,
                     min_width=240,
                 )
             )
@@ -432,6 +460,7 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
         summary_tabs=summary_tabs,
         status=status,
         settings_accordion=panel.accordion,
+        settings_status=panel.status,
         marks=tuple(fields[name] for name in BATCH_FIELDS),
     )
     wire_scoring(
@@ -445,6 +474,7 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
         field_names=BATCH_FIELDS,
         api_name="score_file",
         busy="Scoring the file…",
+        settings_status=panel.status,
     )
     return rescale
 
@@ -496,17 +526,19 @@ def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, tuple[gr.HTML, gr.HTML]
 
 
 def wire_scoring(
-    handlers, button, status, *, inputs, outputs, page_outputs, marked, field_names, api_name, busy
+    handlers, button, status, *, inputs, outputs, page_outputs, marked, field_names, api_name, busy, settings_status
 ) -> None:
     """The scoring events of a tab. API clients call `api_name` (a hidden trigger: the page never fires it) with
-    `inputs`, for `outputs`; the button disables itself, unmarks the fields (`marked`, named `field_names`), runs the
-    page's entry (for `page_outputs`) with its progress on the status line, and enables itself again. Both entries
-    share one queue slot, "model"."""
-    gr.Button(visible=False).click(handlers.api, inputs, outputs, api_name=api_name, concurrency_id="model")
+    `inputs`, for `outputs`; the button disables itself, unmarks the fields (`marked`, named `field_names`) and
+    empties the settings' status line (`settings_status`), runs the page's entry (for `page_outputs`) with its
+    progress on the status line, brings a problem with the settings into view, and enables itself again. Both entries
+    share one queue slot, SCORING_SLOT."""
+    gr.Button(visible=False).click(handlers.api, inputs, outputs, api_name=api_name, concurrency_id=SCORING_SLOT)
+    started = ScoringStartedOutputs(button=button, status=status, settings_status=settings_status, marks=tuple(marked))
     button.click(
         lambda: scoring_started(field_names, busy),
         None,
-        list(ScoringStartedOutputs(button=button, status=status, marks=tuple(marked))),
+        list(started),
         queue=False,
         show_progress="hidden",
         api_visibility="private",
@@ -514,10 +546,29 @@ def wire_scoring(
         handlers.page,
         inputs,
         page_outputs,
-        concurrency_id="model",
+        concurrency_id=SCORING_SLOT,
         show_progress_on=[status],
         api_visibility="private",
-    ).then(scoring_ended, None, button, queue=False, show_progress="hidden", api_visibility="private")
+    ).then(None, js=SHOW_SETTINGS_PROBLEM, api_visibility="private").then(
+        scoring_ended, None, button, queue=False, show_progress="hidden", api_visibility="private"
+    )
+
+
+class UnestimatedScoring(collections.defaultdict):
+    """Gradio's record of each event's mean duration (its queue's process_time_per_fn), from which it shows a job
+    an estimate ("processing | 101.2/0.5s"), less the scoring events (`unestimated`): their jobs differ in size by
+    thousands of times (a refused request takes half a second, a file of 1000 rows minutes), so a mean of past jobs
+    was a stale estimate of the next. Gradio shows no estimate for an event it holds no record of."""
+
+    def __init__(self, unestimated: set) -> None:
+        super().__init__(gradio.queueing.ProcessTime)
+        self.unestimated = unestimated
+
+    def __contains__(self, fn: object) -> bool:
+        return fn not in self.unestimated and super().__contains__(fn)
+
+    def __missing__(self, fn):
+        return gradio.queueing.ProcessTime() if fn in self.unestimated else super().__missing__(fn)
 
 
 def build_demo(settings: Settings | None = None) -> gr.Blocks:
@@ -559,6 +610,9 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
     os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", str(ANALYTICS_EVENTS_KEPT))
     # api_open=False: the REST routes' direct calls (/gradio_api/run/compare) may not skip the queue and its limits.
     demo.queue(default_concurrency_limit=1, max_size=32, api_open=False)
+    demo._queue.process_time_per_fn = UnestimatedScoring(
+        {fn for fn in demo.fns.values() if fn.concurrency_id == SCORING_SLOT}
+    )
     return demo
 
 

@@ -17,9 +17,8 @@ from bart_score.options import CorpusPoints, ScoringOptions
 from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 from .batch import MISSING_SHOWN
-from .form import pairs_per_text, refuse_too_much_work
+from .form import DIRECTION_LABELS, pairs_per_text, refuse_too_much_work
 
-DIRECTION_LABELS = {"faithfulness": "faithfulness", "precision": "precision", "recall": "recall", "f_score": "F"}
 REFERENCE_ROWS = {"copy": "copy", "unrelated": "unrelated"}  # each text given itself; given unrelated texts
 SCALES = ("rescaled", "raw")
 BEST_STYLE = "font-weight: bold; background-color: #c8f0c8"

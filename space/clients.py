@@ -18,6 +18,9 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from bart_score.errors import InputError
+from bart_score.messages import shown
+
 TRUSTED_PROXIES_SETTING = "BARTSCORE_APP_TRUSTED_PROXIES"
 # uvicorn, which serves Gradio, rewrites a request's client from X-Forwarded-For before any middleware of the app
 # sees it, for the peers named here (loopback unless set): it must trust exactly the proxies the app trusts.
@@ -44,14 +47,14 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 def trusted_proxies(value: str) -> tuple[Network, ...]:
     """The proxies named by TRUSTED_PROXIES_SETTING: addresses and networks (CIDR), separated by commas or spaces. A
-    value that is not one is a ValueError naming the setting, so that the app stops at start."""
+    value that is not one is an InputError naming the setting, so that the app stops at start."""
     networks = []
     for entry in value.replace(",", " ").split():
         try:
             networks.append(ipaddress.ip_network(entry, strict=True))
         except ValueError as error:
-            raise ValueError(
-                f"{TRUSTED_PROXIES_SETTING}: {entry!r} is not an IP address or network (such as 10.0.0.1 or "
+            raise InputError(
+                f"{TRUSTED_PROXIES_SETTING}: {shown(entry)} is not an IP address or network (such as 10.0.0.1 or "
                 f"10.0.0.0/8, with no host bits set after the /): {error}"
             ) from None
     return tuple(networks)

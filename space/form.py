@@ -13,6 +13,7 @@ from typing import Any
 import bart_score
 from bart_score.errors import InputError
 from bart_score.inputs import check_text, counted
+from bart_score.messages import Mention, Naming
 from bart_score.options import ScoringOptions
 
 from .naming import COMPARE_PAGE
@@ -21,6 +22,8 @@ MAX_CANDIDATES = 6  # also the most system columns in an uploaded file
 MIN_CANDIDATES = 2
 MAX_REFERENCES = 8
 MAX_PROMPT_CHARS = 200
+# The directions as the page names them (its checkboxes, tables and messages).
+DIRECTION_LABELS = {"faithfulness": "faithfulness", "precision": "precision", "recall": "recall", "f_score": "F"}
 
 
 class FieldError(InputError):
@@ -73,17 +76,21 @@ def form_options(
     rescale: str | None = None,
     show_progress: bool = False,
     long_source: Mapping[str, Any] | None = None,
-) -> ScoringOptions:
-    """The form's settings as one checked ScoringOptions, passed down whole to the engine: the directions as the form
-    gave them, the prompt as parse_prompt did, the rescaling as the Batch tab's choice gave it (batch.parse_rescale),
-    and the operator's long-source options (settings.Settings.long_source). The library's checks are the only checks
-    of these settings, the directions' against the inputs the form has (a source, references) among them. An empty
-    choice of directions is refused in the form's words, to tick one: the library's message for it advises leaving
-    the option out, which the page cannot do."""
+    naming: Naming = COMPARE_PAGE,
+) -> tuple[ScoringOptions, list[str]]:
+    """The form's settings as one checked ScoringOptions, passed down whole to the engine, and the notes to show with
+    its result: the directions as the form gave them, the prompt as parse_prompt did, the rescaling as the Batch tab's
+    choice gave it (batch.parse_rescale), and the operator's long-source options (settings.Settings.long_source). Every
+    direction ticked, as the page opens, asks for what the inputs allow, as the command line's default does: the
+    directions the inputs (a source, references) cannot give are left out, and a note says which and what they need
+    (in the tab's words, `naming`). A narrower choice is the user's, checked by the library against the inputs. The
+    library's checks are the only checks of these settings. An empty choice of directions is refused in the form's
+    words, to tick one: the library's message for it advises leaving the option out, which the page cannot do."""
     if not directions:
         raise FieldError("Choose at least one direction", "directions")
+    every = set(directions) == set(bart_score.DIRECTIONS)
     options = ScoringOptions(
-        directions=tuple(directions),
+        directions=None if every else tuple(directions),
         aggregation=aggregation,
         prompt=prompt,
         prompt_side=prompt_side,
@@ -91,8 +98,21 @@ def form_options(
         show_progress=show_progress,
         **(long_source or {}),
     )
-    options.directions_for(has_references=has_references, has_sources=has_source)
-    return options
+    given = options.directions_for(has_references=has_references, has_sources=has_source)
+    left_out = [direction for direction in bart_score.DIRECTIONS if direction not in given]
+    if every:
+        options = options.replace(directions=given)
+    return options, [left_out_note(left_out, naming)] if every and left_out else []
+
+
+def left_out_note(directions: list[str], naming: Naming) -> str:
+    """What the page says of the directions that the inputs could not give (faithfulness, without a source; or
+    precision, recall and F, without references): which, and what they need."""
+    names = [DIRECTION_LABELS[direction] for direction in directions]
+    needed = naming.mention(Mention("sources" if directions == ["faithfulness"] else "references"))
+    if len(names) == 1:
+        return f"{names[0]} was left out: it needs {needed}"
+    return f"{', '.join(names[:-1])} and {names[-1]} were left out: they need {needed}"
 
 
 def custom_phrase(choice: str, prompt) -> list[tuple[str, str, str]]:

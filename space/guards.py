@@ -2,7 +2,8 @@
 
 - models that cannot be loaded, found when the app starts without reading any weights (a tokenizer without its
   vocabulary among them), and load failures told to browser users in words that name the menu entry and never show
-  a server path (the operator's log has the details);
+  a server path (the operator's log has the details); a served model's server, asked on first use and again after
+  each failure, and named to browser users by the menu entry, never by its URL;
 - errors told to browser users: a mistake of the request in the page's words (naming), anything else as a general
   sentence, never with a server path (the log has the details);
 - model special tokens written in a user's text, which the Space refuses rather than score as BART's own markers;
@@ -33,6 +34,7 @@ from bart_score.errors import (
 from bart_score.messages import Naming
 from bart_score.models.checkpoints import locate_checkpoint
 from bart_score.models.loading import check_checkpoint, load_tokenizer
+from bart_score.models.servers import Connection, ServerAddress
 from bart_score.outputs import spreadsheet_cell
 from bart_score.signature import Signature
 
@@ -48,6 +50,7 @@ _WEIGHT_FILES = (
     "pytorch_model.bin.index.json",
 )
 _HUB_PROBE_SECONDS = 10
+_SERVER_PROBE_SECONDS = 5
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -71,7 +74,10 @@ def checkpoint_problem(checkpoint: str, hub: dict) -> str | None:
     """Why `checkpoint` cannot be loaded here (for the operator), or None; `hub` remembers whether the Hub answered."""
     try:
         location, _ = bart_score.resolve_checkpoint(checkpoint)
-        found = locate_checkpoint(location)
+        found = locate_checkpoint(location)  # a served model's address checked
+        if found.server is not None:  # asked on first use, and again after a failure: it may start after the app
+            _log_a_silent_server(found.server)
+            return None
         if found.local:
             check_checkpoint(found)  # no weights read; a GGUF file's header, configs, custom code
     except (OSError, ValueError, ImportError) as error:  # cnn-para without its weights; a path with nothing there
@@ -99,6 +105,17 @@ def checkpoint_problem(checkpoint: str, hub: dict) -> str | None:
         hub["reachable"] = False
         return f"{location} is not in the Hugging Face cache and the Hub cannot be reached ({type(error).__name__})"
     return None  # downloaded on first use
+
+
+def _log_a_silent_server(address: ServerAddress) -> None:
+    """Tells the operator, at start, of a served model's server that does not answer yet."""
+    problem = Connection(address, key=None, timeout=_SERVER_PROBE_SECONDS, retries=0).reached()
+    if problem is not None:
+        logger.warning(
+            "BARTScore Space: the server %s does not answer yet (%s); it is asked again on each request for it",
+            address.url,
+            problem,
+        )
 
 
 def _tokenizer_problem(location: str, source: str, where: dict) -> str | None:
@@ -142,6 +159,17 @@ def remembered_failure(error):
     return not (isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError")
 
 
+def served_failure(model: str, checkpoint: str, error: BaseException) -> str:
+    """The browser's message for a served model whose server could not be reached, or did not answer as it should,
+    when loading or scoring: the menu name, never the server's URL (an internal address) nor its words (the
+    operator's log has both; the API key never appears, servers.Connection blanks it out)."""
+    logger.error("BARTScore Space: the server of model %r (%s) failed: %s", model, checkpoint, error)
+    return (
+        f"The model {model!r} runs on an inference server, which cannot score this request now (the server's log says "
+        f"why); try again later or choose another model"
+    )
+
+
 def public_message(error: BaseException, naming: Naming = COMPARE_PAGE) -> str:
     """What a browser user is told about an error: a mistake of the request that bart_score names (its errors, but
     those about the server's own files and packages) in the page's words (`naming`: a field by its label, a file by
@@ -180,10 +208,12 @@ def baseline_failure(model, error):
 
 
 def public_signature(signature: str, model: str, checkpoint: str) -> str:
-    """The signature as browser users see it: a checkpoint that is a folder or GGUF file on this server is named by
-    its menu name (a Hub id stays, so that signatures match those of the command line)."""
+    """The signature as browser users see it: a checkpoint that is a folder or GGUF file on this server, or an
+    inference server's URL, is named by its menu name (a Hub id stays, so that signatures match those of the command
+    line)."""
     location, _ = bart_score.resolve_checkpoint(checkpoint)
-    if not locate_checkpoint(location).local:
+    found = locate_checkpoint(location)
+    if not found.local and found.server is None:
         return signature
     return replace(Signature.parse(signature), checkpoint=model).format()
 

@@ -65,7 +65,7 @@ from .jobs import JobCancelled, run_exclusively, stoppable
 from .menu import has_saved_baseline, model_kind
 from .naming import COMPARE_PAGE, PageNaming
 from .plots import bar_chart, interval_plot
-from .settings import Settings, menu_scorer
+from .settings import Settings, menu_scorer, served_failures
 from .uploads import SERVER_LEDGER
 from .verdict import verdict
 from .wiring import (
@@ -114,7 +114,17 @@ async def outcome_of(
 
 def settings_open(outcome: Outcome) -> dict:
     """The settings accordion, opened when the field at fault is in it."""
-    return gr.update(open=True) if outcome.problem is not None and outcome.field in SETTINGS_FIELDS else gr.skip()
+    return gr.update(open=True) if in_the_settings(outcome) else gr.skip()
+
+
+def settings_status(outcome: Outcome) -> str:
+    """The settings' own status line: the problem when the field at fault is in the settings (far from the Score
+    button on a phone, where the status line beside the button is out of view), else empty."""
+    return status_line(outcome if in_the_settings(outcome) else None)
+
+
+def in_the_settings(outcome: Outcome) -> bool:
+    return outcome.problem is not None and outcome.field in SETTINGS_FIELDS
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -165,6 +175,7 @@ class CompareRequest:
     candidates: list[tuple[str, str]]  # (name, text) of each candidate given
     options: bart_score.ScoringOptions
     custom: list  # the custom prompt phrase, as refuse_special_tokens takes it (form.custom_phrase)
+    notes: list[str] = field(default_factory=list)  # the directions left out (form.form_options)
 
 
 class CompareHandlers:
@@ -184,7 +195,7 @@ class CompareHandlers:
         check_references(references, settings.max_chars)
         candidates = collect_candidates(texts, settings.max_chars)
         prompt = parse_prompt(prompt_choice, prompt_phrase)
-        options = form_options(
+        options, notes = form_options(
             directions, aggregation, prompt, prompt_side, has_source=bool(source), has_references=bool(references)
         )
         check_compare_work(
@@ -197,7 +208,7 @@ class CompareHandlers:
             by_direction=bool(settings.models.get(model, {}).get("chat")),
         )
         custom = list(custom_phrase(prompt_choice, prompt))
-        return CompareRequest(model, source, references, candidates, options, custom)
+        return CompareRequest(model, source, references, candidates, options, custom, notes)
 
     def compute(self, request: CompareRequest) -> CompareView:
         """The checked request scored (on the scoring thread)."""
@@ -212,13 +223,14 @@ class CompareHandlers:
             ],
             scorer.tokenizer.all_special_tokens,
         )
-        comparison = compare_candidates(
-            scorer,
-            source=request.source,
-            references=request.references,
-            candidates=request.candidates,
-            options=request.options,
-        )
+        with served_failures(self.settings, request.model):
+            comparison = compare_candidates(
+                scorer,
+                source=request.source,
+                references=request.references,
+                candidates=request.candidates,
+                options=request.options,
+            )
         checkpoint = self.settings.models[request.model]["checkpoint"]
         return CompareView(
             verdict=f'<p class="verdict">{as_text(verdict(comparison))}</p>',
@@ -272,6 +284,7 @@ class CompareHandlers:
             score_tabs=selected,
             status=status_line(outcome),
             settings_accordion=settings_open(outcome),
+            settings_status=settings_status(outcome),
             marks=tuple(field_marks(COMPARE_FIELDS, outcome)),
         ).as_tuple()
 
@@ -357,6 +370,7 @@ class BatchRequest:
     corpus: bart_score.Corpus
     options: bart_score.ScoringOptions
     custom: list  # the custom prompt phrase, as refuse_special_tokens takes it (form.custom_phrase)
+    notes: list[str] = field(default_factory=list)  # the directions left out (form.form_options)
 
 
 class BatchHandlers:
@@ -374,7 +388,7 @@ class BatchHandlers:
         corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
         prompt = parse_prompt(prompt_choice, prompt_phrase)
         # the engine's progress bar: gr.Progress(track_tqdm=True) shows it beside the button
-        options = form_options(
+        options, notes = form_options(
             directions,
             aggregation,
             prompt,
@@ -384,11 +398,12 @@ class BatchHandlers:
             rescale=parse_rescale(rescale_choice),
             show_progress=True,
             long_source=settings.long_source,
+            naming=BATCH_PAGE,
         )
         check_work(
             corpus, list(options.directions), options.prompts, settings.max_pairs, options.rescale, settings.long_source
         )
-        return BatchRequest(model, corpus, options, list(custom_phrase(prompt_choice, prompt)))
+        return BatchRequest(model, corpus, options, list(custom_phrase(prompt_choice, prompt)), notes)
 
     def compute(self, request: BatchRequest) -> BatchView:
         """The checked request scored (on the scoring thread)."""
@@ -396,7 +411,8 @@ class BatchHandlers:
         scorer = menu_scorer(self.settings, request.model)
         stoppable(scorer.model)
         refuse_special_tokens([*request.custom, *upload_texts(corpus)], scorer.tokenizer.all_special_tokens)
-        result = score_upload(scorer, corpus, options, model_name=request.model)
+        with served_failures(self.settings, request.model):
+            result = score_upload(scorer, corpus, options, model_name=request.model)
         score_columns = [column for column in result.texts.columns if column not in TEXT_COLUMNS]
         checkpoint = self.settings.models[request.model]["checkpoint"]
         return BatchView(
@@ -484,6 +500,7 @@ class BatchHandlers:
             summary_tabs=selected,
             status=status_line(outcome),
             settings_accordion=settings_open(outcome),
+            settings_status=settings_status(outcome),
             marks=tuple(field_marks(BATCH_FIELDS, outcome)),
         ).as_tuple()
 
@@ -494,9 +511,12 @@ class BatchHandlers:
 
 def scoring_started(fields: tuple[str, ...], what: str) -> tuple:
     """ScoringStartedOutputs, before a scoring job: the button disabled (a second click cannot queue the job again),
-    the status line saying what runs, every field unmarked."""
+    the status line saying what runs, the settings' status line emptied, every field unmarked."""
     return ScoringStartedOutputs(
-        button=gr.update(interactive=False), status=working_line(what), marks=tuple(field_marks(fields, None))
+        button=gr.update(interactive=False),
+        status=working_line(what),
+        settings_status=status_line(None),
+        marks=tuple(field_marks(fields, None)),
     ).as_tuple()
 
 

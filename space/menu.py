@@ -13,6 +13,7 @@ from bart_score.baselines import files as baseline_files
 from bart_score.errors import InputError
 from bart_score.models.checkpoints import weights_identity
 from bart_score.models.loading import checkpoint_identity
+from bart_score.models.servers import names_a_server
 from bart_score.reading import read_json
 
 # Families by their config's model_type, as the page names them; any other model is "model".
@@ -22,7 +23,9 @@ MOST_BASELINE_FILES_READ = 500  # a folder with more is not searched further (it
 
 def model_kind(checkpoint: str) -> str:
     """ "BART", "T5", ... for a sequence-to-sequence family the engine knows, "causal language model" for a decoder
-    model, "model" when its configuration cannot be read here."""
+    model (a served model is one), "model" when its configuration cannot be read here."""
+    if names_a_server(checkpoint):
+        return "causal language model"
     config = _config(checkpoint)
     if config is None:
         return "model"

@@ -1,19 +1,24 @@
 """The operator's settings, read from the environment when the app is built (app.py's docstring lists them), and
-the menu's models: checked when the app starts, loaded on first use and kept, one engine per model name."""
+the menu's models: checked when the app starts, loaded on first use and kept, one engine per model name; a served
+model's server, which may start after the app, is asked again on each request until it answers."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass, field
 
 import bart_score
+from bart_score.errors import BARTScoreError, InputError
 from bart_score.inputs import ascii_integer, device_name
+from bart_score.messages import shown
+from bart_score.models.servers import names_a_server
 from bart_score.options import LONG_SOURCE_SETTING, MODEL_ENTRY_SETTING, EngineOptions, ScoringOptions
 
 from .clients import TRUSTED_PROXIES_SETTING, Network, trusted_proxies
 from .form import FieldError
-from .guards import load_failure, model_problems, not_available, remembered_failure
+from .guards import load_failure, model_problems, not_available, remembered_failure, served_failure
 
 DEFAULT_MAX_CHARS = 5000
 DEFAULT_MAX_ROWS = 1000
@@ -52,8 +57,8 @@ def settings_from_env(environ=os.environ):
         models[name] = options
     default_model = environ.get("BARTSCORE_APP_DEFAULT_MODEL", "cnn")
     if default_model not in models:
-        raise ValueError(
-            f"BARTSCORE_APP_DEFAULT_MODEL is {default_model!r}, which is not one of the models {list(models)}"
+        raise InputError(
+            f"BARTSCORE_APP_DEFAULT_MODEL is {shown(default_model)}, which is not one of the models {list(models)}"
         )
     return Settings(
         models=models,
@@ -78,18 +83,18 @@ def _long_source(value):
         key, separator, setting = (piece.strip() for piece in part.partition("="))
         if not separator or key not in LONG_SOURCE_OPTIONS:
             forms = ", ".join(f"{name}={spec.flags[0].metavar}" for name, spec in LONG_SOURCE_OPTIONS.items())
-            raise ValueError(f"BARTSCORE_APP_LONG_SOURCE {value!r}: {part!r} is not one of {forms}")
+            raise InputError(f"BARTSCORE_APP_LONG_SOURCE {shown(value)}: {shown(part)} is not one of {forms}")
         # a whole number read from its text as the command line reads it; ScoringOptions checks every value
         number = ascii_integer(setting) if LONG_SOURCE_OPTIONS[key].flags[0].integer else None
         options[key] = setting if number is None else number
     if mode not in bart_score.LONG_SOURCE_MODES:
-        raise ValueError(
+        raise InputError(
             f"BARTSCORE_APP_LONG_SOURCE must start with one of {bart_score.LONG_SOURCE_MODES}, got {mode!r}"
         )
     try:  # the library's check, with its defaults for the keys not given
         bart_score.ScoringOptions(**options)
     except ValueError as error:
-        raise ValueError(f"BARTSCORE_APP_LONG_SOURCE {value!r}: {error}") from None
+        raise InputError(f"BARTSCORE_APP_LONG_SOURCE {shown(value)}: {error}") from None
     return options
 
 
@@ -100,21 +105,25 @@ def _model_entry(entry):
     head, *parts = entry.split(";")
     name, separator, checkpoint = (part.strip() for part in head.partition("="))
     if not separator or not name or not checkpoint:
-        raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r} is not of the form name=checkpoint[;option=value...]")
+        raise InputError(
+            f"BARTSCORE_APP_MODELS entry {shown(entry)} is not of the form name=checkpoint[;option=value...]"
+        )
     options = {"checkpoint": checkpoint}
     for part in parts:
         key, separator, value = part.partition("=")
         key = key.strip()
         if not separator or key not in MODEL_OPTIONS:
-            raise ValueError(
-                f"BARTSCORE_APP_MODELS entry {entry!r}: {part!r} is not one of option=value with the "
+            raise InputError(
+                f"BARTSCORE_APP_MODELS entry {shown(entry)}: {shown(part)} is not one of option=value with the "
                 f"options {', '.join(MODEL_OPTIONS)}"
             )
         options[key] = value
     for key in [key for key in options if key in MODEL_OPTIONS and MODEL_OPTIONS[key].flags[0].switch]:
         flag = options[key].strip().lower()
         if flag not in ("true", "false"):
-            raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r}: {key} must be true or false, got {flag!r}")
+            raise InputError(
+                f"BARTSCORE_APP_MODELS entry {shown(entry)}: {key} must be true or false, got {shown(flag)}"
+            )
         options[key] = flag == "true"
     for key in [key for key in options if key in MODEL_OPTIONS and MODEL_OPTIONS[key].flags[0].integer]:
         number = ascii_integer(options[key])  # as the command line reads it (threads); the option's check says the rest
@@ -122,7 +131,7 @@ def _model_entry(entry):
     try:  # the engine's checks that need no model (the chat options' among them), at start
         bart_score.EngineOptions(**options)
     except ValueError as error:
-        raise ValueError(f"BARTSCORE_APP_MODELS entry {entry!r}: {error}") from None
+        raise InputError(f"BARTSCORE_APP_MODELS entry {shown(entry)}: {error}") from None
     return name, options
 
 
@@ -132,7 +141,7 @@ def _positive_int(environ, name, default):
         return default
     number = ascii_integer(value)
     if number is None or number < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise InputError(f"{name} must be a positive integer, got {shown(value)}")
     return number
 
 
@@ -142,7 +151,7 @@ def _device(value):
         try:
             device_name(value)
         except ValueError as error:
-            raise ValueError(f"BARTSCORE_APP_DEVICE: {error}") from None
+            raise InputError(f"BARTSCORE_APP_DEVICE: {error}") from None
     return value
 
 
@@ -178,8 +187,24 @@ def menu_scorer(settings, model):
             try:
                 _scorers[key] = bart_score.BARTScorer(bart_score.EngineOptions(device=settings.device, **options))
             except Exception as error:
+                if names_a_server(options["checkpoint"]):  # it may answer later
+                    raise FieldError(served_failure(model, options["checkpoint"], error), "model") from None
                 message = load_failure(model, options["checkpoint"], error)
                 if remembered_failure(error):
                     _unavailable[key] = message
                 raise FieldError(message, "model") from None
         return _scorers[key]
+
+
+@contextlib.contextmanager
+def served_failures(settings, model):
+    """Scoring with a menu model: a served model's failure (its server down, or answering wrongly: any of the
+    library's errors but a mistake of the input) is told by the menu name (guards.served_failure), never with the
+    server's URL, which the library's messages give."""
+    checkpoint = settings.models[model]["checkpoint"]
+    try:
+        yield
+    except BARTScoreError as error:
+        if isinstance(error, InputError) or not names_a_server(checkpoint):
+            raise
+        raise FieldError(served_failure(model, checkpoint, error), "model") from None

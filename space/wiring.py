@@ -111,6 +111,7 @@ class ComparePageOutputs(Wired, Generic[T]):
     score_tabs: T  # the selected table: the 0–1 one, or the raw one when no direction has a scale
     status: T
     settings_accordion: T  # opened when the field at fault is in it
+    settings_status: T  # the problem again, beside the settings, when the field at fault is one of them
     marks: tuple[T, ...]  # one per field a problem can be about (handlers.COMPARE_FIELDS)
 
 
@@ -126,6 +127,7 @@ class BatchPageOutputs(Wired, Generic[T]):
     summary_tabs: T  # the selected summary
     status: T
     settings_accordion: T  # opened when the field at fault is in it
+    settings_status: T  # the problem again, beside the settings, when the field at fault is one of them
     marks: tuple[T, ...]  # one per field a problem can be about (handlers.BATCH_FIELDS)
 
 
@@ -135,6 +137,7 @@ class ScoringStartedOutputs(Wired, Generic[T]):
 
     button: T  # disabled until the job ends
     status: T
+    settings_status: T  # emptied
     marks: tuple[T, ...]  # one per field a problem can be about, all unmarked
 
 

@@ -46,7 +46,7 @@ SLOW_FIXTURES = {"app_url", "client", "smollm2_gguf", "smollm2_folder", "smollm2
 # that a worker running neither never pays for those imports (seconds each); every other module runs whole on one
 # worker, so that its module fixtures are built once.
 IMPORT_GROUPS = {
-    "gradio": {"test_app", "test_app_guards", "test_app_browser"},
+    "gradio": {"test_app", "test_app_guards", "test_app_browser", "test_app_served"},
     "evaluate": {
         "test_metric",
         "test_metric_loading",

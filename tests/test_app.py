@@ -45,6 +45,7 @@ import space.examples
 import space.form
 import space.heatmap
 import space.menu
+import space.naming
 import space.plots
 import space.settings
 import space.verdict
@@ -170,7 +171,7 @@ def test_python_app_py_with_a_bad_setting_prints_one_line(tmp_path):
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=900,  # only a hung start reaches it: the import of Gradio and torch takes minutes at a load of 20
     )
     assert finished.returncode == 2
     assert finished.stderr.splitlines() == [
@@ -182,6 +183,20 @@ def test_only_allowlisted_names_reach_the_engine():
     settings = space.settings.settings_from_env({})
     with pytest.raises(ValueError, match="Unknown model '/etc'; choose one of vanilla, cnn"):
         space.settings.menu_scorer(settings, "/etc")
+
+
+def test_scoring_jobs_are_given_no_estimate_from_earlier_ones(app_settings):
+    """Batch's status read "processing | 101.2/0.5s": Gradio's estimate of a job is the mean duration of the event's
+    earlier jobs (a refused one's half second), which Gradio shows for an event it holds a record of."""
+    demo = app.build_demo(app_settings)
+    queue = demo._queue
+    scoring = [fn for fn in demo.fns.values() if fn.concurrency_id == app.SCORING_SLOT]
+    assert {fn.api_name for fn in scoring} >= {"compare", "score_file"} and len(scoring) == 4  # the API's, the page's
+    other = next(fn for fn in demo.fns.values() if fn.concurrency_id != app.SCORING_SLOT)
+    for fn in [*scoring, other]:
+        queue.process_time_per_fn[fn].add(0.5)  # as Gradio records a job that ended
+    assert [fn in queue.process_time_per_fn for fn in scoring] == [False] * 4  # no estimate: none is shown
+    assert other in queue.process_time_per_fn and queue.process_time_per_fn[other].avg_time == 0.5
 
 
 def test_building_the_app_loads_no_model(app_settings):
@@ -356,10 +371,10 @@ def test_candidate_mistakes_are_explained(texts, message):
 
 
 def test_the_form_relies_on_the_librarys_check_of_the_directions_against_the_inputs_given():
-    options = space.form.form_options(
+    options, notes = space.form.form_options(
         ["f_score", "faithfulness"], "mean", None, "encoder", has_source=True, has_references=True
     )
-    assert options.directions == ("faithfulness", "f_score")  # the library's order
+    assert options.directions == ("faithfulness", "f_score") and notes == []  # the library's order
     with pytest.raises(space.form.FieldError, match="Choose at least one direction") as refused:
         space.form.form_options([], "mean", None, "encoder", has_source=True, has_references=True)
     assert refused.value.field == "directions"
@@ -373,8 +388,50 @@ def test_the_form_relies_on_the_librarys_check_of_the_directions_against_the_inp
                 directions, "mean", None, "encoder", has_source=has_source, has_references=has_references
             )
         assert refused.value.option == "directions"  # which marks the directions field
+    with pytest.raises(bart_score.InputError, match="needs sources, references or both"):
+        space.form.form_options(bart_score.DIRECTIONS, "mean", None, "encoder", has_source=False, has_references=False)
     with pytest.raises(ValueError, match="At most 8 references"):
         space.form.check_references(["r"] * 9, MAX_CHARS)
+
+
+@pytest.mark.parametrize(
+    "has_source, has_references, scored, compare_note, batch_note",
+    [
+        (True, True, bart_score.DIRECTIONS, None, None),
+        (
+            True,
+            False,
+            ("faithfulness",),
+            "precision, recall and F were left out: they need References",
+            "precision, recall and F were left out: they need the file's reference columns",
+        ),
+        (
+            False,
+            True,
+            ("precision", "recall", "f_score"),
+            "faithfulness was left out: it needs Source",
+            "faithfulness was left out: it needs the file's source column",
+        ),
+    ],
+)
+def test_every_direction_ticked_scores_those_the_inputs_allow_and_says_which_were_left_out(
+    has_source, has_references, scored, compare_note, batch_note
+):
+    """A source and candidates pasted were refused under the page's default, every direction ticked ("direction
+    'precision' needs References"), where the command line scores what the inputs allow."""
+    for naming, note in [(space.naming.COMPARE_PAGE, compare_note), (space.batch.BATCH_PAGE, batch_note)]:
+        options, notes = space.form.form_options(
+            bart_score.DIRECTIONS,
+            "mean",
+            None,
+            "encoder",
+            has_source=has_source,
+            has_references=has_references,
+            naming=naming,
+        )
+        assert options.directions == scored and notes == ([note] if note else [])
+    # what the command line scores for the same inputs, its directions left out
+    assert scored == bart_score.ScoringOptions().directions_for(has_references=has_references, has_sources=has_source)
     with pytest.raises(ValueError, match=f"Reference 2 has {MAX_CHARS + 1} characters"):
         space.form.check_references(["r", "r" * (MAX_CHARS + 1)], MAX_CHARS)
 
@@ -1123,7 +1180,10 @@ def test_api_candidates_have_names_of_their_own(client):
         ),
         (dict(source="s" * (MAX_CHARS + 1)), f"The source has {MAX_CHARS + 1} characters"),
         (dict(references="\n".join(["r"] * 9)), "At most 8 references are allowed (found 9)"),
-        (dict(source=""), "direction 'faithfulness' (source -&gt; prediction) needs Source, which"),  # escaped: HTML
+        (  # escaped: HTML
+            dict(source="", directions=["faithfulness", "recall"]),
+            "direction 'faithfulness' (source -&gt; prediction) needs Source, which",
+        ),
         (dict(directions=[]), "Choose at least one direction"),
         (dict(prompt="custom", phrase="  "), "Enter a custom prompt phrase"),
         (dict(model="missing"), "The model 'missing' is not available on this server; choose another model"),
@@ -1344,8 +1404,11 @@ def test_api_batch_reports_progress_while_scoring(client, tmp_path):
     ],
 )
 def test_api_batch_explains_malformed_uploads_and_keeps_running(client, tmp_path, name, content, message):
+    directions = ["faithfulness", "precision"]  # a choice of the user's (every direction asks for what the file has)
     with pytest.raises(AppError, match=re.escape(message)) as raised:
-        client.predict(*settings_inputs(), handle_file(write(tmp_path, name, content)), api_name="/score_file")
+        client.predict(
+            *settings_inputs(directions=directions), handle_file(write(tmp_path, name, content)), api_name="/score_file"
+        )
     assert "Traceback" not in str(raised.value)
     assert f"/{name}" not in str(raised.value)  # the file's name, not the path of Gradio's temporary copy
     good = write(tmp_path, "good.jsonl", json.dumps({"source": "a b c", "sys": "a b"}) + "\n")
@@ -1857,7 +1920,11 @@ def page_entry(handlers_class, settings, *inputs):
         (dict(source="s" * (MAX_CHARS + 1)), "source", "The source has"),
         (dict(references="ok\nA <s> <b>reference</b>"), "references", "Reference 2 contains &lt;s&gt;"),
         (dict(directions=[]), "directions", "Choose at least one direction"),
-        (dict(source=""), "directions", "direction 'faithfulness' (source -> prediction) needs Source, which"),
+        (
+            dict(source="", directions=["faithfulness", "recall"]),
+            "directions",
+            "direction 'faithfulness' (source -> prediction) needs Source, which",
+        ),
         (dict(prompt="custom", phrase=" "), "prompt-phrase", "Enter a custom prompt phrase"),
         (dict(model="missing"), "model", "The model &#x27;missing&#x27; is not available"),
     ],
@@ -1871,14 +1938,17 @@ def test_the_page_keeps_a_problem_in_the_status_line_and_marks_the_field(app_set
         *candidate_boxes(*candidates),
     ]
     outputs = page_entry(space_handlers.CompareHandlers, app_settings, *inputs)
-    shown, (results, _, status, accordion), marks = outputs[:6], outputs[6:10], outputs[10:]
+    shown, (results, _, status, accordion, settings_status), marks = outputs[:6], outputs[6:11], outputs[11:]
     assert all(update == gr.skip() for update in shown) and results == {"__type__": "update", "visible": False}
     assert status.startswith('<div class="status problem" role="alert"><strong>Not scored:</strong> ')
     assert html.escape(html.unescape(message), quote=False) in status or message in status
     assert "<b>" not in status  # what the user sent is escaped
     marked = [name for name, mark in zip(space_handlers.COMPARE_FIELDS, marks) if mark["elem_classes"]]
     assert marked == [field]
-    assert accordion == ({"__type__": "update", "open": True} if field in space_handlers.SETTINGS_FIELDS else gr.skip())
+    in_the_settings = field in space_handlers.SETTINGS_FIELDS
+    assert accordion == ({"__type__": "update", "open": True} if in_the_settings else gr.skip())
+    # a problem with the settings is said beside them too (on a phone, far above the button's status line)
+    assert settings_status == (status if in_the_settings else space_feedback.status_line(None))
 
 
 def test_the_page_shows_a_result_with_its_notes_and_unmarks_every_field(app_settings, tmp_path):
@@ -1886,12 +1956,13 @@ def test_the_page_shows_a_result_with_its_notes_and_unmarks_every_field(app_sett
     outputs = page_entry(
         space_handlers.BatchHandlers, app_settings, *settings_inputs(directions=["precision"]), path, "none"
     )
-    pairs_cards, rows_cards, results, rescaled_tab, _, status = outputs[7:13]
+    pairs_cards, rows_cards, results, rescaled_tab, _, status, _, settings_status = outputs[7:15]
     assert outputs[3]["datatype"][:4] == ["number", "str", "str", "number"]  # row, system, output, precision
     assert results == {"__type__": "update", "visible": True} and rescaled_tab["visible"] is False
     assert status.startswith('<div class="status done" role="status">Done.<span class="note">Note: 1 blank reference')
-    assert all(mark["elem_classes"] == [] for mark in outputs[14:])
-    assert len(outputs[14:]) == len(space_handlers.BATCH_FIELDS)
+    assert settings_status == space_feedback.status_line(None)
+    assert all(mark["elem_classes"] == [] for mark in outputs[15:])
+    assert len(outputs[15:]) == len(space_handlers.BATCH_FIELDS)
     assert '<p class="card-head">1 · A</p>' in rows_cards and "<dt>precision</dt>" in rows_cards
     assert '<p class="card-head">precision: A vs B</p>' in pairs_cards
 

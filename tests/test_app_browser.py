@@ -14,7 +14,7 @@ from support.extras import require_extra
 require_extra("app")  # before the imports that need it
 from support.app_server import shown_signature
 from support.contrast import contrast
-from support.space_inputs import OUTPUT_ROWS, write_documents_csv, write_outputs_csv
+from support.space_inputs import CANDIDATES, OUTPUT_ROWS, SOURCE, write_documents_csv, write_outputs_csv
 
 import bart_score
 import space.batch
@@ -37,7 +37,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-dev-shm-usage",
 ]
-TIMEOUT_MS = 60_000
+TIMEOUT_MS = 300_000  # a bound that only a hung page reaches, at a load average of 20 too
 expect.set_options(timeout=TIMEOUT_MS)
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
@@ -117,6 +117,12 @@ def score(page):
     expect(page.locator("#compare-status")).to_contain_text("Done.")
 
 
+def load_example(page, name="summarization"):
+    """The example's texts in the boxes (the page opens with them empty)."""
+    page.get_by_role("button", name=f"Example: {name}").click()
+    expect(page.locator("#candidate-1 textarea")).to_have_value(space.examples.EXAMPLES[name]["candidates"][0])
+
+
 def bars(page):
     """(direction, candidate, 0–1 value, height in pixels) of each bar drawn, read back from the page."""
     return page.locator("#comparison-chart .bar").evaluate_all(
@@ -170,6 +176,9 @@ def test_the_first_screen_asks_for_little_and_shows_no_empty_outputs(page, scree
     expect(page.locator("#directions")).to_be_hidden()  # the settings are under a closed accordion
     expect(page.get_by_text("Advanced settings: tiny (BART)")).to_be_visible()
     expect(page.locator("#compare-results")).to_be_hidden()  # no empty tables or charts before a result
+    for box in ("#source", "#references", "#candidate-1", "#candidate-2"):  # no example's text is scored unasked
+        expect(page.locator(f"{box} textarea")).to_have_value("")
+        expect(page.locator(f"{box} textarea")).to_have_attribute("placeholder", re.compile(r"^Paste "))
     intro = page.locator("#intro").inner_text()
     assert len(re.findall(r"[.!?](\s|$)", intro.split("\n", 1)[1])) <= 2
     open_settings(page)
@@ -184,6 +193,7 @@ def test_the_first_screen_asks_for_little_and_shows_no_empty_outputs(page, scree
 
 def test_the_chart_always_shows_this_run(page, screenshots):
     choose_model(page, "copier")
+    load_example(page)
     summarization = space.examples.EXAMPLES["summarization"]
     score(page)
     names = ["Candidate 1", "Candidate 2"]
@@ -216,6 +226,7 @@ def test_the_chart_always_shows_this_run(page, screenshots):
 
 def test_the_table_fits_and_raw_scores_are_one_click_away(page, copier):
     choose_model(page, "copier")
+    load_example(page)
     score(page)
     example = space.examples.EXAMPLES["summarization"]
     expected = copier.score_directions(
@@ -239,6 +250,7 @@ def test_the_table_fits_and_raw_scores_are_one_click_away(page, copier):
 
 
 def test_a_problem_stays_beside_the_button_and_marks_the_field(page, screenshots):
+    load_example(page)
     page.locator("#candidate-2 textarea").fill("")
     page.locator("#compare-button").click()
     status = page.locator("#compare-status")
@@ -271,6 +283,7 @@ def test_markup_in_a_problem_shows_as_text(page, tmp_path, screenshots):
 
 
 def test_the_heatmap_says_what_its_mean_is_and_prints_values_on_request(page, scorer):
+    load_example(page)
     score(page)
     example = space.examples.EXAMPLES["summarization"]
     tokens = scorer.score_tokens([example["source"]] * 2, example["candidates"])
@@ -397,6 +410,7 @@ def test_on_a_phone_the_page_stacks_and_the_key_columns_show(phone, screenshots)
     assert references["y"] >= source["y"] + source["height"] - 1  # stacked, not side by side
     assert source["width"] > PHONE["width"] * 0.7
     screenshot(phone, screenshots, "first-screen-390.png")
+    load_example(phone)
     score(phone)
     table = phone.locator("#rescaled-table")
     first_scores = cell(table, 0, 1).bounding_box()
@@ -533,6 +547,7 @@ def test_every_result_fits_its_width_without_breaking_a_word(browser, app_url, t
     width = viewport["width"]
     problems = {}
     choose_model(page, "copier")
+    load_example(page)
     score(page)
     problems["compare"] = layout_problems(page, width)
     screenshot(page, screenshots, f"fit-compare-{width}.png")
@@ -571,3 +586,124 @@ def test_every_result_fits_its_width_without_breaking_a_word(browser, app_url, t
     screenshot(page, screenshots, f"fit-batch-rescaled-{width}.png")
     page.context.close()
     assert not any(problems.values()), json.dumps(problems, indent=1)
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280", "390"])
+def test_a_pasted_source_and_candidates_score_faithfulness_only(browser, app_url, scorer, screenshots, viewport):
+    """The page opened with an example's texts as values: a source and candidates pasted were scored for precision,
+    recall and F against the example's unrelated reference, with a verdict that "the directions disagree"."""
+    page = open_page(browser, app_url, viewport)
+    page.locator("#source textarea").fill(SOURCE)
+    for number, text in enumerate(CANDIDATES[:2], 1):
+        page.locator(f"#candidate-{number} textarea").fill(text)
+    score(page)
+    status = page.locator("#compare-status")
+    expect(status).to_contain_text("Note: precision, recall and F were left out: they need References")
+    expect(page.locator("#rescaled-table [role=grid]")).to_have_attribute("aria-colcount", "2")
+    assert column_names(page.locator("#rescaled-table")) == ["candidate", "faithfulness"]
+    expected = scorer.score_directions(CANDIDATES[:2], sources=[SOURCE] * 2, directions=["faithfulness"])
+    page.get_by_role("tab", name="Raw scores").click()
+    for row, value in enumerate(expected["faithfulness"]):
+        expect(cell(page.locator("#raw-table"), row, 1)).to_have_text(f"{value:.4f}")
+    page.get_by_role("tab", name="0–1 scale").click()
+    shown = page.locator("body").inner_text()
+    assert "Riverton" not in shown and "disagree" not in shown
+    expect(page.locator("#references textarea")).to_have_value("")
+    expect(page.locator("#compare-signature textarea")).to_have_value(re.compile(r"\|dirs:faithfulness\|"))
+    screenshot(page, screenshots, f"pasted-source-{viewport['width']}.png")
+    page.context.close()
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280", "390"])
+def test_a_refused_setting_is_outlined_whole_and_its_message_is_beside_it(browser, app_url, screenshots, viewport):
+    """The outline of the refused Directions missed the F box at 1280 px (the group's box ends before the boxes that
+    wrap); at 390 px the outlined field was at the top of the page and the message at the bottom."""
+    page = open_page(browser, app_url, viewport)
+    load_example(page)
+    open_settings(page)
+    labels = page.locator("#directions label")
+    for index in range(labels.count()):
+        labels.nth(index).locator("input").uncheck()
+    page.locator("#compare-button").click()
+    expect(page.locator("#compare-status")).to_contain_text("Not scored: Choose at least one direction")
+    expect(page.locator("#directions")).to_have_class(re.compile(r"\bat-fault\b"))
+    outlines = labels.evaluate_all("labels => labels.map(label => getComputedStyle(label).boxShadow)")
+    assert len(outlines) == 4 and all("inset" in outline for outline in outlines), outlines  # every box, F too
+    beside = page.locator("#settings-status")
+    expect(beside).to_contain_text("Not scored: Choose at least one direction")
+    page.wait_for_function(  # brought into view, above the field it is about
+        """() => { const box = document.querySelector('#settings-status').getBoundingClientRect();
+                   return box.top >= -1 && box.bottom <= window.innerHeight + 1; }"""
+    )
+    field, message = page.locator("#directions").bounding_box(), beside.bounding_box()
+    assert message["y"] < field["y"] < message["y"] + viewport["height"] / 2  # the field just below its message
+    screenshot(page, screenshots, f"settings-problem-{viewport['width']}.png", full_page=False)
+    page.locator("#directions").get_by_label("faithfulness", exact=True).check()
+    score(page)
+    expect(beside).to_be_hidden()  # gone with the problem
+    expect(page.locator("#directions")).not_to_have_class(re.compile(r"\bat-fault\b"))
+    page.context.close()
+
+
+def test_batch_shows_no_estimate_left_over_from_an_earlier_run(page, tmp_path):
+    """Batch's status read "processing | 101.2/0.5s": Gradio's estimate, the mean of earlier runs, a refused one's."""
+    page.get_by_role("tab", name="Batch").click()
+    page.locator("#batch-button").click()  # refused at once: no file
+    expect(page.locator("#batch-status")).to_contain_text("Not scored")
+    page.evaluate(
+        """() => { window.statuses = [];
+                   new MutationObserver(() => window.statuses.push(document.querySelector('#batch-status').innerText))
+                       .observe(document.querySelector('#batch-status'), {subtree: true, childList: true,
+                                                                            characterData: true}); }"""
+    )
+    page.locator("#upload input[type=file]").set_input_files(write_outputs_csv(tmp_path / "outputs.csv", OUTPUT_ROWS))
+    expect(page.locator("#upload a[href$='/outputs.csv']")).to_have_count(1)
+    page.locator("#batch-button").click()
+    expect(page.locator("#batch-status")).to_contain_text("Done.")
+    statuses = page.evaluate("window.statuses")
+    assert statuses and not [text for text in statuses if re.search(r"\d/\d+(\.\d+)?\s*s", text)], statuses
+
+
+@pytest.fixture(scope="module")
+def served_app_url(tmp_path_factory):
+    """The Space with a served model in its menu, "big": a tiny OPT behind the tests' own inference server, in
+    vLLM's shapes (support/inference_server.py)."""
+    from support import app_server
+    from support.inference_server import InferenceServer
+    from support.models import tiny_checkpoint_for
+
+    import space.settings
+
+    checkpoint = tiny_checkpoint_for(tmp_path_factory, "opt")
+    with InferenceServer("vllm", checkpoint) as server:
+        entry = f"big={server.checkpoint};served_model={server.name};served_tokenizer={checkpoint}"
+        settings = space.settings.settings_from_env(
+            {"BARTSCORE_APP_MODELS": entry, "BARTSCORE_APP_DEFAULT_MODEL": "big", "BARTSCORE_APP_DEVICE": "cpu"}
+        )
+        with app_server.serving(settings) as url:
+            yield url, server, checkpoint
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280", "390"])
+def test_a_served_model_scores_from_the_menu_by_its_name_alone(browser, served_app_url, screenshots, viewport):
+    """A served model in the menu (it kept the Space from starting), scored through its server as the engine scores
+    the same model loaded here; the page names it "big" and never shows the server's address."""
+    url, server, checkpoint = served_app_url
+    page = open_page(browser, url, viewport)
+    expect(page.get_by_text("Advanced settings: big (causal language model)")).to_be_visible()
+    page.locator("#source textarea").fill(SOURCE)
+    for number, text in enumerate(CANDIDATES[:2], 1):
+        page.locator(f"#candidate-{number} textarea").fill(text)
+    score(page)
+    expected = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu").score_directions(
+        CANDIDATES[:2], sources=[SOURCE] * 2, directions=["faithfulness"]
+    )
+    page.get_by_role("tab", name="Raw scores").click()
+    for row, value in enumerate(expected["faithfulness"]):
+        expect(cell(page.locator("#raw-table"), row, 1)).to_have_text(f"{value:.4f}")
+    expect(page.locator("#compare-signature textarea")).to_have_value(re.compile(r"^ckpt:big\|"))
+    assert any(path == "/v1/completions" for _, path, _ in server.requests)  # scored by the server
+    address = server.url.split("//", 1)[1].split("/", 1)[0]  # 127.0.0.1:<port>
+    assert address not in page.content() and address not in page.locator("body").inner_text()
+    screenshot(page, screenshots, f"served-{viewport['width']}.png")
+    page.context.close()

@@ -370,3 +370,84 @@ register(
     Target(name="space-compare", inputs=lambda thorough: _compare_inputs(), run=_check_compare, check=_checked_request)
 )
 register(Target(name="space-batch", inputs=lambda thorough: _batch_inputs(), run=_check_batch, check=_checked_request))
+
+
+# The Space's menu setting, BARTSCORE_APP_MODELS: "name=checkpoint[;option=value...]" entries separated by commas, a
+# checkpoint that may name an inference server ("vllm+http://host:port/v1"). Parsed at start, without a network.
+_SERVER_PARTS = ("vllm+", "sglang+", "tgi+", "llama.cpp+", "ollama+", "VLLM+", "+", "")
+_URLS = ("http://127.0.0.1:8000/v1", "https://models.internal/v1", "http://[::1]:8080", "http://user:key@host:1/",
+         "http://host:99999", "http://:80", "http//host", "ftp://host", "http://", "http://host/v1/",
+         "127.0.0.1:8000")  # fmt: skip
+_ENTRY_TEXTS = ("", " ", ",", ";", "=", "==", ";;", "=;", "tiny", "big", "/models/tiny", "org/bart-x", "cnn",
+                "served_model=", "chat=maybe", "chat=TRUE", "\ud800", "\x00", "٣")  # fmt: skip
+
+
+def _menu_inputs() -> st.SearchStrategy[dict[str, Any]]:
+    """BARTSCORE_APP_MODELS (and BARTSCORE_APP_DEFAULT_MODEL) as an operator may write them: entries of a name, a
+    checkpoint (a served model's kind and URL among them) and options of the table's names or others, with values
+    that the options take or odd ones; or any text."""
+    from space.settings import MODEL_OPTIONS
+
+    text = st.one_of(st.sampled_from(_ENTRY_TEXTS + _ODD_TEXTS), st.text(max_size=12))
+    served = st.builds(lambda kind, url: kind + url, st.sampled_from(_SERVER_PARTS), st.sampled_from(_URLS))
+    checkpoint = st.one_of(served, text)
+    option = st.builds(
+        lambda key, value: f"{key}={value}",
+        st.one_of(st.sampled_from(sorted(MODEL_OPTIONS)), text),
+        st.one_of(st.sampled_from(["true", "false", "tiny", "de_DE", "en_XX", "causal", "./tokenizer"]), text),
+    )
+    entry = st.builds(
+        lambda name, separator, target, options: f"{name}{separator}{target}" + "".join(";" + o for o in options),
+        text,
+        st.sampled_from(["=", " = ", "", "=="]),
+        checkpoint,
+        st.lists(st.one_of(option, text), max_size=3),
+    )
+    entries = st.lists(entry, max_size=4).map(",".join)
+    return st.fixed_dictionaries(
+        {
+            "BARTSCORE_APP_MODELS": st.one_of(
+                entries, text, st.builds(Made, st.just("text"), st.integers(1000, 50_000))
+            ),
+            "BARTSCORE_APP_DEFAULT_MODEL": st.one_of(st.just("cnn"), st.just("big"), text),
+        }
+    )
+
+
+def _parse_menu(environ: dict[str, Any]) -> Any:
+    from space.settings import settings_from_env
+
+    return settings_from_env(realised(environ))
+
+
+def _menu_entries(environ: dict[str, Any], parsed: Any) -> None:
+    """A menu the setting parses to is one the app can offer: names and checkpoints without surrounding space, only
+    the table's options, each entry's options the engine's (checked together), the default among them."""
+    import bart_score
+    from space.settings import MODEL_OPTIONS
+
+    assert parsed.default_model in parsed.models
+    for name, options in parsed.models.items():
+        assert name and name == name.strip() and isinstance(options["checkpoint"], str), (name, options)
+        assert options["checkpoint"] and options["checkpoint"] == options["checkpoint"].strip()
+        assert set(options) - {"checkpoint"} <= set(MODEL_OPTIONS), options
+        bart_score.EngineOptions(**options)
+
+
+register(
+    Target(
+        name="space-menu",
+        inputs=lambda thorough: _menu_inputs(),
+        run=_parse_menu,
+        check=_menu_entries,
+        fixed=(
+            {
+                "BARTSCORE_APP_MODELS": "big=vllm+http://127.0.0.1:8000/v1;served_model=tiny",
+                "BARTSCORE_APP_DEFAULT_MODEL": "big",
+            },
+            {"BARTSCORE_APP_MODELS": "big=http://user:key@host/v1", "BARTSCORE_APP_DEFAULT_MODEL": "big"},
+            {"BARTSCORE_APP_MODELS": "x=vllm+http://h/v1;served_model", "BARTSCORE_APP_DEFAULT_MODEL": "x"},
+            {"BARTSCORE_APP_MODELS": "x=y;chat=\ud800", "BARTSCORE_APP_DEFAULT_MODEL": "x"},
+        ),
+    )
+)
