@@ -1424,17 +1424,28 @@ def private_app_url(app_settings):
 
 @pytest.mark.slow
 def test_the_served_app_gives_a_client_its_budget_of_requests(private_app_url):
+    """A client's requests of one kind are admitted until its budget is spent, then refused with Retry-After; the
+    budget refills at per_minute a minute while they are sent, so the count admitted is per_minute plus what refilled
+    in the time they took, however slowly a loaded machine serves them (a fixed count failed at a load of 6 to 20)."""
     import httpx
 
     per_minute = space.routes.kinds(MAX_CHARS)["control"].per_minute  # a kind the server's start never uses
-    with httpx.Client(base_url=private_app_url, timeout=30) as http:
-        statuses = [
-            http.post("/gradio_api/reset", json={"event_id": "budget"}).status_code for _ in range(per_minute + 1)
-        ]
-        refused = http.post("/gradio_api/cancel", json={"event_id": "budget", "session_hash": "s", "fn_index": 0})
+    statuses = []
+    with httpx.Client(base_url=private_app_url, timeout=60) as http:
+        started = time.monotonic()
+        while 429 not in statuses and len(statuses) <= 10 * per_minute:
+            refusal = http.post("/gradio_api/reset", json={"event_id": "budget"})
+            statuses.append(refusal.status_code)
+        took = time.monotonic() - started
+        cancel = http.post("/gradio_api/cancel", json={"event_id": "budget", "session_hash": "s", "fn_index": 0})
+        gap = time.monotonic() - started - took
         other_kind = http.get("/config")
-    assert statuses == [200] * per_minute + [429]
-    assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+    admitted = len(statuses) - 1
+    assert statuses[-1] == 429 and set(statuses[:-1]) == {200}, statuses
+    assert per_minute <= admitted <= per_minute + 1 + took * per_minute / 60
+    assert int(refusal.headers["retry-after"]) >= 1
+    # the cancel route spends the same budget: refused, unless a request's worth refilled before it came
+    assert cancel.status_code == 429 or gap >= 60 / per_minute
     assert other_kind.status_code == 200
 
 
