@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -479,3 +480,63 @@ register(Target(name="table-jsonl", inputs=lambda thorough: file_bytes(jsonl_tex
 register(Target(name="json-file", inputs=lambda thorough: file_bytes(_json_texts()), run=_read_json))
 _LINES = st.lists(st.one_of(st.sampled_from(_CELL_PIECES), st.text(max_size=10)), max_size=8).map("".join)
 register(Target(name="plain-texts", inputs=lambda thorough: file_bytes(_LINES), run=_read_texts))
+
+
+# -- convert's marker (bart_score.models.conversion) -----------------------------------------------------------------
+
+# The folder a marker is read in: one file a conversion wrote, config.json, beside bartscore-convert.json.
+_CONVERTED_FILE = b'{"model_type": "llama"}\n'
+_CONVERTED_ENTRY = {"size": len(_CONVERTED_FILE), "sha256": hashlib.sha256(_CONVERTED_FILE).hexdigest()}
+
+
+def _marker_texts() -> st.SearchStrategy[str]:
+    """A marker as convert writes it, with its entries' names, sizes and digests made odd (paths, the marker itself,
+    NULs, long names, numbers of other types, digests of other forms), or any JSON text."""
+    names = st.one_of(
+        st.sampled_from(["config.json", "notes.txt", "", ".", "..", "../config.json", "a/b", "bartscore-convert.json"]),
+        st.sampled_from(["x\x00", "é" * 300, "config.json "]),
+        st.text(max_size=8),
+    )
+    sizes = st.one_of(st.just(_CONVERTED_ENTRY["size"]), st.sampled_from([-1, 1 << 70, 23.0, True, "23", None]))
+    digests = st.one_of(
+        st.just(_CONVERTED_ENTRY["sha256"]),
+        st.just(_CONVERTED_ENTRY["sha256"].upper()),
+        st.text(alphabet="0123456789abcdef", min_size=63, max_size=65),
+        st.sampled_from([None, 0, []]),
+    )
+    entries = st.one_of(st.fixed_dictionaries({"size": sizes, "sha256": digests}), st.sampled_from([None, [], "x"]))
+    files = st.dictionaries(names, entries, max_size=4)
+    formats = st.sampled_from(["bartscore-convert", "bartscore-convert ", None])
+    markers = st.tuples(formats, files).map(lambda parts: json.dumps({"format": parts[0], "files": parts[1]}))
+    return st.one_of(markers, _json_texts())
+
+
+def _read_marker(data: bytes) -> Any:
+    from bart_score.models.conversion import CONVERTED_MARKER, _not_a_conversion
+
+    folder = scratch("converted")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.mkdir(folder)
+    write_file(os.path.join(folder, "config.json"), _CONVERTED_FILE, len(_CONVERTED_FILE))
+    write_file(os.path.join(folder, CONVERTED_MARKER), data, len(data))
+    return _not_a_conversion(folder)
+
+
+def _replaced_only_as_written(data: bytes, problem: Any) -> None:
+    """A folder is taken for a conversion's (no problem) only when its marker, read as plain JSON, lists config.json
+    with its size and digest, in convert's format."""
+    if problem is None:
+        marker = json.loads(data.decode("utf-8-sig"))
+        assert marker["format"] == "bartscore-convert" and marker["files"]["config.json"] == _CONVERTED_ENTRY, marker
+    else:
+        assert isinstance(problem, str) and "\n" not in problem
+
+
+register(
+    Target(
+        name="convert-marker",
+        inputs=lambda thorough: file_bytes(_marker_texts()),
+        run=_read_marker,
+        check=_replaced_only_as_written,
+    )
+)
