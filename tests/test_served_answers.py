@@ -284,14 +284,14 @@ def other_weights(tiny_opt, tmp_path_factory):
     """The tiny OPT's architecture and tokenizer with other weights (drawn with a weight scale of 0.1), as a server
     that swaps its weights under the same name and root would serve them."""
     folder = tmp_path_factory.mktemp("other-opt")
-    model = AutoModelForCausalLM.from_pretrained(tiny_opt[0])
+    model = AutoModelForCausalLM.from_pretrained(tiny_opt[0], trust_remote_code=False)
     generator = torch.Generator().manual_seed(5)
     with torch.no_grad():
         for parameter in model.parameters():
             if parameter.dim() > 1:
                 parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.1)
     model.save_pretrained(folder)
-    AutoTokenizer.from_pretrained(tiny_opt[0]).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(tiny_opt[0], trust_remote_code=False).save_pretrained(folder)
     return TinyModel(str(folder))
 
 
