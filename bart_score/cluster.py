@@ -27,12 +27,19 @@ Ray is imported by ``score_on_ray`` alone (the ``ray`` extra), never by importin
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import dataclasses
+import logging
 import os
 import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -42,9 +49,18 @@ from .corpus import Corpus, score_corpus
 from .errors import BARTScoreError, InputError, InputTypeError, MissingExtraError, ScoringError, first_line
 from .inputs import check_text, counted, describe
 from .messages import FileName, Mention, Part
-from .options import ClusterOptions, EngineOptions, ScoringOptions
+from .options import (
+    BATCHES_PER_ACTOR,
+    BATCHES_PER_ACTOR_TARGET,
+    MAX_AUTO_BATCH_ROWS,
+    ClusterOptions,
+    EngineOptions,
+    ScoringOptions,
+    too_long_error,
+)
 from .outputs import json_text, write_atomically
-from .reading import parse_json, read_bounded
+from .progress import progress_bar
+from .reading import check_input_file, parse_json, read_bounded
 from .signature import Signature
 from .tables import _check_given_columns, _check_roles, _role_columns
 
@@ -68,8 +84,27 @@ READERS = {
 READ_AND_WRITE_CPUS = 2
 CHECKPOINT_FILTER_CPUS = 1
 SHOWN_IDS = 3
-# How long a cluster's address is given to answer before the run is refused.
+# How long a cluster's address is given to answer, as Ray, before the run is refused.
 PROBE_SECONDS = 10
+# The most bytes of key-value metadata (the schema's) of one Parquet file of the input. Ray Data copies a file's
+# schema, metadata and all, into every block it reads, and 50 MB of it on 6 rows took 4.56 GB and 97 s; pandas and
+# datasets write a few KiB.
+MAX_TABLE_METADATA_BYTES = 1 << 20
+# The most bytes of one line of a JSON-lines input, which pyarrow's reader takes in one block (a 500 MB line ended in
+# a failed allocation of 500 MB under 3 GB of address space): 16 texts of max_chars's default 1,000,000 characters of
+# 4 bytes each.
+MAX_JSON_LINE_BYTES = 64 << 20
+# The environment variable that marks every process of a local cluster the run starts (its value is the run's own),
+# by which a watcher of the driver ends them if the driver dies: Ray's agents otherwise outlive their raylet by a
+# minute, trying to tell the dead cluster so.
+LOCAL_CLUSTER_MARK = "BARTSCORE_LOCAL_RAY_CLUSTER"
+# Ray Data reads the footers of Parquet files (the input's, and on a rerun its checkpoint's) with a pool of actors, 32
+# by default, each a process of its own: starting them took most of a rerun's 29.4 s to load a checkpoint of 3 tiny
+# files on two busy cores. A few read thousands of footers in seconds.
+FOOTER_READERS_VARIABLE = "RAY_DATA_PARQUET_FOOTER_NUM_ACTORS"
+FOOTER_READERS = 2
+# How often the progress bar counts the rows committed to the checkpoint.
+PROGRESS_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -131,13 +166,35 @@ def score_on_ray(
     folder = _OutputFolder(output)
     checked = _checked_input(table, request) if table.files is not None else None  # before the cluster is reached
     connected = ray.is_initialized()
-    if not connected:
-        _connect(ray, cluster)
+    rows = None  # to score, where known before the cluster is reached: its pool is sized for them
+    if checked is not None:
+        done = folder.committed_ids(checked[0].id)
+        folder.check_ids(checked[1], done, checked[0].id)
+        rows = len(checked[1]) - len(done)
+    with _footer_readers():
+        watcher = _connect(ray, cluster, rows) if not connected else None
+        try:
+            with _ray_lines_to_its_logs(ray):
+                return _score(ray, table, checked or _checked_input(table, request), request, folder)
+        finally:
+            if not connected:
+                ray.shutdown()
+            if watcher is not None:
+                _stop(watcher)
+
+
+@contextlib.contextmanager
+def _footer_readers() -> Iterator[None]:
+    """RAY_DATA_PARQUET_FOOTER_NUM_ACTORS at FOOTER_READERS for the run, unless it is set (inherited by a local
+    cluster's processes, and read by this driver as it plans a read of Parquet files)."""
+    given = os.environ.get(FOOTER_READERS_VARIABLE)
+    if given is None:
+        os.environ[FOOTER_READERS_VARIABLE] = str(FOOTER_READERS)
     try:
-        return _score(ray, table, checked or _checked_input(table, request), request, folder)
+        yield
     finally:
-        if not connected:
-            ray.shutdown()
+        if given is None:
+            os.environ.pop(FOOTER_READERS_VARIABLE, None)
 
 
 @dataclass(frozen=True)
@@ -154,10 +211,11 @@ class _Request:
 
 @dataclass(frozen=True)
 class _Placement:
-    """Where the scorers run: how many actors, and the GPUs of each (0 or 1)."""
+    """Where the scorers run: how many actors, the GPUs of each (0 or 1), and the rows of a batch."""
 
     actors: int
     gpus: int
+    rows_per_batch: int
 
 
 @dataclass(frozen=True)
@@ -182,8 +240,8 @@ def _score(
     columns, ids = checked
     dataset = table.dataset(ray)
     done = folder.committed_ids(columns.id)
-    folder.check_ids(ids, done)
-    placement = _placement(ray, request.engine, request.cluster, rerun=bool(done))
+    folder.check_ids(ids, done, columns.id)
+    placement = _placement(ray, request.engine, request.cluster, rows=len(ids) - len(done), rerun=bool(done))
     scoring = _scoring_remotely(ray, placement, request.engine, request.options, columns)
     folder.check_scoring(scoring, columns)
     if len(done) < len(ids):
@@ -297,33 +355,191 @@ def _files_under(path: str) -> list[str]:
 # -- the cluster -----------------------------------------------------------------------------------------------------
 
 
-def _connect(ray: ModuleType, cluster: ClusterOptions) -> None:
-    """Joins the cluster at cluster.address (never starting one), or starts a local one for the run, with logical CPUs
-    enough for the pool, the reads, the writes and the checkpoint filter (more than this machine's cores if need be:
-    they are Ray's units of scheduling, not threads), and a Parquet footer reader per CPU. An address that cannot be
-    reached is one ScoringError, said within PROBE_SECONDS rather than after Ray's own minute of retries."""
+def _connect(ray: ModuleType, cluster: ClusterOptions, rows: int | None) -> subprocess.Popen[bytes] | None:
+    """Joins the cluster at cluster.address (never starting one), or starts a local one for the run (see
+    _start_local_cluster). An address is first asked, within PROBE_SECONDS, whether Ray answers there: one that
+    cannot be reached, or where something else listens, is one ScoringError, rather than Ray's minutes of retries
+    and warnings. Returns the local cluster's watcher (None when joining)."""
     if cluster.address is None:
-        cpus = max(os.cpu_count() or 1, (cluster.actors or 1) + READ_AND_WRITE_CPUS + CHECKPOINT_FILTER_CPUS)
-        # Ray Data reads Parquet footers with 32 actors, each a process: seconds to start on a few cores.
-        readers = {"RAY_DATA_PARQUET_FOOTER_NUM_ACTORS": str(min(cpus, 32))}
-        ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": readers})
-        return
+        return _start_local_cluster(ray, cluster, rows)
     try:
         if cluster.address != "auto":  # Ray finds a cluster of this machine's itself, or says at once there is none
-            host, _, port = cluster.address.removeprefix("ray://").rpartition(":")
-            socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS).close()
-        ray.init(address=cluster.address, log_to_driver=False)
+            _probe(cluster.address)
+        ray.init(address=cluster.address, log_to_driver=False, logging_level=logging.ERROR)
+    except BARTScoreError:
+        raise
     except Exception as error:  # OSError from the probe; ConnectionError, RuntimeError, ... from Ray, by address kind
         reason = error.strerror if isinstance(error, OSError) and error.strerror else first_line(error)
-        raise ScoringError(
-            f"cannot reach the Ray cluster at {cluster.address!r}: {reason}",
-            remedy=["start it, or give the address of a running one as ", Mention("address")],
-        ) from None
+        raise _unreachable(cluster.address, reason) from None
+    return None
 
 
-def _placement(ray: ModuleType, engine: EngineOptions, cluster: ClusterOptions, *, rerun: bool) -> _Placement:
-    """The pool the cluster can hold: one actor per GPU (each with its GPU) or the actors asked for, and the CPUs
-    they, the reads and writes, and on a rerun the checkpoint filter need; refused rather than left waiting."""
+def _unreachable(address: str, reason: str) -> ScoringError:
+    return ScoringError(
+        f"cannot reach the Ray cluster at {address!r}: {reason}",
+        remedy=["start it, or give the address of a running one as ", Mention("address")],
+    )
+
+
+def _probe(address: str) -> None:
+    """Connects to a "host:port" (a head's GCS) or "ray://host:port" (a Ray Client server) and asks it what only Ray
+    answers (the cluster's id; a ping), all within PROBE_SECONDS; refused with a ScoringError otherwise."""
+    import grpc
+    from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc, ray_client_pb2, ray_client_pb2_grpc
+
+    deadline = time.monotonic() + PROBE_SECONDS
+    client = address.startswith("ray://")
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_SECONDS).close()
+    token = _token_metadata()
+    with grpc.insecure_channel(f"{host}:{port}") as channel:
+        try:
+            if client:
+                ping = ray_client_pb2.ClusterInfoRequest(type=ray_client_pb2.ClusterInfoType.PING)  # type: ignore[attr-defined]
+                ray_client_pb2_grpc.RayletDriverStub(channel).ClusterInfo(
+                    ping, timeout=deadline - time.monotonic(), metadata=token
+                )
+            else:
+                request = gcs_service_pb2.GetClusterIdRequest()  # type: ignore[attr-defined]
+                gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetClusterId(
+                    request, timeout=deadline - time.monotonic(), metadata=token
+                )
+        except grpc.RpcError as error:
+            code = error.code()
+            if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                # Ray is there, and refuses this driver (where ray.init would retry, a line a second, for a minute).
+                refused = "this process's authentication token" if token else "a driver without an authentication token"
+                raise ScoringError(
+                    f"the Ray cluster at {address!r} refuses {refused}",
+                    remedy="set RAY_AUTH_MODE=token, with the cluster's token in RAY_AUTH_TOKEN, in the file "
+                    "RAY_AUTH_TOKEN_PATH names, or in ~/.ray/auth_token",
+                ) from None
+            server = "a Ray Client server" if client else "a Ray cluster's head"
+            how = f"within {PROBE_SECONDS} s" if code == grpc.StatusCode.DEADLINE_EXCEEDED else f"({code.name.lower()})"
+            raise _unreachable(address, f"what listens there does not answer as {server} {how}") from None
+
+
+def _token_metadata() -> tuple[tuple[str, str], ...]:
+    """The authentication header Ray would send from this process (where RAY_AUTH_MODE=token, its token, from
+    RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH's file or ~/.ray/auth_token), as gRPC metadata; none without."""
+    try:
+        from ray._raylet import AuthenticationTokenLoader  # type: ignore[attr-defined]
+
+        loader = AuthenticationTokenLoader.instance()
+        if not loader.has_token():  # none, or token authentication not on here (RAY_AUTH_MODE)
+            return ()
+        return tuple(loader.get_token_for_http_header().items())
+    except (ImportError, AttributeError, TypeError):  # a Ray without token authentication
+        return ()
+
+
+def _start_local_cluster(ray: ModuleType, cluster: ClusterOptions, rows: int | None) -> subprocess.Popen[bytes] | None:
+    """A local cluster for the run: logical CPUs enough for the pool (no more scorers than the table's rows need),
+    the reads, the writes and the checkpoint filter (more than this machine's cores if need be: they are Ray's units
+    of scheduling, not threads), no dashboard, and Ray's own logging off the terminal. Each of its processes
+    carries LOCAL_CLUSTER_MARK in its environment, and a watcher process (returned; None where there is no /proc to
+    find them in, see _WATCHER) ends them once this process's end closes the watcher's stdin, whether the run ends or
+    the driver is killed."""
+    actors = cluster.actors or 1
+    if rows is not None:
+        actors = _sized(actors, rows, cluster.rows_per_batch)[0]
+    cpus = max(os.cpu_count() or 1, actors + READ_AND_WRITE_CPUS + CHECKPOINT_FILTER_CPUS)
+    mark = uuid.uuid4().hex
+    watcher = None
+    if os.path.isdir("/proc"):
+        watcher = subprocess.Popen(
+            [sys.executable, "-c", _WATCHER, LOCAL_CLUSTER_MARK, mark], stdin=subprocess.PIPE, env=_without_mark()
+        )
+    os.environ[LOCAL_CLUSTER_MARK] = mark  # inherited by the cluster's servers, and through them by its workers
+    try:
+        ray.init(
+            num_cpus=cpus,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+        )
+    except BaseException:
+        if watcher is not None:
+            _stop(watcher)
+        raise
+    finally:
+        del os.environ[LOCAL_CLUSTER_MARK]  # the processes this one starts later are none of the cluster's
+    return watcher
+
+
+def _stop(watcher: subprocess.Popen[bytes]) -> None:
+    """The run is over: the watcher, its stdin closed, ends what is left of the local cluster, and exits."""
+    assert watcher.stdin is not None
+    watcher.stdin.close()
+    watcher.wait()
+
+
+def _without_mark() -> dict[str, str]:
+    return {name: value for name, value in os.environ.items() if name != LOCAL_CLUSTER_MARK}
+
+
+# The watcher of a local cluster, a process of its own (argv: the mark's name and value). Once a second, until its
+# stdin closes (when the driver ends, in any way), it notes the cluster's processes: the driver's children that carry
+# the mark, and every process they start, and theirs (Ray's agents rewrite their environment with their titles, so
+# the mark alone would lose them). Then it kills with SIGKILL those still alive (the same process: its start time
+# unchanged), any process they started since, and any process that carries the mark; never another process of the
+# driver's, nor another run's cluster.
+_WATCHER = """
+import os, signal, sys, threading
+
+def table():
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rpartition(b")")[2].split()
+            found[int(pid)] = (int(fields[1]), fields[19])
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+def marked(pid):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return mark in handle.read().split(b"\\0")
+    except OSError:
+        return False
+
+def note(now, every):
+    for pid, (parent, started) in now.items():
+        if pid not in cluster and (parent == driver or every) and pid != os.getpid() and marked(pid):
+            cluster[pid] = started
+    grown = True
+    while grown:
+        known = {pid for pid, started in cluster.items() if now.get(pid, (0, None))[1] == started}
+        children = {pid: now[pid][1] for pid in now if now[pid][0] in known and pid not in cluster}
+        cluster.update(children)
+        grown = bool(children)
+
+mark = (sys.argv[1] + "=" + sys.argv[2]).encode()
+driver = os.getppid()
+cluster = {}
+ended = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.buffer.read(), ended.set()), daemon=True).start()
+while not ended.wait(1.0):
+    note(table(), every=False)
+now = table()
+note(now, every=True)
+for pid, started in cluster.items():
+    if now.get(pid, (0, None))[1] == started:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+"""
+
+
+def _placement(
+    ray: ModuleType, engine: EngineOptions, cluster: ClusterOptions, *, rows: int, rerun: bool
+) -> _Placement:
+    """The pool the cluster can hold for `rows` rows to score: one actor per GPU (each with its GPU) or the actors
+    asked for, no more than the batches need (_sized), and the CPUs they, the reads and writes, and on a rerun the
+    checkpoint filter need; refused rather than left waiting."""
     resources = ray.cluster_resources()
     cpus, gpus = int(resources.get("CPU", 0)), int(resources.get("GPU", 0))
     device = str(engine.device) if engine.device is not None else None
@@ -345,6 +561,7 @@ def _placement(ray: ModuleType, engine: EngineOptions, cluster: ClusterOptions, 
             value=actors,
             remedy=f"ask for {gpus} at most",
         )
+    actors, rows_per_batch = _sized(actors, rows, cluster.rows_per_batch)
     needed = actors + READ_AND_WRITE_CPUS + (CHECKPOINT_FILTER_CPUS if rerun else 0)
     if cpus < needed:
         uses = f"{READ_AND_WRITE_CPUS} for reading and writing" + (", 1 for the checkpoint filter" if rerun else "")
@@ -355,7 +572,17 @@ def _placement(ray: ModuleType, engine: EngineOptions, cluster: ClusterOptions, 
             value=actors,
             remedy=f"ask for {max(cpus - needed + actors, 0)} actors at most, or give the cluster more CPUs",
         )
-    return _Placement(actors, 1 if on_gpus else 0)
+    return _Placement(actors, 1 if on_gpus else 0, rows_per_batch)
+
+
+def _sized(actors: int, rows: int, rows_per_batch: int | None) -> tuple[int, int]:
+    """(actors, rows per batch) for `rows` rows and the actors asked for: the batches BATCHES_PER_ACTOR_TARGET per
+    actor, of at most MAX_AUTO_BATCH_ROWS rows, unless rows_per_batch is given; then the actors cut to one per
+    BATCHES_PER_ACTOR batches, so that each gets several and none loads a model for nothing."""
+    if rows_per_batch is None:
+        rows_per_batch = min(MAX_AUTO_BATCH_ROWS, max(1, -(-rows // (actors * BATCHES_PER_ACTOR_TARGET))))
+    batches = -(-max(rows, 1) // rows_per_batch)
+    return min(actors, -(-batches // BATCHES_PER_ACTOR)), rows_per_batch
 
 
 def _scoring_remotely(
@@ -430,13 +657,11 @@ class _Input:
         self.files: tuple[str, list[str]] | None = None
         self.given: Any = None
         if isinstance(source, tuple):
-            import pyarrow.dataset
-
             ending, paths, files = source
             self.files = ending, files
-            self.local: Any = pyarrow.dataset.dataset(files, format=READERS[ending][1])
             more = f" (and {counted(len(paths) - 1, 'more path')})" if len(paths) > 1 else ""
             self.label = f"{paths[0]}{more}"
+            self.local: Any = _read_locally(ending, files, self.label)
             return
         _check_checkpointable(source)
         self.given = type(source).copy(source, _deep_copy=True)
@@ -448,28 +673,39 @@ class _Input:
         if self.files is None:
             return type(self.given).copy(self.given, _deep_copy=True)
         ending, files = self.files
-        read = getattr(ray.data, READERS[ending][0])
-        return read(files, lines=True) if ending == ".jsonl" else read(files)
+        # JSON lines too are read by pyarrow's JSON reader (read_json without lines=True), into Arrow blocks as Ray
+        # Data's checkpoint filter needs them (with lines=True, pandas reads them into pandas blocks).
+        return getattr(ray.data, READERS[ending][0])(files)
 
     def names(self) -> list[str]:
-        return list(self.local.schema.names if self.local is not None else self.given.schema().names)
+        return list(self.schema().names)
 
-    def ids(self, id_column: str) -> list[Any]:
+    def schema(self) -> Any:
+        return self.local.schema if self.local is not None else self.given.schema()
+
+    def ids(self, columns: _Columns, max_chars: int) -> list[Any]:
         """The rows' ids in input order, each text or a whole number, none missing and none twice (the first id given
-        twice is named, with both its rows)."""
+        twice is named, with both its rows); every column of a role holding text (and references lists of text), no
+        text of more than max_chars characters."""
+        _check_column_types(self.label, self.schema(), columns)
         ids: list[Any] = []
         first_row: dict[Any, int] = {}
-        for batch in self._id_batches(id_column):
-            for row_id in batch.column(id_column).to_pylist():
+        texts = [name for name in (columns.source, *columns.references, *columns.systems) if name is not None]
+        for batch in self._batches([columns.id, *texts]):
+            before = len(ids)
+            batch_ids = batch.column(columns.id).to_pylist()
+            for name in texts:
+                _check_lengths(batch.column(name), batch_ids, name, max_chars)
+            for row_id in batch_ids:
                 ids.append(row_id)
                 if row_id is None:
-                    raise InputError(f"{self.label} row {len(ids)} has no id (column {id_column!r} is empty there)")
+                    raise InputError(f"{self.label} row {len(ids)} has no id (column {columns.id!r} is empty there)")
                 if isinstance(row_id, bool) or not isinstance(row_id, (str, int)):
                     raise InputError(
                         f"{self.label} row {len(ids)} has the id {row_id!r} ({describe(row_id)}); ids are text or "
                         f"whole numbers",
                         option="id_column",
-                        value=id_column,
+                        value=columns.id,
                     )
                 if row_id in first_row:
                     raise InputError(
@@ -477,23 +713,146 @@ class _Input:
                         f"each row needs an id of its own"
                     )
                 first_row[row_id] = len(ids)
+            assert len(ids) == before + batch.num_rows
         if not ids:
             raise InputError(f"{self.label} has no rows")
         return ids
 
-    def _id_batches(self, id_column: str) -> Iterable[pyarrow.RecordBatch]:
+    def _batches(self, names: Sequence[str]) -> Iterable[pyarrow.RecordBatch]:
         if self.local is not None:
-            return self.local.to_batches(columns=[id_column])
+            return self.local.to_batches(columns=list(names))
         scan = type(self.given).copy(self.given, _deep_copy=True)
         scan.context.execution_options.preserve_order = True
-        return scan.select_columns([id_column]).iter_batches(batch_format="pyarrow", batch_size=None)
+        return scan.select_columns(list(names)).iter_batches(batch_format="pyarrow", batch_size=None)
+
+
+def _read_locally(ending: str, files: Sequence[str], label: str) -> Any:
+    """The input files as a pyarrow dataset, read here as Ray Data reads them on the cluster: Parquet files (each
+    with at most MAX_TABLE_METADATA_BYTES of metadata), CSV files, and JSON lines read whole by pyarrow's JSON reader
+    in blocks that hold the longest line (its dataset reader reads a first row longer than its block of 1 MiB as a
+    row without values, and every other row of its block too; its reader refuses a row over two blocks). What
+    pyarrow cannot read is an InputError naming the input."""
+    import pyarrow
+    import pyarrow.dataset
+    import pyarrow.json
+
+    with _unreadable_as_input_error(label):
+        if ending == ".jsonl":
+            for path in files:
+                check_input_file(path)
+            tables = [
+                pyarrow.json.read_json(path, read_options=pyarrow.json.ReadOptions(block_size=_block_size(path)))
+                for path in files
+            ]
+            return pyarrow.dataset.dataset(pyarrow.concat_tables(tables) if len(tables) > 1 else tables[0])
+        if ending == ".parquet":
+            for path in files:
+                _check_table_metadata(path)
+        return pyarrow.dataset.dataset(list(files), format=READERS[ending][1])
+
+
+def _block_size(path: str) -> int:
+    """A block of pyarrow's JSON reader that holds the longest line of a file, and at least its default 1 MiB (found
+    reading the file a MiB at a time); a line of more than MAX_JSON_LINE_BYTES is refused, naming it, and so is a
+    file whose first value is not an object (pyarrow 26's reader crashes the process on a first value of null)."""
+    longest = length = 0
+    number = 1
+    first = b""
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            first = first or chunk.lstrip(b" \t\r\n")[:1]
+            if first not in (b"", b"{"):
+                raise InputError(FileName(path), " does not start with a JSON object: each line must hold one")
+            start = 0
+            while True:
+                end = chunk.find(b"\n", start)
+                length += (end if end >= 0 else len(chunk)) - start
+                if length > MAX_JSON_LINE_BYTES:
+                    raise InputError(
+                        FileName(path),
+                        f" line {number} holds more than {MAX_JSON_LINE_BYTES:,} bytes, the most a row of JSON lines "
+                        f"may hold here",
+                        remedy="write the table as Parquet",
+                    )
+                if end < 0:
+                    break
+                longest, length, start, number = max(longest, length), 0, end + 1, number + 1
+    return max(1 << 20, longest, length) + 1
+
+
+@contextlib.contextmanager
+def _unreadable_as_input_error(label: str) -> Iterator[None]:
+    import pyarrow
+
+    try:
+        yield
+    except (pyarrow.ArrowException, OSError, UnicodeError) as error:  # ArrowIOError is an OSError; a column's name
+        # that is not UTF-8 fails as pyarrow decodes it
+        raise InputError(f"cannot read {label}: {first_line(error)}") from None
+
+
+def _check_table_metadata(path: str) -> None:
+    import pyarrow.parquet
+
+    metadata = pyarrow.parquet.read_schema(path).metadata or {}
+    size = sum(len(key) + len(value) for key, value in metadata.items())
+    if size > MAX_TABLE_METADATA_BYTES:
+        raise InputError(
+            FileName(path),
+            f" holds {size:,} bytes of schema metadata, more than the {MAX_TABLE_METADATA_BYTES:,} a table may hold "
+            f"here (Ray Data copies it into every block it reads)",
+            remedy="write the table without it (pyarrow: table.replace_schema_metadata())",
+        )
+
+
+def _check_column_types(label: str, schema: Any, columns: _Columns) -> None:
+    """Each column of a role holds values of its kind, by the schema's types (where they are pyarrow's): text in the
+    source and system columns, text or lists of text in the reference columns, text or whole numbers in the id
+    column (a column of nothing but empty cells passes, for the rows to be refused one by one)."""
+    import pyarrow
+
+    def text(kind: Any) -> bool:
+        return bool(pyarrow.types.is_string(kind) or pyarrow.types.is_large_string(kind) or pyarrow.types.is_null(kind))
+
+    def texts(kind: Any) -> bool:
+        listed = pyarrow.types.is_list(kind) or pyarrow.types.is_large_list(kind)
+        return text(kind) or (listed and text(kind.value_type))
+
+    kinds = dict(zip(schema.names, schema.types))
+    expected = [(columns.id, lambda kind: text(kind) or pyarrow.types.is_integer(kind), "text or whole numbers")]
+    expected += [(name, text, "text") for name in (columns.source, *columns.systems) if name is not None]
+    expected += [(name, texts, "text or lists of text") for name in columns.references]
+    for name, fits, kind_said in expected:
+        kind = kinds[name]
+        if isinstance(kind, pyarrow.DataType) and not fits(kind):
+            raise InputError(f"{label} column {name!r} holds values of type {kind}, where it takes {kind_said}")
+
+
+def _check_lengths(values: Any, ids: Sequence[Any], column: str, max_chars: int) -> None:
+    """No text of a batch's column (a pyarrow array, its lists' texts too) longer than max_chars characters."""
+    import pyarrow
+    import pyarrow.compute
+
+    rows = None
+    if pyarrow.types.is_list(values.type) or pyarrow.types.is_large_list(values.type):
+        rows, values = pyarrow.compute.list_parent_indices(values), pyarrow.compute.list_flatten(values)
+    if not (pyarrow.types.is_string(values.type) or pyarrow.types.is_large_string(values.type)) or not len(values):
+        return
+    lengths = pyarrow.compute.utf8_length(values)
+    longest = pyarrow.compute.max(lengths).as_py()
+    if longest is not None and longest > max_chars:
+        at = pyarrow.compute.index(lengths, longest).as_py()
+        row = rows[at].as_py() if rows is not None else at
+        raise too_long_error(f"row {ids[row]!r}, column {column!r}", longest, max_chars)
 
 
 def _checked_input(table: _Input, request: _Request) -> tuple[_Columns, list[Any]]:
-    """The input's columns by role, the directions they allow checked against the options, and its ids."""
-    columns = _columns(table.label, table.names(), request.id_column, *request.roles)
-    request.options.directions_for(has_references=bool(columns.references), has_sources=columns.source is not None)
-    return columns, table.ids(columns.id)
+    """The input's columns by role, the directions they allow checked against the options, and its ids (each column
+    of a role checked, and each text's length)."""
+    with _unreadable_as_input_error(table.label):
+        columns = _columns(table.label, table.names(), request.id_column, *request.roles)
+        request.options.directions_for(has_references=bool(columns.references), has_sources=columns.source is not None)
+        return columns, table.ids(columns, request.options.max_chars)
 
 
 def _check_checkpointable(dataset: Any) -> None:
@@ -563,9 +922,11 @@ def _score_missing(
     placement: _Placement,
     scoring: _Scoring,
 ) -> None:
-    """The rows not yet in the folder, scored by the pool in batches of rows_per_batch and written with their ids:
-    Ray Data's checkpoint leaves out the rows already written, and commits each file's ids once the file is whole.
-    A failure is raised as an error of the family (_said_as_ours), with the rows still missing counted."""
+    """The rows not yet in the folder, scored by the pool in batches of placement.rows_per_batch and written with
+    their ids: Ray Data's checkpoint leaves out the rows already written, and commits each file's ids once the file is
+    whole. Ray Data's progress bars and its lines on the terminal are off (its log file keeps them), and a bar of our
+    own counts the rows committed (show_progress). A failure is raised as an error of the family (_said_as_ours), with
+    the rows still missing counted."""
     from ray.data import ActorPoolStrategy
     from ray.data.checkpoint import CheckpointConfig
 
@@ -577,32 +938,134 @@ def _score_missing(
     context.max_errored_blocks = 0  # a failed block fails the run: never dropped
     context.actor_task_retry_on_errors = [ScoringError]  # tried again up to max_task_retries; the input's never
     context.raise_original_map_exception = True  # the batch's own error, not Ray's wrapper of it
-    context.enable_progress_bars = request.options.show_progress
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    context.enable_auto_log_stats = False
     with warnings.catch_warnings():
         # Ray Data 2.60 takes max_task_retries only among the remote arguments it has deprecated for 2.64.
         warnings.filterwarnings("ignore", message=".*ray_remote_args.* is deprecated")
-        scored = dataset.repartition(target_num_rows_per_block=cluster.rows_per_batch).map_batches(
+        scored = dataset.repartition(target_num_rows_per_block=placement.rows_per_batch).map_batches(
             _BatchScorer,
             fn_constructor_kwargs={
                 "engine": request.engine,
-                "options": request.options,
+                "options": request.options.replace(show_progress=False),  # an actor's bar would go to Ray's logs
                 "columns": columns,
                 "names": scoring.columns,
             },
-            compute=ActorPoolStrategy(size=placement.actors),
-            batch_size=cluster.rows_per_batch,
+            # One batch at a time per actor, so that a killed driver loses the batches being scored, not a queue.
+            compute=ActorPoolStrategy(size=placement.actors, max_tasks_in_flight_per_actor=1),
+            batch_size=placement.rows_per_batch,
             batch_format="pyarrow",
             num_cpus=1,
             num_gpus=placement.gpus,
             max_task_retries=cluster.retries,
         )
     try:
-        scored.write_parquet(folder.scores)
+        with _quiet_ray_data(), _RowProgress(folder, len(ids), enabled=request.options.show_progress):
+            scored.write_parquet(folder.scores)
     except Exception as error:
         failure = _said_as_ours(error)
         if isinstance(failure, ScoringError):
             failure = _with_missing_rows(failure, folder, columns.id, ids)
         raise failure from None
+
+
+@contextlib.contextmanager
+def _ray_lines_to_its_logs(ray: ModuleType) -> Iterator[None]:
+    """For the run, what Ray writes to this process's terminal goes to a file of its logs folder on this machine
+    (bartscore-driver-<pid>.log; none with Ray Client): file descriptor 2, where Ray's C++ code writes its lines of
+    level error beside its own log file (one for each scorer, as Ray Data keeps the scorers' constructor arguments in
+    the object store, which Ray warns a restarted actor might not find), and sys.stdout, where Ray prints the
+    warnings its servers send the driver (a raylet's, that many workers have started); nothing else keeps them off
+    the terminal (RAY_BACKEND_LOG_LEVEL prints a line of its own). sys.stderr, where it wrote to that descriptor,
+    writes to a copy of it, so that the progress bar stays."""
+    node = getattr(ray._private.worker, "_global_node", None)
+    if node is None:
+        yield
+        return
+    try:
+        python_on_the_descriptor = sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):  # replaced, by a notebook or a test's capture
+        python_on_the_descriptor = False
+    path = os.path.join(node.get_logs_dir_path(), f"bartscore-driver-{os.getpid()}.log")
+    python_stdout, python_stderr = sys.stdout, sys.stderr
+    python_stdout.flush()
+    python_stderr.flush()
+    terminal = os.dup(2)
+    with open(path, "a", encoding="utf-8", errors="replace", buffering=1) as log:
+        os.dup2(log.fileno(), 2)
+        sys.stdout = log
+        if python_on_the_descriptor:
+            sys.stderr = open(  # noqa: SIM115  (closed below, once the run is over)
+                os.dup(terminal), "w", encoding=python_stderr.encoding, errors=python_stderr.errors, buffering=1
+            )
+        try:
+            yield
+        finally:
+            if python_on_the_descriptor:
+                sys.stderr.close()
+            sys.stdout, sys.stderr = python_stdout, python_stderr
+            os.dup2(terminal, 2)
+            os.close(terminal)
+
+
+@contextlib.contextmanager
+def _quiet_ray_data() -> Iterator[None]:
+    """Ray Data's loggers without their handlers that write to the terminal (its log file is kept), for the run."""
+    import ray.data  # noqa: F401  (Ray Data sets its loggers up when imported)
+
+    taken = []
+    for name in ("ray.data", "ray"):
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+                logger.removeHandler(handler)
+                taken.append((logger, handler))
+    try:
+        yield
+    finally:
+        for logger, handler in taken:
+            logger.addHandler(handler)
+
+
+class _RowProgress:
+    """A bar of the rows in the output folder (on stderr, when enabled), counted from the checkpoint's committed files
+    every PROGRESS_SECONDS by a thread of its own, and once more at the end."""
+
+    def __init__(self, folder: _OutputFolder, rows: int, *, enabled: bool) -> None:
+        self.folder, self.enabled = folder, enabled
+        self.counted: dict[str, int] = {}  # a committed file's rows, by name: a committed file never changes
+        self.bar = progress_bar(rows, enabled=enabled, unit=" rows")
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> _RowProgress:
+        if self.enabled:
+            self._count()
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.enabled:
+            self.thread.join()
+            self._count()
+        self.bar.close()
+
+    def _watch(self) -> None:
+        while not self.stop.wait(PROGRESS_SECONDS):
+            self._count()
+
+    def _count(self) -> None:
+        import pyarrow.parquet
+
+        for path in self.folder.committed_files():
+            if path not in self.counted:
+                try:
+                    self.counted[path] = pyarrow.parquet.read_metadata(path).num_rows
+                except (OSError, ValueError):  # removed or rewritten by Ray Data as it reads it: counted next time
+                    continue
+        self.bar.update(sum(self.counted.values()) - self.bar.n)
 
 
 def _with_missing_rows(
@@ -765,7 +1228,23 @@ class _OutputFolder:
                 f"a run's output does not",
                 remedy="give a new or empty folder, or the folder of an earlier run",
             )
+        self._refuse_links()
         self.run = self._run_record()
+
+    def _refuse_links(self) -> None:
+        """run.json, scores/, checkpoint/ and the files in them are never reached through a symbolic link: a link
+        would have the run overwrite, create or read a file elsewhere."""
+        places = [self.run_file, self.scores, self.checkpoint]
+        for folder in (self.scores, self.checkpoint):
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                places += [os.path.join(folder, name) for name in sorted(os.listdir(folder))]
+        for place in places:
+            if os.path.islink(place):
+                raise InputError(
+                    FileName(place),
+                    " is a symbolic link, which a run's output never follows",
+                    remedy="give a new or empty folder, or the folder of an earlier run as it wrote it",
+                )
 
     def _run_record(self) -> dict[str, Any] | None:
         if not os.path.exists(self.run_file):
@@ -784,12 +1263,18 @@ class _OutputFolder:
     def _column(self, files: Sequence[str], column: str) -> list[Any]:
         import pyarrow.dataset
 
-        return pyarrow.dataset.dataset(list(files), format="parquet").to_table(columns=[column]).column(0).to_pylist()
+        with _unreadable_as_input_error(self.path):
+            dataset = pyarrow.dataset.dataset(list(files), format="parquet")
+            return dataset.to_table(columns=[column]).column(0).to_pylist()
+
+    def committed_files(self) -> list[str]:
+        """The checkpoint's committed files (not those pending: a pending file's rows are deleted and scored again by
+        the next run)."""
+        return [path for path in self._files(self.checkpoint) if not path.endswith(".pending.parquet")]
 
     def committed_ids(self, id_column: str) -> set[Any]:
-        """The ids of the rows whose files Ray Data's checkpoint has committed (not those pending: a pending file's
-        rows are deleted and scored again by the next run)."""
-        files = [path for path in self._files(self.checkpoint) if not path.endswith(".pending.parquet")]
+        """The ids of the rows whose files Ray Data's checkpoint has committed."""
+        files = self.committed_files()
         if files and any(id_column not in _schema_names(path) for path in files[:1]):
             raise InputError(
                 FileName(self.path),
@@ -798,14 +1283,31 @@ class _OutputFolder:
             )
         return set(self._column(files, id_column)) if files else set()
 
-    def check_ids(self, ids: Sequence[Any], done: set[Any]) -> None:
-        """The rows already written are rows of this input: an id the input lacks means another input's rows."""
-        stray = done.difference(ids)
+    def check_ids(self, ids: Sequence[Any], done: set[Any], id_column: str) -> None:
+        """The rows already written are rows of this input (an id the input lacks, in the checkpoint or in scores/,
+        means another input's rows), and every row the checkpoint has committed is in scores/ (else the run would
+        take it for scored, and never score it)."""
+        files = self._files(self.scores)
+        if files and _schema_names(files[0])[:1] != [id_column]:
+            raise InputError(
+                FileName(self.scores),
+                f" holds the scores of another run, keyed by column {_schema_names(files[0])[0]!r}, not {id_column!r}",
+                remedy="give another output folder, or the input and id column of that run",
+            )
+        written = set(self._column(files, id_column)) if files else set()
+        stray = (done | written).difference(ids)
         if stray:
             raise InputError(
                 FileName(self.path),
                 f" holds rows of another input: the id {sorted(stray, key=repr)[0]!r} is not in this one",
                 remedy="give another output folder, or that run's input",
+            )
+        lost = [row_id for row_id in ids if row_id in done and row_id not in written]
+        if lost:
+            raise InputError(
+                FileName(self.checkpoint),
+                f" records {counted(len(lost), 'row')} as written ({_ids_said(lost)}) that {SCORES}/ does not hold",
+                remedy=f"give another output folder, or take {CHECKPOINT}/ out to score every row again",
             )
 
     def check_scoring(self, scoring: _Scoring, columns: _Columns) -> None:
@@ -837,9 +1339,18 @@ class _OutputFolder:
         written = collections.Counter(self._column(files, id_column))
         twice = [row_id for row_id, count in written.items() if count > 1]
         missing = [row_id for row_id in ids if row_id not in written]
-        if twice or missing or len(written) != len(ids):
-            found = f"rows given twice ({_ids_said(twice)})" if twice else f"rows missing ({_ids_said(missing)})"
-            raise ScoringError(FileName(self.path), f" does not hold each input row once: {found}")
+        stray = sorted(set(written).difference(ids), key=repr)
+        found = [
+            f"{what} ({_ids_said(which)})"
+            for what, which in (
+                ("rows given twice", twice),
+                ("rows missing", missing),
+                ("rows not in the input", stray),
+            )
+            if which
+        ]
+        if found:
+            raise ScoringError(FileName(self.path), f" does not hold each input row once: {'; '.join(found)}")
         signature = _merged_signature(self._column(files, SIGNATURE_COLUMN)).format()
         record = {"format": RUN_FORMAT, "signature": signature, "rows": len(ids), "id_column": id_column}
         if record != self.run:
@@ -851,4 +1362,5 @@ class _OutputFolder:
 def _schema_names(path: str) -> list[str]:
     import pyarrow.parquet
 
-    return list(pyarrow.parquet.read_schema(path).names)
+    with _unreadable_as_input_error(path):
+        return list(pyarrow.parquet.read_schema(path).names)

@@ -1199,6 +1199,33 @@ ENGINE_OPTION_NAMES = frozenset(EngineOptions.TABLE)
 CLUSTER_ADDRESS = re.compile(r"auto|(ray://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
 
+# The cluster's bounds (bart_score.cluster, docs/security.md): the most scorers a run asks for (each loads a model);
+# a scorer for at most every BATCHES_PER_ACTOR batches, so that a pool is never larger than its work; and the batches
+# a table is cut into by default, BATCHES_PER_ACTOR_TARGET per scorer of at most MAX_AUTO_BATCH_ROWS rows, so that a
+# killed driver loses about 1/BATCHES_PER_ACTOR_TARGET of the rows.
+MAX_CLUSTER_ACTORS = 1024
+BATCHES_PER_ACTOR = 4
+BATCHES_PER_ACTOR_TARGET = 32
+MAX_AUTO_BATCH_ROWS = 1000
+
+
+def _whole_number_between(least: int, most: int) -> Callable[[Any, str], int | None]:
+    """The check of an option that takes None or a whole number from `least` to `most`."""
+
+    def check(value: Any, name: str) -> int | None:
+        number = None if value is None else whole_number(value)
+        if value is not None and (number is None or not least <= number <= most):
+            raise InputError(
+                Mention(name),
+                f" must be an integer from {least} to {most} or None, got {shown(value)}",
+                option=name,
+                value=value,
+            )
+        return number
+
+    return check
+
+
 def _cluster_address(value: Any, name: str) -> str:
     if not isinstance(value, str):
         raise InputTypeError(
@@ -1237,27 +1264,31 @@ class ClusterOptions(CheckedOptions):
     )
     actors: int | None = option(
         None,
-        doc="the scorers, each a Ray actor holding one loaded model (with a GPU of its own where the cluster has "
-        "GPUs); None: one per GPU of the cluster, or one on a cluster without GPUs",
-        check=optional_positive_int,
+        doc=f"the scorers, each a Ray actor holding one loaded model (with a GPU of its own where the cluster has "
+        f"GPUs), at most {MAX_CLUSTER_ACTORS}, and never more than one per {BATCHES_PER_ACTOR} batches of the table; "
+        f"None: one per GPU of the cluster, or one on a cluster without GPUs",
+        check=_whole_number_between(1, MAX_CLUSTER_ACTORS),
         flag=Flag(
             "--actors",
             integer=True,
             metavar="N",
-            help="scorers, each holding one loaded model (default: one per GPU of the cluster, or one)",
+            help=f"scorers, each holding one loaded model, at most {MAX_CLUSTER_ACTORS} and one per "
+            f"{BATCHES_PER_ACTOR} batches (default: one per GPU of the cluster, or one)",
             section="cluster",
         ),
     )
-    rows_per_batch: int = option(
-        1000,
+    rows_per_batch: int | None = option(
+        None,
         doc="the rows a scorer scores in one engine call (planned and deduplicated together): the unit that is "
-        "retried, written and checkpointed (does not change a score)",
-        check=positive_option,
+        "retried, written and checkpointed (does not change a score beyond float32 rounding); None: sized from the "
+        f"table and the actors, {BATCHES_PER_ACTOR_TARGET} batches per actor of at most {MAX_AUTO_BATCH_ROWS} rows",
+        check=optional_positive_int,
         flag=Flag(
             "--batch-rows",
             integer=True,
             metavar="N",
-            help="rows a scorer scores at once, tried again, written and checkpointed as one (default 1000)",
+            help=f"rows a scorer scores at once, tried again, written and checkpointed as one (default: "
+            f"{BATCHES_PER_ACTOR_TARGET} batches per scorer, of at most {MAX_AUTO_BATCH_ROWS} rows)",
             section="cluster",
         ),
     )

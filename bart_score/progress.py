@@ -8,6 +8,7 @@ from tqdm.auto import tqdm
 _FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_noinv_fmt}]"
 
 
-def progress_bar(total: int, *, enabled: bool) -> tqdm:
-    """A bar over `total` pairs on stderr (a no-op object when not enabled), advanced with its update(n)."""
-    return tqdm(total=total, unit=" pairs", desc="BARTScore", bar_format=_FORMAT, disable=not enabled)
+def progress_bar(total: int, *, enabled: bool, unit: str = " pairs") -> tqdm:
+    """A bar over `total` pairs (or other units: the cluster counts rows) on stderr (a no-op object when not
+    enabled), advanced with its update(n)."""
+    return tqdm(total=total, unit=unit, desc="BARTScore", bar_format=_FORMAT, disable=not enabled)

@@ -8,6 +8,8 @@ The cluster (4 logical CPUs, no dashboard, its servers bound to 127.0.0.1) is st
 needs it, and stopped at the end of the session with no Ray process left behind; those tests are slow. What is refused
 before any cluster is reached runs in the fast subset."""
 
+import csv
+import json
 import os
 
 # Read by Ray when it is imported: a local cluster then binds its servers to 127.0.0.1 only.
@@ -324,15 +326,34 @@ def test_a_batch_that_keeps_failing_is_tried_again_a_bounded_number_of_times(ray
     assert not os.path.exists(os.path.join(output, "run.json"))
 
 
+def write_format(folder, rows, kind):
+    """The rows as one file of `kind` (parquet, jsonl or csv: a CSV cell holds one reference, not a list) in `folder`
+    (made); returns the file's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rows.{kind}"
+    if kind == "parquet":
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    elif kind == "jsonl":
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    else:
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows({**row, "reference": row["reference"][0]} for row in rows)
+    return str(path)
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("kind", ["parquet", "jsonl", "csv"])
 def test_a_driver_killed_mid_run_then_the_same_command_again_scores_only_the_missing_rows(
-    ray_address, tmp_path, tiny_checkpoint, scorer
+    ray_address, tmp_path, tiny_checkpoint, scorer, kind
 ):
     """`bartscore cluster` joining the cluster by address, killed with SIGKILL once some files are committed; the same
     command again scores exactly the rows not committed, into new files, and says so: every row once, with the
-    engine's scores."""
-    rows = corpus_rows(100, seed=4)
-    data = write_rows(tmp_path / "input", rows)
+    engine's scores; for each input format (JSON lines were read into pandas blocks, which Ray Data's checkpoint
+    filter failed on at the rerun)."""
+    rows = [{**row, "reference": row["reference"][:1]} for row in corpus_rows(100, seed=4)]
+    data = write_format(tmp_path / "input", rows, kind)
     output = str(tmp_path / "output")
     command = ["cluster", "-i", data, "-o", output, "-m", tiny_checkpoint, "--device", "cpu", "-q"]
     command += ["--address", ray_address, "--actors", "1", "--batch-rows", "10"]
@@ -368,6 +389,60 @@ def test_a_driver_killed_mid_run_then_the_same_command_again_scores_only_the_mis
     assert len(new_ids) == missing and not set(new_ids) & set(committed)
     expected, _ = engine_scores(scorer, rows)
     assert_scores_equal(output, rows, expected, TOLERANCE)
+
+
+@pytest.mark.slow
+def test_quiet_the_command_prints_its_own_lines_alone(tmp_path, tiny_checkpoint):
+    """`bartscore cluster -q` on a small table, on a local cluster of its own: stdout holds its two lines, stderr
+    nothing (Ray's warnings, its INFO lines, Ray Data's progress and its C++ lines went to the terminal); and the six
+    rows were cut into several batches, each written as it was scored, rather than one."""
+    data = write_rows(tmp_path / "input", corpus_rows(6, seed=6))
+    output = str(tmp_path / "output")
+    status, stdout, stderr = run_cli(
+        "cluster", "-i", data, "-o", output, "-m", tiny_checkpoint, "--device", "cpu", "-q"
+    )
+    assert (status, stderr) == (0, "")
+    lines = stdout.splitlines()
+    assert len(lines) == 2 and lines[0] == f"scored 6 of 6 rows into {output} (0 were there already)"
+    assert lines[1].startswith("signature: ckpt:") and lines[1].endswith(f"|ray:{ray_version()}")
+    assert len(os.listdir(os.path.join(output, "scores"))) > 1
+
+
+def ray_version():
+    import ray
+
+    return ray.__version__
+
+
+@pytest.mark.slow
+def test_no_process_of_a_local_cluster_outlives_its_killed_driver(tmp_path, tiny_checkpoint):
+    """`bartscore cluster` on a local cluster of its own, killed with SIGKILL while its scorer scores: every Ray
+    process it started (its servers, agents and workers) is gone soon after; Ray's dashboard and runtime-env agents
+    lived on for 60 s, trying to tell the dead cluster so. The bound leaves a margin on a busy machine: the watcher
+    ends them within a second or two (docs/scaling.md)."""
+    data = write_rows(tmp_path / "input", corpus_rows(60, seed=7))
+    command = [sys.executable, os.path.join(ROOT, "bartscore.py"), "cluster", "-i", data, "-o", str(tmp_path / "out")]
+    command += ["-m", tiny_checkpoint, "--device", "cpu", "-q", "--batch-rows", "1"]
+    with open(tmp_path / "driver.log", "wb") as log:
+        driver = subprocess.Popen(command, env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=log, stderr=log)
+    started = {}
+    deadline = time.monotonic() + 240
+    while driver.poll() is None and time.monotonic() < deadline:
+        started.update(cluster_processes())
+        if any(BATCH_RUNNING in line for line in started.values()):
+            break
+        time.sleep(0.05)
+    running = driver.poll() is None
+    started.update(cluster_processes())
+    driver.kill()
+    driver.wait()
+    assert running, (tmp_path / "driver.log").read_text()[-3000:]
+    assert any("DashboardAgent" in line for line in started.values()), started
+
+    deadline = time.monotonic() + 30
+    while (left := {pid: line for pid, line in processes().items() if pid in started}) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"Ray processes outlived their driver by 30 s: {left}"
 
 
 # -- a batch the scorer refuses --------------------------------------------------------------------------------------
@@ -418,6 +493,29 @@ def test_an_unreachable_address_is_one_line_before_any_work(tmp_path):
             f"the address of a running one as --address\n"
         )
         assert not os.path.exists(output)
+
+
+@pytest.mark.slow
+def test_a_cluster_that_refuses_the_driver_without_its_token_is_one_line(ray_address, tmp_path):
+    """The session's cluster, with token authentication, joined by a driver without RAY_AUTH_MODE=token: one line
+    saying so, rather than Ray's line a second for a minute and a traceback; nothing written."""
+    data, output = write_rows(tmp_path / "input", corpus_rows(3)), str(tmp_path / "out")
+    environment = {name: value for name, value in os.environ.items() if name != "RAY_AUTH_MODE"}
+    command = ["cluster", "-i", data, "-o", output, "--address", ray_address]
+    done = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bartscore.py"), *command],
+        capture_output=True,
+        text=True,
+        env={**environment, "HF_HUB_OFFLINE": "1"},
+        timeout=180,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"bartscore cluster: the Ray cluster at {ray_address!r} refuses a driver without an authentication token; "
+        f"set RAY_AUTH_MODE=token, with the cluster's token in RAY_AUTH_TOKEN, in the file RAY_AUTH_TOKEN_PATH names, "
+        f"or in ~/.ray/auth_token\n"
+    )
+    assert not os.path.exists(output)
 
 
 @pytest.mark.slow

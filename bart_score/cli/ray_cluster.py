@@ -4,7 +4,6 @@ surviving a lost scorer or a lost driver: the same command again scores only the
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -97,8 +96,6 @@ def check(args: argparse.Namespace) -> ClusterRequest:
 def run(request: ClusterRequest) -> None:
     from ..cluster import score_on_ray
 
-    if not request.options.show_progress:  # -q: Ray Data's lines about each execution go, as the bars do
-        os.environ.setdefault("RAY_DATA_LOG_LEVEL", "WARNING")  # read each time Ray Data sets its loggers up
     done = score_on_ray(
         list(request.data),
         request.output,

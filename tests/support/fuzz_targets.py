@@ -482,6 +482,83 @@ _LINES = st.lists(st.one_of(st.sampled_from(_CELL_PIECES), st.text(max_size=10))
 register(Target(name="plain-texts", inputs=lambda thorough: file_bytes(_LINES), run=_read_texts))
 
 
+# -- the cluster's table reader (bart_score.cluster), without a cluster ----------------------------------------------
+
+
+def _parquet_tables() -> st.SearchStrategy[bytes]:
+    """A Parquet file's bytes: a table of up to 4 rows whose columns (among id, source, reference, sys) hold text,
+    whole numbers, lists, structs or nothing, with schema metadata of any size up to past the bound, then bytes of it
+    changed, put in or cut."""
+    import pyarrow as pa
+
+    values = st.one_of(
+        st.none(),
+        st.text(max_size=8),
+        st.integers(-(1 << 63), (1 << 63) - 1),
+        st.lists(st.one_of(st.none(), st.text(max_size=4)), max_size=2),
+        st.fixed_dictionaries({"text": st.text(max_size=4)}),
+    )
+    columns = st.dictionaries(st.sampled_from(["id", "source", "reference", "sys", "٣"]), values, min_size=1)
+    metadata = st.sampled_from([0, 10, (1 << 20) + 1])
+    edits = st.lists(
+        st.tuples(st.integers(0, 1 << 16), st.sampled_from(["set", "insert", "cut"]), st.binary(min_size=1, max_size=4))
+    )
+
+    def written(parts: tuple[dict[str, Any], int, int, list[tuple[int, str, bytes]]]) -> bytes:
+        import io
+
+        import pyarrow.parquet as pq
+
+        row, rows, padding, changes = parts
+        try:
+            table = pa.Table.from_pylist([row] * rows)
+        except (pa.ArrowException, OverflowError):
+            table = pa.table({"id": ["a"] * rows})
+        if padding:
+            table = table.replace_schema_metadata({b"padding": b"x" * padding})
+        out = io.BytesIO()
+        pq.write_table(table, out)
+        data = out.getvalue()
+        for at, how, raw in changes:
+            at %= len(data) + 1
+            if how == "set":
+                data = data[:at] + raw + data[at + len(raw) :]
+            elif how == "insert":
+                data = data[:at] + raw + data[at:]
+            else:
+                data = data[:at] + data[at + len(raw) :]
+        return data
+
+    return st.tuples(columns, st.integers(0, 4), metadata, edits.map(lambda e: e[:3])).map(written)
+
+
+def _read_cluster_table(kind: str) -> Any:
+    """The cluster's reading of a table file before any cluster is reached: its columns' roles, types and texts, and
+    its ids (bart_score.cluster._checked_input), with max_chars at 10,000."""
+
+    def read(data: bytes) -> Any:
+        from bart_score.cluster import _checked_input, _Input, _Request
+        from bart_score.options import ClusterOptions, EngineOptions, ScoringOptions
+
+        path = write_file(scratch(f"fuzz-cluster.{kind}"), data, len(data))
+        roles = (None, None, None)
+        request = _Request("id", roles, EngineOptions(), ScoringOptions(max_chars=10_000), ClusterOptions())
+        return _checked_input(_Input(None, (f".{kind}", [path], [path])), request)
+
+    return read
+
+
+# Each format's inputs, and what the fuzzing found: a first line of null crashed pyarrow 26's JSON reader (SIGSEGV),
+# and a CSV header that is not UTF-8 was a UnicodeDecodeError.
+_CLUSTER_INPUTS = {
+    "jsonl": (lambda thorough: file_bytes(jsonl_texts()), (b"null\n", b" \n\tnull\n{}\n")),
+    "csv": (lambda thorough: file_bytes(csv_texts()), (b"\xff\n",)),
+    "parquet": (lambda thorough: _parquet_tables(), ()),
+}
+for _kind, (_inputs, _fixed) in _CLUSTER_INPUTS.items():
+    register(Target(name=f"cluster-{_kind}", inputs=_inputs, run=_read_cluster_table(_kind), fixed=_fixed))
+
+
 # -- convert's marker (bart_score.models.conversion) -----------------------------------------------------------------
 
 # The folder a marker is read in: one file a conversion wrote, config.json, beside bartscore-convert.json.
