@@ -3,10 +3,13 @@ dashboard, its servers bound to 127.0.0.1) scores one table with the tiny BART t
 counted: an uninterrupted run; a run whose scorer is killed with SIGKILL while it scores a batch; and `bartscore
 cluster --address` killed with SIGKILL once some rows are committed, then the same command again. Printed per run: the
 seconds, the rows written (and by the rerun), the distinct ids, the missing ones, and the largest difference to the
-uninterrupted run's scores.
+uninterrupted run's scores; the uninterrupted run's largest difference to the single-process engine (score_corpus on
+every row at once), which float32's rounding in batches of other rows makes; and the seconds the rerun took to load
+the checkpoint, as Ray Data's log says.
 
     python bench/bench_cluster_failures.py                                   # 400 rows, 2 scorers, batches of 20
     python bench/bench_cluster_failures.py --rows 100 --actors 1 --batch-rows 10
+    RAY_DATA_PARQUET_FOOTER_NUM_ACTORS=32 python bench/bench_cluster_failures.py   # Ray Data's own footer readers
 
 Only this script's own processes are killed (the cluster it started, and its driver), never another cluster's."""
 
@@ -30,6 +33,7 @@ import pyarrow.parquet as pq
 from support.models import build_tiny, prebuilt
 from support.text import english_like, english_like_text
 
+from bart_score import BARTScorer, Corpus, score_corpus
 from bart_score.cluster import score_on_ray
 from bart_score.options import ClusterOptions, EngineOptions
 
@@ -82,7 +86,26 @@ def write_input(folder, count):
     ]
     os.makedirs(folder)
     pq.write_table(pa.Table.from_pylist(rows), os.path.join(folder, "rows.parquet"))
-    return [row["id"] for row in rows]
+    return rows
+
+
+def engine_difference(checkpoint, rows, written):
+    """The largest difference, and the largest relative one, of the scores `written` to the single-process engine's
+    (score_corpus on every row at once): what float32's rounding in batches of other rows moves."""
+    scorer = BARTScorer(checkpoint=checkpoint, device="cpu")
+    corpus = Corpus(
+        {system: [row[system] for row in rows] for system in ("a", "b")},
+        sources=[row["source"] for row in rows],
+        references=[[row["reference"]] for row in rows],
+    )
+    expected, _ = score_corpus(scorer, corpus, show_progress=False)
+    pairs = [
+        (written[row["id"]][f"{system}/{direction}"], value)
+        for system, directions in expected.items()
+        for direction, values in directions.items()
+        for row, value in zip(rows, values)
+    ]
+    return max(abs(got - value) for got, value in pairs), max(abs(got - value) / abs(value) for got, value in pairs)
 
 
 def committed(output):
@@ -105,6 +128,14 @@ def counts(output, ids, baseline=None):
     return len(table), len(written), len(set(ids) - set(written)), largest, written
 
 
+def checkpoint_loading(ray):
+    """What Ray Data's log of this cluster says of the last checkpoint it loaded (its seconds)."""
+    path = os.path.join(ray._private.worker._global_node.get_logs_dir_path(), "ray-data.log")
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        said = [line for line in handle if "Checkpoint loaded" in line]
+    return said[-1].split(" -- ", 1)[-1].split(". SizeBytes")[0] if said else "not in ray-data.log"
+
+
 def report(name, seconds, ids, output, baseline, note=""):
     rows, distinct, missing, largest, written = counts(output, ids, baseline)
     difference = "" if largest is None else f", largest difference {largest:.1e}"
@@ -124,10 +155,12 @@ def main():
     work = tempfile.mkdtemp(prefix="bench-cluster-")
     checkpoint = prebuilt(os.path.join(work, "tiny-bart"), build_tiny, family="bart")
     data = os.path.join(work, "input")
-    ids = write_input(data, args.rows)
+    rows = write_input(data, args.rows)
+    ids = [row["id"] for row in rows]
     engine = EngineOptions(checkpoint=checkpoint, device="cpu")
     cluster = ClusterOptions(actors=args.actors, rows_per_batch=args.batch_rows)
-    os.environ["RAY_DATA_PARQUET_FOOTER_NUM_ACTORS"] = "1"  # inherited by the cluster's processes
+    # Inherited by the cluster's processes and the driver; given, kept (32 is Ray Data's own default).
+    os.environ.setdefault("RAY_DATA_PARQUET_FOOTER_NUM_ACTORS", "1")
     start = time.perf_counter()
     ray.init(num_cpus=max(4, args.actors + 3), include_dashboard=False, log_to_driver=False)
     address = ray.get_runtime_context().gcs_address
@@ -139,6 +172,8 @@ def main():
         start = time.perf_counter()
         score_on_ray(data, os.path.join(work, "plain"), engine=engine, cluster=cluster)
         baseline = report("uninterrupted", time.perf_counter() - start, ids, os.path.join(work, "plain"), None)
+        largest, relative = engine_difference(checkpoint, rows, baseline)
+        print(f"  against the single-process engine: largest difference {largest:.1e}, relative {relative:.1e}")
 
         killed, stop = [], threading.Event()
         killer = threading.Thread(target=kill_one_scorer_mid_batch, args=(killed, stop), daemon=True)
@@ -197,6 +232,7 @@ def main():
         rerun = subprocess.run(command, env=environment, capture_output=True, text=True)
         said = rerun.stdout.splitlines()[0] if rerun.stdout else rerun.stderr.strip()[-500:]
         report("the same command again", time.perf_counter() - start, ids, output, baseline, f" ({said})")
+        print(f"  of which loading the checkpoint: {checkpoint_loading(ray)}")
     finally:
         ray.shutdown()
     print(f"(the outputs are under {work})")
