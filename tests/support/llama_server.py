@@ -1,6 +1,7 @@
 """llama.cpp's llama-server, the real inference server of the served-model tests and benchmark: the binary that
 .ci/llama-server builds into the tests' model cache (support/cache.py), run on a GGUF file, bound to 127.0.0.1 with
---offline, on a free port, and stopped at the end of a `with`."""
+--offline, on a free port, and stopped at the end of a `with`. The build is static (llama.cpp's libraries linked in),
+so the binary runs from where it lies, with no library path set."""
 
 from __future__ import annotations
 
@@ -15,13 +16,33 @@ import urllib.request
 from support.cache import cache_folder
 
 VERSION = "11434.0.0"
-HOW_TO_BUILD = "llama-server is not built: run `bash .ci/llama-server` (about 10 minutes on two cores, once a machine)"
+HOW_TO_BUILD = (
+    "llama-server is not built: run `bash .ci/llama-server` (17 minutes of CPU time, once a machine; it prints the "
+    "binary's path)"
+)
 
 
 def llama_server_binary() -> str | None:
     """The binary .ci/llama-server built, or None where it has not been built."""
-    path = os.path.join(cache_folder(), f"llama-server-{VERSION}", "llama-server")
+    path = os.path.join(cache_folder(), f"llama-server-{VERSION}-static", "llama-server")
     return path if os.access(path, os.X_OK) else None
+
+
+def wait_until_ready(url: str, process: subprocess.Popen[bytes], log: str, seconds: float = 300) -> None:
+    """Returns once the llama-server at `url`, started as `process` (its log in the file `log`), answers /health with
+    its model loaded; a RuntimeError naming the log if the process ends first or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"llama-server ended with status {process.returncode}; see {log}")
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=5) as answer:
+                if json.load(answer).get("status") == "ok":
+                    return
+        except (OSError, urllib.error.URLError, ValueError):
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"llama-server did not answer /health within {seconds:g} s; see {log}")
 
 
 class LlamaServer:
@@ -49,23 +70,23 @@ class LlamaServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def cpu_seconds(self) -> float:
+        """The CPU time the server has spent so far (user and system, all its threads; from Linux's /proc): what a
+        scoring costs it, which a shared machine's load stretches far less than the wall-clock time."""
+        assert self.process is not None, "the server is not started"
+        with open(f"/proc/{self.process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def __enter__(self) -> LlamaServer:
-        environment = {**os.environ, "LD_LIBRARY_PATH": os.path.dirname(self.command[0])}
         with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, env=environment)
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"llama-server ended with status {self.process.returncode}; see {self.log}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/health", timeout=5) as answer:
-                    if json.load(answer).get("status") == "ok":
-                        return self
-            except (OSError, urllib.error.URLError, ValueError):
-                pass
-            time.sleep(0.5)
-        self.__exit__()
-        raise RuntimeError(f"llama-server did not answer /health within 300 s; see {self.log}")
+            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_until_ready(self.url, self.process, self.log)
+        except RuntimeError:
+            self.__exit__()
+            raise
+        return self
 
     def __exit__(self, *exc: object) -> None:
         if self.process is not None and self.process.poll() is None:
