@@ -5,15 +5,15 @@ tests' model cache) on the real SmolLM2-135M-Instruct GGUF file (tests/support/r
 
 For each concurrency asked for, a fresh server (--parallel slots as many as the concurrency) scores the same
 SummEval-shaped pairs (workload.py's texts: sources of about 450 tokens, summaries of about 85, three per source,
-faithfulness) with BARTScorer(checkpoint="llama.cpp+<url>", concurrency=N) --runs times in turn, the first run on the
-fresh server; the concurrencies are taken in turn, round after round, so that a shared machine's load falls on each
-alike. With --prompt-cache on off, each concurrency is also run with the requests allowed to start from the server's
-cached state of an earlier prompt (cache_prompt, which bartscore sends false), to measure what that saves and how it
-moves the scores. Each run prints its seconds and pairs/s (which the load stretches), the server's CPU seconds a pair
-(which it stretches far less), and its scores' largest difference from the server's first run and from the first
-run of its concurrency; then each setting's median and best, the engine's, and the served scores beside the
-engine's: mean and largest absolute difference, and Spearman's correlation. llama.cpp computes on the quantized
-weights, the engine on them dequantized to float32.
+faithfulness) with BARTScorer(checkpoint="llama.cpp+<url>", served_tokenizer=<the file>, concurrency=N) --runs times in
+turn, the first run on the fresh server; the concurrencies are taken in turn, round after round, so that a shared
+machine's load falls on each alike. With --prompt-cache on off, each concurrency is also run with the requests allowed
+to start from the server's cached state of an earlier prompt (cache_prompt, which bartscore sends false), to measure
+what that saves and how it moves the scores. Each run prints its seconds and pairs/s (which the load stretches), the
+server's CPU seconds a pair (which it stretches far less), and its scores' largest difference from the server's first
+run and from the first run of its concurrency; then each setting's median and best, the engine's, and the served scores
+beside the engine's: mean and largest absolute difference, and Spearman's correlation. llama.cpp computes on the
+quantized weights, the engine on them dequantized to float32.
 
     python bench/bench_served.py [--pairs 30] [--concurrency 1 2 4] [--threads 1] [--rounds 3] [--runs 2]
                                  [--prompt-cache off]
@@ -98,7 +98,10 @@ def main() -> None:
                     server_first: list[float] = []
                     for run in range(1, args.runs + 1):
                         scorer = bart_score.BARTScorer(
-                            checkpoint=f"llama.cpp+{server.url}", device="cpu", concurrency=concurrency
+                            checkpoint=f"llama.cpp+{server.url}",
+                            device="cpu",
+                            served_tokenizer=gguf,
+                            concurrency=concurrency,
                         )
                         cpu_before, started = server.cpu_seconds(), time.perf_counter()
                         scores = scorer.score(conditions, targets)

@@ -52,6 +52,10 @@ ROUNDING = 1e-5
 UNDERFLOW = -1e30
 # llama.cpp: the logit bias that makes greedy sampling take one given token.
 FORCING_BIAS = 1e4
+# llama.cpp: whether a request may start from the server's cached state of an earlier prompt. It may not: a prefix
+# restored from the cache has its last token computed alone, a fresh one in one batch with the rest, which rounds
+# otherwise, so that a fresh server's first run scored up to 0.018 from its later runs (bench/bench_served.py).
+LLAMA_CPP_PROMPT_CACHE = False
 # The text whose tokens the server and the tokenizer here must agree on (words, digits, punctuation, accents, a
 # line break, double spaces).
 PROBE_TEXT = "The café's 3 dogs ran 12.5 km,\n  then rested — twice! (Naïve?) Über-quick."
@@ -643,7 +647,7 @@ class Forcing:
             "temperature": 0.0,
             "n_probs": 1,
             "return_tokens": True,
-            "cache_prompt": True,
+            "cache_prompt": LLAMA_CPP_PROMPT_CACHE,
         }
         tokens, probabilities = self._generated(body)
         reported = []
@@ -687,7 +691,7 @@ class Forcing:
             "n_probs": listed,
             "logit_bias": [[token, FORCING_BIAS]],
             "return_tokens": True,
-            "cache_prompt": True,
+            "cache_prompt": LLAMA_CPP_PROMPT_CACHE,
         }
 
     def _generated(self, body: dict[str, Any]) -> tuple[list[Any], list[dict[str, Any]]]:
