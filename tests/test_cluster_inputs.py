@@ -309,16 +309,19 @@ def test_an_address_where_something_else_listens_is_one_line(tmp_path, answers):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["cell", "metadata"])
+@pytest.mark.parametrize("kind", ["jsonl-cell", "parquet-cell", "metadata"])
 def test_the_largest_hostile_tables_end_in_one_line_within_their_bounds(tmp_path, kind):
-    """Under 3 GB of address space and 60 s, a 100 MB cell and 50 MB of schema metadata are one line each, before
-    any cluster (measured without the bounds: a 500 MB cell ended in 22 lines; 50 MB of metadata on 6 rows took
-    4.56 GB and 97 s)."""
-    if kind == "cell":
-        table_rows = rows(6)
-        table_rows[3]["a"] = "x" * 100_000_000
+    """Under 3 GB of address space and 60 s, a 100 MB cell (a JSON line over its bound; in Parquet, a text over
+    --max-chars) and 50 MB of schema metadata are one line each, before any cluster (measured without the bounds: a
+    500 MB cell ended in 22 lines; 50 MB of metadata on 6 rows took 4.56 GB and 97 s)."""
+    table_rows = rows(6)
+    table_rows[3]["a"] = "x" * 100_000_000
+    if kind == "jsonl-cell":
         data = write_jsonl(tmp_path / "rows.jsonl", table_rows)
-        expected = "row 'row-3', column 'a' has 100,000,000 characters, more than --max-chars=1000000"
+        expected = f"{data} line 4 holds more than 67,108,864 bytes, the most a row of JSON lines may hold here"
+    elif kind == "parquet-cell":
+        data = write_parquet(tmp_path / "rows.parquet", table_rows)
+        expected = "row 'row-3', column 'a' has 100,000,000 characters, more than --max-chars 1000000"
     else:
         data = write_parquet(tmp_path / "rows.parquet", rows(6), {b"padding": b"x" * 50_000_000})
         expected = "50,000,007 bytes of schema metadata"
