@@ -17,8 +17,8 @@ from support.cache import cache_folder
 
 VERSION = "11434.0.0"
 HOW_TO_BUILD = (
-    "llama-server is not built: run `bash .ci/llama-server` (17 minutes of CPU time, once a machine; it prints the "
-    "binary's path)"
+    "llama-server is not built: run `bash .ci/llama-server` (about 14 minutes of CPU time, once a machine; it prints "
+    "the binary's path)"
 )
 
 
