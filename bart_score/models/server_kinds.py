@@ -54,7 +54,7 @@ UNDERFLOW = -1e30
 FORCING_BIAS = 1e4
 # llama.cpp: whether a request may start from the server's cached state of an earlier prompt. It may not: a prefix
 # restored from the cache has its last token computed alone, a fresh one in one batch with the rest, which rounds
-# otherwise, so that a fresh server's first run scored up to 0.018 from its later runs (bench/bench_served.py).
+# otherwise, so that a fresh server's first run scored up to 0.028 from its later runs (bench/README.md).
 LLAMA_CPP_PROMPT_CACHE = False
 # The text whose tokens the server and the tokenizer here must agree on (words, digits, punctuation, accents, a
 # line break, double spaces).
