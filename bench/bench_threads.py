@@ -29,8 +29,8 @@ import tempfile
 
 import _setup
 
-# One configuration's process: argv[1:] is the command line; it scores once for each line read from stdin and answers
-# each with a JSON line {seconds, threads, scores}.
+# One configuration's process: argv[1:] is the command line; it says "loaded" once the model is, then scores once for
+# each line read from stdin and answers each with a JSON line {seconds, threads, scores}.
 CHILD = """
 import json, sys, time
 import torch
@@ -41,6 +41,7 @@ from bart_score.corpus import score_corpus
 args = build_parser().parse_args(sys.argv[1:])
 request = args.check(args).scoring
 scorer = load_scorer(request.engine, quiet=True)
+print("loaded", flush=True)
 for _ in sys.stdin:
     started = time.perf_counter()
     per_system, _signature = score_corpus(scorer, request.corpus, request.options)
@@ -124,6 +125,10 @@ def main() -> None:
             cores = len(os.sched_getaffinity(0))
             print(f"{args.pairs} pairs; {cores} cores this process may use; {args.hogs} busy loop(s) beside")
             processes = [start(configuration, gguf, files) for configuration in configurations]
+            for process in processes:  # every model loaded before any scoring is timed
+                assert process.stdout is not None
+                if process.stdout.readline().strip() != "loaded":
+                    raise SystemExit(f"bench_threads: a configuration's process ended (status {process.wait()})")
             for round_number in range(1, args.rounds + 1):
                 for (name, _, _), process in zip(configurations, processes):
                     load = os.getloadavg()[0]
