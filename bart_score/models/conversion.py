@@ -314,6 +314,10 @@ def _listed_files(folder: str) -> dict[str, tuple[int, str]] | None:
     return listed
 
 
+class _NotARegularFile(OSError):
+    """A listed name that is a folder, a device, a pipe or a socket: not a file a conversion wrote."""
+
+
 def _size_and_sha256(path: str) -> tuple[int, str]:
     """A regular file's size and SHA-256, opened without following a link or waiting on a pipe; OSError for anything
     else."""
@@ -321,7 +325,7 @@ def _size_and_sha256(path: str) -> tuple[int, str]:
     with os.fdopen(descriptor, "rb") as handle:
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
+            raise _NotARegularFile(errno.EINVAL, "not a regular file", path)
         digest = hashlib.sha256()
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)

@@ -348,6 +348,11 @@ class _OverBound(Exception):
     """An answer whose body holds more than its AnswerBound (the message says what): not retried."""
 
 
+class _DeadlinePassed(TimeoutError):
+    """A request whose deadline passed (the watchdog shut its socket, or no time was left to connect): caught with the
+    socket's own timeouts, as a timeout."""
+
+
 class Connection:
     """JSON requests to one server: a persistent connection for each thread, each request given `timeout` seconds in
     all (connecting, sending, the headers and the body: a watchdog thread shuts the request's socket at its
@@ -509,11 +514,11 @@ class Connection:
             expired = self._unwatch(connection)
             self._close(connection)
             if expired and isinstance(failure, (OSError, http.client.HTTPException)):
-                raise TimeoutError from None
+                raise _DeadlinePassed from None
             raise
         if self._unwatch(connection):  # its body may be cut short where the socket was shut
             self._close(connection)
-            raise TimeoutError
+            raise _DeadlinePassed
         if response.will_close:
             self._close(connection)
         return response.status, response.headers, data
@@ -555,7 +560,7 @@ class Connection:
         with self._lock:
             left = self._deadlines.get(connection, 0.0) - time.monotonic()
         if left <= 0:
-            raise TimeoutError
+            raise _DeadlinePassed
         return left
 
     def _watch(self, connection: http.client.HTTPConnection) -> None:
