@@ -1082,13 +1082,13 @@ class EngineOptions(CheckedOptions):
     served_tokenizer: str | None = option(
         None,
         doc="a served model: the Hub id, folder or GGUF file its tokenizer is read from, to tokenize as the server "
-        "does (default: where the server says its weights are)",
+        "does (default: the Hub id the server reports, from the Hugging Face cache; a path it reports is never read)",
         check=_name,
         flag=Flag(
             "--served-tokenizer",
             metavar="CHECKPOINT",
-            help="a served model: the Hub id, folder or GGUF file its tokenizer is read from (default: where the "
-            "server says its weights are)",
+            help="a served model: the Hub id, folder or GGUF file its tokenizer is read from (default: the Hub id "
+            "the server reports; needed for llama.cpp+, which reports a path)",
             section="checkpoint",
         ),
         setting=MODEL_ENTRY_SETTING,
@@ -1106,6 +1106,7 @@ class EngineOptions(CheckedOptions):
             f"{DEFAULT_CONCURRENCY})",
             section="device",
         ),
+        setting=MODEL_ENTRY_SETTING,
     )
     request_timeout: float | None = option(
         None,
@@ -1120,6 +1121,7 @@ class EngineOptions(CheckedOptions):
             read=_decimal_text,
             section="device",
         ),
+        setting=MODEL_ENTRY_SETTING,
     )
     request_retries: int | None = option(
         None,
@@ -1134,6 +1136,7 @@ class EngineOptions(CheckedOptions):
             f"{DEFAULT_RETRIES})",
             section="device",
         ),
+        setting=MODEL_ENTRY_SETTING,
     )
     threads: int | None = option(
         None,

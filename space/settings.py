@@ -27,6 +27,10 @@ DEFAULT_MAX_PAIRS = 20_000
 # BARTScorer options of a BARTSCORE_APP_MODELS entry (chat=true scores a causal LM in its chat format, with
 # instruction= and system=); for the Batch tab, the long-source options of BARTSCORE_APP_LONG_SOURCE after its mode.
 MODEL_OPTIONS = {name: spec for name, spec in EngineOptions.TABLE.items() if spec.setting == MODEL_ENTRY_SETTING}
+# A served model's requests in the Space, unless its menu entry says otherwise: the scoring slot that every visitor
+# shares is held while a request waits on its server, so a server that hangs holds it for at most about a minute (two
+# attempts of 30 s) rather than the library's 4 of 120 s.
+SERVED_MODEL_BOUNDS = {"request_timeout": 30.0, "request_retries": 1}
 LONG_SOURCE_OPTIONS = {
     name: spec
     for name, spec in ScoringOptions.TABLE.items()
@@ -128,6 +132,11 @@ def _model_entry(entry):
     for key in [key for key in options if key in MODEL_OPTIONS and MODEL_OPTIONS[key].flags[0].integer]:
         number = ascii_integer(options[key])  # as the command line reads it (threads); the option's check says the rest
         options[key] = options[key] if number is None else number
+    for key in [key for key in options if key in MODEL_OPTIONS and MODEL_OPTIONS[key].flags[0].read is not None]:
+        options[key] = MODEL_OPTIONS[key].flags[0].read(options[key])  # as the command line reads it (request_timeout)
+    if names_a_server(checkpoint):  # a visitor's request holds the scoring slot while its server answers
+        for key, value in SERVED_MODEL_BOUNDS.items():
+            options.setdefault(key, value)
     try:  # the engine's checks that need no model (the chat options' among them), at start
         bart_score.EngineOptions(**options)
     except ValueError as error:

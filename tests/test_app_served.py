@@ -236,3 +236,28 @@ def test_the_page_says_a_servers_failure_by_the_menu_name(port, tiny_opt, fresh_
         assert "The model 'big' runs on an inference server, which cannot score this request now" in status
         assert_nothing_internal(status, port)
     assert KEY not in caplog.text  # the operator's log has the server's words, the key blanked out
+
+
+def test_a_served_model_holds_the_shared_slot_a_bounded_time_unless_its_entry_says_otherwise():
+    """A visitor's request holds the scoring slot while its server answers: the Space bounds a served model's requests
+    (SERVED_MODEL_BOUNDS) below the library's defaults, an entry's own request_timeout, request_retries and
+    concurrency are read as the command line reads them, and a local model's entry gets none of them."""
+    from bart_score.options import EngineOptions
+
+    library = EngineOptions(checkpoint="vllm+http://127.0.0.1:9/v1")
+    settings = space.settings.settings_from_env(
+        {
+            "BARTSCORE_APP_MODELS": "big=vllm+http://127.0.0.1:9/v1;served_model=tiny,"
+            "own=sglang+http://127.0.0.1:9;request_timeout=2.5;request_retries=0;concurrency=2,"
+            "local=vanilla"
+        }
+    )
+    big, own, local = (settings.models[name] for name in ("big", "own", "local"))
+    attempts = big["request_retries"] + 1
+    assert big["request_timeout"] * attempts <= 60
+    assert big["request_timeout"] * attempts < servers.DEFAULT_REQUEST_TIMEOUT * (servers.DEFAULT_RETRIES + 1)
+    assert library.request_timeout is None  # the library's default stays its own
+    assert (own["request_timeout"], own["request_retries"], own["concurrency"]) == (2.5, 0, 2)
+    assert not {"request_timeout", "request_retries", "concurrency"} & set(local)
+    with pytest.raises(bart_score.InputError, match="request_timeout"):
+        space.settings.settings_from_env({"BARTSCORE_APP_MODELS": "big=vllm+http://127.0.0.1:9/v1;request_timeout=1e9"})
