@@ -538,7 +538,7 @@ def test_docs_llama_server_commands_score_as_written(smollm2_gguf, tmp_path):
 
 
 def test_the_spaces_menu_takes_a_served_model_and_its_options():
-    from space.settings import settings_from_env
+    from space.settings import SERVED_MODEL_BOUNDS, settings_from_env
 
     entry = "big=vllm+http://127.0.0.1:8000/v1;served_model=llama-3-70b;served_tokenizer=./tokenizer"
     models = settings_from_env({"BARTSCORE_APP_MODELS": entry}).models
@@ -546,4 +546,5 @@ def test_the_spaces_menu_takes_a_served_model_and_its_options():
         "checkpoint": "vllm+http://127.0.0.1:8000/v1",
         "served_model": "llama-3-70b",
         "served_tokenizer": "./tokenizer",
+        **SERVED_MODEL_BOUNDS,  # the Space's own bounds on a request (test_app_served.py)
     }
