@@ -41,7 +41,7 @@ from typing import Any
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
 from ..messages import Mention, shown
 from ..reading import parse_json
-from .servers import SERVER_NAMES, Connection
+from .servers import SERVER_NAMES, Connection, one_line_character
 
 # Pairs of one condition sent in one request, to the servers that take a list of prompts.
 PAIRS_PER_REQUEST = 16
@@ -142,15 +142,8 @@ def printable(text: str, connection: Connection) -> str:
     \\uNNNN, so that it is one line that cannot forge another field or line."""
     whole_text = connection.redacted(text)
     cut = whole_text[:MOST_REPORTED_CHARS]
-    shown = "".join(
-        character if character.isprintable() and character != "|" else _escaped(character) for character in cut
-    )
+    shown = "".join(map(one_line_character, cut))
     return shown + "..." if len(whole_text) > MOST_REPORTED_CHARS else shown
-
-
-def _escaped(character: str) -> str:
-    code = ord(character)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def quoted(text: str, connection: Connection) -> str:

@@ -665,7 +665,7 @@ def shown_words(text: str, key: str | None) -> str:
     head = _redacted_head(text, key)
     if len(text) > MOST_WORDS_READ:
         head = head[:-MOST_KEY_FRAGMENT]
-    pieces = [c if c.isprintable() and c != "|" else _escaped(c) for c in " ".join(head.split())]
+    pieces = [one_line_character(c) for c in " ".join(head.split())]
     if len(text) <= MOST_WORDS_READ and sum(map(len, pieces)) <= MESSAGE_CHARACTERS:
         return "".join(pieces)
     kept, size = [], 0
@@ -713,8 +713,12 @@ def _redacted_pieces(head: str, key: str) -> str:
     return "".join(kept)
 
 
-def _escaped(character: str) -> str:
-    """A character as Python writes it escaped in a string: \\xNN, \\uNNNN or \\UNNNNNNNN."""
+def one_line_character(character: str) -> str:
+    """A character of a server's text as one line of ours shows it: itself, or, when it is not printable or is "|"
+    (which parts a signature's fields and a table's cells), escaped as Python writes it: \\xNN, \\uNNNN or
+    \\UNNNNNNNN."""
+    if character.isprintable() and character != "|":
+        return character
     code = ord(character)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
