@@ -318,5 +318,6 @@ for _kind in VALID:
             run=_scored(_kind),
             check=_check_scored,
             fixed=FIXED[_kind],
+            steered=False,
         )
     )
