@@ -443,7 +443,8 @@ def test_a_full_disk_at_any_step_is_one_line_and_leaves_nothing(tiny_gguf, conve
 # A conversion in a process of its own that signals when the weights are written and waits while it writes the
 # tokenizer: then stopped by a signal. Under 3 GiB of address space.
 _STOPPED_CONVERSION = """
-import os, resource, sys, time
+import os, resource, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as from a terminal: a pytest-xdist worker ignores SIGINT
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 import transformers
 from bart_score.cli import main
