@@ -615,5 +615,6 @@ register(
         inputs=lambda thorough: file_bytes(_marker_texts()),
         run=_read_marker,
         check=_replaced_only_as_written,
+        steered=False,  # each input's seconds are a few file writes, which steering cannot move (bench/README.md)
     )
 )
