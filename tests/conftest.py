@@ -259,3 +259,14 @@ def smollm2_scorer(smollm2_folder):
     import bart_score
 
     return bart_score.BARTScorer(checkpoint=smollm2_folder, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def tiny_opt(tmp_path_factory):
+    """A tiny OPT (byte-level BPE, a BOS the tokenizer adds), as a folder and as the tests' inference server loads it
+    (support/inference_server.py): the served-model tests' model."""
+    from support.inference_server import TinyModel
+    from support.models import tiny_checkpoint_for
+
+    checkpoint = tiny_checkpoint_for(tmp_path_factory, "opt")
+    return checkpoint, TinyModel(checkpoint)

@@ -17,7 +17,7 @@ from support.extras import require_extra
 
 require_extra("app")  # before the imports that need it
 from support import app_server
-from support.inference_server import InferenceServer, TinyModel
+from support.inference_server import InferenceServer
 from support.lazy import LazyModule
 from support.space_inputs import CANDIDATES, REFERENCES, SOURCE
 
@@ -33,15 +33,6 @@ space_handlers = LazyModule("space.handlers")
 KEY = "sk-test-0123456789abcdef"  # the API key the tests' server wants, which no visitor may see
 TOLERANCE = 1e-5
 FAITHFULNESS = ["big", ["faithfulness"], "mean", "none", "", "encoder"]
-
-
-@pytest.fixture(scope="module")
-def tiny_opt(tmp_path_factory):
-    """A tiny OPT, as a folder and as the tests' server loads it."""
-    from support.models import tiny_checkpoint_for
-
-    checkpoint = tiny_checkpoint_for(tmp_path_factory, "opt")
-    return checkpoint, TinyModel(checkpoint)
 
 
 @pytest.fixture(scope="module")

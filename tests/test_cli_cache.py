@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from support.cli import ROOT, SOURCES, SYSTEM_A, SYSTEM_B, tsv_scores
-from support.inference_server import InferenceServer, TinyModel
+from support.inference_server import InferenceServer
 
 import bart_score
 from bart_score.engine import BARTScorer
@@ -26,15 +26,6 @@ def files(tmp_path):
         (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths[name] = str(tmp_path / name)
     return paths
-
-
-@pytest.fixture(scope="module")
-def tiny_opt(tmp_path_factory):
-    """A tiny causal LM, and the same model as the inference server loads it."""
-    from support.models import tiny_checkpoint_for
-
-    checkpoint = tiny_checkpoint_for(tmp_path_factory, "opt")
-    return checkpoint, TinyModel(checkpoint)
 
 
 def cached_pairs(path):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import scipy.stats
-from support.inference_server import KINDS, InferenceServer, TinyModel
+from support.inference_server import KINDS, InferenceServer
 from support.reference import causal_score
 
 import bart_score
@@ -52,15 +52,6 @@ CONDITIONS = [
     "A storm hit the coast on Monday, and many people were without power for a day.",
 ]
 TARGETS = ["A cat sat.", "Storm hits coast.", "", "The report was good — très bien!", "Storm hits coast."]
-
-
-@pytest.fixture(scope="module")
-def tiny_opt(tmp_path_factory):
-    """A tiny OPT (byte-level BPE, a BOS the tokenizer adds), and the same model as the servers load it."""
-    from support.models import tiny_checkpoint_for
-
-    checkpoint = tiny_checkpoint_for(tmp_path_factory, "opt")
-    return checkpoint, TinyModel(checkpoint)
 
 
 @pytest.fixture(scope="module")

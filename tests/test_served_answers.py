@@ -39,14 +39,6 @@ FORGED = f"{KEY}\x1b[2J\x1b]0;owned\x07\r\nsignature: ckpt:forged|dirs:forged\u2
 UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")  # a line feed is an output's own
 
 
-@pytest.fixture(scope="module")
-def tiny_opt(tmp_path_factory):
-    from support.models import tiny_checkpoint_for
-
-    checkpoint = tiny_checkpoint_for(tmp_path_factory, "opt")
-    return checkpoint, TinyModel(checkpoint)
-
-
 @pytest.fixture(autouse=True)
 def quick_retries(monkeypatch):
     monkeypatch.setattr(servers, "RETRY_DELAY", 0.01)

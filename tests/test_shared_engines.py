@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 import safetensors.torch
-from support.inference_server import InferenceServer, TinyModel
+from support.inference_server import InferenceServer
 from support.lazy import LazyModule
 from support.metric import MODULE
 from support.reference import causal_score
@@ -28,14 +28,6 @@ SOURCES = [
     "Heavy rain flooded the main road near the river, and the police closed it for most of the day.",
 ]
 PREDICTIONS = ["The council approved a budget that raises school spending.", "Rain flooded a road."]
-
-
-@pytest.fixture(scope="module")
-def tiny_opt(tmp_path_factory):
-    from support.models import tiny_checkpoint_for
-
-    checkpoint = tiny_checkpoint_for(tmp_path_factory, "opt")
-    return checkpoint, TinyModel(checkpoint)
 
 
 @pytest.fixture(autouse=True)
