@@ -66,16 +66,18 @@ def processes():
     return found
 
 
-def cluster_processes():
-    """Ray's processes among those this test process started, and theirs: its cluster's servers and workers.
-    (Another pytest worker may run a cluster of its own at the same time.)"""
+def cluster_processes(root=None):
+    """Ray's processes among those `root` (by default this test process) started, and theirs: its cluster's servers
+    and workers. (Another pytest worker may run a cluster of its own at the same time, and this worker may hold the
+    session's cluster while a test's driver starts one of its own.)"""
     table = processes()
-    ours, grown = {os.getpid()}, True
+    root = os.getpid() if root is None else root
+    ours, grown = {root}, True
     while grown:
         children = {pid for pid, (parent, _) in table.items() if parent in ours} - ours
         ours |= children
         grown = bool(children)
-    return {pid: table[pid][1] for pid in ours - {os.getpid()} if pid in table and is_ray(table[pid][1])}
+    return {pid: table[pid][1] for pid in ours - {root} if pid in table and is_ray(table[pid][1])}
 
 
 def is_ray(command_line):
@@ -428,14 +430,14 @@ def test_no_process_of_a_local_cluster_outlives_its_killed_driver(tmp_path, tiny
     started = {}
     deadline = time.monotonic() + 240
     while driver.poll() is None and time.monotonic() < deadline:
-        started.update(cluster_processes())
+        started.update(cluster_processes(driver.pid))
         lines = started.values()
         # on a busy machine the agents may start after the first batch: the test is about them too
         if any(BATCH_RUNNING in line for line in lines) and any("DashboardAgent" in line for line in lines):
             break
         time.sleep(0.05)
     running = driver.poll() is None
-    started.update(cluster_processes())
+    started.update(cluster_processes(driver.pid))
     driver.kill()
     driver.wait()
     assert running, (tmp_path / "driver.log").read_text()[-3000:]
