@@ -7,8 +7,9 @@ From any folder, once the package is installed: ``evaluate.load(bart_score.METRI
 beside the bart_score package).
 
 The metric's card (description, citation, _info) and _compute over the `bart_score` library, which holds the
-engine, the directions, the corpus tools, the metric's evaluate plumbing (bart_score.evaluate_metric) and the command
-line (``python bartscore.py score ...`` runs that command line, as ``bartscore`` and ``python -m bart_score`` do)."""
+engine, the directions, the corpus tools, the metric's evaluate plumbing (bart_score.integrations.evaluate_metric) and
+the command line (``python bartscore.py score ...`` runs that command line, as ``bartscore`` and ``python -m
+bart_score`` do)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import evaluate
 # `pip install bartscore` (the distribution's name). It reads the whole rest of the line, so no other comment
 # may follow it; BARTScorer and score_dataset (the names the original module offered) are kept by __all__.
 from bart_score import BARTScorer, score_dataset  # From: bartscore
-from bart_score.evaluate_metric import ScoringMetric  # From: bartscore
+from bart_score.integrations.evaluate_metric import ScoringMetric  # From: bartscore
 from bart_score.options import ScoringOptions  # From: bartscore
 
 __all__ = ["BARTScore", "BARTScorer", "score_dataset"]
@@ -135,7 +136,7 @@ Examples:
     ...     directions=["recall", "f_score"], aggregation="max", prompt="mt", prompt_side="decoder")
     >>> [len(results["recall"]), len(results["f_score"])]
     [2, 2]
-    >>> from bart_score.signature import Signature
+    >>> from bart_score.scoring.signature import Signature
     >>> signature = Signature.parse(results["signature"])
     >>> signature.directions, signature.aggregation, signature.reference_counts, signature.prompt
     (('recall', 'f_score'), 'max', (1, 2), 'mt(1)@decoder')

@@ -5,43 +5,27 @@
 
     errors           the one family of errors bart_score raises, and the one of warnings it gives
     messages         what an error or warning says, as data each front end words its own way (Mention, Recipe)
+    inputs           checks of what callers pass in, and the words their messages share
     version          the package's version, in a module of its own
     options          the table of options, each declared once (default, check, doc line, flag, Space field):
                      ScoringOptions, what one scoring call asks for, checked once and passed down whole; EngineOptions,
                      the engine's settings, likewise; ClusterOptions, how a run on a Ray cluster is spread
-    engine           BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
-    scorer           Scorer, IdentifiedScorer: what the scoring functions call on a scorer (the engine, its cache)
-    shared_engines   one engine per checkpoint and settings in a process, for every holder that asks for them
-    progress         the progress bar of a long scoring run
-    models/          model families, checkpoints, served models [base, seq2seq, causal, chat, chat_render, gguf,
-                     checkpoints, loading, conversion, servers, server_kinds, served]
     variants         the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults
-    templates        causal LMs' prompt templates and chat options, checked before any model loads
-    inputs           checks of what callers pass in, and the words their messages share
-    reading          every file and JSON text bart_score reads, read within bounds
-    pair_groups      groups of pairs scored in one engine call under every prompt phrase
-    directions       faithfulness, precision, recall, f_score; multi-reference aggregation; the signature
-    signature        Signature: a result's signature as fields, formatted as results carry it and parsed back
-    long_source      faithfulness over windows of long sources (LongDocFACTScore); sentence splitting
-    retrievers       the source sentences most like a prediction sentence: sentence embeddings or BM25
-    prompts          the paper's prompt sets
-    distributed      splitting one call across torch.distributed ranks
-    corpus           Corpus: plain-text corpora read, and every system scored at once (score_corpus)
-    tables           table files (.csv, .jsonl) read under limits into a Corpus
-    dataset_scoring  score_dataset: a ``datasets`` corpus scored, one column per direction
-    cluster          score_on_ray: a table scored across a Ray cluster, surviving a lost scorer or driver (imports
-                     ray only when called)
     stats            bootstrap confidence intervals, paired bootstrap and paired t-test
-    rescale          reference points (unrelated text, copy) and the linear map; sampling them from a corpus
-    baselines/       baseline files, made from a corpus, found for a call [files, build, lookup]
-    outputs          output files: checked first, written atomically, valid JSON, safe in spreadsheets
-    score_cache      resumable scoring: a scorer wrapper backed by an append-only cache file
-    rewards          BARTScoreReward: BARTScore as a reward function for TRL's trainers (reward_funcs)
+    scoring/         the core: the engine (BARTScorer) and its plan, the directions over it, what results carry
+                     [engine, protocols, pair_groups, directions, signature, prompts, score_cache, progress]
+    models/          model families, checkpoints, served models [base, seq2seq, causal, chat, chat_render, gguf,
+                     checkpoints, loading, conversion, templates, served/]
+    corpora/         corpora and the files read and written [corpus, table_files, dataset_scoring, reading, outputs]
+    long_documents/  faithfulness over windows of long sources (LongDocFACTScore) [windows, retrievers]
+    baselines/       reference points and rescaling; baseline files made from a corpus, found for a call [rescale,
+                     files, build, lookup]
+    scaling/         one call across torch.distributed ranks; a table across a Ray cluster [distributed, cluster]
+    integrations/    bart_score inside other libraries [evaluate_metric, rewards, shared_engines]
     meta_eval/       the meta-evaluation [definitions, benchmarks, layouts, scoring, protocol, table, published, split,
                      selection_grid, selection_statistics, selection_report]
     cli/             CLI [arguments, requests, wording, score, compare, baseline, meta_eval, meta_eval_select,
                      meta_eval_common, convert, ray_cluster]
-    evaluate_metric  the evaluate.Metric under bartscore.py's metric (imports evaluate; nothing here imports it)
     __main__         ``python -m bart_score``: the command line
 
 Names are imported from their modules on first use, so that importing the package (and the command line's help)
@@ -81,7 +65,7 @@ _EXPORTS = {
     "LongSourceWarning": "errors",
     "CacheWarning": "errors",
     "ServerWarning": "errors",
-    "BARTScorer": "engine",
+    "BARTScorer": "scoring.engine",
     "resolve_checkpoint": "models.loading",
     "locate_checkpoint": "models.checkpoints",
     "convert_gguf": "models.conversion",
@@ -95,21 +79,21 @@ _EXPORTS = {
     "AGGREGATIONS": "options",
     "PROMPT_SIDES": "options",
     "RESCALE_MODES": "options",
-    "PROMPT_SETS": "prompts",
-    "LONG_SOURCE_MODES": "long_source",
-    "WindowSettings": "long_source",
-    "split_sentences": "long_source",
-    "load_retriever": "retrievers",
-    "Corpus": "corpus",
-    "read_plain_corpus": "corpus",
-    "read_table_corpus": "tables",
-    "TableLimits": "tables",
-    "score_corpus": "corpus",
-    "score_dataset": "dataset_scoring",
-    "score_on_ray": "cluster",
-    "ClusterRun": "cluster",
+    "PROMPT_SETS": "scoring.prompts",
+    "LONG_SOURCE_MODES": "long_documents.windows",
+    "WindowSettings": "long_documents.windows",
+    "split_sentences": "long_documents.windows",
+    "load_retriever": "long_documents.retrievers",
+    "Corpus": "corpora.corpus",
+    "read_plain_corpus": "corpora.corpus",
+    "read_table_corpus": "corpora.table_files",
+    "TableLimits": "corpora.table_files",
+    "score_corpus": "corpora.corpus",
+    "score_dataset": "corpora.dataset_scoring",
+    "score_on_ray": "scaling.cluster",
+    "ClusterRun": "scaling.cluster",
     "ClusterOptions": "options",
-    "check_corpus_request": "corpus",
+    "check_corpus_request": "corpora.corpus",
     "compare_systems": "stats",
     "compare_directions": "stats",
     "paired_t_test": "stats",
@@ -119,7 +103,7 @@ _EXPORTS = {
     "BENCHMARKS": "meta_eval.benchmarks",
     "load_benchmark": "meta_eval.benchmarks",
     "score_benchmarks": "meta_eval.scoring",
-    "ResumableScorer": "score_cache",
+    "ResumableScorer": "scoring.score_cache",
     "main": "cli",
 }
 __all__ = ["METRIC_PATH", "__version__", *_EXPORTS]
@@ -129,14 +113,13 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .baselines.files import load_baseline as load_baseline
     from .baselines.files import write_baseline as write_baseline
     from .cli import main as main
-    from .cluster import ClusterRun as ClusterRun
-    from .cluster import score_on_ray as score_on_ray
-    from .corpus import Corpus as Corpus
-    from .corpus import check_corpus_request as check_corpus_request
-    from .corpus import read_plain_corpus as read_plain_corpus
-    from .corpus import score_corpus as score_corpus
-    from .dataset_scoring import score_dataset as score_dataset
-    from .engine import BARTScorer as BARTScorer
+    from .corpora.corpus import Corpus as Corpus
+    from .corpora.corpus import check_corpus_request as check_corpus_request
+    from .corpora.corpus import read_plain_corpus as read_plain_corpus
+    from .corpora.corpus import score_corpus as score_corpus
+    from .corpora.dataset_scoring import score_dataset as score_dataset
+    from .corpora.table_files import TableLimits as TableLimits
+    from .corpora.table_files import read_table_corpus as read_table_corpus
     from .errors import BARTScoreError as BARTScoreError
     from .errors import BARTScoreWarning as BARTScoreWarning
     from .errors import BaselineDirectionsError as BaselineDirectionsError
@@ -160,9 +143,10 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .errors import ServerWarning as ServerWarning
     from .errors import TokenizationWarning as TokenizationWarning
     from .errors import UnsupportedModelError as UnsupportedModelError
-    from .long_source import LONG_SOURCE_MODES as LONG_SOURCE_MODES
-    from .long_source import WindowSettings as WindowSettings
-    from .long_source import split_sentences as split_sentences
+    from .long_documents.retrievers import load_retriever as load_retriever
+    from .long_documents.windows import LONG_SOURCE_MODES as LONG_SOURCE_MODES
+    from .long_documents.windows import WindowSettings as WindowSettings
+    from .long_documents.windows import split_sentences as split_sentences
     from .meta_eval.benchmarks import BENCHMARKS as BENCHMARKS
     from .meta_eval.benchmarks import load_benchmark as load_benchmark
     from .meta_eval.scoring import score_benchmarks as score_benchmarks
@@ -177,14 +161,14 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .options import CorpusPoints as CorpusPoints
     from .options import EngineOptions as EngineOptions
     from .options import ScoringOptions as ScoringOptions
-    from .prompts import PROMPT_SETS as PROMPT_SETS
-    from .retrievers import load_retriever as load_retriever
-    from .score_cache import ResumableScorer as ResumableScorer
+    from .scaling.cluster import ClusterRun as ClusterRun
+    from .scaling.cluster import score_on_ray as score_on_ray
+    from .scoring.engine import BARTScorer as BARTScorer
+    from .scoring.prompts import PROMPT_SETS as PROMPT_SETS
+    from .scoring.score_cache import ResumableScorer as ResumableScorer
     from .stats import compare_directions as compare_directions
     from .stats import compare_systems as compare_systems
     from .stats import paired_t_test as paired_t_test
-    from .tables import TableLimits as TableLimits
-    from .tables import read_table_corpus as read_table_corpus
     from .variants import DEFAULT_CHECKPOINT as DEFAULT_CHECKPOINT
     from .variants import PARA_WEIGHTS_ENV as PARA_WEIGHTS_ENV
     from .variants import VARIANTS as VARIANTS

@@ -203,8 +203,8 @@ class CacheWarning(BARTScoreWarning):
 
 
 class ServerWarning(BARTScoreWarning):
-    """A served model (bart_score.models.servers) is reached over plain http:// from another machine: the texts, and
-    the API key if one is set, travel unencrypted."""
+    """A served model (bart_score.models.served.transport) is reached over plain http:// from another machine: the
+    texts, and the API key if one is set, travel unencrypted."""
 
 
 def first_line(error: BaseException) -> str:

@@ -9,8 +9,8 @@ Each option is declared once, as a field of its class given by ``option(...)``: 
 check, one line of documentation (the class's docstring lists them), its command-line flag (``Flag``) and the Space's
 field or operator setting that sets it. The front ends take everything from this table: the command line's
 arguments, the flag names its messages use and the options it builds from them (bart_score.cli), the metric's load
-and compute options (bart_score.evaluate_metric), and the Space's per-model options, long-source settings and field
-marks (space/). A class checks each field in declaration order, then the fields that go together.
+and compute options (bart_score.integrations.evaluate_metric), and the Space's per-model options, long-source settings
+and field marks (space/). A class checks each field in declaration order, then the fields that go together.
 
 Checks that need the inputs (which directions the given texts allow) are ``ScoringOptions.directions_for``; checks
 that need the model (the baseline's key: model, token policy, prompt setting, max_length) are made by the directions
@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .baselines.files import Baseline
+from .baselines.rescale import DEFAULT_PAIRS, DEFAULT_SEED
+from .corpora.reading import read_bounded
 from .errors import InputError, InputTypeError
 from .inputs import (
     ascii_decimal,
@@ -46,7 +48,8 @@ from .inputs import (
     text_list,
     whole_number,
 )
-from .long_source import (
+from .long_documents.retrievers import check_retriever
+from .long_documents.windows import (
     DEFAULT_MAX_SENTENCES,
     DEFAULT_RETRIEVER,
     DEFAULT_WINDOW,
@@ -57,18 +60,15 @@ from .long_source import (
     check_window,
 )
 from .messages import Mention, Part, parts_of, shown
-from .models.servers import (
+from .models.served.transport import (
     DEFAULT_CONCURRENCY,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_RETRIES,
     MAX_CONCURRENCY,
     MAX_REQUEST_TIMEOUT,
 )
-from .prompts import PROMPT_SETS
-from .reading import read_bounded
-from .rescale import DEFAULT_PAIRS, DEFAULT_SEED
-from .retrievers import check_retriever
-from .templates import ChatSettings, chat_settings, template_sides
+from .models.templates import ChatSettings, chat_settings, template_sides
+from .scoring.prompts import PROMPT_SETS
 from .variants import DEFAULT_CHECKPOINT, DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES
 
 if TYPE_CHECKING:
@@ -639,7 +639,7 @@ class ScoringOptions(CheckedOptions):
         None,
         doc='None (the source is one condition, truncated at max_length) or "windows": faithfulness sentence by '
         "sentence, each prediction sentence given the best of windows_k windows of the source around the sentences a "
-        "retriever finds most like it (LongDocFACTScore; bart_score.long_source, docs/long-documents.md)",
+        "retriever finds most like it (LongDocFACTScore; bart_score.long_documents.windows, docs/long-documents.md)",
         check=_one_of(LONG_SOURCE_MODES, f"None or one of {LONG_SOURCE_MODES}"),
         flag=Flag(
             "--long-source",
@@ -679,7 +679,7 @@ class ScoringOptions(CheckedOptions):
     retriever: Any = option(
         DEFAULT_RETRIEVER,
         doc='long_source="windows"\'s retriever: "bm25", a sentence-embedding encoder checkpoint, or a '
-        "bart_score.retrievers.Retriever",
+        "bart_score.long_documents.retrievers.Retriever",
         check=_retriever,
         flag=Flag(
             "--retriever",
@@ -909,7 +909,7 @@ class EngineOptions(CheckedOptions):
     """The checked settings of a ``BARTScorer``, as one object to build once and pass whole: ``BARTScorer(options)``.
     The first seven may be given by position, in the original class's order.
 
-    chat_settings is derived: the checked chat options (bart_score.templates.ChatSettings), None without chat."""
+    chat_settings is derived: the checked chat options (bart_score.models.templates.ChatSettings), None without chat."""
 
     device: str | torch.device | None = option(
         None,
@@ -1030,7 +1030,7 @@ class EngineOptions(CheckedOptions):
         None,
         doc='with chat: the user turn built from a condition, holding "{condition}" once; one for every direction, or '
         "{direction: instruction} for some of faithfulness, precision and recall (default: each direction's own, "
-        "bart_score.templates.DEFAULT_INSTRUCTIONS). score() uses faithfulness's",
+        "bart_score.models.templates.DEFAULT_INSTRUCTIONS). score() uses faithfulness's",
         flag=Flag(
             "--instruction",
             metavar="TEXT",
@@ -1202,10 +1202,10 @@ ENGINE_OPTION_NAMES = frozenset(EngineOptions.TABLE)
 CLUSTER_ADDRESS = re.compile(r"auto|(ray://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
 
-# The cluster's bounds (bart_score.cluster, docs/security.md): the most scorers a run asks for (each loads a model);
-# a scorer for at most every BATCHES_PER_ACTOR batches, so that a pool is never larger than its work; and the batches
-# a table is cut into by default, BATCHES_PER_ACTOR_TARGET per scorer of at most MAX_AUTO_BATCH_ROWS rows, so that a
-# killed driver loses about 1/BATCHES_PER_ACTOR_TARGET of the rows.
+# The cluster's bounds (bart_score.scaling.cluster, docs/security.md): the most scorers a run asks for (each loads a
+# model); a scorer for at most every BATCHES_PER_ACTOR batches, so that a pool is never larger than its work; and the
+# batches a table is cut into by default, BATCHES_PER_ACTOR_TARGET per scorer of at most MAX_AUTO_BATCH_ROWS rows, so
+# that a killed driver loses about 1/BATCHES_PER_ACTOR_TARGET of the rows.
 MAX_CLUSTER_ACTORS = 1024
 BATCHES_PER_ACTOR = 4
 BATCHES_PER_ACTOR_TARGET = 32
@@ -1248,8 +1248,8 @@ def _cluster_address(value: Any, name: str) -> str:
 @options_table
 @dataclass(frozen=True)
 class ClusterOptions(CheckedOptions):
-    """How a corpus is scored across a Ray cluster (bart_score.cluster): where, by how many scorers, in batches of
-    how many rows, and how often a failed batch is tried again."""
+    """How a corpus is scored across a Ray cluster (bart_score.scaling.cluster): where, by how many scorers, in batches
+    of how many rows, and how often a failed batch is tried again."""
 
     address: str | None = option(
         None,

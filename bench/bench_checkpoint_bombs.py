@@ -30,7 +30,7 @@ from bench_hostile_inputs import measure
 # Run in the measured interpreter: the seconds from after the imports to the refusal, and how it ended.
 REFUSAL = """
 import sys, time
-import bart_score.engine, transformers.modeling_utils, transformers.modeling_gguf_pytorch_utils
+import bart_score.scoring.engine, transformers.modeling_utils, transformers.modeling_gguf_pytorch_utils
 started = time.perf_counter()
 try:
     bart_score.BARTScorer(checkpoint=sys.argv[1], device="cpu")

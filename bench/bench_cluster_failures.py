@@ -1,6 +1,6 @@
-"""Scoring on Ray through failures (bart_score.cluster, docs/scaling.md): a local Ray cluster (4 logical CPUs, no
-dashboard, its servers bound to 127.0.0.1) scores one table with the tiny BART three times, and each output's rows are
-counted: an uninterrupted run; a run whose scorer is killed with SIGKILL while it scores a batch; and `bartscore
+"""Scoring on Ray through failures (bart_score.scaling.cluster, docs/scaling.md): a local Ray cluster (4 logical CPUs,
+no dashboard, its servers bound to 127.0.0.1) scores one table with the tiny BART three times, and each output's rows
+are counted: an uninterrupted run; a run whose scorer is killed with SIGKILL while it scores a batch; and `bartscore
 cluster --address` killed with SIGKILL once some rows are committed, then the same command again. Printed per run: the
 seconds, the rows written (and by the rerun), the distinct ids, the missing ones, and the largest difference to the
 uninterrupted run's scores; the uninterrupted run's largest difference to the single-process engine (score_corpus on
@@ -34,8 +34,8 @@ from support.models import build_tiny, prebuilt
 from support.text import english_like, english_like_text
 
 from bart_score import BARTScorer, Corpus, score_corpus
-from bart_score.cluster import score_on_ray
 from bart_score.options import ClusterOptions, EngineOptions
+from bart_score.scaling.cluster import score_on_ray
 
 # The title Ray gives a scorer of the pool while it scores a batch.
 BATCH_RUNNING = "MapBatches(_BatchScorer)).submit"

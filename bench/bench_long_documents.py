@@ -122,7 +122,7 @@ def naive_embed(model, tokenizer, texts):
 def run_naive(bart_dir, encoder_dir):
     from transformers import AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from bart_score.long_source import split_sentences
+    from bart_score.long_documents.windows import split_sentences
 
     model = AutoModelForSeq2SeqLM.from_pretrained(bart_dir, trust_remote_code=False).eval()
     tokenizer = AutoTokenizer.from_pretrained(bart_dir, trust_remote_code=False)
@@ -217,7 +217,7 @@ def main(argv=None):
     encoder_dir = build_or_reuse_encoder(args.workdir, args.encoder_dims)
     from transformers import AutoTokenizer
 
-    from bart_score.long_source import split_sentences
+    from bart_score.long_documents.windows import split_sentences
 
     tokenizer = AutoTokenizer.from_pretrained(bart_dir, trust_remote_code=False)
     sources, summaries = make_workload(

@@ -26,7 +26,7 @@ TEXTS = {
     "lettered list": "''.join(f'{chr(97 + i % 26)}. item ' for i in range(n))",
 }
 SPLITTERS = {
-    "bart_score": "from bart_score.long_source import split_sentences as split",
+    "bart_score": "from bart_score.long_documents.windows import split_sentences as split",
     "pysbd": "import pysbd\nsplit = pysbd.Segmenter(language='en', clean=False).segment",
 }
 CHILD = """

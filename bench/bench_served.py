@@ -73,7 +73,7 @@ def main() -> None:
     from support.llama_server import HOW_TO_BUILD, LlamaServer, llama_server_binary
 
     import bart_score
-    from bart_score.models import server_kinds
+    from bart_score.models.served import kinds as server_kinds
 
     if llama_server_binary() is None:
         raise SystemExit(f"bench_served: {HOW_TO_BUILD}")

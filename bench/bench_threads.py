@@ -36,7 +36,7 @@ import json, sys, time
 import torch
 from bart_score.cli import build_parser
 from bart_score.cli.requests import load_scorer
-from bart_score.corpus import score_corpus
+from bart_score.corpora.corpus import score_corpus
 
 args = build_parser().parse_args(sys.argv[1:])
 request = args.check(args).scoring

@@ -17,10 +17,10 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 import bart_score
+from bart_score.baselines.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 from bart_score.errors import BaselineError
-from bart_score.long_source import DEFAULT_WINDOWS_K, PIECE_CHARS
+from bart_score.long_documents.windows import DEFAULT_WINDOWS_K, PIECE_CHARS
 from bart_score.options import COUNT_SUFFIXES, ScoringOptions
-from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 from .form import MAX_CANDIDATES, MAX_REFERENCES, FieldError, pairs_per_text, refuse_too_much_work
 from .guards import baseline_failure, spreadsheet_safe
@@ -116,8 +116,8 @@ def sentence_bound(text):
     pieces between the places where a sentence may end (POSSIBLE_SENTENCE_END) that hold a letter or digit, plus one
     for each ")", since pysbd also starts a sentence at a list marker ("a)", "12)") without punctuation before it,
     plus one for every PIECE_CHARS // 2 characters, where the splitter may cut a sentence that runs over its piece
-    (bart_score.long_source.split). It counts more where a full stop or a bracket ends no sentence ("Dr.", "3.5",
-    "(in 2024)"); tests/test_app.py checks that it never counts fewer, on hostile punctuation too."""
+    (bart_score.long_documents.windows.split). It counts more where a full stop or a bracket ends no sentence ("Dr.",
+    "3.5", "(in 2024)"); tests/test_app.py checks that it never counts fewer, on hostile punctuation too."""
     pieces = sum(1 for piece in POSSIBLE_SENTENCE_END.split(text) if LETTER_OR_DIGIT.search(piece))
     return pieces + text.count(")") + len(text) // (PIECE_CHARS // 2)
 

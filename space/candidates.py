@@ -12,9 +12,9 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 import bart_score
+from bart_score.baselines.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 from bart_score.inputs import counted
 from bart_score.options import CorpusPoints, ScoringOptions
-from bart_score.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 
 from .batch import MISSING_SHOWN
 from .form import DIRECTION_LABELS, pairs_per_text, refuse_too_much_work

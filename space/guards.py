@@ -24,6 +24,7 @@ import huggingface_hub
 from safetensors import SafetensorError
 
 import bart_score
+from bart_score.corpora.outputs import spreadsheet_cell
 from bart_score.errors import (
     BARTScoreError,
     BaselineDirectionsError,
@@ -34,9 +35,8 @@ from bart_score.errors import (
 from bart_score.messages import Naming
 from bart_score.models.checkpoints import locate_checkpoint
 from bart_score.models.loading import check_checkpoint, load_tokenizer
-from bart_score.models.servers import Connection, ServerAddress
-from bart_score.outputs import spreadsheet_cell
-from bart_score.signature import Signature
+from bart_score.models.served.transport import Connection, ServerAddress
+from bart_score.scoring.signature import Signature
 
 from .form import FieldError
 from .naming import COMPARE_PAGE
@@ -242,8 +242,8 @@ def refuse_special_tokens(texts, special_tokens) -> None:
 
 
 def spreadsheet_safe(frame):
-    """A copy of a DataFrame whose column names and text cells are spreadsheet_cell'ed (bart_score.outputs); numeric
-    columns untouched."""
+    """A copy of a DataFrame whose column names and text cells are spreadsheet_cell'ed (bart_score.corpora.outputs);
+    numeric columns untouched."""
     import pandas as pd
 
     safe = frame.rename(columns=spreadsheet_cell)

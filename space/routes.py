@@ -28,8 +28,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bart_score.corpora.reading import parse_json
 from bart_score.errors import InputError
-from bart_score.reading import parse_json
 
 from .clients import (
     FORWARDED_NOT_AN_ADDRESS,

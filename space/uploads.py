@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bart_score.corpora.reading import parse_json
 from bart_score.errors import InputError
-from bart_score.reading import parse_json
 
 from .batch import MAX_UPLOAD_BYTES
 from .clients import (

@@ -294,7 +294,7 @@ def test_a_long_source_upload_is_counted_and_refused_without_splitting_a_sentenc
         raise AssertionError("sentences are split while the request is checked")
 
     monkeypatch.setattr(bart_score, "split_sentences", no_splitting)
-    monkeypatch.setattr(bart_score.long_source, "split_sentences", no_splitting)
+    monkeypatch.setattr(bart_score.long_documents.windows, "split_sentences", no_splitting)
     long_source = space.settings.settings_from_env({"BARTSCORE_APP_LONG_SOURCE": "windows;retriever=bm25"}).long_source
     corpus = space.batch.parse_upload(one_letter_sentences_file(tmp_path / "probe.csv"), max_rows=20, max_chars=5000)
     # 120 outputs x (1666 sentences + 4 places where the splitter may cut 4997 characters) x 3 windows each, for
@@ -339,7 +339,7 @@ def test_a_long_source_upload_is_refused_by_its_sources_sentences_before_the_sco
         raise AssertionError("the request reached what its check should have kept it from")
 
     monkeypatch.setattr(bart_score, "split_sentences", never)
-    monkeypatch.setattr(bart_score.long_source, "split", never)
+    monkeypatch.setattr(bart_score.long_documents.windows, "split", never)
     monkeypatch.setattr(space_handlers, "run_exclusively", never)  # the scoring thread's queue
     monkeypatch.setattr(space_handlers, "menu_scorer", never)
     with pytest.raises(gr.Error) as raised:
@@ -740,10 +740,10 @@ def test_an_uploads_reference_points_show_no_note_about_their_number(app_setting
 
 
 def test_the_engines_advice_to_library_callers_becomes_the_pages():
-    unordered = bart_score.rescale.ReferencePoints(unrelated=-2.0, copy=-3.0)
-    degenerate = bart_score.rescale.ReferencePoints(unrelated=-3.0, copy=-2.99)
+    unordered = bart_score.baselines.rescale.ReferencePoints(unrelated=-2.0, copy=-3.0)
+    degenerate = bart_score.baselines.rescale.ReferencePoints(unrelated=-3.0, copy=-2.99)
     with pytest.warns(UserWarning) as caught:
-        bart_score.rescale.rescaled_scores(
+        bart_score.baselines.rescale.rescaled_scores(
             {"faithfulness": [-2.5], "recall": [-2.9]}, {"faithfulness": unordered, "recall": degenerate}
         )
     nan, barely = (warning.message for warning in caught)

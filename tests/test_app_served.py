@@ -25,7 +25,7 @@ import bart_score
 import space.guards
 import space.menu
 import space.settings
-from bart_score.models import servers
+from bart_score.models.served import transport as servers
 
 app = LazyModule("app")
 space_handlers = LazyModule("space.handlers")

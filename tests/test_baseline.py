@@ -15,8 +15,8 @@ from support.cli import run_cli, tsv_scores
 from support.reference import prompted_score, reference_score
 
 import bart_score
-from bart_score import rescale
 from bart_score.baselines import files as baseline_files
+from bart_score.baselines import rescale
 from bart_score.baselines.build import build_baseline
 from bart_score.cli import main
 from bart_score.cli.wording import baseline_command_from

@@ -24,16 +24,16 @@ from support.reference import chat_reference_ids, chat_reference_score
 import bart_score
 import space.candidates
 import space.settings
-from bart_score import rescale
+from bart_score.baselines import rescale
 from bart_score.baselines.files import BASELINE_FOLDER_ENV, baseline_settings
 from bart_score.cli import build_parser, main
 from bart_score.cli.requests import engine_options, load_scorer
 from bart_score.cli.wording import baseline_command_from
-from bart_score.directions import score_directions
 from bart_score.errors import BaselineNotFoundError, InputError, UnsupportedModelError
 from bart_score.messages import Mention, Recipe
-from bart_score.score_cache import ResumableScorer
-from bart_score.templates import DEFAULT_INSTRUCTIONS
+from bart_score.models.templates import DEFAULT_INSTRUCTIONS
+from bart_score.scoring.directions import score_directions
+from bart_score.scoring.score_cache import ResumableScorer
 
 evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
 TOLERANCE = 1e-5
@@ -836,7 +836,7 @@ def test_an_engine_shared_for_a_chat_template_file_is_loaded_again_once_the_file
 ):
     import shutil
 
-    from bart_score.shared_engines import shared_engine
+    from bart_score.integrations.shared_engines import shared_engine
 
     model_folder, template_file = templateless_llama
     template = shutil.copyfile(template_file, tmp_path / "chatml.jinja")

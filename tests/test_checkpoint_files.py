@@ -12,9 +12,9 @@ from support.cli import run_cli_capped
 from support.models import FAMILIES, build_sentence_encoder, tiny_checkpoint_for
 
 import bart_score
+from bart_score.long_documents.retrievers import EmbeddingRetriever
 from bart_score.messages import FileName
 from bart_score.models.loading import checkpoint_identity
-from bart_score.retrievers import EmbeddingRetriever
 
 TOKENIZER_CONFIGS = ("config.json", "tokenizer_config.json", "generation_config.json")
 

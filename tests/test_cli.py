@@ -473,7 +473,7 @@ def test_pip_install_gives_the_bartscore_command(tmp_path, files, tiny_checkpoin
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         entry_points = archive.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "bartscore.py" in names and "bart_score/engine.py" in names and "bart_score/cli/score.py" in names
+    assert "bartscore.py" in names and "bart_score/scoring/engine.py" in names and "bart_score/cli/score.py" in names
     assert not [name for name in names if name == "app.py" or name.startswith("space/")]  # the Space is no library
     assert "bartscore = bart_score.cli:main" in entry_points
     target = tmp_path / "site"

@@ -13,8 +13,8 @@ from support.cli import ROOT, SOURCES, SYSTEM_A, SYSTEM_B, tsv_scores
 from support.inference_server import InferenceServer
 
 import bart_score
-from bart_score.engine import BARTScorer
-from bart_score.score_cache import read_cache_file
+from bart_score.scoring.engine import BARTScorer
+from bart_score.scoring.score_cache import read_cache_file
 
 PAIRS = len(SOURCES) * 2  # faithfulness of two systems
 

@@ -14,7 +14,7 @@ from support.cli import SOURCES, SYSTEM_A, SYSTEM_B, run_cli
 import bart_score
 import bart_score.cli
 import bart_score.cli.score
-import bart_score.engine
+import bart_score.scoring.engine
 from bart_score.errors import FewerReferencePairsWarning
 
 NO_MODEL = "/nonexistent/checkpoint"  # loading it would fail with exit status 1: a 2 means it was never tried

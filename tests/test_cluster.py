@@ -1,5 +1,5 @@
-"""Scoring across a Ray cluster (bart_score.cluster), on a real local cluster: the scores of the tiny BART and of a
-tiny causal LM equal the plain reference loops and the single-process engine, whatever the pool and the batch size,
+"""Scoring across a Ray cluster (bart_score.scaling.cluster), on a real local cluster: the scores of the tiny BART and
+of a tiny causal LM equal the plain reference loops and the single-process engine, whatever the pool and the batch size,
 under the engine's signature with Ray's version added; an actor killed with SIGKILL mid-batch, and a driver killed
 mid-run then run again, leave every row exactly once, the rerun scoring only the missing rows; a batch the scorer
 refuses fails the run naming its row; a run onto a finished output writes nothing; and what is refused.
@@ -37,8 +37,8 @@ from support.text import english_like, english_like_text
 
 from bart_score import BARTScorer, Corpus, InputError, InputTypeError, ScoringError, score_corpus
 from bart_score.cli import main
-from bart_score.cluster import score_on_ray
 from bart_score.options import ClusterOptions, EngineOptions
+from bart_score.scaling.cluster import score_on_ray
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Against the single-process engine: 1e-6, or a millionth of the score. The engine's own float32 scores move by up to a
@@ -610,8 +610,8 @@ def test_a_local_cluster_is_given_the_loopback_address_and_a_joining_driver_its_
     """Ray takes the node's address, which its servers listen on, when it is first imported: for a cluster the run
     starts, the loopback one; a driver that joins a cluster keeps Ray's own choice, the address its workers reach."""
     probe = (
-        "import os, sys; from bart_score.cluster import _ray_modules; _ray_modules(local=sys.argv[1] == 'local'); "
-        "from ray._private.services import get_node_ip_address; "
+        "import os, sys; from bart_score.scaling.cluster import _ray_modules; "
+        "_ray_modules(local=sys.argv[1] == 'local'); from ray._private.services import get_node_ip_address; "
         "print(get_node_ip_address(), os.environ.get('RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER'))"
     )
     environment = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}

@@ -1,6 +1,6 @@
-"""What `bartscore cluster` and score_on_ray refuse before any cluster is reached (bart_score.cluster): hostile tables
-(ids that change type, cells of dicts or lists, a text longer than max_chars, a first row longer than pyarrow's block,
-Parquet schema metadata over its bound) and hostile output folders (run.json, scores/ or checkpoint/ through a
+"""What `bartscore cluster` and score_on_ray refuse before any cluster is reached (bart_score.scaling.cluster): hostile
+tables (ids that change type, cells of dicts or lists, a text longer than max_chars, a first row longer than pyarrow's
+block, Parquet schema metadata over its bound) and hostile output folders (run.json, scores/ or checkpoint/ through a
 symbolic link, a checkpoint without its scores, a planted row of another input). Each is one line on the command line,
 with nothing of the user's changed; the pool's size and the batches' (_sized); and, in processes of their own, an
 address where something that is not Ray listens, refused within PROBE_SECONDS, and the largest hostile tables, within
@@ -24,8 +24,14 @@ from support.cli import run_cli
 
 from bart_score import InputError
 from bart_score.cli import main
-from bart_score.cluster import MAX_TABLE_METADATA_BYTES, PROBE_SECONDS, _check_table_metadata, _sized, score_on_ray
 from bart_score.options import BATCHES_PER_ACTOR, BATCHES_PER_ACTOR_TARGET, MAX_AUTO_BATCH_ROWS
+from bart_score.scaling.cluster import (
+    MAX_TABLE_METADATA_BYTES,
+    PROBE_SECONDS,
+    _check_table_metadata,
+    _sized,
+    score_on_ray,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -216,8 +222,8 @@ def test_a_planted_row_of_another_input_is_named_before_any_scoring(tmp_path, ca
 
 def test_an_output_holding_rows_not_in_the_input_says_so_at_the_end(tmp_path):
     """The final check's words name each kind of wrong row (rows not in the input were "rows missing ()")."""
-    from bart_score.cluster import _OutputFolder
     from bart_score.errors import ScoringError
+    from bart_score.scaling.cluster import _OutputFolder
 
     output = tmp_path / "out"
     (output / "scores").mkdir(parents=True)

@@ -295,14 +295,14 @@ def test_bad_input_to_the_meta_evaluation_is_an_input_error():
 
 
 def test_a_bad_chunk_size_for_the_score_cache_is_an_input_error(tmp_path):
-    from bart_score.score_cache import ResumableScorer
+    from bart_score.scoring.score_cache import ResumableScorer
 
     with pytest.raises(errors.InputError, match=r"chunk_pairs must be a positive integer, got 0"):
         ResumableScorer(None, str(tmp_path / "cache.jsonl"), chunk_pairs=0)  # refused before the scorer is read
 
 
 def test_an_output_that_is_a_folder_is_an_output_file_error_with_its_errno(tmp_path):
-    from bart_score.outputs import write_atomically
+    from bart_score.corpora.outputs import write_atomically
 
     with pytest.raises(errors.OutputFileError) as raised:
         write_atomically(str(tmp_path), lambda handle: handle.write("x"))
@@ -316,8 +316,8 @@ def test_an_output_that_is_a_folder_is_an_output_file_error_with_its_errno(tmp_p
 
 def test_the_interfaces_are_abstract():
     """A model family or retriever that leaves a method out cannot be made (rather than failing at its first call)."""
+    from bart_score.long_documents.retrievers import Retriever
     from bart_score.models.base import Family
-    from bart_score.retrievers import Retriever
 
     class Partial(Family):
         def tokenize(self, conditions, targets, condition_languages, max_length):
@@ -330,7 +330,7 @@ def test_the_interfaces_are_abstract():
 
 
 def test_the_rescaling_warns_in_its_category():
-    from bart_score.rescale import ReferencePoints, rescaled_scores
+    from bart_score.baselines.rescale import ReferencePoints, rescaled_scores
 
     with pytest.warns(errors.RescaleWarning, match="faithfulness cannot be rescaled"):
         rescaled_scores({"faithfulness": [-2.5]}, {"faithfulness": ReferencePoints(unrelated=-2.0, copy=-3.0)})

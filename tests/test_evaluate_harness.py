@@ -17,7 +17,7 @@ from unittest.mock import patch
 import pytest
 from support.lazy import LazyModule
 
-import bart_score.engine
+import bart_score.scoring.engine
 
 evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -62,14 +62,14 @@ def run_docstring_examples():
 
 
 def test_docstring_examples_run_in_evaluates_module_harness(metrics_folder, tiny_checkpoint):
-    load_family = bart_score.engine.load_family
+    load_family = bart_score.scoring.engine.load_family
     loaded = []
 
     def tiny_instead(checkpoint, options):  # the harness's intensive-call patch: no real BART is downloaded
         loaded.append(checkpoint.name)
         return load_family(bart_score.locate_checkpoint(tiny_checkpoint), options)
 
-    with patch("bart_score.engine.load_family", side_effect=tiny_instead), loads_from(str(metrics_folder)):
+    with patch("bart_score.scoring.engine.load_family", side_effect=tiny_instead), loads_from(str(metrics_folder)):
         run_docstring_examples()
     assert loaded == ["facebook/bart-large-cnn"]  # the examples ask for the default checkpoint, loaded once
 

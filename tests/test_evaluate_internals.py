@@ -1,5 +1,6 @@
-"""What the metric's overrides of evaluate's internals rely on (bart_score/evaluate_metric.py, EVALUATE_INTERNALS): a
-release of evaluate that renames or drops any of it fails here, by name, rather than breaking add/compute silently."""
+"""What the metric's overrides of evaluate's internals rely on (bart_score/integrations/evaluate_metric.py,
+EVALUATE_INTERNALS): a release of evaluate that renames or drops any of it fails here, by name, rather than breaking
+add/compute silently."""
 
 import importlib.metadata
 import inspect
@@ -21,7 +22,7 @@ def metric(tiny_checkpoint):
 
 @pytest.fixture(scope="module")
 def internals():
-    from bart_score.evaluate_metric import EVALUATE_INTERNALS
+    from bart_score.integrations.evaluate_metric import EVALUATE_INTERNALS
 
     return EVALUATE_INTERNALS
 
@@ -48,19 +49,19 @@ def test_the_pending_batch_state_is_evaluates(metric, internals):
 def test_the_checked_versions_name_the_installed_one():
     """The overrides were checked against these evaluate releases; a new release is checked (these tests and
     tests/test_metric.py's failed-compute tests) and added."""
-    from bart_score.evaluate_metric import EVALUATE_CHECKED
+    from bart_score.integrations.evaluate_metric import EVALUATE_CHECKED
 
     assert INSTALLED in EVALUATE_CHECKED, (
         f"evaluate {INSTALLED} is not among the versions the metric's overrides were checked against "
         f"({', '.join(EVALUATE_CHECKED)}): run tests/test_metric.py and add it to EVALUATE_CHECKED in "
-        f"bart_score/evaluate_metric.py"
+        f"bart_score/integrations/evaluate_metric.py"
     )
 
 
 def test_the_metric_module_holds_the_card_and_the_library_the_plumbing(metric):
-    """bartscore.py is the metric's card (_info, _compute) over bart_score.evaluate_metric.ScoringMetric; importing
-    bart_score itself loads neither evaluate nor datasets."""
-    from bart_score.evaluate_metric import ScoringMetric
+    """bartscore.py is the metric's card (_info, _compute) over bart_score.integrations.evaluate_metric.ScoringMetric;
+    importing bart_score itself loads neither evaluate nor datasets."""
+    from bart_score.integrations.evaluate_metric import ScoringMetric
 
     assert isinstance(metric, ScoringMetric) and type(metric) is not ScoringMetric
     assert set(vars(type(metric))) >= {"_info", "_compute"}

@@ -20,7 +20,9 @@ from support.metric import MODULE
 import bart_score
 from bart_score.baselines.files import load_baseline
 from bart_score.cli import main
-from bart_score.corpus import read_plain_corpus, read_texts
+from bart_score.corpora.corpus import read_plain_corpus, read_texts
+from bart_score.corpora.reading import MAX_JSON_DEPTH, parse_json, read_bounded
+from bart_score.corpora.table_files import read_table
 from bart_score.errors import (
     BaselineError,
     BenchmarkDataError,
@@ -32,9 +34,7 @@ from bart_score.messages import FileName, Mention
 from bart_score.meta_eval.benchmarks import load_benchmark
 from bart_score.meta_eval.layouts import read_release_pickle
 from bart_score.options import EngineOptions
-from bart_score.reading import MAX_JSON_DEPTH, parse_json, read_bounded
-from bart_score.score_cache import ResumableScorer, read_cache_file
-from bart_score.tables import read_table
+from bart_score.scoring.score_cache import ResumableScorer, read_cache_file
 
 ENDLESS = ["/dev/zero", "/dev/urandom"]
 NO_MODEL = "/nonexistent/model"  # never loaded: every refusal below comes first
@@ -412,7 +412,7 @@ def test_a_metrics_csv_score_is_an_ascii_number(cell, files, tmp_path, capsys, n
 @pytest.mark.parametrize("name", ["WORLD_SIZE", "LOCAL_RANK"])
 @pytest.mark.parametrize("value", ["٢", "2x", "-1"])
 def test_a_launchers_number_in_the_environment_is_ascii_digits(name, value, monkeypatch):
-    from bart_score.distributed import _launcher_number
+    from bart_score.scaling.distributed import _launcher_number
 
     monkeypatch.setenv(name, value)
     with pytest.raises(InputError, match=rf"^the environment variable {name} is '{value}', not a whole number"):
@@ -422,8 +422,8 @@ def test_a_launchers_number_in_the_environment_is_ascii_digits(name, value, monk
 
 
 def test_a_reference_columns_number_and_a_plain_number_cell_are_ascii_digits(tmp_path):
-    from bart_score.outputs import spreadsheet_cell
-    from bart_score.tables import read_table_corpus
+    from bart_score.corpora.outputs import spreadsheet_cell
+    from bart_score.corpora.table_files import read_table_corpus
 
     table = tmp_path / "table.csv"
     table.write_text("source,reference_1,reference_٣\nA cat sat.,The cat sat.,A cat.\n", encoding="utf-8")
@@ -540,12 +540,12 @@ def test_layers_named_in_a_layers_place_are_refused_by_the_command_line_in_bound
 
 
 def test_a_text_over_max_chars_is_refused_naming_it_before_it_is_split_or_tokenized(scorer, monkeypatch):
-    import bart_score.long_source
+    import bart_score.long_documents.windows
 
     def refuse(*args, **keywords):
         raise AssertionError("a text was split or tokenized before its length was checked")
 
-    monkeypatch.setattr(bart_score.long_source, "split", refuse)
+    monkeypatch.setattr(bart_score.long_documents.windows, "split", refuse)
     monkeypatch.setattr(scorer, "_plan", refuse)
     texts = {"predictions": ["A cat sat.", "The cat sat on the mat."], "sources": ["A cat sat on a mat.", "A dog."]}
     windows = {"long_source": "windows", "retriever": "bm25"}

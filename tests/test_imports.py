@@ -92,17 +92,17 @@ def test_the_package_has_no_import_circle():
 
 
 def test_the_modules_below_the_engine_do_not_refer_to_it():
-    """The engine is built on them (bart_score.distributed's Workload is what it needs of the engine's Plan): none of
-    them imports bart_score.engine, annotations included. The modules that do import it are the package's entry
-    points (its lazy exports, the command line, dataset scoring), all above it."""
+    """The engine is built on them (bart_score.scaling.distributed's Workload is what it needs of the engine's Plan):
+    none of them imports bart_score.scoring.engine, annotations included. The modules that do import it are the
+    package's entry points (its lazy exports, the command line, dataset scoring), all above it."""
     modules = package_modules()
-    below = networkx.descendants(import_graph(), "bart_score.engine")
-    seen = {"bart_score.distributed", "bart_score.directions", "bart_score.models.loading"}
+    below = networkx.descendants(import_graph(), "bart_score.scoring.engine")
+    seen = {"bart_score.scaling.distributed", "bart_score.scoring.directions", "bart_score.models.loading"}
     assert seen <= below  # the walk sees them
     upward = sorted(
         module
         for module in below
-        if "bart_score.engine" in imported_modules(modules[module], modules, module, annotations=True)
+        if "bart_score.scoring.engine" in imported_modules(modules[module], modules, module, annotations=True)
     )
     assert not upward, f"modules below the engine that import it: {upward}"
 
@@ -110,11 +110,11 @@ def test_the_modules_below_the_engine_do_not_refer_to_it():
 @pytest.mark.parametrize(
     ("source", "seen"),
     [
-        ("from .. import engine", True),
-        ("import bart_score.engine", True),
-        ("from ..engine import BARTScorer", True),
-        ("from bart_score import engine", True),
-        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..engine import BARTScorer", False),
+        ("from ..scoring import engine", True),
+        ("import bart_score.scoring.engine", True),
+        ("from ..scoring.engine import BARTScorer", True),
+        ("from bart_score.scoring import engine", True),
+        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..scoring.engine import BARTScorer", False),
     ],
 )
 def test_the_walk_sees_every_form_of_import(tmp_path, source, seen):
@@ -122,16 +122,24 @@ def test_the_walk_sees_every_form_of_import(tmp_path, source, seen):
     probe = tmp_path / "probe.py"
     body = "\n".join("    " + line for line in source.splitlines())
     probe.write_text(f"def lazy():\n{body}\n")
-    modules = {"bart_score": "", "bart_score.engine": "", "bart_score.cli": "", "bart_score.cli.probe": str(probe)}
-    assert ("bart_score.engine" in imported_modules(str(probe), modules, "bart_score.cli.probe")) is seen
-    assert "bart_score.engine" in imported_modules(str(probe), modules, "bart_score.cli.probe", annotations=True)
+    modules = {
+        "bart_score": "",
+        "bart_score.scoring": "",
+        "bart_score.scoring.engine": "",
+        "bart_score.cli": "",
+        "bart_score.cli.probe": str(probe),
+    }
+    assert ("bart_score.scoring.engine" in imported_modules(str(probe), modules, "bart_score.cli.probe")) is seen
+    assert "bart_score.scoring.engine" in imported_modules(
+        str(probe), modules, "bart_score.cli.probe", annotations=True
+    )
 
 
 def test_importing_the_package_loads_no_ray():
     """Ray (the ray extra, seconds to import) is imported by score_on_ray's call alone: not by `import bart_score`, nor
     by its exports or the module that holds score_on_ray."""
     probe = (
-        "import sys, bart_score, bart_score.cluster; bart_score.score_on_ray; bart_score.ClusterOptions\n"
+        "import sys, bart_score, bart_score.scaling.cluster; bart_score.score_on_ray; bart_score.ClusterOptions\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] == 'ray'))"
     )
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)

@@ -18,9 +18,9 @@ from transformers import AutoModel, AutoTokenizer
 
 import bart_score
 from bart_score import InputError
-from bart_score.long_source import LONGDOCFACTSCORE, split_sentences, window_span
+from bart_score.long_documents.retrievers import BM25Retriever, EmbeddingRetriever
+from bart_score.long_documents.windows import LONGDOCFACTSCORE, split_sentences, window_span
 from bart_score.messages import FileName
-from bart_score.retrievers import BM25Retriever, EmbeddingRetriever
 
 
 @pytest.fixture(scope="session")
@@ -464,7 +464,7 @@ def test_the_command_line_scores_windows(tmp_path, tiny_checkpoint, scorer, caps
 def test_the_command_line_splits_each_text_once(tmp_path, tiny_checkpoint, monkeypatch, capsys):
     """A source of many full stops and few sentences is split by the check before the model loads, then planned: the
     plan takes the check's split (it was split twice)."""
-    from bart_score import long_source
+    from bart_score.long_documents import windows as long_source
 
     source = "The U.S. team won. " * 600
     (tmp_path / "src.txt").write_text(source + "\nA cat sat on the mat. It slept.\n", encoding="utf-8")
@@ -528,8 +528,9 @@ def test_a_missing_long_extra_is_named(monkeypatch, package):
     """Without pysbd or bm25s, source windows fail with the extra to install, not a bare ImportError."""
     import builtins
 
-    from bart_score import long_source, retrievers
     from bart_score.errors import MissingExtraError
+    from bart_score.long_documents import retrievers
+    from bart_score.long_documents import windows as long_source
 
     real_import = builtins.__import__
 
@@ -590,7 +591,7 @@ def test_the_split_of_ordinary_text_equals_pysbds(piece, lookahead, monkeypatch)
     """News and science paragraphs with abbreviations, numbers and quotes, alone and all joined by spaces, line breaks
     or blank lines (over three pieces long): the same sentences as pysbd on the whole text, also with pieces much
     smaller than the default, so that many cuts fall inside these texts."""
-    from bart_score import long_source
+    from bart_score.long_documents import windows as long_source
 
     if piece:
         monkeypatch.setattr(long_source, "PIECE_CHARS", piece)
@@ -602,7 +603,7 @@ def test_the_split_of_ordinary_text_equals_pysbds(piece, lookahead, monkeypatch)
 
 
 def test_a_sentence_longer_than_a_piece_is_cut_at_a_space_and_reported():
-    from bart_score.long_source import PIECE_CHARS, WindowSettings, plan_windows, split
+    from bart_score.long_documents.windows import PIECE_CHARS, WindowSettings, plan_windows, split
 
     words = [f"w{index}" for index in range(PIECE_CHARS)]
     result = split(" ".join(words))
@@ -637,7 +638,7 @@ def test_a_text_over_max_sentences_is_refused_naming_it(scorer):
 SPLIT_IN_BOUNDS = """
 import resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-from bart_score.long_source import WindowSettings, plan_windows, split
+from bart_score.long_documents.windows import WindowSettings, plan_windows, split
 text = "a. " * 200_000
 start = time.perf_counter()
 assert len(split(text).sentences) == 200_000
@@ -669,8 +670,9 @@ def test_200000_one_letter_sentences_are_split_and_refused_within_60_s_and_3_gb(
 ABBREVIATIONS_IN_BOUNDS = """
 import resource
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-from bart_score import BARTScoreError, ScoringOptions, long_source
-from bart_score.directions import plan_directions
+from bart_score import BARTScoreError, ScoringOptions
+from bart_score.long_documents import windows as long_source
+from bart_score.scoring.directions import plan_directions
 
 class Identity:  # what planning reads of a scorer
     device = None
@@ -708,7 +710,7 @@ def test_5_mb_of_abbreviations_is_refused_unsplit_and_the_longest_text_split_in_
     import subprocess
     import sys
 
-    from bart_score.long_source import PIECE_CHARS
+    from bart_score.long_documents.windows import PIECE_CHARS
 
     require_extra("long")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -739,7 +741,7 @@ def test_a_text_of_punctuation_alone_is_refused_once_its_pieces_pass_max_sentenc
     """Its pieces are not sentences, so they never reached max_sentences, and every one was split: now they count
     against the same limit, and splitting stops past it."""
     require_extra("long")
-    from bart_score.long_source import WindowSettings, plan_windows, split
+    from bart_score.long_documents.windows import WindowSettings, plan_windows, split
 
     stopped = split(text, 10)
     assert not stopped.complete and stopped.sentences == [] and stopped.dropped > 10
@@ -755,7 +757,7 @@ def test_within_splitting_once_a_text_checked_before_the_model_loads_is_not_spli
     """The command line checks a text's sentences before the model loads, and the plan splits it once loaded: within
     splitting_once() the plan takes the check's split (a text of many full stops and few sentences is split by both)."""
     require_extra("long")
-    from bart_score import long_source
+    from bart_score.long_documents import windows as long_source
 
     text = "U.S. " * 3000 + "A cat sat."
     pieces = []
@@ -773,7 +775,7 @@ def test_within_splitting_once_a_text_checked_before_the_model_loads_is_not_spli
 
 def test_counting_sentence_ends_passes_only_texts_under_the_limit():
     require_extra("long")  # pysbd counts the sentences it is checked against
-    from bart_score.long_source import over_limit, split
+    from bart_score.long_documents.windows import over_limit, split
 
     texts = [*ORDINARY_PARAGRAPHS, "a. " * 50, "Mr. " * 50, "one\ntwo\nthree", "No end at all"]
     for text in texts:
@@ -797,7 +799,7 @@ NOT_ASCII_INTEGERS = ["²", "٣", "1_0", " 3", "+3", "３"]
 
 @pytest.mark.parametrize("text", NOT_ASCII_INTEGERS)
 def test_window_given_as_text_takes_ascii_digits_only(text):
-    from bart_score.long_source import check_window
+    from bart_score.long_documents.windows import check_window
 
     with pytest.raises(InputError, match="window must be 'longdocfactscore' or a whole number"):
         check_window(text)

@@ -185,7 +185,7 @@ def test_signature_names_every_setting(metric, tiny_checkpoint):
 
 def test_model_is_loaded_once(metric, monkeypatch):
     assert metric.scorer is not None  # already loaded by evaluate.load
-    monkeypatch.setattr(bart_score.engine, "load_family", lambda *a: pytest.fail("the model was loaded again"))
+    monkeypatch.setattr(bart_score.scoring.engine, "load_family", lambda *a: pytest.fail("the model was loaded again"))
     metric.compute(predictions=["a"], sources=["b"])
     metric.compute(predictions=["c"], sources=["d"])
 

@@ -18,7 +18,7 @@ from bart_score.baselines import files as baseline_files
 from bart_score.baselines.build import build_baseline
 from bart_score.models.checkpoints import locate_checkpoint, weights_identity
 from bart_score.models.loading import checkpoint_identity
-from bart_score.score_cache import ResumableScorer
+from bart_score.scoring.score_cache import ResumableScorer
 
 TEXTS = ["The cat sat on the mat.", "Rain is expected in the north tomorrow.", "The team won the game.", "Good."]
 

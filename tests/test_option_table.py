@@ -128,7 +128,7 @@ def test_the_command_line_builds_every_option_it_offers_from_the_table():
 
 
 def test_the_metric_takes_its_engine_and_scoring_options_from_the_table():
-    from bart_score import evaluate_metric  # imports evaluate: here, not while pytest collects
+    from bart_score.integrations import evaluate_metric  # imports evaluate: here, not while pytest collects
 
     assert set(EngineOptions.TABLE) - {"checkpoint"} == evaluate_metric._ENGINE_SETTINGS  # the configuration names it
     extras = {"rescale_with_baseline", "baseline_path"}  # bert_score's names, the metric's own

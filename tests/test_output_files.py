@@ -1,7 +1,7 @@
-"""Every file the command line writes follows one set of rules (bart_score.outputs): score's -o, baseline's -o and the
-library's write_baseline, meta-eval's PREFIX.json/.csv and --cache. Only a regular file is replaced (never a device,
-a FIFO or a folder), a read-only file, an empty name or a file that is also an input is refused with exit status 2
-before any model loads, links keep pointing where they did, permissions are the old file's or the umask's, and every
+"""Every file the command line writes follows one set of rules (bart_score.corpora.outputs): score's -o, baseline's -o
+and the library's write_baseline, meta-eval's PREFIX.json/.csv and --cache. Only a regular file is replaced (never a
+device, a FIFO or a folder), a read-only file, an empty name or a file that is also an input is refused with exit status
+2 before any model loads, links keep pointing where they did, permissions are the old file's or the umask's, and every
 JSON written is valid JSON (NaN and infinity as null). -d is checked as strictly: not empty, no direction twice."""
 
 import json
@@ -17,11 +17,11 @@ from support.cli import ROOT, SOURCES, SYSTEM_A, SYSTEM_B, run_cli
 from support.meta_eval_fixtures import write_fixture_files
 
 import bart_score
-from bart_score import outputs
 from bart_score.baselines import files as baseline_files
+from bart_score.corpora import outputs
+from bart_score.corpora.outputs import json_text, write_atomically
 from bart_score.messages import Mention
 from bart_score.options import ScoringOptions
-from bart_score.outputs import json_text, write_atomically
 
 NO_MODEL = "/nonexistent/checkpoint"  # loading it would fail with exit status 1: a 2 means it was never tried
 TEXTS = ["The cat sat on the mat.", "Rain is expected in the north tomorrow.", "Good.", "A report says it was high."]

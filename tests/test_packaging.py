@@ -76,7 +76,7 @@ def test_neither_archive_ships_tests_or_the_space(built):
     sdist_files, _, wheel_files, _ = built
     for files in (sdist_files, wheel_files):
         assert not [name for name in files if name.startswith(("tests/", "bench/", "space/")) or name == "app.py"]
-    assert "bart_score/engine.py" in sdist_files and "bart_score/engine.py" in wheel_files
+    assert "bart_score/scoring/engine.py" in sdist_files and "bart_score/scoring/engine.py" in wheel_files
     # py.typed travels with the package when the package has one
     if os.path.exists(os.path.join(ROOT, "bart_score", "py.typed")):
         assert "bart_score/py.typed" in sdist_files and "bart_score/py.typed" in wheel_files

@@ -18,12 +18,13 @@ from support.reference import reference_directions, reference_points
 from support.text import english_like_text
 
 import bart_score
-from bart_score import CorpusPoints, rescale
+from bart_score import CorpusPoints
+from bart_score.baselines import rescale
 from bart_score.baselines.build import build_baseline
-from bart_score.directions import score_directions
 from bart_score.errors import InputTypeError
 from bart_score.messages import Mention
-from bart_score.scorer import IdentifiedScorer
+from bart_score.scoring.directions import score_directions
+from bart_score.scoring.protocols import IdentifiedScorer
 
 TOLERANCE = 1e-5
 evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)
@@ -36,7 +37,7 @@ REFERENCES = [["The cat was on the mat."], ["They won the game.", "The team won 
 def test_a_request_is_planned_without_scoring_and_finished_from_its_pairs_scores(copier):
     """score_directions is plan_directions (which reads only the scorer's identity), one engine call, and
     direction_results: the same result, rescaling samples included."""
-    from bart_score.directions import direction_results, plan_directions
+    from bart_score.scoring.directions import direction_results, plan_directions
 
     class IdentityOnly:  # no score(): planning must not score
         model_label, source_lang, target_lang, instructions = copier.model_label, None, None, None
@@ -378,7 +379,8 @@ def test_rescaling_arguments_are_checked_before_any_scoring(scorer, monkeypatch,
 
 
 class PlainScorer:
-    """A Scorer (bart_score.scorer) and no more, as meta-eval's view of a configuration is: every pair scores -1."""
+    """A Scorer (bart_score.scoring.protocols) and no more, as meta-eval's view of a configuration is: every pair scores
+    -1."""
 
     model_label = "plain"
     source_lang = target_lang = instructions = device = None

@@ -1,8 +1,9 @@
-"""bart_score.rewards: a reward in the shape TRL's trainers call (prompts and completions, strings or conversations,
-the dataset's other columns as keywords; one float per completion), against plain loops over the tiny BART; its
-options (direction, source field, rescaling) and their errors before any model loads; the bad input of a training
-step (an empty completion, one over the model's length, a missing column) answered as the metric answers it; engines
-shared by rewards and the metric's instances of the same settings; and two steps of TRL's GRPOTrainer on the CPU."""
+"""bart_score.integrations.rewards: a reward in the shape TRL's trainers call (prompts and completions, strings or
+conversations, the dataset's other columns as keywords; one float per completion), against plain loops over the tiny
+BART; its options (direction, source field, rescaling) and their errors before any model loads; the bad input of a
+training step (an empty completion, one over the model's length, a missing column) answered as the metric answers it;
+engines shared by rewards and the metric's instances of the same settings; and two steps of TRL's GRPOTrainer on the
+CPU."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ import bart_score
 from bart_score.baselines import files as baseline_files
 from bart_score.baselines.build import build_baseline
 from bart_score.errors import InputError, InputTypeError, TokenizationWarning
-from bart_score.rewards import BARTScoreReward
-from bart_score.shared_engines import shared_engine
+from bart_score.integrations.rewards import BARTScoreReward
+from bart_score.integrations.shared_engines import shared_engine
 
 TOLERANCE = 1e-5
 DOCUMENTS = [

@@ -14,13 +14,13 @@ from tqdm import tqdm
 import bart_score
 from bart_score.baselines.files import BASELINE_FOLDER_ENV
 from bart_score.cli.wording import baseline_command_from
-from bart_score.directions import score_directions
 from bart_score.errors import BaselineNotFoundError, CacheFileError
 from bart_score.messages import Recipe
 from bart_score.meta_eval.scoring import score_benchmarks
 from bart_score.meta_eval.table import MetricRow, build_report
-from bart_score.score_cache import ResumableScorer
-from bart_score.scorer import IdentifiedScorer
+from bart_score.scoring.directions import score_directions
+from bart_score.scoring.protocols import IdentifiedScorer
+from bart_score.scoring.score_cache import ResumableScorer
 
 TOLERANCE = 1e-5
 
@@ -57,8 +57,8 @@ class Recording:
 
 
 def test_the_engine_and_its_wrapper_are_identified_scorers_with_the_same_identity(scorer, tmp_path):
-    """Both have the surface bart_score.scorer's protocols describe (mypy checks the signatures where the package
-    passes them), the wrapper answering for the engine it wraps."""
+    """Both have the surface bart_score.scoring.protocols's protocols describe (mypy checks the signatures where the
+    package passes them), the wrapper answering for the engine it wraps."""
     wrapper = ResumableScorer(scorer, str(tmp_path / "cache.jsonl"))
     assert isinstance(scorer, IdentifiedScorer) and isinstance(wrapper, IdentifiedScorer)
     for name in ("model_label", "model_identity", "token_policy", "max_length", "source_lang", "target_lang", "device"):
@@ -187,10 +187,10 @@ class RecordedBar(tqdm):
 @pytest.fixture
 def recorded_bars(monkeypatch):
     """The bars shown (enabled) during the test, each with its updates."""
-    import bart_score.progress
+    import bart_score.scoring.progress
 
     RecordedBar.made = []
-    monkeypatch.setattr(bart_score.progress, "tqdm", RecordedBar)
+    monkeypatch.setattr(bart_score.scoring.progress, "tqdm", RecordedBar)
     return lambda: [bar for bar in RecordedBar.made if bar.shown]
 
 

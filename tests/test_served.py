@@ -1,4 +1,5 @@
-"""Served models: a causal LM scored through an inference server (bart_score.models.servers, server_kinds, served).
+"""Served models: a causal LM scored through an inference server (bart_score.models.served.transport, server_kinds,
+served).
 
 The fast tests run a small server of the tests' own (support/inference_server.py) that answers in the exact shapes of
 vLLM, SGLang, TGI and llama.cpp's llama-server, with true log-probabilities computed by transformers on a tiny model:
@@ -38,9 +39,9 @@ from bart_score.errors import (
     UnsupportedModelError,
 )
 from bart_score.messages import Mention
-from bart_score.models import servers
-from bart_score.models.servers import API_KEY_ENV, API_KEY_FILE_ENV, server_address
-from bart_score.score_cache import ResumableScorer, read_cache_file
+from bart_score.models.served import transport as servers
+from bart_score.models.served.transport import API_KEY_ENV, API_KEY_FILE_ENV, server_address
+from bart_score.scoring.score_cache import ResumableScorer, read_cache_file
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,12 +23,12 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import bart_score
 from bart_score.errors import BARTScoreError, CacheFileError, CheckpointLoadError, CheckpointNotFoundError
-from bart_score.models import servers
-from bart_score.models.served import PROBE_TOLERANCE
-from bart_score.models.server_kinds import MOST_REPORTED_CHARS
-from bart_score.models.servers import API_KEY_ENV, API_KEY_FILE_ENV
-from bart_score.score_cache import ResumableScorer
-from bart_score.signature import MAX_SIGNATURE_CHARS, Signature
+from bart_score.models.served import transport as servers
+from bart_score.models.served.kinds import MOST_REPORTED_CHARS
+from bart_score.models.served.model import PROBE_TOLERANCE
+from bart_score.models.served.transport import API_KEY_ENV, API_KEY_FILE_ENV
+from bart_score.scoring.score_cache import ResumableScorer
+from bart_score.scoring.signature import MAX_SIGNATURE_CHARS, Signature
 
 CONDITIONS = ["The cat sat on the mat and looked at the birds.", "A storm hit the coast on Monday."]
 TARGETS = ["A cat sat.", "Storm hits coast."]

@@ -1,6 +1,6 @@
-"""Served models' transport (bart_score.models.servers): what a server, or what the environment gives, can cost and
-show here. Every bound is tested at its edge against a plain formula, and every hostile case (a key with characters a
-header cannot carry, an answer that drips a byte at a time, a flood of small JSON items, nesting, a key echoed at the
+"""Served models' transport (bart_score.models.served.transport): what a server, or what the environment gives, can cost
+and show here. Every bound is tested at its edge against a plain formula, and every hostile case (a key with characters
+a header cannot carry, an answer that drips a byte at a time, a flood of small JSON items, nesting, a key echoed at the
 cut of a message) ends in one line of the project's error family, within the request's deadline and bounded memory,
 and never shows the API key.
 
@@ -22,9 +22,9 @@ from support.hostile_server import HostileProxy, drip, fill, flood
 import bart_score
 from bart_score.errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError
 from bart_score.messages import Mention
-from bart_score.models import servers
 from bart_score.models.checkpoints import locate_checkpoint
-from bart_score.models.servers import (
+from bart_score.models.served import transport as servers
+from bart_score.models.served.transport import (
     API_KEY_ENV,
     API_KEY_FILE_ENV,
     MESSAGE_CHARACTERS,

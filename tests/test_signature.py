@@ -7,10 +7,10 @@ import dataclasses
 
 import pytest
 
-from bart_score.directions import signature
 from bart_score.errors import InputError, InputTypeError
 from bart_score.options import ScoringOptions
-from bart_score.signature import Signature
+from bart_score.scoring.directions import signature
+from bart_score.scoring.signature import Signature
 
 ENGINE = ("policy:bart", "maxlen:1024", "dtype:float32", "transformers:4.57.1", "version:1.0.0")
 LONG = "windows(k=3,window=ldfs,retriever=bm25,split=pysbd0.3.4+pieces2000-200)"
@@ -76,7 +76,7 @@ def test_format_writes_the_string_results_carry_and_parse_reads_it_back(fields, 
 
 
 class FixedScorer:
-    """The signature's part of a Scorer (bart_score.scorer): a checkpoint's label and the engine's fields."""
+    """The signature's part of a Scorer (bart_score.scoring.protocols): a checkpoint's label and the engine's fields."""
 
     model_label = "facebook/bart-large-cnn"
 

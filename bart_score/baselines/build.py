@@ -13,14 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from ..corpora.outputs import finite_or_null
+from ..corpora.reading import file_sha256
 from ..errors import InputError
 from ..inputs import text_list
 from ..messages import Mention
 from ..options import ScoringOptions
-from ..outputs import finite_or_null
-from ..pair_groups import score_pair_groups
-from ..reading import file_sha256
-from ..rescale import (
+from ..scoring.pair_groups import score_pair_groups
+from ..scoring.protocols import IdentifiedScorer
+from ..version import __version__
+from .files import ABOUT, BASELINE_FORMAT, BASELINE_FORMAT_VERSION, baseline_id, baseline_settings
+from .rescale import (
     DEFAULT_PAIRS,
     DEFAULT_SEED,
     POINT_DIRECTIONS,
@@ -32,9 +35,6 @@ from ..rescale import (
     scored_by_direction,
     warn_if_degenerate,
 )
-from ..scorer import IdentifiedScorer
-from ..version import __version__
-from .files import ABOUT, BASELINE_FORMAT, BASELINE_FORMAT_VERSION, baseline_id, baseline_settings
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 # Target-length buckets (words) of a baseline's breakdown: short texts score lower, copies included.

@@ -1,5 +1,5 @@
-"""Baseline files: a model's reference points (see bart_score.rescale), kept in a documented JSON file with the
-settings they are valid for (model, token policy, prompt setting, max_length) as its key, and where they are kept.
+"""Baseline files: a model's reference points (see bart_score.baselines.rescale), kept in a documented JSON file with
+the settings they are valid for (model, token policy, prompt setting, max_length) as its key, and where they are kept.
 
 ``load_baseline`` reads and checks one, ``write_baseline`` writes one atomically; ``Baseline.mismatches`` compares
 its key with a call's settings, as data that ``mismatch_parts`` says in a message. Making a baseline is
@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..corpora.outputs import write_atomically
+from ..corpora.reading import read_json
 from ..errors import BaselineError, BaselineNotFoundError
 from ..messages import FileName, Mention, Part
-from ..outputs import write_atomically
-from ..reading import read_json
-from ..rescale import POINT_DIRECTIONS, ReferencePoints
-from ..scorer import IdentifiedScorer
+from ..scoring.protocols import IdentifiedScorer
+from .rescale import POINT_DIRECTIONS, ReferencePoints
 
 BASELINE_FORMAT = "bartscore-baseline"
 BASELINE_FORMAT_VERSION = 1
@@ -35,9 +35,10 @@ SETTING_NAMES: dict[str, Part] = {
     "max_length": Mention("max_length"),
 }
 ABOUT = (
-    "BARTScore reference points (bart_score.rescale). For each direction, 'unrelated' describes the scores of targets "
-    "given unrelated conditions (random pairs from different rows or documents of the corpus) and 'copy' the scores "
-    "of targets given themselves: mean, std, quantiles, number of pairs, and means by target length in words. "
+    "BARTScore reference points (bart_score.baselines.rescale). For each direction, 'unrelated' describes the scores "
+    "of targets given unrelated conditions (random pairs from different rows or documents of the corpus) and 'copy' "
+    "the scores of targets given themselves: mean, std, quantiles, number of pairs, and means by target length in "
+    "words. "
     "rescaled = (score - unrelated.mean) / (copy.mean - unrelated.mean); f_score uses the means of precision's and "
     "recall's points. 'settings' must match the scorer and options that use this file; 'id' is a digest of "
     "everything else in the file and names it in signatures (rescale:baseline-<id>)."
@@ -248,9 +249,10 @@ def baseline_id(document: Mapping[str, Any]) -> str:
 
 
 def write_baseline(document: Mapping[str, Any], path: str) -> None:
-    """Writes the file atomically as every output file is (bart_score.outputs.write_atomically): a reader sees the old
-    file or the whole new one, never a part; missing folders are made; a link keeps pointing where it did; the file
-    gets the umask's permissions or keeps the old one's. Anything but a regular file under `path` (a folder, a device,
-    a FIFO) is refused with OSError, and a document holding NaN or infinity with ValueError (JSON has neither)."""
+    """Writes the file atomically as every output file is (bart_score.corpora.outputs.write_atomically): a reader sees
+    the old file or the whole new one, never a part; missing folders are made; a link keeps pointing where it did; the
+    file gets the umask's permissions or keeps the old one's. Anything but a regular file under `path` (a folder, a
+    device, a FIFO) is refused with OSError, and a document holding NaN or infinity with ValueError (JSON has
+    neither)."""
     text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     write_atomically(path, lambda handle: handle.write(text), make_folders=True)

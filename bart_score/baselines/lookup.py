@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from ..errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
 from ..messages import FileName, Mention, Recipe
+from ..models.templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
 from ..options import ScoringOptions
-from ..scorer import IdentifiedScorer
-from ..templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
+from ..scoring.protocols import IdentifiedScorer
 from ..variants import PARA_WEIGHTS_ENV
 from .files import Baseline, baseline_settings, default_baseline_path, load_baseline, mismatch_parts
 

@@ -73,11 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout.flush()
                 raise
             command = f"bartscore {args.command}"
-            from ..long_source import splitting_once
+            from ..long_documents.windows import splitting_once
 
             with splitting_once():  # a text the check splits (its sentences counted) is not split again to score
                 request = args.check(args)
-                from ..distributed import torchrun_process_group  # torch: after the check, which needs none
+                from ..scaling.distributed import torchrun_process_group  # torch: after the check, which needs none
 
                 with torchrun_process_group(), warnings_as_lines(command, hidden=unasked_notes(args)):
                     args.run(request)

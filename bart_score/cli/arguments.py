@@ -11,7 +11,7 @@ from typing import Any
 
 from ..inputs import MAX_INTEGER_DIGITS, ascii_decimal, ascii_integer
 from ..options import OPTION_CLASSES, EngineOptions, Flag
-from ..score_cache import DEFAULT_CHUNK_PAIRS
+from ..scoring.score_cache import DEFAULT_CHUNK_PAIRS
 
 # Where --help lists the options' flags (Flag.section): the sections of the "model and scoring" group in order, then
 # the long-source group's, the rescaling group's and the Ray cluster's (bartscore cluster).

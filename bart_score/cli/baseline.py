@@ -12,17 +12,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..baselines.build import plan_baseline
-from ..corpus import read_texts
+from ..baselines.rescale import DEFAULT_PAIRS, DEFAULT_SEED
+from ..corpora.corpus import read_texts
+from ..corpora.outputs import check_not_an_input, check_output_path
+from ..corpora.table_files import read_table_corpus
 from ..errors import InputError
-from ..outputs import check_not_an_input, check_output_path
-from ..rescale import DEFAULT_PAIRS, DEFAULT_SEED
-from ..tables import read_table_corpus
 from .arguments import add_column_arguments, add_model_arguments, integer
 from .requests import check_input_files, check_server_answers, engine_options, load_scorer, options_from_args
 from .wording import Failed
 
 if TYPE_CHECKING:
-    from ..corpus import Corpus
+    from ..corpora.corpus import Corpus
     from ..options import EngineOptions, ScoringOptions
 
 TABLE_EXTENSIONS = (".csv", ".jsonl", ".json")

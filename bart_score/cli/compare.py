@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..corpora.outputs import json_text
 from ..errors import InputError
 from ..options import COUNT_SUFFIXES
-from ..outputs import json_text
 from .arguments import add_cache_arguments, add_long_source_arguments, add_rescale_arguments, decimal, integer
 from .requests import CorpusRequest, checked_request, score_all_systems
 

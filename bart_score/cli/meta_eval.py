@@ -11,6 +11,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ..corpora.outputs import check_distinct_outputs, check_not_an_input, check_output_path
+from ..corpora.table_files import read_table
 from ..errors import BenchmarkDataError, CacheFileError, InputError, MissingExtraError
 from ..inputs import ascii_decimal
 from ..meta_eval.benchmarks import (
@@ -22,10 +24,8 @@ from ..meta_eval.benchmarks import (
     how_to_get,
     resolve_benchmarks,
 )
-from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
-from ..prompts import PROMPT_SETS
-from ..score_cache import check_cache_file
-from ..tables import read_table
+from ..scoring.prompts import PROMPT_SETS
+from ..scoring.score_cache import check_cache_file
 from ..variants import PARA_WEIGHTS_ENV, VARIANTS
 from .arguments import add_cache_arguments, add_long_source_arguments, add_model_arguments
 from .meta_eval_common import MetaEvalRequest, MetricScores, model_name, write_report
@@ -44,10 +44,10 @@ from .wording import Failed, said_on_the_command_line
 if TYPE_CHECKING:
     from datasets import Dataset
 
-    from ..engine import BARTScorer
     from ..meta_eval.published import Published
     from ..meta_eval.table import MetricRow
-    from ..score_cache import ResumableScorer
+    from ..scoring.engine import BARTScorer
+    from ..scoring.score_cache import ResumableScorer
 
 DEFAULT_OUTPUT_DIR = "meta-eval"
 # The option that names a checkout of each release (meta_eval.benchmarks.RELEASES), as the command line says it.
@@ -369,7 +369,7 @@ def long_document_rows(
     from ..meta_eval.scoring import score_benchmarks
     from ..meta_eval.table import MetricRow
     from ..models.causal import CausalFamily
-    from ..score_cache import ResumableScorer
+    from ..scoring.score_cache import ResumableScorer
 
     names = request.long_benchmarks
     if not names or request.windows is None:
@@ -530,7 +530,7 @@ def _score_rows(
     """BARTScore's rows scored through the score cache (the long-document rows added to `ours`); the cache's scorer,
     or None on ranks other than 0 under torchrun."""
     from ..meta_eval.scoring import score_benchmarks
-    from ..score_cache import ResumableScorer
+    from ..scoring.score_cache import ResumableScorer
 
     resumable = ResumableScorer(scorer, request.cache, chunk_pairs=request.save_every)
     try:

@@ -72,7 +72,7 @@ def model_name(model: str) -> str:
 
 def write_report(prefix: str, report: Any, csv_text: str) -> tuple[str, str]:
     """The files written: PREFIX.json, the whole report, and PREFIX.csv. One that cannot be written is a Failed."""
-    from ..outputs import write_json_and_csv
+    from ..corpora.outputs import write_json_and_csv
 
     try:
         return write_json_and_csv(prefix, report, csv_text)

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
     from ..meta_eval.selection_grid import Configuration, GridPlan, PairKey
     from ..options import EngineOptions, ScoringOptions
-    from ..score_cache import ResumableScorer
-    from ..scorer import ScorerIdentity
+    from ..scoring.protocols import ScorerIdentity
+    from ..scoring.score_cache import ResumableScorer
 
 
 def add_select_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,7 +91,7 @@ def check_select(
         return None
     from ..meta_eval.selection_grid import benchmark_grids, build_grid, lone_configuration
     from ..meta_eval.selection_statistics import check_aspects
-    from ..templates import template_sides
+    from ..models.templates import template_sides
 
     if args.metrics_csv:
         raise InputError("--metrics-csv is for plain meta-eval; --select compares BARTScore configurations")
@@ -229,7 +229,7 @@ def _score_checkpoint(request: MetaEvalRequest, engine: EngineOptions, plan: Pla
     after a sample that measures the speed; None on a rank other than 0 under torchrun, where rank 0 reports. A
     checkpoint that cannot be loaded, or scoring that stops, ends the run (raised)."""
     from ..meta_eval.selection_grid import engine_arguments
-    from ..score_cache import ResumableScorer
+    from ..scoring.score_cache import ResumableScorer
 
     options = request.options
     scorer = load_scorer(engine, quiet=not options.show_progress)

@@ -1,4 +1,4 @@
-"""`bartscore cluster`: a table scored across a Ray cluster into a folder of Parquet files (bart_score.cluster),
+"""`bartscore cluster`: a table scored across a Ray cluster into a folder of Parquet files (bart_score.scaling.cluster),
 surviving a lost scorer or a lost driver: the same command again scores only the rows not yet in the folder."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def check(args: argparse.Namespace) -> ClusterRequest:
 
 
 def run(request: ClusterRequest) -> None:
-    from ..cluster import score_on_ray
+    from ..scaling.cluster import score_on_ray
 
     done = score_on_ray(
         list(request.data),

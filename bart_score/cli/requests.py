@@ -16,21 +16,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..baselines.files import baselines_agreeing, default_baseline_folder, load_baseline, mismatch_parts
-from ..corpus import Corpus, check_corpus_request, read_plain_corpus
+from ..corpora.corpus import Corpus, check_corpus_request, read_plain_corpus
+from ..corpora.outputs import check_distinct_outputs, check_not_an_input, check_output_path
+from ..corpora.reading import check_input_file
+from ..corpora.table_files import read_table_corpus
 from ..errors import BARTScoreError, CacheFileError, CheckpointNotFoundError, InputError
-from ..long_source import over_limit, over_limit_error
-from ..models.servers import DEFAULT_CONCURRENCY, names_a_server
+from ..long_documents.windows import over_limit, over_limit_error
+from ..models.served.transport import DEFAULT_CONCURRENCY, names_a_server
 from ..options import CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions, too_long_error
-from ..outputs import check_distinct_outputs, check_not_an_input, check_output_path
-from ..reading import check_input_file
-from ..score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
-from ..tables import read_table_corpus
+from ..scoring.score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
 from .arguments import LONG_SOURCE_MODE, LONG_SOURCE_SECTION, section_options
 from .wording import FLAGS, Failed
 
 if TYPE_CHECKING:
-    from ..engine import BARTScorer
-    from ..scorer import Scorer
+    from ..scoring.engine import BARTScorer
+    from ..scoring.protocols import Scorer
 
 
 def input_files(args: argparse.Namespace) -> list[tuple[str, str | None]]:
@@ -301,7 +301,7 @@ def check_server_answers(engine: EngineOptions) -> None:
     model asks the rest. Its address's warnings (plain http:// to another machine) are left to the load, which
     gives them in the command line's words. (meta-eval asks at the load: a checkpoint it cannot load leaves the
     other metrics' table to write.)"""
-    from ..models.servers import DEFAULT_REQUEST_TIMEOUT, Connection, api_key, server_address
+    from ..models.served.transport import DEFAULT_REQUEST_TIMEOUT, Connection, api_key, server_address
 
     if not names_a_server(engine.checkpoint):
         return
@@ -310,7 +310,7 @@ def check_server_answers(engine: EngineOptions) -> None:
         address = server_address(engine.checkpoint)
     timeout = engine.request_timeout or DEFAULT_REQUEST_TIMEOUT
     problem = Connection(address, key=api_key(), timeout=timeout, retries=0).reached()
-    if problem is not None:  # as the load would say it (bart_score.models.served.connect_server)
+    if problem is not None:  # as the load would say it (bart_score.models.served.model.connect_server)
         raise CheckpointNotFoundError(
             f"no server answers at {address.url} ({problem})",
             option="checkpoint",
@@ -341,7 +341,7 @@ def load_scorer(engine: EngineOptions, *, quiet: bool) -> BARTScorer:
     """The engine the settings ask for, with default_threads where --threads is not given (quiet: without the bars
     transformers and huggingface_hub draw while loading and downloading). A failure to load that is not of
     bart_score's errors (such as running out of GPU memory) is a Failed."""
-    from ..engine import BARTScorer
+    from ..scoring.engine import BARTScorer
 
     if engine.threads is None:
         engine = engine.replace(threads=default_threads())
@@ -364,8 +364,8 @@ def score_all_systems(request: CorpusRequest) -> tuple[dict[str, dict[str, Any]]
     has one: (per_system, signature); per_system is None on ranks other than 0 under torchrun. A failure while
     scoring is a Failed ("scoring failed"); with a cache, one that also says that the pairs scored are kept in it
     (stopped_while_scoring), and a run that ends says how many pairs were scored and how many taken from it."""
-    from ..corpus import score_corpus
-    from ..score_cache import ResumableScorer
+    from ..corpora.corpus import score_corpus
+    from ..scoring.score_cache import ResumableScorer
 
     engine = load_scorer(request.engine, quiet=not request.options.show_progress)
     resumable = (

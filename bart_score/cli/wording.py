@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from ..errors import BARTScoreError
 from ..messages import KEYWORDS, NOT_GIVEN, FileName, Mention, Recipe
 from ..options import OPTION_CLASSES, Flag
-from ..prompts import PROMPT_SETS
+from ..scoring.prompts import PROMPT_SETS
 from ..variants import DEFAULT_MAX_LENGTH
 from .arguments import INPUT_FLAGS
 

@@ -22,5 +22,5 @@ modules, in the order a run uses them:
     selection_report      --select's table, printed, and written as CSV
 
 ``bartscore meta-eval`` (bart_score/cli/meta_eval.py, and cli/meta_eval_select.py for --select) runs them;
-``bart_score.score_cache.ResumableScorer`` makes its scoring resumable. Nothing is imported here, so that the command
-line's help does not load the modules."""
+``bart_score.scoring.score_cache.ResumableScorer`` makes its scoring resumable. Nothing is imported here, so that the
+command line's help does not load the modules."""

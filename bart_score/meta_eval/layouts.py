@@ -13,8 +13,8 @@ import pickle
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn
 
+from ..corpora.reading import open_bounded, read_bounded, read_json
 from ..errors import BenchmarkDataError
-from ..reading import open_bounded, read_bounded, read_json
 from .definitions import Benchmark, Paths, Rows
 
 

@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from ..directions import DirectionsPlan, aggregate, direction_results, plan_directions, signature
 from ..errors import InputError, MissingExtraError
 from ..messages import Mention
 from ..options import DIRECTIONS, ScoringOptions
-from ..pair_groups import call_scores
-from ..scorer import Scorer, ScorerIdentity
+from ..scoring.directions import DirectionsPlan, aggregate, direction_results, plan_directions, signature
+from ..scoring.pair_groups import call_scores
+from ..scoring.protocols import Scorer, ScorerIdentity
 from .benchmarks import BENCHMARKS
 
 

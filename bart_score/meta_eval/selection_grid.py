@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..options import ScoringOptions
-from ..pair_groups import PairCall
-from ..scorer import ScorerIdentity
+from ..scoring.pair_groups import PairCall
+from ..scoring.protocols import ScorerIdentity
 from .benchmarks import BENCHMARKS
 from .scoring import (
     BenchmarksPlan,
@@ -157,9 +157,9 @@ def lone_configuration(grids: Mapping[str, Sequence[Configuration]]) -> tuple[st
 
 @dataclass(frozen=True)
 class ScorerRecord:
-    """A scorer's identity (bart_score.scorer.ScorerIdentity) as plain data: a loaded scorer's (of_scorer), or what
-    the options that make one tell before it loads; a configuration with a chat instruction of its own plans with a
-    copy that has it for every direction (for_configuration)."""
+    """A scorer's identity (bart_score.scoring.protocols.ScorerIdentity) as plain data: a loaded scorer's (of_scorer),
+    or what the options that make one tell before it loads; a configuration with a chat instruction of its own plans
+    with a copy that has it for every direction (for_configuration)."""
 
     model_label: str
     fields: tuple[str, ...]

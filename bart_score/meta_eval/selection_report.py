@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..outputs import spreadsheet_cell
+from ..corpora.outputs import spreadsheet_cell
 from .benchmarks import BENCHMARKS
 
 

@@ -9,8 +9,8 @@
     chat_render  rendering a chat template in a separate, limited process
     gguf         reading and checking a GGUF file's header before transformers loads it
     conversion   a GGUF file written as a plain transformers folder
-    servers      inference servers: their addresses, the API key, requests with a timeout and retries
-    server_kinds what vLLM, SGLang, TGI and llama.cpp's llama-server report, and how each gives log-probabilities
-    served       a causal LM on a server, as the engine and the token policies see a model
+    templates    causal LMs' prompt templates and chat options, checked before any model loads
+    served/      causal LMs behind inference servers [transport, kinds, model]
 
-The package imports none of them, so that importing one (checkpoints, gguf, servers) does not load the others."""
+The package imports none of them, so that importing one (checkpoints, gguf, served.transport) does not load the
+others."""

@@ -32,11 +32,11 @@ import huggingface_hub
 import transformers
 from huggingface_hub import constants as hub_constants
 
+from ..corpora.reading import MAX_FILE_BYTES, file_sha256, read_bounded, read_json, size_text
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError, first_line
 from ..messages import FileName, Mention, Part
-from ..reading import MAX_FILE_BYTES, file_sha256, read_bounded, read_json, size_text
 from .gguf import MAX_STRING_BYTES, is_gguf_path, read_gguf_header, require_gguf_extra
-from .servers import ServerAddress, names_a_server, server_address
+from .served.transport import ServerAddress, names_a_server, server_address
 
 # Files whose bytes are a checkpoint's weights (sharded ones with their index): digested by their bytes, each once a
 # process while its status stays the same (_WEIGHTS_DIGESTS).

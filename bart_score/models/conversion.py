@@ -42,9 +42,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..corpora.reading import read_json
 from ..errors import BARTScoreError, BARTScoreWarning, InputError, OutputFileError
 from ..messages import FileName, Mention, shown
-from ..reading import read_json
 from .gguf import is_gguf_path
 
 # The file in a converted folder that says what it was converted from and lists the files the conversion wrote.

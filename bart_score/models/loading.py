@@ -24,6 +24,7 @@ from huggingface_hub import constants as hub_constants
 from transformers import AutoConfig, AutoTokenizer, GgufConfig, PretrainedConfig, PreTrainedModel
 from transformers.models.auto.tokenization_auto import get_tokenizer_config
 
+from ..corpora.reading import read_bounded
 from ..errors import (
     CheckpointLoadError,
     CheckpointNotFoundError,
@@ -33,8 +34,6 @@ from ..errors import (
     first_line,
 )
 from ..messages import Mention, Part
-from ..reading import read_bounded
-from ..templates import TEMPLATE, ChatSettings
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import Family
 from .causal import CausalFamily, GPTScoreFamily
@@ -53,8 +52,9 @@ from .checkpoints import (
 )
 from .gguf import CHAT_TEMPLATE_KEY, read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
-from .served import ServedModel, connect_server, tokenizer_origin
-from .servers import ServedSettings
+from .served.model import ServedModel, connect_server, tokenizer_origin
+from .served.transport import ServedSettings
+from .templates import TEMPLATE, ChatSettings
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
 # Fewer ordinary vocabulary entries than this is a tokenizer without its vocabulary: the smallest real ones (bytes,

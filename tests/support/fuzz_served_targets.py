@@ -1,6 +1,7 @@
-"""The fuzz targets of a served model's answers (bart_score.models.server_kinds), one for each kind of server: what it
+"""The fuzz targets of a served model's answers (bart_score.models.served.kinds), one for each kind of server: what it
 reports to the probes, its tokenizer endpoint, and its answer to a request for a pair's log-probabilities, each
-through the real connection (bart_score.models.servers) to a server on 127.0.0.1 that answers what the input says.
+through the real connection (bart_score.models.served.transport) to a server on 127.0.0.1 that answers what the input
+says.
 
 An input is each endpoint's answer: a status, and a body that is the kind's own valid answer (as the tests' inference
 server gives it), that answer with up to three of its values made hostile (numbers of hundreds or thousands of digits,
@@ -254,8 +255,8 @@ def _decode(ids: Any) -> str:
 def _scored(kind: str) -> Any:
     def run(answers: dict[tuple[str, str], tuple[int, bytes]]) -> list[list[float]]:
         from bart_score.errors import BARTScoreError
-        from bart_score.models.server_kinds import KINDS, PROBE_TEXT, TokenFacts, printable
-        from bart_score.models.servers import Connection, ServerAddress
+        from bart_score.models.served.kinds import KINDS, PROBE_TEXT, TokenFacts, printable
+        from bart_score.models.served.transport import Connection, ServerAddress
 
         server = _canned_server()
         server.answers = answers

@@ -347,7 +347,7 @@ def _any_value() -> st.SearchStrategy[Any]:
 
 
 def _parse_signature(value: Any) -> Any:
-    from bart_score.signature import Signature
+    from bart_score.scoring.signature import Signature
 
     return Signature.parse(value)
 
@@ -455,7 +455,7 @@ def jsonl_texts() -> st.SearchStrategy[str]:
 
 def _read_table(kind: str) -> Any:
     def read(data: bytes) -> Any:
-        from bart_score.tables import TableLimits, read_table_corpus
+        from bart_score.corpora.table_files import TableLimits, read_table_corpus
 
         path = write_file(scratch(f"fuzz.{kind}"), data, len(data))
         return read_table_corpus(path, limits=TableLimits(max_rows=100, max_columns=50, max_chars=10_000))
@@ -464,13 +464,13 @@ def _read_table(kind: str) -> Any:
 
 
 def _read_json(data: bytes) -> Any:
-    from bart_score.reading import read_json
+    from bart_score.corpora.reading import read_json
 
     return read_json(write_file(scratch("fuzz.json"), data, len(data)))
 
 
 def _read_texts(data: bytes) -> Any:
-    from bart_score.corpus import read_texts
+    from bart_score.corpora.corpus import read_texts
 
     return read_texts(write_file(scratch("fuzz.txt"), data, len(data)))
 
@@ -482,7 +482,8 @@ _LINES = st.lists(st.one_of(st.sampled_from(_CELL_PIECES), st.text(max_size=10))
 register(Target(name="plain-texts", inputs=lambda thorough: file_bytes(_LINES), run=_read_texts))
 
 
-# -- the cluster's table reader (bart_score.cluster), without a cluster ----------------------------------------------
+# -- the cluster's table reader (bart_score.scaling.cluster), without a cluster
+# ----------------------------------------------
 
 
 def _parquet_tables() -> st.SearchStrategy[bytes]:
@@ -534,11 +535,11 @@ def _parquet_tables() -> st.SearchStrategy[bytes]:
 
 def _read_cluster_table(kind: str) -> Any:
     """The cluster's reading of a table file before any cluster is reached: its columns' roles, types and texts, and
-    its ids (bart_score.cluster._checked_input), with max_chars at 10,000."""
+    its ids (bart_score.scaling.cluster._checked_input), with max_chars at 10,000."""
 
     def read(data: bytes) -> Any:
-        from bart_score.cluster import _checked_input, _Input, _Request
         from bart_score.options import ClusterOptions, EngineOptions, ScoringOptions
+        from bart_score.scaling.cluster import _checked_input, _Input, _Request
 
         path = write_file(scratch(f"fuzz-cluster.{kind}"), data, len(data))
         roles = (None, None, None)

@@ -1,10 +1,11 @@
 """The paper's directions and multi-reference aggregation on top of pair scoring, and the signature (a
-bart_score.signature.Signature; results carry it formatted).
+bart_score.scoring.signature.Signature; results carry it formatted).
 
 faithfulness: source -> prediction; precision: reference -> prediction; recall: prediction -> reference;
 f_score: (precision + recall) / 2. With several references, precision and recall are aggregated over the
 references (mean or max) first, and f_score is the mean of the aggregated two. With prompts, a direction's score for
-one (condition, target) pair is the average over the prompts, as in the original scripts (bart_score.pair_groups)."""
+one (condition, target) pair is the average over the prompts, as in the original scripts
+(bart_score.scoring.pair_groups)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from . import rescale
-from .baselines.files import Baseline
-from .baselines.lookup import baseline_for
-from .errors import InputTypeError
-from .inputs import reference_lists, text_list
-from .long_source import WindowPlan, plan_windows
-from .messages import Mention
-from .options import ScoringOptions
+from ..baselines import rescale
+from ..baselines.files import Baseline
+from ..baselines.lookup import baseline_for
+from ..errors import InputTypeError
+from ..inputs import reference_lists, text_list
+from ..long_documents.windows import WindowPlan, plan_windows
+from ..messages import Mention
+from ..options import ScoringOptions
 from .pair_groups import GroupKey, Pair, PairCall, call_scores, plan_pair_groups
-from .scorer import IdentifiedScorer, Scorer, ScorerIdentity
+from .protocols import IdentifiedScorer, Scorer, ScorerIdentity
 from .signature import Signature
 
 
@@ -73,16 +74,16 @@ def score_directions(
     so that texts shared across directions are planned once. None on ranks that get no results (see BARTScorer's
     results_on).
 
-    Rescaling (see bart_score.rescale) adds ``<direction>_rescaled`` and its mean beside each raw direction, the
-    ``reference_points`` used, and a ``rescale:`` field to the signature. rescale="baseline" takes the points from
+    Rescaling (see bart_score.baselines.rescale) adds ``<direction>_rescaled`` and its mean beside each raw direction,
+    the ``reference_points`` used, and a ``rescale:`` field to the signature. rescale="baseline" takes the points from
     options.baseline, or from the default location for this model and settings; rescale="corpus" computes them from
     these inputs, in the same engine call, from at most corpus_points.pairs extra pairs: targets given conditions of
     other documents (or given corpus_points.unrelated_texts), and targets given themselves.
 
-    long_source="windows" scores faithfulness against windows of the source (bart_score.long_source): the result adds
-    ``faithfulness_sentences`` and ``faithfulness_windows`` (per prediction, the sentences scored and the distinct
-    windows they were scored against) and a ``long:`` field to the signature. The other directions are computed as
-    usual.
+    long_source="windows" scores faithfulness against windows of the source (bart_score.long_documents.windows): the
+    result adds ``faithfulness_sentences`` and ``faithfulness_windows`` (per prediction, the sentences scored and the
+    distinct windows they were scored against) and a ``long:`` field to the signature. The other directions are computed
+    as usual.
 
     In three steps: plan_directions (the pairs this request needs), one scorer.score call, direction_results (the
     results from those scores)."""
@@ -181,7 +182,7 @@ def _checked_baseline(scorer: ScorerIdentity, options: ScoringOptions, point_dir
             Mention("rescale", "baseline"),
             " needs a scorer that names its model, token policy and ",
             Mention("max_length"),
-            f" (an IdentifiedScorer, see bart_score.scorer); a {type(scorer).__name__} does not",
+            f" (an IdentifiedScorer, see bart_score.scoring.protocols); a {type(scorer).__name__} does not",
             option="rescale",
             value="baseline",
         )

@@ -2,8 +2,8 @@
 2024), on any model family.
 
 For each prediction: its sentences; for each sentence, the ``windows_k`` source sentences most like it (a retriever,
-bart_score.retrievers); each widened into a window of source sentences around it (``window``); the sentence scored
-given each window; the best window's score kept; the prediction's score the mean over its sentences.
+bart_score.long_documents.retrievers); each widened into a window of source sentences around it (``window``); the
+sentence scored given each window; the best window's score kept; the prediction's score the mean over its sentences.
 
 Window rules, for the source sentence at index i of n:
 
@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, LongSourceWarning, MissingExtraError
-from .inputs import ascii_integer, positive_option, whole_number
-from .messages import Mention, Part, shown
+from ..errors import InputError, LongSourceWarning, MissingExtraError
+from ..inputs import ascii_integer, positive_option, whole_number
+from ..messages import Mention, Part, shown
 from .retrievers import DEFAULT_RETRIEVER, Retriever, check_retriever, load_retriever
 
 LONG_SOURCE_MODES = ("windows",)

@@ -5,8 +5,8 @@ identical (condition, target) pairs are scored once, pairs are grouped by condit
 goes through the model once (a seq2seq encoder with its cross-attention keys and values, or a causal LM's prefix
 cache), and batches are length-sorted and filled up to a token budget. The model families (bart_score.models) say
 what is tokenized how and run the model's own modules; this module does the planning, batching, out-of-memory
-retries and the log-probabilities. A model on an inference server (bart_score.models.served) is planned the same way,
-under the same token policy, and its planned pairs go to the server in place of the batches."""
+retries and the log-probabilities. A model on an inference server (bart_score.models.served.model) is planned the same
+way, under the same token policy, and its planned pairs go to the server in place of the batches."""
 
 from __future__ import annotations
 
@@ -22,9 +22,7 @@ import numpy as np
 import torch
 import transformers
 
-from . import directions
-from .distributed import ProcessGroup, default_device, process_group
-from .errors import (
+from ..errors import (
     CheckpointLoadError,
     CheckpointNotFoundError,
     InputError,
@@ -32,23 +30,25 @@ from .errors import (
     TokenizationWarning,
     UnsupportedModelError,
 )
-from .inputs import describe, optional_positive_int, reference_lists, text_list
-from .messages import Mention
-from .models.base import IGNORED, Target, Tokenized
-from .models.checkpoints import Checkpoint, locate_checkpoint, stored_weights_are_finite, weights_identity
-from .models.loading import load_family, resolve_checkpoint
-from .models.served import ServedModel
-from .options import AGGREGATIONS, EngineOptions, ScoringOptions
-from .progress import progress_bar
-from .templates import instruction_list
-from .variants import (
+from ..inputs import describe, optional_positive_int, reference_lists, text_list
+from ..messages import Mention
+from ..models.base import IGNORED, Target, Tokenized
+from ..models.checkpoints import Checkpoint, locate_checkpoint, stored_weights_are_finite, weights_identity
+from ..models.loading import load_family, resolve_checkpoint
+from ..models.served.model import ServedModel
+from ..models.templates import instruction_list
+from ..options import AGGREGATIONS, EngineOptions, ScoringOptions
+from ..scaling.distributed import ProcessGroup, default_device, process_group
+from ..variants import (
     DEFAULT_CPU_MAX_TOKENS,
     DEFAULT_MAX_LENGTH,
     DEFAULT_MAX_TOKENS,
     ORIGINAL_PARA_WEIGHTS,
     PARA_WEIGHTS_ENV,
 )
-from .version import __version__
+from ..version import __version__
+from . import directions
+from .progress import progress_bar
 
 logger = logging.getLogger("bart_score")
 
@@ -453,7 +453,7 @@ class BARTScorer:
 
         options: a ScoringOptions, or any of its fields as keywords (ScoringOptions lists and documents every one:
         the directions, aggregation, prompt, rescaling, long-source and batch options); see
-        ``bart_score.directions``."""
+        ``bart_score.scoring.directions``."""
         return directions.score_directions(self, predictions, references, sources, options, **keywords)
 
     @property
@@ -691,8 +691,8 @@ class BARTScorer:
         progress: Callable[[int], object] | None,
     ) -> PairResults:
         """_score_share for a served model: each condition of `share` with its distinct targets, sent to the server
-        (bart_score.models.served), the bar (or `progress`) advancing as its answers come. A pair is named in messages
-        by its first place among the call's pairs."""
+        (bart_score.models.served.model), the bar (or `progress`) advancing as its answers come. A pair is named in
+        messages by its first place among the call's pairs."""
         assert self.served is not None  # _score_share's case
         first_place: dict[int, int] = {}
         for index, pair in enumerate(plan.pair_of_input):

@@ -11,14 +11,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .directions import score_directions
-from .errors import InputError
-from .inputs import counted
-from .messages import FileName, Mention, Part
-from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
+from ..baselines.rescale import LIBRARY_REMEDY, corpus_documents
+from ..errors import InputError
+from ..inputs import counted
+from ..messages import FileName, Mention, Part
+from ..options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
+from ..scoring.directions import score_directions
+from ..scoring.protocols import Scorer
 from .reading import open_bounded, read_bounded
-from .rescale import LIBRARY_REMEDY, corpus_documents
-from .scorer import Scorer
 
 
 @dataclass

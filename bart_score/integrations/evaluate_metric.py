@@ -4,9 +4,9 @@ metric subclasses with its card (the description, the citation, _info) and _comp
 It takes the engine's settings as init options (one EngineOptions), keeps pending batches of predictions with their
 references and/or sources (feature variants named by the inputs a batch carries), checks compute's options as one
 ScoringOptions before anything is scored, and puts the pending batches back after a failed compute. Instances with
-the same checkpoint and engine settings share one engine in a process (bart_score.shared_engines). evaluate's
-configuration name names the checkpoint: checked_config_name refuses one that cannot, and cache_name keeps it from
-steering evaluate's cache path.
+the same checkpoint and engine settings share one engine in a process (bart_score.integrations.shared_engines).
+evaluate's configuration name names the checkpoint: checked_config_name refuses one that cannot, and cache_name keeps it
+from steering evaluate's cache path.
 
 Errors reach the metric's caller as bart_score raises them, said in the library's words (bart_score.messages.KEYWORDS),
 which are the metric's own: its init options are EngineOptions' fields and its compute options ScoringOptions' (and
@@ -31,12 +31,12 @@ from typing import Any
 import datasets
 import evaluate
 
-from .engine import BARTScorer
-from .errors import InputError, InputTypeError
-from .inputs import describe, reference_lists, text_list
-from .options import ENGINE_OPTION_NAMES, OPTION_NAMES, EngineOptions, ScoringOptions
+from ..errors import InputError, InputTypeError
+from ..inputs import describe, reference_lists, text_list
+from ..options import ENGINE_OPTION_NAMES, OPTION_NAMES, EngineOptions, ScoringOptions
+from ..scoring.engine import BARTScorer
+from ..variants import DEFAULT_CHECKPOINT
 from .shared_engines import SharedEngine, shared_engine
-from .variants import DEFAULT_CHECKPOINT
 
 # bert_score's names, kept for its users: rescale_with_baseline=True is rescale="baseline", baseline_path is baseline.
 _ALIASES = ("rescale_with_baseline", "baseline_path")
@@ -117,7 +117,8 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
 
     def _shared_engine(self) -> SharedEngine:
         """The engine with the lock it scores under: one for every instance (and reward) of this process that asks
-        for the same checkpoint and settings (bart_score.shared_engines), so that a second instance adds no model."""
+        for the same checkpoint and settings (bart_score.integrations.shared_engines), so that a second instance adds no
+        model."""
         if self._engine is None:
             self._engine = shared_engine(self.engine_options)
         return self._engine

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import CheckpointLoadError, InputError, InputTypeError, LongSourceWarning, MissingExtraError
-from .messages import FileName, Mention, shown
-from .reading import read_json
+from ..corpora.reading import read_json
+from ..errors import CheckpointLoadError, InputError, InputTypeError, LongSourceWarning, MissingExtraError
+from ..messages import FileName, Mention, shown
 
 DEFAULT_RETRIEVER = "sentence-transformers/bert-base-nli-mean-tokens"
 # The option as messages name it.
@@ -108,7 +108,7 @@ class EmbeddingRetriever(Retriever):
         from transformers import AutoModel
 
         # bart_score.models.loading imports torch and transformers: only once an encoder is asked for.
-        from .models.loading import find_checkpoint, is_decoder_only, load_tokenizer, loading
+        from ..models.loading import find_checkpoint, is_decoder_only, load_tokenizer, loading
 
         config, where = find_checkpoint(checkpoint)
         if getattr(config, "is_encoder_decoder", False) or is_decoder_only(config):
@@ -316,7 +316,7 @@ def load_retriever(retriever: object, device: object = None) -> Retriever:
         return checked
     if checked == BM25:
         return BM25Retriever()
-    from .models.loading import checkpoint_identity
+    from ..models.loading import checkpoint_identity
 
     saved = os.path.isfile(os.path.join(checked, "config.json"))
     key = (checked, checkpoint_identity(checked) if saved else None, str(device))

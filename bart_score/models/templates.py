@@ -10,10 +10,10 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .errors import InputError, InputTypeError
-from .inputs import check_text, option_of, text_list
-from .messages import Mention, shown
-from .rescale import POINT_DIRECTIONS
+from ..baselines.rescale import POINT_DIRECTIONS
+from ..errors import InputError, InputTypeError
+from ..inputs import check_text, option_of, text_list
+from ..messages import Mention, shown
 
 # A causal LM's template when none is given: the condition, then a line break.
 DEFAULT_TEMPLATE = "{condition}\n"

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .rescale import POINT_DIRECTIONS, ROLES
-from .scorer import Scorer, ScorerIdentity
+from ..baselines.rescale import POINT_DIRECTIONS, ROLES
+from .protocols import Scorer, ScorerIdentity
 
 if TYPE_CHECKING:
-    from .options import ScoringOptions
+    from ..options import ScoringOptions
 
 Pair = tuple[str, str]
-# A group of pairs: a direction's name, or a reference point's sample key (a tuple, see bart_score.rescale).
+# A group of pairs: a direction's name, or a reference point's sample key (a tuple, see bart_score.baselines.rescale).
 GroupKey = str | tuple[Any, ...]
 
 
@@ -58,7 +58,7 @@ def plan_pair_groups(
 ) -> PairCall:
     """The one engine call that scores groups of (condition, target) pairs (key -> pairs), each pair under every prompt
     of `options`, under the scorer's language codes (mBART) or each direction's chat instruction. A group's key is a
-    direction name or a reference point's sample key (bart_score.rescale)."""
+    direction name or a reference point's sample key (bart_score.baselines.rescale)."""
     conditions: list[str] = []
     targets: list[str] = []
     spans: dict[GroupKey, slice] = {}

@@ -14,9 +14,9 @@ from typing import Any, Protocol, TypeVar
 
 import torch
 
-from .errors import InputError, ScoringError
-from .inputs import ascii_integer
-from .messages import Mention, Part
+from ..errors import InputError, ScoringError
+from ..inputs import ascii_integer
+from ..messages import Mention, Part
 
 Result = TypeVar("Result")
 # A plan's pairs grouped by condition: condition -> its pairs.
@@ -24,8 +24,9 @@ Share = dict[int, list[int]]
 
 
 class Workload(Protocol):
-    """What ProcessGroup.share needs of a call's plan (bart_score.engine.Plan is one), so that this module stands
-    below the engine: the distinct pairs as (condition, target) indices, each condition's pairs, and token lengths."""
+    """What ProcessGroup.share needs of a call's plan (bart_score.scoring.engine.Plan is one), so that this module
+    stands below the engine: the distinct pairs as (condition, target) indices, each condition's pairs, and token
+    lengths."""
 
     @property
     def pairs(self) -> Sequence[tuple[int, int]]: ...

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import FewerReferencePairsWarning, InputError, RescaleWarning
-from .messages import NOT_GIVEN, Mention, Part
-from .scorer import ScorerIdentity
+from ..errors import FewerReferencePairsWarning, InputError, RescaleWarning
+from ..messages import NOT_GIVEN, Mention, Part
+from ..scoring.protocols import ScorerIdentity
 
 DEFAULT_PAIRS = 1000
 DEFAULT_SEED = 12345

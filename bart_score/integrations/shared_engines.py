@@ -22,11 +22,11 @@ import threading
 import weakref
 from typing import Any
 
-from .engine import BARTScorer
-from .models.checkpoints import locate_checkpoint, weights_identity
-from .models.loading import resolve_checkpoint
-from .options import EngineOptions
-from .reading import read_bounded
+from ..corpora.reading import read_bounded
+from ..models.checkpoints import locate_checkpoint, weights_identity
+from ..models.loading import resolve_checkpoint
+from ..options import EngineOptions
+from ..scoring.engine import BARTScorer
 
 
 class SharedEngine:

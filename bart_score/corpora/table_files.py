@@ -15,10 +15,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import InputError
+from ..inputs import check_text, counted, describe
+from ..messages import FileName
 from .corpus import Corpus, utf8_lines
-from .errors import InputError
-from .inputs import check_text, counted, describe
-from .messages import FileName
 from .reading import parse_json
 
 

@@ -3,10 +3,10 @@ every input row is scored and written once, with its id, and a run started again
 only the rows that are not in it yet.
 
 The input is a table Ray Data reads (Parquet, JSON lines or CSV files, or a Ray Dataset that starts with such a read),
-one row per segment, with an id column and the columns of a local table corpus (bart_score.tables: a source,
-references, one column per system). A pool of Ray actors each loads one scorer (bart_score.engine.BARTScorer, built
-from the EngineOptions given) and scores batches of rows through ``score_corpus``, so that a batch's pairs are planned
-and deduplicated together. The output folder holds:
+one row per segment, with an id column and the columns of a local table corpus (bart_score.corpora.table_files: a
+source, references, one column per system). A pool of Ray actors each loads one scorer
+(bart_score.scoring.engine.BARTScorer, built from the EngineOptions given) and scores batches of rows through
+``score_corpus``, so that a batch's pairs are planned and deduplicated together. The output folder holds:
 
     scores/       Parquet files of the scored rows: the id column, ``<system>/<direction>`` (and the other result
                   fields of a local corpus, such as ``<system>/<direction>_rescaled``) and ``signature``, the signature
@@ -44,12 +44,15 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from .baselines.files import load_baseline
-from .corpus import Corpus, score_corpus
-from .errors import BARTScoreError, InputError, InputTypeError, MissingExtraError, ScoringError, first_line
-from .inputs import check_text, counted, describe
-from .messages import FileName, Mention, Part
-from .options import (
+from ..baselines.files import load_baseline
+from ..corpora.corpus import Corpus, score_corpus
+from ..corpora.outputs import json_text, write_atomically
+from ..corpora.reading import check_input_file, parse_json, read_bounded
+from ..corpora.table_files import _check_given_columns, _check_roles, _role_columns
+from ..errors import BARTScoreError, InputError, InputTypeError, MissingExtraError, ScoringError, first_line
+from ..inputs import check_text, counted, describe
+from ..messages import FileName, Mention, Part
+from ..options import (
     BATCHES_PER_ACTOR,
     BATCHES_PER_ACTOR_TARGET,
     MAX_AUTO_BATCH_ROWS,
@@ -58,16 +61,13 @@ from .options import (
     ScoringOptions,
     too_long_error,
 )
-from .outputs import json_text, write_atomically
-from .progress import progress_bar
-from .reading import check_input_file, parse_json, read_bounded
-from .signature import Signature
-from .tables import _check_given_columns, _check_roles, _role_columns
+from ..scoring.progress import progress_bar
+from ..scoring.signature import Signature
 
 if TYPE_CHECKING:
     import pyarrow
 
-    from .engine import BARTScorer
+    from ..scoring.engine import BARTScorer
 
 RAY_EXTRA = 'pip install "bartscore[ray]"'
 SCORES, CHECKPOINT, RUN_FILE = "scores", "checkpoint", "run.json"
@@ -617,7 +617,7 @@ def _scoring_of(scorer: BARTScorer, options: ScoringOptions, columns: _Columns) 
 
 
 def _scorer(engine: EngineOptions) -> BARTScorer:
-    from .engine import BARTScorer
+    from ..scoring.engine import BARTScorer
 
     return BARTScorer(engine.replace(distributed=False))
 
@@ -884,7 +884,7 @@ def _columns(
     reference_columns: Sequence[str] | None,
     system_columns: Sequence[str] | None,
 ) -> _Columns:
-    """The columns' roles, as a local table's (bart_score.tables), with the id column required."""
+    """The columns' roles, as a local table's (bart_score.corpora.table_files), with the id column required."""
     if id_column not in names:
         raise InputError(
             f"{label} has no id column {id_column!r}; its columns are {list(names)}",

@@ -11,8 +11,8 @@ import tempfile
 from collections.abc import Callable, Iterable
 from typing import IO, Any, NoReturn
 
-from .errors import InputError, OutputFileError
-from .messages import Mention, Part
+from ..errors import InputError, OutputFileError
+from ..messages import Mention, Part
 
 
 def _refuse(*parts: Part, named: Part, remedy: str | None = None) -> NoReturn:

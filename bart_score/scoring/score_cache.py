@@ -1,6 +1,6 @@
 """Scores that survive an interruption: a scorer wrapper backed by an append-only cache file.
 
-``ResumableScorer(scorer, path)`` wraps an engine and is a scorer as bart_score.scorer describes it (an
+``ResumableScorer(scorer, path)`` wraps an engine and is a scorer as bart_score.scoring.protocols describes it (an
 IdentifiedScorer: what ``score_directions``, meta-eval and baselines call on a scorer). Its
 ``score(conditions, targets)`` answers every pair it finds in the cache file, scores only the missing ones (each
 distinct pair once) in chunks, and appends each chunk to the file, flushed and fsynced, before the next starts: a run
@@ -29,17 +29,17 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import CacheFileError, CacheWarning, InputError
-from .inputs import whole_number
-from .messages import FileName, Mention
-from .reading import parse_json, read_bounded
+from ..corpora.reading import parse_json, read_bounded
+from ..errors import CacheFileError, CacheWarning, InputError
+from ..inputs import whole_number
+from ..messages import FileName, Mention
 
 if TYPE_CHECKING:
     import torch
 
+    from ..models.served.model import ServedModel
+    from ..options import EngineOptions
     from .engine import BARTScorer
-    from .models.served import ServedModel
-    from .options import EngineOptions
 
 Value = TypeVar("Value")
 
@@ -367,7 +367,7 @@ def check_cache_file(path: str) -> None:
 def _from_rank0(value: Value, device: torch.device) -> Value:
     import torch
 
-    from .distributed import current_device
+    from ..scaling.distributed import current_device
 
     holder = [value]
     with current_device(device):

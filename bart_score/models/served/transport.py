@@ -3,8 +3,8 @@ and requests with a timeout and retries), and what the served model is (probed b
 
 A checkpoint names a server as "<kind>+<URL>": "vllm+http://127.0.0.1:8000/v1", "sglang+http://127.0.0.1:30000",
 "tgi+http://127.0.0.1:8080", "llama.cpp+http://127.0.0.1:8080"; or as the URL alone, the kind being then detected from
-the endpoints the server answers. The request shapes of each kind are bart_score.models.server_kinds'; the model the
-engine drives on a server is bart_score.models.served's.
+the endpoints the server answers. The request shapes of each kind are bart_score.models.served.kinds'; the model the
+engine drives on a server is bart_score.models.served.model's.
 
 The API key, when the server wants one, comes from the environment (API_KEY_ENV, or the file API_KEY_FILE_ENV
 names), never from an option: it is sent in each request's Authorization header and appears in no message, signature
@@ -38,15 +38,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import (
+from ...corpora.reading import parse_json, read_bounded
+from ...errors import (
     BARTScoreError,
     InputError,
     ScoringError,
     ServerWarning,
     first_line,
 )
-from ..messages import Mention, shown
-from ..reading import parse_json, read_bounded
+from ...messages import Mention, shown
 
 # The kinds of server that give a prompt's token log-probabilities, as a checkpoint names them before "+".
 SERVER_KINDS = ("vllm", "sglang", "tgi", "llama.cpp")

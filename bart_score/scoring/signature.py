@@ -4,16 +4,16 @@ string that results carry (metric output, command-line output, JSON files) and p
     ckpt:<checkpoint>|dirs:<directions>|agg:<aggregation>|nrefs:<references>|prompt:<prompt>[|rescale:<label>]
     [|long:<settings>]|<the scorer's own fields>
 
-bart_score.directions builds one for each result. To change a field (the Space names a checkpoint on its server by
-its menu name), parse the string, dataclasses.replace the field and format it again: never edit the string."""
+bart_score.scoring.directions builds one for each result. To change a field (the Space names a checkpoint on its server
+by its menu name), parse the string, dataclasses.replace the field and format it again: never edit the string."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from .errors import InputError, InputTypeError
-from .inputs import describe
+from ..errors import InputError, InputTypeError
+from ..inputs import describe
 
 # The longest text parse() reads: a checkpoint's path (at most 4,096 bytes on Linux; a Hub id, at most 96 characters)
 # and the other fields (a few hundred characters) fit sixteen times over.

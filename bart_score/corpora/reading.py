@@ -19,8 +19,8 @@ import stat
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError
-from .messages import FileName, Part, parts_of
+from ..errors import InputError
+from ..messages import FileName, Part, parts_of
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer

@@ -1,7 +1,7 @@
 """A causal LM that runs on an inference server, as the engine and the token policies see a model.
 
 connect_server asks the server, before any pair is sent, what the checkpoint's name leaves open: that it answers at
-all (else one error naming its URL), its kind (named, or detected: bart_score.models.server_kinds), the model it
+all (else one error naming its URL), its kind (named, or detected: bart_score.models.served.kinds), the model it
 serves (the one named by served_model, else its only one), what it says of the weights, and the context a pair may
 take. The token policy is the causal LM's own (CausalFamily, GPTScoreFamily or ChatFamily, built by
 bart_score.models.loading on the served model's tokenizer, read here), so that a served model scores the same tokens
@@ -9,8 +9,8 @@ under the same template and chat rules as the same model loaded locally.
 
 ServedModel is the model those families are built on: its config (the server's context as positions, the vocabulary),
 an output layer of the vocabulary's size whose weights are not here, and score(), which the engine calls with its plan
-(bart_score.engine: each distinct condition with its distinct targets) in place of running a model. Requests go to
-the server `concurrency` at a time, a condition's pairs together (in one request where the server takes a list),
+(bart_score.scoring.engine: each distinct condition with its distinct targets) in place of running a model. Requests go
+to the server `concurrency` at a time, a condition's pairs together (in one request where the server takes a list),
 each through forward(), a call of the module: whatever hooks a model's calls (the Space's cancel) hooks them too.
 
 The tokenizer is the one served_tokenizer names, else the Hub id the server reports its weights by, read from the
@@ -38,10 +38,10 @@ from huggingface_hub import constants as hub_constants
 from huggingface_hub import snapshot_download
 from transformers import PretrainedConfig
 
-from ..errors import CheckpointLoadError, CheckpointNotFoundError, ScoringError, UnsupportedModelError
-from ..messages import Mention, Part, shown
-from .base import IGNORED, Target
-from .server_kinds import (
+from ...errors import CheckpointLoadError, CheckpointNotFoundError, ScoringError, UnsupportedModelError
+from ...messages import Mention, Part, shown
+from ..base import IGNORED, Target
+from .kinds import (
     KINDS,
     PROBE_TEXT,
     Pair,
@@ -52,7 +52,7 @@ from .server_kinds import (
     printable,
     quoted,
 )
-from .servers import (
+from .transport import (
     DEFAULT_CONCURRENCY,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_RETRIES,

@@ -9,13 +9,13 @@ import types
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError, InputTypeError
-from .inputs import describe
-from .messages import FileName, Mention, Part
-from .options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
+from ..errors import InputError, InputTypeError
+from ..inputs import describe
+from ..messages import FileName, Mention, Part
+from ..options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
 
 if TYPE_CHECKING:
-    from .engine import BARTScorer
+    from ..scoring.engine import BARTScorer
 
 
 _SCORERS_OF_THIS_PROCESS: dict[str, BARTScorer] = {}  # repr of the arguments -> the scorer
@@ -49,7 +49,7 @@ def score_dataset(
     its own."""
     import datasets
 
-    from .engine import BARTScorer
+    from ..scoring.engine import BARTScorer
 
     options = ScoringOptions.resolve(options, **keywords)
     if isinstance(scorer, BARTScorer):
@@ -225,7 +225,7 @@ def _start_method(method: str | None) -> Iterator[None]:
 def _scorer_of_this_process(arguments: Mapping[str, Any], rank: int | None) -> BARTScorer:
     import torch
 
-    from .engine import BARTScorer
+    from ..scoring.engine import BARTScorer
 
     arguments = dict(arguments)
     if "device" not in arguments and rank is not None and torch.cuda.is_available():

@@ -38,10 +38,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
-from ..messages import Mention, shown
-from ..reading import parse_json
-from .servers import SERVER_NAMES, Connection, one_line_character
+from ...corpora.reading import parse_json
+from ...errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
+from ...messages import Mention, shown
+from .transport import SERVER_NAMES, Connection, one_line_character
 
 # Pairs of one condition sent in one request, to the servers that take a list of prompts.
 PAIRS_PER_REQUEST = 16

@@ -1,11 +1,12 @@
 """What the library's scoring functions call on a scorer, as Protocols that the scorers satisfy structurally: the
-engine (bart_score.engine.BARTScorer) and the score cache's wrapper (bart_score.score_cache.ResumableScorer).
+engine (bart_score.scoring.engine.BARTScorer) and the score cache's wrapper
+(bart_score.scoring.score_cache.ResumableScorer).
 
-ScorerIdentity: what planning a call's pairs and signing its results take (bart_score.directions' plan_directions
-and direction_results): the scorer's label, language codes, chat instructions, signature fields, and the device its
-model runs on (where long_source="windows" runs its retriever); meta-eval's grid plans with the identity its options
-give before a model loads (bart_score.meta_eval.selection_grid). Scorer: a ScorerIdentity that scores the pairs
-(bart_score.directions, bart_score.pair_groups, meta-eval's score_benchmarks).
+ScorerIdentity: what planning a call's pairs and signing its results take (bart_score.scoring.directions'
+plan_directions and direction_results): the scorer's label, language codes, chat instructions, signature fields, and the
+device its model runs on (where long_source="windows" runs its retriever); meta-eval's grid plans with the identity its
+options give before a model loads (bart_score.meta_eval.selection_grid). Scorer: a ScorerIdentity that scores the pairs
+(bart_score.scoring.directions, bart_score.scoring.pair_groups, meta-eval's score_benchmarks).
 IdentifiedScorer: a Scorer that also says which model it is, with which token policy, max_length and options
 (PolicyOptions: what sets the token policy), the settings a baseline file is made for (bart_score.baselines;
 rescale="baseline")."""
