@@ -2,9 +2,13 @@
 metric subclasses with its card (the description, the citation, _info) and _compute.
 
 It takes the engine's settings as init options (one EngineOptions), keeps pending batches of predictions with their
-references and/or sources (feature variants named by the inputs a batch carries), checks compute's options as one
-ScoringOptions before anything is scored, and puts the pending batches back after a failed compute. Instances with
-the same checkpoint and engine settings share one engine in a process (bart_score.integrations.shared_engines).
+references and/or sources itself (in memory, checked as they are added; a feature variant per kind of input that a
+batch may carry), checks compute's options as one ScoringOptions before anything is scored, and clears the pending
+batches only once their scores are back, so that a failed compute leaves them as they were. It relies on
+evaluate.Metric's public API only (add_batch, compute, download_and_prepare, and the _info and _compute that evaluate
+asks a metric to define), so that an evaluate release cannot break it by changing what evaluate keeps private.
+Instances with the same checkpoint and engine settings share one engine in a process
+(bart_score.integrations.shared_engines).
 evaluate's configuration name names the checkpoint: checked_config_name refuses one that cannot, and cache_name keeps it
 from steering evaluate's cache path.
 
@@ -21,6 +25,7 @@ This module imports evaluate and datasets; nothing else in bart_score imports it
 from __future__ import annotations
 
 import abc
+import contextlib
 import hashlib
 import os
 import re
@@ -62,7 +67,11 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
     which the configuration name gives) and inputs ("references", the default, "sources" or "both": the inputs the
     metric asks evaluate.combine for). A subclass gives _info (its features: feature_variants()) and _compute.
     Abstract, so that evaluate.load, which takes the first metric class it finds in the metric's module, passes it
-    over for the subclass."""
+    over for the subclass.
+
+    It uses evaluate.Metric's public API only: the pending batches are the metric's own, in memory, checked as they
+    are added, and compute hands them to _compute (under evaluate's multi-process mode, to evaluate's add_batch and
+    compute, whose files gather every process's examples for process 0)."""
 
     @abc.abstractmethod
     def _info(self) -> evaluate.MetricInfo: ...
@@ -91,13 +100,12 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         if self.num_process > 1:
             engine_options = engine_options.replace(distributed=False)
         self.engine_options = engine_options
-        # add_batch and compute run one at a time per instance: the pending batches and evaluate's cache files are
-        # the instance's, so threads sharing it would otherwise score one another's examples and leave it unusable.
-        # Reentrant, since compute adds its own predictions through add_batch.
-        self._calls = threading.RLock()
+        # add_batch and compute run one at a time per instance: the pending batches are the instance's, so threads
+        # sharing it would otherwise score one another's examples.
+        self._calls = threading.Lock()
         self._engine: SharedEngine | None = None
+        self._pending: list[_Batch] = []  # the batches added since the last successful compute, checked
         self._inputs_given: dict[str, bool] | None = None  # which of references/sources the pending batches carry
-        self._pending_count = 0  # examples in the pending batches
 
     def feature_variants(self) -> list[datasets.Features]:
         """The features for _info: a variant per kind of input, the one `inputs` names first (which evaluate.combine
@@ -106,9 +114,11 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
             features for option, features in _FEATURE_VARIANTS.items() if option != self._inputs
         ]
 
-    def _download_and_prepare(self, dl_manager: Any) -> None:
-        # The model loads once, here at evaluate.load time, so that a missing checkpoint is reported there.
-        assert self.scorer is not None
+    def download_and_prepare(self, *args: Any, **kwargs: Any) -> None:
+        """evaluate.load's last step. The model loads here, once, so that a missing checkpoint is reported by
+        evaluate.load."""
+        super().download_and_prepare(*args, **kwargs)
+        self._shared_engine()
 
     @property
     def scorer(self) -> BARTScorer:
@@ -123,6 +133,10 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
             self._engine = shared_engine(self.engine_options)
         return self._engine
 
+    def __len__(self) -> int:
+        """The examples pending for the next compute."""
+        return sum(len(batch["predictions"]) for batch in self._pending)
+
     def add_batch(
         self,
         *,
@@ -133,35 +147,8 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
     ) -> None:
         """Adds a batch of predictions with their references and/or sources (as in compute) for a later compute."""
         with self._calls:  # one call at a time per instance (see __init__)
-            if kwargs:
-                raise InputTypeError(
-                    f"add_batch got unexpected inputs {sorted(kwargs)}; it takes predictions, references and sources"
-                )
-            predictions = text_list(predictions, "predictions")
-            given = {"references": references is not None, "sources": sources is not None}
-            if not any(given.values()):
-                raise InputError(
-                    "BARTScore needs sources=, references= or both, besides predictions (in evaluate.combine, load the "
-                    'metric with inputs="sources" or inputs="both" so that combine passes sources on)'
-                )
-            if self._inputs_given is not None and given != self._inputs_given:
-                raise InputError(
-                    f"this batch gives {_input_names(given)} but earlier batches gave "
-                    f"{_input_names(self._inputs_given)}; give the same inputs in every add/add_batch call"
-                )
-            batch: dict[str, Any] = {"predictions": predictions}
-            if references is not None:
-                batch["references"] = reference_lists(references, "references", len(predictions))
-            if sources is not None:
-                batch["sources"] = text_list(sources, "sources", len(predictions))
-            pending = self._inputs_given
-            self._inputs_given = given  # the feature names evaluate's add_batch writes
-            try:
-                super().add_batch(**batch)
-            except BaseException:
-                self._inputs_given = pending
-                raise
-            self._pending_count += len(predictions)
+            self._pending.append(self._checked_batch(predictions, references, sources, kwargs))
+            self._inputs_given = _inputs_of(self._pending[-1])
 
     def add(
         self,
@@ -208,68 +195,80 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
                 )
             options = compute_options(kwargs)
             options.directions_for(has_references=given["references"], has_sources=given["sources"])
-            pending = (self._inputs_given, self._pending_count)
+            batches = self._pending
             if predictions is not None:
-                self.add_batch(predictions=predictions, references=references, sources=sources)
-            try:
-                with self._shared_engine().lock:  # instances that share the engine score in turn
-                    result = super().compute(options=options)
-            except BaseException:
-                self._restore_pending(*pending)
-                raise
-            self._inputs_given, self._pending_count = None, 0
+                batches = [*batches, self._checked_batch(predictions, references, sources, {})]
+            # The pending batches stay until the scores are back: a compute that fails leaves them as they were.
+            result = self._score(_joined(batches), options)
+            self._pending, self._inputs_given = [], None
             return result
 
-    # -----------------------------------------------------------------------------------------------------------------
-    # evaluate's internals. evaluate.Metric offers no way to name the inputs a batch carries or to put pending
-    # batches back after a failed compute, so these overrides use its private methods and attributes, as checked
-    # against the evaluate versions in EVALUATE_CHECKED. tests/test_evaluate_internals.py fails loudly when an
-    # evaluate release no longer has what they rely on (EVALUATE_INTERNALS).
+    def _score(self, inputs: _Batch, options: ScoringOptions) -> dict[str, Any] | None:
+        """The scores of these examples: from _compute here, or under evaluate's multi-process mode from evaluate's
+        compute, which gathers every process's examples for process 0 and returns None to the others."""
+        if self.num_process == 1:
+            with self._shared_engine().lock:  # instances that share the engine score in turn
+                return self._compute(**inputs, options=options)
+        if inputs["predictions"]:
+            super().add_batch(**inputs)
+        with self._shared_engine().lock if self.process_id == 0 else contextlib.nullcontext():
+            return super().compute(options=options)
 
-    def _feature_names(self) -> list[str]:
-        """The inputs of the pending batches; with none pending, those of the first feature variant (which
-        evaluate.combine asks for)."""
-        if self._inputs_given is None:
-            return super()._feature_names()
-        return ["predictions", *(name for name, present in self._inputs_given.items() if present)]
+    def _checked_batch(
+        self,
+        predictions: Sequence[str] | None,
+        references: Sequence[str | Sequence[str]] | None,
+        sources: Sequence[str] | None,
+        unexpected: Mapping[str, Any],
+    ) -> _Batch:
+        """A batch's inputs, checked as add_batch takes them, and against the pending batches' inputs."""
+        if unexpected:
+            raise InputTypeError(
+                f"add_batch got unexpected inputs {sorted(unexpected)}; it takes predictions, references and sources"
+            )
+        predictions = text_list(predictions, "predictions")
+        given = {"references": references is not None, "sources": sources is not None}
+        if not any(given.values()):
+            raise InputError(
+                "BARTScore needs sources=, references= or both, besides predictions (in evaluate.combine, load the "
+                'metric with inputs="sources" or inputs="both" so that combine passes sources on)'
+            )
+        if self._inputs_given is not None and given != self._inputs_given:
+            raise InputError(
+                f"this batch gives {_input_names(given)} but earlier batches gave "
+                f"{_input_names(self._inputs_given)}; give the same inputs in every add/add_batch call"
+            )
+        loaded_for = {name: name in _INPUTS[self._inputs] for name in given}
+        if self.num_process > 1 and given != loaded_for:
+            raise InputError(
+                f"under evaluate's multi-process mode (num_process={self.num_process}) the metric takes the inputs it "
+                f"was loaded for ({_input_names(loaded_for)}), and this batch gives {_input_names(given)}",
+                remedy=f"load it with inputs={_inputs_option(given)!r}",
+            )
+        batch: _Batch = {"predictions": predictions}
+        if references is not None:
+            batch["references"] = reference_lists(references, "references", len(predictions))
+        if sources is not None:
+            batch["sources"] = text_list(sources, "sources", len(predictions))
+        return batch
 
-    def _infer_feature_from_batch(self, batch: Mapping[str, Any]) -> datasets.Features:
-        return next(features for features in _FEATURE_VARIANTS.values() if set(features) == set(batch))
 
-    def _restore_pending(self, inputs_given: dict[str, bool] | None, count: int) -> None:
-        """After a failed compute: the examples that were pending before it, and only those, are pending again.
-        evaluate has by then read them back from its cache files (self.data); those files are released as after a
-        successful compute, and the examples written anew."""
-        kept = None
-        if self.data is not None and count:
-            assert inputs_given is not None  # pending examples were added with their inputs
-            names = ["predictions", *(name for name, present in inputs_given.items() if present)]
-            kept = {name: self.data[name][:count] for name in names}
-        if self.buf_writer is None and self.filelocks:
-            for filelock, path in zip(self.filelocks, self.file_paths):
-                os.remove(path)
-                filelock.release()
-        for name in _PENDING_STATE:
-            setattr(self, name, None)
-        self._inputs_given, self._pending_count = None, 0
-        if kept:
-            self.add_batch(**kept)
+# A batch of examples as the metric keeps it: predictions, and references (a list per example) and/or sources.
+_Batch = dict[str, list[Any]]
 
 
-# evaluate.Metric's pending-batch state, reset after a failed compute as evaluate resets it after a successful one.
-_PENDING_STATE = (
-    "writer",
-    "buf_writer",
-    "data",
-    "filelock",
-    "filelocks",
-    "file_paths",
-    "cache_file_name",
-    "selected_feature_format",
-)
-# What the overrides above rely on: evaluate.Metric's private methods, and the attributes a metric has once built.
-EVALUATE_INTERNALS = {"methods": ("_feature_names", "_infer_feature_from_batch"), "attributes": _PENDING_STATE}
-EVALUATE_CHECKED = ("0.4.6",)
+def _inputs_of(batch: _Batch) -> dict[str, bool]:
+    return {"references": "references" in batch, "sources": "sources" in batch}
+
+
+def _inputs_option(given: Mapping[str, bool]) -> str:
+    """The `inputs` init option that names these inputs."""
+    return "both" if all(given.values()) else next(name for name, present in given.items() if present)
+
+
+def _joined(batches: Sequence[_Batch]) -> _Batch:
+    """The batches' examples as one batch, in the order they were added."""
+    return {name: [item for batch in batches for item in batch[name]] for name in batches[0]}
 
 
 # The longest name a file system gives a file or folder, in bytes (NAME_MAX on Linux and macOS, 255 UTF-16 units on
