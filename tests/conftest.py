@@ -46,7 +46,18 @@ SLOW_FIXTURES = {"app_url", "client", "smollm2_gguf", "smollm2_folder", "smollm2
 # that a worker running neither never pays for those imports (seconds each); every other module runs whole on one
 # worker, so that its module fixtures are built once.
 IMPORT_GROUPS = {
-    "gradio": {"test_app", "test_app_guards", "test_app_browser", "test_app_served"},
+    "gradio": {
+        "test_app",
+        "test_app_compare",
+        "test_app_batch",
+        "test_app_page",
+        "test_app_guards",
+        "test_app_jobs",
+        "test_app_uploads",
+        "test_app_routes",
+        "test_app_browser",
+        "test_app_served",
+    },
     "evaluate": {
         "test_metric",
         "test_metric_loading",
