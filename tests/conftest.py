@@ -43,8 +43,9 @@ SLOW_FIXTURES = {"app_url", "client", "smollm2_gguf", "smollm2_folder", "smollm2
 
 # Under pytest-xdist (`-n 2 --dist loadgroup`, tests/README.md) the tests that import Gradio run on one worker and
 # those that import evaluate or datasets on one worker (a test elsewhere says so with its own xdist_group mark), so
-# that a worker running neither never pays for those imports (seconds each); every other module runs whole on one
-# worker, so that its module fixtures are built once.
+# that a worker running neither never pays for those imports (seconds each); the chat modules, which share the session's
+# tiny chat model (chatml_llama), run on one worker; every other module runs whole on one worker, so that its module
+# fixtures are built once.
 IMPORT_GROUPS = {
     "gradio": {
         "test_app",
@@ -66,6 +67,7 @@ IMPORT_GROUPS = {
         "test_real_checkpoints",
         "test_datasets",
     },
+    "chat": {"test_chat", "test_chat_templates", "test_chat_render"},
 }
 
 
@@ -270,6 +272,14 @@ def smollm2_scorer(smollm2_folder):
     import bart_score
 
     return bart_score.BARTScorer(checkpoint=smollm2_folder, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def chatml_llama(tmp_path_factory):
+    """A tiny Llama in the ChatML chat format (support/models.py's build_tiny_chat), for the chat tests."""
+    from support.models import build_tiny_chat
+
+    return build_tiny_chat("llama", "chatml", tmp_path_factory.mktemp("chatml-llama"))
 
 
 @pytest.fixture(scope="module")
