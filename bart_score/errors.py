@@ -40,9 +40,12 @@ This module imports only bart_score.messages (which imports nothing), so that ev
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
 
-from .messages import NOT_GIVEN, FileName, Part, SaidInParts, parts_of, rebuilt
+from .messages import FIRST_MENTION, NOT_GIVEN, FileName, FirstMention, Mention, Part, SaidInParts, parts_of, rebuilt
+
+Error = TypeVar("Error", bound="BARTScoreError")
 
 
 class BARTScoreError(SaidInParts, Exception):
@@ -50,22 +53,38 @@ class BARTScoreError(SaidInParts, Exception):
 
     Its message is made of parts (text, Mention, Recipe, FileName) so that each front end says it in its own words
     (error.said(naming)); str(error) is the library's. Its fields are what a front end needs:
-    option: the option or input the error is about ("max_length", "corpus_points.pairs", "references"), if any;
-    value: the value that option was given (NOT_GIVEN when the error names none);
+    option: the option or input the error is about ("max_length", "corpus_points.pairs", "references"), if any; by
+    default the first option the message mentions (None: an error about no option);
+    value: the value that option was given (NOT_GIVEN when the error names none); by default, with the option, the
+    value its mention gives;
     remedy: what to do instead, as parts (empty when the message has none)."""
 
     def __init__(
         self,
         *parts: Part,
-        option: str | None = None,
+        option: str | FirstMention | None = FIRST_MENTION,
         value: object = NOT_GIVEN,
         remedy: Sequence[Part] | Part | None = None,
     ) -> None:
         self.parts = tuple(parts)
+        if isinstance(option, FirstMention):
+            mention = next((part for part in parts if isinstance(part, Mention)), None)
+            option = mention.option if mention else None
+            value = mention.value if mention and value is NOT_GIVEN else value
         self.option = option
         self.value = value
         self.remedy = parts_of(remedy)
         super().__init__(self.said())
+
+    @classmethod
+    def must_be(cls: type[Error], named: Mention, expected: str, got: str, **fields: Any) -> Error:
+        """The commonest shape: "<named> must be <expected>, got <got>" (`got` as the message should show it)."""
+        return cls(named, f" must be {expected}, got {got}", **fields)
+
+    @classmethod
+    def one_of(cls: type[Error], named: Mention, choices: Iterable[object], got: str, **fields: Any) -> Error:
+        """ "<named> must be one of <choices>, got <got>", the choices as Python writes them."""
+        return cls(named, f" must be one of {', '.join(map(repr, choices))}, got {got}", **fields)
 
     def __reduce__(self) -> tuple:
         return rebuilt, (type(self), dict(self.__dict__))

@@ -32,6 +32,19 @@ class _NotGiven:
 NOT_GIVEN = _NotGiven()
 
 
+class FirstMention:
+    """The default of an error's option: the first option its message mentions (bart_score.errors)."""
+
+    def __repr__(self) -> str:
+        return "FIRST_MENTION"
+
+    def __reduce__(self) -> str:
+        return "FIRST_MENTION"
+
+
+FIRST_MENTION = FirstMention()
+
+
 @dataclasses.dataclass(frozen=True)
 class Mention:
     """An option or input named in a message, which each front end says in its own words: the library by its keyword
