@@ -281,10 +281,7 @@ def device_name(device: Any) -> str:
     if index is not None:
         if index < 0:
             raise InputError(
-                DEVICE,
-                f" {shown(index)} is not a device; a number names a CUDA device, from 0",
-                option="device",
-                value=device,
+                DEVICE, f" {shown(index)} is not a device; a number names a CUDA device, from 0", value=device
             )
         _check_device_index(index, device)
         return f"cuda:{index}"
@@ -292,20 +289,13 @@ def device_name(device: Any) -> str:
         device = str(device)
     if not isinstance(device, str):
         raise InputTypeError(
-            DEVICE,
-            f" must be a string such as 'cpu', 'cuda' or 'cuda:1', got {shown(device)}",
-            option="device",
-            value=device,
+            DEVICE, f" must be a string such as 'cpu', 'cuda' or 'cuda:1', got {shown(device)}", value=device
         )
     parsed = _DEVICE.fullmatch(device)
     if not parsed or parsed[1] not in (*SUPPORTED_DEVICES, *OTHER_TORCH_DEVICES):
-        raise InputError(
-            DEVICE, f" {shown(device)} is not a device", option="device", value=device, remedy=_DEVICES_TO_USE
-        )
+        raise InputError(DEVICE, f" {shown(device)} is not a device", value=device, remedy=_DEVICES_TO_USE)
     if parsed[1] not in SUPPORTED_DEVICES:
-        raise InputError(
-            DEVICE, f" {shown(device)} is not supported here", option="device", value=device, remedy=_DEVICES_TO_USE
-        )
+        raise InputError(DEVICE, f" {shown(device)} is not supported here", value=device, remedy=_DEVICES_TO_USE)
     if parsed[2] is not None:  # its length first: int() of thousands of digits takes time, or fails
         _check_device_index(int(parsed[2]) if len(parsed[2]) <= 3 else MAX_DEVICE_INDEX + 1, device)
     return device
@@ -316,6 +306,5 @@ def _check_device_index(index: int, device: Any) -> None:
         raise InputError(
             DEVICE,
             f" {shown(device)} is not a device: its index is over torch's largest, {MAX_DEVICE_INDEX}",
-            option="device",
             value=device,
         )

@@ -67,7 +67,6 @@ def plan_baseline(texts: list[str] | None, corpus: Any, options: ScoringOptions)
         raise InputError(
             Mention("aggregation"),
             f" does not apply to a baseline (got {options.aggregation!r}): each of its pairs has one reference",
-            option="aggregation",
             value=options.aggregation,
         )
     if (texts is None) == (corpus is None):

@@ -88,7 +88,6 @@ def read_plain_corpus(
         raise InputError(
             Mention("hypotheses"),
             " must name at least one file (one per system), or read a table with system columns instead",
-            option="hypotheses",
             value=hypotheses,
         )
     files = {}

@@ -65,10 +65,7 @@ def score_dataset(
             )
     elif not isinstance(scorer, dict):
         raise InputTypeError(
-            Mention("scorer"),
-            f" must be a BARTScorer or a dict of its arguments, got {describe(scorer)}",
-            option="scorer",
-            value=scorer,
+            Mention("scorer"), f" must be a BARTScorer or a dict of its arguments, got {describe(scorer)}", value=scorer
         )
     columns = dataset.column_names or []
     for argument, column in (("predictions", predictions), ("references", references), ("sources", sources)):
@@ -85,8 +82,6 @@ def score_dataset(
             "score_dataset scores the dataset in batches, and ",
             Mention("rescale", "corpus"),
             " would give each batch reference points of its own",
-            option="rescale",
-            value="corpus",
             remedy=[
                 "rescale with a baseline file (",
                 Mention("rescale", "baseline"),
@@ -149,8 +144,6 @@ def _check_the_script_is_guarded(num_proc: int) -> None:
         ") starts worker processes that run ",
         FileName(script),
         f" again from the top, and line {line} would call score_dataset again in each of them",
-        option="num_proc",
-        value=num_proc,
         remedy=['put the script\'s code under `if __name__ == "__main__":` (or pass ', Mention("num_proc", None), ")"],
     )
 

@@ -48,17 +48,13 @@ def check_split(dev_fraction: object, seed: object) -> None:
     a whole number from 0 to MAX_SEED (InputError naming the option)."""
     if isinstance(dev_fraction, bool) or not isinstance(dev_fraction, numbers.Real) or not 0 < float(dev_fraction) < 1:
         raise InputError(
-            DEV_FRACTION,
-            f" must be between 0 and 1 (exclusive), got {shown(dev_fraction)}",
-            option="dev_fraction",
-            value=dev_fraction,
+            DEV_FRACTION, f" must be between 0 and 1 (exclusive), got {shown(dev_fraction)}", value=dev_fraction
         )
     number = whole_number(seed)
     if number is None or not 0 <= number <= MAX_SEED:
         raise InputError(
             Mention("seed"),
             f" must be a whole number from 0 to {MAX_SEED} (numpy's generators take none below 0), got {shown(seed)}",
-            option="seed",
             value=seed,
         )
 

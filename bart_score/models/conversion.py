@@ -79,12 +79,7 @@ def check_conversion(gguf: str, folder: str) -> Conversion:
 
     if not isinstance(gguf, str) or not is_gguf_path(gguf) or not os.path.isfile(gguf):
         raise InputError(
-            Mention("gguf"),
-            " ",
-            FileName(str(gguf)),
-            " is not a GGUF file (a file named *.gguf)",
-            option="gguf",
-            value=gguf,
+            Mention("gguf"), " ", FileName(str(gguf)), " is not a GGUF file (a file named *.gguf)", value=gguf
         )
     require_gguf_extra(gguf)
     read_gguf_header(gguf)
@@ -92,9 +87,7 @@ def check_conversion(gguf: str, folder: str) -> Conversion:
     replaces = False
     if os.path.lexists(target):
         if not os.path.isdir(target) or os.path.islink(target):
-            raise InputError(
-                Mention("folder"), " ", FileName(folder), " is not a folder", option="folder", value=folder
-            )
+            raise InputError(Mention("folder"), " ", FileName(folder), " is not a folder", value=folder)
         problem = _not_a_conversion(target)
         if problem is not None:
             raise _refusal(folder, problem)
