@@ -30,6 +30,7 @@ import re
 import resource
 import subprocess
 import sys
+from types import ModuleType
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOP_MODULES = 12
@@ -245,46 +246,33 @@ def http_client_uses(root: str) -> list[str]:
     return found
 
 
-def evaluate_private_names() -> set[str]:
-    """The private names of evaluate's Metric: its classes' private methods and the private attributes their code
-    sets on self."""
-    spec = importlib.util.find_spec("evaluate.module")
-    if spec is None or spec.origin is None:
-        return set()
-    names = set()
-    for node in ast.walk(parsed(spec.origin)):
-        if isinstance(node, ast.FunctionDef) and node.name.startswith("_") and not node.name.startswith("__"):
-            names.add(node.name)
-        on_self = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
-        if on_self and node.attr.startswith("_") and not node.attr.startswith("__"):
-            names.add(node.attr)
-    return names
+def test_module(name: str) -> ModuleType:
+    """One of this checkout's test modules, whose readings of the code these counts share."""
+    sys.path.insert(0, os.path.join(HERE, "tests"))
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "tests", f"{name}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 
 
 def evaluate_private_uses(root: str) -> list[str]:
-    private = evaluate_private_names()
-    files = [
-        os.path.join(root, "bartscore.py"),
-        *glob.glob(os.path.join(root, "bart_score", "**", "evaluate_metric.py"), recursive=True),
-    ]
+    """The private names of evaluate's Metric, but the hooks it asks a metric to define, that the metric uses, by
+    tests/test_evaluate_public_api.py's reading of evaluate's source."""
+    public_api = test_module("test_evaluate_public_api")
+    private, hooks = public_api.evaluates_private_names()
+    metric = glob.glob(os.path.join(root, "bart_score", "**", "evaluate_metric.py"), recursive=True)
     found = set()
-    for path in filter(os.path.exists, files):
-        for node in ast.walk(parsed(path)):
-            if isinstance(node, ast.Attribute) and node.attr in private:
-                found.add(node.attr)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in private:
-                found.add(node.name)
+    for path in filter(os.path.exists, [os.path.join(root, "bartscore.py"), *metric]):
+        found |= set(public_api.private_names_used(path, private - hooks))
     return sorted(found)
 
 
 def docs_counts(root: str) -> tuple[int, list[str]]:
     """The card's lines, and the paragraphs and list items over 150 words, by tests/test_docs_layout.py's reading of
     Markdown (this checkout's, applied to `root`'s documents)."""
-    spec = importlib.util.spec_from_file_location("docs_layout", os.path.join(HERE, "tests", "test_docs_layout.py"))
-    assert spec is not None and spec.loader is not None
-    docs_layout = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = docs_layout  # its dataclasses look their module up there
-    spec.loader.exec_module(docs_layout)
+    docs_layout = test_module("test_docs_layout")
     documents = ["README.md", *sorted(relative(root, p) for p in glob.glob(os.path.join(root, "docs", "*.md")))]
     long = []
     for document in documents:
