@@ -20,7 +20,8 @@
     long_documents/  faithfulness over windows of long sources (LongDocFACTScore) [windows, retrievers]
     baselines/       reference points and rescaling; baseline files made from a corpus, found for a call [rescale,
                      files, build, lookup]
-    scaling/         one call across torch.distributed ranks; a table across a Ray cluster [distributed, cluster]
+    scaling/         one call across torch.distributed ranks; a table across a Ray cluster [distributed, cluster,
+                     _cluster_input, _cluster_ray, _cluster_pool, _cluster_output]
     integrations/    bart_score inside other libraries [evaluate_metric, rewards, shared_engines]
     meta_eval/       the meta-evaluation [definitions, benchmarks, layouts, scoring, protocol, table, published, split,
                      selection_grid, selection_statistics, selection_report]

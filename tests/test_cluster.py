@@ -610,7 +610,7 @@ def test_a_local_cluster_is_given_the_loopback_address_and_a_joining_driver_its_
     """Ray takes the node's address, which its servers listen on, when it is first imported: for a cluster the run
     starts, the loopback one; a driver that joins a cluster keeps Ray's own choice, the address its workers reach."""
     probe = (
-        "import os, sys; from bart_score.scaling.cluster import _ray_modules; "
+        "import os, sys; from bart_score.scaling._cluster_ray import _ray_modules; "
         "_ray_modules(local=sys.argv[1] == 'local'); from ray._private.services import get_node_ip_address; "
         "print(get_node_ip_address(), os.environ.get('RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER'))"
     )

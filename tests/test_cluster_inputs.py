@@ -25,13 +25,10 @@ from support.cli import run_cli
 from bart_score import InputError
 from bart_score.cli import main
 from bart_score.options import BATCHES_PER_ACTOR, BATCHES_PER_ACTOR_TARGET, MAX_AUTO_BATCH_ROWS
-from bart_score.scaling.cluster import (
-    MAX_TABLE_METADATA_BYTES,
-    PROBE_SECONDS,
-    _check_table_metadata,
-    _sized,
-    score_on_ray,
-)
+from bart_score.scaling._cluster_input import MAX_TABLE_METADATA_BYTES, _check_table_metadata
+from bart_score.scaling._cluster_pool import _sized
+from bart_score.scaling._cluster_ray import PROBE_SECONDS
+from bart_score.scaling.cluster import score_on_ray
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -223,7 +220,7 @@ def test_a_planted_row_of_another_input_is_named_before_any_scoring(tmp_path, ca
 def test_an_output_holding_rows_not_in_the_input_says_so_at_the_end(tmp_path):
     """The final check's words name each kind of wrong row (rows not in the input were "rows missing ()")."""
     from bart_score.errors import ScoringError
-    from bart_score.scaling.cluster import _OutputFolder
+    from bart_score.scaling._cluster_output import _OutputFolder
 
     output = tmp_path / "out"
     (output / "scores").mkdir(parents=True)

@@ -539,7 +539,8 @@ def _read_cluster_table(kind: str) -> Any:
 
     def read(data: bytes) -> Any:
         from bart_score.options import ClusterOptions, EngineOptions, ScoringOptions
-        from bart_score.scaling.cluster import _checked_input, _Input, _Request
+        from bart_score.scaling._cluster_input import _Input
+        from bart_score.scaling.cluster import _checked_input, _Request
 
         path = write_file(scratch(f"fuzz-cluster.{kind}"), data, len(data))
         roles = (None, None, None)
