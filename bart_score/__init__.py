@@ -92,6 +92,7 @@ _EXPORTS = {
     "score_corpus": "corpora.corpus",
     "score_dataset": "corpora.dataset_scoring",
     "score_on_ray": "scaling.cluster",
+    "BARTScoreReward": "integrations.rewards",
     "ClusterRun": "scaling.cluster",
     "ClusterOptions": "options",
     "check_corpus_request": "corpora.corpus",
@@ -144,6 +145,7 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .errors import ServerWarning as ServerWarning
     from .errors import TokenizationWarning as TokenizationWarning
     from .errors import UnsupportedModelError as UnsupportedModelError
+    from .integrations.rewards import BARTScoreReward as BARTScoreReward
     from .long_documents.retrievers import load_retriever as load_retriever
     from .long_documents.windows import LONG_SOURCE_MODES as LONG_SOURCE_MODES
     from .long_documents.windows import WindowSettings as WindowSettings
