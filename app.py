@@ -77,6 +77,7 @@ from space.form import MAX_CANDIDATES, MIN_CANDIDATES, PROMPT_CHOICES
 from space.handlers import (
     BATCH_FIELDS,
     COMPARE_FIELDS,
+    SETTINGS_FIELDS,
     BatchHandlers,
     CompareHandlers,
     ModelDescriptions,
@@ -217,6 +218,7 @@ CSS = f"""
 SCORE_TABLE = dict(interactive=False, wrap=True, show_label=False, pinned_columns=1, elem_classes="score-table")
 # The Batch tab's summaries: every system in view (at most 6).
 SUMMARY_TABLE = dict(interactive=False, wrap=True, max_height=1000, pinned_columns=1)
+LIBRARY_DEFAULTS = bart_score.ScoringOptions()  # the settings' fields start at the options table's defaults
 
 
 @dataclass
@@ -225,26 +227,11 @@ class SettingsPanel:
 
     accordion: gr.Accordion
     status: gr.HTML  # a problem with one of these settings, shown beside them (handlers.settings_status)
-    model: gr.Dropdown
-    directions: gr.CheckboxGroup
-    aggregation: gr.Radio
-    prompt_choice: gr.Dropdown
-    prompt_phrase: gr.Textbox
-    prompt_side: gr.Radio
-
-    def inputs(self) -> SettingsInputs:
-        return SettingsInputs(
-            model=self.model,
-            directions=self.directions,
-            aggregation=self.aggregation,
-            prompt_choice=self.prompt_choice,
-            prompt_phrase=self.prompt_phrase,
-            prompt_side=self.prompt_side,
-        )
+    inputs: SettingsInputs[gr.components.Component]
 
     def fields(self) -> dict:
         """The fields a problem can be about, by element id (handlers.SETTINGS_FIELDS)."""
-        return {"model": self.model, "directions": self.directions, "prompt-phrase": self.prompt_phrase}
+        return {field.elem_id: field for field in self.inputs if field.elem_id in SETTINGS_FIELDS}
 
 
 def settings_panel(settings: Settings, unavailable: set, default_model: str, descriptions: ModelDescriptions):
@@ -274,7 +261,7 @@ def settings_panel(settings: Settings, unavailable: set, default_model: str, des
             aggregation = typed(
                 gr.Radio(
                     list(bart_score.AGGREGATIONS),
-                    value="mean",
+                    value=LIBRARY_DEFAULTS.aggregation,
                     label="Several references",
                     info="how precision and recall combine over references",
                 )
@@ -301,12 +288,23 @@ def settings_panel(settings: Settings, unavailable: set, default_model: str, des
             prompt_side = typed(
                 gr.Radio(
                     list(bart_score.PROMPT_SIDES),
-                    value="encoder",
+                    value=LIBRARY_DEFAULTS.prompt_side,
                     label="Prompt side",
                     info='encoder: condition + " <prompt>,"; decoder: "<prompt>, " + scored text',
                 )
             )
-    return SettingsPanel(accordion, status, model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side)
+    return SettingsPanel(
+        accordion,
+        status,
+        SettingsInputs(
+            model=model,
+            directions=directions,
+            aggregation=aggregation,
+            prompt_choice=prompt_choice,
+            prompt_phrase=prompt_phrase,
+            prompt_side=prompt_side,
+        ),
+    )
 
 
 def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
@@ -360,7 +358,7 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
         score_button,
         status,
         inputs=list(
-            CompareInputs(settings=panel.inputs(), source=source, references=references, candidates=tuple(candidates))
+            CompareInputs(settings=panel.inputs, source=source, references=references, candidates=tuple(candidates))
         ),
         outputs=list(outputs),
         page_outputs=list(page_outputs),
@@ -378,9 +376,9 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
         count=candidate_count,
         source=source,
         references=references,
-        directions=panel.directions,
-        prompt_choice=panel.prompt_choice,
-        prompt_side=panel.prompt_side,
+        directions=panel.inputs.directions,
+        prompt_choice=panel.inputs.prompt_choice,
+        prompt_side=panel.inputs.prompt_side,
         results_column=results,
         status=status,
         boxes=tuple(candidates),
@@ -467,7 +465,7 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
         BatchHandlers(settings),
         score_button,
         status,
-        inputs=list(BatchInputs(settings=panel.inputs(), file=upload, rescale_choice=rescale)),
+        inputs=list(BatchInputs(settings=panel.inputs, file=upload, rescale_choice=rescale)),
         outputs=list(outputs),
         page_outputs=list(page_outputs),
         marked=[fields[name] for name in BATCH_FIELDS],
@@ -589,22 +587,19 @@ def build_demo(settings: Settings | None = None) -> gr.Blocks:
                 compare_tab(settings, panel)
             with gr.Tab("Batch"):
                 rescale = batch_tab(settings, panel)
-        panel.prompt_choice.change(
+        form = panel.inputs
+        form.prompt_choice.change(
             lambda choice: gr.update(visible=choice == "custom"),
-            panel.prompt_choice,
-            panel.prompt_phrase,
+            form.prompt_choice,
+            form.prompt_phrase,
             api_visibility="private",
         )
-        described = list(ModelOutputs(model=panel.model, rescale_choice=rescale))
-        for trigger in (demo.load, panel.model.change):
-            trigger(descriptions.describe, [panel.model, rescale], described, api_visibility="private")
-        for component in (panel.model, panel.directions, panel.prompt_choice):
-            component.change(
-                descriptions.summary,
-                [panel.model, panel.directions, panel.prompt_choice],
-                panel.accordion,
-                api_visibility="private",
-            )
+        described = list(ModelOutputs(model=form.model, rescale_choice=rescale))
+        for trigger in (demo.load, form.model.change):
+            trigger(descriptions.describe, [form.model, rescale], described, api_visibility="private")
+        summarised = [form.model, form.directions, form.prompt_choice]
+        for component in summarised:
+            component.change(descriptions.summary, summarised, panel.accordion, api_visibility="private")
     # Gradio keeps a record of the last GRADIO_ANALYTICS_MAX_EVENTS requests (10,000 unless set); each pins memory
     # that is not given back, so the resident size grew with every request up to that number (bench/README.md).
     os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", str(ANALYTICS_EVENTS_KEPT))

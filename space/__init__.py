@@ -15,7 +15,8 @@
     uploads     uploads kept on the server's disk within limits per client and overall (an ASGI middleware)
     clients     who sent a request, as the per-client limits count it, named by the operator's trusted proxies
     jobs        one scoring computation at a time, stopped when its job is cancelled
-    wiring      the order of each event's inputs and outputs, one dataclass field per Gradio component
+    wiring      the order of each event's inputs and outputs, one dataclass field per Gradio component, from which a
+                handler's signature (the API's parameters) comes
     feedback    what a scoring request ends with: the status line, the fields' marks, API errors and warnings
     naming      the page's words for what the library's messages name: each field by its label, files without folders
     fields      the page's input fields, which refuse values of the wrong type before any handler sees them

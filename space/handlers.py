@@ -7,7 +7,7 @@ in two steps, each inside feedback.attempt (`outcome_of`): `check`, everything t
 settings, the work counted against the pair limit), off the scoring thread, so that a refusal waits for no
 computation; then `compute` on the one scoring thread (jobs.run_exclusively), so that at most one runs at any moment,
 stopped when its job is cancelled. The order of each entry's inputs and outputs is written once, in wiring's
-dataclasses."""
+dataclasses, and each entry's signature, so the API's parameters, comes from them (wiring.takes)."""
 
 from __future__ import annotations
 
@@ -79,6 +79,8 @@ from .wiring import (
     ExampleOutputs,
     ModelOutputs,
     ScoringStartedOutputs,
+    SettingsInputs,
+    takes,
 )
 
 # The fields each tab's page entry marks, in the order of its outputs (their element ids).
@@ -110,6 +112,14 @@ async def outcome_of(
     except JobCancelled:
         return Outcome(problem=CANCELLED)
     return replace(computed, notes=[*checked.notes, *computed.notes])
+
+
+def form_settings(form: SettingsInputs, **context: Any) -> tuple[bart_score.ScoringOptions, list[str], list]:
+    """What the settings' values ask for: the ScoringOptions (form.form_options, `context` saying which inputs there
+    are and what the tab adds), its notes, and the custom prompt phrase to check as a text (form.custom_phrase)."""
+    prompt = parse_prompt(form.prompt_choice, form.prompt_phrase)
+    options, notes = form_options(form.directions, form.aggregation, prompt, form.prompt_side, **context)
+    return options, notes, custom_phrase(form.prompt_choice, prompt)
 
 
 def settings_open(outcome: Outcome) -> dict:
@@ -184,20 +194,16 @@ class CompareHandlers:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def check(
-        self, model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, source, references, texts
-    ) -> CompareRequest:
-        """The request checked without the model (off the scoring thread)."""
+    @takes(SettingsInputs)
+    def check(self, form: SettingsInputs, source, references, texts) -> CompareRequest:
+        """The request checked without the model (off the scoring thread). `texts`: the candidates' boxes."""
         settings = self.settings
         source = (source or "").strip()
         check_field(source, "The source", settings.max_chars, "source")
         references = parse_references(references)
         check_references(references, settings.max_chars)
         candidates = collect_candidates(texts, settings.max_chars)
-        prompt = parse_prompt(prompt_choice, prompt_phrase)
-        options, notes = form_options(
-            directions, aggregation, prompt, prompt_side, has_source=bool(source), has_references=bool(references)
-        )
+        options, notes, custom = form_settings(form, has_source=bool(source), has_references=bool(references))
         check_compare_work(
             source=source,
             references=references,
@@ -205,10 +211,9 @@ class CompareHandlers:
             directions=list(options.directions),
             prompts=options.prompts,
             max_pairs=settings.max_pairs,
-            by_direction=bool(settings.models.get(model, {}).get("chat")),
+            by_direction=bool(settings.models.get(form.model, {}).get("chat")),
         )
-        custom = list(custom_phrase(prompt_choice, prompt))
-        return CompareRequest(model, source, references, candidates, options, custom, notes)
+        return CompareRequest(form.model, source, references, candidates, options, custom, notes)
 
     def compute(self, request: CompareRequest) -> CompareView:
         """The checked request scored (on the scoring thread)."""
@@ -242,35 +247,19 @@ class CompareHandlers:
             scaled=any(has_scale(comparison, direction) for direction in comparison.scores),
         )
 
-    async def api(
-        self,
-        model,
-        directions,
-        aggregation,
-        prompt_choice,
-        prompt_phrase,
-        prompt_side,
-        source,
-        references,
-        candidate_1,
-        candidate_2,
-        candidate_3,
-        candidate_4,
-        candidate_5,
-        candidate_6,
-    ) -> tuple:
-        """CompareOutputs; a problem is an error."""
-        texts = [candidate_1, candidate_2, candidate_3, candidate_4, candidate_5, candidate_6]
-        settings = (model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side)
-        outcome = await outcome_of(self.check, self.compute, *settings, source, references, texts)
-        return answer(outcome).outputs().as_tuple()
+    async def outcome(self, inputs: CompareInputs) -> Outcome:
+        texts = list(inputs.candidates)
+        return await outcome_of(self.check, self.compute, *inputs.settings, inputs.source, inputs.references, texts)
 
-    async def page(self, *values) -> tuple:
-        """ComparePageOutputs. `values`: CompareInputs, the API's."""
-        inputs = CompareInputs.read(values)
-        outcome = await outcome_of(
-            self.check, self.compute, *inputs.settings, inputs.source, inputs.references, list(inputs.candidates)
-        )
+    @takes(CompareInputs)
+    async def api(self, inputs: CompareInputs) -> tuple:
+        """CompareOutputs; a problem is an error."""
+        return answer(await self.outcome(inputs)).outputs().as_tuple()
+
+    @takes(CompareInputs)
+    async def page(self, inputs: CompareInputs) -> tuple:
+        """ComparePageOutputs."""
+        outcome = await self.outcome(inputs)
         if outcome.problem is not None:
             results, shown = CompareOutputs.filled(gr.skip()), gr.update(visible=False)
             selected = gr.skip()
@@ -379,20 +368,15 @@ class BatchHandlers:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def check(
-        self, model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file, rescale_choice
-    ) -> BatchRequest:
+    @takes(SettingsInputs)
+    def check(self, form: SettingsInputs, file, rescale_choice) -> BatchRequest:
         """The request checked without the model (off the scoring thread): the file read under the Space's limits and
         the work it needs counted."""
         settings = self.settings
         corpus = parse_upload(file, max_rows=settings.max_rows, max_chars=settings.max_chars)
-        prompt = parse_prompt(prompt_choice, prompt_phrase)
         # the engine's progress bar: gr.Progress(track_tqdm=True) shows it beside the button
-        options, notes = form_options(
-            directions,
-            aggregation,
-            prompt,
-            prompt_side,
+        options, notes, custom = form_settings(
+            form,
             has_source=corpus.sources is not None,
             has_references=corpus.references is not None,
             rescale=parse_rescale(rescale_choice),
@@ -403,7 +387,7 @@ class BatchHandlers:
         check_work(
             corpus, list(options.directions), options.prompts, settings.max_pairs, options.rescale, settings.long_source
         )
-        return BatchRequest(model, corpus, options, list(custom_phrase(prompt_choice, prompt)), notes)
+        return BatchRequest(form.model, corpus, options, custom, notes)
 
     def compute(self, request: BatchRequest) -> BatchView:
         """The checked request scored (on the scoring thread)."""
@@ -454,34 +438,25 @@ class BatchHandlers:
             notes=[note for note in [blank_reference_note(corpus)] if note],
         )
 
-    async def api(
-        self,
-        model,
-        directions,
-        aggregation,
-        prompt_choice,
-        prompt_phrase,
-        prompt_side,
-        file,
-        rescale_choice="none",
-        progress=gr.Progress(track_tqdm=True),
-    ) -> tuple:
+    async def outcome(self, inputs: BatchInputs) -> Outcome:
+        values = (*inputs.settings, inputs.file, inputs.rescale_choice)
+        return await outcome_of(self.check, self.compute, *values, naming=BATCH_PAGE)
+
+    @takes(BatchInputs)
+    async def api(self, inputs: BatchInputs, progress=gr.Progress(track_tqdm=True)) -> tuple:
         """BatchOutputs; a problem is an error. The upload is deleted when the request ends (an API client sends its
         file with each request; the page keeps its own, to score it again)."""
-        inputs = (model, directions, aggregation, prompt_choice, prompt_phrase, prompt_side, file, rescale_choice)
         try:
-            outcome = await outcome_of(self.check, self.compute, *inputs, naming=BATCH_PAGE)
+            outcome = await self.outcome(inputs)
         finally:
-            if isinstance(file, str):
-                SERVER_LEDGER.release(file)
+            if isinstance(inputs.file, str):
+                SERVER_LEDGER.release(inputs.file)
         return answer(outcome).outputs().as_tuple()
 
-    async def page(self, *values, progress=gr.Progress(track_tqdm=True)) -> tuple:
-        """BatchPageOutputs. `values`: BatchInputs, the API's."""
-        inputs = BatchInputs.read(values)
-        outcome = await outcome_of(
-            self.check, self.compute, *inputs.settings, inputs.file, inputs.rescale_choice, naming=BATCH_PAGE
-        )
+    @takes(BatchInputs)
+    async def page(self, inputs: BatchInputs, progress=gr.Progress(track_tqdm=True)) -> tuple:
+        """BatchPageOutputs."""
+        outcome = await self.outcome(inputs)
         if outcome.problem is not None:
             results, shown = BatchOutputs.filled(gr.skip()), gr.update(visible=False)
             rescaled_tab = selected = pairs_cards = rows_cards = gr.skip()

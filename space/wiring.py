@@ -1,15 +1,29 @@
 """The order of the inputs and outputs of each event that has several, written once: a dataclass with one field per
 Gradio component, which app.py fills with the components it wires and the handlers with the values Gradio passes and
-gets. Gradio lists both by position; iterating one of these gives them in the order of its fields."""
+gets. Gradio lists both by position; iterating one of these gives them in the order of its fields, and a handler that
+`takes` one has its signature, so the API's parameters, from it too."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, fields
+import functools
+import inspect
+import itertools
+import typing
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, Generic, TypeVar
+
+from .form import MAX_CANDIDATES
 
 T = TypeVar("T")  # a Gradio component (app.py) or its value (the handlers)
 Flat = TypeVar("Flat", bound="Wired")
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def run_of(item: str, count: int) -> Any:
+    """A field holding a run of `count` like components (the candidates' boxes), which the API names item by item:
+    `item`_1, `item`_2, ..."""
+    return field(metadata={"item": item, "count": count})
 
 
 class Wired:
@@ -29,15 +43,80 @@ class Wired:
 
     @classmethod
     def read(cls: type[Flat], values: Iterable[Any]) -> Flat:
-        """One value for each field, taken in order from what Gradio passed (a class with a Wired or tuple field
-        overrides this to read it)."""
+        """The fields' values taken in order from what Gradio passed, each as many as it spreads over (parameters);
+        a field past the last value given keeps its default (an API caller may leave a trailing one out)."""
         values = iter(values)
-        return cls(*(next(values) for _ in fields(cls)))
+        given: dict[str, Any] = {}
+        for item in fields(cls):
+            nested = _wired_class(cls, item)
+            if nested is not None:
+                given[item.name] = nested.read(values)
+            elif "count" in item.metadata:
+                given[item.name] = tuple(itertools.islice(values, item.metadata["count"]))
+            else:
+                value = next(values, MISSING)
+                if value is MISSING:
+                    break
+                given[item.name] = value
+        return cls(**given)
 
     @classmethod
     def filled(cls: type[Flat], value: Any) -> Flat:
         """Every field the same value (gr.skip(): leave every component as it is)."""
         return cls(*(value for _ in fields(cls)))
+
+    @classmethod
+    def parameters(cls) -> list[inspect.Parameter]:
+        """A parameter for each component, in Gradio's order, named as the API names it: a field by its name, a Wired
+        field's own fields in its place, a run's items by run_of's names; a field's default is its parameter's."""
+        listed: list[inspect.Parameter] = []
+        for item in fields(cls):
+            nested = _wired_class(cls, item)
+            if nested is not None:
+                listed += nested.parameters()
+            elif "count" in item.metadata:
+                names = (f"{item.metadata['item']}_{number}" for number in range(1, item.metadata["count"] + 1))
+                listed += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names]
+            else:
+                default = inspect.Parameter.empty if item.default is MISSING else item.default
+                listed.append(inspect.Parameter(item.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
+        return listed
+
+
+def _wired_class(cls: type, item: Field) -> type[Wired] | None:
+    """The Wired class a field holds, or None."""
+    held = typing.get_origin(typing.get_type_hints(cls)[item.name])
+    return held if isinstance(held, type) and issubclass(held, Wired) else None
+
+
+def takes(inputs: type[Wired]) -> Callable[[Method], Method]:
+    """For a handler method whose first parameter (after self) is one `inputs`: its callers (Gradio, API clients,
+    tests) give the values spread, in Gradio's order, and its signature says so, `inputs`' parameters in that one's
+    place, so that Gradio names the API's parameters, and fills in its own (a gr.Progress), from the wiring. The values
+    after `inputs`' own go to the method's further parameters."""
+
+    def decorate(method: Method) -> Method:
+        own, _, *further = inspect.signature(method).parameters.values()
+        spread = inputs.parameters()
+
+        def arguments(values: tuple) -> tuple:
+            return inputs.read(values[: len(spread)]), *values[len(spread) :]
+
+        if inspect.iscoroutinefunction(method):
+
+            async def taking(self: Any, *values: Any) -> Any:
+                return await method(self, *arguments(values))
+
+        else:
+
+            def taking(self: Any, *values: Any) -> Any:
+                return method(self, *arguments(values))
+
+        functools.update_wrapper(taking, method)
+        taking.__signature__ = inspect.Signature([own, *spread, *further])
+        return taking
+
+    return decorate
 
 
 @dataclass
@@ -57,24 +136,14 @@ class CompareInputs(Wired, Generic[T]):
     settings: SettingsInputs[T]
     source: T
     references: T
-    candidates: tuple[T, ...]  # every candidate box, shown or not
-
-    @classmethod
-    def read(cls, values: Iterable[Any]) -> CompareInputs:
-        values = iter(values)
-        return cls(SettingsInputs.read(values), next(values), next(values), tuple(values))
+    candidates: tuple[T, ...] = run_of("candidate", MAX_CANDIDATES)  # every candidate box, shown or not
 
 
 @dataclass
 class BatchInputs(Wired, Generic[T]):
     settings: SettingsInputs[T]
     file: T
-    rescale_choice: T
-
-    @classmethod
-    def read(cls, values: Iterable[Any]) -> BatchInputs:
-        values = iter(values)
-        return cls(SettingsInputs.read(values), next(values), next(values))
+    rescale_choice: T = "none"  # what an API caller who leaves it out gets (the page's radio starts at it)
 
 
 @dataclass
