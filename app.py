@@ -57,19 +57,18 @@ own.
 
 from __future__ import annotations
 
-import collections
 import os
 import sys
 from dataclasses import dataclass
 
 import gradio as gr
-import gradio.queueing
 from starlette.middleware import Middleware
 
 import bart_score
 from space.batch import MAX_UPLOAD_BYTES, RESCALE_CHOICES
 from space.candidates import DIRECTION_LABELS
 from space.clients import uvicorn_trusting
+from space.events import SCORING_SLOT, UnestimatedScoring, wire_scoring
 from space.examples import EXAMPLES
 from space.feedback import AT_FAULT, status_line
 from space.fields import typed
@@ -85,8 +84,6 @@ from space.handlers import (
     load_example,
     model_info,
     remove_candidate,
-    scoring_ended,
-    scoring_started,
 )
 from space.heatmap import HEATMAP_CSS
 from space.jobs import cancel as cancel_job
@@ -106,23 +103,10 @@ from space.wiring import (
     ComparePageOutputs,
     ExampleOutputs,
     ModelOutputs,
-    ScoringStartedOutputs,
     SettingsInputs,
 )
 
 ANALYTICS_EVENTS_KEPT = 1000
-SCORING_SLOT = "model"  # the queue's concurrency id that both tabs' scoring events share
-# After a scoring event: the settings' problem line, when it shows a problem, brought into view (a phone shows the
-# settings far above the Score button). Looked for a few times: Gradio may draw the event's outputs after this runs.
-SHOW_SETTINGS_PROBLEM = """() => {
-    let tries = 50;
-    const look = () => {
-        const problem = document.querySelector("#settings-status .problem");
-        if (problem) document.querySelector("#settings-status").scrollIntoView({block: "start"});
-        else if (--tries > 0) setTimeout(look, 100);
-    };
-    look();
-}"""
 
 INTRO = """# BARTScore
 Paste a source and/or references, write two or more candidates and press **Score**: each candidate is rated by how
@@ -356,17 +340,11 @@ def compare_tab(settings: Settings, panel: SettingsPanel) -> None:
     wire_scoring(
         CompareHandlers(settings),
         score_button,
-        status,
-        inputs=list(
-            CompareInputs(settings=panel.inputs, source=source, references=references, candidates=tuple(candidates))
-        ),
-        outputs=list(outputs),
-        page_outputs=list(page_outputs),
-        marked=[fields[name] for name in COMPARE_FIELDS],
+        CompareInputs(settings=panel.inputs, source=source, references=references, candidates=tuple(candidates)),
+        page_outputs,
         field_names=COMPARE_FIELDS,
         api_name="compare",
         busy="Scoring the candidates…",
-        settings_status=panel.status,
     )
 
     shown = list(CandidateBoxesOutputs(count=candidate_count, status=status, boxes=tuple(candidates)))
@@ -464,15 +442,11 @@ def batch_tab(settings: Settings, panel: SettingsPanel) -> gr.Radio:
     wire_scoring(
         BatchHandlers(settings),
         score_button,
-        status,
-        inputs=list(BatchInputs(settings=panel.inputs, file=upload, rescale_choice=rescale)),
-        outputs=list(outputs),
-        page_outputs=list(page_outputs),
-        marked=[fields[name] for name in BATCH_FIELDS],
+        BatchInputs(settings=panel.inputs, file=upload, rescale_choice=rescale),
+        page_outputs,
         field_names=BATCH_FIELDS,
         api_name="score_file",
         busy="Scoring the file…",
-        settings_status=panel.status,
     )
     return rescale
 
@@ -521,52 +495,6 @@ def batch_results() -> tuple[gr.Column, gr.Tab, gr.Tabs, tuple[gr.HTML, gr.HTML]
         intervals=intervals,
     )
     return results, rescaled_tab, summary_tabs, (pairs_cards, rows_cards), outputs
-
-
-def wire_scoring(
-    handlers, button, status, *, inputs, outputs, page_outputs, marked, field_names, api_name, busy, settings_status
-) -> None:
-    """The scoring events of a tab. API clients call `api_name` (a hidden trigger: the page never fires it) with
-    `inputs`, for `outputs`; the button disables itself, unmarks the fields (`marked`, named `field_names`) and
-    empties the settings' status line (`settings_status`), runs the page's entry (for `page_outputs`) with its
-    progress on the status line, brings a problem with the settings into view, and enables itself again. Both entries
-    share one queue slot, SCORING_SLOT."""
-    gr.Button(visible=False).click(handlers.api, inputs, outputs, api_name=api_name, concurrency_id=SCORING_SLOT)
-    started = ScoringStartedOutputs(button=button, status=status, settings_status=settings_status, marks=tuple(marked))
-    button.click(
-        lambda: scoring_started(field_names, busy),
-        None,
-        list(started),
-        queue=False,
-        show_progress="hidden",
-        api_visibility="private",
-    ).then(
-        handlers.page,
-        inputs,
-        page_outputs,
-        concurrency_id=SCORING_SLOT,
-        show_progress_on=[status],
-        api_visibility="private",
-    ).then(None, js=SHOW_SETTINGS_PROBLEM, api_visibility="private").then(
-        scoring_ended, None, button, queue=False, show_progress="hidden", api_visibility="private"
-    )
-
-
-class UnestimatedScoring(collections.defaultdict):
-    """Gradio's record of each event's mean duration (its queue's process_time_per_fn), from which it shows a job
-    an estimate ("processing | 101.2/0.5s"), less the scoring events (`unestimated`): their jobs differ in size by
-    thousands of times (a refused request takes half a second, a file of 1000 rows minutes), so a mean of past jobs
-    was a stale estimate of the next. Gradio shows no estimate for an event it holds no record of."""
-
-    def __init__(self, unestimated: set) -> None:
-        super().__init__(gradio.queueing.ProcessTime)
-        self.unestimated = unestimated
-
-    def __contains__(self, fn: object) -> bool:
-        return fn not in self.unestimated and super().__contains__(fn)
-
-    def __missing__(self, fn):
-        return gradio.queueing.ProcessTime() if fn in self.unestimated else super().__missing__(fn)
 
 
 def build_demo(settings: Settings | None = None) -> gr.Blocks:

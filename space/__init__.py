@@ -21,8 +21,9 @@
     naming      the page's words for what the library's messages name: each field by its label, files without folders
     fields      the page's input fields, which refuse values of the wrong type before any handler sees them
     handlers    the page's event handlers, which app.py wires: each tab's API and page entries, the other events
+    events      each tab's scoring events wired to its handlers, on the queue's one scoring slot, without estimates
 
-Gradio is imported by feedback, fields and handlers only: the other modules work without it.
+Gradio is imported by feedback, fields, handlers and events only: the other modules work without it.
 
 A Hugging Face Space runs from the repository root, where this package is importable; the bartscore wheel leaves it
 out (it is not part of the library)."""
