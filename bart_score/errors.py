@@ -77,9 +77,10 @@ class BARTScoreError(SaidInParts, Exception):
         super().__init__(self.said())
 
     @classmethod
-    def must_be(cls: type[Error], named: Mention, expected: str, got: str, **fields: Any) -> Error:
-        """The commonest shape: "<named> must be <expected>, got <got>" (`got` as the message should show it)."""
-        return cls(named, f" must be {expected}, got {got}", **fields)
+    def must_be(cls: type[Error], named: Mention, expected: Part | Sequence[Part], got: str, **fields: Any) -> Error:
+        """The commonest shape: "<named> must be <expected>, got <got>" (`expected` in words or parts, `got` as the
+        message should show it)."""
+        return cls(named, " must be ", *parts_of(expected), f", got {got}", **fields)
 
     @classmethod
     def one_of(cls: type[Error], named: Mention, choices: Iterable[object], got: str, **fields: Any) -> Error:

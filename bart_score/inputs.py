@@ -63,13 +63,10 @@ def check_text(text: str, where: Part | Sequence[Part]) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
-        named = parts_of(where)
-        option = next((part.option for part in named if isinstance(part, Mention)), None)
         raise InputError(
-            *named,
+            *parts_of(where),
             f" holds {text[error.start]!r} at character {error.start}, a lone surrogate: it is not valid Unicode text "
             f"and cannot be scored",
-            option=option,
         ) from None
     return text
 
@@ -81,7 +78,8 @@ def ordered_items(value: Any, name: Named, expected: Part | Sequence[Part], dime
     of other than `dimensions` dimensions (references take 2: a row of references per example), sets, dict views,
     generators and iterators (their order is arbitrary or they can be read only once, and scores come back in input
     order). expected: what the input must be, as the messages say it."""
-    named = _mention_of(name)
+    named, expected = _mention_of(name), parts_of(expected)
+    fields = _fields(named, value)
     columns = _table_columns(value)
     if columns is not None:
         listed = ", ".join(map(repr, columns[:5])) + (", ..." if len(columns) > 5 else "")
@@ -90,31 +88,21 @@ def ordered_items(value: Any, name: Named, expected: Part | Sequence[Part], dime
             named,
             f" is {describe(value)}, a table (columns {listed or 'none'})",
             remedy=["pass the column that holds the texts as a list: ", named, f"=table[{column}].tolist()"],
-            **_fields(named, value),
+            **fields,
         )
     ndim = getattr(value, "ndim", None)
     if isinstance(ndim, int) and not 1 <= ndim <= dimensions and not isinstance(value, (str, bytes, bytearray)):
         raise InputTypeError(
             named,
             f" is a {ndim}-dimensional {type(value).__name__}",
-            remedy=[
-                f"pass an array of {'1 or 2 dimensions' if dimensions > 1 else '1 dimension'}, or ",
-                *parts_of(expected),
-            ],
-            **_fields(named, value),
+            remedy=[f"pass an array of {'1 or 2 dimensions' if dimensions > 1 else '1 dimension'}, or ", *expected],
+            **fields,
         )
     if isinstance(value, (str, bytes, bytearray, Mapping)) or not (
         hasattr(type(value), "__len__") and hasattr(type(value), "__getitem__") and hasattr(type(value), "__iter__")
     ):
         unordered = " (its order is arbitrary)" if isinstance(value, (set, frozenset)) else ""
-        raise InputTypeError(
-            named,
-            " must be ",
-            *parts_of(expected),
-            f", got {describe(value)}{unordered}",
-            remedy="pass a list",
-            **_fields(named, value),
-        )
+        raise InputTypeError.must_be(named, expected, f"{describe(value)}{unordered}", remedy="pass a list", **fields)
     for plain in ("to_pylist", "tolist"):  # pyarrow's; numpy's, pandas', torch's: items as Python objects
         if callable(getattr(value, plain, None)):
             items = getattr(value, plain)()
