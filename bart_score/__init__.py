@@ -7,15 +7,16 @@
     messages         what an error or warning says, as data each front end words its own way (Mention, Recipe)
     inputs           checks of what callers pass in, and the words their messages share
     version          the package's version, in a module of its own
-    options          the table of options, each declared once (default, check, doc line, flag, Space field):
-                     ScoringOptions, what one scoring call asks for, checked once and passed down whole; EngineOptions,
-                     the engine's settings, likewise; ClusterOptions, how a run on a Ray cluster is spread
+    options/         the table of options, each declared once (default, check, doc line, flag, Space field), a leaf
+                     that imports no feature: ScoringOptions, what one scoring call asks for, checked once and passed
+                     down whole; EngineOptions, the engine's settings, likewise; ClusterOptions, how a run on a Ray
+                     cluster is spread [_table, _vocabulary, _checks, _windows, _chat, _scoring, _engine, _cluster]
     variants         the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults
     stats            bootstrap confidence intervals, paired bootstrap and paired t-test
     scoring/         the core: the engine (BARTScorer) and its plan, the directions over it, what results carry
                      [engine, protocols, pair_groups, directions, signature, prompts, score_cache, progress]
     models/          model families, checkpoints, served models [base, seq2seq, causal, chat, chat_render, gguf,
-                     checkpoints, loading, conversion, templates, served/]
+                     checkpoints, loading, conversion, served/]
     corpora/         corpora and the files read and written [corpus, table_files, dataset_scoring, reading, outputs]
     long_documents/  faithfulness over windows of long sources (LongDocFACTScore) [windows, retrievers]
     baselines/       reference points and rescaling; baseline files made from a corpus, found for a call [rescale,
@@ -81,8 +82,8 @@ _EXPORTS = {
     "PROMPT_SIDES": "options",
     "RESCALE_MODES": "options",
     "PROMPT_SETS": "scoring.prompts",
-    "LONG_SOURCE_MODES": "long_documents.windows",
-    "WindowSettings": "long_documents.windows",
+    "LONG_SOURCE_MODES": "options",
+    "WindowSettings": "options",
     "split_sentences": "long_documents.windows",
     "load_retriever": "long_documents.retrievers",
     "Corpus": "corpora.corpus",
@@ -147,8 +148,6 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .errors import UnsupportedModelError as UnsupportedModelError
     from .integrations.rewards import BARTScoreReward as BARTScoreReward
     from .long_documents.retrievers import load_retriever as load_retriever
-    from .long_documents.windows import LONG_SOURCE_MODES as LONG_SOURCE_MODES
-    from .long_documents.windows import WindowSettings as WindowSettings
     from .long_documents.windows import split_sentences as split_sentences
     from .meta_eval.benchmarks import BENCHMARKS as BENCHMARKS
     from .meta_eval.benchmarks import load_benchmark as load_benchmark
@@ -158,12 +157,14 @@ if TYPE_CHECKING:  # the lazy exports' own types, for type checkers (imported on
     from .models.loading import resolve_checkpoint as resolve_checkpoint
     from .options import AGGREGATIONS as AGGREGATIONS
     from .options import DIRECTIONS as DIRECTIONS
+    from .options import LONG_SOURCE_MODES as LONG_SOURCE_MODES
     from .options import PROMPT_SIDES as PROMPT_SIDES
     from .options import RESCALE_MODES as RESCALE_MODES
     from .options import ClusterOptions as ClusterOptions
     from .options import CorpusPoints as CorpusPoints
     from .options import EngineOptions as EngineOptions
     from .options import ScoringOptions as ScoringOptions
+    from .options import WindowSettings as WindowSettings
     from .scaling.cluster import ClusterRun as ClusterRun
     from .scaling.cluster import score_on_ray as score_on_ray
     from .scoring.engine import BARTScorer as BARTScorer

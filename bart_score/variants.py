@@ -4,6 +4,7 @@ the paraphrase-tuned weights are found, and the engine's defaults.
 This module imports nothing heavy, so that the command line can check its arguments before torch loads."""
 
 import os
+from typing import Literal, get_args
 
 VARIANTS = {
     "vanilla": "facebook/bart-large",
@@ -24,7 +25,9 @@ PARA_WEIGHTS_ENV = "BARTSCORE_PARA_WEIGHTS"
 # Where the original code looks for the paraphrase-tuned state dict when no path is given.
 ORIGINAL_PARA_WEIGHTS = os.path.join("models", "bart.pth")
 
-DTYPE_NAMES = ("float32", "bfloat16", "float16")
+# The dtypes a model may be loaded in, as EngineOptions.dtype is typed (its flag offers them) and as a tuple.
+DtypeName = Literal["float32", "bfloat16", "float16"]
+DTYPE_NAMES: tuple[str, ...] = get_args(DtypeName)
 # Tokens a text is truncated to, as the original (fewer where the model has fewer positions).
 DEFAULT_MAX_LENGTH = 1024
 # Padded tokens per model batch, on an accelerator and on a CPU. Scores do not depend on it; memory and speed do. A

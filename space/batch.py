@@ -19,8 +19,8 @@ from pandas.io.formats.style import Styler
 import bart_score
 from bart_score.baselines.rescale import DEFAULT_PAIRS as DEFAULT_RESCALE_PAIRS
 from bart_score.errors import BaselineError
-from bart_score.long_documents.windows import DEFAULT_WINDOWS_K, PIECE_CHARS
-from bart_score.options import COUNT_SUFFIXES, ScoringOptions
+from bart_score.long_documents.windows import PIECE_CHARS
+from bart_score.options import COUNT_SUFFIXES, DEFAULT_WINDOWS_K, ScoringOptions
 
 from .form import MAX_CANDIDATES, MAX_REFERENCES, FieldError, pairs_per_text, refuse_too_much_work
 from .guards import baseline_failure, spreadsheet_safe

@@ -88,9 +88,8 @@ def _long_source(value):
         if not separator or key not in LONG_SOURCE_OPTIONS:
             forms = ", ".join(f"{name}={spec.flags[0].metavar}" for name, spec in LONG_SOURCE_OPTIONS.items())
             raise InputError(f"BARTSCORE_APP_LONG_SOURCE {shown(value)}: {shown(part)} is not one of {forms}")
-        # a whole number read from its text as the command line reads it; ScoringOptions checks every value
-        number = ascii_integer(setting) if LONG_SOURCE_OPTIONS[key].flags[0].integer else None
-        options[key] = setting if number is None else number
+        # a number read from its text as the command line reads it; ScoringOptions checks every value
+        options[key] = LONG_SOURCE_OPTIONS[key].flags[0].number(setting)
     if mode not in bart_score.LONG_SOURCE_MODES:
         raise InputError(
             f"BARTSCORE_APP_LONG_SOURCE must start with one of {bart_score.LONG_SOURCE_MODES}, got {mode!r}"
@@ -122,18 +121,16 @@ def _model_entry(entry):
                 f"options {', '.join(MODEL_OPTIONS)}"
             )
         options[key] = value
-    for key in [key for key in options if key in MODEL_OPTIONS and MODEL_OPTIONS[key].flags[0].switch]:
+    for key in [key for key in options if key in MODEL_OPTIONS and MODEL_OPTIONS[key].flags[0].kind == "switch"]:
         flag = options[key].strip().lower()
         if flag not in ("true", "false"):
             raise InputError(
                 f"BARTSCORE_APP_MODELS entry {shown(entry)}: {key} must be true or false, got {shown(flag)}"
             )
         options[key] = flag == "true"
-    for key in [key for key in options if key in MODEL_OPTIONS and MODEL_OPTIONS[key].flags[0].integer]:
-        number = ascii_integer(options[key])  # as the command line reads it (threads); the option's check says the rest
-        options[key] = options[key] if number is None else number
-    for key in [key for key in options if key in MODEL_OPTIONS and MODEL_OPTIONS[key].flags[0].read is not None]:
-        options[key] = MODEL_OPTIONS[key].flags[0].read(options[key])  # as the command line reads it (request_timeout)
+    for key in [key for key in options if key in MODEL_OPTIONS]:
+        # a number as the command line reads it (threads, request_timeout); the option's check says the rest
+        options[key] = MODEL_OPTIONS[key].flags[0].number(options[key])
     if names_a_server(checkpoint):  # a visitor's request holds the scoring slot while its server answers
         for key, value in SERVED_MODEL_BOUNDS.items():
             options.setdefault(key, value)

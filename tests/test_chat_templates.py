@@ -24,7 +24,7 @@ from support.models import CHATML, load_tiny
 import bart_score
 from bart_score.cli import main
 from bart_score.errors import InputError, UnsupportedModelError
-from bart_score.models.templates import DEFAULT_INSTRUCTIONS
+from bart_score.options import DEFAULT_INSTRUCTIONS
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Chat templates under a time and memory budget. Each hostile template is loaded in a process of its own, limited to

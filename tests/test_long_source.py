@@ -799,7 +799,7 @@ NOT_ASCII_INTEGERS = ["²", "٣", "1_0", " 3", "+3", "３"]
 
 @pytest.mark.parametrize("text", NOT_ASCII_INTEGERS)
 def test_window_given_as_text_takes_ascii_digits_only(text):
-    from bart_score.long_documents.windows import check_window
+    from bart_score.options import check_window
 
     with pytest.raises(InputError, match="window must be 'longdocfactscore' or a whole number"):
         check_window(text)

@@ -20,7 +20,7 @@ from support.news_texts import ENTITY, ITEMS, NEGATION, NUMBER, changed_span
 from support.reference import causal_ids, chat_reference_ids
 
 import bart_score
-from bart_score.models.templates import DEFAULT_INSTRUCTIONS
+from bart_score.options import DEFAULT_INSTRUCTIONS
 
 # The engine's difference from the plain loop. Both run the model in float32; the reference takes its log-softmax
 # in float64, as torch's float32 log_softmax over SmolLM2's 49,152-token vocabulary is itself off by up to 1.3e-5.

@@ -20,6 +20,7 @@ from ..corpora.outputs import write_atomically
 from ..corpora.reading import read_json
 from ..errors import BaselineError, BaselineNotFoundError
 from ..messages import FileName, Mention, Part
+from ..options import LoadedBaseline
 from ..scoring.protocols import IdentifiedScorer
 from .rescale import POINT_DIRECTIONS, ReferencePoints
 
@@ -62,7 +63,7 @@ def baseline_settings(scorer: IdentifiedScorer, prompt_label: str) -> dict[str, 
 
 
 @dataclass(frozen=True)
-class Baseline:
+class Baseline(LoadedBaseline):
     path: str
     document: dict
 

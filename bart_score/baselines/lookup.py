@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from ..errors import BaselineDirectionsError, BaselineNotFoundError, BaselineSettingsError
 from ..messages import FileName, Mention, Recipe
-from ..models.templates import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE
-from ..options import ScoringOptions
+from ..options import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE, ScoringOptions
 from ..scoring.protocols import IdentifiedScorer
 from ..variants import PARA_WEIGHTS_ENV
 from .files import Baseline, baseline_settings, default_baseline_path, load_baseline, mismatch_parts
@@ -58,7 +57,8 @@ def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: 
     if isinstance(options.baseline, Baseline):
         baseline, target = options.baseline, options.baseline.path
     else:
-        target = options.baseline or default_baseline_path(settings)
+        path = options.baseline if isinstance(options.baseline, str) else None  # a Baseline is the case above
+        target = path or default_baseline_path(settings)
         try:
             baseline = load_baseline(target)
         except BaselineNotFoundError as missing:

@@ -35,16 +35,13 @@ import numpy.typing as npt
 
 from ..errors import FewerReferencePairsWarning, InputError, RescaleWarning
 from ..messages import NOT_GIVEN, Mention, Part
+from ..options import DEFAULT_PAIRS, DEFAULT_SEED, POINT_DIRECTIONS
 from ..scoring.protocols import ScorerIdentity
 
-DEFAULT_PAIRS = 1000
-DEFAULT_SEED = 12345
 # A scale whose copy and unrelated points differ by less than this fraction of the larger one's size (raw scores
 # are negative log-probabilities per token) stretches every other score into large rescaled numbers: a copy at -2.99
 # and an unrelated text at -3.00 put a score of -5 at -200. Such points are warned of where they are made and used.
 DEGENERATE_SPREAD = 0.05
-# Directions with reference points of their own; f_score's are derived from precision's and recall's.
-POINT_DIRECTIONS = ("faithfulness", "precision", "recall")
 # The role of each direction's condition and target in a row.
 ROLES = {
     "faithfulness": ("source", "prediction"),

@@ -1,7 +1,8 @@
 """The subcommands' argparse arguments: the inputs, a table's columns, and the options' flags, made from the table of
 options (bart_score.options: each option's Flag says its names, help and section): the model and scoring options, the
-long-source options and rescaling, each subcommand choosing which it offers; and the type of every integer flag.
-Nothing here imports torch, so that --help answers at once."""
+long-source options and rescaling, each subcommand choosing which it offers; and the argparse type of each kind of
+flag (Flag.kind, from its option's type: integer, decimal, choice, path, switch). Nothing here imports torch, so that
+--help answers at once."""
 
 from __future__ import annotations
 
@@ -118,21 +119,17 @@ def add_model_arguments(
     parser: argparse.ArgumentParser,
     *,
     directions_default_text: str | None = None,
-    aggregation_default: str | None = "mean",
     aggregation_default_text: str | None = None,
     several_models: str | None = None,
 ) -> None:
     """The model and scoring options (MODEL_SECTIONS). What a subcommand says otherwise: directions_default_text and
-    aggregation_default_text, what --help says the default is (None: the table's); aggregation_default, --aggregation's
-    value when it is not given; several_models, what giving -m more than once does (None: -m is given once, a later
-    one replacing an earlier one, as argparse does; else args.model is the list given, or None)."""
+    aggregation_default_text, what --help says the default is (None: the table's); several_models, what giving -m
+    more than once does (None: -m is given once, a later one replacing an earlier one, as argparse does; else
+    args.model is the list given, or None)."""
     checkpoint = EngineOptions.TABLE["checkpoint"].flags[0]
     changes: dict[str, dict[str, Any]] = {
         "directions": {"default_text": directions_default_text},
-        "aggregation": {
-            "default": aggregation_default,
-            "default_text": aggregation_default_text or aggregation_default,
-        },
+        "aggregation": {"default_text": aggregation_default_text},
     }
     if several_models:
         changes["checkpoint"] = {"action": "append", "default": None, "help": f"{checkpoint.help}; {several_models}"}
@@ -183,12 +180,19 @@ def add_flags(
             target.add_argument(*flag.names, **keywords)
 
 
+# The argparse keywords of each kind of flag (Flag.kind, from its option's type); a choice's are its choices.
+KIND_KEYWORDS: dict[str, dict[str, Any]] = {
+    "switch": {"action": "store_true"},
+    "integer": {"type": integer},
+    "decimal": {"type": decimal},
+    "choice": {},
+    "path": {},
+    "text": {},
+}
+
+
 def _argparse_keywords(flag: Flag) -> dict[str, Any]:
-    if flag.switch:
-        return {"action": "store_true", "help": flag.help}
-    keywords: dict[str, Any] = {"help": flag.help}
-    if flag.integer:
-        keywords["type"] = integer
+    keywords: dict[str, Any] = {"help": flag.help, **KIND_KEYWORDS[flag.kind]}
     for key in ("nargs", "const", "default", "choices", "metavar"):
         if getattr(flag, key) is not None:
             keywords[key] = getattr(flag, key)

@@ -63,7 +63,6 @@ def add_parser(
     add_model_arguments(
         model,
         directions_default_text="the paper's for each benchmark",
-        aggregation_default=None,
         aggregation_default_text="the release's: mean, max for data-to-text",
         several_models="with --select, give -m once for each checkpoint to choose among",
     )

@@ -91,7 +91,7 @@ def check_select(
         return None
     from ..meta_eval.selection_grid import benchmark_grids, build_grid, lone_configuration
     from ..meta_eval.selection_statistics import check_aspects
-    from ..models.templates import template_sides
+    from ..options import template_sides
 
     if args.metrics_csv:
         raise InputError("--metrics-csv is for plain meta-eval; --select compares BARTScore configurations")

@@ -122,7 +122,7 @@ def typed_value(flags: Sequence[Flag], value: object) -> str | None:
             words = [_long_name(listing), *map(str, value)]
         else:
             words = [_long_name(flags[0]), ",".join(map(str, value))]
-    elif flags[0].switch:
+    elif flags[0].kind == "switch":
         given = True if flags[0].read is None else flags[0].read(True)
         return _long_name(flags[0]) if value == given else f"without {_long_name(flags[0])}"
     elif value is None or isinstance(value, bool):

@@ -16,20 +16,16 @@ from __future__ import annotations
 import os
 import stat
 import warnings
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..corpora.reading import read_json
-from ..errors import CheckpointLoadError, InputError, InputTypeError, LongSourceWarning, MissingExtraError
-from ..messages import FileName, Mention, shown
+from ..errors import CheckpointLoadError, InputError, LongSourceWarning, MissingExtraError
+from ..messages import FileName, Mention
+from ..options import BM25, DEFAULT_RETRIEVER, RETRIEVER, Retriever, check_retriever
 
-DEFAULT_RETRIEVER = "sentence-transformers/bert-base-nli-mean-tokens"
-# The option as messages name it.
-RETRIEVER = Mention("retriever")
-BM25 = "bm25"
 # sentence-transformers modules that the embedding here reproduces; any other module changes the embedding.
 _REPRODUCED_MODULES = {
     "sentence_transformers.models.Transformer": "transformer",
@@ -48,17 +44,6 @@ def checkpoint_named(checkpoint: str) -> FileName | str:
 
 # The most bytes of a sentence-transformers settings file (modules.json and the like hold a few keys).
 _SETTINGS_FILE_BYTES = 1 << 20
-
-
-class Retriever(ABC):
-    """Ranks a source's sentences for each query sentence. `label` names it in the signature."""
-
-    label: str = ""
-
-    @abstractmethod
-    def top_k(self, documents: Sequence[Sequence[str]], queries: Sequence[Sequence[str]], k: int) -> list:
-        """For each document (its sentences) and its query sentences: per query, the indices of the (at most) k
-        document sentences most similar to it, most similar first. Every document has at least one sentence."""
 
 
 def _ranked(similarities: np.ndarray, k: int) -> list[list[int]]:
@@ -293,19 +278,6 @@ def _usable_positions(model: Any, positions: int | None) -> int | None:  # model
 
 
 _LOADED: dict = {}
-
-
-def check_retriever(retriever: object) -> str | Retriever:
-    """The retriever as given, checked: a name (bm25 or an encoder checkpoint) or a loaded Retriever."""
-    if not isinstance(retriever, Retriever) and not (isinstance(retriever, str) and retriever):
-        raise InputTypeError(
-            RETRIEVER,
-            f" must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a Retriever, "
-            f"got {shown(retriever)}",
-            option="retriever",
-            value=retriever,
-        )
-    return retriever
 
 
 def load_retriever(retriever: object, device: object = None) -> Retriever:

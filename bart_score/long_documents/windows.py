@@ -31,16 +31,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, LongSourceWarning, MissingExtraError
-from ..inputs import ascii_integer, positive_option, whole_number
-from ..messages import Mention, Part, shown
-from .retrievers import DEFAULT_RETRIEVER, Retriever, check_retriever, load_retriever
+from ..messages import Mention, Part
+from ..options import LONGDOCFACTSCORE, WindowSettings
+from .retrievers import load_retriever
 
-LONG_SOURCE_MODES = ("windows",)
 # The mode as messages name it.
 WINDOWS = Mention("long_source", "windows")
-LONGDOCFACTSCORE = "longdocfactscore"
-DEFAULT_WINDOWS_K = 3
-DEFAULT_WINDOW = LONGDOCFACTSCORE
 
 
 @functools.lru_cache(maxsize=1)
@@ -68,7 +64,6 @@ LOOKAHEAD_CHARS = 200
 # The split's identity in the signature, beside pysbd's version: the pieces it is given (a change to how they are cut
 # changes sentences, and so changes this).
 SPLITTER_RULE = f"pieces{PIECE_CHARS}-{LOOKAHEAD_CHARS}"
-DEFAULT_MAX_SENTENCES = 10_000
 
 
 @dataclass
@@ -224,22 +219,6 @@ def splitter_label() -> str:
     return f"pysbd{importlib.metadata.version('pysbd')}+{SPLITTER_RULE}"
 
 
-def check_window(window: object) -> str | int:
-    """The window rule as given, checked: "longdocfactscore" or a whole number of neighbours (0 or more)."""
-    if isinstance(window, str) and window == LONGDOCFACTSCORE:  # a numpy array would answer == with an array
-        return LONGDOCFACTSCORE
-    neighbours = ascii_integer(window) if isinstance(window, str) else whole_number(window)  # text as flags give it
-    if neighbours is None or neighbours < 0:
-        raise InputError(
-            Mention("window"),
-            f" must be {LONGDOCFACTSCORE!r} or a whole number of neighbour sentences on each side (0 or more), got "
-            f"{shown(window)}",
-            option="window",
-            value=window,
-        )
-    return neighbours
-
-
 def window_size(window: str | int) -> int:
     """How many sentences a window spans away from the source's edges."""
     return 2 if window == LONGDOCFACTSCORE else 2 * window + 1  # type: ignore[operator]  # else an int
@@ -252,32 +231,10 @@ def window_span(index: int, count: int, window: str | int) -> tuple[int, int]:
     return max(0, index - window), min(count, index + window + 1)  # type: ignore[operator]  # an int here
 
 
-@dataclass(frozen=True)
-class WindowSettings:
-    """The checked settings of long_source="windows": k windows per sentence, the window rule, the retriever (a
-    name, or a loaded Retriever), and the most sentences a text may have (a text with more is refused; the limit
-    changes no score, so the signature leaves it out)."""
-
-    k: int = DEFAULT_WINDOWS_K
-    window: str | int = DEFAULT_WINDOW
-    retriever: str | Retriever = DEFAULT_RETRIEVER
-    max_sentences: int = DEFAULT_MAX_SENTENCES
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "k", positive_option(self.k, "windows_k"))
-        object.__setattr__(self, "max_sentences", positive_option(self.max_sentences, "max_sentences"))
-        object.__setattr__(self, "window", check_window(self.window))
-        check_retriever(self.retriever)
-
-    @property
-    def retriever_label(self) -> str:
-        return self.retriever.label if isinstance(self.retriever, Retriever) else self.retriever
-
-    @property
-    def label(self) -> str:
-        """The signature's field: mode, k, window rule, retriever and sentence splitter."""
-        window = "ldfs" if self.window == LONGDOCFACTSCORE else f"pm{self.window}"
-        return f"windows(k={self.k},window={window},retriever={self.retriever_label},split={splitter_label()})"
+def windows_label(settings: WindowSettings) -> str:
+    """The signature's field of long_source="windows": mode, k, window rule, retriever and sentence splitter."""
+    window = "ldfs" if settings.window == LONGDOCFACTSCORE else f"pm{settings.window}"
+    return f"windows(k={settings.k},window={window},retriever={settings.retriever_label},split={splitter_label()})"
 
 
 class WindowPlan:

@@ -9,7 +9,6 @@
     chat_render  rendering a chat template in a separate, limited process
     gguf         reading and checking a GGUF file's header before transformers loads it
     conversion   a GGUF file written as a plain transformers folder
-    templates    causal LMs' prompt templates and chat options, checked before any model loads
     served/      causal LMs behind inference servers [transport, kinds, model]
 
 The package imports none of them, so that importing one (checkpoints, gguf, served.transport) does not load the

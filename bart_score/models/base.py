@@ -18,7 +18,7 @@ from transformers.cache_utils import DynamicCache, DynamicLayer
 from ..errors import UnsupportedModelError
 
 if TYPE_CHECKING:
-    from .templates import ChatSettings
+    from ..options import ChatSettings
 
 # A label position that is run through the model but neither scored nor counted (as -100 in Hugging Face labels).
 IGNORED = -100

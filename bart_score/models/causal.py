@@ -26,8 +26,8 @@ from transformers.cache_utils import DynamicCache
 
 from ..errors import InputError, UnsupportedModelError
 from ..messages import Mention
+from ..options import DEFAULT_TEMPLATE, TEMPLATE, template_sides
 from .base import Family, Target, Tokenized, dedupe, stored_rows_cache
-from .templates import DEFAULT_TEMPLATE, TEMPLATE, template_sides
 
 
 class EncodedPrefixes:

@@ -45,9 +45,9 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from ..errors import InputError, ScoringError, UnsupportedModelError, first_line
 from ..messages import Mention
+from ..options import CONDITION_PLACEHOLDER, INSTRUCTION, SYSTEM, TEMPLATE, ChatSettings, template_sides
 from .base import Target, Tokenized, dedupe
 from .causal import CausalFamily
-from .templates import CONDITION_PLACEHOLDER, INSTRUCTION, SYSTEM, TEMPLATE, ChatSettings, template_sides
 
 # The reply rendered to find what closes an assistant turn; plain words that no template changes.
 _KNOWN_REPLY = "The known reply."

@@ -34,6 +34,7 @@ from ..errors import (
     first_line,
 )
 from ..messages import Mention, Part
+from ..options import TEMPLATE, ChatSettings
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import Family
 from .causal import CausalFamily, GPTScoreFamily
@@ -54,7 +55,6 @@ from .gguf import CHAT_TEMPLATE_KEY, read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
 from .served.model import ServedModel, connect_server, tokenizer_origin
 from .served.transport import ServedSettings
-from .templates import TEMPLATE, ChatSettings
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
 # Fewer ordinary vocabulary entries than this is a tokenizer without its vocabulary: the smallest real ones (bytes,

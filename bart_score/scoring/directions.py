@@ -21,7 +21,7 @@ from ..baselines.files import Baseline
 from ..baselines.lookup import baseline_for
 from ..errors import InputTypeError
 from ..inputs import reference_lists, text_list
-from ..long_documents.windows import WindowPlan, plan_windows
+from ..long_documents.windows import WindowPlan, plan_windows, windows_label
 from ..messages import Mention
 from ..options import ScoringOptions
 from .pair_groups import GroupKey, Pair, PairCall, call_scores, plan_pair_groups
@@ -329,6 +329,6 @@ def signature(
         reference_counts=(min(ref_counts), max(ref_counts)) if ref_counts else None,
         prompt=options.prompt_label,
         rescale=rescale_label or None,
-        long_source=options.windows.label if options.windows else None,
+        long_source=windows_label(options.windows) if options.windows else None,
         scorer_fields=tuple(scorer.signature_fields()),
     )

@@ -36,8 +36,7 @@ from ..models.base import IGNORED, Target, Tokenized
 from ..models.checkpoints import Checkpoint, locate_checkpoint, stored_weights_are_finite, weights_identity
 from ..models.loading import load_family, resolve_checkpoint
 from ..models.served.model import ServedModel
-from ..models.templates import instruction_list
-from ..options import AGGREGATIONS, EngineOptions, ScoringOptions
+from ..options import AGGREGATIONS, EngineOptions, ScoringOptions, instruction_list
 from ..scaling.distributed import ProcessGroup, default_device, process_group
 from ..variants import (
     DEFAULT_CPU_MAX_TOKENS,

@@ -1,4 +1,5 @@
-"""Prompt templates and chat options, checked before any model is loaded (nothing here imports torch).
+"""A causal LM's prompt template and the chat options, checked before any model is loaded (nothing here imports
+torch).
 
 A causal LM's ``template`` and a chat ``instruction`` hold the field ``{condition}`` once and no other field, with
 ``{{`` and ``}}`` for literal braces (``str.format``'s rules). Chat scoring (bart_score.models.chat) has one
@@ -10,10 +11,10 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..baselines.rescale import POINT_DIRECTIONS
 from ..errors import InputError, InputTypeError
 from ..inputs import check_text, option_of, text_list
 from ..messages import Mention, shown
+from ._vocabulary import POINT_DIRECTIONS
 
 # A causal LM's template when none is given: the condition, then a line break.
 DEFAULT_TEMPLATE = "{condition}\n"

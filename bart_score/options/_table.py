@@ -1,0 +1,201 @@
+"""The table's machinery: ``option(...)`` declares a field of an options class as an option (OptionSpec), ``Flag``
+says how the command line offers it, ``options_table`` builds a class's TABLE and docstring and reads each flag's
+kind from its field's type, and ``CheckedOptions`` checks every option in declaration order."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import textwrap
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union
+
+from ..inputs import ascii_decimal, ascii_integer
+
+# The Space's operator settings that may give options (app.py's docstring): a model entry's ";option=value" parts,
+# and the long-source settings of the Batch tab.
+MODEL_ENTRY_SETTING = "BARTSCORE_APP_MODELS"
+LONG_SOURCE_SETTING = "BARTSCORE_APP_LONG_SOURCE"
+
+# The mark of a field whose text is a file's path (Annotated[str, FILE]): its flag's kind is "path".
+FILE = "file"
+# A flag's kinds (Flag.kind), read from its field's type: bool a switch, int a whole number, float a decimal number,
+# a Literal one of its values, Annotated[str, FILE] a file's path; any other type a text.
+FLAG_KINDS = ("switch", "integer", "decimal", "choice", "path", "text")
+
+Value = TypeVar("Value")
+Options = TypeVar("Options", bound="CheckedOptions")
+
+
+class Flag:
+    """How the command line offers an option: bart_score.cli.arguments makes it an argparse argument, and the command
+    line's messages say the option by its names.
+
+    names: "-d", "--directions"; the long one names the parsed value (args.directions).
+    help: the --help text; "{default}" in it is default_text, or else the option's default, which a subcommand may
+        say otherwise.
+    section: where --help lists it (bart_score.cli.arguments.SECTIONS); within a section, flags come in the table's
+        order (ScoringOptions, CorpusPoints, EngineOptions, each in declaration order).
+    metavar, nargs, const: as argparse takes them (a path's metavar is FILE unless given).
+    default: the parsed value when the flag is not given, where the command line names the option's default
+        otherwise (-m cnn); else None, and the option left out takes its own default.
+    read: the option's value for a parsed one (None: the value itself), such as -d's comma-separated list.
+    kind and choices: set by options_table from the field's type (FLAG_KINDS)."""
+
+    def __init__(
+        self,
+        *names: str,
+        help: str,
+        section: str,
+        metavar: str | None = None,
+        nargs: str | None = None,
+        const: str | None = None,
+        default: Any = None,
+        default_text: str | None = None,
+        read: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.names = names
+        self.help = help
+        self.section = section
+        self.metavar = metavar
+        self.nargs = nargs
+        self.const = const
+        self.default = default
+        self.default_text = default_text
+        self.read = read
+        self.kind = "text"
+        self.choices: tuple[str, ...] | None = None
+
+    @property
+    def dest(self) -> str:
+        """The parsed value's name in argparse's namespace, as argparse derives it from the long name."""
+        long = next(name for name in self.names if name.startswith("--"))
+        return long[2:].replace("-", "_")
+
+    @property
+    def said(self) -> str:
+        """The flag as the command line's messages name it: "-d/--directions"."""
+        return "/".join(self.names)
+
+    def number(self, text: str) -> Any:
+        """A number flag's value read from its text as the command line reads it (ASCII digits), or the text as given
+        for the option's check to refuse; the text itself for a flag of another kind (the Space's settings)."""
+        number = {"integer": ascii_integer, "decimal": ascii_decimal}.get(self.kind, lambda _: None)(text)
+        return text if number is None else number
+
+    def _take_kind(self, field_type: Any, default: Any) -> None:
+        """The kind, choices and default text of the flag of a field of type `field_type` whose default is `default`."""
+        members = [member for member in _union_members(field_type) if member is not type(None)]
+        literals = [value for member in members if typing.get_origin(member) is Literal for value in member.__args__]
+        if members == [bool]:
+            self.kind = "switch"
+        elif members == [int]:
+            self.kind = "integer"
+        elif members == [float]:
+            self.kind = "decimal"
+        elif literals:
+            self.kind, self.choices = "choice", tuple(literals)
+        elif any(typing.get_origin(member) is Annotated and FILE in member.__metadata__ for member in members):
+            self.kind, self.metavar = "path", self.metavar or "FILE"
+        said = self.default if self.default is not None else default
+        if self.default_text is None and said is not None:
+            self.default_text = str(said)
+
+
+def _union_members(field_type: Any) -> tuple[Any, ...]:
+    if typing.get_origin(field_type) in (Union, types.UnionType):
+        return typing.get_args(field_type)
+    return (field_type,)
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One option of the table (its field gives the name, type and default).
+
+    doc: one line of documentation. check: (value, name) -> the value, normalised, or an InputError naming the option;
+    a value of None is not checked where None is the default (the option left out). flags: how the command line
+    offers it (none: the command line does not). field: the element id of the Space's page field that sets it.
+    setting: the Space's operator setting that may give it (MODEL_ENTRY_SETTING, LONG_SOURCE_SETTING). parts: an
+    options class whose own fields (and flags) build this option's value."""
+
+    doc: str
+    check: Callable[[Any, str], Any] | None = None
+    flags: tuple[Flag, ...] = ()
+    field: str | None = None
+    setting: str | None = None
+    parts: type[CheckedOptions] | None = None
+
+
+def option(
+    default: Value,
+    *,
+    doc: str,
+    check: Callable[[Any, str], Any] | None = None,
+    flag: Flag | tuple[Flag, ...] | None = None,
+    field: str | None = None,
+    setting: str | None = None,
+    parts: type[CheckedOptions] | None = None,
+) -> Value:
+    """A field of an options class that is an option: dataclasses.field, with the option's entry in the table (typed
+    as its default, as dataclasses.field is, so that type checkers see the field's own type)."""
+    flags = () if flag is None else (flag,) if isinstance(flag, Flag) else flag
+    spec = OptionSpec(doc, check, flags, field, setting, parts)
+    return dataclasses.field(default=default, metadata={"option": spec})
+
+
+class CheckedOptions:
+    """What the options classes share: each option's check, in declaration order, then the checks of options that go
+    together (_check_together, which also sets the derived fields); replace. TABLE: the class's options by name, in
+    declaration order (options_table sets it); PREFIX: how errors name them ("corpus_points." for CorpusPoints')."""
+
+    TABLE: ClassVar[dict[str, OptionSpec]] = {}
+    PREFIX: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        for name, spec in self.TABLE.items():
+            value = getattr(self, name)
+            if spec.check is not None and not (value is None and self.default_of(name) is None):
+                self._put(name, spec.check(value, self.PREFIX + name))
+        self._check_together()
+
+    def _check_together(self) -> None:
+        """The checks of options that go together, after every option's own check."""
+
+    def _put(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    @classmethod
+    def default_of(cls, name: str) -> Any:
+        return cls.__dataclass_fields__[name].default  # type: ignore[attr-defined]  # a dataclass
+
+    def replace(self: Options, **changes: Any) -> Options:
+        """A copy with some options changed, checked again."""
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]  # a dataclass
+
+
+def options_table(options_class: type[Options]) -> type[Options]:
+    """The decorator of each options class, under @dataclass: its TABLE from its fields, each flag's kind from its
+    field's type, and its docstring's list of the options with their doc lines."""
+    fields = dataclasses.fields(options_class)  # type: ignore[arg-type]  # a dataclass
+    options_class.TABLE = {f.name: f.metadata["option"] for f in fields if "option" in f.metadata}
+    types_of = typing.get_type_hints(options_class, include_extras=True)
+    for name, spec in options_class.TABLE.items():
+        for flag in spec.flags:
+            flag._take_kind(types_of[name], options_class.default_of(name))
+    lines = [f"{name}: {spec.doc}" for name, spec in options_class.TABLE.items()]
+    listed = "\n".join(textwrap.fill(line, 116, subsequent_indent="    ") for line in lines)
+    options_class.__doc__ = (
+        f"{inspect.cleandoc(options_class.__doc__ or '')}\n\nThe options:\n\n{textwrap.indent(listed, '    ')}"
+    )
+    return options_class
+
+
+def choices_of(literal: Any) -> tuple[str, ...]:
+    """The values of a Literal type, as a tuple (the vocabularies: AGGREGATIONS from Aggregation, ...)."""
+    return typing.get_args(literal)
+
+
+__all__ = ["FILE", "FLAG_KINDS", "CheckedOptions", "Flag", "OptionSpec", "choices_of", "option", "options_table"]
