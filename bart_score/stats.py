@@ -47,11 +47,8 @@ def _compare_systems(
 ) -> dict[str, Any]:
     checked = whole_number(resamples)
     if checked is None or not 1 <= checked <= MAX_RESAMPLES:
-        raise InputError(
-            Mention("resamples"),
-            f" must be an integer from 1 to {MAX_RESAMPLES:,}, got {resamples!r}",
-            option="resamples",
-            value=resamples,
+        raise InputError.must_be(
+            Mention("resamples"), f"an integer from 1 to {MAX_RESAMPLES:,}", repr(resamples), value=resamples
         )
     resamples = checked
     names = list(scores)

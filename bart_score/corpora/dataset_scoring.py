@@ -70,12 +70,7 @@ def score_dataset(
     columns = dataset.column_names or []
     for argument, column in (("predictions", predictions), ("references", references), ("sources", sources)):
         if column is not None and columns and column not in columns:
-            raise InputError(
-                Mention(argument, column),
-                f" is not a column of the dataset; its columns are {columns}",
-                option=argument,
-                value=column,
-            )
+            raise InputError(Mention(argument, column), f" is not a column of the dataset; its columns are {columns}")
     options.directions_for(has_references=references is not None, has_sources=sources is not None)
     if options.rescale == "corpus":
         raise InputError(
