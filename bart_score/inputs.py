@@ -214,7 +214,7 @@ def positive_option(value: Any, name: str) -> int:
     """An option that must be a positive integer (numpy's included), or an InputError naming it."""
     number = whole_number(value)
     if number is None or number < 1:
-        raise InputError(Mention(name), f" must be a positive integer, got {shown(value)}", option=name, value=value)
+        raise InputError.must_be(Mention(name), "a positive integer", shown(value), value=value)
     return number
 
 
@@ -223,9 +223,7 @@ def optional_positive_int(value: Any, name: str) -> int | None:
         return None
     number = whole_number(value)
     if number is None or number < 1:
-        raise InputError(
-            Mention(name), f" must be a positive integer or None, got {shown(value)}", option=name, value=value
-        )
+        raise InputError.must_be(Mention(name), "a positive integer or None", shown(value), value=value)
     return number
 
 

@@ -67,20 +67,17 @@ class BARTScoreReward:
     ) -> None:
         self._given = (checkpoint, direction, source_field, dict(options))  # what a pickled copy is made from
         if not isinstance(direction, str) or direction not in DIRECTIONS:
-            raise InputError(
-                Mention("direction"), f" must be one of {DIRECTIONS}, got {direction!r}", option="direction"
-            )
+            raise InputError(Mention("direction"), f" must be one of {DIRECTIONS}, got {direction!r}")
         if not isinstance(source_field, str) or not source_field:
             raise InputTypeError(
                 Mention("source_field"),
                 f' must be "prompt" or the name of a dataset column, got {describe(source_field)}',
-                option="source_field",
             )
         for name in sorted(set(options) & {"directions", *_REWARD_ENGINE}):
             reason = "a reward scores the completions of its own process"
             if name == "directions":
                 reason = "a reward scores one direction, which direction= gives"
-            raise InputError(Mention(name), f" is not a reward's option: {reason}", option=name)
+            raise InputError(Mention(name), f" is not a reward's option: {reason}")
         unknown = sorted(set(options) - OPTION_NAMES - ENGINE_OPTION_NAMES)
         if unknown:
             raise InputTypeError(
@@ -97,8 +94,6 @@ class BARTScoreReward:
                 Mention("rescale", "corpus"),
                 " takes its reference points from each call's own texts, so a reward's scale would change from one "
                 "batch to the next",
-                option="rescale",
-                value="corpus",
                 remedy=["rescale with a baseline file: ", Mention("rescale", "baseline")],
             )
         self.options.directions_for(has_references=direction != "faithfulness", has_sources=direction == "faithfulness")
@@ -157,8 +152,6 @@ class BARTScoreReward:
             raise InputError(
                 Mention("source_field", self.source_field),
                 f" names a column this call did not get; it got {given or 'none'}",
-                option="source_field",
-                value=self.source_field,
             )
         if self.direction == "faithfulness":
             return text_list(columns[self.source_field], self.source_field, count, counted_by="completions")

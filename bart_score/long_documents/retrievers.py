@@ -36,10 +36,11 @@ _REPRODUCED_MODULES = {
 _EMBEDDING_TOKENS = 8192
 
 
-def checkpoint_named(checkpoint: str) -> FileName | str:
-    """An encoder checkpoint as a message names it: a folder on this machine as a FileName (which a front end may show
-    without its folders), a Hub id as it is written."""
-    return FileName(checkpoint) if os.path.exists(checkpoint) else repr(checkpoint)
+def _unusable_encoder(checkpoint: str, problem: str, remedy: str | None = None) -> InputError:
+    """The error of an encoder checkpoint the retriever cannot embed with, which names it after the option: a folder
+    on this machine as a FileName (which a front end may show without its folders), a Hub id as it is written."""
+    named = FileName(checkpoint) if os.path.exists(checkpoint) else repr(checkpoint)
+    return InputError(RETRIEVER, " ", named, problem, value=checkpoint, remedy=remedy)
 
 
 # The most bytes of a sentence-transformers settings file (modules.json and the like hold a few keys).
@@ -98,14 +99,10 @@ class EmbeddingRetriever(Retriever):
         config, where = find_checkpoint(checkpoint)
         if getattr(config, "is_encoder_decoder", False) or is_decoder_only(config):
             kind = "sequence-to-sequence" if getattr(config, "is_encoder_decoder", False) else "causal language"
-            raise InputError(
-                RETRIEVER,
-                " ",
-                checkpoint_named(checkpoint),
+            raise _unusable_encoder(
+                checkpoint,
                 f" is a {config.model_type!r} {kind} model, not a sentence encoder",
-                option="retriever",
-                value=checkpoint,
-                remedy=f"give a sentence-embedding encoder checkpoint (such as {DEFAULT_RETRIEVER}) or {BM25!r}",
+                f"give a sentence-embedding encoder checkpoint (such as {DEFAULT_RETRIEVER}) or {BM25!r}",
             )
         self.max_length = self._check_sentence_transformers_files(checkpoint, where)
         self.tokenizer = load_tokenizer(f"the retriever {checkpoint!r}", checkpoint, where)
@@ -145,15 +142,11 @@ class EmbeddingRetriever(Retriever):
         for module in modules or []:
             kind = _REPRODUCED_MODULES.get(module.get("type"))
             if kind is None:
-                raise InputError(
-                    RETRIEVER,
-                    " ",
-                    checkpoint_named(checkpoint),
-                    f" has a sentence-transformers module {module.get('type')!r}, which changes the "
-                    f"embedding beyond mean pooling",
-                    option="retriever",
-                    value=checkpoint,
-                    remedy=f"give an encoder with mean pooling, or {BM25!r}",
+                raise _unusable_encoder(
+                    checkpoint,
+                    f" has a sentence-transformers module {module.get('type')!r}, which changes the embedding beyond "
+                    f"mean pooling",
+                    f"give an encoder with mean pooling, or {BM25!r}",
                 )
             if kind == "pooling":
                 pooling_folder = _inner_path(checkpoint, module.get("path")) or pooling_folder
@@ -161,14 +154,10 @@ class EmbeddingRetriever(Retriever):
         if pooling:
             modes = sorted(key for key, value in pooling.items() if key.startswith("pooling_mode_") and value is True)
             if modes != ["pooling_mode_mean_tokens"]:
-                raise InputError(
-                    RETRIEVER,
-                    " ",
-                    checkpoint_named(checkpoint),
-                    f" pools by {', '.join(modes) or 'nothing'}; this retriever takes the mean of the "
-                    f"token states (pooling_mode_mean_tokens), so it would embed differently",
-                    option="retriever",
-                    value=checkpoint,
+                raise _unusable_encoder(
+                    checkpoint,
+                    f" pools by {', '.join(modes) or 'nothing'}; this retriever takes the mean of the token states "
+                    f"(pooling_mode_mean_tokens), so it would embed differently",
                 )
         settings = _json_file(checkpoint, "sentence_bert_config.json", where) or {}
         length = settings.get("max_seq_length")

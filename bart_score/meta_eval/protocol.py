@@ -76,9 +76,7 @@ def _checked(doc_ids: Sequence[Hashable], human: Values, scores: Values) -> tupl
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
             raise InputError(
-                Mention(name, index=int(bad[0])),
-                f" is {values[bad[0]]}; every score must be a finite number",
-                option=name,
+                Mention(name, index=int(bad[0])), f" is {values[bad[0]]}; every score must be a finite number"
             )
     return human, scores
 

@@ -183,8 +183,6 @@ def _checked_baseline(scorer: ScorerIdentity, options: ScoringOptions, point_dir
             " needs a scorer that names its model, token policy and ",
             Mention("max_length"),
             f" (an IdentifiedScorer, see bart_score.scoring.protocols); a {type(scorer).__name__} does not",
-            option="rescale",
-            value="baseline",
         )
     return baseline_for(scorer, options, point_directions)
 
