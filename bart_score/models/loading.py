@@ -16,7 +16,7 @@ import itertools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 import transformers
@@ -34,7 +34,7 @@ from ..errors import (
     first_line,
 )
 from ..messages import Mention, Part
-from ..options import TEMPLATE, ChatSettings
+from ..options import TEMPLATE, ChatSettings, EngineOptions
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import Family
 from .causal import CausalFamily, GPTScoreFamily
@@ -103,37 +103,7 @@ def checkpoint_identity(checkpoint: str) -> str:
     return locate_checkpoint(checkpoint).identity()
 
 
-class FamilySettings(Protocol):
-    """What loading a family reads of the engine's settings: bart_score.options.EngineOptions, checked (this module
-    cannot import it: the options' checks reach the retrievers, which load their encoders here)."""
-
-    @property
-    def dtype(self) -> str: ...
-    @property
-    def source_lang(self) -> str | None: ...
-    @property
-    def target_lang(self) -> str | None: ...
-    @property
-    def template(self) -> str | None: ...
-    @property
-    def compatibility(self) -> str | None: ...
-    @property
-    def chat_settings(self) -> ChatSettings | None: ...
-    @property
-    def chat_template(self) -> str | None: ...
-    @property
-    def served_model(self) -> str | None: ...
-    @property
-    def served_tokenizer(self) -> str | None: ...
-    @property
-    def concurrency(self) -> int | None: ...
-    @property
-    def request_timeout(self) -> float | None: ...
-    @property
-    def request_retries(self) -> int | None: ...
-
-
-def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
+def load_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
     """The family object driving `checkpoint` (see locate_checkpoint) under the engine's checked settings `options`:
     tokenizer and model loaded, in evaluation mode, in options.dtype (a GGUF file's tensors dequantized to it), for
     chat-format scoring when options.chat_settings says so (bart_score.models.chat); a served model's options for a
@@ -187,7 +157,7 @@ def load_family(checkpoint: Checkpoint, options: FamilySettings) -> Family:
     return family(tokenizer, model)
 
 
-def _served_family(checkpoint: Checkpoint, served: ServedSettings, options: FamilySettings) -> Family:
+def _served_family(checkpoint: Checkpoint, served: ServedSettings, options: EngineOptions) -> Family:
     """The family driving a model on a server (load_family's, for a checkpoint that names one): the server asked what
     it serves, the tokenizer served_tokenizer names (or the Hub id the server reports: served.tokenizer_origin), and the
     family the same model would have here, built on that tokenizer and the served model. A sequence-to-sequence model

@@ -7,8 +7,8 @@ plan_directions and direction_results): the scorer's label, language codes, chat
 device its model runs on (where long_source="windows" runs its retriever); meta-eval's grid plans with the identity its
 options give before a model loads (bart_score.meta_eval.selection_grid). Scorer: a ScorerIdentity that scores the pairs
 (bart_score.scoring.directions, bart_score.scoring.pair_groups, meta-eval's score_benchmarks).
-IdentifiedScorer: a Scorer that also says which model it is, with which token policy, max_length and options
-(PolicyOptions: what sets the token policy), the settings a baseline file is made for (bart_score.baselines;
+IdentifiedScorer: a Scorer that also says which model it is, with which token policy, max_length and options (the
+EngineOptions it was built with, passed whole), the settings a baseline file is made for (bart_score.baselines;
 rescale="baseline")."""
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import torch
+
+    from ..options import EngineOptions
 
 
 class ScorerIdentity(Protocol):
@@ -72,26 +74,6 @@ class Scorer(ScorerIdentity, Protocol):
         ...
 
 
-class PolicyOptions(Protocol):
-    """The options that set a scorer's token policy beyond its checkpoint, as the engine's EngineOptions holds them
-    (bart_score.options)."""
-
-    @property
-    def template(self) -> str | None:
-        """Causal LMs: the prefix built from a condition, as given (None: the default)."""
-        ...
-
-    @property
-    def compatibility(self) -> str | None:
-        """Causal LMs: "gptscore" scores as GPTScore does; None: the family's own token policy."""
-        ...
-
-    @property
-    def system(self) -> str | None:
-        """Chat scoring: the system turn put first, as given (None: none)."""
-        ...
-
-
 @runtime_checkable
 class IdentifiedScorer(Scorer, Protocol):
     """A Scorer that names its model and settings, as a baseline file is keyed on them (runtime_checkable, so that
@@ -112,6 +94,7 @@ class IdentifiedScorer(Scorer, Protocol):
     def max_length(self) -> int: ...
 
     @property
-    def options(self) -> PolicyOptions:
-        """The options the scorer was built with (the engine's EngineOptions): what a baseline for it is made with."""
+    def options(self) -> EngineOptions:
+        """The options the scorer was built with: what a baseline for it is made with (its token policy's template,
+        compatibility and chat options)."""
         ...

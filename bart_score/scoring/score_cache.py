@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     import torch
 
     from ..models.served.model import ServedModel
-    from ..options import EngineOptions
     from .engine import BARTScorer
 
 Value = TypeVar("Value")
@@ -86,44 +85,13 @@ class ResumableScorer:
         self.scored_pairs = 0  # distinct pairs the model scored, over all calls
         self.repaired_lines = 0  # torn last lines (an interrupted write) dropped from the file
 
-    @property
-    def model_label(self) -> str:
-        return self.scorer.model_label
-
-    @property
-    def model_identity(self) -> str:
-        return self.scorer.model_identity
-
-    @property
-    def token_policy(self) -> str:
-        return self.scorer.token_policy
-
-    @property
-    def max_length(self) -> int:
-        return self.scorer.max_length
-
-    @property
-    def device(self) -> torch.device:
-        return self.scorer.device
-
-    @property
-    def options(self) -> EngineOptions:
-        return self.scorer.options
-
-    @property
-    def instructions(self) -> dict[str, str] | None:
-        return self.scorer.instructions
-
-    @property
-    def source_lang(self) -> str | None:
-        return self.scorer.source_lang
-
-    @property
-    def target_lang(self) -> str | None:
-        return self.scorer.target_lang
-
-    def signature_fields(self) -> list[str]:
-        return self.scorer.signature_fields()
+    def __getattr__(self, name: str) -> Any:
+        """Everything but score() is the scorer's own (its label, identity, token policy, options, device, languages,
+        instructions, signature fields): the cache stands in for its scoring only, and is the scorer in all else."""
+        scorer = self.__dict__.get("scorer")  # absent while a copy is being made: no attribute to hand on
+        if scorer is None:
+            raise AttributeError(name)
+        return getattr(scorer, name)
 
     def score(
         self,
