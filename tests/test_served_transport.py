@@ -9,7 +9,9 @@ proxy in front of the tests' inference server that answers its probes as it does
 flood, the costliest answer within the bound, or a drip (support/hostile_server.py): the command line is run against
 it under a memory and time limit (support/cli.py's run_cli_capped)."""
 
+import concurrent.futures
 import contextlib
+import gzip
 import json
 import socket
 import threading
@@ -337,13 +339,19 @@ class RawServer:
         self.answer = answer
         self.stopped = threading.Event()
         self.connections = 0
+        self.threads = []
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.2)
         self.url = f"{scheme}://127.0.0.1:{self._listener.getsockname()[1]}"
 
     def __enter__(self):
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._start(self._accept)
         return self
+
+    def _start(self, target, *args):
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        self.threads.append(thread)
+        thread.start()
 
     def __exit__(self, *exc):
         self.stopped.set()
@@ -358,22 +366,25 @@ class RawServer:
             except OSError:
                 return
             self.connections += 1
-            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+            self._start(self._serve, connection)
 
     def _serve(self, connection):
         with connection, contextlib.suppress(OSError):  # the client hung up
             self.answer(connection)
 
 
-def read_request(connection):
-    """Reads one HTTP request (its headers, and the body its Content-Length says); its body."""
+def read_request(connection, heads=None):
+    """Reads one HTTP request (its headers, and the body its Content-Length says); its body (None when the client hung
+    up first). heads: a list that the request's head (its request line and headers) is added to."""
     data = b""
     while b"\r\n\r\n" not in data:
         piece = connection.recv(65536)
         if not piece:
-            return b""
+            return None
         data += piece
     head, _, body = data.partition(b"\r\n\r\n")
+    if heads is not None:
+        heads.append(head.decode("latin-1"))
     length = next(
         (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0
     )
@@ -483,7 +494,9 @@ def test_each_attempt_has_its_own_deadline_and_a_stop_ends_a_dripping_request():
         stopped.set()
 
 
-def test_a_request_within_its_deadline_is_answered_and_the_watchdog_ends_with_the_requests():
+def test_a_request_within_its_deadline_is_answered_on_one_connection_and_leaves_no_thread_behind():
+    """The deadlines are kept by the sockets' own timeouts: no thread keeps them, and none outlives the requests."""
+
     def answer(connection):  # each request's body back, after 0.05 s, on one connection
         while body := read_request(connection):
             time.sleep(0.05)
@@ -494,10 +507,119 @@ def test_a_request_within_its_deadline_is_answered_and_the_watchdog_ends_with_th
         connection = connection_to(server.url, timeout=5)
         for number in range(3):
             assert connection.request("POST", "/echo", {"n": number}) == {"n": number}
-    deadline = time.monotonic() + ENDS_WITHIN
-    while any(t.name == "bartscore-request-deadlines" for t in set(threading.enumerate()) - before):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+        assert server.connections == 1  # kept open between requests
+        assert set(threading.enumerate()) - before - set(server.threads) == set()
+
+
+def test_a_stop_ends_the_wait_before_a_retry_at_once():
+    """A server that asks for the longest wait (Retry-After past MOST_RETRY_DELAY): a stop (after a failure elsewhere,
+    or Ctrl-C) ends the wait, and no further attempt is made."""
+
+    def busy(connection):
+        read_request(connection)
+        connection.sendall(b"HTTP/1.1 503 Busy\r\nRetry-After: 3600\r\nContent-Length: 0\r\n\r\n")
+
+    with RawServer(busy) as server:
+        connection = connection_to(server.url, timeout=5, retries=3)
+        threading.Timer(0.5, connection.stop).start()
+        started = time.monotonic()
+        with pytest.raises(ScoringError, match="was stopped"):
+            connection.request("GET", "/version")
+        took = time.monotonic() - started
+    assert server.connections == 1 and took < servers.MOST_RETRY_DELAY - 5
+
+
+def test_requests_from_more_threads_than_the_most_concurrency_wait_for_a_connection():
+    """MAX_CONCURRENCY bounds the connections (and the answers held) of one server, whatever the callers' threads."""
+    open_now, most, lock = 0, 0, threading.Lock()
+
+    def answer(connection):
+        nonlocal open_now, most
+        with lock:
+            open_now += 1
+            most = max(most, open_now)
+        try:
+            while body := read_request(connection):
+                time.sleep(0.2)
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        finally:
+            with lock:
+                open_now -= 1
+
+    threads = servers.MAX_CONCURRENCY + 8
+    with RawServer(answer) as server:
+        connection = connection_to(server.url, timeout=ENDS_WITHIN)
+        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+            answers = list(pool.map(lambda n: connection.request("POST", "/echo", {"n": n}), range(2 * threads)))
+    assert answers == [{"n": n} for n in range(2 * threads)]
+    assert most == servers.MAX_CONCURRENCY
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Where a request goes, with what: the server's address alone, with our headers alone
+
+
+def recording(heads, status=200, headers=b"", body=b"{}"):
+    """An answer to each request on a connection, which adds its head to `heads`: `status`, `headers` and `body`."""
+
+    def answer(connection):
+        while read_request(connection, heads) is not None:
+            connection.sendall(b"HTTP/1.1 %d X\r\n%sContent-Length: %d\r\n\r\n%s" % (status, headers, len(body), body))
+
+    return answer
+
+
+def header_names(head):
+    return sorted(line.split(":", 1)[0].lower() for line in head.split("\r\n")[1:])
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_not_followed_and_the_key_goes_nowhere_else(status):
+    elsewhere_heads, heads = [], []
+    with RawServer(recording(elsewhere_heads)) as elsewhere:
+        location = f"Location: {elsewhere.url}/v1/models\r\n".encode()
+        with RawServer(recording(heads, status, location, b'{"moved": true}')) as server:
+            connection = connection_to(server.url, retries=2)
+            answer = connection.exchange("GET", "/v1/models")
+            assert connection.reached() is None
+    assert answer.status == status and answer.data == b'{"moved": true}'
+    assert elsewhere.connections == 0 and not elsewhere_heads
+    assert len(heads) == 2 and all(f"Authorization: Bearer {KEY}" in head for head in heads)
+
+
+def test_the_environment_s_proxies_are_not_used_and_cookies_are_not_kept(monkeypatch):
+    """A proxy would see the key (and, for http://, the texts): the request goes to the server's address itself. A
+    cookie the server sets is not sent back (nor kept: a server setting new ones would grow every request)."""
+    proxy_heads, heads = [], []
+    with RawServer(recording(proxy_heads)) as proxy:
+        for variable in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.setenv(variable, proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        cookie = b"Set-Cookie: session=abc; Path=/\r\n"
+        with RawServer(recording(heads, 200, cookie)) as server:
+            connection = connection_to(server.url.replace("127.0.0.1", "localhost"))
+            assert connection.request("POST", "/x", {"prompt": [1]}) == {}
+            assert connection.request("GET", "/y") == {}
+    assert proxy.connections == 0 and not proxy_heads
+    assert [head.split("\r\n")[0] for head in heads] == ["POST /x HTTP/1.1", "GET /y HTTP/1.1"]
+    for head in heads:
+        names = header_names(head)
+        assert "cookie" not in names and "proxy-authorization" not in names
+        assert f"Authorization: Bearer {KEY}" in head and "Accept-Encoding: identity" in head
+
+
+def test_a_compressed_answer_is_bounded_as_it_comes_and_never_decompressed():
+    """An answer compressed although the request asked for none (Accept-Encoding: identity): its bytes are what is
+    bounded and kept, never what they would decompress to (10 MiB of zeros here, 10 KiB compressed)."""
+    bomb = gzip.compress(b"[" + b"0," * (5 << 20) + b"0]", compresslevel=9)
+    heads = []
+    with RawServer(recording(heads, 200, b"Content-Encoding: gzip\r\n", bomb)) as server:
+        connection = connection_to(server.url)
+        assert connection.exchange("POST", "/x", {"prompt": [list(range(100))]}).data == bomb
+        with pytest.raises(ScoringError, match=r"is not UTF-8 text|is not valid JSON"):
+            connection.request("POST", "/x", {"prompt": [list(range(100))]})
+    assert "Accept-Encoding: identity" in heads[0]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -42,7 +42,11 @@ class HostileProxy:
                 self._relay("POST")
 
             def _relay(self, method):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                if len(body) < length:  # the client hung up before its body: stopped after another request failed
+                    self.close_connection = True
+                    return
                 try:
                     if self.path.endswith(scoring):
                         with proxy._lock:

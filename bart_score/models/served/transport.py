@@ -13,30 +13,27 @@ before they are cut). White space around it (a key file's line end, a Windows CR
 header cannot carry is refused, by its position and kind, never by showing the key.
 
 What a server can cost here is bounded, whatever it answers: each request has a deadline (request_timeout) for the
-whole of it (connecting, the headers, the body), kept by a watchdog that shuts the request's socket when it passes;
-and each answer's body is bounded, in bytes and in JSON items, by what the request asked (AnswerBound: a floor, and so
-much per token sent or listed), checked on the bytes before any JSON is built. With at most MAX_CONCURRENCY requests
-at once, what the answers of a call can take in memory is bounded too (docs/security.md).
+whole of it (connecting, the headers, the body), which its sockets keep (each wait is given the time left: _http,
+under the httpx client); and each answer's body is bounded, in bytes and in JSON items, by what the request asked
+(AnswerBound: a floor, and so much per token sent or listed), checked on the bytes before any JSON is built. With at
+most MAX_CONCURRENCY requests at once, what the answers of a call can take in memory is bounded too
+(docs/security.md).
 
 This module imports nothing heavy (no torch), so that the options and the checkpoints can recognise a server."""
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import ipaddress
 import json
 import os
 import re
-import socket
-import ssl
-import threading
-import time
 import urllib.parse
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import httpx
 
 from ...corpora.reading import parse_json, read_bounded
 from ...errors import (
@@ -47,6 +44,7 @@ from ...errors import (
     first_line,
 )
 from ...messages import Mention, shown
+from . import _http
 
 # The kinds of server that give a prompt's token log-probabilities, as a checkpoint names them before "+".
 SERVER_KINDS = ("vllm", "sglang", "tgi", "llama.cpp")
@@ -348,33 +346,20 @@ class _OverBound(Exception):
     """An answer whose body holds more than its AnswerBound (the message says what): not retried."""
 
 
-class _DeadlinePassed(TimeoutError):
-    """A request whose deadline passed (the watchdog shut its socket, or no time was left to connect): caught with the
-    socket's own timeouts, as a timeout."""
-
-
 class Connection:
-    """JSON requests to one server: a persistent connection for each thread, each request given `timeout` seconds in
-    all (connecting, sending, the headers and the body: a watchdog thread shuts the request's socket at its
-    deadline), its answer's body bounded (AnswerBound), and `retries` more attempts after a 429, a 5xx, a timeout or a
-    dropped connection, waiting RETRY_DELAY seconds doubled each time (or the server's Retry-After). A 4xx that says
-    the request is wrong, and an answer over its bound, are not retried. stop() ends the requests under way in every
-    thread at once (after a failure, or Ctrl-C, the others' answers are not waited for), until resume()."""
+    """JSON requests to one server over httpx (its pool keeps connections open between requests, at most
+    MAX_CONCURRENCY at once), each request given `timeout` seconds in all (connecting, sending, the headers and the
+    body: see _http), its answer's body bounded (AnswerBound), and `retries` more attempts after a 429, a 5xx, a
+    timeout or a dropped connection, waiting RETRY_DELAY seconds doubled each time (or the server's Retry-After). A
+    4xx that says the request is wrong, and an answer over its bound, are not retried; a redirect is not followed.
+    stop() ends the requests under way in every thread at once (after a failure, or Ctrl-C, the others' answers and
+    their retries' waits are not waited for), until resume()."""
 
     def __init__(self, address: ServerAddress, *, key: str | None, timeout: float, retries: int) -> None:
         self.address, self.timeout, self.retries = address, timeout, retries
         self._key = None if key is None else checked_key(key, "the API key")
-        self._local = threading.local()
-        self._open: set[http.client.HTTPConnection] = set()
-        self._lock = threading.Lock()
-        self._stopped = False
-        # The deadline of each request under way (by its connection), those the watchdog ended, and whether the
-        # watchdog runs (it ends when no request is under way).
-        self._deadlines: dict[http.client.HTTPConnection, float] = {}
-        self._expired: set[http.client.HTTPConnection] = set()
-        self._deadlines_changed = threading.Condition(self._lock)
-        self._watching = False
-        self._tls: ssl.SSLContext | None = None
+        self._sockets = _http.Sockets()
+        self._client = _http.client(address.scheme, self._sockets, MAX_CONCURRENCY)
 
     def __repr__(self) -> str:  # never the key
         return f"Connection({self.address.url!r})"
@@ -392,24 +377,20 @@ class Connection:
         contact, made once."""
         try:
             self._exchange("GET", "/v1/models", None, AnswerBound.of(None))
-        except TimeoutError:
+        except httpx.TimeoutException:
             return f"no answer within {self.timeout:g} s"
-        except (OSError, http.client.HTTPException) as failure:
+        except httpx.TransportError as failure:
             return self.said(first_line(failure))
         except _OverBound:  # an answer, if not one to use
             return None
         return None
 
     def stop(self) -> None:
-        """Ends every request under way (their connections shut), and refuses new ones until resume()."""
-        with self._lock:
-            self._stopped = True
-            for connection in self._open:
-                _shut(connection)
+        """Ends every request under way (their sockets shut), and refuses new ones until resume()."""
+        self._sockets.stop()
 
     def resume(self) -> None:
-        with self._lock:
-            self._stopped = False
+        self._sockets.resume()
 
     def url(self, path: str) -> str:
         """The URL of an endpoint, under the address's base."""
@@ -454,16 +435,16 @@ class Connection:
         problem, delay = "", RETRY_DELAY
         for attempt in range(attempts):
             if attempt:
-                time.sleep(delay)
+                self._sockets.stopped.wait(delay)  # a stop ends the wait at once
                 delay = min(2 * delay, MOST_RETRY_DELAY)
-            if self._stopped:
+            if self._sockets.stopped.is_set():
                 raise error(f"{method} {self.url(path)} was stopped")
             try:
                 status, headers, data = self._exchange(method, path, payload, bound)
-            except TimeoutError:
+            except httpx.TimeoutException:
                 problem = f"no answer within {self.timeout:g} s"
                 continue
-            except (OSError, http.client.HTTPException) as failure:  # refused, reset, dropped, TLS
+            except httpx.TransportError as failure:  # refused, reset, dropped, TLS, not HTTP
                 problem = f"the connection failed ({self.said(first_line(failure))})"
                 continue
             except _OverBound as over:
@@ -490,118 +471,18 @@ class Connection:
 
     def _exchange(
         self, method: str, path: str, payload: bytes | None, bound: AnswerBound
-    ) -> tuple[int, http.client.HTTPMessage, bytes]:
-        """One request on this thread's connection (opened when there is none; closed after a failure, or when the
-        server closes it), within its deadline: a request the watchdog ended is a TimeoutError, whatever it got."""
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            kind = http.client.HTTPSConnection if self.address.scheme == "https" else http.client.HTTPConnection
-            connection = kind(self.address.host, self.address.port, timeout=self.timeout)
-            self._local.connection = connection
-            with self._lock:
-                self._open.add(connection)
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    ) -> tuple[int, httpx.Headers, bytes]:
+        """One request, within its deadline (waiting for a connection included); its body not decoded (identity:
+        what is bounded is what comes)."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
-        self._watch(connection)
-        try:
-            if connection.sock is None:
-                self._connect(connection)
-            connection.request(method, self.address.base + path, body=payload, headers=headers)
-            response = connection.getresponse()
-            data = _body(response, bound)
-        except BaseException as failure:
-            expired = self._unwatch(connection)
-            self._close(connection)
-            if expired and isinstance(failure, (OSError, http.client.HTTPException)):
-                raise _DeadlinePassed from None
-            raise
-        if self._unwatch(connection):  # its body may be cut short where the socket was shut
-            self._close(connection)
-            raise _DeadlinePassed
-        if response.will_close:
-            self._close(connection)
-        return response.status, response.headers, data
-
-    def _connect(self, connection: http.client.HTTPConnection) -> None:
-        """Opens `connection`'s socket (and its TLS, for https) within the request's deadline: each address of the
-        host is tried for the time that is left, and the watchdog can shut the socket from then on. (Looking the
-        host's name up is not bounded: the system's resolver takes no deadline.)"""
-        host, port = self.address.host, self.address.port
-        failure: OSError = OSError(f"{host} has no address")
-        for family, kind, protocol, _, where in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
-            left = self._time_left(connection)
-            candidate = socket.socket(family, kind, protocol)
-            try:
-                candidate.settimeout(min(left, self.timeout))
-                candidate.connect(where)
-            except OSError as problem:
-                candidate.close()
-                failure = problem
-                continue
-            break
-        else:
-            raise failure
-        candidate.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        connection.sock = candidate
-        self._time_left(connection)
-        if self.address.scheme == "https":
-            if self._tls is None:
-                self._tls = ssl.create_default_context()
-                self._tls.set_alpn_protocols(["http/1.1"])
-            secure = self._tls.wrap_socket(candidate, server_hostname=host, do_handshake_on_connect=False)
-            connection.sock = secure
-            secure.settimeout(min(self._time_left(connection), self.timeout))
-            secure.do_handshake()
-            secure.settimeout(self.timeout)
-
-    def _time_left(self, connection: http.client.HTTPConnection) -> float:
-        """The seconds left before the deadline of the request on `connection`; a TimeoutError when none are."""
-        with self._lock:
-            left = self._deadlines.get(connection, 0.0) - time.monotonic()
-        if left <= 0:
-            raise _DeadlinePassed
-        return left
-
-    def _watch(self, connection: http.client.HTTPConnection) -> None:
-        """Gives the request about to be made on `connection` its deadline, `timeout` seconds from now."""
-        with self._lock:
-            self._deadlines[connection] = time.monotonic() + self.timeout
-            self._expired.discard(connection)
-            if not self._watching:
-                self._watching = True
-                threading.Thread(target=self._watchdog, name="bartscore-request-deadlines", daemon=True).start()
-            self._deadlines_changed.notify()
-
-    def _unwatch(self, connection: http.client.HTTPConnection) -> bool:
-        """Ends the watch of the request on `connection`; whether the watchdog ended it first."""
-        with self._lock:
-            self._deadlines.pop(connection, None)
-            self._deadlines_changed.notify()
-            if connection in self._expired:
-                self._expired.discard(connection)
-                return True
-            return False
-
-    def _watchdog(self) -> None:
-        """Shuts the socket of each request at its deadline, waking at the next one; ends when none is under way."""
-        with self._lock:
-            while self._deadlines:
-                now = time.monotonic()
-                for connection, deadline in list(self._deadlines.items()):
-                    if deadline <= now:
-                        del self._deadlines[connection]
-                        self._expired.add(connection)
-                        _shut(connection)
-                if self._deadlines:
-                    self._deadlines_changed.wait(min(self._deadlines.values()) - now)
-            self._watching = False
-
-    def _close(self, connection: http.client.HTTPConnection) -> None:
-        connection.close()
-        self._local.connection = None
-        with self._lock:
-            self._open.discard(connection)
+        waiting = httpx.Timeout(None, pool=self.timeout)
+        with (
+            self._sockets.deadline(self.timeout),
+            self._client.stream(method, self.url(path), content=payload, headers=headers, timeout=waiting) as answer,
+        ):
+            return answer.status_code, answer.headers, _body(answer, bound)
 
     def _said(self, data: bytes) -> str:
         """What a server's error answer says, as ": <its words>" (nothing when it says nothing)."""
@@ -609,20 +490,14 @@ class Connection:
         return f": {text}" if text else ""
 
 
-def _shut(connection: http.client.HTTPConnection) -> None:
-    """Shuts `connection`'s socket, if it has one, so that whatever waits on it ends at once."""
-    if connection.sock is not None:
-        with contextlib.suppress(OSError):  # already closed, or not connected yet
-            connection.sock.shutdown(socket.SHUT_RDWR)
-
-
-def _body(response: http.client.HTTPResponse, bound: AnswerBound) -> bytes:
-    """The body of `response`, read READ_CHUNK bytes at a time; an _OverBound as soon as it is over `bound`'s bytes
+def _body(answer: httpx.Response, bound: AnswerBound) -> bytes:
+    """The body of `answer`, read READ_CHUNK bytes at a time; an _OverBound as soon as it is over `bound`'s bytes
     (a Content-Length over it, before any is read), or when it holds more JSON items."""
-    if response.length is not None and response.length > bound.bytes:
+    length = answer.headers.get("Content-Length")  # digits alone: h11 refuses any other
+    if length is not None and int(length) > bound.bytes:
         raise _OverBound(bound.refusal("bytes"))
     chunks, size = [], 0
-    while chunk := response.read(min(READ_CHUNK, bound.bytes + 1 - size)):
+    for chunk in answer.iter_raw(READ_CHUNK):
         chunks.append(chunk)
         size += len(chunk)
         if size > bound.bytes:
@@ -723,7 +598,7 @@ def one_line_character(character: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def _retry_after(headers: http.client.HTTPMessage) -> float:
+def _retry_after(headers: httpx.Headers) -> float:
     """The seconds a Retry-After header of whole seconds asks for (0 without one), at most MOST_RETRY_DELAY."""
     value = (headers.get("Retry-After") or "").strip()
     return min(float(value), MOST_RETRY_DELAY) if value.isdigit() else 0.0
