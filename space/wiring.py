@@ -43,8 +43,7 @@ class Wired:
 
     @classmethod
     def read(cls: type[Flat], values: Iterable[Any]) -> Flat:
-        """The fields' values taken in order from what Gradio passed, each as many as it spreads over (parameters);
-        a field past the last value given keeps its default (an API caller may leave a trailing one out)."""
+        """The fields' values taken in order from what Gradio passed, each as many as it spreads over (parameters)."""
         values = iter(values)
         given: dict[str, Any] = {}
         for item in fields(cls):
@@ -54,10 +53,7 @@ class Wired:
             elif "count" in item.metadata:
                 given[item.name] = tuple(itertools.islice(values, item.metadata["count"]))
             else:
-                value = next(values, MISSING)
-                if value is MISSING:
-                    break
-                given[item.name] = value
+                given[item.name] = next(values)
         return cls(**given)
 
     @classmethod
@@ -92,28 +88,33 @@ def _wired_class(cls: type, item: Field) -> type[Wired] | None:
 def takes(inputs: type[Wired]) -> Callable[[Method], Method]:
     """For a handler method whose first parameter (after self) is one `inputs`: its callers (Gradio, API clients,
     tests) give the values spread, in Gradio's order, and its signature says so, `inputs`' parameters in that one's
-    place, so that Gradio names the API's parameters, and fills in its own (a gr.Progress), from the wiring. The values
-    after `inputs`' own go to the method's further parameters."""
+    place, so that Gradio names the API's parameters, and fills in its own (a gr.Progress), from the wiring. The
+    arguments are bound to that signature, defaults and all; those after `inputs`' own go to the method's further
+    parameters."""
 
     def decorate(method: Method) -> Method:
         own, _, *further = inspect.signature(method).parameters.values()
         spread = inputs.parameters()
+        signature = inspect.Signature([own, *spread, *further])
 
-        def arguments(values: tuple) -> tuple:
-            return inputs.read(values[: len(spread)]), *values[len(spread) :]
+        def arguments(self: Any, values: tuple, keywords: dict) -> tuple:
+            bound = signature.bind(self, *values, **keywords)
+            bound.apply_defaults()
+            given = list(bound.arguments.values())[1:]  # after self
+            return inputs.read(given[: len(spread)]), *given[len(spread) :]
 
         if inspect.iscoroutinefunction(method):
 
-            async def taking(self: Any, *values: Any) -> Any:
-                return await method(self, *arguments(values))
+            async def taking(self: Any, *values: Any, **keywords: Any) -> Any:
+                return await method(self, *arguments(self, values, keywords))
 
         else:
 
-            def taking(self: Any, *values: Any) -> Any:
-                return method(self, *arguments(values))
+            def taking(self: Any, *values: Any, **keywords: Any) -> Any:
+                return method(self, *arguments(self, values, keywords))
 
         functools.update_wrapper(taking, method)
-        taking.__signature__ = inspect.Signature([own, *spread, *further])
+        taking.__signature__ = signature
         return taking
 
     return decorate
