@@ -246,6 +246,10 @@ def test_mbart_needs_known_language_codes(family_checkpoint):
         bart_score.BARTScorer(checkpoint=directory, device="cpu")
     named = [part for part in raised.value.parts if isinstance(part, Mention)]
     assert named == [Mention("source_lang"), Mention("target_lang"), Mention("source_lang")]
+    assert raised.value.option == "source_lang"
+    with pytest.raises(ValueError, match=r"; target_lang was not given") as raised:
+        bart_score.BARTScorer(checkpoint=directory, device="cpu", source_lang="de_DE")
+    assert raised.value.option == "target_lang"  # the one not given, though the message names source_lang first
     with pytest.raises(
         ValueError, match=r"target_lang='english' is not one of this tokenizer's language codes"
     ) as raised:

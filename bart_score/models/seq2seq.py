@@ -214,6 +214,7 @@ class MBartFamily(BartFamily):
                     " (language codes such as 'en_XX' or 'de_DE'); ",
                     Mention(argument),
                     f" was not given. This checkpoint knows: {', '.join(codes)}",
+                    option=argument,  # the one not given, not the first the message names
                 )
             if code not in codes:
                 raise InputError(
