@@ -65,16 +65,14 @@ def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: 
             recipe = baseline_recipe(scorer, options, target)
             if options.baseline is not None:
                 raise BaselineNotFoundError(*missing.parts, remedy=["make it with:\n    ", recipe]) from None
-            chat = scorer.instructions is not None
+            chat = (
+                f" in its chat format (this scorer uses the model's chat template; its token policy "
+                f"{scorer.token_policy} covers the template, the instructions and the system text)"
+                if scorer.instructions is not None
+                else ""
+            )
             raise BaselineNotFoundError(
-                f"no BARTScore baseline for {scorer.model_label}"
-                + (
-                    f" in its chat format (this scorer uses the model's chat template; its token policy "
-                    f"{scorer.token_policy} covers the template, the instructions and the system text)"
-                    if chat
-                    else ""
-                )
-                + f" with prompt {settings['prompt']!r} and ",
+                f"no BARTScore baseline for {scorer.model_label}{chat} with prompt {settings['prompt']!r} and ",
                 Mention("max_length", settings["max_length"]),
                 " at ",
                 FileName(target),
