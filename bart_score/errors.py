@@ -87,6 +87,14 @@ class BARTScoreError(SaidInParts, Exception):
         """ "<named> must be one of <choices>, got <got>", the choices as Python writes them."""
         return cls(named, f" must be one of {', '.join(map(repr, choices))}, got {got}", **fields)
 
+    @classmethod
+    def entries_differ(
+        cls: type[Error], named: Mention, count: int, other: Mention, other_count: int, **fields: Any
+    ) -> Error:
+        """Two inputs that must have an entry each for the same things: "<named> has <count> entries but <other> has
+        <other_count>"."""
+        return cls(named, f" has {count} entries but ", other, f" has {other_count}", **fields)
+
     def __reduce__(self) -> tuple:
         return rebuilt, (type(self), dict(self.__dict__))
 

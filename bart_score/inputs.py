@@ -133,9 +133,7 @@ def text_list(value: Any, name: Named, count: int | None = None, counted_by: str
     items = ordered_items(value, name, "a list of strings")
     fields = _fields(name, value)
     if count is not None and len(items) != count:
-        raise InputError(
-            _mention_of(name), f" has {len(items)} entries but ", Mention(counted_by), f" has {count}", **fields
-        )
+        raise InputError.entries_differ(_mention_of(name), len(items), Mention(counted_by), count, **fields)
     for index, item in enumerate(items):
         entry = _entry_of(name, index)
         if not isinstance(item, str):
@@ -154,9 +152,7 @@ def reference_lists(value: Any, name: str, count: int, counted_by: str = "predic
     items = ordered_items(value, name, expected, dimensions=2)
     fields = _fields(name, value)
     if len(items) != count:
-        raise InputError(
-            Mention(name), f" has {len(items)} entries but ", Mention(counted_by), f" has {count}", **fields
-        )
+        raise InputError.entries_differ(Mention(name), len(items), Mention(counted_by), count, **fields)
     lists = []
     for index, item in enumerate(items):
         entry = Mention(name, index=index)

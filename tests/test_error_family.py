@@ -501,3 +501,36 @@ def test_a_table_passed_as_texts_is_refused_with_the_column_to_pass_as_its_remed
         messages.Mention("predictions"),
         "=table['summary'].tolist()",
     )
+
+
+def test_an_error_is_about_the_first_option_its_message_mentions_unless_it_names_another():
+    """option defaults to the message's first Mention, with that Mention's value unless value= is given; option= and
+    value= given win; a remedy's mentions do not count, and a message that mentions none is about no option."""
+    Mention = messages.Mention
+    first = errors.InputError("with ", Mention("num_proc", 2), " pass the ", Mention("scorer"), " as a dict")
+    assert (first.option, first.value) == ("num_proc", 2)
+    named = errors.InputError("with ", Mention("num_proc", 2), " pass ", Mention("scorer"), option="scorer", value=1)
+    assert (named.option, named.value) == ("scorer", 1)
+    valued = errors.InputError(Mention("device"), " 'tpu' is not a device", value="tpu")
+    assert (valued.option, valued.value) == ("device", "tpu")
+    unmentioned = errors.InputError("a baseline holds raw reference points", remedy=["drop ", Mention("rescale")])
+    assert (unmentioned.option, unmentioned.value) == (None, messages.NOT_GIVEN)
+    assert errors.InputError(Mention("device"), " is missing", option=None).option is None
+
+
+def test_the_constructors_say_the_common_shapes_as_the_raise_would():
+    """must_be, one_of and entries_differ give the message a raise would write out, as parts each front end says in
+    its own words, with the fields passed through."""
+    Mention = messages.Mention
+    sized = errors.InputError.must_be(Mention("batch_size"), "a positive integer", "0", value=0, remedy="give 1")
+    assert type(sized) is errors.InputError and (sized.option, sized.value) == ("batch_size", 0)
+    assert sized.said(FlagNaming()) == "--batch-size must be a positive integer, got 0; give 1"
+    listed = ("a list (one entry per entry of ", Mention("predictions"), ")")
+    typed = errors.InputTypeError.must_be(Mention("references"), listed, "a str")
+    assert type(typed) is errors.InputTypeError and typed.option == "references"
+    assert typed.said(FlagNaming()) == "--references must be a list (one entry per entry of --predictions), got a str"
+    chosen = errors.InputError.one_of(Mention("aggregation"), ("mean", "max"), "'sum'", value="sum")
+    assert str(chosen) == "aggregation must be one of 'mean', 'max', got 'sum'" and chosen.value == "sum"
+    counted = errors.InputError.entries_differ(Mention("sources"), 1, Mention("predictions"), 2, value=["a"])
+    assert counted.said(FlagNaming()) == "--sources has 1 entries but --predictions has 2"
+    assert (counted.option, counted.value) == ("sources", ["a"])
