@@ -2,6 +2,7 @@
 from its description as a plain loop (per summary sentence: embed, cosine top-k, windows by its slice rule, one
 plain BART forward with labels per window, max, then mean), the planned reuse, the options and bad input."""
 
+import functools
 import json
 import os
 import random
@@ -88,12 +89,19 @@ def embed_one(model, tokenizer, sentence, max_length=128):
 
 
 def embedding_ranks(encoder):
-    """Source sentence indices by cosine to the sentence's embedding, highest first (one sentence at a time)."""
+    """Source sentence indices by cosine to the sentence's embedding, highest first (one sentence at a time; a
+    sentence's embedding computed once, as the sentences of a source recur for each summary sentence)."""
     model, tokenizer = encoder
+    embedded = {}
+
+    def embedding(sentence):
+        if sentence not in embedded:
+            embedded[sentence] = embed_one(model, tokenizer, sentence)
+        return embedded[sentence]
 
     def rank(source, sentence):
-        vectors = [embed_one(model, tokenizer, s) for s in source]
-        query = embed_one(model, tokenizer, sentence)
+        vectors = [embedding(s) for s in source]
+        query = embedding(sentence)
         cosines = [float(query @ v / (np.linalg.norm(query) * np.linalg.norm(v))) for v in vectors]
         return sorted(range(len(source)), key=lambda i: -cosines[i])
 
@@ -565,13 +573,14 @@ ORDINARY_PARAGRAPHS = [
 ]
 
 
+@functools.cache  # the same texts' reference, for each of the piece sizes and limits the tests try
 def pysbd_plain(text):
     """The reference: pysbd on the whole text, as the library used it before, pieces stripped and those without a
     letter or digit dropped."""
     import pysbd
 
     pieces = pysbd.Segmenter(language="en", clean=False).segment(text)
-    return [piece.strip() for piece in pieces if any(character.isalnum() for character in piece)]
+    return tuple(piece.strip() for piece in pieces if any(character.isalnum() for character in piece))
 
 
 def ordinary_texts():
@@ -599,7 +608,7 @@ def test_the_split_of_ordinary_text_equals_pysbds(piece, lookahead, monkeypatch)
     texts = ordinary_texts()
     assert max(map(len, texts)) > 3 * long_source.PIECE_CHARS
     for text in texts:
-        assert long_source.split_sentences(text) == pysbd_plain(text)
+        assert long_source.split_sentences(text) == list(pysbd_plain(text))
 
 
 def test_a_sentence_longer_than_a_piece_is_cut_at_a_space_and_reported():
@@ -779,14 +788,14 @@ def test_counting_sentence_ends_passes_only_texts_under_the_limit():
 
     texts = [*ORDINARY_PARAGRAPHS, "a. " * 50, "Mr. " * 50, "one\ntwo\nthree", "No end at all"]
     for text in texts:
+        count = len(pysbd_plain(text))
         for limit in range(1, 60):
-            count = len(pysbd_plain(text))
             stopped = over_limit(text, limit)
             assert (stopped is not None) == (count > limit), (text, limit)
             assert stopped is None or len(stopped.sentences) > limit
     # Without an end pysbd finds, a text is still cut into sentences (one a PIECE_CHARS at most); punctuation alone
     # makes pieces that count against the limit too.
-    endless = "word " * 10_000
+    endless = "word " * 2_000  # six pieces
     for text, pieces in ((endless, len(split(endless).sentences)), (".\n" * 40, 40)):
         for limit in range(1, 45):
             assert (over_limit(text, limit) is not None) == (pieces > limit), (text[:10], limit)
