@@ -44,7 +44,7 @@ from typing import IO, Any
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from ..errors import InputError, ScoringError, UnsupportedModelError, first_line
-from ..messages import Mention
+from ..messages import Mention, Part
 from ..options import CONDITION_PLACEHOLDER, INSTRUCTION, SYSTEM, TEMPLATE, ChatSettings, template_sides
 from .base import Target, Tokenized, dedupe
 from .causal import CausalFamily
@@ -68,6 +68,8 @@ RENDER_ALLOWANCE = 1_000_000
 # depend on the day it runs; it is Llama 3.1's template's own date for when it has no clock. It is recorded in the
 # policy digest of every template that names strftime_now.
 TEMPLATE_DATE = datetime.datetime(2024, 7, 26)
+# What to do with a model that has no chat template: score it as plain text, with a prompt template of one's own.
+WITHOUT_CHAT: tuple[Part, ...] = ("score it without ", Mention("chat"), ", with a ", TEMPLATE, " of your own")
 
 
 class ChatFamily(CausalFamily):
@@ -91,7 +93,7 @@ class ChatFamily(CausalFamily):
             raise UnsupportedModelError(
                 "chat scoring needs a chat template, and this model's tokenizer has none (a base model rather than "
                 "an instruction-tuned one?)",
-                remedy=["score it without ", Mention("chat"), ", with a ", TEMPLATE, " of your own"],
+                remedy=WITHOUT_CHAT,
             )
         if not tokenizer.is_fast:
             raise UnsupportedModelError(
