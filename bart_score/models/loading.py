@@ -54,7 +54,7 @@ from .checkpoints import (
 from .gguf import CHAT_TEMPLATE_KEY, read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
 from .served.model import ServedModel, connect_server, tokenizer_origin
-from .served.transport import ServedSettings
+from .served.transport import SERVED_OPTIONS
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
 # Fewer ordinary vocabulary entries than this is a tokenizer without its vocabulary: the smallest real ones (bytes,
@@ -109,21 +109,15 @@ def load_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
     chat-format scoring when options.chat_settings says so (bart_score.models.chat); a served model's options for a
     checkpoint that names a server (and refused for any other). What is checked here is what needs the checkpoint's
     config; EngineOptions checked the rest."""
-    served = ServedSettings(
-        options.served_model,
-        options.served_tokenizer,
-        options.concurrency,
-        options.request_timeout,
-        options.request_retries,
-    )
     if checkpoint.server is not None:
-        return _served_family(checkpoint, served, options)
-    if served.given:
+        return _served_family(checkpoint, options)
+    given = [name for name in SERVED_OPTIONS if getattr(options, name) is not None]
+    if given:
         raise InputError(
-            Mention(served.given[0]),
+            Mention(given[0]),
             f" is for a checkpoint that names an inference server (such as vllm+http://127.0.0.1:8000/v1); "
             f"{checkpoint.name!r} is not one",
-            option=served.given[0],
+            option=given[0],
         )
     dtype = getattr(torch, options.dtype)
     source_lang, target_lang = options.source_lang, options.target_lang
@@ -157,15 +151,15 @@ def load_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
     return family(tokenizer, model)
 
 
-def _served_family(checkpoint: Checkpoint, served: ServedSettings, options: EngineOptions) -> Family:
+def _served_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
     """The family driving a model on a server (load_family's, for a checkpoint that names one): the server asked what
     it serves, the tokenizer served_tokenizer names (or the Hub id the server reports: served.tokenizer_origin), and the
     family the same model would have here, built on that tokenizer and the served model. A sequence-to-sequence model
     cannot be served so: a server gives the log-probabilities of a decoder-only model's text."""
     assert checkpoint.server is not None  # load_family's case
     template, compatibility, chat = options.template, options.compatibility, options.chat_settings
-    server = connect_server(checkpoint.server, served)
-    source, said = tokenizer_origin(server, served)  # never a path the server reports
+    server = connect_server(checkpoint.server, options)
+    source, said = tokenizer_origin(server, options)  # never a path the server reports
     remedy: list[Part] = [
         "give the served model's tokenizer (a Hub id in the Hugging Face cache, a checkpoint folder or a GGUF file) "
         "as ",
@@ -194,7 +188,7 @@ def _served_family(checkpoint: Checkpoint, served: ServedSettings, options: Engi
     _refuse_language_codes(family, source, config, options.source_lang, options.target_lang)
     with gguf_alone(located) as folder:
         tokenizer = load_tokenizer(repr(source), folder, where)
-    model = ServedModel(server, tokenizer, served, located.identity())
+    model = ServedModel(server, tokenizer, options, located.identity())
     if family is ChatFamily:
         assert chat is not None  # _family_class chose ChatFamily for chat settings
         # The served model stands in for a transformers model: what the token policy reads of one.

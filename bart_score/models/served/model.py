@@ -40,6 +40,7 @@ from transformers import PretrainedConfig
 
 from ...errors import CheckpointLoadError, CheckpointNotFoundError, ScoringError, UnsupportedModelError
 from ...messages import Mention, Part, shown
+from ...options import EngineOptions
 from ..base import IGNORED, Target
 from .kinds import (
     KINDS,
@@ -58,7 +59,6 @@ from .transport import (
     DEFAULT_RETRIES,
     SERVER_NAMES,
     Connection,
-    ServedSettings,
     ServerAddress,
     api_key,
 )
@@ -101,14 +101,14 @@ class Server:
         return printable(self.report.model, self.connection)
 
 
-def tokenizer_origin(server: Server, settings: ServedSettings) -> tuple[str, str]:
+def tokenizer_origin(server: Server, options: EngineOptions) -> tuple[str, str]:
     """Where the served model's tokenizer is read from, and who named it (for messages): served_tokenizer when it is
     given; else the Hub id the server reports its weights by (vLLM's root, SGLang's tokenizer_path, TGI's model_id),
     as the folder of its snapshot in the Hugging Face cache, never a folder here of the same name. Anything else the
     server reports (a path of its machine, such as llama-server's model_path) is refused before any file is looked at,
     so that neither the tokenizer read nor the message depends on what is at that path here."""
-    if settings.tokenizer:
-        return settings.tokenizer, "served_tokenizer"
+    if options.served_tokenizer:
+        return options.served_tokenizer, "served_tokenizer"
     url, reported = server.connection.address.url, server.report.tokenizer_source
     remedy: list[Part] = [
         "give the served model's tokenizer (a Hub id in the Hugging Face cache, a checkpoint folder or a GGUF file) "
@@ -136,15 +136,15 @@ def tokenizer_origin(server: Server, settings: ServedSettings) -> tuple[str, str
     return folder, f"the Hub id {reported!r} the server at {url} says its weights are"
 
 
-def connect_server(address: ServerAddress, settings: ServedSettings) -> Server:
+def connect_server(address: ServerAddress, options: EngineOptions) -> Server:
     """The server at `address`, asked what it serves (see the module's text). A server that does not answer is a
     CheckpointNotFoundError naming its URL, after one attempt; one that answers in no known kind's way, or as
     Ollama, an UnsupportedModelError saying which servers give a prompt's log-probabilities."""
     connection = Connection(
         address,
         key=api_key(),
-        timeout=settings.timeout or DEFAULT_REQUEST_TIMEOUT,
-        retries=DEFAULT_RETRIES if settings.retries is None else settings.retries,
+        timeout=options.request_timeout or DEFAULT_REQUEST_TIMEOUT,
+        retries=DEFAULT_RETRIES if options.request_retries is None else options.request_retries,
     )
     problem = connection.reached()
     if problem is not None:
@@ -163,7 +163,7 @@ def connect_server(address: ServerAddress, settings: ServedSettings) -> Server:
                 option="checkpoint",
                 remedy="check the kind named before the URL, or leave it out to have it detected",
             )
-    return Server(connection, kind, kind.probe(connection, settings.model))
+    return Server(connection, kind, kind.probe(connection, options.served_model))
 
 
 class _OutputRows(torch.nn.Module):
@@ -181,10 +181,10 @@ class ServedModel(torch.nn.Module):
     score caches and baseline files): the server's kind, the model's name, and a digest of what the server reports
     of its weights and of the tokenizer read here (tokenizer_identity)."""
 
-    def __init__(self, server: Server, tokenizer: Any, settings: ServedSettings, tokenizer_identity: str) -> None:
+    def __init__(self, server: Server, tokenizer: Any, options: EngineOptions, tokenizer_identity: str) -> None:
         super().__init__()
         self.server = server
-        self.concurrency = settings.concurrency or DEFAULT_CONCURRENCY
+        self.concurrency = options.concurrency or DEFAULT_CONCURRENCY
         report = server.report
         vocabulary = report.vocabulary or len(tokenizer)
         self.config = PretrainedConfig()
@@ -196,7 +196,7 @@ class ServedModel(torch.nn.Module):
         described = json.dumps([report.model, report.weights, tokenizer_identity], sort_keys=True, default=str)
         digest = hashlib.sha256(described.encode("utf-8")).hexdigest()[:16]
         self.identity = f"served:{report.kind}:{server.shown_model}#{digest}"
-        self._check_tokenizer(tokenizer, settings)
+        self._check_tokenizer(tokenizer, options)
         self._probe_ids = tuple(self.facts.added) + tuple(
             tokenizer(PROBE_PAIR_TEXT, add_special_tokens=False)["input_ids"]
         )
@@ -254,7 +254,7 @@ class ServedModel(torch.nn.Module):
     def get_output_embeddings(self) -> torch.nn.Module:
         return self.output
 
-    def _check_tokenizer(self, tokenizer: Any, settings: ServedSettings) -> None:
+    def _check_tokenizer(self, tokenizer: Any, options: EngineOptions) -> None:
         """Refuses a tokenizer that does not tokenize PROBE_TEXT as the server does (where it says how it does)."""
         server = self.server
         theirs = server.kind.tokenize(server.connection, server.report, self.facts, PROBE_TEXT)
@@ -262,7 +262,7 @@ class ServedModel(torch.nn.Module):
             return
         ours = tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]
         if list(theirs) != list(ours):
-            source = settings.tokenizer or server.report.tokenizer_source or ""
+            source = options.served_tokenizer or server.report.tokenizer_source or ""
             url = server.connection.address.url
             raise UnsupportedModelError(
                 f"the tokenizer of {shown(source)} does not tokenize text as the server at {url} does ({len(ours)} "

@@ -49,6 +49,8 @@ from . import _http
 # The kinds of server that give a prompt's token log-probabilities, as a checkpoint names them before "+".
 SERVER_KINDS = ("vllm", "sglang", "tgi", "llama.cpp")
 SERVER_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "llama.cpp": "llama.cpp's llama-server"}
+# The options of a served model alone (bart_score.options.EngineOptions' names), refused for any other checkpoint.
+SERVED_OPTIONS = ("served_model", "served_tokenizer", "concurrency", "request_timeout", "request_retries")
 API_KEY_ENV = "BARTSCORE_SERVER_API_KEY"
 API_KEY_FILE_ENV = "BARTSCORE_SERVER_API_KEY_FILE"
 DEFAULT_CONCURRENCY = 4
@@ -102,25 +104,6 @@ KEY_SPACE = " \t\r\n"
 URL_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
 # A server's address written without its scheme: a host name or an IP address, a port, and a path if any.
 _BARE_ADDRESS = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*):[0-9]{1,5}(?:/\S*)?")
-
-
-@dataclass(frozen=True)
-class ServedSettings:
-    """The options of a served model (EngineOptions' served_model, served_tokenizer, concurrency, request_timeout and
-    retries; None: not given)."""
-
-    model: str | None = None
-    tokenizer: str | None = None
-    concurrency: int | None = None
-    timeout: float | None = None
-    retries: int | None = None
-
-    @property
-    def given(self) -> list[str]:
-        """The options given, by the names the options table gives them."""
-        names = ("served_model", "served_tokenizer", "concurrency", "request_timeout", "request_retries")
-        values = (self.model, self.tokenizer, self.concurrency, self.timeout, self.retries)
-        return [name for name, value in zip(names, values) if value is not None]
 
 
 @dataclass(frozen=True)
