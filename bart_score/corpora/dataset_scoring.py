@@ -173,26 +173,27 @@ def _score_rows(
         )
     except InputError as error:  # named by the dataset's column and row, not the batch's argument
         columns = {"predictions": predictions, "references": references, "sources": sources}
-        raise type(error)(
-            *_in_the_dataset(error.parts, columns, indices),
-            option=error.option,
-            value=columns.get(error.option or "", error.value),
-            remedy=_in_the_dataset(error.remedy, columns, indices),
-        ) from None
+        raise _in_the_dataset(error, columns, indices) from None
     keys = [d + suffix for d in DIRECTIONS for suffix in RESULT_SUFFIXES]
     # A scorer of this process scores alone, so it has results.
     return {prefix + key: result[key] for key in keys if key in result}  # type: ignore[index, operator]
 
 
-def _in_the_dataset(parts: Sequence[Part], columns: Mapping[str, str | None], indices: Sequence[int]) -> list[Part]:
-    """A message of a batch's error with each entry of an input it names (Mention("predictions", index=3)) said as
-    the dataset's column and row ("column 'summary' at row 1003"): the batch's position is not the dataset's."""
-    return [
-        f"column {columns[part.option]!r} at row {indices[part.index]}"
-        if isinstance(part, Mention) and columns.get(part.option) and isinstance(part.index, int)
-        else part
-        for part in parts
-    ]
+def _in_the_dataset(error: InputError, columns: Mapping[str, str | None], indices: Sequence[int]) -> InputError:
+    """A batch's error with each entry of an input it names (Mention("predictions", index=3)) said as the dataset's
+    column and row ("column 'summary' at row 1003"), since the batch's position is not the dataset's, and the
+    column's name as the value of an error about a whole input."""
+
+    def said(parts: Sequence[Part]) -> list[Part]:
+        return [
+            f"column {columns[part.option]!r} at row {indices[part.index]}"
+            if isinstance(part, Mention) and columns.get(part.option) and isinstance(part.index, int)
+            else part
+            for part in parts
+        ]
+
+    value = columns.get(error.option or "", error.value)
+    return type(error)(*said(error.parts), option=error.option, value=value, remedy=said(error.remedy))
 
 
 @contextlib.contextmanager
