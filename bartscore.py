@@ -28,7 +28,7 @@ import evaluate
 # may follow it; BARTScorer and score_dataset (the names the original module offered) are kept by __all__.
 from bart_score import BARTScorer, score_dataset  # From: bartscore
 from bart_score.integrations.evaluate_metric import ScoringMetric  # From: bartscore
-from bart_score.options import ScoringOptions  # From: bartscore
+from bart_score.options import ScoringOptions, described_options  # From: bartscore
 
 __all__ = ["BARTScore", "BARTScorer", "score_dataset"]
 
@@ -56,7 +56,7 @@ Marian or decoder-only causal language model checkpoint (T5Score- and GPTScore-s
 or a GGUF file of one.
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_ARGUMENTS = """
 Computes BARTScore in every direction the inputs allow.
 
 Args:
@@ -68,42 +68,12 @@ Args:
     array), taken as its values (references also as a two-dimensional array: a row of references per prediction). A
     table (pandas DataFrame, datasets.Dataset, pyarrow Table) is refused with the column to pass: iterating over one
     gives its column names, not its texts.
-    directions (str or list of str): any of "faithfulness" (needs sources), "precision", "recall", "f_score" (need
-        references). Default: every direction the given inputs allow. Only these are computed.
-    aggregation ("mean" or "max"): how precision and recall combine over several references (default "mean", as the
-        paper's scripts); f_score is the mean of the aggregated precision and recall.
-    prompt (str or list of str): a paper prompt set by name ("summary": 70 prompts, "paraphrase": 34, "mt": 1), one
-        prompt phrase, or a list of phrases. A prompted score is the average over the prompts. A lowercase single word
-        is read as a set name; to use one as a phrase, put it in a list.
-    prompt_side ("encoder" or "decoder"): "encoder" appends " <prompt>," to the conditioning text, "decoder" prepends
-        "<prompt>, " to the scored text (the original code's strings). Default "encoder".
-    rescale ("baseline" or "corpus"): also return rescaled scores, on a scale where 0 is the mean score of an
-        unrelated text and 1 that of a copy (a text given itself). "baseline" takes the two points from a baseline
-        file made by `bartscore baseline` (baseline, or the default location for this model and settings; an error
-        gives the command that makes it); "corpus" computes them from the texts being scored, in the same pass
-        (targets given texts of other rows, and targets given themselves), so no file is needed, but the scale is
-        comparable only within these inputs. The map is linear per direction, so rankings and correlations do not
-        change. Default: no rescaling.
-    baseline (str): the baseline file (implies rescale="baseline").
-    corpus_points (bart_score.CorpusPoints or dict): with rescale="corpus", the sampling: pairs (at most this many
-        extra pairs, default 1000), seed (default 12345), unrelated_texts (fixed unrelated conditions instead of other
-        rows' texts, for inputs that all share one source).
-    rescale_with_baseline (bool), baseline_path (str): bert_score's names for rescale="baseline" and baseline.
-    batch_size (int): at most this many pairs per model batch (default: no limit but max_tokens).
-    max_tokens (int): padded tokens per model batch (default: the engine's, 8192 on a GPU and 2048 on a CPU); lower
-        it when memory is short.
-    max_chars (int): a prediction, reference or source of more characters is refused, naming it, before it is split
-        or tokenized (default 1000000).
-    long_source ("windows" or None): "windows" scores faithfulness sentence by sentence, each prediction sentence
-        given the best of windows_k windows of the source most like it (LongDocFACTScore; docs/long-documents.md),
-        for sources longer than the model reads. Default None: the source is one condition, truncated.
-    windows_k (int): windows per prediction sentence (default 3).
-    window ("longdocfactscore" or int): the window rule: LongDocFACTScore's (the sentence and the one before it), or
-        the sentence and that many neighbours on each side (default "longdocfactscore").
-    retriever (str): "bm25", or a sentence-embedding encoder checkpoint (default
-        "sentence-transformers/bert-base-nli-mean-tokens").
-    max_sentences (int): long_source="windows" refuses a prediction or source of more sentences (default 10000).
-    show_progress (bool): a progress bar on stderr (default False).
+"""
+# The compute options, each with its type, doc line and default, from the table of options (bart_score.options).
+_KWARGS_DESCRIPTION = (
+    _KWARGS_ARGUMENTS
+    + described_options(ScoringOptions)
+    + """    rescale_with_baseline (bool), baseline_path (str): bert_score's names for rescale="baseline" and baseline.
 
 Returns:
     faithfulness, precision, recall, f_score: one score per prediction, in input order, for each direction computed.
@@ -145,6 +115,7 @@ Examples:
     >>> len(bartscore.compute()["faithfulness"])
     3
 """
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -183,11 +183,21 @@ def card_inputs() -> str:
 
 
 def kwargs_description() -> str:
-    """bartscore.py's _KWARGS_DESCRIPTION, read from its source (importing it would import evaluate)."""
+    """bartscore.py's _KWARGS_DESCRIPTION, built from its source as the module builds it, from its texts and the
+    options' description (importing it would import evaluate)."""
+    from bart_score.options import ScoringOptions, described_options
+
     module = ast.parse(read("bartscore.py"))
+    texts = {
+        statement.targets[0].id: statement.value.value
+        for statement in module.body
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
+        if isinstance(statement.targets[0], ast.Name)
+    }
     for statement in module.body:
         if isinstance(statement, ast.Assign) and getattr(statement.targets[0], "id", None) == "_KWARGS_DESCRIPTION":
-            return ast.literal_eval(statement.value)
+            namespace = {**texts, "ScoringOptions": ScoringOptions, "described_options": described_options}
+            return eval(compile(ast.Expression(statement.value), "bartscore.py", "eval"), namespace)
     raise AssertionError("bartscore.py has no _KWARGS_DESCRIPTION")
 
 

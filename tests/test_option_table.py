@@ -16,11 +16,13 @@ from bart_score.options import (
     LONG_SOURCE_SETTING,
     MODEL_ENTRY_SETTING,
     OPTION_CLASSES,
+    ClusterOptions,
     CorpusPoints,
     EngineOptions,
     Flag,
     OptionSpec,
     ScoringOptions,
+    described_options,
 )
 
 
@@ -169,3 +171,85 @@ def test_an_option_added_to_the_table_is_offered_and_built_without_another_edit(
     args = parser.parse_args(["baseline", "--corpus", "c.txt", "--made-up", "yes"])
     assert given_options(args, EngineOptions)["made_up"] == "yes"  # what EngineOptions would then be given
     assert "--made-up WORD" in parser._subparsers._group_actions[0].choices["score"].format_help()
+
+
+# The kind of every flag, as its option's type says it, written out by hand: a whole number, a decimal number, a
+# switch, one of a vocabulary, a file's path; any flag not named here takes a text.
+FLAG_KINDS = {
+    "integer": {
+        "--windows-k",
+        "--max-sentences",
+        "--batch-size",
+        "--max-tokens",
+        "--max-chars",
+        "--rescale-pairs",
+        "--rescale-seed",
+        "--max-length",
+        "--concurrency",
+        "--request-retries",
+        "--threads",
+        "--actors",
+        "--batch-rows",
+        "--retries",
+    },
+    "decimal": {"--request-timeout"},
+    "switch": {"--quiet", "--chat"},
+    "choice": {"--aggregation", "--prompt-side", "--rescale", "--long-source", "--dtype", "--compatibility"},
+    "path": {"--baseline", "--chat-template"},
+}
+
+
+def test_each_flag_takes_what_its_options_type_says():
+    offered = {string: action for action in parser_actions(build_parser()) for string in action.option_strings}
+    kinds = {name: kind for kind, names in FLAG_KINDS.items() for name in names}
+    for options_class, name, spec in every_option():
+        for flag in spec.flags:
+            action = offered[next(string for string in flag.names if string.startswith("--"))]
+            kind = kinds.get(action.option_strings[-1], "text")
+            assert flag.kind == kind, (name, flag.names)
+            assert (action.type is arguments.integer) == (kind == "integer"), name
+            assert (action.type is arguments.decimal) == (kind == "decimal"), name
+            assert isinstance(action, argparse._StoreTrueAction) == (kind == "switch"), name
+            assert (action.metavar == "FILE") >= (kind == "path"), name
+            if kind == "choice":  # every choice offered is a value the option takes, and no other value of its check
+                for choice in action.choices:
+                    assert getattr(options_class(**{name: choice}), name) == choice, (name, choice)
+                with pytest.raises(ValueError):
+                    options_class(**{name: "not-a-choice"})
+            else:
+                assert action.choices is None, name
+
+
+def test_request_timeout_takes_seconds_with_a_fraction_in_ascii_digits(capsys):
+    args = build_parser().parse_args(["score", "-s", "s.txt", "-t", "t.txt", "--request-timeout", "2.5"])
+    assert engine_options(args).request_timeout == 2.5
+    for text in ("٢.٥", "nan", "1_0", " 2"):
+        with pytest.raises(SystemExit) as exited:
+            build_parser().parse_args(["score", "-s", "s.txt", "-t", "t.txt", "--request-timeout", text])
+        assert exited.value.code == 2
+        assert "--request-timeout: expected a number in ASCII digits" in capsys.readouterr().err
+
+
+def test_a_flag_states_its_options_default_without_restating_it():
+    """--aggregation, --prompt-side and --dtype say the field's default in --help, and leave the option out when not
+    given, so that the option's own default applies."""
+    parser = build_parser()
+    args = parser.parse_args(["score", "-s", "s.txt", "-t", "t.txt"])
+    assert (args.aggregation, args.prompt_side, args.dtype) == (None, None, None)
+    assert options_from_args(args).aggregation == ScoringOptions.default_of("aggregation") == "mean"
+    assert engine_options(args).dtype == EngineOptions.default_of("dtype") == "float32"
+    score_help = parser._subparsers._group_actions[0].choices["score"].format_help()
+    assert "(default: mean)" in score_help and "(default: encoder)" in score_help and "(default: float32)" in score_help
+
+
+def test_the_keyword_description_lists_every_option_with_its_type_and_default():
+    for options_class in (ScoringOptions, EngineOptions, ClusterOptions):
+        described = described_options(options_class)
+        starts = re.findall(r"^    (\w+)", described, flags=re.MULTILINE)
+        assert starts == list(options_class.TABLE), options_class.__name__
+    described = described_options(ScoringOptions)
+    assert re.search(r'^    aggregation \("mean" or "max" or None\): .* \(default "mean"\)$', described, re.M | re.S)
+    assert '    windows_k (int): long_source="windows"\'s windows per prediction sentence (default 3)\n' in described
+    assert "pairs (int): at most this many extra pairs for the reference points (default 1000)" in " ".join(
+        described.split()
+    )

@@ -22,8 +22,16 @@ from ..corpora.reading import check_input_file
 from ..corpora.table_files import read_table_corpus
 from ..errors import BARTScoreError, CacheFileError, CheckpointNotFoundError, InputError
 from ..long_documents.windows import over_limit, over_limit_error
-from ..models.served.transport import DEFAULT_CONCURRENCY, names_a_server
-from ..options import CheckedOptions, CorpusPoints, EngineOptions, ScoringOptions, too_long_error
+from ..models.served.transport import names_a_server
+from ..options import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_REQUEST_TIMEOUT,
+    CheckedOptions,
+    CorpusPoints,
+    EngineOptions,
+    ScoringOptions,
+    too_long_error,
+)
 from ..scoring.score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
 from .arguments import LONG_SOURCE_MODE, LONG_SOURCE_SECTION, section_options
 from .wording import FLAGS, Failed
@@ -301,7 +309,7 @@ def check_server_answers(engine: EngineOptions) -> None:
     model asks the rest. Its address's warnings (plain http:// to another machine) are left to the load, which
     gives them in the command line's words. (meta-eval asks at the load: a checkpoint it cannot load leaves the
     other metrics' table to write.)"""
-    from ..models.served.transport import DEFAULT_REQUEST_TIMEOUT, Connection, api_key, server_address
+    from ..models.served.transport import Connection, api_key, server_address
 
     if not names_a_server(engine.checkpoint):
         return

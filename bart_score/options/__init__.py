@@ -67,7 +67,7 @@ from ._scoring import (
     ScoringOptions,
     too_long_error,
 )
-from ._table import FILE, LONG_SOURCE_SETTING, MODEL_ENTRY_SETTING, CheckedOptions, Flag, OptionSpec
+from ._table import FILE, LONG_SOURCE_SETTING, MODEL_ENTRY_SETTING, CheckedOptions, Flag, OptionSpec, described_options
 from ._vocabulary import (
     AGGREGATIONS,
     COUNT_SUFFIXES,
@@ -150,6 +150,7 @@ __all__ = [
     "chat_settings",
     "check_retriever",
     "check_window",
+    "described_options",
     "instruction_list",
     "template_sides",
     "too_long_error",

@@ -118,7 +118,7 @@ class ClusterOptions(CheckedOptions):
             "--retries",
             metavar="N",
             help="times a failed batch is tried again before the run fails naming its rows; an error of the input's "
-            "is not (default 3)",
+            "is not (default {default})",
             section="cluster",
         ),
     )

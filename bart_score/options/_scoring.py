@@ -114,7 +114,7 @@ class CorpusPoints(CheckedOptions):
         flag=Flag(
             "--rescale-pairs",
             metavar="N",
-            help=f"--rescale corpus: at most N extra pairs for the reference points (default {DEFAULT_PAIRS})",
+            help="--rescale corpus: at most N extra pairs for the reference points (default {default})",
             section="rescale",
         ),
     )
@@ -125,7 +125,7 @@ class CorpusPoints(CheckedOptions):
         flag=Flag(
             "--rescale-seed",
             metavar="S",
-            help=f"--rescale corpus: sampling seed (default {DEFAULT_SEED})",
+            help="--rescale corpus: sampling seed (default {default})",
             section="rescale",
         ),
     )
@@ -146,7 +146,8 @@ class ScoringOptions(CheckedOptions):
 
     directions: tuple[str, ...] | None = option(
         None,
-        doc="any of DIRECTIONS (a name or a sequence), or None for every direction the inputs allow",
+        doc='any of "faithfulness", "precision", "recall" and "f_score" (one name or a list), or None for every '
+        "direction the inputs allow",
         check=checked_directions,
         flag=Flag(
             "-d",
@@ -196,7 +197,10 @@ class ScoringOptions(CheckedOptions):
     )
     rescale: RescaleMode | None = option(
         None,
-        doc='None, "baseline" (reference points from a baseline file) or "corpus" (from the texts being scored)',
+        doc="also return rescaled scores, on a scale where 0 is the mean score of an unrelated text and 1 that of a "
+        'copy (a linear map per direction, so rankings do not change): "baseline" takes the two points from a baseline '
+        'file (`bartscore baseline` makes it), "corpus" from the texts being scored (comparable only within them); '
+        "None: no rescaling",
         check=one_of(RESCALE_MODES, "None, 'baseline' or 'corpus'"),
         flag=Flag(
             "--rescale",
@@ -245,7 +249,7 @@ class ScoringOptions(CheckedOptions):
         flag=Flag(
             "--windows-k",
             metavar="K",
-            help=f"windows per prediction sentence (default {DEFAULT_WINDOWS_K})",
+            help="windows per prediction sentence (default {default})",
             section="long source",
         ),
         setting=LONG_SOURCE_SETTING,
@@ -258,7 +262,7 @@ class ScoringOptions(CheckedOptions):
             "--window",
             metavar="RULE",
             help=f"{LONGDOCFACTSCORE} (the sentence and the one before it, as LongDocFACTScore) or N (the sentence and "
-            f"N neighbours on each side) (default {DEFAULT_WINDOW})",
+            "N neighbours on each side) (default {default})",
             section="long source",
         ),
         setting=LONG_SOURCE_SETTING,
@@ -266,25 +270,25 @@ class ScoringOptions(CheckedOptions):
     retriever: Any = option(
         DEFAULT_RETRIEVER,
         doc='long_source="windows"\'s retriever: "bm25", a sentence-embedding encoder checkpoint, or a '
-        "bart_score.long_documents.retrievers.Retriever",
+        "bart_score.options.Retriever",
         check=lambda value, name: check_retriever(value),
         flag=Flag(
             "--retriever",
             metavar="NAME",
-            help=f"bm25 (lexical), or a sentence-embedding encoder checkpoint (default {DEFAULT_RETRIEVER})",
+            help="bm25 (lexical), or a sentence-embedding encoder checkpoint (default {default})",
             section="long source",
         ),
         setting=LONG_SOURCE_SETTING,
     )
     max_sentences: int = option(
         DEFAULT_MAX_SENTENCES,
-        doc='long_source="windows"\'s most sentences per prediction or source (default 10,000); a text with more is '
-        "refused, naming it, before anything is scored",
+        doc='long_source="windows"\'s most sentences per prediction or source; a text with more is refused, naming '
+        "it, before anything is scored",
         check=positive_option,
         flag=Flag(
             "--max-sentences",
             metavar="N",
-            help=f"refuse a text (prediction or source) of more than N sentences (default {DEFAULT_MAX_SENTENCES})",
+            help="refuse a text (prediction or source) of more than N sentences (default {default})",
             section="long source",
         ),
         setting=LONG_SOURCE_SETTING,
@@ -307,14 +311,13 @@ class ScoringOptions(CheckedOptions):
     )
     max_chars: int = option(
         DEFAULT_MAX_CHARS,
-        doc=f"the most characters of a prediction, reference or source (default {DEFAULT_MAX_CHARS:,}); a longer text "
-        "is refused, naming it, before it is split or tokenized",
+        doc="the most characters of a prediction, reference or source; a longer text is refused, naming it, before it "
+        "is split or tokenized",
         check=positive_option,
         flag=Flag(
             "--max-chars",
             metavar="N",
-            help=f"refuse a text (system output, reference or source) of more than N characters (default "
-            f"{DEFAULT_MAX_CHARS})",
+            help="refuse a text (system output, reference or source) of more than N characters (default {default})",
             section="sizes",
         ),
     )

@@ -149,9 +149,11 @@ def option(
 class CheckedOptions:
     """What the options classes share: each option's check, in declaration order, then the checks of options that go
     together (_check_together, which also sets the derived fields); replace. TABLE: the class's options by name, in
-    declaration order (options_table sets it); PREFIX: how errors name them ("corpus_points." for CorpusPoints')."""
+    declaration order, and TYPES their fields' types (options_table sets both); PREFIX: how errors name them
+    ("corpus_points." for CorpusPoints')."""
 
     TABLE: ClassVar[dict[str, OptionSpec]] = {}
+    TYPES: ClassVar[dict[str, Any]] = {}
     PREFIX: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
@@ -182,6 +184,7 @@ def options_table(options_class: type[Options]) -> type[Options]:
     fields = dataclasses.fields(options_class)  # type: ignore[arg-type]  # a dataclass
     options_class.TABLE = {f.name: f.metadata["option"] for f in fields if "option" in f.metadata}
     types_of = typing.get_type_hints(options_class, include_extras=True)
+    options_class.TYPES = {name: types_of[name] for name in options_class.TABLE}
     for name, spec in options_class.TABLE.items():
         for flag in spec.flags:
             flag._take_kind(types_of[name], options_class.default_of(name))
@@ -193,9 +196,43 @@ def options_table(options_class: type[Options]) -> type[Options]:
     return options_class
 
 
+def described_options(options_class: type[CheckedOptions], indent: str = "    ", width: int = 116) -> str:
+    """The options of `options_class` as a docstring's list of keyword arguments (the metric's _KWARGS_DESCRIPTION,
+    bartscore.py): each option's name, the type it takes, its doc line and its default; an option made of parts
+    lists them within its entry."""
+    entries = []
+    for name, spec in options_class.TABLE.items():
+        text = _described(options_class, name)
+        if spec.parts is not None:
+            text += ": " + ", ".join(_described(spec.parts, part) for part in spec.parts.TABLE)
+        entries.append(textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent + "    "))
+    return "\n".join(entries) + "\n"
+
+
+def _described(options_class: type[CheckedOptions], name: str) -> str:
+    default = options_class.default_of(name)
+    shown = "" if default is None else f'"{default}"' if isinstance(default, str) else str(default)
+    said = " or ".join(_type_words(member) for member in _union_members(options_class.TYPES[name]))
+    takes = f" ({said})" if said else ""
+    return f"{name}{takes}: {options_class.TABLE[name].doc}{f' (default {shown})' if shown else ''}"
+
+
+def _type_words(field_type: Any) -> str:
+    """A field's type as a docstring says it: "int", '"mean" or "max"', "list of str"; "" for any value."""
+    origin = typing.get_origin(field_type)
+    if field_type is type(None):
+        return "None"
+    if origin is Literal:
+        return " or ".join(f'"{value}"' for value in typing.get_args(field_type))
+    if origin is Annotated:
+        return _type_words(typing.get_args(field_type)[0])
+    if origin is tuple:
+        return f"list of {_type_words(typing.get_args(field_type)[0])}"
+    if origin is not None:  # Mapping[str, str] and the like
+        return "dict"
+    return "" if field_type is Any else getattr(field_type, "__name__", str(field_type))
+
+
 def choices_of(literal: Any) -> tuple[str, ...]:
     """The values of a Literal type, as a tuple (the vocabularies: AGGREGATIONS from Aggregation, ...)."""
     return typing.get_args(literal)
-
-
-__all__ = ["FILE", "FLAG_KINDS", "CheckedOptions", "Flag", "OptionSpec", "choices_of", "option", "options_table"]
