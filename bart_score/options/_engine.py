@@ -208,7 +208,7 @@ class EngineOptions(CheckedOptions):
         None,
         doc='with chat: the user turn built from a condition, holding "{condition}" once; one for every direction, or '
         "{direction: instruction} for some of faithfulness, precision and recall (default: each direction's own, "
-        "bart_score.models.templates.DEFAULT_INSTRUCTIONS). score() uses faithfulness's",
+        "bart_score.options.DEFAULT_INSTRUCTIONS). score() uses faithfulness's",
         flag=Flag(
             "--instruction",
             metavar="TEXT",
