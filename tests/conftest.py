@@ -13,11 +13,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-import torch
-
-# The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine).
-torch.set_num_threads(1)
-
 # What tools of the test environment keep beside the sources on their own (ignored by git), not the tests' output;
 # and the README's environment, .venv, whose packages write into themselves (Gradio keeps a hash_seed.txt there).
 _TOOL_CACHES = {".git", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".benchmarks", "__pycache__"}
@@ -73,6 +68,11 @@ IMPORT_GROUPS = {
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(items):
+    # The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine). Set where the
+    # tests are collected, which pytest-xdist's controller never does, so that it does not import torch (2 s of CPU).
+    import torch
+
+    torch.set_num_threads(1)
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
