@@ -22,9 +22,6 @@ LONG_SOURCE_SETTING = "BARTSCORE_APP_LONG_SOURCE"
 
 # The mark of a field whose text is a file's path (Annotated[str, FILE]): its flag's kind is "path".
 FILE = "file"
-# A flag's kinds (Flag.kind), read from its field's type: bool a switch, int a whole number, float a decimal number,
-# a Literal one of its values, Annotated[str, FILE] a file's path; any other type a text.
-FLAG_KINDS = ("switch", "integer", "decimal", "choice", "path", "text")
 
 Value = TypeVar("Value")
 Options = TypeVar("Options", bound="CheckedOptions")
@@ -43,7 +40,8 @@ class Flag:
     default: the parsed value when the flag is not given, where the command line names the option's default
         otherwise (-m cnn); else None, and the option left out takes its own default.
     read: the option's value for a parsed one (None: the value itself), such as -d's comma-separated list.
-    kind and choices: set by options_table from the field's type (FLAG_KINDS)."""
+    kind and choices: set by options_table from the field's type: bool a "switch", int an "integer", float a
+        "decimal", a Literal a "choice" of its values, Annotated[str, FILE] a "path"; any other type a "text"."""
 
     def __init__(
         self,
