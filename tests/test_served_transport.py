@@ -13,7 +13,10 @@ import concurrent.futures
 import contextlib
 import gzip
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -36,6 +39,7 @@ from bart_score.models.served.transport import (
     server_words,
 )
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEY = "sk-Qz7Wv9Lp2Rt5Ny8Kd4Hm"
 # How long a hostile server keeps dripping: longer than any test waits for a request given 1 s.
 DRIP_SECONDS = 45
@@ -557,6 +561,19 @@ def test_requests_from_more_threads_than_the_most_concurrency_wait_for_a_connect
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Where a request goes, with what: the server's address alone, with our headers alone
+
+
+@pytest.mark.slow
+def test_reading_a_server_s_address_loads_no_http_client():
+    """httpx (a tenth of a second and 12 MiB to import) loads with the first connection: the options, the checkpoints
+    and a local model's scoring, which read addresses, do without it."""
+    probe = (
+        "import sys; from bart_score.models.checkpoints import locate_checkpoint; "
+        "from bart_score.models.served.transport import server_address; "
+        "server_address('vllm+http://127.0.0.1:8000/v1'); print('httpx' in sys.modules)"
+    )
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert shown.stdout.strip() == "False"
 
 
 def recording(heads, status=200, headers=b"", body=b"{}"):

@@ -28,9 +28,9 @@ import httpx
 KEEPALIVE_SECONDS = 5.0
 
 
-def client(scheme: str, sockets: Sockets, connections: int) -> httpx.Client:
-    """An httpx client for a server reached with `scheme`, on `sockets`, with at most `connections` open at once
-    (those waiting for one wait within their deadline)."""
+def client(scheme: str, sockets: Sockets, connections: int, *, waiting: float) -> httpx.Client:
+    """An httpx client for a server reached with `scheme`, on `sockets`, with at most `connections` open at once (a
+    request waits for one at most `waiting` seconds, its deadline's)."""
     pool = httpcore.ConnectionPool(
         ssl_context=ssl.create_default_context() if scheme == "https" else None,  # the system's certificates
         max_connections=connections,
@@ -40,7 +40,11 @@ def client(scheme: str, sockets: Sockets, connections: int) -> httpx.Client:
     )
     refused = http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
     return httpx.Client(
-        transport=_Transport(pool), follow_redirects=False, trust_env=False, cookies=refused, timeout=None
+        transport=_Transport(pool),
+        follow_redirects=False,
+        trust_env=False,
+        cookies=refused,
+        timeout=httpx.Timeout(None, pool=waiting),  # the sockets keep the rest of the deadline
     )
 
 

@@ -31,9 +31,7 @@ import urllib.parse
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ...corpora.reading import parse_json, read_bounded
 from ...errors import (
@@ -44,7 +42,9 @@ from ...errors import (
     first_line,
 )
 from ...messages import Mention, shown
-from . import _http
+
+if TYPE_CHECKING:
+    import httpx
 
 # The kinds of server that give a prompt's token log-probabilities, as a checkpoint names them before "+".
 SERVER_KINDS = ("vllm", "sglang", "tgi", "llama.cpp")
@@ -329,6 +329,14 @@ class _OverBound(Exception):
     """An answer whose body holds more than its AnswerBound (the message says what): not retried."""
 
 
+class _NoAnswer(Exception):
+    """A request that reached its deadline."""
+
+
+class _ConnectionFailed(Exception):
+    """A request whose connection failed (refused, reset, dropped, TLS, not HTTP): the message says how."""
+
+
 class Connection:
     """JSON requests to one server over httpx (its pool keeps connections open between requests, at most
     MAX_CONCURRENCY at once), each request given `timeout` seconds in all (connecting, sending, the headers and the
@@ -341,8 +349,10 @@ class Connection:
     def __init__(self, address: ServerAddress, *, key: str | None, timeout: float, retries: int) -> None:
         self.address, self.timeout, self.retries = address, timeout, retries
         self._key = None if key is None else checked_key(key, "the API key")
+        from . import _http  # httpx loads with the first connection, not with whatever only reads an address
+
         self._sockets = _http.Sockets()
-        self._client = _http.client(address.scheme, self._sockets, MAX_CONCURRENCY)
+        self._client = _http.client(address.scheme, self._sockets, MAX_CONCURRENCY, waiting=timeout)
 
     def __repr__(self) -> str:  # never the key
         return f"Connection({self.address.url!r})"
@@ -360,10 +370,10 @@ class Connection:
         contact, made once."""
         try:
             self._exchange("GET", "/v1/models", None, AnswerBound.of(None))
-        except httpx.TimeoutException:
+        except _NoAnswer:
             return f"no answer within {self.timeout:g} s"
-        except httpx.TransportError as failure:
-            return self.said(first_line(failure))
+        except _ConnectionFailed as failure:
+            return self.said(str(failure))
         except _OverBound:  # an answer, if not one to use
             return None
         return None
@@ -424,11 +434,11 @@ class Connection:
                 raise error(f"{method} {self.url(path)} was stopped")
             try:
                 status, headers, data = self._exchange(method, path, payload, bound)
-            except httpx.TimeoutException:
+            except _NoAnswer:
                 problem = f"no answer within {self.timeout:g} s"
                 continue
-            except httpx.TransportError as failure:  # refused, reset, dropped, TLS, not HTTP
-                problem = f"the connection failed ({self.said(first_line(failure))})"
+            except _ConnectionFailed as failure:
+                problem = f"the connection failed ({self.said(str(failure))})"
                 continue
             except _OverBound as over:
                 raise error(f"the answer to {method} {self.url(path)} {over}; it is not read further") from None
@@ -456,16 +466,22 @@ class Connection:
         self, method: str, path: str, payload: bytes | None, bound: AnswerBound
     ) -> tuple[int, httpx.Headers, bytes]:
         """One request, within its deadline (waiting for a connection included); its body not decoded (identity:
-        what is bounded is what comes)."""
+        what is bounded is what comes). httpx's failures are _NoAnswer and _ConnectionFailed."""
+        import httpx  # loaded by __init__ already
+
         headers = {"Content-Type": "application/json", "Accept": "application/json", "Accept-Encoding": "identity"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
-        waiting = httpx.Timeout(None, pool=self.timeout)
-        with (
-            self._sockets.deadline(self.timeout),
-            self._client.stream(method, self.url(path), content=payload, headers=headers, timeout=waiting) as answer,
-        ):
-            return answer.status_code, answer.headers, _body(answer, bound)
+        try:
+            with (
+                self._sockets.deadline(self.timeout),
+                self._client.stream(method, self.url(path), content=payload, headers=headers) as answer,
+            ):
+                return answer.status_code, answer.headers, _body(answer, bound)
+        except httpx.TimeoutException:
+            raise _NoAnswer from None
+        except httpx.TransportError as failure:
+            raise _ConnectionFailed(first_line(failure)) from None
 
     def _said(self, data: bytes) -> str:
         """What a server's error answer says, as ": <its words>" (nothing when it says nothing)."""
