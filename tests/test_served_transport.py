@@ -9,11 +9,13 @@ proxy in front of the tests' inference server that answers its probes as it does
 flood, the costliest answer within the bound, or a drip (support/hostile_server.py): the command line is run against
 it under a memory and time limit (support/cli.py's run_cli_capped)."""
 
+import _thread
 import concurrent.futures
 import contextlib
 import gzip
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -513,6 +515,29 @@ def test_a_request_within_its_deadline_is_answered_on_one_connection_and_leaves_
             assert connection.request("POST", "/echo", {"n": number}) == {"n": number}
         assert server.connections == 1  # kept open between requests
         assert set(threading.enumerate()) - before - set(server.threads) == set()
+
+
+def test_ctrl_c_ends_a_request_at_once_and_hangs_up():
+    """Ctrl-C in the thread making a request (the command line's probes, a library caller's) ends it there: the
+    connection is closed, not kept for the next request, so the server stops sending. (pytest-xdist's workers ignore
+    SIGINT: the test takes it as a terminal's Ctrl-C would be taken.)"""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    stopped = threading.Event()
+    try:
+        with RawServer(dripping(*DRIPS["the body"], stopped=stopped)) as server:
+            connection = connection_to(server.url, timeout=60)
+            threading.Timer(0.5, _thread.interrupt_main).start()
+            started = time.monotonic()
+            with pytest.raises(KeyboardInterrupt):
+                connection.request("GET", "/version")
+            took = time.monotonic() - started
+            serving = server.threads[1:]  # the first accepts
+            for thread in serving:
+                thread.join(ENDS_WITHIN)
+            stopped.set()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert took < ENDS_WITHIN and serving and not any(thread.is_alive() for thread in serving)
 
 
 def test_a_stop_ends_the_wait_before_a_retry_at_once():
