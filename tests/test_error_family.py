@@ -5,6 +5,7 @@ naming file:line), and checked on a few of the calls that raise and warn."""
 import ast
 import builtins
 import errno
+import functools
 import inspect
 import os
 import re
@@ -32,8 +33,13 @@ def sources(package=PACKAGE):
         for name in sorted(names):
             if name.endswith(".py"):
                 path = os.path.join(folder, name)
-                with open(path, encoding="utf-8") as handle:
-                    yield os.path.relpath(path, os.path.dirname(package)), ast.parse(handle.read(), path)
+                yield os.path.relpath(path, os.path.dirname(package)), parsed(path)
+
+
+@functools.cache  # each check below reads the same modules (none changes a tree)
+def parsed(path):
+    with open(path, encoding="utf-8") as handle:
+        return ast.parse(handle.read(), path)
 
 
 def enclosing_functions(tree):
