@@ -2,6 +2,7 @@
 loops over the release's pickled dict layouts, as its SUMStat, D2TStat and WMTStat walk them), on synthetic score
 files in those layouts; and on the release's own score files (final_p.pkl) where a checkout is at hand."""
 
+import functools
 import os
 import pickle
 import random
@@ -140,19 +141,23 @@ def reference_wins(data, measure, rounds=ROUNDS):
 
 
 def summary_round(data, m1, m2, human):
+    @functools.cache  # a document's correlation is the same in every round
+    def correlation(doc, metric):
+        """Spearman of the document's human and metric scores; None where either is constant."""
+        scores = [system["scores"] for system in data[doc]["sys_summs"].values()]
+        target, prediction = [s[human] for s in scores], [s[metric] for s in scores]
+        if len(set(prediction)) == 1 or len(set(target)) == 1:
+            return None
+        return spearmanr(target, prediction)[0]
+
     def measure(subset):
         corr1, corr2 = [], []
         for doc in subset:
-            target, pred1, pred2 = [], [], []
-            for system in data[doc]["sys_summs"]:
-                scores = data[doc]["sys_summs"][system]["scores"]
-                pred1.append(scores[m1])
-                pred2.append(scores[m2])
-                target.append(scores[human])
-            if len(set(pred1)) == 1 or len(set(pred2)) == 1 or len(set(target)) == 1:
+            first, second = correlation(doc, m1), correlation(doc, m2)
+            if first is None or second is None:
                 continue
-            corr1.append(spearmanr(target, pred1)[0])
-            corr2.append(spearmanr(target, pred2)[0])
+            corr1.append(first)
+            corr2.append(second)
         return np.mean(corr1), np.mean(corr2)
 
     return measure
