@@ -1,12 +1,15 @@
 """Scoring `datasets` corpora with a batched map: Dataset, IterableDataset, one process per device."""
 
-import datasets
 import numpy as np
 import pytest
+from support.lazy import LazyModule
 
 import bart_score
 from bart_score.messages import Mention
 
+# Imported by the worker that runs these tests (about a second of CPU time, with pandas and pyarrow), not while every
+# worker collects them (support/lazy.py).
+datasets = LazyModule("datasets")
 TOLERANCE = 1e-5
 
 
