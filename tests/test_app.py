@@ -254,9 +254,9 @@ def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
         source="",
         directions=["recall", "f_score"],
         aggregation="max",
-        prompt="custom",
-        phrase="In other words",
-        side="decoder",
+        prompt_choice="custom",
+        prompt_phrase="In other words",
+        prompt_side="decoder",
     )
     expected = scorer.score_directions(
         CANDIDATES[:2],
@@ -319,7 +319,7 @@ def test_api_candidates_have_names_of_their_own(client):
             "direction 'faithfulness' (source -&gt; prediction) needs Source, which",
         ),
         (dict(directions=[]), "Choose at least one direction"),
-        (dict(prompt="custom", phrase="  "), "Enter a custom prompt phrase"),
+        (dict(prompt_choice="custom", prompt_phrase="  "), "Enter a custom prompt phrase"),
         (dict(model="missing"), "The model 'missing' is not available on this server; choose another model"),
     ],
 )

@@ -406,7 +406,12 @@ def test_the_examples_show_only_notes_a_user_can_act_on(app_settings, model, exa
     the page does show (the random models' scales) ends with what its user can do."""
     chosen = space.examples.EXAMPLES[example]
     arguments = [
-        *settings_inputs(model, chosen["directions"], "mean", chosen["prompt"], "", chosen["prompt_side"]),
+        *settings_inputs(
+            model=model,
+            directions=chosen["directions"],
+            prompt_choice=chosen["prompt"],
+            prompt_side=chosen["prompt_side"],
+        ),
         chosen["source"],
         chosen["references"],
         candidate_boxes(*chosen["candidates"]),
@@ -425,7 +430,7 @@ def test_an_uploads_reference_points_show_no_note_about_their_number(app_setting
         f"Source {row} about {topic}.,Out {row} on {topic}.,Other {row}.\n" for row, topic in enumerate("ab")
     )
     path = batch_file(tmp_path, "small.csv", "source,A,B\n" + rows)
-    arguments = (*settings_inputs("copier", ["faithfulness"]), path, "corpus")
+    arguments = (*settings_inputs(model="copier", directions=["faithfulness"]), path, "corpus")
     handlers = space_handlers.BatchHandlers(app_settings)
     outcome = asyncio.run(space_handlers.outcome_of(handlers.check, handlers.compute, *arguments))
     assert outcome.problem is None and not [note for note in outcome.notes if "reference pairs" in note]
@@ -535,7 +540,9 @@ def test_a_comparison_over_the_limit_is_refused_before_the_model_is_used(app_set
     monkeypatch.setattr(space.handlers, "menu_scorer", lambda *args: pytest.fail("the model was used"))
     references = "\n".join(f"Reference {i}" for i in range(8))
     with pytest.raises(gr.Error, match=r"needs 14,006 scored pairs .* the limit here is 100\. Use fewer candidates"):
-        compare(*settings_inputs(prompt="summary"), SOURCE, references, *[f"Candidate text {i}" for i in range(6)])
+        compare(
+            *settings_inputs(prompt_choice="summary"), SOURCE, references, *[f"Candidate text {i}" for i in range(6)]
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------------

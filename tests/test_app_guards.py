@@ -18,7 +18,7 @@ from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 from support.app_server import MAX_CHARS, event_functions
 from support.lazy import LazyModule
-from support.space_requests import SETTINGS, compare_arguments
+from support.space_requests import FAITHFULNESS, SETTINGS, compare_arguments, settings_inputs
 
 import bart_score
 import bart_score.inputs
@@ -100,7 +100,7 @@ def test_menu_models_that_cannot_be_loaded_are_marked_at_start_and_fail_fast(
     compare = event_function(demo, "compare")
     for model in ("cnn", "gone"):
         with pytest.raises(gr.Error, match=f"The model '{model}' is not available on this server"):
-            compare(model, *compare_arguments()[1:])
+            compare(*compare_arguments(model=model))
 
 
 def test_a_model_outside_the_cache_offline_is_named_by_its_hub_id(empty_hf_cache):
@@ -191,8 +191,7 @@ def test_special_tokens_in_compare_are_refused_naming_the_field_and_token(client
 
 @pytest.mark.slow
 def test_special_tokens_in_a_custom_prompt_phrase_or_an_upload_are_refused(client, tmp_path):
-    arguments = compare_arguments()
-    arguments[3:5] = ["custom", "In other <mask> words"]
+    arguments = compare_arguments(prompt_choice="custom", prompt_phrase="In other <mask> words")
     with pytest.raises(AppError, match=re.escape(space_feedback.as_text("The custom prompt phrase contains <mask>"))):
         client.predict(*arguments, api_name="/compare")
     path = tmp_path / "outputs.csv"
@@ -259,9 +258,7 @@ def test_the_downloaded_csv_carries_no_formulas_and_keeps_scores_numeric(client,
         writer.writerow(["id", "source", "reference", '=HYPERLINK("http://x")', "@sys"])
         writer.writerow(["=cmd|' /C calc'!A0", "The cat sat.", "A cat.", "A cat sat.", "Cats."])
         writer.writerow(["-7", "The dog ran.", "A dog.", "A dog ran.", "Dogs."])
-    _, _, _, rows, download, _, _ = client.predict(
-        *["tiny", ["faithfulness"], "mean", "none", "", "encoder"], handle_file(str(path)), api_name="/score_file"
-    )
+    _, _, _, rows, download, _, _ = client.predict(*FAITHFULNESS, handle_file(str(path)), api_name="/score_file")
     with open(download, newline="", encoding="utf-8") as handle:
         table = list(csv.reader(handle))
     header, *lines = table
@@ -439,38 +436,40 @@ WRONG_TEXTS = [["a", "b"], {"text": "a"}, 3, 2.5, True]
 @pytest.mark.slow
 @pytest.mark.parametrize("value", WRONG_TEXTS, ids=lambda value: type(value).__name__)
 @pytest.mark.parametrize(
-    "position, label", [(6, "Source"), (7, "References"), (8, "Candidate 1"), (13, "Candidate 6"), (4, None)]
+    "name, label",
+    [
+        ("source", "Source"),
+        ("references", "References"),
+        ("candidate_1", "Candidate 1"),
+        ("candidate_6", "Candidate 6"),
+        ("prompt_phrase", "Custom prompt phrase"),
+    ],
 )
-def test_api_texts_of_another_type_are_refused_naming_the_field(client, position, label, value):
-    arguments = compare_arguments()
-    if label is None:  # the custom prompt phrase
-        arguments[3], label = "custom", "Custom prompt phrase"
-    arguments[position] = value
+def test_api_texts_of_another_type_are_refused_naming_the_field(client, name, label, value):
+    custom = {"prompt_choice": "custom"} if name == "prompt_phrase" else {}  # the phrase is read for a custom prompt
     with pytest.raises(AppError) as raised:
-        client.predict(*arguments, api_name="/compare")
+        client.predict(*compare_arguments(**custom, **{name: value}), api_name="/compare")
     described = bart_score.inputs.describe(value)
     assert str(raised.value) == f"{label} must be text (a string), got {described}"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "position, value, message",
+    "name, value, message",
     [
-        (0, ["tiny"], "Model must be one of its choices, given as a string, got a list"),
-        (1, "faithfulness", "Directions must be a list of its choices, each a string, got a str"),
-        (1, {"faithfulness": True}, "Directions must be a list of its choices, each a string, got a dict"),
-        (1, ["faithfulness", 3], "Directions must be a list of its choices, each a string, got an int"),
-        (1, None, "Directions must be a list of its choices, each a string, got None"),
-        (2, 1, "Several references must be one of its choices, given as a string, got an int"),
-        (3, ["none"], "Prompt must be one of its choices, given as a string, got a list"),
-        (5, {"side": "encoder"}, "Prompt side must be one of its choices, given as a string, got a dict"),
+        ("model", ["tiny"], "Model must be one of its choices, given as a string, got a list"),
+        ("directions", "faithfulness", "Directions must be a list of its choices, each a string, got a str"),
+        ("directions", {"faithfulness": True}, "Directions must be a list of its choices, each a string, got a dict"),
+        ("directions", ["faithfulness", 3], "Directions must be a list of its choices, each a string, got an int"),
+        ("directions", None, "Directions must be a list of its choices, each a string, got None"),
+        ("aggregation", 1, "Several references must be one of its choices, given as a string, got an int"),
+        ("prompt_choice", ["none"], "Prompt must be one of its choices, given as a string, got a list"),
+        ("prompt_side", {"side": "encoder"}, "Prompt side must be one of its choices, given as a string, got a dict"),
     ],
 )
-def test_api_choices_of_another_type_are_refused_naming_the_field(client, position, value, message):
-    arguments = compare_arguments()
-    arguments[position] = value
+def test_api_choices_of_another_type_are_refused_naming_the_field(client, name, value, message):
     with pytest.raises(AppError, match=f"^{re.escape(message)}$"):
-        client.predict(*arguments, api_name="/compare")
+        client.predict(*compare_arguments(**{name: value}), api_name="/compare")
 
 
 @pytest.mark.slow
@@ -482,4 +481,8 @@ def test_api_batch_settings_of_another_type_are_refused(client, tmp_path):
     ):
         client.predict(*SETTINGS, handle_file(str(path)), ["none"], api_name="/score_file")
     with pytest.raises(AppError, match=r"^Custom prompt phrase must be text"):
-        client.predict(*SETTINGS[:3], "custom", ["x"], "encoder", handle_file(str(path)), api_name="/score_file")
+        client.predict(
+            *settings_inputs(directions=["faithfulness", "precision"], prompt_choice="custom", prompt_phrase=["x"]),
+            handle_file(str(path)),
+            api_name="/score_file",
+        )

@@ -152,7 +152,7 @@ def test_a_job_cancelled_right_after_submit_stops(client, app_settings, tmp_path
     """gradio_client's cancel, sent right after submit, did not reach the server: the job ran to its end."""
     from gradio_client.utils import Status
 
-    compare = [*FAITHFULNESS, "A source.", "", "a", "b", *[""] * 4]
+    compare = compare_arguments(source="A source.", references="", candidates=("a", "b"), directions=["faithfulness"])
     client.predict(*compare, api_name="/compare")  # the model is loaded (the same engine object)
     engine = space.settings.menu_scorer(app_settings, "tiny")
     calls = []

@@ -99,7 +99,7 @@ def page_entry(handlers_class, settings, *inputs):
             "directions",
             "direction 'faithfulness' (source -> prediction) needs Source, which",
         ),
-        (dict(prompt="custom", phrase=" "), "prompt-phrase", "Enter a custom prompt phrase"),
+        (dict(prompt_choice="custom", prompt_phrase=" "), "prompt-phrase", "Enter a custom prompt phrase"),
         (dict(model="missing"), "model", "The model &#x27;missing&#x27; is not available"),
     ],
 )

@@ -20,6 +20,7 @@ from support import app_server
 from support.inference_server import InferenceServer
 from support.lazy import LazyModule
 from support.space_inputs import CANDIDATES, REFERENCES, SOURCE
+from support.space_requests import compare_arguments
 
 import bart_score
 import space.guards
@@ -32,7 +33,6 @@ space_handlers = LazyModule("space.handlers")
 
 KEY = "sk-test-0123456789abcdef"  # the API key the tests' server wants, which no visitor may see
 TOLERANCE = 1e-5
-FAITHFULNESS = ["big", ["faithfulness"], "mean", "none", "", "encoder"]
 
 
 @pytest.fixture(scope="module")
@@ -216,7 +216,7 @@ def test_the_page_says_a_servers_failure_by_the_menu_name(port, tiny_opt, fresh_
 
     settings = served_settings(url_of(port), tiny_opt[0])
     handlers = space_handlers.CompareHandlers(settings)
-    inputs = [*FAITHFULNESS, SOURCE, "", *CANDIDATES[:2], "", "", "", ""]
+    inputs = compare_arguments(SOURCE, "", CANDIDATES[:2], model="big", directions=["faithfulness"])
     with InferenceServer("vllm", tiny_opt[0], model=tiny_opt[1], key="another-key", port=port):
         refused = asyncio.run(handlers.page(*inputs))
     with server_on(port, tiny_opt) as server:

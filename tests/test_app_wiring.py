@@ -20,6 +20,7 @@ from space.wiring import T, Wired, run_of, takes
 # Gradio and what imports it, imported by the first test that uses them (support/lazy.py).
 app = LazyModule("app")
 space_handlers = LazyModule("space.handlers")
+space_requests = LazyModule("support.space_requests")
 
 
 @dataclass
@@ -128,3 +129,5 @@ def test_each_scoring_event_is_named_and_shows_progress_as_its_entry_says(app_se
     }
     assert defaults["aggregation"] == bart_score.ScoringOptions().aggregation == "mean"
     assert defaults["prompt_side"] == bart_score.ScoringOptions().prompt_side == "encoder"
+    # what the tests send for a setting they leave alone (support/space_requests.py) is what the page starts with
+    assert [defaults[name] for name in SETTINGS] == space_requests.settings_inputs()

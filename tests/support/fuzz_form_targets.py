@@ -14,7 +14,7 @@ import fractions
 import functools
 import json
 import pathlib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -234,7 +234,7 @@ def _request(valid: dict[str, st.SearchStrategy[Any]], hostile: dict[str, st.Sea
 
 
 def _settings_fields() -> tuple[dict[str, st.SearchStrategy[Any]], dict[str, st.SearchStrategy[Any]]]:
-    """(valid, hostile) values of the settings both tabs have."""
+    """(valid, hostile) values of the settings both tabs have, by their fields' names (space.wiring.SettingsInputs)."""
     valid = {
         "model": st.sampled_from(["tiny", "chat"]),
         "directions": st.lists(st.sampled_from(_DIRECTIONS), min_size=1, max_size=4, unique=True),
@@ -248,7 +248,11 @@ def _settings_fields() -> tuple[dict[str, st.SearchStrategy[Any]], dict[str, st.
     return valid, hostile
 
 
-_SETTINGS = ("model", "directions", "aggregation", "prompt_choice", "prompt_phrase", "prompt_side")
+def _settings_of(request: dict[str, Any]) -> list[Any]:
+    """The request's settings in the order the handlers take them (the Space is imported by the strategies)."""
+    from space.wiring import SettingsInputs
+
+    return list(SettingsInputs(**{item.name: _text_of(request[item.name]) for item in fields(SettingsInputs)}))
 
 
 @functools.lru_cache(maxsize=2)
@@ -290,7 +294,7 @@ def _compare_inputs() -> st.SearchStrategy[dict[str, Any]]:
 def _check_compare(request: dict[str, Any]) -> Any:
     from space.handlers import CompareHandlers
 
-    settings = [request[name] if name == "directions" else _text_of(request[name]) for name in _SETTINGS]
+    settings = _settings_of(request)
     candidates = [_text_of(text) for text in request["candidates"]]
     source, references = _text_of(request["source"]), _text_of(request["references"])
     return CompareHandlers(_space_settings(False)).check(*settings, source, references, candidates)
@@ -348,7 +352,7 @@ def _batch_inputs() -> st.SearchStrategy[dict[str, Any]]:
 def _check_batch(request: dict[str, Any]) -> Any:
     from space.handlers import BatchHandlers
 
-    settings = [request[name] if name == "directions" else _text_of(request[name]) for name in _SETTINGS]
+    settings = _settings_of(request)
     path = None
     if request["upload"] is not None:
         extension, data = request["upload"]

@@ -1,33 +1,65 @@
 """What the Space's tests send it, shared by its test modules: the settings fields in the order its handlers and API
-take them (`settings_inputs`, `SETTINGS`, `FAITHFULNESS`), the candidate boxes (`candidate_boxes`), a Compare
-request's arguments (`compare_arguments`, `REFERENCE_LINES`), an upload's file (`write`, `batch_file`) read as the
-Batch tab reads it (`parse`); and an HTTP request as the Space's guards see it (`request_scope`, `forwarded`,
-`PROXIES`, with a `Clock` the test moves on)."""
+take them (`settings_inputs`, `SETTINGS`, `FAITHFULNESS`, from `UNTOUCHED`), the candidate boxes (`candidate_boxes`),
+a Compare request's arguments (`compare_arguments`, `REFERENCE_LINES`), an upload's file (`write`, `batch_file`) read
+as the Batch tab reads it (`parse`); and an HTTP request as the Space's guards see it (`request_scope`, `forwarded`,
+`PROXIES`, with a `Clock` the test moves on).
+
+The fields, their order and their names are space.wiring's: a request is built as the wiring's dataclass and read
+in its order, and a test changes a field by the name the API gives it, so that a field added to the form needs no
+edit here but its value in UNTOUCHED."""
+
+import copy
 
 import bart_score
 import space.batch
 import space.clients
 import space.form
+from space.wiring import CompareInputs, SettingsInputs, Wired
 from support.app_server import MAX_CHARS, MAX_ROWS
 from support.space_inputs import REFERENCES
 
+# The settings as a visitor who leaves them alone sends them: the page's starting values (app.settings_panel), on the
+# tests' default model (tests/test_app_wiring.py checks both against the API's defaults).
+UNTOUCHED = SettingsInputs(
+    model="tiny",
+    directions=list(bart_score.DIRECTIONS),
+    aggregation=bart_score.ScoringOptions().aggregation,
+    prompt_choice="none",
+    prompt_phrase="",
+    prompt_side=bart_score.ScoringOptions().prompt_side,
+)
 
-def settings_inputs(
-    model="tiny", directions=bart_score.DIRECTIONS, aggregation="mean", prompt="none", phrase="", side="encoder"
-):
-    return [model, list(directions), aggregation, prompt, phrase, side]
+
+def by_name(inputs: Wired, changed: dict) -> list:
+    """`inputs`' values in the API's order, those that `changed` names (by the API's names of its parameters: a
+    setting's field, "source", "candidate_3") replaced."""
+    names = [parameter.name for parameter in inputs.parameters()]
+    unknown = set(changed) - set(names)
+    assert not unknown, f"{sorted(unknown)} name no input; the inputs are {names}"
+    return [changed.get(name, value) for name, value in zip(names, inputs, strict=True)]
+
+
+def settings_inputs(**changed):
+    """The settings' values in the order the handlers and the API take them, UNTOUCHED's unless `changed` names
+    them."""
+    return by_name(copy.deepcopy(UNTOUCHED), changed)  # a list a test changes is its own
 
 
 def candidate_boxes(*texts):
     return list(texts) + [""] * (space.form.MAX_CANDIDATES - len(texts))
 
 
-SETTINGS = ["tiny", ["faithfulness", "precision"], "mean", "none", "", "encoder"]
-FAITHFULNESS = ["tiny", ["faithfulness"], "mean", "none", "", "encoder"]
+SETTINGS = settings_inputs(directions=["faithfulness", "precision"])
+FAITHFULNESS = settings_inputs(directions=["faithfulness"])
 
 
-def compare_arguments(source="A council voted for a new library.", references="A library.", candidates=("a", "b")):
-    return [*SETTINGS, source, references, *candidates, *[""] * (space.form.MAX_CANDIDATES - len(candidates))]
+def compare_arguments(
+    source="A council voted for a new library.", references="A library.", candidates=("a", "b"), **changed
+):
+    """A Compare request's arguments in the API's order: SETTINGS' settings, then the texts; `changed` replaces any
+    of them by its parameter's name (by_name)."""
+    request = CompareInputs(SettingsInputs.read(SETTINGS), source, references, tuple(candidate_boxes(*candidates)))
+    return by_name(request, changed)
 
 
 REFERENCE_LINES = "\n".join(REFERENCES)
