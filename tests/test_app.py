@@ -38,6 +38,7 @@ import space.batch
 import space.candidates
 import space.form
 import space.settings
+import space.wiring
 from bart_score.baselines import files as baseline_files
 from bart_score.baselines.build import build_baseline
 
@@ -280,12 +281,7 @@ def test_api_compare_passes_every_setting_to_the_engine(client, scorer):
 def test_api_candidates_have_names_of_their_own(client):
     parameters = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/compare"]["parameters"]
     assert [parameter["parameter_name"] for parameter in parameters] == [
-        "model",
-        "directions",
-        "aggregation",
-        "prompt_choice",
-        "prompt_phrase",
-        "prompt_side",
+        *(setting.name for setting in space.wiring.SettingsInputs.parameters()),  # test_app_wiring.py pins them
         "source",
         "references",
         *(f"candidate_{number}" for number in range(1, space.form.MAX_CANDIDATES + 1)),

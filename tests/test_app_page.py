@@ -160,10 +160,14 @@ def test_the_wiring_orders_the_inputs_as_the_api_names_them():
     batch = [name for name in inspect.signature(space_handlers.BatchHandlers.api).parameters if name != "self"]
     assert wired_names(space.wiring.CompareInputs, space.form.MAX_CANDIDATES) == compare
     assert wired_names(space.wiring.BatchInputs) == [name for name in batch if name != "progress"]
-    values = list(range(len(compare)))
+    values = list(range(len(compare)))  # each input's value is its place in the API
     read = space.wiring.CompareInputs.read(values)
-    assert read.source == 6 and read.candidates == (8, 9, 10, 11, 12, 13) and list(read) == values
-    assert list(space.wiring.BatchInputs.read(range(8))) == list(range(8))
+    boxes = tuple(compare.index(f"candidate_{number}") for number in range(1, space.form.MAX_CANDIDATES + 1))
+    assert read.source == compare.index("source") and read.candidates == boxes and list(read) == values
+    settings = [item.name for item in dataclasses.fields(read.settings)]
+    assert [getattr(read.settings, name) for name in settings] == [compare.index(name) for name in settings]
+    batch_values = [place for place, name in enumerate(batch) if name != "progress"]
+    assert list(space.wiring.BatchInputs.read(batch_values)) == batch_values
 
 
 def test_counts_are_written_with_the_number_their_noun_takes(tmp_path):
