@@ -14,7 +14,7 @@
     variants         the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults
     stats            bootstrap confidence intervals, paired bootstrap and paired t-test
     scoring/         the core: the engine (BARTScorer) and its plan, the directions over it, what results carry
-                     [engine, protocols, pair_groups, directions, signature, prompts, score_cache, progress]
+                     [plan, engine, protocols, pair_groups, directions, signature, prompts, score_cache, progress]
     models/          model families, checkpoints, served models [base, seq2seq, causal, chat, chat_render, gguf,
                      checkpoints, loading, conversion, served/]
     corpora/         corpora and the files read and written [corpus, table_files, dataset_scoring, reading, outputs]

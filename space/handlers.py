@@ -218,7 +218,7 @@ class CompareHandlers:
     def compute(self, request: CompareRequest) -> CompareView:
         """The checked request scored (on the scoring thread)."""
         scorer = menu_scorer(self.settings, request.model)
-        stoppable(scorer.model)
+        stoppable(scorer)
         refuse_special_tokens(
             [
                 ("The source", request.source, "source"),
@@ -393,7 +393,7 @@ class BatchHandlers:
         """The checked request scored (on the scoring thread)."""
         corpus, options = request.corpus, request.options
         scorer = menu_scorer(self.settings, request.model)
-        stoppable(scorer.model)
+        stoppable(scorer)
         refuse_special_tokens([*request.custom, *upload_texts(corpus)], scorer.tokenizer.all_special_tokens)
         with served_failures(self.settings, request.model):
             result = score_upload(scorer, corpus, options, model_name=request.model)

@@ -4,8 +4,8 @@ Gradio's queue gives the scoring events one slot, but cancelling a job frees tha
 thread, which nothing outside can stop, computes on: a client that submits and cancels could run any number of
 computations at once. So every computation runs on the one thread of SCORING_THREAD. A job waits there for the
 computation before it; a cancelled job whose computation has not started never starts it; one already running stops
-at its model's next call (`stoppable` hooks the model), so that the next starts soon after. The thread is also the
-only one whose memory arena scoring grows (see guards.py).
+at its model's next call (`stoppable` hooks the scorer's calls), so that the next starts soon after. The thread is
+also the only one whose memory arena scoring grows (see guards.py).
 
 A job is cancelled when Gradio cancels its task, or by its event id (`cancel`): gradio_client sends its cancel before
 it knows the job's event id, then asks to reset the event by its id, which Gradio takes as nothing; the Space's route
@@ -41,7 +41,7 @@ _stop_of_this_job: contextvars.ContextVar[threading.Event | None] = contextvars.
 _cancelled: OrderedDict[str, None] = OrderedDict()  # event ids cancelled, newest last
 _running: dict[str, threading.Event] = {}  # event id -> its computation's stop
 _lock = threading.Lock()
-_hooked: weakref.WeakSet[Any] = weakref.WeakSet()  # the models `stoppable` hooked
+_hooked: weakref.WeakSet[Any] = weakref.WeakSet()  # the scorers `stoppable` hooked
 
 
 def cancel(event_id: str) -> None:
@@ -91,18 +91,18 @@ async def run_exclusively(work: Callable[..., Result], *args: object, job: str |
                 _running.pop(job, None)
 
 
-def stoppable(model: Any) -> None:
-    """Hooks every module of a torch model (once), so that a call of any of them in a cancelled job's computation
-    raises JobCancelled: a computation stops within one model batch of its cancel."""
+def stoppable(scorer: Any) -> None:
+    """Hooks each call of a scorer's model (once: every module of a local model, each request to a server), so that
+    such a call in a cancelled job's computation raises JobCancelled: a computation stops within one model batch (or
+    one request) of its cancel."""
     with _lock:
-        if model in _hooked:
+        if scorer in _hooked:
             return
-        _hooked.add(model)
-    for module in model.modules():
-        module.register_forward_pre_hook(_stop_if_cancelled)
+        _hooked.add(scorer)
+    scorer.on_each_call(_stop_if_cancelled)
 
 
-def _stop_if_cancelled(module: Any, inputs: Any) -> None:
+def _stop_if_cancelled() -> None:
     stop = _stop_of_this_job.get()
     if stop is not None and stop.is_set():
         raise JobCancelled()

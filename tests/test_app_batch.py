@@ -377,7 +377,7 @@ def test_file_scores_match_the_engine_and_compare_systems(scorer):
     pair = result.pairs[result.pairs["direction"] == "f_score"].iloc[0]
     assert pair["bootstrap p"] == pytest.approx(stats["pairs"][0]["bootstrap_p"])
     assert pair["better"] == (stats["pairs"][0]["winner"] or "no significant difference")
-    assert result.signature.startswith(f"ckpt:{scorer.checkpoint}|dirs:faithfulness+f_score|agg:max|nrefs:1-2|")
+    assert result.signature.startswith(f"ckpt:{scorer.options.checkpoint}|dirs:faithfulness+f_score|agg:max|nrefs:1-2|")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -422,7 +422,7 @@ def test_a_saved_baseline_that_cannot_be_used_is_explained_without_paths(
     message = raised.value.message
     assert message.startswith(f"Rescaling with the saved baseline of model 'tiny' is not possible: {problem}")
     assert "reference points from this file" in message
-    for server_only in (str(tmp_path), "/", "bartscore baseline", scorer.checkpoint):
+    for server_only in (str(tmp_path), "/", "bartscore baseline", scorer.options.checkpoint):
         assert server_only not in message
 
 

@@ -1,5 +1,5 @@
-"""Served models: a causal LM scored through an inference server (bart_score.models.served.transport, server_kinds,
-served).
+"""Served models: a causal LM scored through an inference server (bart_score.models.served: transport, kinds, server,
+scorer).
 
 The fast tests run a small server of the tests' own (support/inference_server.py) that answers in the exact shapes of
 vLLM, SGLang, TGI and llama.cpp's llama-server, with true log-probabilities computed by transformers on a tiny model:
@@ -21,12 +21,14 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import warnings
 from pathlib import Path
 
 import pytest
 import scipy.stats
-from support.inference_server import KINDS, InferenceServer
+import torch
+from support.inference_server import CONTEXT, KINDS, InferenceServer
 from support.reference import causal_score
 
 import bart_score
@@ -39,6 +41,7 @@ from bart_score.errors import (
     UnsupportedModelError,
 )
 from bart_score.messages import Mention
+from bart_score.models.checkpoints import locate_checkpoint
 from bart_score.models.served import transport as servers
 from bart_score.models.served.transport import API_KEY_ENV, API_KEY_FILE_ENV, server_address
 from bart_score.scoring.score_cache import ResumableScorer, read_cache_file
@@ -94,9 +97,66 @@ def test_each_kind_of_server_scores_as_a_plain_loop_and_the_local_engine(kind, t
     for ours, theirs in zip(tokens, local.score_tokens(CONDITIONS[:4], TARGETS[:4])):
         assert [text for text, _ in ours] == [text for text, _ in theirs]
         assert max(abs(a - b) for (_, a), (_, b) in zip(ours, theirs)) < 1e-5
-    assert detected.served.server.kind.name == kind and detected.model_identity == scorer.model_identity
+    assert detected.served.server.name == kind and detected.model_identity == scorer.model_identity
     assert scorer.signature_fields()[2].startswith(f"served:{kind}")
     assert scorer.model_label == f"{kind}+{server.url}#{server.name if kind != 'tgi' else tiny_opt[0]}"
+
+
+def test_a_served_model_is_a_scorer_of_its_own_beside_the_engine_with_no_module_standing_in(tiny_opt, local):
+    """BARTScorer(checkpoint=<a server>) gives the served model's scorer: planned as the engine is (the same
+    PlannedScorer), its family the token policy alone, with no torch module for the server; each request runs the
+    hooks it is given (the Space's cancel), in the thread that makes it, so that a hook that raises stops the rest."""
+    from bart_score.models.served.scorer import ServedScorer
+    from bart_score.scoring.plan import PlannedScorer
+
+    with serving("vllm", tiny_opt) as server:
+        scorer = bart_score.BARTScorer(
+            checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0], concurrency=1
+        )
+        assert isinstance(scorer, ServedScorer) and isinstance(scorer, PlannedScorer)
+        assert isinstance(local, bart_score.BARTScorer) and isinstance(local, PlannedScorer)
+        assert scorer.family.model is None and not isinstance(scorer.served, torch.nn.Module)
+        assert scorer.family.max_positions == CONTEXT - 1 and scorer.family.limits is not None  # the server's
+        calls = []
+
+        def hook():
+            calls.append(threading.current_thread().name)
+            if len(calls) >= 2:  # cancelled from the second request on, as the Space's job is
+                raise KeyboardInterrupt  # as the Space's JobCancelled, not an Exception
+
+        scorer.on_each_call(hook)
+        with pytest.raises(KeyboardInterrupt):
+            scorer.score([f"Condition number {n}." for n in range(6)], ["A target."] * 6)
+        scoring = [path for _, path, _ in server.requests if path.endswith("/completions")]
+        assert len(scoring) == 1 and len(calls) >= 2  # the first request alone went: each after it stopped at its hook
+        assert all(name != threading.current_thread().name for name in calls)  # the request threads ran them
+
+
+def test_a_kind_of_server_is_one_class_which_registers_itself(tiny_opt, local):
+    """Defining a ServerKind is all that adding a kind takes: the checkpoint's form names it, messages list it, and a
+    server answering as it does is scored through it (here vLLM's shapes under another name)."""
+    from bart_score.models.served import kinds
+
+    class Relabelled(kinds.VLLM):
+        name = "relabelled"
+        title = "a relabelled vLLM"
+
+    try:
+        assert kinds.KINDS["relabelled"] is Relabelled and servers.names_a_server("relabelled+127.0.0.1:8000")
+        with serving("vllm", tiny_opt) as server:
+            scorer = bart_score.BARTScorer(
+                checkpoint=f"relabelled+{server.url}", device="cpu", served_tokenizer=tiny_opt[0]
+            )
+            scores = scorer.score(CONDITIONS, TARGETS)
+            with pytest.raises(InputError, match=r"the kinds are vllm, sglang, tgi, llama\.cpp, relabelled"):
+                locate_checkpoint(f"unknown+{server.url}")
+        assert max(abs(a - b) for a, b in zip(scores, local.score(CONDITIONS, TARGETS))) < 1e-5
+        assert (
+            scorer.model_label.startswith(f"relabelled+{server.url}#")
+            and scorer.served.server.title == Relabelled.title
+        )
+    finally:
+        del kinds.KINDS["relabelled"]
 
 
 def test_chat_scoring_through_a_server_is_the_local_chat_scoring(tmp_path):
@@ -325,8 +385,9 @@ def test_the_server_s_address_is_checked_and_plain_http_elsewhere_is_warned_abou
         warnings.simplefilter("error")
         for url in ("http://127.0.0.1:8000", "http://localhost:8000/v1", "http://[::1]:8080", "https://10.1.2.3"):
             server_address(url)
-    with pytest.raises(InputError, match=r"the kinds are vllm, sglang, tgi, llama\.cpp"):
-        server_address("ollama+http://127.0.0.1:11434")
+    for unknown in ("ollama+http://127.0.0.1:11434", "ollama+127.0.0.1:11434"):
+        with pytest.raises(InputError, match=r"the kinds are vllm, sglang, tgi, llama\.cpp"):
+            locate_checkpoint(unknown)
     with pytest.raises(InputError) as raised:
         server_address("vllm+http://user:hunter2@127.0.0.1:8000/v1")
     assert "hunter2" not in str(raised.value) and API_KEY_ENV in str(raised.value)
@@ -393,7 +454,7 @@ def test_the_real_llama_server_scores_the_real_gguf_as_the_engine_does(smollm2_g
 
     if llama_server_binary() is None:
         pytest.skip(HOW_TO_BUILD)
-    pairs = summeval_like_pairs()
+    pairs = summeval_like_pairs(count=12)  # 4 sources: about 2 minutes of the server's CPU time
     sources, predictions = tmp_path / "sources.txt", tmp_path / "predictions.txt"
     sources.write_text("".join(f"{source}\n" for source, _ in pairs))
     predictions.write_text("".join(f"{summary}\n" for _, summary in pairs))
@@ -450,13 +511,13 @@ def test_a_fresh_llama_server_scores_the_same_in_every_run(smollm2_gguf, tmp_pat
     rng = random.Random(11)
     sources = [english_like_text(rng, 150) for _ in range(2)]
     pairs = [(source, english_like_text(rng, 30)) for source in sources for _ in range(2)]
-    runs = []
     with LlamaServer(smollm2_gguf, str(tmp_path / "llama-server.log"), slots=1) as server:
-        for _ in range(3):
-            scorer = bart_score.BARTScorer(
-                checkpoint=f"llama.cpp+{server.url}", device="cpu", served_tokenizer=smollm2_gguf, concurrency=1
-            )
-            runs.append(scorer.score(*zip(*pairs)))
+        # One scorer for the three runs: it keeps no scores between them, and the GGUF file's tokenizer takes about 7 s
+        # of CPU time to load
+        scorer = bart_score.BARTScorer(
+            checkpoint=f"llama.cpp+{server.url}", device="cpu", served_tokenizer=smollm2_gguf, concurrency=1
+        )
+        runs = [scorer.score(*zip(*pairs)) for _ in range(3)]
     assert runs[1] == runs[0] and runs[2] == runs[0], runs
 
 

@@ -2,7 +2,7 @@
 (support/inference_server.py) made to say what a hostile one would through its rewrites.
 
 - Strings it reports (its version, a model's name) reach no output raw: the API key blanked out, control characters
-  and "|" escaped, cut to server_kinds.MOST_REPORTED_CHARS, so that the signature always parses back.
+  and "|" escaped, cut to answers.MOST_REPORTED_CHARS, so that the signature always parses back.
 - Values in messages are bounded: a 301-digit log-probability is shown to 6 significant digits, a long text or a
   list by its size.
 - JSON nested 200,000 deep in any answer is one line naming the URL.
@@ -24,8 +24,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 import bart_score
 from bart_score.errors import BARTScoreError, CacheFileError, CheckpointLoadError, CheckpointNotFoundError
 from bart_score.models.served import transport as servers
-from bart_score.models.served.kinds import MOST_REPORTED_CHARS
-from bart_score.models.served.model import PROBE_TOLERANCE
+from bart_score.models.served.answers import MOST_REPORTED_CHARS
+from bart_score.models.served.server import PROBE_TOLERANCE
 from bart_score.models.served.transport import API_KEY_ENV, API_KEY_FILE_ENV
 from bart_score.scoring.score_cache import ResumableScorer
 from bart_score.scoring.signature import MAX_SIGNATURE_CHARS, Signature

@@ -318,7 +318,7 @@ def check_server_answers(engine: EngineOptions) -> None:
         address = server_address(engine.checkpoint)
     timeout = engine.request_timeout or DEFAULT_REQUEST_TIMEOUT
     problem = Connection(address, key=api_key(), timeout=timeout, retries=0).reached()
-    if problem is not None:  # as the load would say it (bart_score.models.served.model.connect_server)
+    if problem is not None:  # as the load would say it (bart_score.models.served.server.connect_server)
         raise CheckpointNotFoundError(
             f"no server answers at {address.url} ({problem})",
             option="checkpoint",

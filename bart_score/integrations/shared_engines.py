@@ -25,6 +25,7 @@ from typing import Any
 from ..corpora.reading import read_bounded
 from ..models.checkpoints import locate_checkpoint, weights_identity
 from ..models.loading import resolve_checkpoint
+from ..models.served.scorer import ServedScorer
 from ..options import EngineOptions
 from ..scoring.engine import BARTScorer
 
@@ -52,7 +53,7 @@ def shared_engine(options: EngineOptions) -> SharedEngine:
         if shared is not None and _still_current(shared.scorer, options):
             return shared
         scorer = BARTScorer(options)
-        if shared is not None and shared.scorer.served is not None and _same_model(scorer, shared.scorer):
+        if shared is not None and isinstance(shared.scorer, ServedScorer) and _same_model(scorer, shared.scorer):
             return shared
         shared = SharedEngine(scorer)
         _SHARED[key] = shared
@@ -63,7 +64,7 @@ def _still_current(scorer: BARTScorer, options: EngineOptions) -> bool:
     """Whether an engine loaded now for `options` would be `scorer`'s model, told from the files: the same identity
     (BARTScorer's model_identity) and, with a chat_template file, the template its tokenizer was given
     (models.loading). False for a served model, which shared_engine loads again to ask its server."""
-    if scorer.served is not None:
+    if isinstance(scorer, ServedScorer):
         return False
     checkpoint, para_weights = resolve_checkpoint(options.checkpoint)
     identity = locate_checkpoint(checkpoint).identity()

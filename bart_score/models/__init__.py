@@ -9,7 +9,7 @@
     chat_render  rendering a chat template in a separate, limited process
     gguf         reading and checking a GGUF file's header before transformers loads it
     conversion   a GGUF file written as a plain transformers folder
-    served/      causal LMs behind inference servers [transport, kinds, model]
+    served/      causal LMs behind inference servers [transport, kinds, server, scorer]
 
 The package imports none of them, so that importing one (checkpoints, gguf, served.transport) does not load the
 others."""

@@ -57,6 +57,15 @@ class Tokenized:
     special_token_texts: list[str] = field(default_factory=list)  # distinct texts holding special-token strings
 
 
+@dataclass(frozen=True)
+class ModelLimits:
+    """What a token policy reads of a model that is not here (one on an inference server, as its server reports it):
+    the most positions a pair may take (None: unsaid) and the vocabulary's size."""
+
+    positions: int | None
+    vocabulary: int
+
+
 class Family(ABC, Generic[Encoded]):
     """A kind of model the engine can drive. Subclasses set `name`, `model_types` and `auto_class`, and implement
     `tokenize`, `encode`, `decode` and `full_logits`; `policy` is the signature's short name of the token policy."""
@@ -76,6 +85,9 @@ class Family(ABC, Generic[Encoded]):
     # A pad token written in a target adds 0 to the sum but is counted, as the original's NLLLoss(ignore_index=pad);
     # False where no such rule applies.
     written_pad_scores_zero = False
+    # A family built with no model here (a served model's token policy: bart_score.models.loading.served_family): what
+    # it reads of the model instead; None when the model is here, and read.
+    limits: ModelLimits | None = None
 
     def __init__(self, tokenizer: Any, model: Any) -> None:
         self.tokenizer = tokenizer
@@ -90,6 +102,8 @@ class Family(ABC, Generic[Encoded]):
     @property
     def max_positions(self) -> int | None:
         """The most positions the model takes, or None when its positions are relative (T5)."""
+        if self.limits is not None:
+            return self.limits.positions
         return getattr(self.model.config, "max_position_embeddings", None)
 
     @property
@@ -154,7 +168,7 @@ class Family(ABC, Generic[Encoded]):
 
     def check_vocabulary(self, texts: Sequence[str], sequences: Sequence[Sequence[int]]) -> None:
         """Ids beyond the model's output layer (a tokenizer larger than its model) are refused, naming the text."""
-        vocabulary = self.output_layer()[0].shape[0]
+        vocabulary = self.limits.vocabulary if self.limits is not None else self.output_layer()[0].shape[0]
         for text, ids in zip(texts, sequences):
             known = [i for i in ids if i != IGNORED]
             if known and max(known) >= vocabulary:

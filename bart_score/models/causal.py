@@ -82,6 +82,8 @@ class CausalFamily(Family[EncodedPrefixes]):
 
     @property
     def max_positions(self) -> int | None:
+        if self.limits is not None:
+            return self.limits.positions
         config = self.model.config
         return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
 

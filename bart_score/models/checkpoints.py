@@ -36,6 +36,7 @@ from ..corpora.reading import MAX_FILE_BYTES, file_sha256, read_bounded, read_js
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError, first_line
 from ..messages import FileName, Mention, Part
 from .gguf import MAX_STRING_BYTES, is_gguf_path, read_gguf_header, require_gguf_extra
+from .served.kinds import checked_kind
 from .served.transport import ServerAddress, names_a_server, server_address
 
 # Files whose bytes are a checkpoint's weights (sharded ones with their index): digested by their bytes, each once a
@@ -125,8 +126,8 @@ class Checkpoint:
         its name and bytes, the digest of its header (metadata and tensor table) and the chat template read beside it
         with its file's name (side_chat_template; other files beside it are not read).
         A Hub id: "hub:<id>@<commit>" with the snapshot commit when it is in the Hugging Face cache, else "hub:<id>". A
-        served model has the identity its server's report gives it (served.ServedModel.identity), which the server is
-        asked for when the model is loaded."""
+        served model has the identity its server's report gives it (served.server.ServedModel.identity), which the
+        server is asked for when the model is loaded."""
         if self.server is not None:
             raise CheckpointLoadError(
                 f"{self.name!r} is a served model, whose identity is what its server reports when it is loaded"
@@ -265,6 +266,7 @@ def locate_checkpoint(name: str) -> Checkpoint:
     or a Hub id; or the server a served model runs on. Reads nothing but folder listings; a path that names nothing
     here is refused with what was looked for."""
     if names_a_server(name):
+        checked_kind(name)
         return Checkpoint(name, name, local=False, server=server_address(name))
     path = os.path.abspath(os.path.expanduser(name))
     if os.path.isdir(path):

@@ -4,8 +4,9 @@ A checkpoint is a named configuration (bart_score.variants), a GGUF file, a loca
 or a Hub id (see checkpoints.locate_checkpoint). A directory or GGUF file is read where it is; a Hub id from the
 Hugging Face cache, else the Hub. The config's model_type (a GGUF file's metadata) picks the family. A new family is one
 class (see base.Family) added to SEQ2SEQ_FAMILIES, or any decoder-only model that AutoModelForCausalLM loads. A
-checkpoint may also name an inference server a causal LM runs on (served.ServedModel): its family is the one the same
-model would have here, built on the served model's tokenizer, so that one token policy serves both. No code
+checkpoint may also name an inference server a causal LM runs on (served_family, for served.scorer.ServedScorer): its
+family is the one the same model would have here, built on the served model's tokenizer, so that one token policy
+serves both. No code
 from a checkpoint is ever run: every from_pretrained call passes trust_remote_code=False, and a checkpoint that would
 need its own code is refused before anything is loaded (so transformers never asks on stdin whether to run it)."""
 
@@ -36,7 +37,7 @@ from ..errors import (
 from ..messages import Mention, Part
 from ..options import TEMPLATE, ChatSettings, EngineOptions
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
-from .base import Family
+from .base import Family, ModelLimits
 from .causal import CausalFamily, GPTScoreFamily
 from .chat import ChatFamily
 from .checkpoints import (
@@ -53,7 +54,7 @@ from .checkpoints import (
 )
 from .gguf import CHAT_TEMPLATE_KEY, read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
-from .served.model import ServedModel, connect_server, tokenizer_origin
+from .served.server import ServedModel, connect_server, tokenizer_origin
 from .served.transport import SERVED_OPTIONS
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
@@ -106,11 +107,9 @@ def checkpoint_identity(checkpoint: str) -> str:
 def load_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
     """The family object driving `checkpoint` (see locate_checkpoint) under the engine's checked settings `options`:
     tokenizer and model loaded, in evaluation mode, in options.dtype (a GGUF file's tensors dequantized to it), for
-    chat-format scoring when options.chat_settings says so (bart_score.models.chat); a served model's options for a
-    checkpoint that names a server (and refused for any other). What is checked here is what needs the checkpoint's
+    chat-format scoring when options.chat_settings says so (bart_score.models.chat); a served model's options refused
+    (a checkpoint that names a server is served_family's). What is checked here is what needs the checkpoint's
     config; EngineOptions checked the rest."""
-    if checkpoint.server is not None:
-        return _served_family(checkpoint, options)
     given = [name for name in SERVED_OPTIONS if getattr(options, name) is not None]
     if given:
         raise InputError(
@@ -151,12 +150,13 @@ def load_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
     return family(tokenizer, model)
 
 
-def _served_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
-    """The family driving a model on a server (load_family's, for a checkpoint that names one): the server asked what
-    it serves, the tokenizer served_tokenizer names (or the Hub id the server reports: served.tokenizer_origin), and the
-    family the same model would have here, built on that tokenizer and the served model. A sequence-to-sequence model
-    cannot be served so: a server gives the log-probabilities of a decoder-only model's text."""
-    assert checkpoint.server is not None  # load_family's case
+def served_family(checkpoint: Checkpoint, options: EngineOptions) -> tuple[Family, ServedModel]:
+    """The token policy of a model on a server, and the served model: the server asked what it serves, the tokenizer
+    served_tokenizer names (or the Hub id the server reports: served.server.tokenizer_origin), and the family the same
+    model would have here, built on that tokenizer with no model here (ModelLimits: the server's context and
+    vocabulary). A sequence-to-sequence model cannot be served so: a server gives the log-probabilities of a
+    decoder-only model's text."""
+    assert checkpoint.server is not None  # a checkpoint that names a server: ServedScorer's
     template, compatibility, chat = options.template, options.compatibility, options.chat_settings
     server = connect_server(checkpoint.server, options)
     source, said = tokenizer_origin(server, options)  # never a path the server reports
@@ -191,10 +191,12 @@ def _served_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
     model = ServedModel(server, tokenizer, options, located.identity())
     if family is ChatFamily:
         assert chat is not None  # _family_class chose ChatFamily for chat settings
-        # The served model stands in for a transformers model: what the token policy reads of one.
         origin = _chat_template_origin(tokenizer, options.chat_template, located)
-        return family(tokenizer, model, chat, origin)  # type: ignore[arg-type]
-    return family(tokenizer, model, template)
+        policy: Family = family(tokenizer, None, chat, origin)  # type: ignore[arg-type]  # no model here
+    else:
+        policy = family(tokenizer, None, template)
+    policy.limits = ModelLimits(server.report.positions, model.vocabulary)
+    return policy, model
 
 
 def _refuse_language_codes(

@@ -1,6 +1,7 @@
 """The scoring core: the engine and its plan of a call, the directions over it, and what results carry.
 
-    engine       BARTScorer: planning, batches, encoder reuse, log-probabilities, out-of-memory retries
+    plan         PlannedScorer: a call planned (distinct texts, identical pairs once, conditions grouped)
+    engine       BARTScorer, the local engine: batches, encoder reuse, log-probabilities, out-of-memory retries
     protocols    Scorer, IdentifiedScorer: what the scoring functions call on a scorer (the engine, its cache)
     pair_groups  groups of pairs scored in one engine call under every prompt phrase
     directions   faithfulness, precision, recall, f_score; multi-reference aggregation; the signature

@@ -37,7 +37,7 @@ from ..messages import FileName, Mention
 if TYPE_CHECKING:
     import torch
 
-    from ..models.served.model import ServedModel
+    from ..models.served.server import ServedModel
     from .engine import BARTScorer
 
 Value = TypeVar("Value")

@@ -119,8 +119,8 @@ def patient_start():
 
 def shown_signature(signature, scorer, menu_name="tiny"):
     """The engine's signature as the browser sees it: the checkpoint, a folder on the server, by its menu name."""
-    assert signature.startswith(f"ckpt:{scorer.checkpoint}|")
-    return signature.replace(f"ckpt:{scorer.checkpoint}|", f"ckpt:{menu_name}|")
+    assert signature.startswith(f"ckpt:{scorer.options.checkpoint}|")
+    return signature.replace(f"ckpt:{scorer.options.checkpoint}|", f"ckpt:{menu_name}|")
 
 
 def event_functions(demo):

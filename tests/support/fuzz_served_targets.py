@@ -255,7 +255,8 @@ def _decode(ids: Any) -> str:
 def _scored(kind: str) -> Any:
     def run(answers: dict[tuple[str, str], tuple[int, bytes]]) -> list[list[float]]:
         from bart_score.errors import BARTScoreError
-        from bart_score.models.served.kinds import KINDS, PROBE_TEXT, TokenFacts, printable
+        from bart_score.models.served.answers import PROBE_TEXT, TokenFacts, printable
+        from bart_score.models.served.kinds import KINDS
         from bart_score.models.served.transport import Connection, ServerAddress
 
         server = _canned_server()
@@ -264,13 +265,14 @@ def _scored(kind: str) -> Any:
         address = ServerAddress(kind, url, "http", "127.0.0.1", server.port, "")
         connection = Connection(address, key=KEY, timeout=5.0, retries=0)
         facts = TokenFacts(_decode, frozenset({2}), (0,), plain=1, vocabulary=50)
-        server_kind = KINDS[kind]
+        server_kind = KINDS[kind](connection)
         try:
-            report = server_kind.probe(connection, None)
+            report = server_kind.report = server_kind.probe(None)
             for text in (report.model, report.version or ""):
                 assert KEY not in printable(text, connection) and not _UNSHOWN.search(printable(text, connection))
-            server_kind.tokenize(connection, report, facts, PROBE_TEXT)
-            return server_kind.log_probs(connection, report, facts, PREFIX, [(0, LABELS)])
+            server_kind.facts = facts
+            server_kind.tokenize(PROBE_TEXT)
+            return server_kind.log_probs(PREFIX, [(0, LABELS)])
         except BARTScoreError as error:
             said = str(error)
             assert KEY not in said and not _UNSHOWN.search(said), said

@@ -1,8 +1,10 @@
-"""Causal LMs behind inference servers (vLLM, SGLang, TGI, llama.cpp's llama-server).
+"""Causal LMs behind inference servers, of the kinds bart_score.models.served.kinds registers.
 
     transport  the servers' addresses, the API key, requests with a deadline, bounds and retries
     _http      transport's HTTP: an httpx client whose sockets keep each request's deadline, and stop at once
-    kinds      what each kind of server reports, and how it gives log-probabilities
-    model      a causal LM on a server, as the engine and the token policies see a model
+    kinds      the registry of the kinds of server: each kind's detection, report, payload and parse
+    answers    what the servers answer, as every kind reads and checks it
+    server     a server asked what it serves, and the requests that score a condition's pairs on it
+    scorer     ServedScorer: a served causal LM's scorer, planned as the local engine is
 
 The package imports none of them, so that importing one does not load the others."""

@@ -1,5 +1,5 @@
-"""What each kind of inference server reports of its model, and how the log-probabilities of a pair's tokens are asked
-of it, read from each server's own schemas:
+"""The registry of the kinds of inference server: each kind is one class here (a ServerKind: its name and title, how
+it is detected, what it reports, its payload and its parse), read from each server's own schemas:
 
     kind       what it is asked                      the pair's tokens, and their log-probabilities
     vllm       GET /version, /v1/models;             POST /v1/completions: the pairs of a condition as a list of
@@ -12,15 +12,11 @@ of it, read from each server's own schemas:
                POST /tokenize                        tokens forced by a grammar of their ids, n_probs 1
                                                      (completion_probabilities)
 
-A pair is sent as one sequence, its prefix (the condition as the token policy builds it) and then its scored tokens;
-the answer's token ids are checked against those sent (TGI's against the policy's, since it tokenizes the text
-itself), and each scored token's log-probability must be a number, not above 0. A pair whose tokens or numbers are
-not so is refused with a ScoringError naming it, never scored with shifted or made-up numbers.
-
-What a server reports is never output as it is: a string of its (a version, a model's name, a path) is shown by
-printable (the API key blanked out, cut to MOST_REPORTED_CHARS, what is not printable and "|" escaped), any other
-value by brief (a number to 6 significant digits, a list or an object by its size); its answers to the probes are
-parsed with the project's bound on nesting, and a shape other than the kind's is one error naming the URL.
+A class is registered by being defined (KINDS, in the order of this module): the checkpoint's "<kind>+" forms, the
+messages that list the kinds and the detection of a server's kind all read KINDS. A pair is sent as one sequence, its
+prefix (the condition as the token policy builds it) and then its scored tokens; the answer's token ids are checked
+against those sent (TGI's against the policy's, since it tokenizes the text itself), and its log-probabilities as
+bart_score.models.served.answers says.
 
 llama.cpp's server gives no log-probabilities of a prompt's tokens (it ignores echo), but those of the tokens it
 generates, over the whole vocabulary, whatever the grammar allows: the pair's scored tokens are forced by a grammar of
@@ -32,309 +28,154 @@ other than its tokenizer at the first token of each of three SummEval-like summa
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
-from ...corpora.reading import parse_json
-from ...errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError, UnsupportedModelError
-from ...messages import Mention, shown
-from .transport import SERVER_NAMES, Connection, one_line_character
+from ...errors import CheckpointLoadError, InputError, ScoringError, UnsupportedModelError
+from ...messages import shown
+from .answers import (
+    Pair,
+    ServerReport,
+    TokenFacts,
+    brief,
+    checked,
+    choose_model,
+    entries_of,
+    fewer,
+    listed_models,
+    mismatch,
+    not_as_reported,
+    printable,
+    read,
+    same_tokens,
+    text_or_none,
+    tokens_listed,
+    tokens_or_none,
+    too_few,
+    whole,
+)
+from .transport import Connection, written_kind
 
 # Pairs of one condition sent in one request, to the servers that take a list of prompts.
 PAIRS_PER_REQUEST = 16
-# A log-probability above 0 is refused beyond this rounding (a probability a hair over 1 in float32).
-ROUNDING = 1e-5
-# A log-probability below this is a probability that underflowed in the server's arithmetic (llama.cpp writes the
-# lowest float for a probability of 0, since JSON has no -inf).
-UNDERFLOW = -1e30
 # llama.cpp: the logit bias that makes greedy sampling take one given token.
 FORCING_BIAS = 1e4
 # llama.cpp: whether a request may start from the server's cached state of an earlier prompt. It may not: a prefix
 # restored from the cache has its last token computed alone, a fresh one in one batch with the rest, which rounds
 # otherwise, so that a fresh server's first run scored up to 0.028 from its later runs (bench/README.md).
 LLAMA_CPP_PROMPT_CACHE = False
-# The text whose tokens the server and the tokenizer here must agree on (words, digits, punctuation, accents, a
-# line break, double spaces).
-PROBE_TEXT = "The café's 3 dogs ran 12.5 km,\n  then rested — twice! (Naïve?) Über-quick."
-# The most characters of a string a server reports (a version, a model's name or path) that a message, a signature or
-# an identity keeps: a Hub id has at most 96, the servers' versions a few dozen (vLLM's "0.11.0", llama-server's
-# "b6700-3df2244d"), and a 100 MiB version made a 104,858,086-byte signature.
-MOST_REPORTED_CHARS = 256
-# The most names of served models a message lists.
-MOST_NAMES_SHOWN = 8
 
-
-@dataclass
-class ServerReport:
-    """What a server reports of its model. models: the names it serves; model: the one scored; weights: what it says
-    of the weights (the served model's identity is made of it); tokenizer_source: where the weights came from (a Hub
-    id or a path, where the tokenizer may be found); positions: the most tokens a pair may take on it, None when
-    it does not say; vocabulary: its vocabulary's size, None when it does not say."""
-
-    kind: str
-    version: str | None
-    models: tuple[str, ...]
-    model: str
-    weights: dict[str, Any] = field(default_factory=dict)
-    tokenizer_source: str | None = None
-    positions: int | None = None
-    vocabulary: int | None = None
-
-
-@dataclass(frozen=True)
-class TokenFacts:
-    """What the requests need of the tokenizer: decode (ids to text, special tokens written out), the ids no text can
-    force (special tokens), the tokens it puts before a text on its own (a BOS); and of the model: a token that is
-    one plain character ("a"), and the vocabulary's size."""
-
-    decode: Callable[[Sequence[int]], str]
-    special_ids: frozenset[int]
-    added: tuple[int, ...]
-    plain: int = 0
-    vocabulary: int = 0
-
-
-# A pair as a request takes it: its name in messages (its index among the call's pairs) and the ids it scores.
-Pair = tuple[int, tuple[int, ...]]
+# The kinds, by name, in the order their classes are defined (ServerKind.__init_subclass__).
+KINDS: dict[str, type[ServerKind]] = {}
 
 
 class ServerKind(ABC):
-    """One kind of server (see the module's text): how it is recognised, what it reports, how it tokenizes, and the
-    log-probabilities of the pairs of one condition. pairs_per_request: how many pairs one request holds."""
+    """One kind of server (see the module's text); an instance is one server of the kind: its connection, what it
+    reported (probe), and what the requests need of the tokenizer (facts, given once it is read).
 
-    name = ""
-    pairs_per_request = 1
+    A kind says: its name (as a checkpoint names it before "+") and title (as messages name it); whether a server
+    answers as it does (answers: its own endpoint, in its own shape), which is tried after the other kinds' when
+    another kind's server may answer it too (detected_last); what the server reports (probe); its tokens of a text
+    (tokenize, where it has a tokenizer endpoint); and the log-probabilities of the pairs of one condition as the
+    server gives them (values: OneRequestKind's payload and parse), which log_probs checks. pairs_per_request: how many
+    pairs one request holds; takes_token_ids: whether a request gives the server the pair's tokens (else its text)."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    pairs_per_request: ClassVar[int] = 1
+    takes_token_ids: ClassVar[bool] = True
+    detected_last: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **keywords: Any) -> None:
+        super().__init_subclass__(**keywords)
+        if "name" in cls.__dict__:  # a kind, not a shape of kinds (OneRequestKind)
+            KINDS[cls.name] = cls
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.report: ServerReport
+        self.facts: TokenFacts
+
+    @property
+    def label(self) -> str:
+        """The served model as the signature names it: the kind and the URL, then the model's name (printable)."""
+        return f"{self.name}+{self.connection.address.url}#{self.shown_model}"
+
+    @property
+    def shown_model(self) -> str:
+        """The served model's name as outputs show it (answers.printable)."""
+        return printable(self.report.model, self.connection)
 
     @abstractmethod
-    def answers(self, connection: Connection) -> bool:
+    def answers(self) -> bool:
         """Whether the server answers as this kind does (its own endpoint, in its own shape)."""
 
     @abstractmethod
-    def probe(self, connection: Connection, wanted: str | None) -> ServerReport:
+    def probe(self, wanted: str | None) -> ServerReport:
         """What the server reports of its model (wanted: the served model asked for, None for its only one)."""
 
-    def tokenize(self, connection: Connection, report: ServerReport, facts: TokenFacts, text: str) -> list[Any] | None:
+    def tokenize(self, text: str) -> list[Any] | None:
         """The server's tokens of `text` without special tokens, or None where it has no tokenizer endpoint."""
         return None
 
+    def log_probs(self, prefix: tuple[int, ...], pairs: list[Pair]) -> list[list[float]]:
+        """The log-probability of each scored token of each pair, given `prefix` and the pair's tokens before it,
+        each checked (answers.checked)."""
+        values = self.values(prefix, pairs)
+        return [checked(self.connection, found, name) for (name, _), found in zip(pairs, values)]
+
     @abstractmethod
-    def log_probs(
-        self,
-        connection: Connection,
-        report: ServerReport,
-        facts: TokenFacts,
-        prefix: tuple[int, ...],
-        pairs: list[Pair],
-    ) -> list[list[float]]:
-        """The log-probability of each scored token of each pair, given `prefix` and the pair's tokens before it."""
+    def values(self, prefix: tuple[int, ...], pairs: list[Pair]) -> list[Sequence[Any]]:
+        """The pairs' log-probabilities as the server gives them (their tokens checked), before log_probs checks
+        them."""
 
 
-# -- what the servers report ------------------------------------------------------------------------------------------
+class OneRequestKind(ServerKind):
+    """A kind whose pairs of one condition are scored in one request (POST `path`): its body (payload) and the values
+    read from its answer (parse), as lm-evaluation-harness's TemplateAPI has them."""
+
+    path: ClassVar[str]
+
+    @abstractmethod
+    def payload(self, prefix: tuple[int, ...], pairs: list[Pair]) -> dict[str, Any]:
+        """The body of the request for the pairs of `prefix`."""
+
+    @abstractmethod
+    def parse(self, answer: Any, prefix: tuple[int, ...], pairs: list[Pair]) -> list[Sequence[Any]]:
+        """The log-probability of each scored token of each pair as the answer gives it, its tokens checked."""
+
+    def values(self, prefix: tuple[int, ...], pairs: list[Pair]) -> list[Sequence[Any]]:
+        return self.parse(self.connection.request("POST", self.path, self.payload(prefix, pairs)), prefix, pairs)
 
 
-def printable(text: str, connection: Connection) -> str:
-    """A string a server reported, as an output of ours shows it: the API key blanked out, cut to MOST_REPORTED_CHARS
-    (then "..."), and each character that is not printable (control characters such as ESC, BEL, CR and LF, line
-    separators, lone surrogates, format characters) and "|" (which parts a signature's fields) escaped as \\xNN or
-    \\uNNNN, so that it is one line that cannot forge another field or line."""
-    whole_text = connection.redacted(text)
-    cut = whole_text[:MOST_REPORTED_CHARS]
-    shown = "".join(map(one_line_character, cut))
-    return shown + "..." if len(whole_text) > MOST_REPORTED_CHARS else shown
-
-
-def quoted(text: str, connection: Connection) -> str:
-    """A string a server reported, printable, in quotes."""
-    return f"'{printable(text, connection)}'"
-
-
-def brief(value: Any, connection: Connection, *, inner: bool = False) -> str:
-    """A value a server gave, as a message shows it: a number to 6 significant digits (an integer whole up to 15
-    digits, and one too large for a float by its count of digits), a string quoted, a list of up to 3 items with
-    them, and another list or an object by its size."""
-    if isinstance(value, bool) or value is None:
-        return {True: "true", False: "false", None: "null"}[value]
-    if isinstance(value, int):
-        if abs(value) < 10**15:
-            return str(value)
-        return (
-            f"{value:.6g}"
-            if value.bit_length() <= 1000
-            else f"an integer of about {value.bit_length() * 0.30103:,.0f} digits"
-        )
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, str):
-        return quoted(value, connection)
-    if isinstance(value, list):
-        if inner or len(value) > 3:
-            return f"a list of {len(value):,} items"
-        return "[" + ", ".join(brief(item, connection, inner=True) for item in value) + "]"
-    if isinstance(value, dict):
-        return f"an object of {len(value):,} keys"
-    return f"a {type(value).__name__}"
-
-
-def names_shown(names: Sequence[str], connection: Connection) -> str:
-    """The names of served models as a message lists them: quoted, the first MOST_NAMES_SHOWN."""
-    listed = ", ".join(quoted(name, connection) for name in names[:MOST_NAMES_SHOWN])
-    more = len(names) - MOST_NAMES_SHOWN
-    return f"{listed} and {more:,} more" if more > 0 else listed
-
-
-def read(connection: Connection, path: str) -> Any:
-    """GET `path`'s JSON value; None when the server has no such endpoint (404, 405) or answers it with something
-    other than JSON. Other refusals (an API key wanted) are CheckpointLoadErrors."""
-    answer = connection.exchange("GET", path, error=CheckpointLoadError)
-    if answer.status in (404, 405):
-        return None
-    if answer.status >= 400:
-        raise connection.refusal("GET", path, answer, CheckpointLoadError)
-    try:  # JSON nested past the project's bound is not an answer of any kind's either
-        return parse_json(answer.data, "", error=CheckpointLoadError)
-    except CheckpointLoadError:
-        return None
-
-
-def tokens_or_none(connection: Connection, path: str, body: dict[str, Any]) -> Any:
-    """POST `path` (a tokenizer endpoint)'s JSON value, or None where the server has no such endpoint."""
-    answer = connection.exchange("POST", path, body, error=CheckpointLoadError)
-    if answer.status in (404, 405):
-        return None
-    if answer.status >= 400:
-        raise connection.refusal("POST", path, answer, CheckpointLoadError)
-    return parse_json(answer.data, f"the answer to POST {connection.url(path)}", error=CheckpointLoadError)
-
-
-def not_as_reported(connection: Connection, path: str, kind: str, what: str) -> CheckpointLoadError:
-    return CheckpointLoadError(
-        f"the server at {connection.address.url} does not answer GET {path} as {SERVER_NAMES[kind]} does ({what})"
-    )
-
-
-def listed_models(connection: Connection, kind: str) -> list[dict[str, Any]]:
-    """The entries of the OpenAI-style GET /v1/models ({"data": [{"id": ...}, ...]})."""
-    listing = read(connection, "/v1/models")
-    entries = listing.get("data") if isinstance(listing, dict) else None
-    if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("id"), str) for e in entries):
-        raise not_as_reported(connection, "/v1/models", kind, "a list of models under 'data'")
-    return entries
-
-
-def choose_model(connection: Connection, names: Sequence[str], wanted: str | None) -> str:
-    """The served model to score: `wanted` when the server serves it, else its only one."""
-    url = connection.address.url
-    if wanted is not None:
-        if wanted in names:
-            return wanted
-        raise CheckpointNotFoundError(
-            f"the server at {url} serves {names_shown(names, connection) or 'no model'}, not {shown(wanted)}",
-            option="served_model",
-            value=wanted,
-            remedy=["give one of those as ", Mention("served_model")],
-        )
-    if len(names) == 1:
-        return names[0]
-    if not names:
-        raise CheckpointLoadError(f"the server at {url} lists no model")
-    raise InputError(
-        f"the server at {url} serves {len(names):,} models ({names_shown(names, connection)})",
-        option="served_model",
-        remedy=["name the one to score as ", Mention("served_model")],
-    )
-
-
-def text_or_none(value: Any) -> str | None:
-    """A string a server reports, or None when it reports none (or something else)."""
-    return value if isinstance(value, str) and value else None
-
-
-def tokens_listed(value: Any) -> list[Any] | None:
-    """A tokenizer endpoint's tokens: a list, else None."""
-    return value if isinstance(value, list) else None
-
-
-def whole(value: Any) -> int | None:
-    """A count a server reports, or None when it reports none (or something else)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def fewer(positions: int | None, reserved: int) -> int | None:
-    """The positions a pair may take when `reserved` of the server's context go to what it generates."""
-    return positions - reserved if positions is not None and positions > reserved else None
-
-
-# -- checking the answers -------------------------------------------------------------------------------------------
-
-
-def checked(connection: Connection, values: Sequence[Any], name: int) -> list[float]:
-    """A pair's log-probabilities as the server gave them, refused (naming the pair and the token, the value shown
-    by brief) unless each is a number, not above 0 (beyond ROUNDING), and not an underflow."""
-    for position, value in enumerate(values):
-        said = (
-            f"pair {name}: the server gives its scored token {position} the log-probability {brief(value, connection)}"
-        )
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or (isinstance(value, float) and math.isnan(value))
-        ):
-            raise ScoringError(f"{said}, which is not a number")
-        if value > ROUNDING:
-            raise ScoringError(f"{said}, above 0 (a probability over 1)")
-        if value < UNDERFLOW:
-            raise ScoringError(f"{said}: the probability underflowed in the server's arithmetic")
-    return [min(float(value), 0.0) for value in values]
-
-
-def mismatch(connection: Connection, name: int, position: int, got: Any, sent: int) -> ScoringError:
-    return ScoringError(
-        f"pair {name}: the server's token {position} of the pair is {brief(got, connection)} where {sent} was sent, so "
-        f"its log-probabilities are not those of the pair's tokens; the pair is not scored"
-    )
-
-
-def too_few(name: int, got: int, sent: int) -> ScoringError:
-    return ScoringError(f"pair {name}: the server gives {got} of the pair's {sent} tokens")
-
-
-def same_tokens(connection: Connection, name: int, reported: Any, sent: Sequence[int]) -> None:
-    """Refuses a pair whose tokens as the server reports them are not those sent (each an integer, not 1.0 or true)."""
-    if not isinstance(reported, list) or len(reported) < len(sent):
-        raise too_few(name, len(reported) if isinstance(reported, list) else 0, len(sent))
-    for position, (got, token) in enumerate(zip(reported, sent)):
-        if type(got) is not int or got != token:
-            raise mismatch(connection, name, position, got, token)
-
-
-def entries_of(answer: Any, key: str, count: int, name: int) -> list[Any]:
-    """The list `answer[key]` of `count` entries (one per prompt or per token), else an error naming the pair."""
-    found = answer.get(key) if isinstance(answer, dict) else None
-    if not isinstance(found, list) or len(found) < count:
-        raise too_few(name, len(found) if isinstance(found, list) else 0, count)
-    return found
+def kind_names(*, last: str = "and") -> str:
+    """The kinds' names, listed ("vllm, sglang, tgi and llama.cpp")."""
+    names = list(KINDS)
+    return f"{', '.join(names[:-1])} {last} {names[-1]}"
 
 
 # -- vLLM -----------------------------------------------------------------------------------------------------------
 
 
-class VLLM(ServerKind):
-    """vLLM's OpenAI-compatible server (vllm/entrypoints/openai: CompletionRequest, CompletionResponseChoice)."""
+class VLLM(OneRequestKind):
+    """vLLM's OpenAI-compatible server (vllm/entrypoints/openai: CompletionRequest, CompletionResponseChoice). Tried
+    after the other kinds: its probe, GET /version, is a common endpoint."""
 
     name = "vllm"
+    title = "vLLM"
+    path = "/v1/completions"
     pairs_per_request = PAIRS_PER_REQUEST
+    detected_last = True
 
-    def answers(self, connection: Connection) -> bool:
-        version = read(connection, "/version")
+    def answers(self) -> bool:
+        version = read(self.connection, "/version")
         return isinstance(version, dict) and isinstance(version.get("version"), str)
 
-    def probe(self, connection: Connection, wanted: str | None) -> ServerReport:
-        version = read(connection, "/version")
-        entries = listed_models(connection, self.name)
-        model = choose_model(connection, [entry["id"] for entry in entries], wanted)
+    def probe(self, wanted: str | None) -> ServerReport:
+        version = read(self.connection, "/version")
+        entries = listed_models(self.connection, self.title)
+        model = choose_model(self.connection, [entry["id"] for entry in entries], wanted)
         entry = next(entry for entry in entries if entry["id"] == model)
         weights = {key: entry.get(key) for key in ("id", "root", "parent", "max_model_len")}
         return ServerReport(
@@ -347,35 +188,28 @@ class VLLM(ServerKind):
             fewer(whole(entry.get("max_model_len")), 1),  # max_tokens=1: one token is generated
         )
 
-    def tokenize(self, connection: Connection, report: ServerReport, facts: TokenFacts, text: str) -> list[Any] | None:
-        answer = tokens_or_none(
-            connection, "/tokenize", {"model": report.model, "prompt": text, "add_special_tokens": False}
-        )
+    def tokenize(self, text: str) -> list[Any] | None:
+        body = {"model": self.report.model, "prompt": text, "add_special_tokens": False}
+        answer = tokens_or_none(self.connection, "/tokenize", body)
         return tokens_listed(answer.get("tokens")) if isinstance(answer, dict) else None
 
-    def log_probs(
-        self,
-        connection: Connection,
-        report: ServerReport,
-        facts: TokenFacts,
-        prefix: tuple[int, ...],
-        pairs: list[Pair],
-    ) -> list[list[float]]:
-        sequences = [[*prefix, *labels] for _, labels in pairs]
-        body = {
-            "model": report.model,
-            "prompt": sequences,
+    def payload(self, prefix: tuple[int, ...], pairs: list[Pair]) -> dict[str, Any]:
+        return {
+            "model": self.report.model,
+            "prompt": [[*prefix, *labels] for _, labels in pairs],
             "max_tokens": 1,
             "temperature": 0.0,
             "prompt_logprobs": 1,
             "return_token_ids": True,
         }
-        answer = connection.request("POST", "/v1/completions", body)
+
+    def parse(self, answer: Any, prefix: tuple[int, ...], pairs: list[Pair]) -> list[Sequence[Any]]:
         choices = sorted(entries_of(answer, "choices", len(pairs), pairs[0][0]), key=_index)
-        results = []
-        for (name, _), sequence, choice in zip(pairs, sequences, choices):
+        results: list[Sequence[Any]] = []
+        for (name, labels), choice in zip(pairs, choices):
+            sequence = [*prefix, *labels]
             if isinstance(choice, dict) and choice.get("prompt_token_ids") is not None:
-                same_tokens(connection, name, choice["prompt_token_ids"], sequence)
+                same_tokens(self.connection, name, choice["prompt_token_ids"], sequence)
             positions = entries_of(choice, "prompt_logprobs", len(sequence), name)
             values = []
             for position in range(len(prefix), len(sequence)):
@@ -383,9 +217,9 @@ class VLLM(ServerKind):
                 found = entry.get(str(sequence[position])) if isinstance(entry, dict) else None
                 if not isinstance(found, dict):
                     got = sorted(entry, key=len)[:3] if isinstance(entry, dict) else entry
-                    raise mismatch(connection, name, position, got, sequence[position])
+                    raise mismatch(self.connection, name, position, got, sequence[position])
                 values.append(found.get("logprob"))
-            results.append(checked(connection, values, name))
+            results.append(values)
         return results
 
 
@@ -396,27 +230,29 @@ def _index(choice: Any) -> int:
 # -- SGLang ---------------------------------------------------------------------------------------------------------
 
 
-class SGLang(ServerKind):
+class SGLang(OneRequestKind):
     """SGLang's native API (sglang/srt/managers/io_struct.py GenerateReqInput; tokenizer_manager's meta_info)."""
 
     name = "sglang"
+    title = "SGLang"
+    path = "/generate"
     pairs_per_request = PAIRS_PER_REQUEST
 
-    def answers(self, connection: Connection) -> bool:
-        info = read(connection, "/get_model_info")
+    def answers(self) -> bool:
+        info = read(self.connection, "/get_model_info")
         return isinstance(info, dict) and isinstance(info.get("model_path"), str)
 
-    def probe(self, connection: Connection, wanted: str | None) -> ServerReport:
-        info = read(connection, "/get_model_info")
+    def probe(self, wanted: str | None) -> ServerReport:
+        info = read(self.connection, "/get_model_info")
         if not isinstance(info, dict):
-            raise not_as_reported(connection, "/get_model_info", self.name, "its model_path")
+            raise not_as_reported(self.connection, "/get_model_info", self.title, "its model_path")
         if info.get("is_generation") is False:
             raise UnsupportedModelError(
-                f"the server at {connection.address.url} serves {brief(info.get('model_path'), connection)}, which is "
-                f"not a generative model (an embedding or reward model): it gives no token log-probabilities"
+                f"the server at {self.connection.address.url} serves {brief(info.get('model_path'), self.connection)}, "
+                f"which is not a generative model (an embedding or reward model): it gives no token log-probabilities"
             )
-        entries = listed_models(connection, self.name)
-        model = choose_model(connection, [entry["id"] for entry in entries], wanted)
+        entries = listed_models(self.connection, self.title)
+        model = choose_model(self.connection, [entry["id"] for entry in entries], wanted)
         entry = next(entry for entry in entries if entry["id"] == model)
         weights = {key: info.get(key) for key in ("model_path", "tokenizer_path", "weight_version")}
         weights["max_model_len"] = entry.get("max_model_len")
@@ -430,55 +266,52 @@ class SGLang(ServerKind):
             fewer(whole(entry.get("max_model_len")), 1),
         )
 
-    def log_probs(
-        self,
-        connection: Connection,
-        report: ServerReport,
-        facts: TokenFacts,
-        prefix: tuple[int, ...],
-        pairs: list[Pair],
-    ) -> list[list[float]]:
-        sequences = [[*prefix, *labels] for _, labels in pairs]
-        body = {
-            "input_ids": sequences,
+    def payload(self, prefix: tuple[int, ...], pairs: list[Pair]) -> dict[str, Any]:
+        return {
+            "input_ids": [[*prefix, *labels] for _, labels in pairs],
             "sampling_params": {"max_new_tokens": 1, "temperature": 0.0},
             "return_logprob": True,
             "logprob_start_len": 0,
             "top_logprobs_num": 0,
         }
-        answer = connection.request("POST", "/generate", body)
+
+    def parse(self, answer: Any, prefix: tuple[int, ...], pairs: list[Pair]) -> list[Sequence[Any]]:
         if not isinstance(answer, list) or len(answer) < len(pairs):
             raise too_few(pairs[0][0], len(answer) if isinstance(answer, list) else 0, len(pairs))
-        results = []
-        for (name, _), sequence, item in zip(pairs, sequences, answer):
+        results: list[Sequence[Any]] = []
+        for (name, labels), item in zip(pairs, answer):
+            sequence = [*prefix, *labels]
             meta = item.get("meta_info") if isinstance(item, dict) else None
             entries = entries_of(meta, "input_token_logprobs", len(sequence), name)
             if not all(isinstance(entry, list) and len(entry) >= 2 for entry in entries):
                 raise ScoringError(
                     f"pair {name}: the server's input_token_logprobs are not [logprob, id, text] entries"
                 )
-            same_tokens(connection, name, [entry[1] for entry in entries], sequence)
-            results.append(checked(connection, [entries[p][0] for p in range(len(prefix), len(sequence))], name))
+            same_tokens(self.connection, name, [entry[1] for entry in entries], sequence)
+            results.append([entries[p][0] for p in range(len(prefix), len(sequence))])
         return results
 
 
 # -- TGI ------------------------------------------------------------------------------------------------------------
 
 
-class TGI(ServerKind):
+class TGI(OneRequestKind):
     """Text Generation Inference (router/src/lib.rs: GenerateRequest, Details, PrefillToken, Info)."""
 
     name = "tgi"
+    title = "TGI"
+    path = "/generate"
+    takes_token_ids = False
 
-    def answers(self, connection: Connection) -> bool:
-        info = read(connection, "/info")
+    def answers(self) -> bool:
+        info = read(self.connection, "/info")
         return isinstance(info, dict) and isinstance(info.get("model_id"), str) and "max_total_tokens" in info
 
-    def probe(self, connection: Connection, wanted: str | None) -> ServerReport:
-        info = read(connection, "/info")
+    def probe(self, wanted: str | None) -> ServerReport:
+        info = read(self.connection, "/info")
         if not isinstance(info, dict) or not isinstance(info.get("model_id"), str):
-            raise not_as_reported(connection, "/info", self.name, "its model_id")
-        model = choose_model(connection, [info["model_id"]], wanted)
+            raise not_as_reported(self.connection, "/info", self.title, "its model_id")
+        model = choose_model(self.connection, [info["model_id"]], wanted)
         # TGI 2 and later say max_input_tokens; earlier ones max_input_length. One token is generated.
         inputs = whole(info.get("max_input_tokens")) or whole(info.get("max_input_length"))
         total = fewer(whole(info.get("max_total_tokens")), 1)
@@ -486,8 +319,8 @@ class TGI(ServerKind):
         weights = {key: info.get(key) for key in ("model_id", "model_sha", "model_dtype", "model_device_type")}
         return ServerReport(self.name, text_or_none(info.get("version")), (model,), model, weights, model, positions)
 
-    def tokenize(self, connection: Connection, report: ServerReport, facts: TokenFacts, text: str) -> list[Any] | None:
-        tokens = tokens_or_none(connection, "/tokenize", {"inputs": text})
+    def tokenize(self, text: str) -> list[Any] | None:
+        tokens = tokens_or_none(self.connection, "/tokenize", {"inputs": text})
         if tokens is None:
             return None
         ids = (
@@ -495,25 +328,22 @@ class TGI(ServerKind):
             if isinstance(tokens, list)
             else []
         )
-        return ids[len(facts.added) :] if tuple(ids[: len(facts.added)]) == facts.added else ids
+        added = self.facts.added
+        return ids[len(added) :] if tuple(ids[: len(added)]) == added else ids
 
-    def log_probs(
-        self,
-        connection: Connection,
-        report: ServerReport,
-        facts: TokenFacts,
-        prefix: tuple[int, ...],
-        pairs: list[Pair],
-    ) -> list[list[float]]:
-        (name, labels) = pairs[0]
+    def payload(self, prefix: tuple[int, ...], pairs: list[Pair]) -> dict[str, Any]:
+        (_, labels) = pairs[0]
         sequence = [*prefix, *labels]
         # The text that tokenizes into the sequence, the tokens the tokenizer adds itself apart (TGI adds them).
-        added = len(facts.added) if tuple(sequence[: len(facts.added)]) == facts.added else 0
-        body = {
-            "inputs": facts.decode(sequence[added:]),
+        added = len(self.facts.added) if tuple(sequence[: len(self.facts.added)]) == self.facts.added else 0
+        return {
+            "inputs": self.facts.decode(sequence[added:]),
             "parameters": {"details": True, "decoder_input_details": True, "max_new_tokens": 1, "do_sample": False},
         }
-        answer = connection.request("POST", "/generate", body)
+
+    def parse(self, answer: Any, prefix: tuple[int, ...], pairs: list[Pair]) -> list[Sequence[Any]]:
+        (name, labels) = pairs[0]
+        sequence = [*prefix, *labels]
         details = answer.get("details") if isinstance(answer, dict) else None
         prefill = entries_of(details, "prefill", len(sequence), name)
         if not all(isinstance(token, dict) for token in prefill):
@@ -525,31 +355,36 @@ class TGI(ServerKind):
                 f"pair {name}: TGI takes text, and the server's tokens of the pair's text differ from the token "
                 f"policy's from token {position} on ({len(reported)} tokens where the policy has {len(sequence)}); "
                 f"the pair is not scored",
-                remedy="score it through a server that takes token ids (vLLM, SGLang, llama.cpp), or locally",
+                remedy=f"score it through a server that takes token ids ({_listed(_token_id_titles())}), or locally",
             )
-        return [checked(connection, [prefill[p].get("logprob") for p in range(len(prefix), len(sequence))], name)]
+        return [[prefill[p].get("logprob") for p in range(len(prefix), len(sequence))]]
 
 
 # -- llama.cpp ------------------------------------------------------------------------------------------------------
 
 
 class LlamaCpp(ServerKind):
-    """llama.cpp's llama-server (tools/server: /completion's schema, completion_probabilities, /props, /tokenize)."""
+    """llama.cpp's llama-server (tools/server: /completion's schema, completion_probabilities, /props, /tokenize):
+    each pair is scored in a few requests that force its tokens (Forcing), in place of one payload and its parse."""
 
     name = "llama.cpp"
+    title = "llama.cpp's llama-server"
 
-    def answers(self, connection: Connection) -> bool:
-        props = read(connection, "/props")
+    def answers(self) -> bool:
+        props = read(self.connection, "/props")
         return isinstance(props, dict) and isinstance(props.get("default_generation_settings"), dict)
 
-    def probe(self, connection: Connection, wanted: str | None) -> ServerReport:
-        props = read(connection, "/props")
+    def probe(self, wanted: str | None) -> ServerReport:
+        props = read(self.connection, "/props")
         if not isinstance(props, dict) or not isinstance(props.get("default_generation_settings"), dict):
-            raise not_as_reported(connection, "/props", self.name, "its default_generation_settings")
-        entries = listed_models(connection, self.name)
+            raise not_as_reported(self.connection, "/props", self.title, "its default_generation_settings")
+        entries = listed_models(self.connection, self.title)
         names = list(dict.fromkeys(name for e in entries for name in [e["id"], *_aliases(e)]))
         # One model is the one scored, whatever aliases it has.
-        model = entries[0]["id"] if wanted is None and len(entries) == 1 else choose_model(connection, names, wanted)
+        if wanted is None and len(entries) == 1:
+            model = entries[0]["id"]
+        else:
+            model = choose_model(self.connection, names, wanted)
         entry = next(e for e in entries if model == e["id"] or model in _aliases(e))
         meta: dict[str, Any] = entry["meta"] if isinstance(entry.get("meta"), dict) else {}
         weights = {"model_path": props.get("model_path"), "model_ftype": props.get("model_ftype")}
@@ -566,21 +401,13 @@ class LlamaCpp(ServerKind):
             whole(meta.get("n_vocab")),
         )
 
-    def tokenize(self, connection: Connection, report: ServerReport, facts: TokenFacts, text: str) -> list[Any] | None:
-        answer = tokens_or_none(connection, "/tokenize", {"content": text, "add_special": False})
+    def tokenize(self, text: str) -> list[Any] | None:
+        answer = tokens_or_none(self.connection, "/tokenize", {"content": text, "add_special": False})
         return tokens_listed(answer.get("tokens")) if isinstance(answer, dict) else None
 
-    def log_probs(
-        self,
-        connection: Connection,
-        report: ServerReport,
-        facts: TokenFacts,
-        prefix: tuple[int, ...],
-        pairs: list[Pair],
-    ) -> list[list[float]]:
+    def values(self, prefix: tuple[int, ...], pairs: list[Pair]) -> list[Sequence[Any]]:
         (name, labels) = pairs[0]
-        forced = Forcing(connection, facts, prefix, labels, name)
-        return [checked(connection, forced.log_probs(), name)]
+        return [Forcing(self, prefix, labels, name).log_probs()]
 
 
 def _aliases(entry: dict[str, Any]) -> list[str]:
@@ -598,10 +425,14 @@ class Forcing:
     its place (n_probs of the vocabulary's size, a one-character token forced there); so are the tokens after it up
     to the end of the character, and the grammar then forces the rest."""
 
-    def __init__(
-        self, connection: Connection, facts: TokenFacts, prefix: tuple[int, ...], labels: tuple[int, ...], name: int
-    ) -> None:
-        self.connection, self.facts, self.prefix, self.labels, self.name = connection, facts, prefix, labels, name
+    def __init__(self, server: LlamaCpp, prefix: tuple[int, ...], labels: tuple[int, ...], name: int) -> None:
+        self.connection, self.facts, self.prefix, self.labels, self.name = (
+            server.connection,
+            server.facts,
+            prefix,
+            labels,
+            name,
+        )
 
     def log_probs(self) -> list[Any]:
         labels = self.labels
@@ -703,17 +534,47 @@ class Forcing:
         return tokens, probabilities
 
 
-KINDS: dict[str, ServerKind] = {kind.name: kind for kind in (LlamaCpp(), SGLang(), TGI(), VLLM())}
+def _listed(words: Sequence[str]) -> str:
+    """Words listed as a sentence does: "a, b and c"."""
+    return f"{', '.join(words[:-1])} and {words[-1]}" if len(words) > 1 else "".join(words)
 
 
-def detected_kind(connection: Connection) -> ServerKind:
-    """The kind of the server (each kind's own endpoint tried in turn), or an UnsupportedModelError saying which
-    servers give a prompt's log-probabilities: Ollama's and chat-only endpoints do not."""
-    for kind in KINDS.values():
-        if kind.answers(connection):
-            return kind
+def _token_id_titles() -> list[str]:
+    """The titles of the kinds whose requests give the server a pair's tokens."""
+    return [kind.title for kind in KINDS.values() if kind.takes_token_ids]
+
+
+def checked_kind(name: str) -> None:
+    """Refuses a server's name (a checkpoint's) whose kind, the word before "+", is none of KINDS."""
+    kind, _ = written_kind(name)
+    if kind and kind not in KINDS:
+        raise InputError(
+            f"the checkpoint names a server of kind {shown(kind)}; the kinds are {', '.join(KINDS)}",
+            option="checkpoint",
+            remedy="leave the kind out to have it detected",
+        )
+
+
+def server_of_kind(connection: Connection, kind: str | None) -> ServerKind:
+    """The server at `connection` as the kind named (checked: it answers as that kind does), or the kind it is
+    detected to be (each kind's own endpoint tried in turn, those that may answer another kind's probe last). A server
+    of no kind is an UnsupportedModelError saying which servers give a prompt's log-probabilities: Ollama's and
+    chat-only endpoints do not."""
     url = connection.address.url
-    which = "vLLM, SGLang, TGI and llama.cpp's llama-server give a prompt's token log-probabilities"
+    if kind is not None:
+        server = KINDS[kind](connection)
+        if not server.answers():
+            raise CheckpointLoadError(
+                f"the server at {url} does not answer as {server.title} does",
+                option="checkpoint",
+                remedy="check the kind named before the URL, or leave it out to have it detected",
+            )
+        return server
+    for detected in sorted(KINDS.values(), key=lambda kind: kind.detected_last):
+        server = detected(connection)
+        if server.answers():
+            return server
+    which = f"{_listed([kind.title for kind in KINDS.values()])} give a prompt's token log-probabilities"
     ollama = read(connection, "/api/version")
     if isinstance(ollama, dict) and "version" in ollama:
         raise UnsupportedModelError(
@@ -722,5 +583,5 @@ def detected_kind(connection: Connection) -> ServerKind:
     raise UnsupportedModelError(
         f"the server at {url} is none of those bartscore scores through: {which} (chat-only endpoints and Ollama do "
         f"not)",
-        remedy="name its kind before the URL (vllm+, sglang+, tgi+, llama.cpp+) if it is one of them",
+        remedy=f"name its kind before the URL ({', '.join(name + '+' for name in KINDS)}) if it is one of them",
     )

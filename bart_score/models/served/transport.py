@@ -4,7 +4,7 @@ and requests with a timeout and retries), and what the served model is (probed b
 A checkpoint names a server as "<kind>+<URL>": "vllm+http://127.0.0.1:8000/v1", "sglang+http://127.0.0.1:30000",
 "tgi+http://127.0.0.1:8080", "llama.cpp+http://127.0.0.1:8080"; or as the URL alone, the kind being then detected from
 the endpoints the server answers. The request shapes of each kind are bart_score.models.served.kinds'; the model the
-engine drives on a server is bart_score.models.served.model's.
+engine drives on a server is bart_score.models.served.server's.
 
 The API key, when the server wants one, comes from the environment (API_KEY_ENV, or the file API_KEY_FILE_ENV
 names), never from an option: it is sent in each request's Authorization header and appears in no message, signature
@@ -46,9 +46,6 @@ from ...messages import Mention, shown
 if TYPE_CHECKING:
     import httpx
 
-# The kinds of server that give a prompt's token log-probabilities, as a checkpoint names them before "+".
-SERVER_KINDS = ("vllm", "sglang", "tgi", "llama.cpp")
-SERVER_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "llama.cpp": "llama.cpp's llama-server"}
 # The options of a served model alone (bart_score.options.EngineOptions' names), refused for any other checkpoint.
 SERVED_OPTIONS = ("served_model", "served_tokenizer", "concurrency", "request_timeout", "request_retries")
 API_KEY_ENV = "BARTSCORE_SERVER_API_KEY"
@@ -102,15 +99,18 @@ KEY_SPACE = " \t\r\n"
 # character or a line break in a checkpoint's name is refused rather than sent (urllib drops tabs and line breaks
 # silently) or shown in a signature.
 URL_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
+# A server's kind as a checkpoint writes it before "+" (bart_score.models.served.kinds checks it is one of the kinds).
+_KIND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
 # A server's address written without its scheme: a host name or an IP address, a port, and a path if any.
 _BARE_ADDRESS = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*):[0-9]{1,5}(?:/\S*)?")
 
 
 @dataclass(frozen=True)
 class ServerAddress:
-    """Where a served model is. kind: one of SERVER_KINDS, or None to detect it; url: the URL as given (without the
-    kind), which names the server in messages and signatures; scheme, host, port and base (the path the server's
-    endpoints are under: the URL's path without a trailing /v1, which the OpenAI-compatible ones add themselves)."""
+    """Where a served model is. kind: the kind written before "+" (lowercase), or None to detect it; url: the URL as
+    given (without the kind), which names the server in messages and signatures; scheme, host, port and base (the path
+    the server's endpoints are under: the URL's path without a trailing /v1, which the OpenAI-compatible ones add
+    themselves)."""
 
     kind: str | None
     url: str
@@ -132,7 +132,7 @@ class ServerAddress:
 
 def names_a_server(name: object) -> bool:
     """Whether a checkpoint's name names a server: "<kind>+http(s)://..." or "http(s)://..."; or means to, so that
-    server_address says how to write it: a known kind and "+" before something else ("llama.cpp+127.0.0.1:8080"), or
+    server_address says how to write it: a kind's word and "+" before something else ("llama.cpp+127.0.0.1:8080"), or
     a host and a port alone ("127.0.0.1:8080/v1"), where no file or folder has that name (a Hub id has no "+" or
     ":")."""
     if not isinstance(name, str):
@@ -141,24 +141,23 @@ def names_a_server(name: object) -> bool:
     if scheme in ("http", "https") or scheme.endswith(("+http", "+https")):
         return True
     kind, plus, _ = name.partition("+")
-    meant = (bool(plus) and kind.lower() in SERVER_KINDS) or _BARE_ADDRESS.fullmatch(name) is not None
+    meant = (bool(plus) and _KIND_WORD.fullmatch(kind) is not None) or _BARE_ADDRESS.fullmatch(name) is not None
     return meant and not os.path.lexists(name)
 
 
+def written_kind(name: str) -> tuple[str, str]:
+    """The kind a server's name writes before "+" (lowercase; "" when none), and the rest."""
+    kind, _, url = name.partition("+") if "+" in name.split("://", 1)[0] else ("", "", name)
+    return kind.lower(), url
+
+
 def server_address(name: str) -> ServerAddress:
-    """The address a checkpoint's name gives (see names_a_server), checked: a known kind, an http or https URL with a
-    host, a port from 1 to 65535 if any, neither a query nor a fragment, no character a URL does not hold, and no user
-    name or password (the API key goes in the environment, never in a name that signatures and messages show); each
-    refused with one InputError saying how to write it. Plain http to another machine is warned about: the texts, and
-    the key, travel unencrypted."""
-    kind, separator, url = name.partition("+") if "+" in name.split("://", 1)[0] else ("", "", name)
-    if separator and kind.lower() not in SERVER_KINDS:
-        raise InputError(
-            f"the checkpoint names a server of kind {shown(kind)}; the kinds are {', '.join(SERVER_KINDS)}",
-            option="checkpoint",
-            remedy="leave the kind out to have it detected",
-        )
-    kind = kind.lower()
+    """The address a checkpoint's name gives (see names_a_server), checked (its kind is kinds.checked_kind's): an http
+    or https URL with a host, a port from 1 to 65535 if any, neither a query nor a fragment, no character a URL does
+    not hold, and no user name or password (the API key goes in the environment, never in a name that signatures and
+    messages show); each refused with one InputError saying how to write it. Plain http to another machine is warned
+    about: the texts, and the key, travel unencrypted."""
+    kind, url = written_kind(name)
     if "://" not in url:
         written = f"{kind}+http://{url}" if kind else f"http://{url}"
         raise InputError(

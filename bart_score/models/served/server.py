@@ -1,4 +1,4 @@
-"""A causal LM that runs on an inference server, as the engine and the token policies see a model.
+"""A causal LM on an inference server: the server, asked what it serves, and the requests that score pairs on it.
 
 connect_server asks the server, before any pair is sent, what the checkpoint's name leaves open: that it answers at
 all (else one error naming its URL), its kind (named, or detected: bart_score.models.served.kinds), the model it
@@ -7,15 +7,14 @@ take. The token policy is the causal LM's own (CausalFamily, GPTScoreFamily or C
 bart_score.models.loading on the served model's tokenizer, read here), so that a served model scores the same tokens
 under the same template and chat rules as the same model loaded locally.
 
-ServedModel is the model those families are built on: its config (the server's context as positions, the vocabulary),
-an output layer of the vocabulary's size whose weights are not here, and score(), which the engine calls with its plan
-(bart_score.scoring.engine: each distinct condition with its distinct targets) in place of running a model. Requests go
-to the server `concurrency` at a time, a condition's pairs together (in one request where the server takes a list),
-each through forward(), a call of the module: whatever hooks a model's calls (the Space's cancel) hooks them too.
+ServedModel is what the served model's scorer (bart_score.models.served.scorer) asks of the server: score(), given
+the plan's work (each distinct condition with its distinct targets), sends the requests `concurrency` at a time, a
+condition's pairs together (in one request where the server takes a list), each after the hooks its scorer was given
+(the Space's cancel).
 
 The tokenizer is the one served_tokenizer names, else the Hub id the server reports its weights by, read from the
 Hugging Face cache (tokenizer_origin): a path the server reports is of its machine, and never selects a file here.
-What the server reports is shown through server_kinds.printable: its version, a model's name.
+What the server reports is shown through answers.printable: its version, a model's name.
 
 The identity covers what the server says of its weights, which a server may keep while it swaps them. A score cache
 also keeps, beside its scores, the log-probabilities of a fixed probe pair (PROBE_PAIR_TEXT) as the server gave them
@@ -30,34 +29,22 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 from huggingface_hub import constants as hub_constants
 from huggingface_hub import snapshot_download
-from transformers import PretrainedConfig
 
 from ...errors import CheckpointLoadError, CheckpointNotFoundError, ScoringError, UnsupportedModelError
 from ...messages import Mention, Part, shown
 from ...options import EngineOptions
 from ..base import IGNORED, Target
-from .kinds import (
-    KINDS,
-    PROBE_TEXT,
-    Pair,
-    ServerKind,
-    ServerReport,
-    TokenFacts,
-    detected_kind,
-    printable,
-    quoted,
-)
+from .answers import PROBE_TEXT, Pair, TokenFacts, printable, quoted
+from .kinds import ServerKind, server_of_kind
 from .transport import (
     DEFAULT_CONCURRENCY,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_RETRIES,
-    SERVER_NAMES,
     Connection,
     ServerAddress,
     api_key,
@@ -82,26 +69,7 @@ PROBE_DIGITS = 4
 Work = Sequence[tuple[Sequence[int], Sequence[tuple[int, Target]]]]
 
 
-@dataclass
-class Server:
-    """A server that answered: how to reach it, its kind, and what it reported."""
-
-    connection: Connection
-    kind: ServerKind
-    report: ServerReport
-
-    @property
-    def label(self) -> str:
-        """The served model as the signature names it: the server's kind and URL, then the model's name (printable)."""
-        return f"{self.kind.name}+{self.connection.address.url}#{self.shown_model}"
-
-    @property
-    def shown_model(self) -> str:
-        """The served model's name as outputs show it (server_kinds.printable)."""
-        return printable(self.report.model, self.connection)
-
-
-def tokenizer_origin(server: Server, options: EngineOptions) -> tuple[str, str]:
+def tokenizer_origin(server: ServerKind, options: EngineOptions) -> tuple[str, str]:
     """Where the served model's tokenizer is read from, and who named it (for messages): served_tokenizer when it is
     given; else the Hub id the server reports its weights by (vLLM's root, SGLang's tokenizer_path, TGI's model_id),
     as the folder of its snapshot in the Hugging Face cache, never a folder here of the same name. Anything else the
@@ -136,7 +104,7 @@ def tokenizer_origin(server: Server, options: EngineOptions) -> tuple[str, str]:
     return folder, f"the Hub id {reported!r} the server at {url} says its weights are"
 
 
-def connect_server(address: ServerAddress, options: EngineOptions) -> Server:
+def connect_server(address: ServerAddress, options: EngineOptions) -> ServerKind:
     """The server at `address`, asked what it serves (see the module's text). A server that does not answer is a
     CheckpointNotFoundError naming its URL, after one attempt; one that answers in no known kind's way, or as
     Ollama, an UnsupportedModelError saying which servers give a prompt's log-probabilities."""
@@ -153,46 +121,24 @@ def connect_server(address: ServerAddress, options: EngineOptions) -> Server:
             option="checkpoint",
             remedy="start the server, or give the URL it listens on",
         )
-    if address.kind is None:
-        kind = detected_kind(connection)
-    else:
-        kind = KINDS[address.kind]
-        if not kind.answers(connection):
-            raise CheckpointLoadError(
-                f"the server at {address.url} does not answer as {SERVER_NAMES[kind.name]} does",
-                option="checkpoint",
-                remedy="check the kind named before the URL, or leave it out to have it detected",
-            )
-    return Server(connection, kind, kind.probe(connection, options.served_model))
+    server = server_of_kind(connection, address.kind)
+    server.report = server.probe(options.served_model)
+    return server
 
 
-class _OutputRows(torch.nn.Module):
-    """The shape of an output layer whose weights are on the server: a row per vocabulary entry (which the token
-    policies read, to refuse an id beyond the vocabulary), and no columns here."""
-
-    def __init__(self, vocabulary: int) -> None:
-        super().__init__()
-        self.register_buffer("weight", torch.empty(vocabulary, 0), persistent=False)
-        self.bias = None
-
-
-class ServedModel(torch.nn.Module):
+class ServedModel:
     """A model on a server (see the module's text). identity: what tells it apart from every other model (the key of
     score caches and baseline files): the server's kind, the model's name, and a digest of what the server reports
-    of its weights and of the tokenizer read here (tokenizer_identity)."""
+    of its weights and of the tokenizer read here (tokenizer_identity). vocabulary: its size, as the server reports
+    it (else the tokenizer's); hooks: what is called before each request (ServedScorer.on_each_call)."""
 
-    def __init__(self, server: Server, tokenizer: Any, options: EngineOptions, tokenizer_identity: str) -> None:
-        super().__init__()
+    def __init__(self, server: ServerKind, tokenizer: Any, options: EngineOptions, tokenizer_identity: str) -> None:
         self.server = server
         self.concurrency = options.concurrency or DEFAULT_CONCURRENCY
+        self.hooks: list[Callable[[], object]] = []
         report = server.report
-        vocabulary = report.vocabulary or len(tokenizer)
-        self.config = PretrainedConfig()
-        self.config.max_position_embeddings = report.positions
-        self.config.vocab_size = vocabulary
-        self.config.pad_token_id = tokenizer.pad_token_id
-        self.output = _OutputRows(vocabulary)
-        self.facts = token_facts(tokenizer, vocabulary)
+        self.vocabulary = report.vocabulary or len(tokenizer)
+        server.facts = self.facts = token_facts(tokenizer, self.vocabulary)
         described = json.dumps([report.model, report.weights, tokenizer_identity], sort_keys=True, default=str)
         digest = hashlib.sha256(described.encode("utf-8")).hexdigest()[:16]
         self.identity = f"served:{report.kind}:{server.shown_model}#{digest}"
@@ -202,15 +148,11 @@ class ServedModel(torch.nn.Module):
         )
 
     @property
-    def device(self) -> torch.device:
-        return torch.device("cpu")
-
-    @property
     def signature_field(self) -> str:
         """The signature's field that says where the numbers come from: the server's kind and version (printable)."""
         version = self.server.report.version
         shown_version = "@" + printable(version, self.server.connection) if version else ""
-        return f"served:{self.server.kind.name}{shown_version}"
+        return f"served:{self.server.name}{shown_version}"
 
     def ask_probe(self) -> tuple[float, ...]:
         """The log-probabilities of the probe pair's scored tokens (PROBE_PAIR_TEXT's after its first word), asked of
@@ -218,7 +160,7 @@ class ServedModel(torch.nn.Module):
         split = len(self.facts.added) + 1
         prefix, labels = self._probe_ids[:split], self._probe_ids[split:]
         try:
-            (values,) = self.forward(prefix, [(0, labels)])
+            (values,) = self.request(prefix, [(0, labels)])
         except ScoringError as error:
             raise ScoringError(
                 f"the server at {self.server.connection.address.url} does not score the probe pair (a fixed text "
@@ -251,13 +193,10 @@ class ServedModel(torch.nn.Module):
             f"token (more than {PROBE_TOLERANCE:g}): the server's weights changed under the same name"
         )
 
-    def get_output_embeddings(self) -> torch.nn.Module:
-        return self.output
-
     def _check_tokenizer(self, tokenizer: Any, options: EngineOptions) -> None:
         """Refuses a tokenizer that does not tokenize PROBE_TEXT as the server does (where it says how it does)."""
         server = self.server
-        theirs = server.kind.tokenize(server.connection, server.report, self.facts, PROBE_TEXT)
+        theirs = server.tokenize(PROBE_TEXT)
         if theirs is None:
             return
         ours = tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]
@@ -272,16 +211,17 @@ class ServedModel(torch.nn.Module):
                 remedy=["give the served model's own tokenizer as ", Mention("served_tokenizer")],
             )
 
-    def forward(self, prefix: tuple[int, ...], pairs: list[Pair]) -> list[list[float]]:
-        """One request: the log-probabilities of each pair's scored tokens after `prefix`, from the server."""
-        server = self.server
-        return server.kind.log_probs(server.connection, server.report, self.facts, prefix, pairs)
+    def request(self, prefix: tuple[int, ...], pairs: list[Pair]) -> list[list[float]]:
+        """One request, after the hooks: the log-probabilities of each pair's scored tokens after `prefix`."""
+        for hook in self.hooks:
+            hook()
+        return self.server.log_probs(prefix, pairs)
 
     def score(self, work: Work, advance: Callable[[int], object]) -> list[list[torch.Tensor]]:
         """The log-probabilities of each target's scored tokens (float64), per condition as `work` gives them. The
         requests go `concurrency` at a time, in `work`'s order; `advance` is given each request's pairs as its answer
         comes. The first failure (or Ctrl-C) stops the rest, those under way at once, and is raised."""
-        per_request = self.server.kind.pairs_per_request
+        per_request = self.server.pairs_per_request
         requests = []  # (condition, first target, prefix, pairs)
         for condition, (prefix, targets) in enumerate(work):
             pairs = [(name, scored_tokens(name, target)) for name, target in targets]
@@ -294,7 +234,7 @@ class ServedModel(torch.nn.Module):
             # Each request runs in a copy of this thread's context, so that what a caller keeps there (the Space's
             # job, which its cancel hook reads) holds in the pool's threads too.
             futures = {
-                pool.submit(contextvars.copy_context().run, self, prefix, pairs): (condition, start)
+                pool.submit(contextvars.copy_context().run, self.request, prefix, pairs): (condition, start)
                 for condition, start, prefix, pairs in requests
             }
             try:
@@ -329,7 +269,7 @@ def scored_tokens(name: int, target: Target) -> tuple[int, ...]:
 
 
 def token_facts(tokenizer: Any, vocabulary: int) -> TokenFacts:
-    """What the requests need of the tokenizer and the vocabulary (server_kinds.TokenFacts)."""
+    """What the requests need of the tokenizer and the vocabulary (kinds.TokenFacts)."""
     plain = tokenizer("a", add_special_tokens=False)["input_ids"]
     full = tokenizer("a")["input_ids"]
     added = tuple(full[: len(full) - len(plain)]) if full[len(full) - len(plain) :] == plain else ()
