@@ -99,18 +99,16 @@ KEY_SPACE = " \t\r\n"
 # character or a line break in a checkpoint's name is refused rather than sent (urllib drops tabs and line breaks
 # silently) or shown in a signature.
 URL_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
-# A server's kind as a checkpoint writes it before "+" (bart_score.models.served.kinds checks it is one of the kinds).
-_KIND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
+_KIND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")  # a kind's name before "+" (kinds.checked_kind checks which)
 # A server's address written without its scheme: a host name or an IP address, a port, and a path if any.
 _BARE_ADDRESS = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*):[0-9]{1,5}(?:/\S*)?")
 
 
 @dataclass(frozen=True)
 class ServerAddress:
-    """Where a served model is. kind: the kind written before "+" (lowercase), or None to detect it; url: the URL as
-    given (without the kind), which names the server in messages and signatures; scheme, host, port and base (the path
-    the server's endpoints are under: the URL's path without a trailing /v1, which the OpenAI-compatible ones add
-    themselves)."""
+    """Where a served model is. kind: the kind written before "+", or None to detect it; url: the URL as given (which
+    names the server in messages and signatures); scheme, host, port and base (the path the server's endpoints are
+    under: the URL's path without a trailing /v1, which the OpenAI-compatible ones add themselves)."""
 
     kind: str | None
     url: str
