@@ -29,7 +29,7 @@ else:
 DEFAULT_CONCURRENCY = 4
 DEFAULT_REQUEST_TIMEOUT = 120.0
 DEFAULT_RETRIES = 3
-# The most requests in flight at once (concurrency): 32 requests of up to 16 pairs (server_kinds.PAIRS_PER_REQUEST) are
+# The most requests in flight at once (concurrency): 32 requests of up to 16 pairs (kinds.PAIRS_PER_REQUEST) are
 # 512 sequences, more than a server decodes together on one GPU (vLLM's --max-num-seqs, llama-server's slots): more
 # would only wait in its queue, while each holds its answer's memory here (AnswerBound). At 32, the command line met
 # with hostile answers to every request peaked under 0.5 GiB (docs/security.md).

@@ -520,7 +520,7 @@ class Forcing:
 
     def _generated(self, body: dict[str, Any]) -> tuple[list[Any], list[dict[str, Any]]]:
         """(the ids generated, the probabilities reported) of a /completion request (return_tokens and n_probs)."""
-        # Each token generated lists n_probs alternatives, which the answer's bound allows for (servers.AnswerBound).
+        # Each token generated lists n_probs alternatives, which the answer's bound allows for (transport.AnswerBound).
         answer = self.connection.request("POST", "/completion", body, listed=body["n_predict"] * body["n_probs"])
         tokens = answer.get("tokens") if isinstance(answer, dict) else None
         probabilities = answer.get("completion_probabilities", []) if isinstance(answer, dict) else None
