@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..inputs import MAX_INTEGER_DIGITS, ascii_decimal, ascii_integer
+from ..models.served.kinds import written_kinds
 from ..options import OPTION_CLASSES, EngineOptions, Flag
 from ..scoring.score_cache import DEFAULT_CHUNK_PAIRS
 
@@ -192,7 +193,10 @@ KIND_KEYWORDS: dict[str, dict[str, Any]] = {
 
 
 def _argparse_keywords(flag: Flag) -> dict[str, Any]:
-    keywords: dict[str, Any] = {"help": flag.help, **KIND_KEYWORDS[flag.kind]}
+    """The flag's argparse keywords; "{served_kinds}" in its help: the kinds of server as a checkpoint writes them
+    (the options, below the kinds' registry, do not know them)."""
+    help_text = flag.help.replace("{served_kinds}", written_kinds())
+    keywords: dict[str, Any] = {"help": help_text, **KIND_KEYWORDS[flag.kind]}
     for key in ("nargs", "const", "default", "choices", "metavar"):
         if getattr(flag, key) is not None:
             keywords[key] = getattr(flag, key)

@@ -250,7 +250,7 @@ class EngineOptions(CheckedOptions):
         flag=Flag(
             "--served-model",
             metavar="NAME",
-            help="with -m naming a server (vllm+, sglang+, tgi+ or llama.cpp+ and its URL): the served model's name "
+            help="with -m naming a server ({served_kinds} and its URL): the served model's name "
             "(default: the server's only model)",
             section="checkpoint",
         ),

@@ -539,6 +539,12 @@ def _listed(words: Sequence[str]) -> str:
     return f"{', '.join(words[:-1])} and {words[-1]}" if len(words) > 1 else "".join(words)
 
 
+def written_kinds() -> str:
+    """The kinds as a checkpoint writes them before a URL, listed: "vllm+, sglang+, tgi+ or llama.cpp+"."""
+    written = [f"{name}+" for name in KINDS]
+    return f"{', '.join(written[:-1])} or {written[-1]}"
+
+
 def _token_id_titles() -> list[str]:
     """The titles of the kinds whose requests give the server a pair's tokens."""
     return [kind.title for kind in KINDS.values() if kind.takes_token_ids]
