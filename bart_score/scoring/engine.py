@@ -80,9 +80,10 @@ class BARTScorer(PlannedScorer):
     def __new__(cls, *args: Any, **keywords: Any) -> Any:
         """The scorer the settings ask for: this engine, or a served model's scorer for a checkpoint that names a
         server (typed Any: a ServedScorer is a PlannedScorer, not a BARTScorer)."""
-        options = _engine_options(args, keywords)
-        if names_a_server(options.checkpoint):
-            return ServedScorer(options)
+        if args or keywords:  # else copy.copy's or pickle's call, or the default checkpoint: this engine
+            options = _engine_options(args, keywords)
+            if names_a_server(options.checkpoint):
+                return ServedScorer(options)
         return super().__new__(cls)
 
     def __init__(self, *args: Any, **keywords: Any) -> None:
