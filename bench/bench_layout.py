@@ -150,24 +150,37 @@ def is_property(function: ast.FunctionDef) -> bool:
 
 
 def forwards(function: ast.FunctionDef) -> bool:
-    """Whether a property only hands on another object's attribute (`return self.scorer.max_length`)."""
+    """Whether a property only hands on another object's attribute of its own name (`return self.scorer.max_length`
+    in a property named max_length): a restatement, where a property that computes its value is not."""
     body = [item for item in function.body if not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant))]
     if len(body) != 1 or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.Attribute):
         return False
-    chain = body[0].value
+    returned = body[0].value
+    chain = returned.value
     while isinstance(chain, ast.Attribute):
         chain = chain.value
-    return isinstance(chain, ast.Name) and chain.id == "self" and isinstance(body[0].value.value, ast.Attribute)
+    owner_is_other = isinstance(returned.value, ast.Attribute)
+    return isinstance(chain, ast.Name) and chain.id == "self" and owner_is_other and returned.attr == function.name
+
+
+def declared_only(function: ast.FunctionDef) -> bool:
+    """Whether a function is a declaration without a body (a Protocol's `...`), its docstring aside."""
+    body = [item for item in function.body if not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant))]
+    return all(isinstance(item.value, ast.Constant) and item.value.value is Ellipsis for item in body)  # type: ignore[attr-defined]
 
 
 def restated(node: ast.ClassDef, fields: set[str]) -> set[str]:
-    """What a class restates of the options: its annotated fields and properties named as an option's field, and its
-    properties that only hand on another object's attribute."""
+    """What a class restates: its annotated fields and declared properties (a Protocol's) named as an option's field,
+    and its properties that only hand on another object's attribute of the same name."""
     names = set()
     for item in node.body:
         if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.target.id in fields:
             names.add(item.target.id)
-        elif isinstance(item, ast.FunctionDef) and is_property(item) and (item.name in fields or forwards(item)):
+        elif (
+            isinstance(item, ast.FunctionDef)
+            and is_property(item)
+            and (forwards(item) or (item.name in fields and declared_only(item)))
+        ):
             names.add(item.name)
     return names
 
