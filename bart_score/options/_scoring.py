@@ -199,7 +199,7 @@ class ScoringOptions(CheckedOptions):
         None,
         doc="also return rescaled scores, on a scale where 0 is the mean score of an unrelated text and 1 that of a "
         'copy (a linear map per direction, so rankings do not change): "baseline" takes the two points from a baseline '
-        'file (`bartscore baseline` makes it), "corpus" from the texts being scored (comparable only within them); '
+        'file (made by bart_score.build_baseline), "corpus" from the texts being scored (comparable only within them); '
         "None: no rescaling",
         check=one_of(RESCALE_MODES, "None, 'baseline' or 'corpus'"),
         flag=Flag(
