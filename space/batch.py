@@ -117,7 +117,7 @@ def sentence_bound(text):
     for each ")", since pysbd also starts a sentence at a list marker ("a)", "12)") without punctuation before it,
     plus one for every PIECE_CHARS // 2 characters, where the splitter may cut a sentence that runs over its piece
     (bart_score.long_documents.windows.split). It counts more where a full stop or a bracket ends no sentence ("Dr.",
-    "3.5", "(in 2024)"); tests/test_app.py checks that it never counts fewer, on hostile punctuation too."""
+    "3.5", "(in 2024)"); tests/test_app_batch.py checks that it never counts fewer, on hostile punctuation too."""
     pieces = sum(1 for piece in POSSIBLE_SENTENCE_END.split(text) if LETTER_OR_DIGIT.search(piece))
     return pieces + text.count(")") + len(text) // (PIECE_CHARS // 2)
 

@@ -27,6 +27,7 @@ import space.guards
 import space.menu
 import space.settings
 from bart_score.models.served import transport as servers
+from bart_score.options import DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRIES
 
 app = LazyModule("app")
 space_handlers = LazyModule("space.handlers")
@@ -246,7 +247,7 @@ def test_a_served_model_holds_the_shared_slot_a_bounded_time_unless_its_entry_sa
     big, own, local = (settings.models[name] for name in ("big", "own", "local"))
     attempts = big["request_retries"] + 1
     assert big["request_timeout"] * attempts <= 60
-    assert big["request_timeout"] * attempts < servers.DEFAULT_REQUEST_TIMEOUT * (servers.DEFAULT_RETRIES + 1)
+    assert big["request_timeout"] * attempts < DEFAULT_REQUEST_TIMEOUT * (DEFAULT_RETRIES + 1)
     assert library.request_timeout is None  # the library's default stays its own
     assert (own["request_timeout"], own["request_retries"], own["concurrency"]) == (2.5, 0, 2)
     assert not {"request_timeout", "request_retries", "concurrency"} & set(local)

@@ -40,6 +40,7 @@ from bart_score.models.served.transport import (
     server_address,
     server_words,
 )
+from bart_score.options import MAX_CONCURRENCY
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEY = "sk-Qz7Wv9Lp2Rt5Ny8Kd4Hm"
@@ -576,13 +577,13 @@ def test_requests_from_more_threads_than_the_most_concurrency_wait_for_a_connect
             with lock:
                 open_now -= 1
 
-    threads = servers.MAX_CONCURRENCY + 8
+    threads = MAX_CONCURRENCY + 8
     with RawServer(answer) as server:
         connection = connection_to(server.url, timeout=ENDS_WITHIN)
         with concurrent.futures.ThreadPoolExecutor(threads) as pool:
             answers = list(pool.map(lambda n: connection.request("POST", "/echo", {"n": n}), range(2 * threads)))
     assert answers == [{"n": n} for n in range(2 * threads)]
-    assert most == servers.MAX_CONCURRENCY
+    assert most == MAX_CONCURRENCY
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -294,7 +294,6 @@ def _folder(name: str, path: str) -> Checkpoint:
             " ",
             FileName(name),
             f" is a folder of {len(gguf_files)} GGUF files ({', '.join(gguf_files)})",
-            option="checkpoint",
             value=name,
             remedy=["give the path of the one to load, such as ", FileName(os.path.join(name, gguf_files[0]))],
         )

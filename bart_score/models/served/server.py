@@ -37,18 +37,11 @@ from huggingface_hub import snapshot_download
 
 from ...errors import CheckpointLoadError, CheckpointNotFoundError, ScoringError, UnsupportedModelError
 from ...messages import Mention, Part, shown
-from ...options import EngineOptions
+from ...options import DEFAULT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRIES, EngineOptions
 from ..base import IGNORED, Target
 from .answers import PROBE_TEXT, Pair, TokenFacts, printable, quoted
 from .kinds import ServerKind, server_of_kind
-from .transport import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_RETRIES,
-    Connection,
-    ServerAddress,
-    api_key,
-)
+from .transport import Connection, ServerAddress, api_key
 
 # A Hub id: an owner's name and a model's (or a model's alone), each at most 96 characters of letters, digits, ".",
 # "_" and "-", starting with a letter or digit. The only origin of a tokenizer that a server's report may give.

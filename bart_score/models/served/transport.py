@@ -42,6 +42,7 @@ from ...errors import (
     first_line,
 )
 from ...messages import Mention, shown
+from ...options import MAX_CONCURRENCY
 
 if TYPE_CHECKING:
     import httpx
@@ -50,18 +51,6 @@ if TYPE_CHECKING:
 SERVED_OPTIONS = ("served_model", "served_tokenizer", "concurrency", "request_timeout", "request_retries")
 API_KEY_ENV = "BARTSCORE_SERVER_API_KEY"
 API_KEY_FILE_ENV = "BARTSCORE_SERVER_API_KEY_FILE"
-DEFAULT_CONCURRENCY = 4
-DEFAULT_REQUEST_TIMEOUT = 120.0
-DEFAULT_RETRIES = 3
-# The most requests in flight at once (concurrency): 32 requests of up to 16 pairs (kinds.PAIRS_PER_REQUEST) are
-# 512 sequences, more than a server decodes together on one GPU (vLLM's --max-num-seqs, llama-server's slots): more
-# would only wait in its queue, while each holds its answer's memory here (AnswerBound). At 32, the command line met
-# with hostile answers to every request peaked under 0.5 GiB (docs/security.md).
-MAX_CONCURRENCY = 32
-# The most seconds a request may be given (request_timeout): a day, far beyond any answer (the real llama-server's
-# slowest pair took seconds on two cores), and far within what socket timeouts and timers take (9,999,999,999 s
-# overflowed the platform's time_t).
-MAX_REQUEST_TIMEOUT = 86_400.0
 # Seconds before the first retry, doubled before each further one, and the most a retry waits (a server's
 # Retry-After included).
 RETRY_DELAY = 0.5
