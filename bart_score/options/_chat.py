@@ -10,6 +10,7 @@ from __future__ import annotations
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InputError, InputTypeError
 from ..inputs import check_text, option_of, text_list
@@ -63,19 +64,16 @@ def chat_settings(
     go together. instruction: one for every direction, or {direction: instruction} for some (the others keep
     DEFAULT_INSTRUCTIONS)."""
     if not isinstance(chat, bool):
-        raise InputTypeError(Mention("chat"), f" must be True or False, got {shown(chat)}", option="chat", value=chat)
+        raise InputTypeError(Mention("chat"), f" must be True or False, got {shown(chat)}", value=chat)
     if not chat:
         for option, value in (("instruction", instruction), ("system", system)):
             if value is not None:
-                raise InputError(
-                    Mention(option), " is for chat scoring, which is not asked for", option=option, value=value
-                )
+                raise InputError(Mention(option), " is for chat scoring, which is not asked for", value=value)
         return None
     if template is not None:
         raise InputError(
             TEMPLATE,
             " does not go with chat scoring: the model's chat template builds the prefix",
-            option="template",
             value=template,
             remedy=["put your text around {condition} in the ", INSTRUCTION],
         )
@@ -83,21 +81,13 @@ def chat_settings(
         raise InputError(
             Mention("compatibility", compatibility),
             " does not go with chat scoring: GPTScore scores plain text, without a chat template",
-            option="compatibility",
-            value=compatibility,
         )
     if system is not None:
         if not isinstance(system, str):
-            raise InputTypeError(
-                SYSTEM, f" must be a string, got {type(system).__name__}", option="system", value=system
-            )
+            raise InputTypeError(SYSTEM, f" must be a string, got {type(system).__name__}", value=system)
         if not check_text(system, SYSTEM).strip():
             raise InputError(
-                SYSTEM,
-                " is blank",
-                option="system",
-                value=system,
-                remedy="leave it out for the chat template's own default",
+                SYSTEM, " is blank", value=system, remedy="leave it out for the chat template's own default"
             )
         refuse_placeholder(system, SYSTEM)
     instructions = dict(DEFAULT_INSTRUCTIONS)
@@ -108,7 +98,6 @@ def chat_settings(
                     INSTRUCTION,
                     f" has an instruction for {shown(direction)}; the directions with one are "
                     f"{', '.join(POINT_DIRECTIONS)} (f_score uses precision's and recall's)",
-                    option="instruction",
                     value=instruction,
                 )
             instructions[direction] = text
@@ -131,7 +120,6 @@ def instruction_list(
         raise InputError(
             INSTRUCTION,
             " is for chat scoring",
-            option="instruction",
             value=instruction,
             remedy=["load the scorer with ", Mention("chat", True)],
         )
@@ -170,32 +158,22 @@ def refuse_placeholder(text: str, named: Mention | str) -> None:
 def template_sides(template: str, named: Mention | str = TEMPLATE) -> tuple[str, str]:
     """The literal text before and after the template's one {condition} field, with {{ and }} read as braces
     (`named`: the option the errors name, as a Mention or a caller's own words)."""
-    option = _option_named(named)
+    about: dict[str, Any] = {"option": _option_named(named), "value": template}  # the error's fields
     if not isinstance(template, str):
-        raise InputTypeError(
-            named,
-            f" must be a string holding '{{condition}}' once, got {type(template).__name__}",
-            option=option,
-            value=template,
-        )
+        raise InputTypeError.must_be(named, "a string holding '{condition}' once", type(template).__name__, **about)
     try:
         pieces = list(string.Formatter().parse(template))
     except ValueError as error:
         raise InputError(
-            named,
-            f" {shown(template)} has a stray brace ({error})",
-            option=option,
-            value=template,
-            remedy=BRACES_REMEDY,
+            named, f" {shown(template)} has a stray brace ({error})", remedy=BRACES_REMEDY, **about
         ) from None
     fields = [(field, spec, conversion) for _, field, spec, conversion in pieces if field is not None]
     if fields != [("condition", "", None)]:
         raise InputError(
             named,
             f" must hold the field {{condition}} once and no other field, got {shown(template)}",
-            option=option,
-            value=template,
             remedy=BRACES_REMEDY,
+            **about,
         )
     sides, side = ["", ""], 0
     for literal, field, _, _ in pieces:

@@ -30,10 +30,7 @@ def one_of(choices: Sequence[Any], says: str | None = None) -> Callable[[Any, st
             if value is choice or (isinstance(value, str) and value == choice):
                 return choice
         raise InputError(
-            Mention(name),
-            f" must be {says or f'one of {tuple(choices)}'}, got {shown(value)}",
-            option=name,
-            value=value,
+            Mention(name), f" must be {says or f'one of {tuple(choices)}'}, got {shown(value)}", value=value
         )
 
     return check
@@ -41,7 +38,7 @@ def one_of(choices: Sequence[Any], says: str | None = None) -> Callable[[Any, st
 
 def true_or_false(value: Any, name: str) -> bool:
     if not isinstance(value, bool):
-        raise InputTypeError(Mention(name), f" must be True or False, got {describe(value)}", option=name, value=value)
+        raise InputTypeError(Mention(name), f" must be True or False, got {describe(value)}", value=value)
     return value
 
 
@@ -51,9 +48,7 @@ def whole_number_from(least: int) -> Callable[[Any, str], int]:
     def check(value: Any, name: str) -> int:
         number = whole_number(value)
         if number is None or number < least:
-            raise InputError(
-                Mention(name), f" must be an integer of at least {least}, got {shown(value)}", option=name, value=value
-            )
+            raise InputError(Mention(name), f" must be an integer of at least {least}, got {shown(value)}", value=value)
         return number
 
     return check
@@ -66,9 +61,9 @@ def device_setting(value: Any, name: str) -> str:
 def name_text(value: Any, name: str) -> str:
     """The check of an option that names something (a model, a checkpoint): a text that is not blank."""
     if not isinstance(value, str):
-        raise InputTypeError(Mention(name), f" must be a text, got {describe(value)}", option=name, value=value)
+        raise InputTypeError(Mention(name), f" must be a text, got {describe(value)}", value=value)
     if not value.strip():
-        raise InputError(Mention(name), " is blank", option=name, value=value)
+        raise InputError(Mention(name), " is blank", value=value)
     return check_text(value, name)
 
 
@@ -78,16 +73,14 @@ def chat_template_file(value: Any, name: str) -> str:
         value = os.fspath(value)
     if not isinstance(value, str) or not value:
         raise InputTypeError(
-            Mention(name), f" must be the path of a chat template file, got {describe(value)}", option=name, value=value
+            Mention(name), f" must be the path of a chat template file, got {describe(value)}", value=value
         )
     try:
         read_bounded(value, limit=MAX_CHAT_TEMPLATE_BYTES).decode("utf-8")
     except InputError as error:
-        raise InputError(Mention(name), ": ", *error.parts, option=name, value=value, remedy=error.remedy) from None
+        raise InputError(Mention(name), ": ", *error.parts, value=value, remedy=error.remedy) from None
     except UnicodeDecodeError as error:
-        raise InputError(
-            Mention(name), f" {value!r} is not UTF-8 text (byte {error.start})", option=name, value=value
-        ) from None
+        raise InputError(Mention(name), f" {value!r} is not UTF-8 text (byte {error.start})", value=value) from None
     return value
 
 
@@ -95,11 +88,7 @@ def unrelated_texts(value: Any, name: str) -> tuple[str, ...]:
     texts = tuple(dict.fromkeys(text_list(value, name)))
     if not texts:
         raise InputError(
-            Mention(name),
-            " is empty",
-            option=name,
-            value=value,
-            remedy="leave it out to pair texts from different rows",
+            Mention(name), " is empty", value=value, remedy="leave it out to pair texts from different rows"
         )
     return texts
 
@@ -124,26 +113,16 @@ def checked_directions(directions: str | Sequence[str], name: str = "directions"
         raise InputError(
             Mention(name),
             " is empty",
-            option=name,
             value=directions,
             remedy="leave it out to compute every direction the inputs allow",
         )
     for index, direction in enumerate(requested):
+        entry = Mention(name, index=index)
         if direction not in DIRECTIONS:
-            raise InputError(
-                Mention(name, index=index),
-                f" is {shown(direction)}",
-                option=name,
-                value=directions,
-                remedy=f"choose from {DIRECTIONS}",
-            )
+            raise InputError(entry, f" is {shown(direction)}", value=directions, remedy=f"choose from {DIRECTIONS}")
         if direction in requested[:index]:
             raise InputError(
-                Mention(name, index=index),
-                f" is {shown(direction)} again",
-                option=name,
-                value=directions,
-                remedy="give each direction once",
+                entry, f" is {shown(direction)} again", value=directions, remedy="give each direction once"
             )
     return tuple(d for d in DIRECTIONS if d in requested)
 
@@ -170,16 +149,10 @@ def resolve_prompts(prompt: str | Sequence[str] | None) -> tuple[tuple[str | Non
     else:
         phrases = text_list(prompt, "prompt")
         if not phrases:
-            raise InputError(
-                Mention("prompt"),
-                " is an empty list",
-                option="prompt",
-                value=prompt,
-                remedy="pass None for no prompt",
-            )
+            raise InputError(Mention("prompt"), " is an empty list", value=prompt, remedy="pass None for no prompt")
     for index, phrase in enumerate(phrases):
         if not phrase.strip():
-            raise InputError(Mention("prompt", index=index), " is blank", option="prompt", value=prompt)
+            raise InputError(Mention("prompt", index=index), " is blank", value=prompt)
     digest = hashlib.sha1("\n".join(phrases).encode("utf-8")).hexdigest()[:8]
     return tuple(phrases), f"custom-{digest}({len(phrases)})"
 

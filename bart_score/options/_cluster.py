@@ -35,10 +35,7 @@ def _whole_number_between(least: int, most: int) -> Callable[[Any, str], int | N
         number = None if value is None else whole_number(value)
         if value is not None and (number is None or not least <= number <= most):
             raise InputError(
-                Mention(name),
-                f" must be an integer from {least} to {most} or None, got {shown(value)}",
-                option=name,
-                value=value,
+                Mention(name), f" must be an integer from {least} to {most} or None, got {shown(value)}", value=value
             )
         return number
 
@@ -47,14 +44,11 @@ def _whole_number_between(least: int, most: int) -> Callable[[Any, str], int | N
 
 def _cluster_address(value: Any, name: str) -> str:
     if not isinstance(value, str):
-        raise InputTypeError(
-            Mention(name), f" must be an address (a str) or None, got {describe(value)}", option=name, value=value
-        )
+        raise InputTypeError(Mention(name), f" must be an address (a str) or None, got {describe(value)}", value=value)
     if not CLUSTER_ADDRESS.fullmatch(value):
         raise InputError(
             Mention(name),
             f" must be 'auto', 'ray://<head>:<port>' or '<head>:<port>', got {value!r}",
-            option=name,
             value=value,
             remedy="leave it out to start a local cluster",
         )

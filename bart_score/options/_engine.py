@@ -48,9 +48,7 @@ def _threads(value: Any, name: str) -> int:
     """The check of threads: a whole number from 1 to MAX_THREADS."""
     number = whole_number(value)
     if number is None or not 1 <= number <= MAX_THREADS:
-        raise InputError(
-            Mention(name), f" must be an integer from 1 to {MAX_THREADS}, got {shown(value)}", option=name, value=value
-        )
+        raise InputError(Mention(name), f" must be an integer from 1 to {MAX_THREADS}, got {shown(value)}", value=value)
     return number
 
 
@@ -60,7 +58,6 @@ def _request_seconds(value: Any, name: str) -> float:
         raise InputError(
             Mention(name),
             f" must be a number of seconds above 0 and at most {MAX_REQUEST_TIMEOUT:,g} (a day), got {shown(value)}",
-            option=name,
             value=value,
         )
     return float(value)
@@ -73,7 +70,6 @@ def _concurrency(value: Any, name: str) -> int:
         raise InputError(
             Mention(name),
             f" must be an integer from 1 to {MAX_CONCURRENCY} (requests in flight at once), got {shown(value)}",
-            option=name,
             value=value,
         )
     return number
@@ -340,7 +336,6 @@ class EngineOptions(CheckedOptions):
             raise InputError(
                 Mention("chat_template"),
                 " is for chat scoring, which is not asked for",
-                option="chat_template",
                 value=self.chat_template,
                 remedy=["ask for it with ", Mention("chat", True)],
             )
@@ -352,10 +347,7 @@ class EngineOptions(CheckedOptions):
             return cls(**keywords)
         if not isinstance(options, EngineOptions):
             raise InputTypeError(
-                Mention("options"),
-                f" must be an EngineOptions, got {describe(options)}",
-                option="options",
-                value=options,
+                Mention("options"), f" must be an EngineOptions, got {describe(options)}", value=options
             )
         if keywords:
             raise InputTypeError(

@@ -71,7 +71,6 @@ def _baseline(value: Any, name: str) -> str | LoadedBaseline:
         raise InputTypeError(
             Mention(name),
             f" must be a file path or a loaded baseline (bart_score.load_baseline), got {describe(value)}",
-            option=name,
             value=value,
         )
     return value
@@ -85,17 +84,13 @@ def _corpus_points(value: Any, name: str) -> CorpusPoints:
                 Mention(name),
                 f" has {'keys' if len(unknown) > 1 else 'a key'} that {'are' if len(unknown) > 1 else 'is'} not among "
                 f"its fields: {', '.join(map(shown_key, unknown[:5]))}{', ...' if len(unknown) > 5 else ''}",
-                option=name,
                 value=value,
                 remedy=f"its fields are {', '.join(CorpusPoints.TABLE)}",
             )
         return CorpusPoints(**value)
     if not isinstance(value, CorpusPoints):
         raise InputTypeError(
-            Mention(name),
-            f" must be a CorpusPoints (or a mapping of its fields), got {describe(value)}",
-            option=name,
-            value=value,
+            Mention(name), f" must be a CorpusPoints (or a mapping of its fields), got {describe(value)}", value=value
         )
     return value
 
@@ -351,8 +346,6 @@ class ScoringOptions(CheckedOptions):
                     Mention("rescale", "corpus"),
                     " takes its reference points from the texts being scored, and cannot be combined with a baseline "
                     "file",
-                    option="rescale",
-                    value="corpus",
                 )
             self._put("rescale", "baseline")
         if self.corpus_points is not None:
@@ -362,7 +355,6 @@ class ScoringOptions(CheckedOptions):
                     " is for ",
                     Mention("rescale", "corpus"),
                     f" only; this call rescales with {self.rescale or 'nothing'}",
-                    option="corpus_points",
                     value=self.corpus_points,
                 )
         elif self.rescale == "corpus":
@@ -376,8 +368,6 @@ class ScoringOptions(CheckedOptions):
             raise InputError(
                 Mention("long_source", self.long_source),
                 " cannot be rescaled: the reference points are whole-text scores, on another scale than window scores",
-                option="long_source",
-                value=self.long_source,
                 remedy="leave rescaling out",
             )
         self._put("windows", WindowSettings(self.windows_k, self.window, self.retriever, self.max_sentences))
@@ -394,10 +384,7 @@ class ScoringOptions(CheckedOptions):
             return cls(**keywords)
         if not isinstance(options, ScoringOptions):
             raise InputTypeError(
-                Mention("options"),
-                f" must be a ScoringOptions, got {describe(options)}",
-                option="options",
-                value=options,
+                Mention("options"), f" must be a ScoringOptions, got {describe(options)}", value=options
             )
         if keywords:
             raise InputTypeError(
@@ -406,7 +393,6 @@ class ScoringOptions(CheckedOptions):
                 " (a ScoringOptions) or as keywords, not both (got ",
                 Mention("options"),
                 f" and {sorted(keywords)})",
-                option="options",
                 value=options,
             )
         return options
@@ -436,11 +422,7 @@ class ScoringOptions(CheckedOptions):
         if self.directions is None:
             if self.windows is not None and not has_sources:
                 raise InputError(
-                    Mention("long_source", self.long_source),
-                    " scores faithfulness, which needs ",
-                    Mention("sources"),
-                    option="long_source",
-                    value=self.long_source,
+                    Mention("long_source", self.long_source), " scores faithfulness, which needs ", Mention("sources")
                 )
             return tuple(d for d in DIRECTIONS if (has_sources if d == "faithfulness" else has_references))
         if self.windows is not None and "faithfulness" not in self.directions:
@@ -448,8 +430,6 @@ class ScoringOptions(CheckedOptions):
                 Mention("long_source", self.long_source),
                 f" changes how the source conditions faithfulness (source -> prediction), and this call asks for "
                 f"{', '.join(self.directions)} without it",
-                option="long_source",
-                value=self.long_source,
                 remedy="ask for faithfulness",
             )
         for direction in self.directions:

@@ -40,7 +40,6 @@ def check_retriever(retriever: object) -> str | Retriever:
             RETRIEVER,
             f" must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a Retriever, "
             f"got {shown(retriever)}",
-            option="retriever",
             value=retriever,
         )
     return retriever
@@ -56,7 +55,6 @@ def check_window(window: object) -> str | int:
             Mention("window"),
             f" must be {LONGDOCFACTSCORE!r} or a whole number of neighbour sentences on each side (0 or more), got "
             f"{shown(window)}",
-            option="window",
             value=window,
         )
     return neighbours
