@@ -29,8 +29,6 @@ from ..variants import ORIGINAL_PARA_WEIGHTS, PARA_WEIGHTS_ENV
 from .plan import PairResults, Plan, PlannedScorer, resolved_options
 from .progress import progress_bar
 
-# What a model whose values overflow a 16-bit dtype can do instead.
-FLOAT32_REMEDY = ("use ", Mention("dtype", "float32"))
 # Logits materialised at once when reading target log-probabilities: at most this many elements (128 MB in
 # float32) and positions.
 _LOGIT_ELEMENTS = 1 << 25
@@ -39,6 +37,11 @@ _LOGIT_POSITIONS = 512
 CONDITION_BUDGET_SHARE = 8
 
 Item = TypeVar("Item")
+
+
+def _overflow_error(dtype: str, message: str) -> InputError:
+    """The error of a model whose values overflow the 16-bit `dtype` it runs in: about dtype, which float32 mends."""
+    return InputError(message, option="dtype", value=dtype, remedy=["use ", Mention("dtype", "float32")])
 
 
 def token_batches(
@@ -151,12 +154,10 @@ class BARTScorer(PlannedScorer):
                     and not bool(value.isnan().any())
                     and stored_weights_are_finite(located)
                 ):
-                    raise InputError(
+                    raise _overflow_error(
+                        self.options.dtype,
                         f"the weights of {self.model_label!r} are finite, but {name} holds values beyond the range "
                         f"of {self.options.dtype}, which become infinite in it",
-                        option="dtype",
-                        value=self.options.dtype,
-                        remedy=FLOAT32_REMEDY,
                     )
                 raise CheckpointLoadError(
                     f"the weights of {self.model_label!r} give non-finite log-probabilities (NaN/inf): {name} holds "
@@ -167,12 +168,10 @@ class BARTScorer(PlannedScorer):
         """The error for a model whose own forward pass gives NaN or infinite log-probabilities from finite weights:
         values that overflow the dtype (a 16-bit one), or weights so large that they are damage all the same."""
         if self.options.dtype != "float32":
-            raise InputError(
+            raise _overflow_error(
+                self.options.dtype,
                 f"{self.model_label!r} gives non-finite log-probabilities (NaN/inf) in {self.options.dtype}, although "
                 f"its weights are finite: its values overflow that dtype",
-                option="dtype",
-                value=self.options.dtype,
-                remedy=FLOAT32_REMEDY,
             )
         raise CheckpointLoadError(
             f"the weights of {self.model_label!r} give non-finite log-probabilities (NaN/inf): the checkpoint is "

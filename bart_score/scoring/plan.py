@@ -110,7 +110,6 @@ class PlannedScorer(ABC):
             raise InputError(
                 Mention("max_length"),
                 f" must be an integer from 2 to {positions} (the model's positions), got {max_length}",
-                option="max_length",
                 value=max_length,
             )
         return max_length
@@ -224,7 +223,7 @@ class PlannedScorer(ABC):
     ) -> list[float] | None:
         """Scores each src against each of its tgts (a list per example; counts may differ) and aggregates."""
         if agg not in AGGREGATIONS:
-            raise InputError(Mention("agg"), f" must be one of {AGGREGATIONS}, got {agg!r}", option="agg", value=agg)
+            raise InputError(Mention("agg"), f" must be one of {AGGREGATIONS}, got {agg!r}", value=agg)
         sources = text_list(srcs, "srcs")
         references = reference_lists(tgts, "tgts", len(sources), counted_by="srcs")
         counts = [len(refs) for refs in references]
@@ -300,7 +299,6 @@ class PlannedScorer(ABC):
                 raise InputError(
                     Mention("condition_lang"),
                     f" is for families with language codes (mBART); this is a {self.family.name} model",
-                    option="condition_lang",
                     value=condition_lang,
                 )
             return [None] * count
@@ -315,7 +313,6 @@ class PlannedScorer(ABC):
                 raise InputError(
                     Mention("condition_lang", language, index=where),
                     f" is not one of this tokenizer's language codes: {', '.join(self.family.language_codes)}",
-                    option="condition_lang",
                     value=condition_lang,
                 )
         return languages
@@ -338,14 +335,7 @@ class PlannedScorer(ABC):
         conditions = text_list(srcs, "srcs")
         targets = text_list(tgts, "tgts")
         if len(conditions) != len(targets):
-            raise InputError(
-                Mention("srcs"),
-                f" has {len(conditions)} entries but ",
-                Mention("tgts"),
-                f" has {len(targets)}",
-                option="srcs",
-                value=srcs,
-            )
+            raise InputError.entries_differ(Mention("srcs"), len(conditions), Mention("tgts"), len(targets), value=srcs)
         batch_size = optional_positive_int(batch_size, "batch_size")
         token_budget = optional_positive_int(max_tokens, "max_tokens") or cast(int, self.options.max_tokens)  # resolved
         languages = self._condition_languages(condition_lang, len(conditions))
@@ -496,7 +486,6 @@ def checked_device(device: str | torch.device | None) -> torch.device:
             raise InputError(
                 Mention("device"),
                 f" {str(checked)!r} was asked for, but this torch build sees no CUDA device",
-                option="device",
                 value=device,
                 remedy=[
                     "ask for ",
@@ -510,11 +499,8 @@ def checked_device(device: str | torch.device | None) -> torch.device:
             raise InputError(
                 Mention("device"),
                 f" {str(checked)!r} was asked for, but this machine has {torch.cuda.device_count()} CUDA device(s)",
-                option="device",
                 value=device,
             )
     elif checked.type == "mps" and not torch.backends.mps.is_available():
-        raise InputError(
-            Mention("device"), " 'mps' was asked for, but this machine has no MPS device", option="device", value=device
-        )
+        raise InputError(Mention("device"), " 'mps' was asked for, but this machine has no MPS device", value=device)
     return checked

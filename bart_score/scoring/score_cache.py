@@ -60,10 +60,7 @@ class ResumableScorer:
     def __init__(self, scorer: BARTScorer, path: str, *, chunk_pairs: int = DEFAULT_CHUNK_PAIRS) -> None:
         if whole_number(chunk_pairs) is None or chunk_pairs < 1:
             raise InputError(
-                Mention("chunk_pairs"),
-                f" must be a positive integer, got {chunk_pairs!r}",
-                option="chunk_pairs",
-                value=chunk_pairs,
+                Mention("chunk_pairs"), f" must be a positive integer, got {chunk_pairs!r}", value=chunk_pairs
             )
         chunk_pairs = whole_number(chunk_pairs)  # type: ignore[assignment]  # a whole number, checked above
         self.scorer = scorer
@@ -109,13 +106,8 @@ class ResumableScorer:
         from .progress import progress_bar
 
         if len(conditions) != len(targets):
-            raise InputError(
-                Mention("srcs"),
-                f" has {len(conditions)} entries but ",
-                Mention("tgts"),
-                f" has {len(targets)}",
-                option="srcs",
-                value=conditions,
+            raise InputError.entries_differ(
+                Mention("srcs"), len(conditions), Mention("tgts"), len(targets), value=conditions
             )
         per_pair: dict[str, list[str]] = {  # score()'s per-pair keywords
             name: [value] * len(conditions) if isinstance(value, str) else list(value)
@@ -124,13 +116,8 @@ class ResumableScorer:
         }
         for name, values in per_pair.items():
             if len(values) != len(conditions):
-                raise InputError(
-                    Mention(name),
-                    f" has {len(values)} entries but ",
-                    Mention("srcs"),
-                    f" has {len(conditions)}",
-                    option=name,
-                    value=values,
+                raise InputError.entries_differ(
+                    Mention(name), len(values), Mention("srcs"), len(conditions), value=values
                 )
         keys = [
             pair_key(c, t, {name: values[index] for name, values in per_pair.items()})
