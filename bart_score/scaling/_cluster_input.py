@@ -56,9 +56,7 @@ def _input_source(ray: ModuleType, data: Any) -> Any:
     paths = [data] if isinstance(data, (str, os.PathLike)) else data
     if not isinstance(paths, (list, tuple)) or not paths or not all(isinstance(p, (str, os.PathLike)) for p in paths):
         raise InputTypeError(
-            Mention("data"),
-            f" must be a path, a list of paths or a Ray Dataset, got {describe(data)}",
-            option="data",
+            Mention("data"), f" must be a path, a list of paths or a Ray Dataset, got {describe(data)}"
         )
     files: dict[str, list[str]] = {}  # ending -> the files of that format
     for path in map(os.fspath, paths):
@@ -311,7 +309,6 @@ def _check_checkpointable(dataset: Any) -> None:
             Mention("data"),
             " is a Ray Dataset that does not start with a read of files (ray.data.read_parquet, read_json, "
             "read_csv), and Ray Data can checkpoint only such a Dataset",
-            option="data",
             remedy="write it to Parquet files and give those",
         )
 

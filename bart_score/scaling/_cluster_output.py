@@ -28,7 +28,7 @@ class _OutputFolder:
 
     def __init__(self, path: str) -> None:
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
-            raise InputTypeError(Mention("output"), f" must be a folder's path, got {path!r}", option="output")
+            raise InputTypeError(Mention("output"), f" must be a folder's path, got {path!r}")
         self.path = os.path.abspath(os.fspath(path))
         self.scores = os.path.join(self.path, SCORES)
         self.checkpoint = os.path.join(self.path, CHECKPOINT)

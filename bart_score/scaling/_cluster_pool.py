@@ -70,8 +70,6 @@ def _placement(
         raise InputError(
             Mention("device", "cuda"),
             " asks for GPUs, and the Ray cluster has none",
-            option="device",
-            value="cuda",
             remedy="leave it out to score on the CPUs",
         )
     on_gpus = gpus > 0 and device in (None, "cuda")
@@ -80,8 +78,6 @@ def _placement(
         raise InputError(
             Mention("actors", actors),
             f" need a GPU each, and the Ray cluster has {counted(gpus, 'GPU')}",
-            option="actors",
-            value=actors,
             remedy=f"ask for {gpus} at most",
         )
     actors, rows_per_batch = _sized(actors, rows, cluster.rows_per_batch)
@@ -91,8 +87,6 @@ def _placement(
         raise InputError(
             Mention("actors", actors),
             f" take a CPU each, and with {uses} the run needs {needed}; the Ray cluster has {cpus}",
-            option="actors",
-            value=actors,
             remedy=f"ask for {max(cpus - needed + actors, 0)} actors at most, or give the cluster more CPUs",
         )
     return _Placement(actors, 1 if on_gpus else 0, rows_per_batch)

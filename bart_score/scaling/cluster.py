@@ -165,8 +165,6 @@ def _check_request(options: ScoringOptions, engine: EngineOptions, id_column: st
             Mention("rescale", "corpus"),
             " takes reference points from the texts scored together, and a cluster scores the rows in batches, each "
             "of which would have reference points of its own",
-            option="rescale",
-            value="corpus",
             remedy=["rescale with a baseline file: ", Mention("rescale", "baseline")],
         )
     device = str(engine.device) if engine.device is not None else None
@@ -174,20 +172,14 @@ def _check_request(options: ScoringOptions, engine: EngineOptions, id_column: st
         raise InputError(
             Mention("device", device),
             " names one GPU, and on a cluster each scorer is given a GPU of its own",
-            option="device",
-            value=device,
             remedy=["give ", Mention("device", "cuda"), " or leave it out"],
         )
     if not isinstance(id_column, str) or not id_column:
-        raise InputTypeError(
-            Mention("id_column"), f" must be a column name, got {id_column!r}", option="id_column", value=id_column
-        )
+        raise InputTypeError(Mention("id_column"), f" must be a column name, got {id_column!r}", value=id_column)
     if id_column == SIGNATURE_COLUMN:
         raise InputError(
             Mention("id_column", id_column),
             " is the name of the output's column of signatures",
-            option="id_column",
-            value=id_column,
             remedy="rename the input's id column",
         )
 
