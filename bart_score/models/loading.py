@@ -39,7 +39,7 @@ from ..options import TEMPLATE, ChatSettings, EngineOptions
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import Family, ModelLimits
 from .causal import CausalFamily, GPTScoreFamily
-from .chat import ChatFamily
+from .chat import WITHOUT_CHAT, ChatFamily
 from .checkpoints import (
     GGUF_SIDE_TEMPLATES,
     Checkpoint,
@@ -82,7 +82,6 @@ def resolve_checkpoint(name: str) -> tuple[str, str | None]:
         raise InputTypeError(
             Mention("checkpoint"),
             f" must be a configuration name, a Hub id, a directory or a GGUF file, got {name!r}",
-            option="checkpoint",
             value=name,
         )
     if name != "cnn-para":
@@ -116,7 +115,6 @@ def load_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
             Mention(given[0]),
             f" is for a checkpoint that names an inference server (such as vllm+http://127.0.0.1:8000/v1); "
             f"{checkpoint.name!r} is not one",
-            option=given[0],
         )
     dtype = getattr(torch, options.dtype)
     source_lang, target_lang = options.source_lang, options.target_lang
@@ -134,7 +132,6 @@ def load_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
             TEMPLATE,
             f" is for causal language models; {checkpoint.name!r} is a {config.model_type!r} sequence-to-sequence "
             f"model",
-            option="template",
             value=template,
             remedy=["use ", Mention("prompt"), " to add text to its condition"],
         )
@@ -208,7 +205,6 @@ def _refuse_language_codes(
             " and ",
             Mention("target_lang"),
             f" are for families with language codes (mBART); {name!r} is a {config.model_type!r} model",
-            option="source_lang",
             value=source_lang,
         )
 
@@ -288,15 +284,7 @@ def check_chat_template_is_there(checkpoint: Checkpoint) -> None:
         f" has none ({looked}: a base model rather than an instruction-tuned one?)",
         option="chat",
         value=True,
-        remedy=[
-            "give it one with ",
-            Mention("chat_template"),
-            ", or score it without ",
-            Mention("chat"),
-            ", with a ",
-            TEMPLATE,
-            " of your own",
-        ],
+        remedy=["give it one with ", Mention("chat_template"), ", or ", *WITHOUT_CHAT],
     )
 
 
@@ -421,7 +409,6 @@ def _family_class(
                     Mention("chat"),
                     f" scoring is for causal language models with a chat template; {name!r} is a "
                     f"{config.model_type!r} sequence-to-sequence model",
-                    option="chat",
                     value=True,
                 )
             if compatibility is not None:
@@ -429,8 +416,6 @@ def _family_class(
                     Mention("compatibility", compatibility),
                     f" is for causal language models; {name!r} is a {config.model_type!r} model, whose default "
                     f"policy already matches T5Score's and GPTScore's Flan-T5 scoring",
-                    option="compatibility",
-                    value=compatibility,
                 )
             return family
     if is_decoder_only(config):
