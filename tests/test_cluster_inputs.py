@@ -229,6 +229,31 @@ def test_an_output_holding_rows_not_in_the_input_says_so_at_the_end(tmp_path):
         _OutputFolder(str(output)).finish(["row-0", "row-1"], "id")
 
 
+def test_a_file_of_scores_a_killed_run_left_under_a_pending_checkpoint_is_left_to_the_recovery(tmp_path):
+    """Ray Data writes a batch's pending checkpoint, then its file of scores, then commits: a driver killed in between
+    leaves that file, perhaps cut short (not a Parquet file), which the rerun's recovery deletes. The checks before
+    the rerun read no such file (CI's killed-driver test met one cut short: "Parquet magic bytes not found"); a file
+    cut short that no pending checkpoint names is still refused, naming the output folder."""
+    from bart_score.scaling._cluster_output import _OutputFolder
+
+    output = tmp_path / "out"
+    (output / "scores").mkdir(parents=True)
+    (output / "checkpoint").mkdir()
+    pq.write_table(pa.table({"id": ["row-0"]}), output / "checkpoint" / "done_000001.parquet")
+    pq.write_table(pa.table({"id": ["row-0"], "a/faithfulness": [-1.0]}), output / "scores" / "done_000001-0.parquet")
+    pq.write_table(pa.table({"id": ["row-1"]}), output / "checkpoint" / "cut_000002.pending.parquet")
+    (output / "scores" / "cut_000002-0.parquet").write_bytes(b"PAR1" + b"\0" * 100)  # cut short: no footer
+    folder = _OutputFolder(str(output))
+    assert [os.path.basename(path) for path in folder.score_files()] == ["done_000001-0.parquet"]
+    done = folder.committed_ids("id")
+    assert done == {"row-0"}
+    folder.check_ids(["row-0", "row-1"], done, "id")
+
+    (output / "checkpoint" / "cut_000002.pending.parquet").unlink()
+    with pytest.raises(InputError, match="Parquet magic bytes not found"):
+        _OutputFolder(str(output)).check_ids(["row-0", "row-1"], done, "id")
+
+
 # -- the pool's size -------------------------------------------------------------------------------------------------
 
 

@@ -20,6 +20,8 @@ from ._cluster_pool import SHOWN_IDS, SIGNATURE_COLUMN, _ids_said, _merged_signa
 
 SCORES, CHECKPOINT, RUN_FILE = "scores", "checkpoint", "run.json"
 RUN_FORMAT = "bartscore-ray-scores"
+# The suffix of the files of Ray Data's checkpoint that are not committed yet.
+PENDING_SUFFIX = ".pending.parquet"
 
 
 class _OutputFolder:
@@ -83,10 +85,22 @@ class _OutputFolder:
             dataset = pyarrow.dataset.dataset(list(files), format="parquet")
             return dataset.to_table(columns=[column]).column(0).to_pylist()
 
+    def score_files(self) -> list[str]:
+        """The files of scores/ that hold rows, but those a pending checkpoint names. Ray Data writes a batch's pending
+        checkpoint, then its file of scores, then commits the checkpoint; a run killed in between leaves the file
+        (whole or cut short), which the next run's recovery deletes, its rows scored again. Until then no check reads
+        it: a file cut short is not a Parquet file."""
+        pending = [
+            os.path.basename(path)[: -len(PENDING_SUFFIX)]
+            for path in self._files(self.checkpoint)
+            if path.endswith(PENDING_SUFFIX)
+        ]
+        return [path for path in self._files(self.scores) if not os.path.basename(path).startswith(tuple(pending))]
+
     def committed_files(self) -> list[str]:
         """The checkpoint's committed files (not those pending: a pending file's rows are deleted and scored again by
         the next run)."""
-        return [path for path in self._files(self.checkpoint) if not path.endswith(".pending.parquet")]
+        return [path for path in self._files(self.checkpoint) if not path.endswith(PENDING_SUFFIX)]
 
     def committed_ids(self, id_column: str) -> set[Any]:
         """The ids of the rows whose files Ray Data's checkpoint has committed."""
@@ -103,7 +117,7 @@ class _OutputFolder:
         """The rows already written are rows of this input (an id the input lacks, in the checkpoint or in scores/,
         means another input's rows), and every row the checkpoint has committed is in scores/ (else the run would
         take it for scored, and never score it)."""
-        files = self._files(self.scores)
+        files = self.score_files()
         if files and _schema_names(files[0])[:1] != [id_column]:
             raise InputError(
                 FileName(self.scores),
@@ -129,7 +143,7 @@ class _OutputFolder:
     def check_scoring(self, scoring: _Scoring, columns: _Columns) -> None:
         """Rows already written were scored as this run would score them (the same signature, but for the number of
         references) into the same columns: another run's rows are refused, never merged."""
-        files = self._files(self.scores)
+        files = self.score_files()
         if not files:
             return
         names = [columns.id, *scoring.columns, SIGNATURE_COLUMN]
@@ -151,7 +165,7 @@ class _OutputFolder:
     def finish(self, ids: Sequence[Any], id_column: str) -> str:
         """The output checked, each input id exactly once, then signed: run.json written (if it says something new)
         with the rows' signature; returns that signature."""
-        files = self._files(self.scores)
+        files = self.score_files()
         written = collections.Counter(self._column(files, id_column))
         twice = [row_id for row_id, count in written.items() if count > 1]
         missing = [row_id for row_id in ids if row_id not in written]
