@@ -1,7 +1,8 @@
 """BARTScore (Yuan, Neubig & Liu, NeurIPS 2021): evaluating generated text as text generation.
 
 ``from bart_score import BARTScorer`` is a drop-in for the original class. The package's modules, one concern each
-(a package's modules in brackets):
+(a package's modules in brackets; a leading underscore marks a module that is not public
+API):
 
     errors           the one family of errors bart_score raises, and the one of warnings it gives
     messages         what an error or warning says, as data each front end words its own way (Mention, Recipe)
@@ -14,20 +15,20 @@
     variants         the named configurations ("vanilla", "cnn", "cnn-para", ...) and engine defaults
     stats            bootstrap confidence intervals, paired bootstrap and paired t-test
     scoring/         the core: the engine (BARTScorer) and its plan, the directions over it, what results carry
-                     [plan, engine, protocols, pair_groups, directions, signature, prompts, score_cache, progress]
-    models/          model families, checkpoints, served models [base, seq2seq, causal, chat, chat_render, gguf,
+                     [_plan, engine, protocols, _pair_groups, _directions, signature, prompts, score_cache, _progress]
+    models/          model families, checkpoints, served models [base, seq2seq, causal, chat, _chat_render, gguf,
                      checkpoints, loading, conversion, served/]
-    corpora/         corpora and the files read and written [corpus, table_files, dataset_scoring, reading, outputs]
+    corpora/         corpora and the files read and written [corpus, table_files, dataset_scoring, _reading, _outputs]
     long_documents/  faithfulness over windows of long sources (LongDocFACTScore) [windows, retrievers]
     baselines/       reference points and rescaling; baseline files made from a corpus, found for a call [rescale,
-                     files, build, lookup]
-    scaling/         one call across torch.distributed ranks; a table across a Ray cluster [distributed, cluster,
+                     files, build, _lookup]
+    scaling/         one call across torch.distributed ranks; a table across a Ray cluster [_distributed, cluster,
                      _cluster_input, _cluster_ray, _cluster_pool, _cluster_output]
-    integrations/    bart_score inside other libraries [evaluate_metric, rewards, shared_engines]
-    meta_eval/       the meta-evaluation [definitions, benchmarks, layouts, scoring, protocol, table, published, split,
-                     selection_grid, selection_statistics, selection_report]
-    cli/             CLI [arguments, requests, wording, score, compare, baseline, meta_eval, meta_eval_select,
-                     meta_eval_common, convert, ray_cluster]
+    integrations/    bart_score inside other libraries [evaluate_metric, rewards, _shared_engines]
+    meta_eval/       the meta-evaluation [_definitions, benchmarks, _layouts, scoring, protocol, _table,
+                     published, _split, _selection_grid, _selection_statistics, _selection_report]
+    cli/             CLI [_arguments, _requests, _wording, score, compare, baseline, meta_eval, meta_eval_select,
+                     _meta_eval_common, convert, ray_cluster]
     __main__         ``python -m bart_score``: the command line
 
 Names are imported from their modules on first use, so that importing the package (and the command line's help)

@@ -231,7 +231,7 @@ class CacheWarning(BARTScoreWarning):
 
 
 class ServerWarning(BARTScoreWarning):
-    """A served model (bart_score.models.served.transport) is reached over plain http:// from another machine: the
+    """A served model (bart_score.models.served._transport) is reached over plain http:// from another machine: the
     texts, and the API key if one is set, travel unencrypted."""
 
 

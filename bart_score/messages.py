@@ -9,7 +9,7 @@ tasks and files it names), so that each front end says the same message in its o
     shown        a value as a message shows it: its repr, bounded
 
 The library writes no command-line flag, command or field name: the command line says a Mention by its flag and a
-Recipe as its own command, the Space by its field and without server paths (bart_score.cli.wording,
+Recipe as its own command, the Space by its field and without server paths (bart_score.cli._wording,
 space/feedback.py). This module imports nothing of bart_score."""
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def rank_main(rank, world, init_file, checkpoint, threads, request, out_dir):
     if rank == 0:
         plan = scorer._plan(*request_pairs(request))
         shares = [
-            bart_score.scaling.distributed.ProcessGroup(world, r).share(plan) if world > 1 else plan.pairs_by_condition
+            bart_score.scaling._distributed.ProcessGroup(world, r).share(plan) if world > 1 else plan.pairs_by_condition
             for r in range(world)
         ]
         loads = [

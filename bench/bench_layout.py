@@ -45,7 +45,7 @@ FAST_SUBSET_CPU_SECONDS = 60
 DATA_MODULES = {"bart_score/scoring/prompts.py", "bart_score/prompts.py", "bart_score/meta_eval/benchmarks.py"}
 # What the options layer may import: the error family, the words of messages, the checks of inputs, the bounded
 # reading of files, and data (the named configurations, the paper's prompt sets).
-OPTIONS_LEAF_IMPORTS = {"errors", "messages", "inputs", "variants", "version", "prompts", "reading"}
+OPTIONS_LEAF_IMPORTS = {"errors", "messages", "inputs", "variants", "version", "prompts", "_reading"}
 SERVED_KIND_NAMES = ("vllm", "sglang", "tgi", "llama.cpp")
 OPTIONS_CLASSES = ("ScoringOptions", "EngineOptions", "ClusterOptions")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """What a second ``evaluate.load`` of the metric costs in memory: with the same checkpoint and settings it shares the
-first one's engine (bart_score.integrations.shared_engines), beside a load with other settings, which loads a model of
+first one's engine (bart_score.integrations._shared_engines), beside a load with other settings, which loads a model of
 its own; side by side in one process.
 
 The model: the real SmolLM2-135M-Instruct where the tests' model cache holds it (its plain-folder conversion,

@@ -35,7 +35,7 @@ CHILD = """
 import json, sys, time
 import torch
 from bart_score.cli import build_parser
-from bart_score.cli.requests import load_scorer
+from bart_score.cli._requests import load_scorer
 from bart_score.corpora.corpus import score_corpus
 
 args = build_parser().parse_args(sys.argv[1:])
@@ -102,7 +102,7 @@ def main() -> None:
 
     from support import real_model
 
-    from bart_score.cli.requests import THREAD_VARIABLES
+    from bart_score.cli._requests import THREAD_VARIABLES
 
     try:
         gguf = real_model.smollm2_gguf()

@@ -24,7 +24,7 @@ import huggingface_hub
 from safetensors import SafetensorError
 
 import bart_score
-from bart_score.corpora.outputs import spreadsheet_cell
+from bart_score.corpora._outputs import spreadsheet_cell
 from bart_score.errors import (
     BARTScoreError,
     BaselineDirectionsError,
@@ -35,7 +35,7 @@ from bart_score.errors import (
 from bart_score.messages import Naming
 from bart_score.models.checkpoints import locate_checkpoint
 from bart_score.models.loading import check_checkpoint, load_tokenizer
-from bart_score.models.served.transport import Connection, ServerAddress
+from bart_score.models.served._transport import Connection, ServerAddress
 from bart_score.scoring.signature import Signature
 
 from .form import FieldError
@@ -242,7 +242,7 @@ def refuse_special_tokens(texts, special_tokens) -> None:
 
 
 def spreadsheet_safe(frame):
-    """A copy of a DataFrame whose column names and text cells are spreadsheet_cell'ed (bart_score.corpora.outputs);
+    """A copy of a DataFrame whose column names and text cells are spreadsheet_cell'ed (bart_score.corpora._outputs);
     numeric columns untouched."""
     import pandas as pd
 

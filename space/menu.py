@@ -10,11 +10,11 @@ import huggingface_hub
 
 import bart_score
 from bart_score.baselines import files as baseline_files
-from bart_score.corpora.reading import read_json
+from bart_score.corpora._reading import read_json
 from bart_score.errors import InputError
 from bart_score.models.checkpoints import weights_identity
 from bart_score.models.loading import checkpoint_identity
-from bart_score.models.served.transport import names_a_server
+from bart_score.models.served._transport import names_a_server
 
 # Families by their config's model_type, as the page names them; any other model is "model".
 FAMILY_NAMES = {"bart": "BART", "mbart": "mBART", "t5": "T5", "mt5": "mT5", "pegasus": "Pegasus", "marian": "Marian"}

@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bart_score.corpora.reading import parse_json
+from bart_score.corpora._reading import parse_json
 from bart_score.errors import InputError
 
 from .clients import (

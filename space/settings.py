@@ -13,7 +13,7 @@ import bart_score
 from bart_score.errors import BARTScoreError, InputError
 from bart_score.inputs import ascii_integer, device_name
 from bart_score.messages import shown
-from bart_score.models.served.transport import names_a_server
+from bart_score.models.served._transport import names_a_server
 from bart_score.options import LONG_SOURCE_SETTING, MODEL_ENTRY_SETTING, EngineOptions, ScoringOptions
 
 from .clients import TRUSTED_PROXIES_SETTING, Network, trusted_proxies

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bart_score.corpora.reading import parse_json
+from bart_score.corpora._reading import parse_json
 from bart_score.errors import InputError
 
 from .batch import MAX_UPLOAD_BYTES

@@ -26,7 +26,7 @@ import bart_score
 import space.guards
 import space.menu
 import space.settings
-from bart_score.models.served import transport as servers
+from bart_score.models.served import _transport as servers
 from bart_score.options import DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRIES
 
 app = LazyModule("app")

@@ -19,7 +19,7 @@ from bart_score.baselines import files as baseline_files
 from bart_score.baselines import rescale
 from bart_score.baselines.build import build_baseline
 from bart_score.cli import main
-from bart_score.cli.wording import baseline_command_from
+from bart_score.cli._wording import baseline_command_from
 from bart_score.errors import FewerReferencePairsWarning
 from bart_score.messages import FileName, Mention, Recipe
 

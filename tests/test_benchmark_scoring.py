@@ -99,7 +99,7 @@ def test_the_pairs_are_planned_without_scoring_and_the_results_come_from_their_s
     """plan_benchmarks reads only the scorer's identity; benchmark_results from the planned calls' scores is what
     score_benchmarks gives."""
     from bart_score.meta_eval.scoring import benchmark_results, plan_benchmarks
-    from bart_score.scoring.pair_groups import call_scores
+    from bart_score.scoring._pair_groups import call_scores
 
     class IdentityOnly:  # no score(): planning must not score
         model_label, source_lang, target_lang, instructions = scorer.model_label, None, None, None

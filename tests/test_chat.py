@@ -27,12 +27,12 @@ import space.settings
 from bart_score.baselines import rescale
 from bart_score.baselines.files import BASELINE_FOLDER_ENV, baseline_settings
 from bart_score.cli import build_parser, main
-from bart_score.cli.requests import engine_options, load_scorer
-from bart_score.cli.wording import baseline_command_from
+from bart_score.cli._requests import engine_options, load_scorer
+from bart_score.cli._wording import baseline_command_from
 from bart_score.errors import BaselineNotFoundError, InputError, UnsupportedModelError
 from bart_score.messages import Mention, Recipe
 from bart_score.options import DEFAULT_INSTRUCTIONS
-from bart_score.scoring.directions import score_directions
+from bart_score.scoring._directions import score_directions
 from bart_score.scoring.score_cache import ResumableScorer
 
 evaluate = LazyModule("evaluate")  # imported by the first test that uses it (support/lazy.py)

@@ -1,4 +1,4 @@
-"""The process that renders chat templates (bart_score/models/chat_render.py): what one render may write, and the
+"""The process that renders chat templates (bart_score/models/_chat_render.py): what one render may write, and the
 process kept across requests, replaced after a failure, never outliving its owner."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import bart_score
 
 def render_one(template, content):
     """What the renderer answers for one conversation of a user's message, rendered in this process."""
-    from bart_score.models import chat, chat_render
+    from bart_score.models import _chat_render, chat
 
     request = {
         "template": template,
@@ -30,7 +30,7 @@ def render_one(template, content):
         "seconds": chat.RENDER_SECONDS,
         "memory": chat.RENDER_MEMORY,
     }
-    return chat_render.render(request)
+    return _chat_render.render(request)
 
 
 def test_a_rendered_conversation_holds_at_most_twice_its_messages_and_65536_characters_more():

@@ -230,7 +230,7 @@ def test_an_engine_shared_for_a_chat_template_file_is_loaded_again_once_the_file
 ):
     import shutil
 
-    from bart_score.integrations.shared_engines import shared_engine
+    from bart_score.integrations._shared_engines import shared_engine
 
     model_folder, template_file = templateless_llama
     template = shutil.copyfile(template_file, tmp_path / "chatml.jinja")

@@ -17,7 +17,7 @@ from support.meta_eval_fixtures import SUMMEVAL, write_fixture_files
 
 from bart_score import errors
 from bart_score.cli import exit_status, said_lines
-from bart_score.cli.wording import Failed
+from bart_score.cli._wording import Failed
 from bart_score.messages import Mention
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -10,7 +10,7 @@ import torch
 from support.cli import SOURCES, SYSTEM_A
 
 import bart_score
-from bart_score.cli.requests import THREAD_VARIABLES, default_threads
+from bart_score.cli._requests import THREAD_VARIABLES, default_threads
 from bart_score.errors import InputError
 from bart_score.options import MAX_THREADS, EngineOptions
 

@@ -1,4 +1,4 @@
-"""The command line's words for what the library's messages name as data (bart_score.cli.wording): a baseline recipe
+"""The command line's words for what the library's messages name as data (bart_score.cli._wording): a baseline recipe
 as the `bartscore baseline` command that makes it, an option or input by its flag with its value as a user types it,
 a file by its path; an error's option's flag before a message that does not name it; its warnings in the same
 words."""
@@ -10,7 +10,7 @@ import pytest
 
 import bart_score
 from bart_score.cli import build_parser, warnings_as_lines
-from bart_score.cli.wording import (
+from bart_score.cli._wording import (
     COMMAND_LINE,
     PER_DIRECTION_INSTRUCTIONS,
     baseline_command_from,

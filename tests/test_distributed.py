@@ -76,7 +76,7 @@ def test_work_is_balanced_by_tokens_not_examples(tiny_checkpoint, scorer, world)
 
     sources, targets = engine_inputs()
     plan = scorer._plan(sources, targets)
-    shares = [bart_score.scaling.distributed.ProcessGroup(world, rank).share(plan) for rank in range(world)]
+    shares = [bart_score.scaling._distributed.ProcessGroup(world, rank).share(plan) for rank in range(world)]
     assigned = sorted(p for share in shares for pairs in share.values() for p in pairs)
     assert assigned == list(range(len(plan.pairs)))  # every distinct pair exactly once
     assert all(plan.pairs[p][0] == condition for share in shares for condition, ps in share.items() for p in ps)

@@ -74,7 +74,7 @@ def test_truncation_matches_the_reference_and_is_reported(tiny_checkpoint, refer
 
 
 def test_a_cut_source_is_pointed_to_long_source_windows(tiny_checkpoint):
-    from bart_score.cli.wording import COMMAND_LINE
+    from bart_score.cli._wording import COMMAND_LINE
 
     short = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=16)
     long_text = english_like_text(random.Random(3), 80)

@@ -194,9 +194,9 @@ def test_the_walk_finds_flags_and_commands_and_lets_docstrings_and_flag_declarat
 FRONT_ENDS = ("bart_score/cli", "space", "app.py")
 # Every use of the re module in the front ends, by file and by the function it is in (or the name it gives at module
 # level), each on text that is no message: no front end reads an error's or a warning's text to reword it (each says
-# the message's parts in its own words: bart_score.cli.wording, space/naming.py).
+# the message's parts in its own words: bart_score.cli._wording, space/naming.py).
 FRONT_END_REGULAR_EXPRESSIONS = {
-    "bart_score/cli/requests.py: _BREAKING": "control characters in a system name or an id that the output writes",
+    "bart_score/cli/_requests.py: _BREAKING": "control characters in a system name or an id that the output writes",
     "bart_score/cli/meta_eval.py: _slug": "a checkpoint's name made part of the default output's file name",
     "space/batch.py: POSSIBLE_SENTENCE_END": "where an upload's texts may end a sentence, to bound the work",
     "space/batch.py: LETTER_OR_DIGIT": "whether a piece of an upload's text holds a sentence",
@@ -308,7 +308,7 @@ def test_a_bad_chunk_size_for_the_score_cache_is_an_input_error(tmp_path):
 
 
 def test_an_output_that_is_a_folder_is_an_output_file_error_with_its_errno(tmp_path):
-    from bart_score.corpora.outputs import write_atomically
+    from bart_score.corpora._outputs import write_atomically
 
     with pytest.raises(errors.OutputFileError) as raised:
         write_atomically(str(tmp_path), lambda handle: handle.write("x"))

@@ -20,8 +20,8 @@ from support.metric import MODULE
 import bart_score
 from bart_score.baselines.files import load_baseline
 from bart_score.cli import main
+from bart_score.corpora._reading import MAX_JSON_DEPTH, parse_json, read_bounded
 from bart_score.corpora.corpus import read_plain_corpus, read_texts
-from bart_score.corpora.reading import MAX_JSON_DEPTH, parse_json, read_bounded
 from bart_score.corpora.table_files import read_table
 from bart_score.errors import (
     BaselineError,
@@ -31,8 +31,8 @@ from bart_score.errors import (
     InputError,
 )
 from bart_score.messages import FileName, Mention
+from bart_score.meta_eval._layouts import read_release_pickle
 from bart_score.meta_eval.benchmarks import load_benchmark
-from bart_score.meta_eval.layouts import read_release_pickle
 from bart_score.options import EngineOptions
 from bart_score.scoring.score_cache import ResumableScorer, read_cache_file
 
@@ -387,7 +387,7 @@ def test_no_flag_of_any_subcommand_reads_its_number_with_float_alone():
     import argparse
 
     from bart_score.cli import build_parser
-    from bart_score.cli.arguments import decimal
+    from bart_score.cli._arguments import decimal
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
     flags = {
@@ -412,7 +412,7 @@ def test_a_metrics_csv_score_is_an_ascii_number(cell, files, tmp_path, capsys, n
 @pytest.mark.parametrize("name", ["WORLD_SIZE", "LOCAL_RANK"])
 @pytest.mark.parametrize("value", ["٢", "2x", "-1"])
 def test_a_launchers_number_in_the_environment_is_ascii_digits(name, value, monkeypatch):
-    from bart_score.scaling.distributed import _launcher_number
+    from bart_score.scaling._distributed import _launcher_number
 
     monkeypatch.setenv(name, value)
     with pytest.raises(InputError, match=rf"^the environment variable {name} is '{value}', not a whole number"):
@@ -422,7 +422,7 @@ def test_a_launchers_number_in_the_environment_is_ascii_digits(name, value, monk
 
 
 def test_a_reference_columns_number_and_a_plain_number_cell_are_ascii_digits(tmp_path):
-    from bart_score.corpora.outputs import spreadsheet_cell
+    from bart_score.corpora._outputs import spreadsheet_cell
     from bart_score.corpora.table_files import read_table_corpus
 
     table = tmp_path / "table.csv"

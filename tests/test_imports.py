@@ -92,12 +92,12 @@ def test_the_package_has_no_import_circle():
 
 
 def test_the_modules_below_the_engine_do_not_refer_to_it():
-    """The engine is built on them (bart_score.scaling.distributed's Workload is what it needs of the engine's Plan):
+    """The engine is built on them (bart_score.scaling._distributed's Workload is what it needs of the engine's Plan):
     none of them imports bart_score.scoring.engine, annotations included. The modules that do import it are the
     package's entry points (its lazy exports, the command line, dataset scoring), all above it."""
     modules = package_modules()
     below = networkx.descendants(import_graph(), "bart_score.scoring.engine")
-    seen = {"bart_score.scaling.distributed", "bart_score.scoring.directions", "bart_score.models.loading"}
+    seen = {"bart_score.scaling._distributed", "bart_score.scoring._directions", "bart_score.models.loading"}
     assert seen <= below  # the walk sees them
     upward = sorted(
         module

@@ -18,8 +18,8 @@ from support.text import english_like
 from bart_score import BenchmarkDataError
 from bart_score.cli import main
 from bart_score.meta_eval import benchmarks
+from bart_score.meta_eval._layouts import LONGEVAL_SYSTEMS, LONGSCIVERIFY_SYSTEMS
 from bart_score.meta_eval.benchmarks import load_benchmark
-from bart_score.meta_eval.layouts import LONGEVAL_SYSTEMS, LONGSCIVERIFY_SYSTEMS
 from bart_score.meta_eval.protocol import bootstrap_subsets, correlate, significance
 
 IDS = ["PMC100", "0806.4325", "physics01 ", "PMC300\xa0"]

@@ -681,7 +681,7 @@ import resource
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 from bart_score import BARTScoreError, ScoringOptions
 from bart_score.long_documents import windows as long_source
-from bart_score.scoring.directions import plan_directions
+from bart_score.scoring._directions import plan_directions
 
 class Identity:  # what planning reads of a scorer
     device = None
@@ -836,7 +836,7 @@ def test_no_flag_of_any_subcommand_reads_its_number_with_int_alone():
     import argparse
 
     from bart_score.cli import build_parser
-    from bart_score.cli.arguments import integer
+    from bart_score.cli._arguments import integer
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
     flags = {

@@ -19,7 +19,7 @@ from support.reference import reference_score
 from bart_score.cli import main
 from bart_score.errors import InputError
 from bart_score.messages import Mention
-from bart_score.meta_eval.selection_grid import (
+from bart_score.meta_eval._selection_grid import (
     Configuration,
     GridPlan,
     ScorerRecord,
@@ -27,8 +27,8 @@ from bart_score.meta_eval.selection_grid import (
     build_grid,
     lone_configuration,
 )
-from bart_score.meta_eval.selection_statistics import bootstrap_interval, select, value_on
-from bart_score.meta_eval.split import MAX_SEED, check_split, in_development, split_records, split_shortfall
+from bart_score.meta_eval._selection_statistics import bootstrap_interval, select, value_on
+from bart_score.meta_eval._split import MAX_SEED, check_split, in_development, split_records, split_shortfall
 from bart_score.options import ScoringOptions
 
 ASPECTS = ("coherence", "consistency", "fluency", "relevance")

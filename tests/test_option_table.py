@@ -9,9 +9,9 @@ import re
 import pytest
 from support.extras import lacking, reason
 
-from bart_score.cli import arguments, build_parser
-from bart_score.cli.requests import engine_options, given_options, options_from_args
-from bart_score.cli.wording import FLAGS
+from bart_score.cli import _arguments, build_parser
+from bart_score.cli._requests import engine_options, given_options, options_from_args
+from bart_score.cli._wording import FLAGS
 from bart_score.options import (
     LONG_SOURCE_SETTING,
     MODEL_ENTRY_SETTING,
@@ -59,7 +59,7 @@ def test_every_flag_named_in_the_table_is_offered_by_the_command_line_in_a_known
     offered = {string: action for action in parser_actions(build_parser()) for string in action.option_strings}
     for _, name, spec in every_option():
         for flag in spec.flags:
-            assert flag.section in arguments.SECTIONS, (name, flag.section)
+            assert flag.section in _arguments.SECTIONS, (name, flag.section)
             for string in flag.names:
                 assert string in offered and offered[string].dest == flag.dest, (name, string)
 
@@ -207,8 +207,8 @@ def test_each_flag_takes_what_its_options_type_says():
             action = offered[next(string for string in flag.names if string.startswith("--"))]
             kind = kinds.get(action.option_strings[-1], "text")
             assert flag.kind == kind, (name, flag.names)
-            assert (action.type is arguments.integer) == (kind == "integer"), name
-            assert (action.type is arguments.decimal) == (kind == "decimal"), name
+            assert (action.type is _arguments.integer) == (kind == "integer"), name
+            assert (action.type is _arguments.decimal) == (kind == "decimal"), name
             assert isinstance(action, argparse._StoreTrueAction) == (kind == "switch"), name
             assert (action.metavar == "FILE") >= (kind == "path"), name
             if kind == "choice":  # every choice offered is a value the option takes, and no other value of its check

@@ -11,8 +11,8 @@ import pytest
 import bart_score
 from bart_score import CorpusPoints, EngineOptions, ScoringOptions
 from bart_score.cli import build_parser
-from bart_score.cli.requests import options_from_args
-from bart_score.cli.wording import FLAGS, said_on_the_command_line
+from bart_score.cli._requests import options_from_args
+from bart_score.cli._wording import FLAGS, said_on_the_command_line
 from bart_score.messages import Mention
 
 

@@ -1,4 +1,4 @@
-"""Every file the command line writes follows one set of rules (bart_score.corpora.outputs): score's -o, baseline's -o
+"""Every file the command line writes follows one set of rules (bart_score.corpora._outputs): score's -o, baseline's -o
 and the library's write_baseline, meta-eval's PREFIX.json/.csv and --cache. Only a regular file is replaced (never a
 device, a FIFO or a folder), a read-only file, an empty name or a file that is also an input is refused with exit status
 2 before any model loads, links keep pointing where they did, permissions are the old file's or the umask's, and every
@@ -18,8 +18,8 @@ from support.meta_eval_fixtures import write_fixture_files
 
 import bart_score
 from bart_score.baselines import files as baseline_files
-from bart_score.corpora import outputs
-from bart_score.corpora.outputs import json_text, write_atomically
+from bart_score.corpora import _outputs
+from bart_score.corpora._outputs import json_text, write_atomically
 from bart_score.messages import Mention
 from bart_score.options import ScoringOptions
 
@@ -120,15 +120,15 @@ def test_a_read_only_file_is_refused(folder, capsys, subcommand):
 def test_the_checks_of_an_output_name_it_as_their_caller_does(folder):
     """The library writes no flag: the caller names the output, by its own words or as a Mention of its option."""
     with pytest.raises(bart_score.InputError) as raised:
-        outputs.check_output_path("", Mention("path"))
+        _outputs.check_output_path("", Mention("path"))
     assert (str(raised.value), raised.value.option) == ("path is empty; give a file name", "path")
     with pytest.raises(bart_score.InputError) as raised:
-        outputs.check_output_path(str(folder), "the report")
+        _outputs.check_output_path(str(folder), "the report")
     assert str(raised.value).startswith(f"cannot write the report {folder}: it is a folder") and not raised.value.option
     source = folder / "in.txt"
     source.write_text("text\n", encoding="utf-8")
     with pytest.raises(bart_score.InputError) as raised:
-        outputs.check_not_an_input(str(source), [(Mention("corpus_file"), str(source))], Mention("path"))
+        _outputs.check_not_an_input(str(source), [(Mention("corpus_file"), str(source))], Mention("path"))
     assert raised.value.parts[:3] == (Mention("path"), f" {source} is the same file as ", Mention("corpus_file"))
 
 
@@ -319,7 +319,7 @@ def test_score_jsonl_writes_rescaled_scores_that_cannot_be_had_as_null(folder, t
 def test_meta_eval_outputs_write_nan_as_null(tmp_path, monkeypatch):
     report = {"rows": [{"name": "m", "spearman": math.nan, "p": math.inf}]}
     prefix = tmp_path / "new" / "t"
-    assert outputs.write_json_and_csv(str(prefix), report, "csv\n") == (f"{prefix}.json", f"{prefix}.csv")
+    assert _outputs.write_json_and_csv(str(prefix), report, "csv\n") == (f"{prefix}.json", f"{prefix}.csv")
     written = strict_json((tmp_path / "new" / "t.json").read_text(encoding="utf-8"))
     assert written == {"rows": [{"name": "m", "spearman": None, "p": None}]}
 

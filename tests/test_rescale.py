@@ -23,7 +23,7 @@ from bart_score.baselines import rescale
 from bart_score.baselines.build import build_baseline
 from bart_score.errors import InputTypeError
 from bart_score.messages import Mention
-from bart_score.scoring.directions import score_directions
+from bart_score.scoring._directions import score_directions
 from bart_score.scoring.protocols import IdentifiedScorer
 
 TOLERANCE = 1e-5
@@ -37,7 +37,7 @@ REFERENCES = [["The cat was on the mat."], ["They won the game.", "The team won 
 def test_a_request_is_planned_without_scoring_and_finished_from_its_pairs_scores(copier):
     """score_directions is plan_directions (which reads only the scorer's identity), one engine call, and
     direction_results: the same result, rescaling samples included."""
-    from bart_score.scoring.directions import direction_results, plan_directions
+    from bart_score.scoring._directions import direction_results, plan_directions
 
     class IdentityOnly:  # no score(): planning must not score
         model_label, source_lang, target_lang, instructions = copier.model_label, None, None, None

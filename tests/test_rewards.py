@@ -20,8 +20,8 @@ import bart_score
 from bart_score.baselines import files as baseline_files
 from bart_score.baselines.build import build_baseline
 from bart_score.errors import InputError, InputTypeError, TokenizationWarning
+from bart_score.integrations._shared_engines import shared_engine
 from bart_score.integrations.rewards import BARTScoreReward
-from bart_score.integrations.shared_engines import shared_engine
 
 TOLERANCE = 1e-5
 DOCUMENTS = [

@@ -13,12 +13,12 @@ from tqdm import tqdm
 
 import bart_score
 from bart_score.baselines.files import BASELINE_FOLDER_ENV
-from bart_score.cli.wording import baseline_command_from
+from bart_score.cli._wording import baseline_command_from
 from bart_score.errors import BaselineNotFoundError, CacheFileError
 from bart_score.messages import Recipe
+from bart_score.meta_eval._table import MetricRow, build_report
 from bart_score.meta_eval.scoring import score_benchmarks
-from bart_score.meta_eval.table import MetricRow, build_report
-from bart_score.scoring.directions import score_directions
+from bart_score.scoring._directions import score_directions
 from bart_score.scoring.protocols import IdentifiedScorer
 from bart_score.scoring.score_cache import ResumableScorer
 
@@ -187,10 +187,10 @@ class RecordedBar(tqdm):
 @pytest.fixture
 def recorded_bars(monkeypatch):
     """The bars shown (enabled) during the test, each with its updates."""
-    import bart_score.scoring.progress
+    import bart_score.scoring._progress
 
     RecordedBar.made = []
-    monkeypatch.setattr(bart_score.scoring.progress, "tqdm", RecordedBar)
+    monkeypatch.setattr(bart_score.scoring._progress, "tqdm", RecordedBar)
     return lambda: [bar for bar in RecordedBar.made if bar.shown]
 
 

@@ -42,8 +42,8 @@ from bart_score.errors import (
 )
 from bart_score.messages import Mention
 from bart_score.models.checkpoints import locate_checkpoint
-from bart_score.models.served import transport as servers
-from bart_score.models.served.transport import API_KEY_ENV, API_KEY_FILE_ENV, server_address
+from bart_score.models.served import _transport as servers
+from bart_score.models.served._transport import API_KEY_ENV, API_KEY_FILE_ENV, server_address
 from bart_score.scoring.score_cache import ResumableScorer, read_cache_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,7 +107,7 @@ def test_a_served_model_is_a_scorer_of_its_own_beside_the_engine_with_no_module_
     PlannedScorer), its family the token policy alone, with no torch module for the server; each request runs the
     hooks it is given (the Space's cancel), in the thread that makes it, so that a hook that raises stops the rest."""
     from bart_score.models.served.scorer import ServedScorer
-    from bart_score.scoring.plan import PlannedScorer
+    from bart_score.scoring._plan import PlannedScorer
 
     with serving("vllm", tiny_opt) as server:
         scorer = bart_score.BARTScorer(

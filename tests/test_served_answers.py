@@ -23,10 +23,10 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import bart_score
 from bart_score.errors import BARTScoreError, CacheFileError, CheckpointLoadError, CheckpointNotFoundError
-from bart_score.models.served import transport as servers
-from bart_score.models.served.answers import MOST_REPORTED_CHARS
-from bart_score.models.served.server import PROBE_TOLERANCE
-from bart_score.models.served.transport import API_KEY_ENV, API_KEY_FILE_ENV
+from bart_score.models.served import _transport as servers
+from bart_score.models.served._answers import MOST_REPORTED_CHARS
+from bart_score.models.served._server import PROBE_TOLERANCE
+from bart_score.models.served._transport import API_KEY_ENV, API_KEY_FILE_ENV
 from bart_score.scoring.score_cache import ResumableScorer
 from bart_score.scoring.signature import MAX_SIGNATURE_CHARS, Signature
 

@@ -1,8 +1,8 @@
-"""Served models' transport (bart_score.models.served.transport): what a server, or what the environment gives, can cost
-and show here. Every bound is tested at its edge against a plain formula, and every hostile case (a key with characters
-a header cannot carry, an answer that drips a byte at a time, a flood of small JSON items, nesting, a key echoed at the
-cut of a message) ends in one line of the project's error family, within the request's deadline and bounded memory,
-and never shows the API key.
+"""Served models' transport (bart_score.models.served._transport): what a server, or what the environment gives, can
+cost and show here. Every bound is tested at its edge against a plain formula, and every hostile case (a key with
+characters a header cannot carry, an answer that drips a byte at a time, a flood of small JSON items, nesting, a key
+echoed at the cut of a message) ends in one line of the project's error family, within the request's deadline and
+bounded memory, and never shows the API key.
 
 The misbehaving servers are raw sockets of the test's own (RawServer: what no HTTP server library would send), and a
 proxy in front of the tests' inference server that answers its probes as it does and the scoring requests with a
@@ -30,8 +30,8 @@ import bart_score
 from bart_score.errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError
 from bart_score.messages import Mention
 from bart_score.models.checkpoints import locate_checkpoint
-from bart_score.models.served import transport as servers
-from bart_score.models.served.transport import (
+from bart_score.models.served import _transport as servers
+from bart_score.models.served._transport import (
     API_KEY_ENV,
     API_KEY_FILE_ENV,
     MESSAGE_CHARACTERS,
@@ -596,7 +596,7 @@ def test_reading_a_server_s_address_loads_no_http_client():
     and a local model's scoring, which read addresses, do without it."""
     probe = (
         "import sys; from bart_score.models.checkpoints import locate_checkpoint; "
-        "from bart_score.models.served.transport import server_address; "
+        "from bart_score.models.served._transport import server_address; "
         "server_address('vllm+http://127.0.0.1:8000/v1'); print('httpx' in sys.modules)"
     )
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)

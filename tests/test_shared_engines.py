@@ -1,4 +1,4 @@
-"""bart_score.integrations.shared_engines: the one engine of a checkpoint and settings in a process, held by any number
+"""bart_score.integrations._shared_engines: the one engine of a checkpoint and settings in a process, held by any number
 of the metric's instances and rewards. A served model (the tests' own inference server, support/inference_server.py) is
 shared by every holder, each scoring as a plain loop over the server's model does, and a holder that comes once the
 server reports other weights gets an engine of those; a local checkpoint rewritten in place with its size and
@@ -16,9 +16,9 @@ from support.metric import MODULE
 from support.reference import causal_score
 
 import bart_score
+from bart_score.integrations._shared_engines import shared_engine
 from bart_score.integrations.rewards import BARTScoreReward
-from bart_score.integrations.shared_engines import shared_engine
-from bart_score.models.served import transport as servers
+from bart_score.models.served import _transport as servers
 
 evaluate = LazyModule("evaluate")
 

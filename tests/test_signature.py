@@ -9,7 +9,7 @@ import pytest
 
 from bart_score.errors import InputError, InputTypeError
 from bart_score.options import ScoringOptions
-from bart_score.scoring.directions import signature
+from bart_score.scoring._directions import signature
 from bart_score.scoring.signature import Signature
 
 ENGINE = ("policy:bart", "maxlen:1024", "dtype:float32", "transformers:4.57.1", "version:1.0.0")

@@ -135,7 +135,7 @@ def test_the_t_test_is_nan_when_a_difference_is(a, b):
 
 def test_compare_output_names_nan_scores_instead_of_a_tie():
     from bart_score.cli.compare import comparison_lines
-    from bart_score.corpora.outputs import finite_or_null
+    from bart_score.corpora._outputs import finite_or_null
 
     comparisons = {"faithfulness": bart_score.compare_systems({"a": [np.nan, 1.0, 2.0], "b": [0.0, 0.5, 1.0]})}
     text = "\n".join(comparison_lines(comparisons, 3, "SIG"))

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from ..corpora.outputs import finite_or_null
-from ..corpora.reading import file_sha256
+from ..corpora._outputs import finite_or_null
+from ..corpora._reading import file_sha256
 from ..errors import InputError
 from ..inputs import text_list
 from ..messages import Mention
 from ..options import ScoringOptions
-from ..scoring.pair_groups import score_pair_groups
+from ..scoring._pair_groups import score_pair_groups
 from ..scoring.protocols import IdentifiedScorer
 from ..version import __version__
 from .files import ABOUT, BASELINE_FORMAT, BASELINE_FORMAT_VERSION, baseline_id, baseline_settings

@@ -3,7 +3,7 @@ the settings they are valid for (model, token policy, prompt setting, max_length
 
 ``load_baseline`` reads and checks one, ``write_baseline`` writes one atomically; ``Baseline.mismatches`` compares
 its key with a call's settings, as data that ``mismatch_parts`` says in a message. Making a baseline is
-bart_score.baselines.build; finding the one a call needs, bart_score.baselines.lookup."""
+bart_score.baselines.build; finding the one a call needs, bart_score.baselines._lookup."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..corpora.outputs import write_atomically
-from ..corpora.reading import read_json
+from ..corpora._outputs import write_atomically
+from ..corpora._reading import read_json
 from ..errors import BaselineError, BaselineNotFoundError
 from ..messages import FileName, Mention, Part
 from ..options import LoadedBaseline
@@ -250,7 +250,7 @@ def baseline_id(document: Mapping[str, Any]) -> str:
 
 
 def write_baseline(document: Mapping[str, Any], path: str) -> None:
-    """Writes the file atomically as every output file is (bart_score.corpora.outputs.write_atomically): a reader sees
+    """Writes the file atomically as every output file is (bart_score.corpora._outputs.write_atomically): a reader sees
     the old file or the whole new one, never a part; missing folders are made; a link keeps pointing where it did; the
     file gets the umask's permissions or keeps the old one's. Anything but a regular file under `path` (a folder, a
     device, a FIFO) is refused with OSError, and a document holding NaN or infinity with ValueError (JSON has

@@ -5,11 +5,11 @@ Each subcommand is a module with ``add_parser``, a ``check`` that finds every mi
 model is loaded and returns the checked request (a dataclass; the parsed arguments are never written), and a ``run``
 that takes it. Both raise what stops them; ``main`` says it once, in the command line's words, and ends with the exit
 status of its error (exit_status). Heavy libraries are imported only by ``run``, so that help and usage errors answer
-at once. What the subcommands share is in three modules: their argparse arguments (arguments), parsed arguments
-turned into the library's requests, checked and scored (requests), and the command line's words for what the
+at once. What the subcommands share is in three modules: their argparse arguments (_arguments), parsed arguments
+turned into the library's requests, checked and scored (_requests), and the command line's words for what the
 library's messages name, its flags and the ``baseline`` command a missing baseline's recipe is, and for the errors
-that stop a run (wording). ``meta-eval --select`` has a module of its own (meta_eval_select), and what it shares with
-plain meta-eval is meta_eval_common. ``convert`` writes a GGUF file as a plain folder. ``cluster`` is ray_cluster,
+that stop a run (_wording). ``meta-eval --select`` has a module of its own (meta_eval_select), and what it shares with
+plain meta-eval is _meta_eval_common. ``convert`` writes a GGUF file as a plain folder. ``cluster`` is ray_cluster,
 which reads a table of its own rather than the plain-text inputs the others share."""
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from ..errors import (
 )
 from ..options import CorpusPoints
 from . import baseline, compare, convert, meta_eval, ray_cluster, score
-from .arguments import add_input_arguments, add_model_arguments
-from .wording import COMMAND_LINE, OPTION_FLAGS, Failed, said_on_the_command_line
+from ._arguments import add_input_arguments, add_model_arguments
+from ._wording import COMMAND_LINE, OPTION_FLAGS, Failed, said_on_the_command_line
 
 SUBCOMMANDS = (score, compare, baseline, meta_eval, convert, ray_cluster)
 # The errors of a request the user can mend (exit status 2): bad input or options, a checkpoint the engine cannot
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             with splitting_once():  # a text the check splits (its sentences counted) is not split again to score
                 request = args.check(args)
-                from ..scaling.distributed import torchrun_process_group  # torch: after the check, which needs none
+                from ..scaling._distributed import torchrun_process_group  # torch: after the check, which needs none
 
                 with torchrun_process_group(), warnings_as_lines(command, hidden=unasked_notes(args)):
                     args.run(request)

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..baselines.build import plan_baseline
 from ..baselines.rescale import DEFAULT_PAIRS, DEFAULT_SEED
+from ..corpora._outputs import check_not_an_input, check_output_path
 from ..corpora.corpus import read_texts
-from ..corpora.outputs import check_not_an_input, check_output_path
 from ..corpora.table_files import read_table_corpus
 from ..errors import InputError
-from .arguments import add_column_arguments, add_model_arguments, integer
-from .requests import check_input_files, check_server_answers, engine_options, load_scorer, options_from_args
-from .wording import Failed
+from ._arguments import add_column_arguments, add_model_arguments, integer
+from ._requests import check_input_files, check_server_answers, engine_options, load_scorer, options_from_args
+from ._wording import Failed
 
 if TYPE_CHECKING:
     from ..corpora.corpus import Corpus

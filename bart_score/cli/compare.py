@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..corpora.outputs import json_text
+from ..corpora._outputs import json_text
 from ..errors import InputError
 from ..options import COUNT_SUFFIXES
-from .arguments import add_cache_arguments, add_long_source_arguments, add_rescale_arguments, decimal, integer
-from .requests import CorpusRequest, checked_request, score_all_systems
+from ._arguments import add_cache_arguments, add_long_source_arguments, add_rescale_arguments, decimal, integer
+from ._requests import CorpusRequest, checked_request, score_all_systems
 
 
 def add_parser(

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..corpora.outputs import check_distinct_outputs, check_not_an_input, check_output_path
+from ..corpora._outputs import check_distinct_outputs, check_not_an_input, check_output_path
 from ..corpora.table_files import read_table
 from ..errors import BenchmarkDataError, CacheFileError, InputError, MissingExtraError
 from ..inputs import ascii_decimal
@@ -27,10 +27,9 @@ from ..meta_eval.benchmarks import (
 from ..scoring.prompts import PROMPT_SETS
 from ..scoring.score_cache import check_cache_file
 from ..variants import PARA_WEIGHTS_ENV, VARIANTS
-from .arguments import add_cache_arguments, add_long_source_arguments, add_model_arguments
-from .meta_eval_common import MetaEvalRequest, MetricScores, model_name, write_report
-from .meta_eval_select import add_select_arguments, check_select, run_select
-from .requests import (
+from ._arguments import add_cache_arguments, add_long_source_arguments, add_model_arguments
+from ._meta_eval_common import MetaEvalRequest, MetricScores, model_name, write_report
+from ._requests import (
     check_input_files,
     checked_save_every,
     engine_options,
@@ -39,13 +38,14 @@ from .requests import (
     options_from_args,
     stopped_while_scoring,
 )
-from .wording import Failed, said_on_the_command_line
+from ._wording import Failed, said_on_the_command_line
+from .meta_eval_select import add_select_arguments, check_select, run_select
 
 if TYPE_CHECKING:
     from datasets import Dataset
 
+    from ..meta_eval._table import MetricRow
     from ..meta_eval.published import Published
-    from ..meta_eval.table import MetricRow
     from ..scoring.engine import BARTScorer
     from ..scoring.score_cache import ResumableScorer
 
@@ -330,7 +330,7 @@ def metric_rows(
     path: str | None,
 ) -> list[MetricRow]:
     """The metrics CSV's columns as table rows: every record of each benchmark it covers needs a score."""
-    from ..meta_eval.table import MetricRow
+    from ..meta_eval._table import MetricRow
 
     rows = []
     for name, per_benchmark in metrics.items():
@@ -365,8 +365,8 @@ def long_document_rows(
 ) -> list[MetricRow]:
     """The long-document benchmarks' further rows: faithfulness over source windows, and, for a causal LM with more
     positions than max_length, the whole source as its prefix (max_length up to the model's positions)."""
+    from ..meta_eval._table import MetricRow
     from ..meta_eval.scoring import score_benchmarks
-    from ..meta_eval.table import MetricRow
     from ..models.causal import CausalFamily
     from ..scoring.score_cache import ResumableScorer
 
@@ -449,8 +449,8 @@ def benchmark_data_message(error: BenchmarkDataError) -> str:
 def _bartscore_rows(request: MetaEvalRequest, variant: str | None) -> tuple[str, list[MetricRow]]:
     """(the rows' label, BARTScore's rows, not scored yet): one row with the paper's direction for each benchmark, or
     one row per direction asked for."""
+    from ..meta_eval._table import MetricRow
     from ..meta_eval.scoring import planned_directions
-    from ..meta_eval.table import MetricRow
 
     options = request.options
     prompt = options.prompt
@@ -550,7 +550,7 @@ def _write_table(
     request: MetaEvalRequest, datasets: Mapping[str, Dataset], rows: list[MetricRow], variant: str | None
 ) -> tuple[str, str]:
     """The table printed, and written as JSON and CSV: the files written."""
-    from ..meta_eval.table import build_report, report_csv
+    from ..meta_eval._table import build_report, report_csv
 
     report, text = build_report(
         datasets,

@@ -11,17 +11,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..meta_eval._split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED, check_split
 from ..meta_eval.benchmarks import RELEASE_COMMIT, RELEASE_REPOSITORY
-from ..meta_eval.split import DEFAULT_DEV_FRACTION, DEFAULT_MAX_PAIRS, DEFAULT_SEED, check_split
-from .arguments import decimal, integer
-from .meta_eval_common import MetaEvalRequest, SelectSettings, model_name, write_report
-from .requests import load_scorer, stopped_while_scoring
+from ._arguments import decimal, integer
+from ._meta_eval_common import MetaEvalRequest, SelectSettings, model_name, write_report
+from ._requests import load_scorer, stopped_while_scoring
 
 if TYPE_CHECKING:
     import numpy as np
     from datasets import Dataset
 
-    from ..meta_eval.selection_grid import Configuration, GridPlan, PairKey
+    from ..meta_eval._selection_grid import Configuration, GridPlan, PairKey
     from ..options import EngineOptions, ScoringOptions
     from ..scoring.protocols import ScorerIdentity
     from ..scoring.score_cache import ResumableScorer
@@ -89,8 +89,8 @@ def check_select(
         if given:
             raise InputError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for --select")
         return None
-    from ..meta_eval.selection_grid import benchmark_grids, build_grid, lone_configuration
-    from ..meta_eval.selection_statistics import check_aspects
+    from ..meta_eval._selection_grid import benchmark_grids, build_grid, lone_configuration
+    from ..meta_eval._selection_statistics import check_aspects
     from ..options import template_sides
 
     if args.metrics_csv:
@@ -146,8 +146,8 @@ def run_select(request: MetaEvalRequest, settings: SelectSettings, datasets: Map
     """--select: the grid's pairs counted (and refused over --max-pairs) before any model loads; each checkpoint's
     pairs scored in one planned call through the score cache, after a small sample that measures the speed; the
     configuration chosen on the development documents per benchmark and aspect, reported on the held-out ones."""
-    from ..meta_eval.selection_report import render, report_csv
-    from ..meta_eval.split import split_shortfall
+    from ..meta_eval._selection_report import render, report_csv
+    from ..meta_eval._split import split_shortfall
 
     command = request.command
     for name, dataset in datasets.items():
@@ -188,7 +188,7 @@ def _planner(
 ) -> Planner:
     """How a checkpoint's share of the grid is planned: its configurations over the benchmarks' texts (detokenized
     where the release does), for a scorer's identity."""
-    from ..meta_eval.selection_grid import GridPlan, prepared_texts
+    from ..meta_eval._selection_grid import GridPlan, prepared_texts
 
     texts = prepared_texts(datasets, request.detokenize)
 
@@ -202,7 +202,7 @@ def _planner(
 def _count_pairs(request: MetaEvalRequest, plan: Planner, grids: Mapping[str, Sequence[Configuration]]) -> int:
     """The distinct pairs the grid needs, counted before any model loads (from what the options tell of the scorers'
     identities) and said, with the grid's size."""
-    from ..meta_eval.selection_grid import ScorerRecord
+    from ..meta_eval._selection_grid import ScorerRecord
 
     engine = request.engine
     chat = engine.chat_settings
@@ -228,7 +228,7 @@ def _score_checkpoint(request: MetaEvalRequest, engine: EngineOptions, plan: Pla
     """The share of the grid of the checkpoint `engine` loads, scored in one planned call through the score cache
     after a sample that measures the speed; None on a rank other than 0 under torchrun, where rank 0 reports. A
     checkpoint that cannot be loaded, or scoring that stops, ends the run (raised)."""
-    from ..meta_eval.selection_grid import engine_arguments
+    from ..meta_eval._selection_grid import engine_arguments
     from ..scoring.score_cache import ResumableScorer
 
     options = request.options
@@ -266,7 +266,7 @@ def _measure_speed(
     about how long the rest takes."""
     import time
 
-    from ..meta_eval.selection_grid import engine_arguments
+    from ..meta_eval._selection_grid import engine_arguments
 
     sample = pairs[:SPEED_SAMPLE_PAIRS]
     start = time.perf_counter()
@@ -298,9 +298,9 @@ def _report(
     signatures: Mapping[str, Mapping[str, str]],
     total: int,
 ) -> dict[str, Any]:
-    """The run's report: the choice per benchmark and aspect (bart_score.meta_eval.selection_statistics.select), the
+    """The run's report: the choice per benchmark and aspect (bart_score.meta_eval._selection_statistics.select), the
     grid's configurations, their signatures and the run's settings."""
-    from ..meta_eval.selection_statistics import select
+    from ..meta_eval._selection_statistics import select
 
     ordered = {name: {c: scores[name][c] for c in grid} for name, grid in settings.grids.items()}
     return {

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..options import ClusterOptions, EngineOptions, ScoringOptions
-from .arguments import (
+from ._arguments import (
     CLUSTER_SECTION,
     add_column_arguments,
     add_flags,
@@ -16,7 +16,7 @@ from .arguments import (
     add_model_arguments,
     add_rescale_arguments,
 )
-from .requests import check_input_files, engine_options, given_options, options_from_args
+from ._requests import check_input_files, engine_options, given_options, options_from_args
 
 
 def add_parser(

@@ -8,11 +8,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from ..corpora.outputs import check_not_an_input, check_output_path, json_text, write_atomically
+from ..corpora._outputs import check_not_an_input, check_output_path, json_text, write_atomically
 from ..options import COUNT_SUFFIXES
-from .arguments import add_cache_arguments, add_long_source_arguments, add_rescale_arguments
-from .requests import CorpusRequest, check_written_name, checked_request, input_files, score_all_systems
-from .wording import Failed
+from ._arguments import add_cache_arguments, add_long_source_arguments, add_rescale_arguments
+from ._requests import CorpusRequest, check_written_name, checked_request, input_files, score_all_systems
+from ._wording import Failed
 
 
 def add_parser(

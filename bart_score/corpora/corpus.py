@@ -16,9 +16,9 @@ from ..errors import InputError
 from ..inputs import counted
 from ..messages import FileName, Mention, Part
 from ..options import DIRECTIONS, RESULT_SUFFIXES, ScoringOptions
-from ..scoring.directions import score_directions
+from ..scoring._directions import score_directions
 from ..scoring.protocols import Scorer
-from .reading import open_bounded, read_bounded
+from ._reading import open_bounded, read_bounded
 
 
 @dataclass

@@ -18,8 +18,8 @@ from typing import Any
 from ..errors import InputError
 from ..inputs import check_text, counted, describe
 from ..messages import FileName
+from ._reading import parse_json
 from .corpus import Corpus, utf8_lines
-from .reading import parse_json
 
 
 @dataclass(frozen=True)

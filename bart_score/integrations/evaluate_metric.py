@@ -8,7 +8,7 @@ batches only once their scores are back, so that a failed compute leaves them as
 evaluate.Metric's public API only (add_batch, compute, download_and_prepare, and the _info and _compute that evaluate
 asks a metric to define), so that an evaluate release cannot break it by changing what evaluate keeps private.
 Instances with the same checkpoint and engine settings share one engine in a process
-(bart_score.integrations.shared_engines).
+(bart_score.integrations._shared_engines).
 evaluate's configuration name names the checkpoint: checked_config_name refuses one that cannot, and cache_name keeps it
 from steering evaluate's cache path.
 
@@ -41,7 +41,7 @@ from ..inputs import describe, reference_lists, text_list
 from ..options import ENGINE_OPTION_NAMES, OPTION_NAMES, EngineOptions, ScoringOptions
 from ..scoring.engine import BARTScorer
 from ..variants import DEFAULT_CHECKPOINT
-from .shared_engines import SharedEngine, shared_engine
+from ._shared_engines import SharedEngine, shared_engine
 
 # bert_score's names, kept for its users: rescale_with_baseline=True is rescale="baseline", baseline_path is baseline.
 _ALIASES = ("rescale_with_baseline", "baseline_path")
@@ -127,8 +127,8 @@ class ScoringMetric(evaluate.Metric, metaclass=abc.ABCMeta):
 
     def _shared_engine(self) -> SharedEngine:
         """The engine with the lock it scores under: one for every instance (and reward) of this process that asks
-        for the same checkpoint and settings (bart_score.integrations.shared_engines), so that a second instance adds no
-        model."""
+        for the same checkpoint and settings (bart_score.integrations._shared_engines), so that a second instance adds
+        no model."""
         if self._engine is None:
             self._engine = shared_engine(self.engine_options)
         return self._engine

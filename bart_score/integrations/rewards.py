@@ -15,7 +15,7 @@ TokenizationWarning, an empty one is scored on what the policy scores of it (the
 scoring option but the directions is the metric's (ScoringOptions: prompt, aggregation, batch_size, max_tokens,
 long_source, ...). Everything that can be checked before a completion exists is checked when the reward is made:
 the options, the model (loaded then, and shared with every reward and metric instance of this process that asks for
-the same settings, bart_score.integrations.shared_engines) and a baseline file. Each process scores its own completions
+the same settings, bart_score.integrations._shared_engines) and a baseline file. Each process scores its own completions
 (the engine's distributed=False): under torch.distributed, a trainer's ranks call it with different ones."""
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..baselines.lookup import baseline_for
+from ..baselines._lookup import baseline_for
 from ..baselines.rescale import point_directions
 from ..errors import InputError, InputTypeError
 from ..inputs import describe, reference_lists, text_list
 from ..messages import Mention
 from ..options import DIRECTIONS, ENGINE_OPTION_NAMES, OPTION_NAMES, EngineOptions, ScoringOptions
 from ..variants import DEFAULT_CHECKPOINT
-from .shared_engines import shared_engine
+from ._shared_engines import shared_engine
 
 if TYPE_CHECKING:
     from ..scoring.engine import BARTScorer

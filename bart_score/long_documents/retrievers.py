@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..corpora.reading import read_json
+from ..corpora._reading import read_json
 from ..errors import CheckpointLoadError, InputError, LongSourceWarning, MissingExtraError
 from ..messages import FileName, Mention
 from ..options import BM25, DEFAULT_RETRIEVER, RETRIEVER, Retriever, check_retriever

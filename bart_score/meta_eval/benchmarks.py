@@ -3,7 +3,7 @@
 
 The release (github.com/neulab/BARTScore) ships each benchmark as a pickled dict, ``data.pkl``, in one of three
 layouts (SUM/README.md, D2T/README.md, WMT/README.md of the release). Each benchmark (a ``Benchmark``, see
-meta_eval.definitions) names its files by role and holds the reader of its layout (meta_eval.layouts).
+meta_eval._definitions) names its files by role and holds the reader of its layout (meta_eval._layouts).
 ``load_benchmark(name)`` finds the files, checks them against the release's checksums, and has the benchmark's reader
 return one row per scored text with these columns:
 
@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import BenchmarkDataError, InputError
 from ..messages import KEYWORDS, Mention, Part, said
-from .definitions import Benchmark, Paths, Reader, Release, ReleaseFile
-from .layouts import (
+from ._definitions import Benchmark, Paths, Reader, Release, ReleaseFile
+from ._layouts import (
     read_bytes,
     read_darr,
     read_data_to_text,

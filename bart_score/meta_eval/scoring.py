@@ -24,8 +24,8 @@ import numpy as np
 from ..errors import InputError, MissingExtraError
 from ..messages import Mention
 from ..options import DIRECTIONS, ScoringOptions
-from ..scoring.directions import DirectionsPlan, aggregate, direction_results, plan_directions, signature
-from ..scoring.pair_groups import call_scores
+from ..scoring._directions import DirectionsPlan, aggregate, direction_results, plan_directions, signature
+from ..scoring._pair_groups import call_scores
 from ..scoring.protocols import Scorer, ScorerIdentity
 from .benchmarks import BENCHMARKS
 

@@ -21,7 +21,7 @@ covering the chat template, the instructions and the system text (and TEMPLATE_D
 strftime_now).
 
 The template is code from the checkpoint: it renders as apply_chat_template renders it, but in a process of its own
-(chat_render.py) under a time and memory budget, and ``strftime_now`` gives it TEMPLATE_DATE rather than the clock.
+(_chat_render.py) under a time and memory budget, and ``strftime_now`` gives it TEMPLATE_DATE rather than the clock.
 Each family keeps its process (TemplateRenderer) for its life, one template's only, and starts another after a
 failure."""
 
@@ -52,7 +52,7 @@ from .causal import CausalFamily
 # The reply rendered to find what closes an assistant turn; plain words that no template changes.
 _KNOWN_REPLY = "The known reply."
 # The script that renders chat templates in a process of its own, under the limits below.
-_RENDERER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "chat_render.py")
+_RENDERER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_chat_render.py")
 # How the renderer starts: isolated (-I: no environment variables, no user site, neither the current folder nor the
 # script's on sys.path), then given the folders this process imports jinja2 and markupsafe from, so that it renders
 # with the same jinja2 wherever that is installed.
@@ -132,7 +132,7 @@ class ChatFamily(CausalFamily):
 
     def _render(self, conversations: list[tuple[list[dict[str, str]], bool]]) -> list[str]:
         """The conversations (messages, add_generation_prompt) rendered by the chat template, in the family's
-        renderer process (chat_render.py) under a time and memory budget; a template that goes past one, or fails,
+        renderer process (_chat_render.py) under a time and memory budget; a template that goes past one, or fails,
         is refused."""
         largest = max((sum(len(m["content"]) for m in messages) for messages, _ in conversations), default=0)
         request = {
@@ -315,7 +315,7 @@ class RendererStopped(Exception):
 
 
 class TemplateRenderer:
-    """The process that renders one chat family's template (chat_render.py): started on the first request and kept
+    """The process that renders one chat family's template (_chat_render.py): started on the first request and kept
     for the family's life, so that a call pays for a request, not for starting Python. A request is one JSON line
     out and one back, rendered in a jinja2 environment of its own under the request's limits. An answer that reports
     a failure, a request past its time (or interrupted) and a process that ends without answering all end it, and

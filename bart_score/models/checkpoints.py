@@ -32,12 +32,12 @@ import huggingface_hub
 import transformers
 from huggingface_hub import constants as hub_constants
 
-from ..corpora.reading import MAX_FILE_BYTES, file_sha256, read_bounded, read_json, size_text
+from ..corpora._reading import MAX_FILE_BYTES, file_sha256, read_bounded, read_json, size_text
 from ..errors import CheckpointLoadError, CheckpointNotFoundError, CustomCodeError, InputError, first_line
 from ..messages import FileName, Mention, Part
 from .gguf import MAX_STRING_BYTES, is_gguf_path, read_gguf_header, require_gguf_extra
+from .served._transport import ServerAddress, names_a_server, server_address
 from .served.kinds import checked_kind
-from .served.transport import ServerAddress, names_a_server, server_address
 
 # Files whose bytes are a checkpoint's weights (sharded ones with their index): digested by their bytes, each once a
 # process while its status stays the same (_WEIGHTS_DIGESTS).
@@ -126,7 +126,7 @@ class Checkpoint:
         its name and bytes, the digest of its header (metadata and tensor table) and the chat template read beside it
         with its file's name (side_chat_template; other files beside it are not read).
         A Hub id: "hub:<id>@<commit>" with the snapshot commit when it is in the Hugging Face cache, else "hub:<id>". A
-        served model has the identity its server's report gives it (served.server.ServedModel.identity), which the
+        served model has the identity its server's report gives it (served._server.ServedModel.identity), which the
         server is asked for when the model is loaded."""
         if self.server is not None:
             raise CheckpointLoadError(

@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..corpora.reading import read_json
+from ..corpora._reading import read_json
 from ..errors import BARTScoreError, BARTScoreWarning, InputError, OutputFileError
 from ..messages import FileName, Mention, shown
 from .gguf import is_gguf_path

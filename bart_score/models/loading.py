@@ -25,7 +25,7 @@ from huggingface_hub import constants as hub_constants
 from transformers import AutoConfig, AutoTokenizer, GgufConfig, PretrainedConfig, PreTrainedModel
 from transformers.models.auto.tokenization_auto import get_tokenizer_config
 
-from ..corpora.reading import read_bounded
+from ..corpora._reading import read_bounded
 from ..errors import (
     CheckpointLoadError,
     CheckpointNotFoundError,
@@ -54,8 +54,8 @@ from .checkpoints import (
 )
 from .gguf import CHAT_TEMPLATE_KEY, read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
-from .served.server import ServedModel, connect_server, tokenizer_origin
-from .served.transport import SERVED_OPTIONS
+from .served._server import ServedModel, connect_server, tokenizer_origin
+from .served._transport import SERVED_OPTIONS
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
 # Fewer ordinary vocabulary entries than this is a tokenizer without its vocabulary: the smallest real ones (bytes,
@@ -149,7 +149,7 @@ def load_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
 
 def served_family(checkpoint: Checkpoint, options: EngineOptions) -> tuple[Family, ServedModel]:
     """The token policy of a model on a server, and the served model: the server asked what it serves, the tokenizer
-    served_tokenizer names (or the Hub id the server reports: served.server.tokenizer_origin), and the family the same
+    served_tokenizer names (or the Hub id the server reports: served._server.tokenizer_origin), and the family the same
     model would have here, built on that tokenizer with no model here (ModelLimits: the server's context and
     vocabulary). A sequence-to-sequence model cannot be served so: a server gives the log-probabilities of a
     decoder-only model's text."""

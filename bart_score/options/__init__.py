@@ -19,7 +19,7 @@ checks each field in declaration order, then the fields that go together.
 
 Checks that need the inputs (which directions the given texts allow) are ``ScoringOptions.directions_for``; checks
 that need the model (the baseline's key: model, token policy, prompt setting, max_length) are made by the directions
-layer before any scoring (bart_score.baselines.lookup.baseline_for). ``EngineOptions``' checks are those that need no
+layer before any scoring (bart_score.baselines._lookup.baseline_for). ``EngineOptions``' checks are those that need no
 model; the engine checks the rest (the device's presence, max_length against the model's positions, the settings a
 model family takes) and keeps the values it resolves (the device, max_tokens and max_length it chose) in its own copy,
 ``scorer.options``.

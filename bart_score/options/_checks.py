@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..corpora.reading import read_bounded
+from ..corpora._reading import read_bounded
 from ..errors import InputError, InputTypeError
 from ..inputs import check_text, describe, device_name, text_list, whole_number
 from ..messages import Mention, Part, parts_of, shown

@@ -28,13 +28,13 @@ Options = TypeVar("Options", bound="CheckedOptions")
 
 
 class Flag:
-    """How the command line offers an option: bart_score.cli.arguments makes it an argparse argument, and the command
+    """How the command line offers an option: bart_score.cli._arguments makes it an argparse argument, and the command
     line's messages say the option by its names.
 
     names: "-d", "--directions"; the long one names the parsed value (args.directions).
     help: the --help text; "{default}" in it is default_text, or else the option's default, which a subcommand may
         say otherwise.
-    section: where --help lists it (bart_score.cli.arguments.SECTIONS); within a section, flags come in the table's
+    section: where --help lists it (bart_score.cli._arguments.SECTIONS); within a section, flags come in the table's
         order (ScoringOptions, CorpusPoints, EngineOptions, each in declaration order).
     metavar, nargs, const: as argparse takes them (a path's metavar is FILE unless given).
     default: the parsed value when the flag is not given, where the command line names the option's default

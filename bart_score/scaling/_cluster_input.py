@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ..corpora.reading import check_input_file
+from ..corpora._reading import check_input_file
 from ..corpora.table_files import _check_given_columns, _check_roles, _role_columns
 from ..errors import InputError, InputTypeError, first_line
 from ..inputs import counted, describe

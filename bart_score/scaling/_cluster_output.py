@@ -10,8 +10,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..corpora.outputs import json_text, write_atomically
-from ..corpora.reading import parse_json, read_bounded
+from ..corpora._outputs import json_text, write_atomically
+from ..corpora._reading import parse_json, read_bounded
 from ..errors import InputError, InputTypeError, ScoringError
 from ..inputs import counted
 from ..messages import FileName, Mention

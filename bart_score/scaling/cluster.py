@@ -38,7 +38,7 @@ from ..errors import InputError, InputTypeError, ScoringError
 from ..inputs import counted
 from ..messages import FileName, Mention
 from ..options import ClusterOptions, EngineOptions, ScoringOptions
-from ..scoring.progress import progress_bar
+from ..scoring._progress import progress_bar
 from ._cluster_input import _Columns, _columns, _Input, _input_source, _unreadable_as_input_error
 from ._cluster_output import _OutputFolder
 from ._cluster_pool import (

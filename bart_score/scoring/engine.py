@@ -1,7 +1,7 @@
 """The local engine: ``BARTScorer``, call-compatible with the original class, for every supported model family loaded
 here (a model on an inference server has a scorer of its own: bart_score.models.served.scorer).
 
-A call is planned as every scorer's (bart_score.scoring.plan: distinct texts tokenized once, identical pairs scored
+A call is planned as every scorer's (bart_score.scoring._plan: distinct texts tokenized once, identical pairs scored
 once, pairs grouped by condition); here each distinct condition goes through the model once (a seq2seq encoder with
 its cross-attention keys and values, or a causal LM's prefix cache), and batches are length-sorted and filled up to a
 token budget. The model families (bart_score.models) say what is tokenized how and run the model's own modules; this
@@ -22,12 +22,12 @@ from ..messages import Mention
 from ..models.base import IGNORED, Target
 from ..models.checkpoints import Checkpoint, locate_checkpoint, stored_weights_are_finite, weights_identity
 from ..models.loading import load_family
+from ..models.served._transport import names_a_server
 from ..models.served.scorer import ServedScorer
-from ..models.served.transport import names_a_server
 from ..options import EngineOptions
 from ..variants import ORIGINAL_PARA_WEIGHTS, PARA_WEIGHTS_ENV
-from .plan import PairResults, Plan, PlannedScorer, resolved_options
-from .progress import progress_bar
+from ._plan import PairResults, Plan, PlannedScorer, resolved_options
+from ._progress import progress_bar
 
 # Logits materialised at once when reading target log-probabilities: at most this many elements (128 MB in
 # float32) and positions.
@@ -77,7 +77,7 @@ class BARTScorer(PlannedScorer):
 
     The settings (checkpoint, device, max_length, dtype, max_tokens, the distributed run, a causal LM's template or
     chat options, ...) are EngineOptions' fields, each documented there (bart_score.options), and ``scorer.options``
-    holds them as resolved (see bart_score.scoring.plan.PlannedScorer). A checkpoint that names an inference server
+    holds them as resolved (see bart_score.scoring._plan.PlannedScorer). A checkpoint that names an inference server
     ("vllm+http://127.0.0.1:8000/v1") gives that server's scorer (ServedScorer) instead."""
 
     def __new__(cls, *args: Any, **keywords: Any) -> Any:

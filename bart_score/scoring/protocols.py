@@ -2,11 +2,11 @@
 engine (bart_score.scoring.engine.BARTScorer) and the score cache's wrapper
 (bart_score.scoring.score_cache.ResumableScorer).
 
-ScorerIdentity: what planning a call's pairs and signing its results take (bart_score.scoring.directions'
+ScorerIdentity: what planning a call's pairs and signing its results take (bart_score.scoring._directions'
 plan_directions and direction_results): the scorer's label, language codes, chat instructions, signature fields, and the
 device its model runs on (where long_source="windows" runs its retriever); meta-eval's grid plans with the identity its
-options give before a model loads (bart_score.meta_eval.selection_grid). Scorer: a ScorerIdentity that scores the pairs
-(bart_score.scoring.directions, bart_score.scoring.pair_groups, meta-eval's score_benchmarks).
+options give before a model loads (bart_score.meta_eval._selection_grid). Scorer: a ScorerIdentity that scores the pairs
+(bart_score.scoring._directions, bart_score.scoring._pair_groups, meta-eval's score_benchmarks).
 IdentifiedScorer: a Scorer that also says which model it is, with which token policy, max_length and options (the
 EngineOptions it was built with, passed whole), the settings a baseline file is made for (bart_score.baselines;
 rescale="baseline")."""

@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..corpora.reading import parse_json, read_bounded
+from ..corpora._reading import parse_json, read_bounded
 from ..errors import CacheFileError, CacheWarning, InputError
 from ..inputs import whole_number
 from ..messages import FileName, Mention
@@ -37,7 +37,7 @@ from ..messages import FileName, Mention
 if TYPE_CHECKING:
     import torch
 
-    from ..models.served.server import ServedModel
+    from ..models.served._server import ServedModel
     from .engine import BARTScorer
 
 Value = TypeVar("Value")
@@ -103,7 +103,7 @@ class ResumableScorer:
     ) -> list[float] | None:
         """The scorer's scores of the pairs (from the file where it has them), or None on ranks other than 0.
         condition_lang and instruction: as the scorer's, one per pair (or one for all)."""
-        from .progress import progress_bar
+        from ._progress import progress_bar
 
         if len(conditions) != len(targets):
             raise InputError.entries_differ(
@@ -322,7 +322,7 @@ def check_cache_file(path: str) -> None:
 def _from_rank0(value: Value, device: torch.device) -> Value:
     import torch
 
-    from ..scaling.distributed import current_device
+    from ..scaling._distributed import current_device
 
     holder = [value]
     with current_device(device):

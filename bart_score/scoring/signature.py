@@ -4,7 +4,7 @@ string that results carry (metric output, command-line output, JSON files) and p
     ckpt:<checkpoint>|dirs:<directions>|agg:<aggregation>|nrefs:<references>|prompt:<prompt>[|rescale:<label>]
     [|long:<settings>]|<the scorer's own fields>
 
-bart_score.scoring.directions builds one for each result. To change a field (the Space names a checkpoint on its server
+bart_score.scoring._directions builds one for each result. To change a field (the Space names a checkpoint on its server
 by its menu name), parse the string, dataclasses.replace the field and format it again: never edit the string."""
 
 from __future__ import annotations

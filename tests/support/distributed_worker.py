@@ -23,7 +23,7 @@ def run(rank, world, init_file, checkpoint, out_dir, engine_sources, engine_targ
     torch.distributed.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     import bart_score
     import bartscore
-    from bart_score.integrations.shared_engines import SharedEngine
+    from bart_score.integrations._shared_engines import SharedEngine
 
     got = {}
     scorer = bart_score.BARTScorer(checkpoint=checkpoint, device="cpu")

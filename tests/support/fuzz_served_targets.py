@@ -1,6 +1,6 @@
 """The fuzz targets of a served model's answers (bart_score.models.served.kinds), one for each kind of server: what it
 reports to the probes, its tokenizer endpoint, and its answer to a request for a pair's log-probabilities, each
-through the real connection (bart_score.models.served.transport) to a server on 127.0.0.1 that answers what the input
+through the real connection (bart_score.models.served._transport) to a server on 127.0.0.1 that answers what the input
 says.
 
 An input is each endpoint's answer: a status, and a body that is the kind's own valid answer (as the tests' inference
@@ -255,9 +255,9 @@ def _decode(ids: Any) -> str:
 def _scored(kind: str) -> Any:
     def run(answers: dict[tuple[str, str], tuple[int, bytes]]) -> list[list[float]]:
         from bart_score.errors import BARTScoreError
-        from bart_score.models.served.answers import PROBE_TEXT, TokenFacts, printable
+        from bart_score.models.served._answers import PROBE_TEXT, TokenFacts, printable
+        from bart_score.models.served._transport import Connection, ServerAddress
         from bart_score.models.served.kinds import KINDS
-        from bart_score.models.served.transport import Connection, ServerAddress
 
         server = _canned_server()
         server.answers = answers

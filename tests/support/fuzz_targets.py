@@ -464,7 +464,7 @@ def _read_table(kind: str) -> Any:
 
 
 def _read_json(data: bytes) -> Any:
-    from bart_score.corpora.reading import read_json
+    from bart_score.corpora._reading import read_json
 
     return read_json(write_file(scratch("fuzz.json"), data, len(data)))
 

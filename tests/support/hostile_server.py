@@ -102,7 +102,7 @@ def flood(handler, body):
 
 
 def fill(handler, body):
-    from bart_score.models.served.transport import AnswerBound
+    from bart_score.models.served._transport import AnswerBound
 
     size = AnswerBound.of(json.loads(body)).bytes
     data = b'"' + b"a" * (size - 6) + "\U0001d54f".encode() + b'"'

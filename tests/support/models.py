@@ -64,7 +64,7 @@ from transformers import (
     T5Tokenizer,
 )
 
-from bart_score.corpora.reading import file_sha256
+from bart_score.corpora._reading import file_sha256
 from support.cache import cached_folder, digest
 from support.text import WORDS, english_like, english_like_text, split_words, training_corpus
 

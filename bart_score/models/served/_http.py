@@ -1,4 +1,4 @@
-"""The HTTP under a served model's Connection (bart_score.models.served.transport): an httpx client on httpcore's
+"""The HTTP under a served model's Connection (bart_score.models.served._transport): an httpx client on httpcore's
 connection pool, whose sockets are this module's own, so that each request keeps a deadline for the whole of it.
 
 httpx bounds each wait on a socket, not a request's whole: a server that sends a byte within each wait (a drip) would

@@ -16,7 +16,7 @@ A class is registered by being defined (KINDS, in the order of this module): the
 messages that list the kinds and the detection of a server's kind all read KINDS. A pair is sent as one sequence, its
 prefix (the condition as the token policy builds it) and then its scored tokens; the answer's token ids are checked
 against those sent (TGI's against the policy's, since it tokenizes the text itself), and its log-probabilities as
-bart_score.models.served.answers says.
+bart_score.models.served._answers says.
 
 llama.cpp's server gives no log-probabilities of a prompt's tokens (it ignores echo), but those of the tokens it
 generates, over the whole vocabulary, whatever the grammar allows: the pair's scored tokens are forced by a grammar of
@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 from ...errors import CheckpointLoadError, InputError, ScoringError, UnsupportedModelError
 from ...messages import shown
-from .answers import (
+from ._answers import (
     Pair,
     ServerReport,
     TokenFacts,
@@ -55,7 +55,7 @@ from .answers import (
     too_few,
     whole,
 )
-from .transport import Connection, written_kind
+from ._transport import Connection, written_kind
 
 # Pairs of one condition sent in one request, to the servers that take a list of prompts.
 PAIRS_PER_REQUEST = 16

@@ -1,6 +1,6 @@
 """A causal LM on an inference server as a scorer of its own: ``ServedScorer``, planned as the local engine is
-(bart_score.scoring.plan: distinct texts tokenized once under the same token policy, identical pairs scored once,
-pairs grouped by condition), its planned pairs sent to the server (bart_score.models.served.server) in place of
+(bart_score.scoring._plan: distinct texts tokenized once under the same token policy, identical pairs scored once,
+pairs grouped by condition), its planned pairs sent to the server (bart_score.models.served._server) in place of
 batches through a model. ``BARTScorer(checkpoint="vllm+http://...")`` gives one (bart_score.scoring.engine)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from ...options import EngineOptions
-from ...scoring.plan import PairResults, Plan, PlannedScorer, resolved_options
-from ...scoring.progress import progress_bar
+from ...scoring._plan import PairResults, Plan, PlannedScorer, resolved_options
+from ...scoring._progress import progress_bar
 from ..checkpoints import locate_checkpoint
 from ..loading import served_family
 
@@ -17,7 +17,7 @@ from ..loading import served_family
 class ServedScorer(PlannedScorer):
     """The scorer of a model on an inference server (see the module's text). ``served``: the model on the server,
     which the signature, the identity and a score cache's probe pair are asked of; the options are those of the
-    local engine (bart_score.scoring.plan.PlannedScorer), device and dtype included, which leave the server's numbers
+    local engine (bart_score.scoring._plan.PlannedScorer), device and dtype included, which leave the server's numbers
     as they are."""
 
     def __init__(self, options: EngineOptions) -> None:

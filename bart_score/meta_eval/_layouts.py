@@ -1,4 +1,4 @@
-"""The release files of each benchmark read into rows, one reader per layout, each a Reader (meta_eval.definitions):
+"""The release files of each benchmark read into rows, one reader per layout, each a Reader (meta_eval._definitions):
 given its benchmark and where the benchmark's files are by role, it returns the rows. The BARTScore release's pickled
 summaries, data-to-text and DARR records (the pickle read as plain data, the documents' fields checked one by one),
 and the LongDocFACTScore release's reviewer CSV files, articles and LongEval JSON files. meta_eval.benchmarks gives
@@ -13,9 +13,9 @@ import pickle
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn
 
-from ..corpora.reading import open_bounded, read_bounded, read_json
+from ..corpora._reading import open_bounded, read_bounded, read_json
 from ..errors import BenchmarkDataError
-from .definitions import Benchmark, Paths, Rows
+from ._definitions import Benchmark, Paths, Rows
 
 
 class _PlainUnpickler(pickle.Unpickler):

@@ -5,7 +5,7 @@ faithfulness: source -> prediction; precision: reference -> prediction; recall: 
 f_score: (precision + recall) / 2. With several references, precision and recall are aggregated over the
 references (mean or max) first, and f_score is the mean of the aggregated two. With prompts, a direction's score for
 one (condition, target) pair is the average over the prompts, as in the original scripts
-(bart_score.scoring.pair_groups)."""
+(bart_score.scoring._pair_groups)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 
 from ..baselines import rescale
+from ..baselines._lookup import baseline_for
 from ..baselines.files import Baseline
-from ..baselines.lookup import baseline_for
 from ..errors import InputTypeError
 from ..inputs import reference_lists, text_list
 from ..long_documents.windows import WindowPlan, plan_windows, windows_label
 from ..messages import Mention
 from ..options import ScoringOptions
-from .pair_groups import GroupKey, Pair, PairCall, call_scores, plan_pair_groups
+from ._pair_groups import GroupKey, Pair, PairCall, call_scores, plan_pair_groups
 from .protocols import IdentifiedScorer, Scorer, ScorerIdentity
 from .signature import Signature
 

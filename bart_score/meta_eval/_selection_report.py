@@ -1,4 +1,4 @@
-"""The report of ``bartscore meta-eval --select`` (docs/selection.md), from meta_eval.selection_statistics.select:
+"""The report of ``bartscore meta-eval --select`` (docs/selection.md), from meta_eval._selection_statistics.select:
 the printed table (per benchmark and aspect, the configuration chosen on the development documents, the default's
 and the paper's values) and the CSV file (one line per column and configuration)."""
 
@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..corpora.outputs import spreadsheet_cell
+from ..corpora._outputs import spreadsheet_cell
 from .benchmarks import BENCHMARKS
 
 

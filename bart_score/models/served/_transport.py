@@ -4,7 +4,7 @@ and requests with a timeout and retries), and what the served model is (probed b
 A checkpoint names a server as "<kind>+<URL>": "vllm+http://127.0.0.1:8000/v1", "sglang+http://127.0.0.1:30000",
 "tgi+http://127.0.0.1:8080", "llama.cpp+http://127.0.0.1:8080"; or as the URL alone, the kind being then detected from
 the endpoints the server answers. The request shapes of each kind are bart_score.models.served.kinds'; the model the
-engine drives on a server is bart_score.models.served.server's.
+engine drives on a server is bart_score.models.served._server's.
 
 The API key, when the server wants one, comes from the environment (API_KEY_ENV, or the file API_KEY_FILE_ENV
 names), never from an option: it is sent in each request's Authorization header and appears in no message, signature
@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...corpora.reading import parse_json, read_bounded
+from ...corpora._reading import parse_json, read_bounded
 from ...errors import (
     BARTScoreError,
     InputError,

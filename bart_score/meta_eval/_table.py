@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..corpora.outputs import spreadsheet_cell
+from ..corpora._outputs import spreadsheet_cell
 from .benchmarks import BENCHMARKS, RELEASE_COMMIT, RELEASE_REPOSITORY, RELEASES
 from .protocol import MEASURES, ROUNDS, SEED, SUBSET_FRACTION, correlate, significance
 from .published import AVERAGE_TABLES, AVERAGES, PUBLISHED, UNPLACED_AVERAGES, Published

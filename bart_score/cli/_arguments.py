@@ -91,7 +91,7 @@ def add_column_arguments(group: argparse._ArgumentGroup, table_option: str) -> N
 
 def add_cache_arguments(parser: argparse.ArgumentParser, unless_given: str) -> None:
     """The score cache's flags, which score, compare and meta-eval share: --cache FILE and --save-every PAIRS (checked
-    by bart_score.cli.requests' check_cache_path and checked_save_every); `unless_given`: what the subcommand does
+    by bart_score.cli._requests' check_cache_path and checked_save_every); `unless_given`: what the subcommand does
     without --cache."""
     cache = parser.add_argument_group(
         "score cache (an interrupted or failed run resumes: the same command again scores only the pairs missing)"

@@ -29,10 +29,10 @@ from ..messages import Mention
 from ..models.base import Family, Tokenized
 from ..models.loading import resolve_checkpoint
 from ..options import AGGREGATIONS, EngineOptions, ScoringOptions, instruction_list
-from ..scaling.distributed import ProcessGroup, default_device, process_group
+from ..scaling._distributed import ProcessGroup, default_device, process_group
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_LENGTH, DEFAULT_MAX_TOKENS
 from ..version import __version__
-from . import directions
+from . import _directions
 
 logger = logging.getLogger("bart_score")
 
@@ -234,7 +234,7 @@ class PlannedScorer(ABC):
             max_tokens=max_tokens,
             show_progress=show_progress,
         )
-        return None if flat is None else directions.aggregate(np.asarray(flat), counts, agg).tolist()
+        return None if flat is None else _directions.aggregate(np.asarray(flat), counts, agg).tolist()
 
     def score_tokens(
         self,
@@ -279,8 +279,8 @@ class PlannedScorer(ABC):
 
         options: a ScoringOptions, or any of its fields as keywords (ScoringOptions lists and documents every one:
         the directions, aggregation, prompt, rescaling, long-source and batch options); see
-        ``bart_score.scoring.directions``."""
-        return directions.score_directions(self, predictions, references, sources, options, **keywords)
+        ``bart_score.scoring._directions``."""
+        return _directions.score_directions(self, predictions, references, sources, options, **keywords)
 
     @property
     def source_lang(self) -> str | None:

@@ -2,7 +2,7 @@
 each file with its checksums (ReleaseFile), and the benchmark itself (Benchmark): its files by role, the reader that
 turns them into rows, and how the paper scores and correlates it.
 
-meta_eval.benchmarks holds the releases and their benchmarks, and meta_eval.layouts the readers; this module imports
+meta_eval.benchmarks holds the releases and their benchmarks, and meta_eval._layouts the readers; this module imports
 nothing of bart_score, so that both can import it."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import threading
 import weakref
 from typing import Any
 
-from ..corpora.reading import read_bounded
+from ..corpora._reading import read_bounded
 from ..models.checkpoints import locate_checkpoint, weights_identity
 from ..models.loading import resolve_checkpoint
 from ..models.served.scorer import ServedScorer

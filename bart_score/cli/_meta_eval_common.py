@@ -1,6 +1,6 @@
 """What plain meta-eval (bart_score.cli.meta_eval) and its --select (bart_score.cli.meta_eval_select) share: the checked
 request (MetaEvalRequest, with --select's settings: SelectSettings), a checkpoint's name in the table, and the
-writing of the report's files (what a run stopped while scoring says is bart_score.cli.requests', which score and
+writing of the report's files (what a run stopped while scoring says is bart_score.cli._requests', which score and
 compare share)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .wording import Failed
+from ._wording import Failed
 
 if TYPE_CHECKING:
-    from ..meta_eval.selection_grid import Configuration
+    from ..meta_eval._selection_grid import Configuration
     from ..options import EngineOptions, ScoringOptions
 
 # A metrics CSV's scores: {metric: {benchmark: {(doc_id, system): score}}}.
@@ -72,7 +72,7 @@ def model_name(model: str) -> str:
 
 def write_report(prefix: str, report: Any, csv_text: str) -> tuple[str, str]:
     """The files written: PREFIX.json, the whole report, and PREFIX.csv. One that cannot be written is a Failed."""
-    from ..corpora.outputs import write_json_and_csv
+    from ..corpora._outputs import write_json_and_csv
 
     try:
         return write_json_and_csv(prefix, report, csv_text)

@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...corpora.reading import parse_json
+from ...corpora._reading import parse_json
 from ...errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError
 from ...messages import Mention, shown
-from .transport import Connection, one_line_character
+from ._transport import Connection, one_line_character
 
 # A log-probability above 0 is refused beyond this rounding (a probability a hair over 1 in float32).
 ROUNDING = 1e-5

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..baselines.files import baselines_agreeing, default_baseline_folder, load_baseline, mismatch_parts
+from ..corpora._outputs import check_distinct_outputs, check_not_an_input, check_output_path
+from ..corpora._reading import check_input_file
 from ..corpora.corpus import Corpus, check_corpus_request, read_plain_corpus
-from ..corpora.outputs import check_distinct_outputs, check_not_an_input, check_output_path
-from ..corpora.reading import check_input_file
 from ..corpora.table_files import read_table_corpus
 from ..errors import BARTScoreError, CacheFileError, CheckpointNotFoundError, InputError
 from ..long_documents.windows import over_limit, over_limit_error
-from ..models.served.transport import names_a_server
+from ..models.served._transport import names_a_server
 from ..options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_REQUEST_TIMEOUT,
@@ -33,8 +33,8 @@ from ..options import (
     too_long_error,
 )
 from ..scoring.score_cache import DEFAULT_CHUNK_PAIRS, check_cache_file
-from .arguments import LONG_SOURCE_MODE, LONG_SOURCE_SECTION, section_options
-from .wording import FLAGS, Failed
+from ._arguments import LONG_SOURCE_MODE, LONG_SOURCE_SECTION, section_options
+from ._wording import FLAGS, Failed
 
 if TYPE_CHECKING:
     from ..scoring.engine import BARTScorer
@@ -106,7 +106,7 @@ def given_options(args: argparse.Namespace, options_class: type[CheckedOptions])
 
 def options_from_args(args: argparse.Namespace, **overrides: Any) -> ScoringOptions:
     """The scoring options of a command line, checked by the library (an InputError about an option is said with its
-    flag: bart_score.cli.wording); overrides: options a subcommand sets itself. Flags that only a mode uses are refused
+    flag: bart_score.cli._wording); overrides: options a subcommand sets itself. Flags that only a mode uses are refused
     without it: --rescale-pairs and --rescale-seed without --rescale corpus, the window options without --long-source
     windows."""
     given = given_options(args, ScoringOptions)
@@ -309,7 +309,7 @@ def check_server_answers(engine: EngineOptions) -> None:
     model asks the rest. Its address's warnings (plain http:// to another machine) are left to the load, which
     gives them in the command line's words. (meta-eval asks at the load: a checkpoint it cannot load leaves the
     other metrics' table to write.)"""
-    from ..models.served.transport import Connection, api_key, server_address
+    from ..models.served._transport import Connection, api_key, server_address
 
     if not names_a_server(engine.checkpoint):
         return
@@ -318,7 +318,7 @@ def check_server_answers(engine: EngineOptions) -> None:
         address = server_address(engine.checkpoint)
     timeout = engine.request_timeout or DEFAULT_REQUEST_TIMEOUT
     problem = Connection(address, key=api_key(), timeout=timeout, retries=0).reached()
-    if problem is not None:  # as the load would say it (bart_score.models.served.server.connect_server)
+    if problem is not None:  # as the load would say it (bart_score.models.served._server.connect_server)
         raise CheckpointNotFoundError(
             f"no server answers at {address.url} ({problem})",
             option="checkpoint",

@@ -15,14 +15,14 @@ from ..messages import KEYWORDS, NOT_GIVEN, FileName, Mention, Recipe
 from ..options import OPTION_CLASSES, Flag
 from ..scoring.prompts import PROMPT_SETS
 from ..variants import DEFAULT_MAX_LENGTH
-from .arguments import INPUT_FLAGS
+from ._arguments import INPUT_FLAGS
 
 # What the command says for chat instructions that differ between directions, which no flag can give.
 PER_DIRECTION_INSTRUCTIONS = "<one for every direction: the command line has no per-direction instructions>"
 
 
 def baseline_command_from(recipe: Recipe) -> str:
-    """The `bartscore baseline` command line that does a baseline recipe (bart_score.baselines.lookup.baseline_recipe):
+    """The `bartscore baseline` command line that does a baseline recipe (bart_score.baselines._lookup.baseline_recipe):
     its model, prompt setting, token policy and max_length as flags, the path as -o, on one line for bash."""
     settings = recipe.settings
     words = ["bartscore", "baseline", "-m", str(settings["checkpoint"]), "--corpus", "TEXTS.txt"]

@@ -39,9 +39,9 @@ from ...errors import CheckpointLoadError, CheckpointNotFoundError, ScoringError
 from ...messages import Mention, Part, shown
 from ...options import DEFAULT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRIES, EngineOptions
 from ..base import IGNORED, Target
-from .answers import PROBE_TEXT, Pair, TokenFacts, printable, quoted
+from ._answers import PROBE_TEXT, Pair, TokenFacts, printable, quoted
+from ._transport import Connection, ServerAddress, api_key
 from .kinds import ServerKind, server_of_kind
-from .transport import Connection, ServerAddress, api_key
 
 # A Hub id: an owner's name and a model's (or a model's alone), each at most 96 characters of letters, digits, ".",
 # "_" and "-", starting with a letter or digit. The only origin of a tokenizer that a server's report may give.

@@ -1,8 +1,8 @@
 """The choice of ``bartscore meta-eval --select`` (docs/selection.md) and its statistics: per benchmark and aspect,
 the configuration best on the development part, its value on the held-out part with a bootstrap interval that
 resamples held-out documents (scipy.stats.bootstrap), the default configuration's beside it, and the paper's
-published value. The candidates and their scores come from meta_eval.selection_grid, the split from meta_eval.split;
-meta_eval.selection_report prints and writes the result."""
+published value. The candidates and their scores come from meta_eval._selection_grid, the split from meta_eval._split;
+meta_eval._selection_report prints and writes the result."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import numpy as np
 from scipy import stats
 
 from ..errors import InputError
+from ._selection_grid import Configuration, lone_configuration
+from ._split import DEFAULT_DEV_FRACTION, DEFAULT_SEED, MIN_DOCUMENTS, split_keys, split_records, split_unit
 from .benchmarks import BENCHMARKS
 from .protocol import MEASURES, correlate
 from .published import PUBLISHED, Published
-from .selection_grid import Configuration, lone_configuration
-from .split import DEFAULT_DEV_FRACTION, DEFAULT_SEED, MIN_DOCUMENTS, split_keys, split_records, split_unit
 
 RESAMPLES = 2000
 CONFIDENCE = 0.95

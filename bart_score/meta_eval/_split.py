@@ -1,4 +1,4 @@
-"""The split of ``bartscore meta-eval --select`` (bart_score.meta_eval.selection_grid) and its defaults, kept apart
+"""The split of ``bartscore meta-eval --select`` (bart_score.meta_eval._selection_grid) and its defaults, kept apart
 from the scoring and statistics so that the command line reads the defaults without loading them.
 
 Each benchmark's documents go to a development part or a held-out part by a seeded hash of the document's key: its

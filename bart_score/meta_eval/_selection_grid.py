@@ -11,9 +11,9 @@ report, which overstates what a chosen configuration keeps on unseen documents. 
                 so that one engine call per checkpoint scores each distinct pair once (shared conditions and prefixes
                 reused, the score cache making it resumable), and each configuration's scores read back from them
 
-The split of each benchmark's documents into a development part and a held-out part is meta_eval.split; the choice
-on the development part and the held-out values with their bootstrap intervals are meta_eval.selection_statistics;
-the printed table and the CSV file are meta_eval.selection_report."""
+The split of each benchmark's documents into a development part and a held-out part is meta_eval._split; the choice
+on the development part and the held-out values with their bootstrap intervals are meta_eval._selection_statistics;
+the printed table and the CSV file are meta_eval._selection_report."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..options import ScoringOptions
-from ..scoring.pair_groups import PairCall
+from ..scoring._pair_groups import PairCall
 from ..scoring.protocols import ScorerIdentity
 from .benchmarks import BENCHMARKS
 from .scoring import (

@@ -2,7 +2,7 @@
 
 A chat template is code from the checkpoint (Jinja, in jinja2's immutable sandbox, as transformers runs it). The
 sandbox keeps it from reaching Python, but not from running without end (``range(100000)`` nested twice) or building
-strings and lists of many gigabytes. bart_score.models.chat runs this file as a script, ``python -I chat_render.py``,
+strings and lists of many gigabytes. bart_score.models.chat runs this file as a script, ``python -I _chat_render.py``,
 and keeps the process for its chat template's life: it reads JSON requests on stdin, one a line (the template, the
 conversations, the template's variables, the date and the limits: seconds per conversation, bytes of memory, items a
 string or list may hold), and writes one JSON answer a line on stdout for each, the rendered conversations or why one
