@@ -25,8 +25,8 @@ API):
     scaling/         one call across torch.distributed ranks; a table across a Ray cluster [_distributed, cluster,
                      _cluster_input, _cluster_ray, _cluster_pool, _cluster_output]
     integrations/    bart_score inside other libraries [evaluate_metric, rewards, _shared_engines]
-    meta_eval/       the meta-evaluation [_definitions, benchmarks, _layouts, scoring, protocol, _table,
-                     published, _split, _selection_grid, _selection_statistics, _selection_report]
+    meta_eval/       the meta-evaluation [_definitions, benchmarks, _layouts, scoring, protocol,
+                     _correlation_table, published, _split, _selection_grid, _selection_statistics, _selection_report]
     cli/             CLI [_arguments, _requests, _wording, score, compare, baseline, meta_eval, meta_eval_select,
                      _meta_eval_common, convert, ray_cluster]
     __main__         ``python -m bart_score``: the command line

@@ -16,7 +16,7 @@ from support.reference import reference_score
 from support.release_analysis import reference_kendall_like, reference_summary_level
 
 from bart_score.cli import main
-from bart_score.meta_eval._table import CSV_FIELDS
+from bart_score.meta_eval._correlation_table import CSV_FIELDS
 
 BENCHMARKS = ("summeval", "bagel", "wmt19-kk-en")
 TOLERANCE = 1e-4  # correlations of scores that agree with the reference to 1e-5

@@ -371,7 +371,7 @@ def test_release_score_files(path):
 def test_the_text_table_keeps_a_space_between_benchmark_titles():
     """Each benchmark title in a table's heading stands apart, however long it is against its columns (QAGS-XSUM
     is as wide as its one column)."""
-    from bart_score.meta_eval._table import Column, MetricRow, render
+    from bart_score.meta_eval._correlation_table import Column, MetricRow, render
 
     names = ("rank19", "qags-cnn", "qags-xsum")
     columns = [Column(f"{name}/factuality", "5", name, "factuality") for name in names]
@@ -390,7 +390,7 @@ def test_the_text_table_keeps_a_space_between_benchmark_titles():
 def test_a_published_row_computed_nowhere_says_what_would_compute_it_in_the_callers_words(benchmark_data):
     """The library names a variant and prompt set, or a metrics row named as the release names it; a front end says
     the same in its own words (the command line's -m, --prompt and --metrics-csv)."""
-    from bart_score.meta_eval._table import MetricRow, build_report, how_to_compute_here
+    from bart_score.meta_eval._correlation_table import MetricRow, build_report, how_to_compute_here
     from bart_score.meta_eval.published import Published
 
     datasets = {"summeval": benchmark_data["summeval"]}

@@ -16,7 +16,7 @@ from bart_score.baselines.files import BASELINE_FOLDER_ENV
 from bart_score.cli._wording import baseline_command_from
 from bart_score.errors import BaselineNotFoundError, CacheFileError
 from bart_score.messages import Recipe
-from bart_score.meta_eval._table import MetricRow, build_report
+from bart_score.meta_eval._correlation_table import MetricRow, build_report
 from bart_score.meta_eval.scoring import score_benchmarks
 from bart_score.scoring._directions import score_directions
 from bart_score.scoring.protocols import IdentifiedScorer

@@ -44,7 +44,7 @@ from .meta_eval_select import add_select_arguments, check_select, run_select
 if TYPE_CHECKING:
     from datasets import Dataset
 
-    from ..meta_eval._table import MetricRow
+    from ..meta_eval._correlation_table import MetricRow
     from ..meta_eval.published import Published
     from ..scoring.engine import BARTScorer
     from ..scoring.score_cache import ResumableScorer
@@ -330,7 +330,7 @@ def metric_rows(
     path: str | None,
 ) -> list[MetricRow]:
     """The metrics CSV's columns as table rows: every record of each benchmark it covers needs a score."""
-    from ..meta_eval._table import MetricRow
+    from ..meta_eval._correlation_table import MetricRow
 
     rows = []
     for name, per_benchmark in metrics.items():
@@ -365,7 +365,7 @@ def long_document_rows(
 ) -> list[MetricRow]:
     """The long-document benchmarks' further rows: faithfulness over source windows, and, for a causal LM with more
     positions than max_length, the whole source as its prefix (max_length up to the model's positions)."""
-    from ..meta_eval._table import MetricRow
+    from ..meta_eval._correlation_table import MetricRow
     from ..meta_eval.scoring import score_benchmarks
     from ..models.causal import CausalFamily
     from ..scoring.score_cache import ResumableScorer
@@ -449,7 +449,7 @@ def benchmark_data_message(error: BenchmarkDataError) -> str:
 def _bartscore_rows(request: MetaEvalRequest, variant: str | None) -> tuple[str, list[MetricRow]]:
     """(the rows' label, BARTScore's rows, not scored yet): one row with the paper's direction for each benchmark, or
     one row per direction asked for."""
-    from ..meta_eval._table import MetricRow
+    from ..meta_eval._correlation_table import MetricRow
     from ..meta_eval.scoring import planned_directions
 
     options = request.options
@@ -550,7 +550,7 @@ def _write_table(
     request: MetaEvalRequest, datasets: Mapping[str, Dataset], rows: list[MetricRow], variant: str | None
 ) -> tuple[str, str]:
     """The table printed, and written as JSON and CSV: the files written."""
-    from ..meta_eval._table import build_report, report_csv
+    from ..meta_eval._correlation_table import build_report, report_csv
 
     report, text = build_report(
         datasets,

@@ -11,7 +11,7 @@ modules, in the order a run uses them (a leading underscore marks a module that 
                            records, and LongDocFACTScore's CSV and JSON files), which each benchmark holds
     scoring                BARTScore for every record of the benchmarks, the way the release's scripts compute it
     protocol               the release's correlation measures and significance test, on scipy.stats
-    _table                 metric rows x benchmark columns beside the paper's numbers; printed, and written as CSV and
+    _correlation_table     metric rows x benchmark columns beside the paper's numbers; printed, and written as CSV and
                            JSON
     published              the paper's numbers, as data, each with its source
     _split                 --select's split of the documents into development and held-out parts, and its defaults
