@@ -43,7 +43,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from .messages import FIRST_MENTION, NOT_GIVEN, FileName, FirstMention, Mention, Part, SaidInParts, parts_of, rebuilt
+from .messages import (
+    FIRST_MENTION,
+    NOT_GIVEN,
+    FileName,
+    FirstMention,
+    Mention,
+    Part,
+    SaidInParts,
+    parts_of,
+    rebuilt,
+    shown,
+)
 
 Error = TypeVar("Error", bound="BARTScoreError")
 
@@ -77,9 +88,12 @@ class BARTScoreError(SaidInParts, Exception):
         super().__init__(self.said())
 
     @classmethod
-    def must_be(cls: type[Error], named: Mention, expected: Part | Sequence[Part], got: str, **fields: Any) -> Error:
+    def must_be(
+        cls: type[Error], named: Mention, expected: Part | Sequence[Part], got: str | None = None, **fields: Any
+    ) -> Error:
         """The commonest shape: "<named> must be <expected>, got <got>" (`expected` in words or parts, `got` as the
-        message should show it)."""
+        message should show it; left out, the `value` field, shown)."""
+        got = shown(fields["value"]) if got is None else got
         return cls(named, " must be ", *parts_of(expected), f", got {got}", **fields)
 
     @classmethod
@@ -129,6 +143,15 @@ class CheckpointLoadError(BARTScoreError, OSError):
 
 class MissingExtraError(BARTScoreError, ImportError):
     """A feature needs an optional extra (``pip install "bartscore[<extra>]"``) that is not installed."""
+
+    @classmethod
+    def needs(
+        cls, what: Part | Sequence[Part], package: str, extra: str, *otherwise: Part, **fields: Any
+    ) -> MissingExtraError:
+        """The shape of every such error: "<what> needs <package>, which is not installed", with the pip command
+        that installs the extra as the remedy, and then `otherwise`, another way out, where there is one."""
+        remedy = [f'pip install "bartscore[{extra}]"', *otherwise]
+        return cls(*parts_of(what), f" needs {package}, which is not installed", remedy=remedy, **fields)
 
 
 class BaselineError(BARTScoreError, ValueError):

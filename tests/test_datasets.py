@@ -77,7 +77,7 @@ def test_bad_arguments_are_named(corpus, scorer):
         bart_score.score_dataset(corpus, scorer, predictions="summary", sources="source")
     assert (raised.value.option, raised.value.value) == ("sources", "source")
     assert Mention("sources", "source") in raised.value.parts
-    with pytest.raises(ValueError, match=r"pass the scorer as a dict") as raised:
+    with pytest.raises(ValueError, match=r"scorer must be a dict of arguments with num_proc > 1") as raised:
         bart_score.score_dataset(corpus, scorer, predictions="summary", sources="article", num_proc=2)
     assert raised.value.option == "scorer" and Mention("num_proc") in raised.value.parts
     with pytest.raises(ValueError, match=r"rescale='corpus' would give each batch reference points") as raised:

@@ -325,8 +325,9 @@ def test_bad_records_are_named():
     assert raised.value.option == "scores" and raised.value.parts[0] == Mention("scores", index=1)
     with pytest.raises(ValueError, match=r"document 'x' needs exactly two records"):
         meta_eval.correlate("kendall_like", ["x", "x", "x"], [1, 0, 0], [1, 2, 3])
-    with pytest.raises(ValueError, match=r"one entry per record"):
+    with pytest.raises(ValueError, match=r"human has 2 entries but doc_ids has 1") as raised:
         meta_eval.correlate("spearman", ["a"], [1, 2], [1, 2])
+    assert raised.value.option == "human"
     with pytest.raises(ValueError, match=r"protocol must be one of") as raised:
         meta_eval.correlate("system_level", ["a"], [1], [1])
     assert (raised.value.option, raised.value.value) == ("protocol", "system_level")

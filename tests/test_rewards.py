@@ -178,7 +178,7 @@ def test_a_completion_over_the_models_length_is_cut_with_the_metrics_warning(tin
         (
             dict(prompts=None),
             InputTypeError,
-            "this reward judges completions against their prompts, and got no prompts=",
+            "this reward judges completions against their prompts, and got no prompts; pass them",
         ),
         (dict(prompts=DOCUMENTS[:2]), InputError, "prompts has 2 entries but completions has 3"),
     ],

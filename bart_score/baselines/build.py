@@ -58,9 +58,8 @@ def plan_baseline(texts: list[str] | None, corpus: Any, options: ScoringOptions)
     """Checks a baseline request (plain texts or a Corpus, one of them, and the options) and plans its pairs."""
     if options.rescale is not None:
         raise InputError(
-            "a baseline holds raw reference points",
-            option="rescale",
-            value=options.rescale,
+            Mention("rescale", options.rescale),
+            " does not apply to a baseline, which holds raw reference points",
             remedy=["build it without ", Mention("rescale")],
         )
     if options.aggregation != "mean":
@@ -70,13 +69,7 @@ def plan_baseline(texts: list[str] | None, corpus: Any, options: ScoringOptions)
             value=options.aggregation,
         )
     if (texts is None) == (corpus is None):
-        raise InputError(
-            "build_baseline takes ",
-            Mention("texts"),
-            " (plain texts) or ",
-            Mention("corpus"),
-            " (a Corpus), one of them",
-        )
+        raise InputError("build_baseline takes ", Mention("texts"), " or ", Mention("corpus"), ", one of them")
     if texts is not None:
         texts = text_list(texts, "texts")
         options.check_lengths(texts, "texts")

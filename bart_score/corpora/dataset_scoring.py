@@ -52,18 +52,11 @@ def score_dataset(
     from ..scoring.engine import BARTScorer
 
     options = ScoringOptions.resolve(options, **keywords)
-    if isinstance(scorer, BARTScorer):
-        if num_proc and num_proc > 1:
-            raise InputError(
-                "with ",
-                Mention("num_proc"),
-                " > 1 pass the ",
-                Mention("scorer"),
-                " as a dict of BARTScorer arguments, so that each process loads its own model on its own device",
-                option="scorer",
-                value=scorer,
-            )
-    elif not isinstance(scorer, dict):
+    if isinstance(scorer, BARTScorer) and num_proc and num_proc > 1:
+        raise InputError(
+            Mention("scorer"), " must be a dict of arguments with ", Mention("num_proc"), " > 1", value=scorer
+        )
+    if not isinstance(scorer, (BARTScorer, dict)):
         raise InputTypeError(
             Mention("scorer"), f" must be a BARTScorer or a dict of its arguments, got {describe(scorer)}", value=scorer
         )
@@ -74,16 +67,9 @@ def score_dataset(
     options.directions_for(has_references=references is not None, has_sources=sources is not None)
     if options.rescale == "corpus":
         raise InputError(
-            "score_dataset scores the dataset in batches, and ",
             Mention("rescale", "corpus"),
-            " would give each batch reference points of its own",
-            remedy=[
-                "rescale with a baseline file (",
-                Mention("rescale", "baseline"),
-                ", or ",
-                Mention("baseline"),
-                ")",
-            ],
+            " would give each batch reference points of its own (score_dataset scores in batches)",
+            remedy=["rescale with a baseline file: ", Mention("rescale", "baseline")],
         )
 
     arguments = {

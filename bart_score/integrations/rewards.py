@@ -92,8 +92,7 @@ class BARTScoreReward:
         if self.options.rescale == "corpus":
             raise InputError(
                 Mention("rescale", "corpus"),
-                " takes its reference points from each call's own texts, so a reward's scale would change from one "
-                "batch to the next",
+                " takes its reference points from each call's own texts: the reward's scale would change with them",
                 remedy=["rescale with a baseline file: ", Mention("rescale", "baseline")],
             )
         self.options.directions_for(has_references=direction != "faithfulness", has_sources=direction == "faithfulness")
@@ -138,12 +137,9 @@ class BARTScoreReward:
         if self.source_field == PROMPT:
             if prompts is None:
                 raise InputTypeError(
-                    "this reward judges completions against their prompts, and got no prompts=",
-                    option="prompts",
-                    remedy=[
-                        "pass prompts=, or name the dataset column that holds the source: ",
-                        Mention("source_field"),
-                    ],
+                    "this reward judges completions against their prompts, and got no ",
+                    Mention("prompts"),
+                    remedy=["pass them, or name the dataset column that holds the source: ", Mention("source_field")],
                 )
             texts = [_text(p, f"prompts[{i}]", "user") for i, p in enumerate(_listed(prompts, "prompts"))]
             return text_list(texts, "prompts", count, counted_by="completions")

@@ -63,10 +63,7 @@ class BM25Retriever(Retriever):
         try:
             import bm25s
         except ImportError:
-            raise MissingExtraError(
-                "the BM25 retriever needs the bm25s package, which is not installed",
-                remedy='pip install "bartscore[long]"',
-            ) from None
+            raise MissingExtraError.needs("the BM25 retriever", "the bm25s package", "long") from None
 
         ranks = []
         for sentences, asked in zip(documents, queries):
@@ -144,8 +141,7 @@ class EmbeddingRetriever(Retriever):
             if kind is None:
                 raise _unusable_encoder(
                     checkpoint,
-                    f" has a sentence-transformers module {module.get('type')!r}, which changes the embedding beyond "
-                    f"mean pooling",
+                    f" has a sentence-transformers module {module.get('type')!r}, which does more than mean pooling",
                     f"give an encoder with mean pooling, or {BM25!r}",
                 )
             if kind == "pooling":

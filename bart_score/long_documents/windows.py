@@ -44,11 +44,7 @@ def _segmenter() -> Any:  # a pysbd.Segmenter, from the optional pysbd package
     try:
         import pysbd
     except ImportError:
-        raise MissingExtraError(
-            WINDOWS,
-            " splits texts into sentences with pysbd, which is not installed",
-            remedy='pip install "bartscore[long]"',
-        ) from None
+        raise MissingExtraError.needs(WINDOWS, "pysbd (to split texts into sentences)", "long") from None
 
     return pysbd.Segmenter(language="en", clean=False)
 
@@ -293,10 +289,7 @@ def plan_windows(
             if not by_text[text]:
                 kind = "empty" if not text else "blank" if not text.strip() else "without a letter or digit"
                 raise InputError(
-                    Mention(name, index=index),
-                    f" has no sentence (it is {kind}); ",
-                    WINDOWS,
-                    " scores a prediction sentence by sentence against its source's sentences",
+                    Mention(name, index=index), f" has no sentence (it is {kind}), and ", WINDOWS, " scores by sentence"
                 )
             result.append(by_text[text])
         return result

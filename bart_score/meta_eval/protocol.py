@@ -63,16 +63,9 @@ def _documents(doc_ids: Sequence[Hashable]) -> dict[Hashable, list[int]]:
 def _checked(doc_ids: Sequence[Hashable], human: Values, scores: Values) -> tuple[np.ndarray, np.ndarray]:
     human = np.asarray(human, dtype=np.float64)
     scores = np.asarray(scores, dtype=np.float64)
-    if not (len(doc_ids) == len(human) == len(scores)):
-        raise InputError(
-            Mention("doc_ids"),
-            ", ",
-            Mention("human"),
-            " and ",
-            Mention("scores"),
-            f" need one entry per record; got {len(doc_ids)}, {len(human)}, {len(scores)}",
-        )
     for name, values in (("human", human), ("scores", scores)):
+        if len(values) != len(doc_ids):
+            raise InputError.entries_differ(Mention(name), len(values), Mention("doc_ids"), len(doc_ids))
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
             raise InputError(

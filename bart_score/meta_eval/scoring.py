@@ -35,14 +35,8 @@ def moses_detokenizer() -> Callable[[str], str]:
     try:
         from sacremoses import MosesDetokenizer
     except ImportError:
-        raise MissingExtraError(
-            "the release detokenizes summarization and data-to-text texts with Moses before scoring",
-            option="detokenize",
-            value=True,
-            remedy=[
-                'install sacremoses (pip install "bartscore[meta-eval]"), or score the texts as they are with ',
-                Mention("detokenize", False),
-            ],
+        raise MissingExtraError.needs(
+            Mention("detokenize", True), "sacremoses", "meta-eval", ", or ", Mention("detokenize", False)
         ) from None
     moses = MosesDetokenizer(lang="en")
     done: dict[str, str] = {}
