@@ -109,6 +109,12 @@ class BARTScoreError(SaidInParts, Exception):
         <other_count>"."""
         return cls(named, f" has {count} entries but ", other, f" has {other_count}", **fields)
 
+    @classmethod
+    def at_path(cls: type[Error], named: Mention, *parts: Part, **fields: Any) -> Error:
+        """An option given a file's or folder's path (`named`'s value): "<option> <path><parts>", the path said as a
+        FileName (which the Space does not show) and kept as the error's value."""
+        return cls(Mention(named.option), " ", FileName(str(named.value)), *parts, value=named.value, **fields)
+
     def __reduce__(self) -> tuple:
         return rebuilt, (type(self), dict(self.__dict__))
 

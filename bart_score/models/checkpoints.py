@@ -289,12 +289,9 @@ def _folder(name: str, path: str) -> Checkpoint:
     if not has_weights and len(gguf_files) == 1:
         return Checkpoint(name, path, local=True, gguf_file=gguf_files[0])
     if not has_weights and gguf_files:
-        raise InputError(
-            Mention("checkpoint"),
-            " ",
-            FileName(name),
+        raise InputError.at_path(
+            Mention("checkpoint", name),
             f" is a folder of {len(gguf_files)} GGUF files ({', '.join(gguf_files)})",
-            value=name,
             remedy=["give the path of the one to load, such as ", FileName(os.path.join(name, gguf_files[0]))],
         )
     # A config.json that is there but not a readable file is check_checkpoint_files' to name.
@@ -351,20 +348,25 @@ def refuse_custom_code(checkpoint: Checkpoint, config: dict, tokenizer_config: d
     for where, content in sources:
         if content.get("auto_map"):
             named = ", ".join(_class_names(content["auto_map"])) or repr(content["auto_map"])
-            raise CustomCodeError(
-                checkpoint.named,
-                f" needs its own Python code: its {where} names classes of the checkpoint's own ({named}), and "
-                f"bartscore never runs code from a checkpoint",
-                remedy="use a checkpoint of an architecture that transformers has built in",
+            raise _needs_own_code(
+                checkpoint, f"needs its own Python code: its {where} names classes of the checkpoint's own ({named})"
             )
     model_type = config.get("model_type")
     if model_type is not None and model_type not in transformers.CONFIG_MAPPING:
-        raise CustomCodeError(
-            checkpoint.named,
-            f" is a {model_type!r} model, which transformers {transformers.__version__} does not know: loading it "
-            f"would need its own Python code (or a newer transformers), and bartscore never runs code from a "
-            f"checkpoint",
+        raise _needs_own_code(
+            checkpoint,
+            f"is a {model_type!r} model, which transformers {transformers.__version__} does not know: loading it would "
+            "need its own Python code (or a newer transformers)",
         )
+
+
+def _needs_own_code(checkpoint: Checkpoint, why: str) -> CustomCodeError:
+    """The refusal of a checkpoint that asks for code of its own (`why`: what in its files asks for it)."""
+    return CustomCodeError(
+        checkpoint.named,
+        f" {why}, and bartscore never runs code from a checkpoint",
+        remedy="use a checkpoint of an architecture that transformers has built in",
+    )
 
 
 def _class_names(auto_map: object) -> list[str]:

@@ -78,16 +78,14 @@ def check_conversion(gguf: str, folder: str) -> Conversion:
     from .gguf import read_gguf_header, require_gguf_extra
 
     if not isinstance(gguf, str) or not is_gguf_path(gguf) or not os.path.isfile(gguf):
-        raise InputError(
-            Mention("gguf"), " ", FileName(str(gguf)), " is not a GGUF file (a file named *.gguf)", value=gguf
-        )
+        raise InputError.at_path(Mention("gguf", gguf), " is not a GGUF file (a file named *.gguf)")
     require_gguf_extra(gguf)
     read_gguf_header(gguf)
     target = os.path.abspath(os.path.expanduser(folder))
     replaces = False
     if os.path.lexists(target):
         if not os.path.isdir(target) or os.path.islink(target):
-            raise InputError(Mention("folder"), " ", FileName(folder), " is not a folder", value=folder)
+            raise InputError.at_path(Mention("folder", folder), " is not a folder")
         problem = _not_a_conversion(target)
         if problem is not None:
             raise _refusal(folder, problem)
@@ -326,15 +324,7 @@ def _size_and_sha256(path: str) -> tuple[int, str]:
 
 
 def _refusal(folder: str, problem: str) -> InputError:
-    return InputError(
-        Mention("folder"),
-        " ",
-        FileName(folder),
-        f" {problem}, so it is not replaced",
-        option="folder",
-        value=folder,
-        remedy=_REMEDY,
-    )
+    return InputError.at_path(Mention("folder", folder), f" {problem}, so it is not replaced", remedy=_REMEDY)
 
 
 def _sweep(folder: str) -> None:
