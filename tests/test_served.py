@@ -343,7 +343,7 @@ def test_an_unreachable_server_is_one_line_naming_its_url(no_model_load):
 def test_a_model_the_server_does_not_serve_is_refused_with_the_names_it_serves(tiny_opt):
     with (
         serving("vllm", tiny_opt) as server,
-        pytest.raises(CheckpointNotFoundError, match=r"serves 'tiny', not 'llama-70b'") as raised,
+        pytest.raises(CheckpointNotFoundError, match=r"serves 'tiny', not served_model='llama-70b'") as raised,
     ):
         bart_score.BARTScorer(
             checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0], served_model="llama-70b"

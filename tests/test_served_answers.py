@@ -262,7 +262,7 @@ def test_a_hub_id_the_server_reports_is_read_from_the_hugging_face_cache_alone(
     assert scores == pytest.approx(reference_scores(tiny_opt[1]), abs=1e-5)
     with (
         serving("vllm", tiny_opt, root="tests/not-cached") as server,
-        pytest.raises(CheckpointNotFoundError, match="the Hub id 'tests/not-cached', which is not in the Hugging Face"),
+        pytest.raises(CheckpointNotFoundError, match=r"the Hub id 'tests/not-cached', not in .*; run `hf download"),
     ):
         bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu")
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...corpora._reading import parse_json
 from ...errors import CheckpointLoadError, CheckpointNotFoundError, InputError, ScoringError
-from ...messages import Mention, shown
+from ...messages import Mention
 from ._transport import Connection, one_line_character
 
 # A log-probability above 0 is refused beyond this rounding (a probability a hair over 1 in float32).
@@ -171,10 +171,9 @@ def choose_model(connection: Connection, names: Sequence[str], wanted: str | Non
         if wanted in names:
             return wanted
         raise CheckpointNotFoundError(
-            f"the server at {url} serves {names_shown(names, connection) or 'no model'}, not {shown(wanted)}",
-            option="served_model",
-            value=wanted,
-            remedy=["give one of those as ", Mention("served_model")],
+            f"the server at {url} serves {names_shown(names, connection) or 'no model'}, not ",
+            Mention("served_model", wanted),
+            remedy="give one of those",
         )
     if len(names) == 1:
         return names[0]

@@ -35,7 +35,7 @@ import torch
 from huggingface_hub import constants as hub_constants
 from huggingface_hub import snapshot_download
 
-from ...errors import CheckpointLoadError, CheckpointNotFoundError, ScoringError, UnsupportedModelError
+from ...errors import CheckpointLoadError, CheckpointNotFoundError, Error, ScoringError, UnsupportedModelError
 from ...messages import Mention, Part, shown
 from ...options import DEFAULT_CONCURRENCY, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRIES, EngineOptions
 from ..base import IGNORED, Target
@@ -57,9 +57,20 @@ PROBE_TOLERANCE = 0.1
 PROBE_FIELD = "probe:"
 PROBE_DIGITS = 4
 
+# The remedy for a served model's tokenizer that cannot be had or is not the server's: to name one.
+GIVE_TOKENIZER: tuple[Part, ...] = (
+    "give the served model's tokenizer (a Hub id in the Hugging Face cache, a checkpoint folder or a GGUF file) as ",
+    Mention("served_tokenizer"),
+)
+
 # What the engine hands score(): each condition's prefix, with its targets (each named by its index among the call's
 # pairs, for messages).
 Work = Sequence[tuple[Sequence[int], Sequence[tuple[int, Target]]]]
+
+
+def tokenizer_error(error: type[Error], *parts: Part, remedy: Sequence[Part] = GIVE_TOKENIZER) -> Error:
+    """An error about the served model's tokenizer, which is served_tokenizer's whether or not that was given."""
+    return error(*parts, option="served_tokenizer", remedy=remedy)
 
 
 def tokenizer_origin(server: ServerKind, options: EngineOptions) -> tuple[str, str]:
@@ -71,28 +82,21 @@ def tokenizer_origin(server: ServerKind, options: EngineOptions) -> tuple[str, s
     if options.served_tokenizer:
         return options.served_tokenizer, "served_tokenizer"
     url, reported = server.connection.address.url, server.report.tokenizer_source
-    remedy: list[Part] = [
-        "give the served model's tokenizer (a Hub id in the Hugging Face cache, a checkpoint folder or a GGUF file) "
-        "as ",
-        Mention("served_tokenizer"),
-    ]
     if not reported:
-        raise CheckpointLoadError(f"the server at {url} does not say where its weights are", remedy=remedy)
+        raise tokenizer_error(CheckpointLoadError, f"the server at {url} does not say where its weights are")
     if not HUB_ID.fullmatch(reported):
-        raise CheckpointLoadError(
+        raise tokenizer_error(
+            CheckpointLoadError,
             f"the server at {url} says its weights are at {quoted(reported, server.connection)}, which is not a Hub "
-            f"id: a path a server reports is of its own machine, and is never read here",
-            option="served_tokenizer",
-            remedy=remedy,
+            "id: a path a server reports is of its own machine, and is never read here",
         )
     try:
         folder = snapshot_download(reported, local_files_only=True, cache_dir=hub_constants.HF_HUB_CACHE)
     except (OSError, ValueError):  # not in the cache (LocalEntryNotFoundError), or not a valid id
-        raise CheckpointNotFoundError(
-            f"the server at {url} says its weights are the Hub id {reported!r}, which is not in the Hugging Face cache "
-            f"({hub_constants.HF_HUB_CACHE}); a Hub id a server reports is read from the cache alone",
-            option="served_tokenizer",
-            remedy=[f"run `hf download {reported}` (its config and tokenizer files are enough), or ", *remedy],
+        raise tokenizer_error(
+            CheckpointNotFoundError,
+            f"the server at {url} says its weights are the Hub id {reported!r}, not in {hub_constants.HF_HUB_CACHE}",
+            remedy=[f"run `hf download {reported}` (its config and tokenizer files are enough), or ", *GIVE_TOKENIZER],
         ) from None
     return folder, f"the Hub id {reported!r} the server at {url} says its weights are"
 
@@ -196,12 +200,10 @@ class ServedModel:
         if list(theirs) != list(ours):
             source = options.served_tokenizer or server.report.tokenizer_source or ""
             url = server.connection.address.url
-            raise UnsupportedModelError(
+            raise tokenizer_error(
+                UnsupportedModelError,
                 f"the tokenizer of {shown(source)} does not tokenize text as the server at {url} does ({len(ours)} "
-                f"tokens here, {len(theirs)} there, for the same text), so the tokens scored would not be "
-                f"those the server reads",
-                option="served_tokenizer",
-                remedy=["give the served model's own tokenizer as ", Mention("served_tokenizer")],
+                f"tokens here, {len(theirs)} there, for one text), so the tokens scored would not be those it reads",
             )
 
     def request(self, prefix: tuple[int, ...], pairs: list[Pair]) -> list[list[float]]:

@@ -154,10 +154,10 @@ def server_address(name: str) -> ServerAddress:
         )
     odd = next((character for character in url if character not in URL_CHARACTERS), None)
     if odd is not None:
-        raise InputError(
-            f"the server's URL {shown(url)} holds {_character_kind(odd)}, which a URL does not",
-            option="checkpoint",
-            remedy="percent-encode it (a host's name in its ASCII form), or give the URL without it",
+        raise _refused_url(
+            url,
+            f"holds {_character_kind(odd)}, which a URL does not",
+            "percent-encode it (a host's name in its ASCII form), or give the URL without it",
         )
     try:
         parts = urllib.parse.urlsplit(url)
@@ -166,22 +166,20 @@ def server_address(name: str) -> ServerAddress:
         raise InputError(f"{shown(url)} is not a server's URL ({problem})", option="checkpoint") from None
     if parts.username is not None or parts.password is not None:
         shown_url = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        raise InputError(
-            f"the server's URL {shown(shown_url)} holds a user name or password, which a checkpoint's name (shown in "
-            f"signatures and messages) must not",
-            option="checkpoint",
-            remedy=f"give the URL without it, and the API key in {API_KEY_ENV} or a file named by {API_KEY_FILE_ENV}",
+        raise _refused_url(
+            shown_url,
+            "holds a user name or password, which a checkpoint's name (shown in signatures and messages) must not",
+            f"give the URL without it, and the API key in {API_KEY_ENV} or a file named by {API_KEY_FILE_ENV}",
         )
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise InputError(f"{shown(url)} is not a server's URL (http:// or https://, and a host)", option="checkpoint")
     if port == 0:
-        raise InputError(f"the server's URL {shown(url)} names port 0, on which no server listens", option="checkpoint")
+        raise _refused_url(url, "names port 0, on which no server listens")
     if parts.query or parts.fragment or url.endswith(("?", "#")):
-        raise InputError(
-            f"the server's URL {shown(url)} holds a query or a fragment (after ? or #), which the base URL of a "
-            f"server's endpoints does not",
-            option="checkpoint",
-            remedy="give the URL up to its path",
+        raise _refused_url(
+            url,
+            "holds a query or a fragment (after ? or #), which the base URL of a server's endpoints does not",
+            "give the URL up to its path",
         )
     https = parts.scheme.lower() == "https"
     base = parts.path.rstrip("/")
@@ -199,6 +197,11 @@ def server_address(name: str) -> ServerAddress:
             stacklevel=3,
         )
     return address
+
+
+def _refused_url(url: str, problem: str, remedy: str | None = None) -> InputError:
+    """A server's URL refused: "the server's URL <url> <problem>", about the option checkpoint, which names it."""
+    return InputError(f"the server's URL {shown(url)} {problem}", option="checkpoint", remedy=remedy)
 
 
 def _character_kind(character: str) -> str:

@@ -352,9 +352,8 @@ class TGI(OneRequestKind):
         if reported[: len(sequence)] != sequence or len(reported) != len(sequence):
             position = next((p for p, (a, b) in enumerate(zip(reported, sequence)) if a != b), len(sequence))
             raise ScoringError(
-                f"pair {name}: TGI takes text, and the server's tokens of the pair's text differ from the token "
-                f"policy's from token {position} on ({len(reported)} tokens where the policy has {len(sequence)}); "
-                f"the pair is not scored",
+                f"pair {name}: TGI takes text, and its tokens of the pair differ from the token policy's from token "
+                f"{position} on ({len(reported)} tokens where the policy has {len(sequence)}), so it is not scored",
                 remedy=f"score it through a server that takes token ids ({_listed(_token_id_titles())}), or locally",
             )
         return [[prefill[p].get("logprob") for p in range(len(prefix), len(sequence))]]
