@@ -364,7 +364,9 @@ def test_score_instructions_are_checked(chatml_llama, tiny_checkpoint):
     with pytest.raises(InputError, match=r"^instruction holds '\\u2063bartscore-condition\\u2063' at character 11,"):
         scorer.score(SOURCES[:1], PREDICTIONS[:1], instruction="{condition}" + PLACEHOLDER)
     plain = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
-    with pytest.raises(InputError, match="instruction is for chat scoring; load the scorer with chat=True"):
+    with pytest.raises(
+        InputError, match="instruction is for chat scoring, which is not asked for; load the scorer with chat=True"
+    ):
         plain.score(SOURCES[:1], PREDICTIONS[:1], instruction="{condition}")
 
 

@@ -250,7 +250,7 @@ def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
         (["-t", "{sysA}"], r"give --sources and/or --references"),
         (["-s", "{src}"], r"-t/--hypotheses must name at least one file \(one per system\)"),
         (["-s", "{src}", "-t", "{sysA}", "-d", "recall"], r"-d/--directions: direction 'recall' needs -r/--references"),
-        (["-s", "{src}", "-t", "{sysA}", "-p", "sumary"], r"unknown prompt set 'sumary'"),
+        (["-s", "{src}", "-t", "{sysA}", "-p", "sumary"], r"--prompt sumary is not a prompt set"),
         (
             ["-s", "{src}", "-t", "{sysA}", "--aggregation", "median"],
             r"argument --aggregation: invalid choice: 'median'",

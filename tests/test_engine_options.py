@@ -166,7 +166,7 @@ def test_with_max_length_changes_the_options_and_shares_the_model(tiny_checkpoin
 
 def test_options_and_keywords_at_once_are_refused_before_loading(tiny_checkpoint):
     options = EngineOptions(device="cpu", checkpoint=tiny_checkpoint)
-    with pytest.raises(InputError, match="as an EngineOptions or as keywords, not both"):
+    with pytest.raises(InputError, match=r"as options \(an EngineOptions\) or as keywords, not both"):
         bart_score.BARTScorer(options, max_length=64)
     with pytest.raises(TypeError):
         bart_score.BARTScorer(options, 64)

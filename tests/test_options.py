@@ -74,7 +74,7 @@ def test_rescaling_is_one_mode_a_baseline_and_the_corpus_sampling():
         (dict(directions=["recall", "recall"]), ValueError, r"directions\[1\] is 'recall' again"),
         (dict(directions=["fluency"]), ValueError, r"directions\[0\] is 'fluency'; choose from"),
         (dict(prompt_side="middle"), ValueError, "prompt_side must be one of"),
-        (dict(prompt="nonsense"), ValueError, "unknown prompt set 'nonsense'"),
+        (dict(prompt="nonsense"), ValueError, "prompt='nonsense' is not a prompt set"),
         (dict(prompt=[]), ValueError, "prompt is an empty list"),
         (dict(batch_size=0), ValueError, "batch_size must be a positive integer"),
         (dict(max_tokens=True), ValueError, "max_tokens must be a positive integer"),

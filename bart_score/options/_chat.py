@@ -68,14 +68,11 @@ def chat_settings(
     if not chat:
         for option, value in (("instruction", instruction), ("system", system)):
             if value is not None:
-                raise InputError(Mention(option), " is for chat scoring, which is not asked for", value=value)
+                raise chat_only(Mention(option), value)
         return None
     if template is not None:
         raise InputError(
-            TEMPLATE,
-            " does not go with chat scoring: the model's chat template builds the prefix",
-            value=template,
-            remedy=["put your text around {condition} in the ", INSTRUCTION],
+            TEMPLATE, " does not go with chat scoring", value=template, remedy=["put your text in the ", INSTRUCTION]
         )
     if compatibility is not None:
         raise InputError(
@@ -96,8 +93,7 @@ def chat_settings(
             if direction not in POINT_DIRECTIONS:
                 raise InputError(
                     INSTRUCTION,
-                    f" has an instruction for {shown(direction)}; the directions with one are "
-                    f"{', '.join(POINT_DIRECTIONS)} (f_score uses precision's and recall's)",
+                    f" has an instruction for {shown(direction)}, not one of {POINT_DIRECTIONS}",
                     value=instruction,
                 )
             instructions[direction] = text
@@ -117,12 +113,7 @@ def instruction_list(
     if instruction is None:
         return None
     if settings is None:
-        raise InputError(
-            INSTRUCTION,
-            " is for chat scoring",
-            value=instruction,
-            remedy=["load the scorer with ", Mention("chat", True)],
-        )
+        raise chat_only(INSTRUCTION, instruction, "load the scorer with ")
     if isinstance(instruction, str):
         template_sides(instruction, INSTRUCTION)
         refuse_placeholder(instruction, INSTRUCTION)
@@ -132,6 +123,13 @@ def instruction_list(
         template_sides(text, Mention("instruction", index=instructions.index(text)))
         refuse_placeholder(text, Mention("instruction", index=instructions.index(text)))
     return instructions
+
+
+def chat_only(named: Mention, value: object, asked_by: str = "ask for it with ") -> InputError:
+    """The refusal of a chat option (`named`, given `value`) where chat scoring is not asked for; `asked_by`: how to
+    ask for it, the words before chat=True."""
+    remedy = [asked_by, Mention("chat", True)]
+    return InputError(named, " is for chat scoring, which is not asked for", value=value, remedy=remedy)
 
 
 def _option_named(named: Mention | str) -> str:

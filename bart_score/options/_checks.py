@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..corpora._reading import read_bounded
@@ -106,15 +106,22 @@ def prompt_setting(value: Any, name: str) -> str | tuple[str, ...]:
     return prompt
 
 
+def given_twice(options: object, keywords: Mapping[str, Any], kind: str) -> InputTypeError:
+    """The refusal of a call given its settings both as `options` (a `kind`: "a ScoringOptions") and as keywords."""
+    return InputTypeError(
+        "pass the settings as ",
+        Mention("options"),
+        f" ({kind}) or as keywords, not both (got {sorted(keywords)} too)",
+        value=options,
+    )
+
+
 def checked_directions(directions: str | Sequence[str], name: str = "directions") -> tuple[str, ...]:
     """The directions asked for, in DIRECTIONS order, each once."""
     requested = [directions] if isinstance(directions, str) else text_list(directions, name)
     if not requested:
         raise InputError(
-            Mention(name),
-            " is empty",
-            value=directions,
-            remedy="leave it out to compute every direction the inputs allow",
+            Mention(name), " is empty", value=directions, remedy="leave it out for every direction the inputs allow"
         )
     for index, direction in enumerate(requested):
         entry = Mention(name, index=index)
@@ -136,13 +143,9 @@ def resolve_prompts(prompt: str | Sequence[str] | None) -> tuple[tuple[str | Non
         if re.fullmatch(r"[a-z][a-z0-9_-]*", prompt):
             if prompt not in PROMPT_SETS:
                 raise InputError(
-                    f"unknown prompt set {prompt!r}; the sets are {tuple(PROMPT_SETS)}",
-                    option="prompt",
-                    value=prompt,
-                    remedy=[
-                        "to use it as a prompt phrase, give it as a list of phrases: ",
-                        Mention("prompt", [prompt]),
-                    ],
+                    Mention("prompt", prompt),
+                    f" is not a prompt set; the sets are {tuple(PROMPT_SETS)}",
+                    remedy=["to use it as a phrase, give it as a list of phrases: ", Mention("prompt", [prompt])],
                 )
             return PROMPT_SETS[prompt], f"{prompt}({len(PROMPT_SETS[prompt])})"
         phrases = [check_text(prompt, "prompt")]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError, InputTypeError
 from ..inputs import ascii_integer, positive_option, whole_number
-from ..messages import Mention, shown
+from ..messages import Mention
 
 LONGDOCFACTSCORE = "longdocfactscore"
 DEFAULT_WINDOWS_K = 3
@@ -36,10 +36,9 @@ class Retriever(ABC):
 def check_retriever(retriever: object) -> str | Retriever:
     """The retriever as given, checked: a name (bm25 or an encoder checkpoint) or a loaded Retriever."""
     if not isinstance(retriever, Retriever) and not (isinstance(retriever, str) and retriever):
-        raise InputTypeError(
+        raise InputTypeError.must_be(
             RETRIEVER,
-            f" must be {BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a Retriever, "
-            f"got {shown(retriever)}",
+            f"{BM25!r}, a sentence-embedding encoder checkpoint (a Hub id or a directory) or a Retriever",
             value=retriever,
         )
     return retriever
@@ -51,10 +50,9 @@ def check_window(window: object) -> str | int:
         return LONGDOCFACTSCORE
     neighbours = ascii_integer(window) if isinstance(window, str) else whole_number(window)  # text as flags give it
     if neighbours is None or neighbours < 0:
-        raise InputError(
+        raise InputError.must_be(
             Mention("window"),
-            f" must be {LONGDOCFACTSCORE!r} or a whole number of neighbour sentences on each side (0 or more), got "
-            f"{shown(window)}",
+            f"{LONGDOCFACTSCORE!r} or a whole number of neighbour sentences on each side (0 or more)",
             value=window,
         )
     return neighbours
