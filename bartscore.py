@@ -69,7 +69,8 @@ Args:
     table (pandas DataFrame, datasets.Dataset, pyarrow Table) is refused with the column to pass: iterating over one
     gives its column names, not its texts.
 """
-# The compute options, each with its type, doc line and default, from the table of options (bart_score.options).
+# The compute options, each with its type, its one text in the library's words and its default, from the table of
+# options (bart_score.options).
 _KWARGS_DESCRIPTION = (
     _KWARGS_ARGUMENTS
     + described_options(ScoringOptions)

@@ -151,10 +151,10 @@ def stated_defaults(text: str) -> set[str]:
 
 def table_defaults(spec, default) -> set[str]:
     """The defaults the options table states for an option: its field's default, or where that is None (left to the
-    engine or the inputs), the values its flag's help gives as the default."""
+    engine or the inputs), the values its text gives as the default."""
     if default is not None:
         return {str(default)}
-    return {value for flag in spec.flags for value in stated_defaults(flag.help)}
+    return stated_defaults(spec.doc)
 
 
 def compute_options():

@@ -12,6 +12,7 @@ from support.extras import lacking, reason
 from bart_score.cli import _arguments, build_parser
 from bart_score.cli._requests import engine_options, given_options, options_from_args
 from bart_score.cli._wording import FLAGS
+from bart_score.messages import Mention
 from bart_score.options import (
     LONG_SOURCE_SETTING,
     MODEL_ENTRY_SETTING,
@@ -49,10 +50,12 @@ def test_the_classes_fields_are_exactly_the_tables_options():
     assert derived == {"prompts", "prompt_label", "windows", "chat_settings"}  # computed, never given
 
 
-def test_every_option_has_a_doc_line_that_its_class_lists():
+def test_every_option_has_a_text_that_its_class_lists_in_the_librarys_words():
     for options_class, name, spec in every_option():
         assert spec.doc.strip() and "\n" not in spec.doc, name
-        assert re.search(rf"^    {name}: ", options_class.__doc__, flags=re.MULTILINE), name
+        assert not re.search(r"\{(default|metavar|served_kinds)\}", spec.doc), name  # every placeholder said
+        listed = " ".join(options_class.__doc__.split())
+        assert f" {name}: {' '.join(spec.doc.split())}" in listed, name
 
 
 def test_every_flag_named_in_the_table_is_offered_by_the_command_line_in_a_known_section():
@@ -162,15 +165,17 @@ def test_the_spaces_fields_and_settings_are_the_tables():
 def test_an_option_added_to_the_table_is_offered_and_built_without_another_edit(monkeypatch):
     """What adding a setting asks of the front ends: nothing but its entry (here one put into the table by hand)."""
     entry = OptionSpec(
-        doc="a made-up engine setting",
-        flags=(Flag("--made-up", metavar="WORD", help="a made-up setting", section="device"),),
+        text=("a made-up setting, beside ", Mention("max_length")),
+        flags=(Flag("--made-up", metavar="WORD", section="device"),),
         setting=MODEL_ENTRY_SETTING,
     )
     monkeypatch.setitem(EngineOptions.TABLE, "made_up", entry)
     parser = build_parser()
     args = parser.parse_args(["baseline", "--corpus", "c.txt", "--made-up", "yes"])
     assert given_options(args, EngineOptions)["made_up"] == "yes"  # what EngineOptions would then be given
-    assert "--made-up WORD" in parser._subparsers._group_actions[0].choices["score"].format_help()
+    score_help = " ".join(parser._subparsers._group_actions[0].choices["score"].format_help().split())
+    assert "--made-up WORD a made-up setting, beside --max-length" in score_help
+    assert entry.doc == "a made-up setting, beside max_length"
 
 
 # The kind of every flag, as its option's type says it, written out by hand: a whole number, a decimal number, a
@@ -196,6 +201,7 @@ FLAG_KINDS = {
     "switch": {"--quiet", "--chat"},
     "choice": {"--aggregation", "--prompt-side", "--rescale", "--long-source", "--dtype", "--compatibility"},
     "path": {"--baseline", "--chat-template"},
+    "list": {"--directions"},
 }
 
 
@@ -248,8 +254,8 @@ def test_the_keyword_description_lists_every_option_with_its_type_and_default():
         starts = re.findall(r"^    (\w+)", described, flags=re.MULTILINE)
         assert starts == list(options_class.TABLE), options_class.__name__
     described = described_options(ScoringOptions)
-    assert re.search(r'^    aggregation \("mean" or "max" or None\): .* \(default "mean"\)$', described, re.M | re.S)
-    assert '    windows_k (int): long_source="windows"\'s windows per prediction sentence (default 3)\n' in described
+    assert re.search(r'^    aggregation \("mean" or "max" or None\): .* \(default: "mean"\)$', described, re.M | re.S)
+    assert "    windows_k (int): windows per prediction sentence (default 3)\n" in described
     assert "pairs (int): at most this many extra pairs for the reference points (default 1000)" in " ".join(
         described.split()
     )

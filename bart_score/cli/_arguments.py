@@ -1,8 +1,8 @@
 """The subcommands' argparse arguments: the inputs, a table's columns, and the options' flags, made from the table of
-options (bart_score.options: each option's Flag says its names, help and section): the model and scoring options, the
-long-source options and rescaling, each subcommand choosing which it offers; and the argparse type of each kind of
-flag (Flag.kind, from its option's type: integer, decimal, choice, path, switch). Nothing here imports torch, so that
---help answers at once."""
+options (bart_score.options: each option's Flag says its names and section): the model and scoring options, the
+long-source options and rescaling, each subcommand choosing which it offers; each flag's --help, its option's one text
+in the command line's words (flag_help); and the argparse type of each kind of flag (Flag.kind, from its option's
+type: integer, decimal, choice, path, switch, list). Nothing here imports torch, so that --help answers at once."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..inputs import MAX_INTEGER_DIGITS, ascii_decimal, ascii_integer
+from ..messages import KEYWORDS, NOT_GIVEN, FileName, Mention, Recipe, said
 from ..models.served.kinds import written_kinds
-from ..options import OPTION_CLASSES, EngineOptions, Flag
+from ..options import OPTION_CLASSES, EngineOptions, Flag, OptionSpec
+from ..options._table import NEXT_FLAG
 from ..scoring.score_cache import DEFAULT_CHUNK_PAIRS
 
 # Where --help lists the options' flags (Flag.section): the sections of the "model and scoring" group in order, then
@@ -127,13 +129,14 @@ def add_model_arguments(
     aggregation_default_text, what --help says the default is (None: the table's); several_models, what giving -m
     more than once does (None: -m is given once, a later one replacing an earlier one, as argparse does; else
     args.model is the list given, or None)."""
-    checkpoint = EngineOptions.TABLE["checkpoint"].flags[0]
+    checkpoint = EngineOptions.TABLE["checkpoint"]
     changes: dict[str, dict[str, Any]] = {
         "directions": {"default_text": directions_default_text},
         "aggregation": {"default_text": aggregation_default_text},
     }
     if several_models:
-        changes["checkpoint"] = {"action": "append", "default": None, "help": f"{checkpoint.help}; {several_models}"}
+        said_once = flag_help(checkpoint, checkpoint.flags[0])
+        changes["checkpoint"] = {"action": "append", "default": None, "help": f"{said_once}; {several_models}"}
     model = parser.add_argument_group("model and scoring")
     for section in MODEL_SECTIONS:
         add_flags(model, section, changes)
@@ -148,15 +151,20 @@ def add_long_source_arguments(parser: argparse.ArgumentParser, *, mode: bool = T
     add_flags(group, LONG_SOURCE_SECTION, leave_out=() if mode else (LONG_SOURCE_MODE,))
 
 
-def section_options(section: str) -> list[tuple[str, tuple[Flag, ...]]]:
-    """(name, flags) of each option whose flags --help lists in `section`, in the table's order; a flag that sets
+def section_specs(section: str) -> list[tuple[str, OptionSpec]]:
+    """(name, entry) of each option whose flags --help lists in `section`, in the table's order; a flag that sets
     options of two classes (--max-tokens) comes once, with the first."""
-    listed: dict[str, tuple[str, tuple[Flag, ...]]] = {}
+    listed: dict[str, tuple[str, OptionSpec]] = {}
     for options_class in OPTION_CLASSES:
         for name, spec in options_class.TABLE.items():
             if spec.flags and spec.flags[0].section == section:
-                listed.setdefault(spec.flags[0].dest, (name, spec.flags))
+                listed.setdefault(spec.flags[0].dest, (name, spec))
     return list(listed.values())
+
+
+def section_options(section: str) -> list[tuple[str, tuple[Flag, ...]]]:
+    """(name, flags) of each option whose flags --help lists in `section` (section_specs)."""
+    return [(name, spec.flags) for name, spec in section_specs(section)]
 
 
 def add_flags(
@@ -166,18 +174,16 @@ def add_flags(
     leave_out: tuple[str, ...] = (),
 ) -> None:
     """The flags of a section's options, but those left out; `changes`: per option, argparse keywords that a
-    subcommand says otherwise, and default_text ("{default}" in the help; None: the table's). The flags of one option
-    (-p and --prompt-phrases) are mutually exclusive."""
-    for name, flags in section_options(section):
+    subcommand says otherwise, and default_text (what "{default}" in its text says; None: the table's). The flags of
+    one option (-p and --prompt-phrases) are mutually exclusive."""
+    for name, spec in section_specs(section):
         if name in leave_out:
             continue
-        target = group.add_mutually_exclusive_group() if len(flags) > 1 else group
-        for flag in flags:
-            keywords = _argparse_keywords(flag)
-            keywords.update((changes or {}).get(name, {}))
-            default_text = keywords.pop("default_text", None) or flag.default_text
-            if default_text is not None:
-                keywords["help"] = keywords["help"].replace("{default}", default_text)
+        target = group.add_mutually_exclusive_group() if len(spec.flags) > 1 else group
+        for flag in spec.flags:
+            keywords = dict((changes or {}).get(name, {}))
+            said_default = keywords.pop("default_text", None)
+            keywords = {"help": flag_help(spec, flag, said_default), **_argparse_keywords(flag), **keywords}
             target.add_argument(*flag.names, **keywords)
 
 
@@ -188,16 +194,95 @@ KIND_KEYWORDS: dict[str, dict[str, Any]] = {
     "decimal": {"type": decimal},
     "choice": {},
     "path": {},
+    "list": {},
     "text": {},
 }
 
 
 def _argparse_keywords(flag: Flag) -> dict[str, Any]:
-    """The flag's argparse keywords; "{served_kinds}" in its help: the kinds of server as a checkpoint writes them
-    (the options, below the kinds' registry, do not know them)."""
-    help_text = flag.help.replace("{served_kinds}", written_kinds())
-    keywords: dict[str, Any] = {"help": help_text, **KIND_KEYWORDS[flag.kind]}
+    keywords: dict[str, Any] = dict(KIND_KEYWORDS[flag.kind])
     for key in ("nargs", "const", "default", "choices", "metavar"):
         if getattr(flag, key) is not None:
             keywords[key] = getattr(flag, key)
     return keywords
+
+
+def _option_flags() -> dict[str, tuple[Flag, ...]]:
+    """The flags of each option the library's messages name, by its name there (CorpusPoints' as
+    corpus_points.<name>), from the table; a flag that sets options of two classes (--max-tokens) is each's."""
+    flags: dict[str, tuple[Flag, ...]] = {}
+    for options_class in OPTION_CLASSES:
+        for name, spec in options_class.TABLE.items():
+            if spec.flags:
+                flags.setdefault(options_class.PREFIX + name, spec.flags)
+    return flags
+
+
+OPTION_FLAGS = _option_flags()
+
+
+class HelpNaming:
+    """The words of --help for what an option's text names (bart_score.messages.Naming): another option by its first
+    flag (-m, --max-length), with a value as a user types it (--rescale corpus); a task as the subcommand that does it
+    (`bartscore baseline`); a file by its path."""
+
+    def mention(self, mention: Mention) -> str:
+        flags = OPTION_FLAGS.get(mention.option)
+        if flags is None:
+            return KEYWORDS.mention(mention)
+        if mention.value is NOT_GIVEN:
+            return flags[0].names[0]
+        return f"{flags[0].names[-1]} {mention.value}"
+
+    def recipe(self, recipe: Recipe) -> str:
+        return f"`bartscore {recipe.task}`"
+
+    def file_name(self, name: FileName) -> str:
+        return name.path
+
+
+HELP_NAMING = HelpNaming()
+
+
+def flag_help(spec: OptionSpec, flag: Flag, default_text: str | None = None) -> str:
+    """A flag's --help: its option's one text in the command line's words (HELP_NAMING), each rule of the command
+    line's frame made from the flag's fields. "{default}" says `default_text`, else the flag's (Flag.default_text),
+    else the option's default or what it does unset; "{metavar}", the metavar; "{served_kinds}", the kinds of server
+    as a checkpoint names them (their registry, above the options). An option of several flags gives each its clause
+    of the text (NEXT_FLAG between them). The value that the flag given alone (const) or not given (default) means is
+    noted where the text first names it; a list taken in one value is "comma-separated"; the option and value the flag
+    is for (when) comes first. A flag that does more than set its option says its own help (-q)."""
+    if flag.help is not None:
+        return flag.help
+    words = {"metavar": flag.metavar or "", "served_kinds": written_kinds()}
+    default = default_text or flag.default_text or (spec.unset if spec.default is None else str(spec.default))
+    text = spec.said(HELP_NAMING, words if default is None else {**words, "default": default})
+    if len(spec.flags) > 1:
+        text = text.split(NEXT_FLAG)[spec.flags.index(flag)]
+    if flag.const is not None:
+        text = _noted(text, flag.const, "the default when no value is given")
+    if flag.default is not None:
+        text = _noted(text, flag.default, "default")
+    if flag.kind == "list" and flag.nargs is None:
+        text = f"comma-separated: {text}"
+    if flag.when is not None:
+        text = f"{said([flag.when], HELP_NAMING)}: {text}"
+    return text
+
+
+def _noted(text: str, value: str, note: str) -> str:
+    """`text` with `note` in parentheses after the first word that is `value`, and its closing quote if quoted (the
+    text unchanged where no word is: tests/test_option_table.py checks that each such flag's --help has its note)."""
+    start = text.find(value)
+    while start >= 0 and not (_outside_word(text, start - 1) and _outside_word(text, start + len(value))):
+        start = text.find(value, start + 1)
+    if start < 0:
+        return text
+    end = start + len(value)
+    end += text[end : end + 1] in ("'", '"')
+    return f"{text[:end]} ({note}){text[end:]}"
+
+
+def _outside_word(text: str, index: int) -> bool:
+    """Whether the character at `index` (none, beyond either end) is no part of a word or a name such as cnn-para."""
+    return not 0 <= index < len(text) or not (text[index].isalnum() or text[index] in "-_")

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import BARTScoreError
 from ..messages import KEYWORDS, NOT_GIVEN, FileName, Mention, Recipe
-from ..options import OPTION_CLASSES, Flag
+from ..options import Flag
 from ..scoring.prompts import PROMPT_SETS
 from ..variants import DEFAULT_MAX_LENGTH
-from ._arguments import INPUT_FLAGS
+from ._arguments import INPUT_FLAGS, OPTION_FLAGS
 
 # What the command says for chat instructions that differ between directions, which no flag can give.
 PER_DIRECTION_INSTRUCTIONS = "<one for every direction: the command line has no per-direction instructions>"
@@ -63,18 +63,6 @@ def _policy_words(settings: Mapping[str, object]) -> list[str]:
     return words + (["--template", str(settings["template"])] if "template" in settings else [])
 
 
-def _option_flags() -> dict[str, tuple[Flag, ...]]:
-    """The flags of each option the library's messages name, by its name there (CorpusPoints' as
-    corpus_points.<name>), from the table; a flag that sets options of two classes (--max-tokens) is each's."""
-    flags: dict[str, tuple[Flag, ...]] = {}
-    for options_class in OPTION_CLASSES:
-        for name, spec in options_class.TABLE.items():
-            if spec.flags:
-                flags.setdefault(options_class.PREFIX + name, spec.flags)
-    return flags
-
-
-OPTION_FLAGS = _option_flags()
 # The flags of the library's settings that are no option of the table: meta-eval --select's split.
 SPLIT_FLAGS = {"dev_fraction": "--dev-fraction", "seed": "--seed"}
 # convert's arguments (bart_score.models.conversion's gguf and folder), by their places in its usage line.

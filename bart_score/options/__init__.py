@@ -10,12 +10,13 @@ the checks of inputs, bounded reading and the named configurations and prompt se
 options object whole.
 
 Each option is declared once, as a field of its class given by ``option(...)``: its name, type and default, its
-check, one line of documentation (the class's docstring lists them), its command-line flag (``Flag``, whose kind the
-field's type gives) and the Space's field or operator setting that sets it. The front ends take everything from this
-table: the command line's arguments, the flag names its messages use and the options it builds from them
-(bart_score.cli), the metric's load and compute options (bart_score.integrations.evaluate_metric) and its keywords'
-description (bartscore.py), and the Space's per-model options, long-source settings and field marks (space/). A class
-checks each field in declaration order, then the fields that go together.
+check, its one text, its command-line flag (``Flag``, whose kind the field's type gives) and the Space's field or
+operator setting that sets it. The text is what the library's documentation says in keywords (the class's docstring
+lists them) and the command line's --help in flags, each default written once. The front ends take everything from
+this table: the command line's arguments and their help, the flag names its messages use and the options it builds
+from them (bart_score.cli), the metric's load and compute options (bart_score.integrations.evaluate_metric) and its
+keywords' description (bartscore.py), and the Space's per-model options, long-source settings and field marks
+(space/). A class checks each field in declaration order, then the fields that go together.
 
 Checks that need the inputs (which directions the given texts allow) are ``ScoringOptions.directions_for``; checks
 that need the model (the baseline's key: model, token policy, prompt setting, max_length) are made by the directions

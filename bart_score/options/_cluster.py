@@ -46,8 +46,11 @@ def _cluster_address(value: Any, name: str) -> str:
     if not isinstance(value, str):
         raise InputTypeError(Mention(name), f" must be an address (a str) or None, got {describe(value)}", value=value)
     if not CLUSTER_ADDRESS.fullmatch(value):
-        raise InputError.must_be(
-            Mention(name), "'auto' or '[ray://]<head>:<port>'", value=value, remedy="leave it out for a local cluster"
+        raise InputError(
+            Mention(name),
+            f" must be 'auto', 'ray://<head>:<port>' or '<head>:<port>', got {value!r}",
+            value=value,
+            remedy="leave it out to start a local cluster",
         )
     return value
 
@@ -60,56 +63,33 @@ class ClusterOptions(CheckedOptions):
 
     address: str | None = option(
         None,
-        doc='the Ray cluster to join: "auto" (the one this machine belongs to), "ray://<head>:10001" (Ray Client) or '
-        'the head\'s "<host>:<port>"; an address never starts a cluster. None: the cluster this process is already '
-        "connected to, else a local one started for the run",
+        text="the Ray cluster to join: auto (this machine's), ray://HEAD:10001 (Ray Client) or HEAD:PORT (default: "
+        "{default})",
+        unset="the cluster this process is already connected to, else a local one started for the run",
         check=_cluster_address,
+        # The command line starts a new process, connected to no cluster.
         flag=Flag(
-            "--address",
-            metavar="ADDRESS",
-            help="the Ray cluster to join: auto (this machine's), ray://HEAD:10001 (Ray Client) or HEAD:PORT "
-            "(default: a local cluster started for the run)",
-            section="cluster",
+            "--address", metavar="ADDRESS", default_text="a local cluster started for the run", section="cluster"
         ),
     )
     actors: int | None = option(
         None,
-        doc=f"the scorers, each a Ray actor holding one loaded model (with a GPU of its own where the cluster has "
-        f"GPUs), at most {MAX_CLUSTER_ACTORS}, and never more than one per {BATCHES_PER_ACTOR} batches of the table; "
-        f"None: one per GPU of the cluster, or one on a cluster without GPUs",
+        text=f"scorers, each holding one loaded model, at most {MAX_CLUSTER_ACTORS} and one per {BATCHES_PER_ACTOR} "
+        "batches (default: one per GPU of the cluster, or one)",
         check=_whole_number_between(1, MAX_CLUSTER_ACTORS),
-        flag=Flag(
-            "--actors",
-            metavar="N",
-            help=f"scorers, each holding one loaded model, at most {MAX_CLUSTER_ACTORS} and one per "
-            f"{BATCHES_PER_ACTOR} batches (default: one per GPU of the cluster, or one)",
-            section="cluster",
-        ),
+        flag=Flag("--actors", metavar="N", section="cluster"),
     )
     rows_per_batch: int | None = option(
         None,
-        doc="the rows a scorer scores in one engine call (planned and deduplicated together): the unit that is "
-        "retried, written and checkpointed (does not change a score beyond float32 rounding); None: sized from the "
-        f"table and the actors, {BATCHES_PER_ACTOR_TARGET} batches per actor of at most {MAX_AUTO_BATCH_ROWS} rows",
+        text=f"rows a scorer scores at once, tried again, written and checkpointed as one (default: "
+        f"{BATCHES_PER_ACTOR_TARGET} batches per scorer, of at most {MAX_AUTO_BATCH_ROWS} rows)",
         check=optional_positive_int,
-        flag=Flag(
-            "--batch-rows",
-            metavar="N",
-            help=f"rows a scorer scores at once, tried again, written and checkpointed as one (default: "
-            f"{BATCHES_PER_ACTOR_TARGET} batches per scorer, of at most {MAX_AUTO_BATCH_ROWS} rows)",
-            section="cluster",
-        ),
+        flag=Flag("--batch-rows", metavar="N", section="cluster"),
     )
     retries: int = option(
         3,
-        doc="how many times a batch is tried again after a failure that is not the input's (a ScoringError, an "
-        "error from outside bart_score, a lost actor or node) before the run fails naming its rows",
+        text="times a failed batch is tried again before the run fails naming its rows; an error of the input's is "
+        "not (default {default})",
         check=whole_number_from(0),
-        flag=Flag(
-            "--retries",
-            metavar="N",
-            help="times a failed batch is tried again before the run fails naming its rows; an error of the input's "
-            "is not (default {default})",
-            section="cluster",
-        ),
+        flag=Flag("--retries", metavar="N", section="cluster"),
     )

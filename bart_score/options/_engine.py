@@ -11,17 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from ..errors import InputError, InputTypeError
 from ..inputs import describe, optional_positive_int, whole_number
 from ..messages import Mention, shown
-from ..variants import DEFAULT_CHECKPOINT, DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS, DTYPE_NAMES, DtypeName
-from ._chat import ChatSettings, chat_only, chat_settings, template_sides
-from ._checks import (
-    chat_template_file,
-    device_setting,
-    given_twice,
-    name_text,
-    one_of,
-    true_or_false,
-    whole_number_from,
-)
+from ..variants import DEFAULT_CHECKPOINT, DEFAULT_MAX_LENGTH, DTYPE_NAMES, DtypeName
+from ._chat import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE, ChatSettings, chat_settings, template_sides
+from ._checks import chat_template_file, device_setting, name_text, one_of, true_or_false, whole_number_from
 from ._scoring import ScoringOptions
 from ._table import FILE, MODEL_ENTRY_SETTING, CheckedOptions, Flag, option, options_table
 from ._vocabulary import COMPATIBILITY, RESULTS_ON, Compatibility, ResultsOn
@@ -88,6 +80,16 @@ def _template(value: Any, name: str) -> str:
     return value
 
 
+def _default_instructions() -> str:
+    """DEFAULT_INSTRUCTIONS as instruction's text says them: each phrase with the directions it is for, then the blank
+    line and {condition} that end each."""
+    directions_of: dict[str, list[str]] = {}
+    for direction, instruction in DEFAULT_INSTRUCTIONS.items():
+        directions_of.setdefault(instruction.removesuffix("\n\n{condition}"), []).append(direction)
+    phrases = ", ".join(f"{phrase!r} for {' and '.join(directions)}" for phrase, directions in directions_of.items())
+    return phrases + ", then a blank line and {condition}"
+
+
 @options_table
 @dataclass(frozen=True)
 class EngineOptions(CheckedOptions):
@@ -98,234 +100,171 @@ class EngineOptions(CheckedOptions):
 
     device: str | TorchDevice | None = option(
         None,
-        doc='"cuda", "cuda:1", "cpu", ...; default CUDA when available',
+        text="cuda, cuda:1, cpu, ... (default: CUDA when available)",
         check=device_setting,
-        flag=Flag("--device", help="cuda, cuda:1, cpu, ... (default: CUDA when available)", section="device"),
+        flag=Flag("--device", section="device"),
     )
     max_length: int | None = option(
         None,
-        doc="tokens a text is truncated to (default 1024, as the original, or the model's positions if fewer)",
+        text=f"truncate texts to this many tokens (default {DEFAULT_MAX_LENGTH}, or the model's positions)",
         check=whole_number_from(2),
-        flag=Flag(
-            "--max-length",
-            help="truncate texts to this many tokens (default 1024, or the model's positions)",
-            section="sizes",
-        ),
+        flag=Flag("--max-length", section="sizes"),
     )
     checkpoint: str = option(
         DEFAULT_CHECKPOINT,
-        doc='a named configuration ("vanilla", "cnn", "cnn-para", "mbart50", "mt5", "flan-t5", "opt", "qwen"), a Hub '
-        "id, or a local directory of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM "
-        "checkpoint, or a GGUF file",
-        flag=Flag(
-            "-m",
-            "--model",
-            default="cnn",
-            help="vanilla, cnn (default), cnn-para, mbart50, mt5, flan-t5, opt, qwen, a Hub id, a checkpoint directory "
-            "of a BART, mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM, or a GGUF file (needs "
-            'pip install "bartscore[gguf]")',
-            section="checkpoint",
-        ),
+        text="vanilla, cnn, cnn-para, mbart50, mt5, flan-t5, opt, qwen, a Hub id, a checkpoint directory of a BART, "
+        'mBART, T5/mT5/Flan-T5, PEGASUS, Marian or decoder-only causal LM, or a GGUF file (needs pip install "bartscore'
+        '[gguf]")',
+        flag=Flag("-m", "--model", default="cnn", section="checkpoint"),
     )
     dtype: DtypeName = option(
         "float32",
-        doc='"float32" (default, the original\'s numbers), or "bfloat16"/"float16" for speed on GPUs',
+        text="(default: {default})",
         check=one_of(DTYPE_NAMES),
-        flag=Flag("--dtype", help="(default: {default})", section="device"),
+        flag=Flag("--dtype", section="device"),
     )
-    max_tokens: int | None = option(
+    max_tokens: int | None = option(  # one --max-tokens, one text, sets both
         None,
-        doc=f"padded tokens per model batch (default {DEFAULT_MAX_TOKENS} on a GPU, {DEFAULT_CPU_MAX_TOKENS} on a "
-        "CPU); lower it if memory is short (scores do not change)",
+        text=ScoringOptions.TABLE["max_tokens"].text,
         check=optional_positive_int,
-        flag=ScoringOptions.TABLE["max_tokens"].flags,  # one --max-tokens sets both
+        flag=ScoringOptions.TABLE["max_tokens"].flags,
     )
     distributed: bool = option(
         True,
-        doc="when a torch.distributed process group is initialised (torchrun, accelerate launch), every rank passes "
+        text="when a torch.distributed process group is initialised (torchrun, accelerate launch), every rank passes "
         "the same inputs and each scores a share of the work, balanced by tokens; False scores alone",
         check=true_or_false,
     )
     results_on: ResultsOn = option(
         "all",
-        doc='"all" (every rank gets all scores) or "rank0" (other ranks get None)',
+        text='"all" (every rank gets all scores) or "rank0" (other ranks get None)',
         check=one_of(RESULTS_ON, "'all' or 'rank0'"),
     )
     _: dataclasses.KW_ONLY
     source_lang: str | None = option(
         None,
-        doc='mBART\'s language code of the sources ("en_XX", "de_DE", ...)',
-        flag=Flag(
-            "--source-lang", metavar="CODE", help="mBART: the sources' language code (e.g. de_DE)", section="checkpoint"
-        ),
+        text="mBART: the sources' language code (e.g. de_DE)",
+        flag=Flag("--source-lang", metavar="CODE", section="checkpoint"),
         setting=MODEL_ENTRY_SETTING,
     )
     target_lang: str | None = option(
         None,
-        doc="mBART's language code of the predictions and references",
-        flag=Flag(
-            "--target-lang",
-            metavar="CODE",
-            help="mBART: the outputs' and references' code (e.g. en_XX)",
-            section="checkpoint",
-        ),
+        text="mBART: the outputs' and references' code (e.g. en_XX)",
+        flag=Flag("--target-lang", metavar="CODE", section="checkpoint"),
         setting=MODEL_ENTRY_SETTING,
     )
     template: str | None = option(
         None,
-        doc='causal LMs: the prefix built from a condition, holding "{condition}" once (default "{condition}\\n")',
+        text=f"causal LMs: the prefix built from a condition, holding {{condition}} once (default: "
+        f"{DEFAULT_TEMPLATE!r}; in bash write a newline as $'...\\n')",
         check=_template,
-        flag=Flag(
-            "--template",
-            help="causal LMs: the prefix built from a condition, holding {condition} once (default: '{condition}\\n'; "
-            "in bash write a newline as $'...\\n')",
-            section="prompting",
-        ),
+        flag=Flag("--template", section="prompting"),
         setting=MODEL_ENTRY_SETTING,
     )
     compatibility: Compatibility | None = option(
         None,
-        doc='"gptscore" scores a causal LM exactly as GPTScore\'s opt_score.py does (its template is "{condition}" + '
-        "GPTScore's prompt_text)",
-        check=one_of(COMPATIBILITY, f"None or one of {COMPATIBILITY}"),
-        flag=Flag(
-            "--compatibility",
-            help="causal LMs: score exactly as GPTScore does (its prompt_text goes into --template after {condition})",
-            section="prompting",
+        text=(
+            "causal LMs: score exactly as GPTScore does (its prompt_text goes into ",
+            Mention("template"),
+            " after {condition})",
         ),
+        check=one_of(COMPATIBILITY, f"None or one of {COMPATIBILITY}"),
+        flag=Flag("--compatibility", section="prompting"),
         setting=MODEL_ENTRY_SETTING,
     )
     chat: bool = option(
         False,
-        doc="True scores a causal LM that has a chat template in its chat format: the condition, put into the "
-        "instruction, is a user turn and the target the assistant's reply (bart_score.models.chat)",
-        flag=Flag(
-            "--chat",
-            help="causal LMs with a chat template (instruction-tuned): score in their chat format, the condition in a "
-            "user turn (--instruction) and the scored text as the assistant's reply, closed by the template's "
-            "end-of-turn token",
-            section="prompting",
+        text=(
+            "causal LMs with a chat template (instruction-tuned): score in their chat format, the condition in a user "
+            "turn (",
+            Mention("instruction"),
+            ") and the scored text as the assistant's reply, closed by the template's end-of-turn token",
         ),
+        flag=Flag("--chat", section="prompting"),
         setting=MODEL_ENTRY_SETTING,
     )
     instruction: str | Mapping[str, str] | None = option(
         None,
-        doc='with chat: the user turn built from a condition, holding "{condition}" once; one for every direction, or '
-        "{direction: instruction} for some of faithfulness, precision and recall (default: each direction's own, "
-        "bart_score.options.DEFAULT_INSTRUCTIONS). score() uses faithfulness's",
-        flag=Flag(
-            "--instruction",
-            metavar="TEXT",
-            help="with --chat: the user turn, holding {condition} once, for every direction (default: each "
-            "direction's own: 'Summarize the following text.' for faithfulness, 'Paraphrase the following text.' for "
-            "precision and recall, then a blank line and {condition})",
-            section="prompting",
+        text=(
+            "with ",
+            Mention("chat"),
+            ": the user turn, holding {condition} once, for every direction (default: each direction's own: "
+            f"{_default_instructions()})",
         ),
+        flag=Flag("--instruction", metavar="TEXT", section="prompting"),
         setting=MODEL_ENTRY_SETTING,
     )
     system: str | None = option(
         None,
-        doc="with chat: a system turn put first (default: none, or whatever the chat template adds by itself)",
-        flag=Flag(
-            "--system",
-            metavar="TEXT",
-            help="with --chat: a system turn first (default: the chat template's own, if any)",
-            section="prompting",
-        ),
+        text=("with ", Mention("chat"), ": a system turn first (default: the chat template's own, if any)"),
+        flag=Flag("--system", metavar="TEXT", section="prompting"),
         setting=MODEL_ENTRY_SETTING,
     )
     chat_template: Annotated[str, FILE] | None = option(
         None,
-        doc="with chat: a file holding the chat template to score in (Jinja, as a tokenizer's chat_template), for a "
-        "model that has none (a base model's GGUF file) or instead of its own; it renders under the same limits",
-        check=chat_template_file,
-        flag=Flag(
-            "--chat-template",
-            help="with --chat: a chat template file (Jinja) to score in, for a model without one or instead of its own",
-            section="prompting",
+        text=(
+            "with ",
+            Mention("chat"),
+            ": a chat template file (Jinja) to score in, for a model without one or instead of its own",
         ),
+        check=chat_template_file,
+        flag=Flag("--chat-template", section="prompting"),
         setting=MODEL_ENTRY_SETTING,
     )
     served_model: str | None = option(
         None,
-        doc='a checkpoint that names an inference server ("vllm+http://127.0.0.1:8000/v1"; docs/models.md): the '
-        "served model's name on it (default: the server's only model)",
-        check=name_text,
-        flag=Flag(
-            "--served-model",
-            metavar="NAME",
-            help="with -m naming a server ({served_kinds} and its URL): the served model's name "
-            "(default: the server's only model)",
-            section="checkpoint",
+        text=(
+            "with ",
+            Mention("checkpoint"),
+            " naming a server ({served_kinds} and its URL): the served model's name (default: the server's only model)",
         ),
+        check=name_text,
+        flag=Flag("--served-model", metavar="NAME", section="checkpoint"),
         setting=MODEL_ENTRY_SETTING,
     )
     served_tokenizer: str | None = option(
         None,
-        doc="a served model: the Hub id, folder or GGUF file its tokenizer is read from, to tokenize as the server "
-        "does (default: the Hub id the server reports, from the Hugging Face cache; a path it reports is never read)",
+        text="a served model: the Hub id, folder or GGUF file its tokenizer is read from (default: the Hub id the "
+        "server reports; needed for llama.cpp+, which reports a path)",
         check=name_text,
-        flag=Flag(
-            "--served-tokenizer",
-            metavar="CHECKPOINT",
-            help="a served model: the Hub id, folder or GGUF file its tokenizer is read from (default: the Hub id "
-            "the server reports; needed for llama.cpp+, which reports a path)",
-            section="checkpoint",
-        ),
+        flag=Flag("--served-tokenizer", metavar="CHECKPOINT", section="checkpoint"),
         setting=MODEL_ENTRY_SETTING,
     )
     concurrency: int | None = option(
         None,
-        doc=f"a served model: the most requests in flight at once, from 1 to {MAX_CONCURRENCY} (default "
+        text=f"a served model: at most {{metavar}} requests at once, {{metavar}} at most {MAX_CONCURRENCY} (default "
         f"{DEFAULT_CONCURRENCY})",
         check=_concurrency,
-        flag=Flag(
-            "--concurrency",
-            metavar="N",
-            help=f"a served model: at most N requests at once, N at most {MAX_CONCURRENCY} (default "
-            f"{DEFAULT_CONCURRENCY})",
-            section="device",
-        ),
+        flag=Flag("--concurrency", metavar="N", section="device"),
         setting=MODEL_ENTRY_SETTING,
     )
     request_timeout: float | None = option(
         None,
-        doc=f"a served model: the seconds a request may take in all, connecting, sending and its whole answer (default "
-        f"{DEFAULT_REQUEST_TIMEOUT:g}, at most {MAX_REQUEST_TIMEOUT:,g}: a day)",
+        text=f"a served model: seconds a request may take in all, its whole answer included (default "
+        f"{DEFAULT_REQUEST_TIMEOUT:g}, at most {MAX_REQUEST_TIMEOUT:g})",
         check=_request_seconds,
-        flag=Flag(
-            "--request-timeout",
-            metavar="SECONDS",
-            help=f"a served model: seconds a request may take in all, its whole answer included (default "
-            f"{DEFAULT_REQUEST_TIMEOUT:g}, at most {MAX_REQUEST_TIMEOUT:g})",
-            section="device",
-        ),
+        flag=Flag("--request-timeout", metavar="SECONDS", section="device"),
         setting=MODEL_ENTRY_SETTING,
     )
     request_retries: int | None = option(
         None,
-        doc=f"a served model: attempts after a request fails for want of an answer (429, 5xx, a timeout, a dropped "
-        f"connection), with back-off (default {DEFAULT_RETRIES})",
+        text=f"a served model: retry a request {{metavar}} times after a 429, 5xx, timeout or dropped connection "
+        f"(default {DEFAULT_RETRIES})",
         check=whole_number_from(0),
-        flag=Flag(
-            "--request-retries",
-            metavar="N",
-            help=f"a served model: retry a request N times after a 429, 5xx, timeout or dropped connection (default "
-            f"{DEFAULT_RETRIES})",
-            section="device",
-        ),
+        flag=Flag("--request-retries", metavar="N", section="device"),
         setting=MODEL_ENTRY_SETTING,
     )
     threads: int | None = option(
         None,
-        doc=f"torch's CPU threads, from 1 to {MAX_THREADS}, set when the engine loads (torch.set_num_threads, which is "
-        "process-wide); default: left as the process has them (the caller's torch.set_num_threads, OMP_NUM_THREADS)",
+        text="torch's CPU threads (default: {default})",
+        unset="left as the process has them: the caller's torch.set_num_threads, or OMP_NUM_THREADS",
         check=_threads,
+        # The command line sets the threads from the cores and the load (bart_score.cli._requests.default_threads).
         flag=Flag(
             "--threads",
             metavar="N",
-            help="torch's CPU threads (default: OMP_NUM_THREADS if set, else the cores this process may use less the "
-            "load average of the others, at least 1; docs/cli.md)",
+            default_text="OMP_NUM_THREADS if set, else the cores this process may use less the load average of the "
+            "others, at least 1; docs/cli.md",
             section="device",
         ),
         setting=MODEL_ENTRY_SETTING,
@@ -341,7 +280,12 @@ class EngineOptions(CheckedOptions):
             ),
         )
         if self.chat_template is not None and not self.chat:
-            raise chat_only(Mention("chat_template"), self.chat_template)
+            raise InputError(
+                Mention("chat_template"),
+                " is for chat scoring, which is not asked for",
+                value=self.chat_template,
+                remedy=["ask for it with ", Mention("chat", True)],
+            )
 
     @classmethod
     def resolve(cls, options: EngineOptions | None = None, /, **keywords: Any) -> EngineOptions:
@@ -353,7 +297,12 @@ class EngineOptions(CheckedOptions):
                 Mention("options"), f" must be an EngineOptions, got {describe(options)}", value=options
             )
         if keywords:
-            raise given_twice(options, keywords, "an EngineOptions")
+            raise InputTypeError(
+                f"pass the engine's settings as an EngineOptions or as keywords, not both (got an EngineOptions and "
+                f"{sorted(keywords)})",
+                option="options",
+                value=options,
+            )
         return options
 
 

@@ -11,12 +11,11 @@ from typing import Annotated, Any
 
 from ..errors import InputError, InputTypeError
 from ..inputs import describe, optional_positive_int, positive_option
-from ..messages import Mention, Part
+from ..messages import Mention, Part, Recipe
 from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS
 from ._checks import (
     checked_directions,
     comma_separated,
-    given_twice,
     one_of,
     prompt_setting,
     resolve_prompts,
@@ -105,29 +104,19 @@ class CorpusPoints(CheckedOptions):
 
     pairs: int = option(
         DEFAULT_PAIRS,
-        doc="at most this many extra pairs for the reference points",
+        text="at most {metavar} extra pairs for the reference points (default {default})",
         check=positive_option,
-        flag=Flag(
-            "--rescale-pairs",
-            metavar="N",
-            help="--rescale corpus: at most N extra pairs for the reference points (default {default})",
-            section="rescale",
-        ),
+        flag=Flag("--rescale-pairs", metavar="N", when=Mention("rescale", "corpus"), section="rescale"),
     )
     seed: int = option(
         DEFAULT_SEED,
-        doc="the seed the pairs are sampled with",
+        text="sampling seed (default {default})",
         check=whole_number_from(0),
-        flag=Flag(
-            "--rescale-seed",
-            metavar="S",
-            help="--rescale corpus: sampling seed (default {default})",
-            section="rescale",
-        ),
+        flag=Flag("--rescale-seed", metavar="S", when=Mention("rescale", "corpus"), section="rescale"),
     )
     unrelated_texts: tuple[str, ...] | None = option(
         None,
-        doc="fixed unrelated conditions instead of other rows' texts (for inputs that all share one source)",
+        text="fixed unrelated conditions instead of other rows' texts (for inputs that all share one source)",
         check=unrelated_texts,
     )
 
@@ -142,184 +131,121 @@ class ScoringOptions(CheckedOptions):
 
     directions: tuple[str, ...] | None = option(
         None,
-        doc='any of "faithfulness", "precision", "recall" and "f_score" (one name or a list), or None for every '
-        "direction the inputs allow",
+        text="faithfulness,precision,recall,f_score (default: {default})",
+        unset="all the inputs allow",
         check=checked_directions,
-        flag=Flag(
-            "-d",
-            "--directions",
-            help="comma-separated: faithfulness,precision,recall,f_score (default: {default})",
-            default_text="all the inputs allow",
-            section="scoring",
-            read=comma_separated,
-        ),
+        flag=Flag("-d", "--directions", section="scoring", read=comma_separated),
         field="directions",
     )
     aggregation: Aggregation | None = option(
         "mean",
-        doc='"mean" or "max" over several references (f_score is the mean of the aggregated precision and recall), or '
-        "None for the caller's own (\"mean\"; meta-evaluation: the release's for each benchmark)",
+        text="over several references (default: {default})",
         check=one_of((*AGGREGATIONS, None), says=f"one of {AGGREGATIONS}"),
-        flag=Flag(
-            "--aggregation",
-            help="over several references (default: {default})",
-            section="scoring",
-        ),
+        flag=Flag("--aggregation", section="scoring"),
     )
     prompt: str | tuple[str, ...] | None = option(
         None,
-        doc='a paper prompt set by name ("summary", "paraphrase", "mt"), one phrase, or a sequence of phrases; a '
-        "prompted score is the mean over the phrases. A lowercase single word is read as a set name",
+        text="a prompt set (summary, paraphrase, mt) or one prompt phrase; or your own prompt phrases (the score is "
+        "their average), even one-word ones",
         check=prompt_setting,
         flag=(
-            Flag(
-                "-p", "--prompt", help="a prompt set (summary, paraphrase, mt) or one prompt phrase", section="scoring"
-            ),
-            Flag(
-                "--prompt-phrases",
-                nargs="+",
-                metavar="PHRASE",
-                help="your own prompt phrases (the score is their average), even one-word ones",
-                section="scoring",
-            ),
+            Flag("-p", "--prompt", section="scoring"),
+            Flag("--prompt-phrases", nargs="+", metavar="PHRASE", section="scoring"),
         ),
         field="prompt-phrase",
     )
     prompt_side: PromptSide = option(
         "encoder",
-        doc='"encoder" appends " <prompt>," to the condition, "decoder" prepends "<prompt>, " to the target',
+        text="(default: {default})",
         check=one_of(PROMPT_SIDES),
-        flag=Flag("--prompt-side", help="(default: {default})", section="scoring"),
+        flag=Flag("--prompt-side", section="scoring"),
     )
     rescale: RescaleMode | None = option(
         None,
-        doc="also return rescaled scores, on a scale where 0 is the mean score of an unrelated text and 1 that of a "
-        'copy (a linear map per direction, so rankings do not change): "baseline" takes the two points from a baseline '
-        'file (made by bart_score.build_baseline), "corpus" from the texts being scored (comparable only within them); '
-        "None: no rescaling",
-        check=one_of(RESCALE_MODES, "None, 'baseline' or 'corpus'"),
-        flag=Flag(
-            "--rescale",
-            nargs="?",
-            const="baseline",
-            help="add rescaled scores: 'baseline' (the default when no value is given) uses the baseline file made by "
-            "`bartscore baseline` for this model and these settings; 'corpus' takes the reference points from the "
-            "texts being scored (comparable only within them)",
-            section="rescale",
+        text=(
+            "add rescaled scores: 'baseline' uses the baseline file made by ",
+            Recipe("baseline", call="bart_score.build_baseline"),
+            " for this model and these settings; 'corpus' takes the reference points from the texts being scored "
+            "(comparable only within them)",
         ),
+        check=one_of(RESCALE_MODES, "None, 'baseline' or 'corpus'"),
+        flag=Flag("--rescale", nargs="?", const="baseline", section="rescale"),
         field="rescale",
     )
     baseline: Annotated[str, FILE] | LoadedBaseline | None = option(
         None,
-        doc='the baseline file (a path, or a Baseline from bart_score.load_baseline); implies rescale="baseline". It '
-        'is read and checked against the model and settings before any scoring. With rescale="baseline" and no '
-        "baseline, the file at the default location for the model and settings is used",
+        text=("rescale with this baseline file (implies ", Mention("rescale"), ")"),
         check=_baseline,
-        flag=Flag("--baseline", help="rescale with this baseline file (implies --rescale)", section="rescale"),
+        flag=Flag("--baseline", section="rescale"),
         field="rescale",
     )
     corpus_points: CorpusPoints | None = option(
         None,
-        doc='rescale="corpus"\'s sampling (a CorpusPoints, or a mapping of its fields)',
+        text='rescale="corpus"\'s sampling (a CorpusPoints, or a mapping of its fields)',
         check=_corpus_points,
         parts=CorpusPoints,
     )
     long_source: LongSourceMode | None = option(
         None,
-        doc='None (the source is one condition, truncated at max_length) or "windows": faithfulness sentence by '
-        "sentence, each prediction sentence given the best of windows_k windows of the source around the sentences a "
-        "retriever finds most like it (LongDocFACTScore; bart_score.long_documents.windows, docs/long-documents.md)",
-        check=one_of(LONG_SOURCE_MODES, f"None or one of {LONG_SOURCE_MODES}"),
-        flag=Flag(
-            "--long-source",
-            help="windows: score each prediction sentence given the source windows most like it (LongDocFACTScore); "
-            "default: the source as one condition, truncated to --max-length",
-            section="long source",
+        text=(
+            "windows: score each prediction sentence given the source windows most like it (LongDocFACTScore); "
+            "default: the source as one condition, truncated to ",
+            Mention("max_length"),
         ),
+        check=one_of(LONG_SOURCE_MODES, f"None or one of {LONG_SOURCE_MODES}"),
+        flag=Flag("--long-source", section="long source"),
         setting=LONG_SOURCE_SETTING,
     )
     windows_k: int = option(
         DEFAULT_WINDOWS_K,
-        doc='long_source="windows"\'s windows per prediction sentence',
+        text="windows per prediction sentence (default {default})",
         check=positive_option,
-        flag=Flag(
-            "--windows-k",
-            metavar="K",
-            help="windows per prediction sentence (default {default})",
-            section="long source",
-        ),
+        flag=Flag("--windows-k", metavar="K", section="long source"),
         setting=LONG_SOURCE_SETTING,
     )
     window: str | int = option(
         DEFAULT_WINDOW,
-        doc='long_source="windows"\'s window rule: "longdocfactscore" or a whole number of neighbours on each side',
+        text=f"{LONGDOCFACTSCORE} (the sentence and the one before it, as LongDocFACTScore) or N (the sentence and N "
+        "neighbours on each side) (default {default})",
         check=lambda value, name: check_window(value),
-        flag=Flag(
-            "--window",
-            metavar="RULE",
-            help=f"{LONGDOCFACTSCORE} (the sentence and the one before it, as LongDocFACTScore) or N (the sentence and "
-            "N neighbours on each side) (default {default})",
-            section="long source",
-        ),
+        flag=Flag("--window", metavar="RULE", section="long source"),
         setting=LONG_SOURCE_SETTING,
     )
     retriever: Any = option(
         DEFAULT_RETRIEVER,
-        doc='long_source="windows"\'s retriever: "bm25", a sentence-embedding encoder checkpoint, or a '
-        "bart_score.options.Retriever",
+        text="bm25 (lexical), or a sentence-embedding encoder checkpoint (default {default})",
         check=lambda value, name: check_retriever(value),
-        flag=Flag(
-            "--retriever",
-            metavar="NAME",
-            help="bm25 (lexical), or a sentence-embedding encoder checkpoint (default {default})",
-            section="long source",
-        ),
+        flag=Flag("--retriever", metavar="NAME", section="long source"),
         setting=LONG_SOURCE_SETTING,
     )
     max_sentences: int = option(
         DEFAULT_MAX_SENTENCES,
-        doc='long_source="windows"\'s most sentences per prediction or source; a text with more is refused, naming '
-        "it, before anything is scored",
+        text="refuse a text (prediction or source) of more than {metavar} sentences (default {default})",
         check=positive_option,
-        flag=Flag(
-            "--max-sentences",
-            metavar="N",
-            help="refuse a text (prediction or source) of more than N sentences (default {default})",
-            section="long source",
-        ),
+        flag=Flag("--max-sentences", metavar="N", section="long source"),
         setting=LONG_SOURCE_SETTING,
     )
     batch_size: int | None = option(
         None,
-        doc="the most pairs per model batch (does not change a score)",
+        text="at most this many pairs per batch",
         check=optional_positive_int,
-        flag=Flag("--batch-size", help="at most this many pairs per batch", section="sizes"),
+        flag=Flag("--batch-size", section="sizes"),
     )
     max_tokens: int | None = option(
         None,
-        doc="the most padded tokens per model batch (does not change a score; default: the engine's)",
+        text=f"padded tokens per batch (default {DEFAULT_MAX_TOKENS} on a GPU, {DEFAULT_CPU_MAX_TOKENS} on a CPU)",
         check=optional_positive_int,
-        flag=Flag(
-            "--max-tokens",
-            help=f"padded tokens per batch (default {DEFAULT_MAX_TOKENS} on a GPU, {DEFAULT_CPU_MAX_TOKENS} on a CPU)",
-            section="sizes",
-        ),
+        flag=Flag("--max-tokens", section="sizes"),
     )
     max_chars: int = option(
         DEFAULT_MAX_CHARS,
-        doc="the most characters of a prediction, reference or source; a longer text is refused, naming it, before it "
-        "is split or tokenized",
+        text="refuse a text (system output, reference or source) of more than {metavar} characters (default {default})",
         check=positive_option,
-        flag=Flag(
-            "--max-chars",
-            metavar="N",
-            help="refuse a text (system output, reference or source) of more than N characters (default {default})",
-            section="sizes",
-        ),
+        flag=Flag("--max-chars", metavar="N", section="sizes"),
     )
     show_progress: bool = option(
         False,
-        doc="a progress bar on stderr",
+        text="a progress bar on stderr",
         check=true_or_false,
         flag=Flag(
             "-q",
@@ -349,11 +275,16 @@ class ScoringOptions(CheckedOptions):
                     "file",
                 )
             self._put("rescale", "baseline")
-        if self.corpus_points is not None and self.rescale != "corpus":
-            raise InputError(
-                Mention("corpus_points"), " is for ", Mention("rescale", "corpus"), " only", value=self.corpus_points
-            )
-        if self.corpus_points is None and self.rescale == "corpus":
+        if self.corpus_points is not None:
+            if self.rescale != "corpus":
+                raise InputError(
+                    Mention("corpus_points"),
+                    " is for ",
+                    Mention("rescale", "corpus"),
+                    f" only; this call rescales with {self.rescale or 'nothing'}",
+                    value=self.corpus_points,
+                )
+        elif self.rescale == "corpus":
             self._put("corpus_points", CorpusPoints())
 
     def _check_long_source(self) -> None:
@@ -383,7 +314,14 @@ class ScoringOptions(CheckedOptions):
                 Mention("options"), f" must be a ScoringOptions, got {describe(options)}", value=options
             )
         if keywords:
-            raise given_twice(options, keywords, "a ScoringOptions")
+            raise InputTypeError(
+                "pass the scoring options as ",
+                Mention("options"),
+                " (a ScoringOptions) or as keywords, not both (got ",
+                Mention("options"),
+                f" and {sorted(keywords)})",
+                value=options,
+            )
         return options
 
     def check_lengths(self, texts: Sequence[str | Sequence[str]], name: str) -> None:
@@ -417,7 +355,8 @@ class ScoringOptions(CheckedOptions):
         if self.windows is not None and "faithfulness" not in self.directions:
             raise InputError(
                 Mention("long_source", self.long_source),
-                f" changes how the source conditions faithfulness, and this call asks for {', '.join(self.directions)}",
+                f" changes how the source conditions faithfulness (source -> prediction), and this call asks for "
+                f"{', '.join(self.directions)} without it",
                 remedy="ask for faithfulness",
             )
         for direction in self.directions:

@@ -1,6 +1,6 @@
-"""The table's machinery: ``option(...)`` declares a field of an options class as an option (OptionSpec), ``Flag``
-says how the command line offers it, ``options_table`` builds a class's TABLE and docstring and reads each flag's
-kind from its field's type, and ``CheckedOptions`` checks every option in declaration order."""
+"""The table's machinery: ``option(...)`` declares a field of an options class as an option (OptionSpec) with its one
+text, ``Flag`` says how the command line offers it, ``options_table`` builds a class's TABLE and docstring and reads
+each flag's kind from its field's type, and ``CheckedOptions`` checks every option in declaration order."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import inspect
 import textwrap
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union
 
 from ..inputs import ascii_decimal, ascii_integer
+from ..messages import KEYWORDS, Mention, Naming, Part, parts_of, said
 
 # The Space's operator settings that may give options (app.py's docstring): a model entry's ";option=value" parts,
 # and the long-source settings of the Batch tab.
@@ -23,47 +24,65 @@ LONG_SOURCE_SETTING = "BARTSCORE_APP_LONG_SOURCE"
 # The mark of a field whose text is a file's path (Annotated[str, FILE]): its flag's kind is "path".
 FILE = "file"
 
+# What the library's words say for the placeholders of an option's text that the command line fills from its flag
+# and from the kinds of server (whose registry stands above the options): "{metavar}", the value, and
+# "{served_kinds}", the kinds a checkpoint names a server by.
+LIBRARY_WORDS = {"metavar": "this many", "served_kinds": "its kind"}
+# Where the text of an option with several flags (-p and --prompt-phrases) passes from one flag's clause to the next.
+NEXT_FLAG = "; or "
+
 Value = TypeVar("Value")
 Options = TypeVar("Options", bound="CheckedOptions")
+# An option's text as option(...) takes it: a string, or a message's parts (text and the options it names).
+Text = str | tuple[Part, ...]
 
 
 class Flag:
-    """How the command line offers an option: bart_score.cli._arguments makes it an argparse argument, and the command
-    line's messages say the option by its names.
+    """How the command line offers an option: bart_score.cli._arguments makes it an argparse argument, whose --help
+    says the option's one text (OptionSpec.text) in the command line's words, and the command line's messages say
+    the option by its names.
 
     names: "-d", "--directions"; the long one names the parsed value (args.directions).
-    help: the --help text; "{default}" in it is default_text, or else the option's default, which a subcommand may
-        say otherwise.
     section: where --help lists it (bart_score.cli._arguments.SECTIONS); within a section, flags come in the table's
         order (ScoringOptions, CorpusPoints, EngineOptions, each in declaration order).
-    metavar, nargs, const: as argparse takes them (a path's metavar is FILE unless given).
-    default: the parsed value when the flag is not given, where the command line names the option's default
-        otherwise (-m cnn); else None, and the option left out takes its own default.
+    metavar, nargs, const: as argparse takes them (a path's metavar is FILE unless given); "{metavar}" in the text
+        says the metavar, and --help notes a const (what the flag given alone means) where the text first names it.
+    when: the option and value the flag is for (Mention("rescale", "corpus")), which --help says before the text.
+    default: the parsed value when the flag is not given, where the command line names the option's default otherwise
+        (-m cnn, a configuration's name for the field's Hub id), which --help marks "(default)" where the text first
+        names it; else None, and the option left out takes its own default.
+    default_text: what "{default}" in the text says on the command line where its default differs from the option's
+        (--threads, which the command line sets from the cores and the load); else None, and it says the option's.
     read: the option's value for a parsed one (None: the value itself), such as -d's comma-separated list.
+    help: the --help text of a flag that does more than set its option, which the option's text cannot say (-q also
+        silences the model's loading bars); None, the option's text, for every other flag.
     kind and choices: set by options_table from the field's type: bool a "switch", int an "integer", float a
-        "decimal", a Literal a "choice" of its values, Annotated[str, FILE] a "path"; any other type a "text"."""
+        "decimal", a Literal a "choice" of its values, Annotated[str, FILE] a "path", a tuple a "list" (--help says
+        that a flag taking one value takes it comma-separated); any other type a "text"."""
 
     def __init__(
         self,
         *names: str,
-        help: str,
         section: str,
         metavar: str | None = None,
         nargs: str | None = None,
         const: str | None = None,
+        when: Mention | None = None,
         default: Any = None,
         default_text: str | None = None,
         read: Callable[[Any], Any] | None = None,
+        help: str | None = None,
     ) -> None:
         self.names = names
-        self.help = help
         self.section = section
         self.metavar = metavar
         self.nargs = nargs
         self.const = const
+        self.when = when
         self.default = default
         self.default_text = default_text
         self.read = read
+        self.help = help
         self.kind = "text"
         self.choices: tuple[str, ...] | None = None
 
@@ -84,8 +103,8 @@ class Flag:
         number = {"integer": ascii_integer, "decimal": ascii_decimal}.get(self.kind, lambda _: None)(text)
         return text if number is None else number
 
-    def _take_kind(self, field_type: Any, default: Any) -> None:
-        """The kind, choices and default text of the flag of a field of type `field_type` whose default is `default`."""
+    def _take_kind(self, field_type: Any) -> None:
+        """The kind and choices of the flag of a field of type `field_type`."""
         members = [member for member in _union_members(field_type) if member is not type(None)]
         literals = [value for member in members if typing.get_origin(member) is Literal for value in member.__args__]
         if members == [bool]:
@@ -98,9 +117,8 @@ class Flag:
             self.kind, self.choices = "choice", tuple(literals)
         elif any(typing.get_origin(member) is Annotated and FILE in member.__metadata__ for member in members):
             self.kind, self.metavar = "path", self.metavar or "FILE"
-        said = self.default if self.default is not None else default
-        if self.default_text is None and said is not None:
-            self.default_text = str(said)
+        elif [typing.get_origin(member) for member in members] == [tuple]:
+            self.kind = "list"
 
 
 def _union_members(field_type: Any) -> tuple[Any, ...]:
@@ -111,26 +129,57 @@ def _union_members(field_type: Any) -> tuple[Any, ...]:
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """One option of the table (its field gives the name, type and default).
+    """One option of the table (its field gives the name and type).
 
-    doc: one line of documentation. check: (value, name) -> the value, normalised, or an InputError naming the option;
-    a value of None is not checked where None is the default (the option left out). flags: how the command line
-    offers it (none: the command line does not). field: the element id of the Space's page field that sets it.
-    setting: the Space's operator setting that may give it (MODEL_ENTRY_SETTING, LONG_SOURCE_SETTING). parts: an
-    options class whose own fields (and flags) build this option's value."""
+    text: the option's one text, which the library's documentation (the class's docstring, the metric's keywords)
+    and the command line's --help both say, each in its own words: a message's parts (bart_score.messages), whose
+    Mentions of other options (max_length, --max-length) and Recipes of tasks (bart_score.build_baseline, `bartscore
+    baseline`) each front end names its own way; "{default}" says the default, "{metavar}" the value (N on the
+    command line, "this many" in the library's words). default: the field's. unset: what the option left out does
+    where its default is None (the engine's or the inputs' choice), for "{default}" to say. check: (value, name) ->
+    the value, normalised, or an InputError naming the option; a value of None is not checked where None is the
+    default (the option left out). flags: how the command line offers it (none: the command line does not). field:
+    the element id of the Space's page field that sets it. setting: the Space's operator setting that may give it
+    (MODEL_ENTRY_SETTING, LONG_SOURCE_SETTING). parts: an options class whose own fields (and flags) build this
+    option's value."""
 
-    doc: str
+    text: tuple[Part, ...]
+    default: Any = None
+    unset: str | None = None
     check: Callable[[Any, str], Any] | None = None
     flags: tuple[Flag, ...] = ()
     field: str | None = None
     setting: str | None = None
     parts: type[CheckedOptions] | None = None
 
+    @property
+    def says_default(self) -> bool:
+        """Whether the text says where the default goes ("{default}"); else the library's list adds it after."""
+        return any(isinstance(part, str) and "{default}" in part for part in self.text)
+
+    def said(self, naming: Naming, words: Mapping[str, str]) -> str:
+        """The text in a front end's words: its parts as `naming` says them, and each placeholder as `words` does."""
+        text = said(self.text, naming)
+        for placeholder, word in words.items():
+            text = text.replace("{" + placeholder + "}", word)
+        return text
+
+    @property
+    def doc(self) -> str:
+        """The text in the library's words: options by their keywords, the default as a value."""
+        default = self.unset if self.default is None else _shown_default(self.default)
+        return self.said(KEYWORDS, {**LIBRARY_WORDS, **({} if default is None else {"default": default})})
+
+
+def _shown_default(default: Any) -> str:
+    return f'"{default}"' if isinstance(default, str) else str(default)
+
 
 def option(
     default: Value,
     *,
-    doc: str,
+    text: Text,
+    unset: str | None = None,
     check: Callable[[Any, str], Any] | None = None,
     flag: Flag | tuple[Flag, ...] | None = None,
     field: str | None = None,
@@ -140,7 +189,7 @@ def option(
     """A field of an options class that is an option: dataclasses.field, with the option's entry in the table (typed
     as its default, as dataclasses.field is, so that type checkers see the field's own type)."""
     flags = () if flag is None else (flag,) if isinstance(flag, Flag) else flag
-    spec = OptionSpec(doc, check, flags, field, setting, parts)
+    spec = OptionSpec(parts_of(text), default, unset, check, flags, field, setting, parts)
     return dataclasses.field(default=default, metadata={"option": spec})
 
 
@@ -178,16 +227,16 @@ class CheckedOptions:
 
 def options_table(options_class: type[Options]) -> type[Options]:
     """The decorator of each options class, under @dataclass: its TABLE from its fields, each flag's kind from its
-    field's type, and its docstring's list of the options with their doc lines."""
+    field's type, and its docstring's list of the options with their texts in the library's words."""
     fields = dataclasses.fields(options_class)  # type: ignore[arg-type]  # a dataclass
     options_class.TABLE = {f.name: f.metadata["option"] for f in fields if "option" in f.metadata}
     types_of = typing.get_type_hints(options_class, include_extras=True)
     options_class.TYPES = {name: types_of[name] for name in options_class.TABLE}
     for name, spec in options_class.TABLE.items():
         for flag in spec.flags:
-            flag._take_kind(types_of[name], options_class.default_of(name))
+            flag._take_kind(types_of[name])
     lines = [f"{name}: {spec.doc}" for name, spec in options_class.TABLE.items()]
-    listed = "\n".join(textwrap.fill(line, 116, subsequent_indent="    ") for line in lines)
+    listed = "\n".join(_filled(line, 116, "", "    ") for line in lines)
     options_class.__doc__ = (
         f"{inspect.cleandoc(options_class.__doc__ or '')}\n\nThe options:\n\n{textwrap.indent(listed, '    ')}"
     )
@@ -196,23 +245,30 @@ def options_table(options_class: type[Options]) -> type[Options]:
 
 def described_options(options_class: type[CheckedOptions], indent: str = "    ", width: int = 116) -> str:
     """The options of `options_class` as a docstring's list of keyword arguments (the metric's _KWARGS_DESCRIPTION,
-    bartscore.py): each option's name, the type it takes, its doc line and its default; an option made of parts
-    lists them within its entry."""
+    bartscore.py): each option's name, the type it takes, its text in the library's words and its default (where the
+    text does not say it); an option made of parts lists them within its entry."""
     entries = []
     for name, spec in options_class.TABLE.items():
         text = _described(options_class, name)
         if spec.parts is not None:
             text += ": " + ", ".join(_described(spec.parts, part) for part in spec.parts.TABLE)
-        entries.append(textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent + "    "))
+        entries.append(_filled(text, width, indent, indent + "    "))
     return "\n".join(entries) + "\n"
 
 
+def _filled(text: str, width: int, first: str, later: str) -> str:
+    """A list entry filled to `width`, broken only between words (never within a name such as a Hub id)."""
+    return textwrap.fill(
+        text, width, initial_indent=first, subsequent_indent=later, break_on_hyphens=False, break_long_words=False
+    )
+
+
 def _described(options_class: type[CheckedOptions], name: str) -> str:
-    default = options_class.default_of(name)
-    shown = "" if default is None else f'"{default}"' if isinstance(default, str) else str(default)
+    spec = options_class.TABLE[name]
+    default = "" if spec.default is None or spec.says_default else f" (default {_shown_default(spec.default)})"
     said = " or ".join(_type_words(member) for member in _union_members(options_class.TYPES[name]))
     takes = f" ({said})" if said else ""
-    return f"{name}{takes}: {options_class.TABLE[name].doc}{f' (default {shown})' if shown else ''}"
+    return f"{name}{takes}: {spec.doc}{default}"
 
 
 def _type_words(field_type: Any) -> str:
