@@ -543,7 +543,7 @@ def test_the_command_line_says_a_refused_input_as_a_usage_error(tmp_path, capsys
 
 def test_the_input_needs_its_id_column_and_unique_ids(tmp_path):
     rows = corpus_rows(5)
-    with pytest.raises(InputError, match=r"has no id column 'key'; its columns are \['id', 'source'"):
+    with pytest.raises(InputError, match=r"id_column='key' is no column of .*, whose columns are \['id', 'source'"):
         score_on_ray(write_rows(tmp_path / "a", rows), str(tmp_path / "out"), id_column="key")
     rows[3]["id"] = rows[1]["id"]
     with pytest.raises(InputError, match=r"gives the id 'row-1' twice, to rows 2 and 4"):
@@ -558,7 +558,7 @@ def test_an_output_folder_of_something_else_is_refused(tmp_path):
     data = write_rows(tmp_path / "input", corpus_rows(3))
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "todo.txt").write_text("mine\n")
-    with pytest.raises(InputError, match=r"holds todo.txt, which a run's output does not"):
+    with pytest.raises(InputError, match=r"holds 'todo.txt', which a run's output does not"):
         score_on_ray(data, str(tmp_path / "notes"))
     with pytest.raises(InputError, match="is not a folder"):
         score_on_ray(data, str(tmp_path / "notes" / "todo.txt"))

@@ -141,9 +141,9 @@ def test_parquet_schema_metadata_over_its_bound_is_refused(tmp_path, capsys):
     status, out, err = cluster_says(capsys, "-i", data, "-o", str(tmp_path / "out"))
     assert (status, out) == (2, "")
     assert err == (
-        f"bartscore cluster: error: {data} holds {MAX_TABLE_METADATA_BYTES + 8:,} bytes of schema metadata, more than "
-        f"the {MAX_TABLE_METADATA_BYTES:,} a table may hold here (Ray Data copies it into every block it reads); write "
-        f"the table without it (pyarrow: table.replace_schema_metadata())\n"
+        f"bartscore cluster: error: {data} holds {MAX_TABLE_METADATA_BYTES + 8:,} bytes of schema metadata, over the "
+        f"{MAX_TABLE_METADATA_BYTES:,} a table may hold here; write the table without it (pyarrow: "
+        f"table.replace_schema_metadata())\n"
     )
     pandas_like = write_parquet(tmp_path / "pandas.parquet", rows(6), {b"pandas": b"x" * 4096})  # as pandas writes
     _check_table_metadata(pandas_like)
@@ -346,7 +346,7 @@ def test_the_largest_hostile_tables_end_in_one_line_within_their_bounds(tmp_path
     table_rows[3]["a"] = "x" * 100_000_000
     if kind == "jsonl-cell":
         data = write_jsonl(tmp_path / "rows.jsonl", table_rows)
-        expected = f"{data} line 4 holds more than 67,108,864 bytes, the most a row of JSON lines may hold here"
+        expected = f"{data} line 4 holds more than 67,108,864 bytes, the most a row may hold here"
     elif kind == "parquet-cell":
         data = write_parquet(tmp_path / "rows.parquet", table_rows)
         expected = "row 'row-3', column 'a' has 100,000,000 characters, more than --max-chars 1000000"

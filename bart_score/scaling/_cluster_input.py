@@ -149,10 +149,9 @@ class _Input:
                     raise InputError(f"{self.label} row {len(ids)} has no id (column {columns.id!r} is empty there)")
                 if isinstance(row_id, bool) or not isinstance(row_id, (str, int)):
                     raise InputError(
-                        f"{self.label} row {len(ids)} has the id {row_id!r} ({describe(row_id)}); ids are text or "
-                        f"whole numbers",
-                        option="id_column",
-                        value=columns.id,
+                        f"{self.label} row {len(ids)}: ",
+                        Mention("id_column", columns.id),
+                        f" holds {row_id!r} ({describe(row_id)}) there, and ids are text or whole numbers",
                     )
                 if row_id in first_row:
                     raise InputError(
@@ -217,8 +216,7 @@ def _block_size(path: str) -> int:
                 if length > MAX_JSON_LINE_BYTES:
                     raise InputError(
                         FileName(path),
-                        f" line {number} holds more than {MAX_JSON_LINE_BYTES:,} bytes, the most a row of JSON lines "
-                        f"may hold here",
+                        f" line {number} holds more than {MAX_JSON_LINE_BYTES:,} bytes, the most a row may hold here",
                         remedy="write the table as Parquet",
                     )
                 if end < 0:
@@ -246,8 +244,7 @@ def _check_table_metadata(path: str) -> None:
     if size > MAX_TABLE_METADATA_BYTES:
         raise InputError(
             FileName(path),
-            f" holds {size:,} bytes of schema metadata, more than the {MAX_TABLE_METADATA_BYTES:,} a table may hold "
-            f"here (Ray Data copies it into every block it reads)",
+            f" holds {size:,} bytes of schema metadata, over the {MAX_TABLE_METADATA_BYTES:,} a table may hold here",
             remedy="write the table without it (pyarrow: table.replace_schema_metadata())",
         )
 
@@ -307,8 +304,7 @@ def _check_checkpointable(dataset: Any) -> None:
     if not read_on_every_path(dataset._logical_plan.dag):
         raise InputError(
             Mention("data"),
-            " is a Ray Dataset that does not start with a read of files (ray.data.read_parquet, read_json, "
-            "read_csv), and Ray Data can checkpoint only such a Dataset",
+            " is a Ray Dataset that does not start with a read of files, the only kind Ray Data can checkpoint",
             remedy="write it to Parquet files and give those",
         )
 
@@ -324,10 +320,9 @@ def _columns(
     """The columns' roles, as a local table's (bart_score.corpora.table_files), with the id column required."""
     if id_column not in names:
         raise InputError(
-            f"{label} has no id column {id_column!r}; its columns are {list(names)}",
-            option="id_column",
-            value=id_column,
-            remedy=["name the column of unique row ids as ", Mention("id_column")],
+            Mention("id_column", id_column),
+            f" is no column of {label}, whose columns are {list(names)}",
+            remedy="name its column of unique row ids",
         )
     _check_given_columns(label, names, source_column, reference_columns, system_columns)
     source_given = source_column is not None

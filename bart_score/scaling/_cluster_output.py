@@ -16,7 +16,7 @@ from ..errors import InputError, InputTypeError, ScoringError
 from ..inputs import counted
 from ..messages import FileName, Mention
 from ._cluster_input import _Columns, _unreadable_as_input_error
-from ._cluster_pool import SHOWN_IDS, SIGNATURE_COLUMN, _ids_said, _merged_signature, _Scoring
+from ._cluster_pool import SIGNATURE_COLUMN, _ids_said, _merged_signature, _Scoring
 
 SCORES, CHECKPOINT, RUN_FILE = "scores", "checkpoint", "run.json"
 RUN_FORMAT = "bartscore-ray-scores"
@@ -42,8 +42,7 @@ class _OutputFolder:
         if strangers:
             raise InputError(
                 FileName(self.path),
-                f" holds {', '.join(strangers[:SHOWN_IDS])}{', ...' if len(strangers) > SHOWN_IDS else ''}, which "
-                f"a run's output does not",
+                f" holds {_ids_said(strangers)}, which a run's output does not",
                 remedy="give a new or empty folder, or the folder of an earlier run",
             )
         self._refuse_links()
@@ -157,8 +156,7 @@ class _OutputFolder:
         if identity.format() != scoring.identity:
             raise InputError(
                 FileName(self.path),
-                f" holds scores of other settings: its rows were scored under {identity.format()!r}, and this run "
-                f"would score under {scoring.identity!r}",
+                f" holds scores of other settings, {identity.format()!r}, where this run's are {scoring.identity!r}",
                 remedy="give another output folder, or the settings of that run",
             )
 

@@ -135,17 +135,11 @@ class ProcessGroup:
             torch.distributed.all_gather_object(digests, (len(conditions), digest.hexdigest()))
         if len(set(digests)) > 1:
             raise InputError(
-                "under torch.distributed, BARTScorer splits one workload across the ranks, so every rank must pass "
-                "the same ",
                 Mention("srcs"),
                 " and ",
                 Mention("tgts"),
-                f"; they differ here ({[count for count, _ in digests]} pairs per rank)",
-                remedy=[
-                    "to score each rank's own examples, use the metric's compute (it gathers them) or BARTScorer(",
-                    Mention("distributed", False),
-                    ")",
-                ],
+                f" differ between ranks ({[count for count, _ in digests]} pairs per rank), which split one workload",
+                remedy=["use the metric's compute (it gathers the ranks' examples) or ", Mention("distributed", False)],
             )
 
     def gather_examples(

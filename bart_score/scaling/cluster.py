@@ -163,8 +163,7 @@ def _check_request(options: ScoringOptions, engine: EngineOptions, id_column: st
     if options.rescale == "corpus":
         raise InputError(
             Mention("rescale", "corpus"),
-            " takes reference points from the texts scored together, and a cluster scores the rows in batches, each "
-            "of which would have reference points of its own",
+            " takes reference points from the texts scored together, and a cluster scores its rows in batches",
             remedy=["rescale with a baseline file: ", Mention("rescale", "baseline")],
         )
     device = str(engine.device) if engine.device is not None else None
