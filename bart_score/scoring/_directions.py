@@ -180,9 +180,8 @@ def _checked_baseline(scorer: ScorerIdentity, options: ScoringOptions, point_dir
     if not isinstance(scorer, IdentifiedScorer):  # a baseline is looked up by model, token policy and max_length
         raise InputTypeError(
             Mention("rescale", "baseline"),
-            " needs a scorer that names its model, token policy and ",
-            Mention("max_length"),
-            f" (an IdentifiedScorer, see bart_score.scoring.protocols); a {type(scorer).__name__} does not",
+            " needs a scorer that names its model, token policy and max_length (bart_score.scoring.protocols."
+            f"IdentifiedScorer); a {type(scorer).__name__} does not",
         )
     return baseline_for(scorer, options, point_directions)
 

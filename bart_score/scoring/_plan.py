@@ -483,24 +483,20 @@ def checked_device(device: str | torch.device | None) -> torch.device:
     checked = torch.device(device)
     if checked.type == "cuda":
         if not torch.cuda.is_available():
-            raise InputError(
-                Mention("device"),
-                f" {str(checked)!r} was asked for, but this torch build sees no CUDA device",
-                value=device,
-                remedy=[
-                    "ask for ",
-                    Mention("device", "cpu"),
-                    " instead (or leave ",
-                    Mention("device"),
-                    " out to use CUDA only when it is there)",
-                ],
+            raise _absent_device(
+                device,
+                "this torch build sees no CUDA device",
+                remedy=["ask for ", Mention("device", "cpu"), ", or leave it out to use CUDA only where there is one"],
             )
         if checked.index is not None and checked.index >= torch.cuda.device_count():
-            raise InputError(
-                Mention("device"),
-                f" {str(checked)!r} was asked for, but this machine has {torch.cuda.device_count()} CUDA device(s)",
-                value=device,
-            )
+            raise _absent_device(device, f"this machine has {torch.cuda.device_count()} CUDA device(s)")
     elif checked.type == "mps" and not torch.backends.mps.is_available():
-        raise InputError(Mention("device"), " 'mps' was asked for, but this machine has no MPS device", value=device)
+        raise _absent_device(device, "this machine has no MPS device")
     return checked
+
+
+def _absent_device(device: str | torch.device, lacking: str, **fields: Any) -> InputError:
+    """A device asked for that is not here: "device '<device>' was asked for, but <lacking>"."""
+    return InputError(
+        Mention("device"), f" {str(torch.device(device))!r} was asked for, but {lacking}", value=device, **fields
+    )

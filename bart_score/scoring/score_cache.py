@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..corpora._reading import parse_json, read_bounded
 from ..errors import CacheFileError, CacheWarning, InputError
 from ..inputs import whole_number
-from ..messages import FileName, Mention
+from ..messages import FileName, Mention, Part
 
 if TYPE_CHECKING:
     import torch
@@ -206,9 +206,8 @@ class ResumableScorer:
             for field in entry["signature"][len(self.description) :]:
                 problem = served.probe_problem(field, probe) if field.startswith("probe:") else None
                 if problem is not None:
-                    raise CacheFileError(
-                        "the score cache ",
-                        FileName(self.path),
+                    raise _cache_error(
+                        self.path,
                         f" holds scores of {self.model_identity}, and {problem}; its scores are not the model's now",
                         remedy="give the cache another file name, or delete it to score afresh",
                     )
@@ -238,12 +237,16 @@ def _refuse_a_link(path: str) -> None:
     """A cache is read and appended to where it is named: a symbolic link there (which could point anywhere, or at
     a file not yet made) is refused rather than written through."""
     if os.path.islink(path):
-        raise CacheFileError(
-            "the score cache ",
-            FileName(path),
+        raise _cache_error(
+            path,
             " is a symbolic link, and a cache is not written through one",
             remedy="give the file it points to, or a new file name",
         )
+
+
+def _cache_error(path: str, *parts: Part, remedy: str) -> CacheFileError:
+    """An error about the score cache at `path`: "the score cache <path><parts>"."""
+    return CacheFileError("the score cache ", FileName(path), *parts, remedy=remedy)
 
 
 # How every line the cache writes starts (json.dumps of a dict whose first key is "scorer").
@@ -283,9 +286,8 @@ def read_cache_file(path: str) -> tuple[list[dict[str, Any]], bytes, int]:
             raise CacheFileError(f"{where} is damaged ({problem})", remedy=AFRESH)
         entries.append({"pair": None, **entry})
     if torn and not (torn.startswith(_LINE_START.encode()) or _LINE_START.encode().startswith(torn)):
-        raise CacheFileError(
-            f"the score cache {path} ends in text that is not a line of a cache (line {len(complete) + 1})",
-            remedy=AFRESH,
+        raise _cache_error(
+            path, f" ends in text that is not a line of a cache (line {len(complete) + 1})", remedy=AFRESH
         )
     return entries, torn, len(data)
 
