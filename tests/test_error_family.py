@@ -540,3 +540,21 @@ def test_the_constructors_say_the_common_shapes_as_the_raise_would():
     counted = errors.InputError.entries_differ(Mention("sources"), 1, Mention("predictions"), 2, value=["a"])
     assert counted.said(FlagNaming()) == "--sources has 1 entries but --predictions has 2"
     assert (counted.option, counted.value) == ("sources", ["a"])
+    shown_value = errors.InputError.must_be(Mention("window"), "0 or more", value="x" * 300)
+    assert str(shown_value) == f"window must be 0 or more, got {messages.shown('x' * 300)}"
+    assert shown_value.value == "x" * 300
+
+
+def test_a_missing_extra_is_said_in_one_shape_with_the_pip_command_and_any_other_way_out():
+    """MissingExtraError.needs: "<what> needs <package>, which is not installed", the pip command as the remedy, then
+    what else mends it where something does; the option is the first the message mentions."""
+    Mention = messages.Mention
+    missing = errors.MissingExtraError.needs("the BM25 retriever", "bm25s", "long")
+    assert str(missing) == 'the BM25 retriever needs bm25s, which is not installed; pip install "bartscore[long]"'
+    assert isinstance(missing, ImportError) and missing.option is None
+    other = errors.MissingExtraError.needs(
+        Mention("detokenize", True), "sacremoses", "meta-eval", ", or ", Mention("detokenize", False)
+    )
+    assert other.remedy == ('pip install "bartscore[meta-eval]"', ", or ", Mention("detokenize", False))
+    assert (other.option, other.value) == ("detokenize", True)
+    assert str(other).endswith('; pip install "bartscore[meta-eval]", or detokenize=False')

@@ -168,10 +168,7 @@ def template_sides(template: str, named: Mention | str = TEMPLATE) -> tuple[str,
     fields = [(field, spec, conversion) for _, field, spec, conversion in pieces if field is not None]
     if fields != [("condition", "", None)]:
         raise InputError(
-            named,
-            f" must hold the field {{condition}} once and no other field, got {shown(template)}",
-            remedy=BRACES_REMEDY,
-            **about,
+            named, " must hold the field {condition} once and no other field", remedy=BRACES_REMEDY, **about
         )
     sides, side = ["", ""], 0
     for literal, field, _, _ in pieces:
