@@ -46,11 +46,8 @@ def _cluster_address(value: Any, name: str) -> str:
     if not isinstance(value, str):
         raise InputTypeError(Mention(name), f" must be an address (a str) or None, got {describe(value)}", value=value)
     if not CLUSTER_ADDRESS.fullmatch(value):
-        raise InputError(
-            Mention(name),
-            f" must be 'auto', 'ray://<head>:<port>' or '<head>:<port>', got {value!r}",
-            value=value,
-            remedy="leave it out to start a local cluster",
+        raise InputError.must_be(
+            Mention(name), "'auto' or '[ray://]<head>:<port>'", value=value, remedy="leave it out for a local cluster"
         )
     return value
 

@@ -12,8 +12,16 @@ from ..errors import InputError, InputTypeError
 from ..inputs import describe, optional_positive_int, whole_number
 from ..messages import Mention, shown
 from ..variants import DEFAULT_CHECKPOINT, DEFAULT_MAX_LENGTH, DTYPE_NAMES, DtypeName
-from ._chat import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE, ChatSettings, chat_settings, template_sides
-from ._checks import chat_template_file, device_setting, name_text, one_of, true_or_false, whole_number_from
+from ._chat import DEFAULT_INSTRUCTIONS, DEFAULT_TEMPLATE, ChatSettings, chat_only, chat_settings, template_sides
+from ._checks import (
+    chat_template_file,
+    device_setting,
+    given_twice,
+    name_text,
+    one_of,
+    true_or_false,
+    whole_number_from,
+)
 from ._scoring import ScoringOptions
 from ._table import FILE, MODEL_ENTRY_SETTING, CheckedOptions, Flag, option, options_table
 from ._vocabulary import COMPATIBILITY, RESULTS_ON, Compatibility, ResultsOn
@@ -280,12 +288,7 @@ class EngineOptions(CheckedOptions):
             ),
         )
         if self.chat_template is not None and not self.chat:
-            raise InputError(
-                Mention("chat_template"),
-                " is for chat scoring, which is not asked for",
-                value=self.chat_template,
-                remedy=["ask for it with ", Mention("chat", True)],
-            )
+            raise chat_only(Mention("chat_template"), self.chat_template)
 
     @classmethod
     def resolve(cls, options: EngineOptions | None = None, /, **keywords: Any) -> EngineOptions:
@@ -297,12 +300,7 @@ class EngineOptions(CheckedOptions):
                 Mention("options"), f" must be an EngineOptions, got {describe(options)}", value=options
             )
         if keywords:
-            raise InputTypeError(
-                f"pass the engine's settings as an EngineOptions or as keywords, not both (got an EngineOptions and "
-                f"{sorted(keywords)})",
-                option="options",
-                value=options,
-            )
+            raise given_twice(options, keywords, "an EngineOptions")
         return options
 
 

@@ -16,6 +16,7 @@ from ..variants import DEFAULT_CPU_MAX_TOKENS, DEFAULT_MAX_TOKENS
 from ._checks import (
     checked_directions,
     comma_separated,
+    given_twice,
     one_of,
     prompt_setting,
     resolve_prompts,
@@ -275,16 +276,11 @@ class ScoringOptions(CheckedOptions):
                     "file",
                 )
             self._put("rescale", "baseline")
-        if self.corpus_points is not None:
-            if self.rescale != "corpus":
-                raise InputError(
-                    Mention("corpus_points"),
-                    " is for ",
-                    Mention("rescale", "corpus"),
-                    f" only; this call rescales with {self.rescale or 'nothing'}",
-                    value=self.corpus_points,
-                )
-        elif self.rescale == "corpus":
+        if self.corpus_points is not None and self.rescale != "corpus":
+            raise InputError(
+                Mention("corpus_points"), " is for ", Mention("rescale", "corpus"), " only", value=self.corpus_points
+            )
+        if self.corpus_points is None and self.rescale == "corpus":
             self._put("corpus_points", CorpusPoints())
 
     def _check_long_source(self) -> None:
@@ -314,14 +310,7 @@ class ScoringOptions(CheckedOptions):
                 Mention("options"), f" must be a ScoringOptions, got {describe(options)}", value=options
             )
         if keywords:
-            raise InputTypeError(
-                "pass the scoring options as ",
-                Mention("options"),
-                " (a ScoringOptions) or as keywords, not both (got ",
-                Mention("options"),
-                f" and {sorted(keywords)})",
-                value=options,
-            )
+            raise given_twice(options, keywords, "a ScoringOptions")
         return options
 
     def check_lengths(self, texts: Sequence[str | Sequence[str]], name: str) -> None:
@@ -355,8 +344,7 @@ class ScoringOptions(CheckedOptions):
         if self.windows is not None and "faithfulness" not in self.directions:
             raise InputError(
                 Mention("long_source", self.long_source),
-                f" changes how the source conditions faithfulness (source -> prediction), and this call asks for "
-                f"{', '.join(self.directions)} without it",
+                f" changes how the source conditions faithfulness, and this call asks for {', '.join(self.directions)}",
                 remedy="ask for faithfulness",
             )
         for direction in self.directions:
