@@ -97,7 +97,7 @@ def test_the_form_relies_on_the_librarys_check_of_the_directions_against_the_inp
                 directions, "mean", None, "encoder", has_source=has_source, has_references=has_references
             )
         assert refused.value.option == "directions"  # which marks the directions field
-    with pytest.raises(bart_score.InputError, match="needs sources, references or both"):
+    with pytest.raises(bart_score.InputError, match="sources, references or both must be given with predictions"):
         space.form.form_options(bart_score.DIRECTIONS, "mean", None, "encoder", has_source=False, has_references=False)
     with pytest.raises(ValueError, match="At most 8 references"):
         space.form.check_references(["r"] * 9, MAX_CHARS)

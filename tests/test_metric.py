@@ -239,7 +239,7 @@ def test_loading_a_missing_variant_offline_is_one_clear_error(empty_hf_cache):
         (dict(predictions=["a"], sources=[7]), TypeError, r"sources\[0\] is an int"),
         (dict(predictions=["a", "b"], references=[["c"], []]), ValueError, r"references\[1\] is an empty list"),
         (dict(predictions=["a"], references=[["c", None]]), TypeError, r"references\[0\]\[1\] is None"),
-        (dict(predictions=["a"]), ValueError, r"needs sources, references or both"),
+        (dict(predictions=["a"]), ValueError, r"sources, references or both must be given with predictions"),
         (
             dict(predictions=["a"], references=["b"], directions=["faithfulness"]),
             ValueError,

@@ -49,7 +49,9 @@ def test_directions_are_kept_in_the_papers_order_and_checked_against_the_inputs(
         options.directions_for(has_references=True, has_sources=False)
     assert raised.value.option == "directions" and Mention("sources") in raised.value.parts
     assert ScoringOptions().directions_for(has_references=False, has_sources=True) == ("faithfulness",)
-    with pytest.raises(bart_score.InputError, match="needs sources, references or both") as raised:
+    with pytest.raises(
+        bart_score.InputError, match="sources, references or both must be given with predictions"
+    ) as raised:
         ScoringOptions().directions_for(has_references=False, has_sources=False)
     assert [part for part in raised.value.parts if isinstance(part, Mention)] == [
         Mention("sources"),

@@ -328,12 +328,7 @@ class ScoringOptions(CheckedOptions):
         checked against the inputs, else every direction they allow."""
         if not has_references and not has_sources:
             raise InputError(
-                "BARTScore needs ",
-                Mention("sources"),
-                ", ",
-                Mention("references"),
-                " or both, besides ",
-                Mention("predictions"),
+                Mention("sources"), ", ", Mention("references"), " or both must be given with ", Mention("predictions")
             )
         if self.directions is None:
             if self.windows is not None and not has_sources:
