@@ -175,11 +175,11 @@ def load_baseline(path: str) -> Baseline:
     document = read_json(path, f"the baseline file {path}", limit=MAX_BASELINE_BYTES, error=BaselineError)
     if not isinstance(document, dict) or document.get("format") != BASELINE_FORMAT:
         raise BaselineError(FileName(path), f" is not a baseline file (its format is not {BASELINE_FORMAT!r})")
-    if document.get("format_version") != BASELINE_FORMAT_VERSION:
+    version = document.get("format_version")
+    if version != BASELINE_FORMAT_VERSION:
         raise BaselineError(
             FileName(path),
-            f" is a version {document.get('format_version')!r} baseline file; this bart_score reads version "
-            f"{BASELINE_FORMAT_VERSION}",
+            f" is a version {version!r} baseline file; this bart_score reads version {BASELINE_FORMAT_VERSION}",
             remedy="make it again",
         )
     _check_structure(document, path)
