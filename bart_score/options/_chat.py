@@ -128,8 +128,9 @@ def instruction_list(
 def chat_only(named: Mention, value: object, asked_by: str = "ask for it with ") -> InputError:
     """The refusal of a chat option (`named`, given `value`) where chat scoring is not asked for; `asked_by`: how to
     ask for it, the words before chat=True."""
-    remedy = [asked_by, Mention("chat", True)]
-    return InputError(named, " is for chat scoring, which is not asked for", value=value, remedy=remedy)
+    return InputError(
+        named, " is for chat scoring, which is not asked for", value=value, remedy=[asked_by, Mention("chat", True)]
+    )
 
 
 def _option_named(named: Mention | str) -> str:
