@@ -240,16 +240,14 @@ def test_gptscore_truncation_through_the_compatibility_option(family_checkpoint)
 
 def test_mbart_needs_known_language_codes(family_checkpoint):
     directory = family_checkpoint("mbart50")
-    with pytest.raises(
-        ValueError, match=r"mBART needs source_lang and target_lang .*; source_lang was not given"
-    ) as raised:
+    with pytest.raises(ValueError, match=r"^source_lang was not given, and mBART needs .* knows: .*en_XX") as raised:
         bart_score.BARTScorer(checkpoint=directory, device="cpu")
     named = [part for part in raised.value.parts if isinstance(part, Mention)]
-    assert named == [Mention("source_lang"), Mention("target_lang"), Mention("source_lang")]
+    assert named == [Mention("source_lang")]
     assert raised.value.option == "source_lang"
-    with pytest.raises(ValueError, match=r"; target_lang was not given") as raised:
+    with pytest.raises(ValueError, match=r"^target_lang was not given") as raised:
         bart_score.BARTScorer(checkpoint=directory, device="cpu", source_lang="de_DE")
-    assert raised.value.option == "target_lang"  # the one not given, though the message names source_lang first
+    assert raised.value.option == "target_lang"  # the one not given
     with pytest.raises(
         ValueError, match=r"target_lang='english' is not one of this tokenizer's language codes"
     ) as raised:
@@ -335,7 +333,9 @@ def test_gptscore_text_longer_than_the_models_positions_is_refused_clearly(famil
     )
     assert scorer.max_length == positions
     long_source = english_like_text(random.Random(3), 2 * positions)
-    with pytest.raises(ValueError, match=r"pair 1: GPTScore's text .* more than the model's \d+ positions"):
+    with pytest.raises(
+        ValueError, match=r"max_length=\d+ leaves pair 1's text \d+ tokens, over the model's \d+ positions"
+    ):
         scorer.score(["A short source.", long_source], ["A cat sat on the mat.", "A cat sat on the mat."])
     roomy = bart_score.BARTScorer(
         checkpoint=directory,
@@ -437,7 +437,7 @@ def test_the_command_line_names_what_mbart_needs(family_checkpoint, tmp_path):
     (tmp_path / "sys.txt").write_text("That is good.\n", encoding="utf-8")
     arguments = ["score", "-m", family_checkpoint("mbart50"), "-s", str(tmp_path / "src.txt"), "-t"]
     code, _, stderr = run_cli(*arguments, str(tmp_path / "sys.txt"), "-q")
-    assert code == 2 and "mBART needs --source-lang and --target-lang" in stderr and "Traceback" not in stderr
+    assert code == 2 and "--source-lang was not given, and mBART needs" in stderr and "Traceback" not in stderr
     code, _stdout, stderr = run_cli(
         *arguments, str(tmp_path / "sys.txt"), "-q", "--source-lang", "de_DE", "--target-lang", "en_XX"
     )

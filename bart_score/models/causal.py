@@ -206,16 +206,9 @@ class GPTScoreFamily(CausalFamily):
             joint = encode(source + self.tail + target)
             if self.max_positions is not None and len(joint) > self.max_positions:
                 raise InputError(
-                    f"pair {index}: GPTScore's text (source, template tail and target) has {len(joint)} tokens, more "
-                    f"than the model's {self.max_positions} positions: GPTScore's cut counts only the source's and "
-                    f"the target's tokens (",
                     Mention("max_length", max_length),
-                    ")",
-                    remedy=[
-                        "leave room for the rest with a smaller ",
-                        Mention("max_length"),
-                        " (GPTScore itself uses 1000 for GPT-2 and 2000 for OPT)",
-                    ],
+                    f" leaves pair {index}'s text {len(joint)} tokens, over the model's {self.max_positions} positions",
+                    remedy="lower it to leave room for GPTScore's template (GPTScore: 1000 for GPT-2, 2000 for OPT)",
                 )
             labels = encode(target)[1:]
             start = max(len(joint) - len(labels), 1)  # the model's loss never scores position 0

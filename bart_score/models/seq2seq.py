@@ -207,14 +207,9 @@ class MBartFamily(BartFamily):
         for argument, code in (("source_lang", source_lang), ("target_lang", target_lang)):
             if code is None:
                 raise InputError(
-                    "mBART needs ",
-                    Mention("source_lang"),
-                    " and ",
-                    Mention("target_lang"),
-                    " (language codes such as 'en_XX' or 'de_DE'); ",
                     Mention(argument),
-                    f" was not given. This checkpoint knows: {', '.join(codes)}",
-                    option=argument,  # the one not given, not the first the message names
+                    f" was not given, and mBART needs the source's and the target's language codes; this checkpoint "
+                    f"knows: {', '.join(codes)}",
                 )
             if code not in codes:
                 raise InputError(
