@@ -155,7 +155,9 @@ def test_truncation_cuts_the_condition_inside_the_user_turn_and_keeps_the_reply(
 
 
 def test_a_prompt_too_long_for_max_length_is_refused(chatml_llama):
-    with pytest.raises(InputError, match=r"max_length=24.*raise max_length or shorten the instruction"):
+    with pytest.raises(
+        InputError, match=r"max_length=24 leaves pair \d+ no room for a reply.*; raise it or shorten the instruction"
+    ):
         bart_score.BARTScorer(checkpoint=chatml_llama, device="cpu", chat=True, max_length=24)
 
 

@@ -278,10 +278,9 @@ class ChatFamily(CausalFamily):
             own = before + after  # the prompt's tokens that are not the condition's, never cut
             if own + 2 > max_length:
                 raise InputError(
-                    f"pair {pair}: the chat prompt without its condition (the template's turns and the instruction "
-                    f"{prompts[p][0][:60]!r}) takes {own} tokens, leaving no room for a reply within ",
                     Mention("max_length", max_length),
-                    remedy=["raise ", Mention("max_length"), " or shorten the ", INSTRUCTION, " or ", SYSTEM, " text"],
+                    f" leaves pair {pair} no room for a reply: the chat prompt but its condition takes {own} tokens",
+                    remedy=["raise it or shorten the ", INSTRUCTION, " or ", SYSTEM, " text"],
                 )
             reply = replies[t][: max_length - own - 1]
             if len(reply) < len(replies[t]):

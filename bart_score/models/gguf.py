@@ -74,8 +74,7 @@ def require_gguf_extra(checkpoint: str) -> None:
     if missing:
         raise MissingExtraError(
             FileName(checkpoint),
-            f" is a GGUF checkpoint, and loading GGUF needs the optional packages {' and '.join(GGUF_PACKAGES)} "
-            f"({', '.join(missing)} not installed here)",
+            f" is a GGUF checkpoint, and loading it needs {' and '.join(missing)}, not installed here",
             remedy=INSTALL_GGUF_EXTRA,
         )
 
