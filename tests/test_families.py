@@ -265,9 +265,9 @@ def test_condition_languages_are_checked(engine):
 
 
 def test_options_of_other_families_are_refused(family_checkpoint):
-    with pytest.raises(ValueError, match=r"source_lang and target_lang are for families with language codes"):
+    with pytest.raises(ValueError, match=r"source_lang='de_DE' is for families with language codes"):
         bart_score.BARTScorer(checkpoint=family_checkpoint("t5"), device="cpu", source_lang="de_DE")
-    with pytest.raises(ValueError, match=r"template is for causal language models"):
+    with pytest.raises(ValueError, match=r"template='\{condition\}:' is for causal language models, and .* is a seq"):
         bart_score.BARTScorer(checkpoint=family_checkpoint("bart"), device="cpu", template="{condition}:")
     with pytest.raises(ValueError, match=r"compatibility='gptscore' is for causal language models"):
         bart_score.BARTScorer(checkpoint=family_checkpoint("flan-t5"), device="cpu", compatibility="gptscore")

@@ -173,7 +173,7 @@ def test_chat_without_a_template_is_refused_before_anything_is_loaded(gguf_files
         bart_score.BARTScorer(checkpoint=without, device="cpu", chat=True)
     assert raised.value.option == "chat"
     assert str(raised.value) == (
-        f"chat scoring needs a chat template, and {without!r} has none (no tokenizer.chat_template in its GGUF "
+        f"chat=True needs a chat template, and {without!r} has none (no tokenizer.chat_template in its GGUF "
         f'metadata, and no chat_template.jinja or "chat_template" in a tokenizer_config.json beside it: a base model '
         f"rather than an instruction-tuned one?); give it one with chat_template, or score it without chat, with a "
         f"template of your own"

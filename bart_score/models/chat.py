@@ -72,6 +72,19 @@ TEMPLATE_DATE = datetime.datetime(2024, 7, 26)
 WITHOUT_CHAT: tuple[Part, ...] = ("score it without ", Mention("chat"), ", with a ", TEMPLATE, " of your own")
 
 
+def no_chat_template(lacking: Part, looked: str = "", remedy: Sequence[Part] = WITHOUT_CHAT) -> UnsupportedModelError:
+    """Chat scoring refused for want of a chat template: `lacking` (a checkpoint, a tokenizer) has none (`looked`:
+    where none was found)."""
+    where = f"{looked}: " if looked else ""
+    return UnsupportedModelError(
+        Mention("chat", True),
+        " needs a chat template, and ",
+        lacking,
+        f" has none ({where}a base model rather than an instruction-tuned one?)",
+        remedy=remedy,
+    )
+
+
 class ChatFamily(CausalFamily):
     """A causal LM scored in its chat format (see the module's text)."""
 
@@ -90,11 +103,7 @@ class ChatFamily(CausalFamily):
         # Not CausalFamily's __init__: that one checks a template and an EOS this policy does not use.
         super(CausalFamily, self).__init__(tokenizer, model)
         if not getattr(tokenizer, "chat_template", None):
-            raise UnsupportedModelError(
-                "chat scoring needs a chat template, and this model's tokenizer has none (a base model rather than "
-                "an instruction-tuned one?)",
-                remedy=WITHOUT_CHAT,
-            )
+            raise no_chat_template("this model's tokenizer")
         if not tokenizer.is_fast:
             raise UnsupportedModelError(
                 "chat scoring counts tokens by their place in the rendered conversation, which needs a fast "

@@ -34,12 +34,12 @@ from ..errors import (
     UnsupportedModelError,
     first_line,
 )
-from ..messages import Mention, Part
-from ..options import TEMPLATE, ChatSettings, EngineOptions
+from ..messages import Mention
+from ..options import ChatSettings, EngineOptions
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
 from .base import Family, ModelLimits
 from .causal import CausalFamily, GPTScoreFamily
-from .chat import WITHOUT_CHAT, ChatFamily
+from .chat import WITHOUT_CHAT, ChatFamily, no_chat_template
 from .checkpoints import (
     GGUF_SIDE_TEMPLATES,
     Checkpoint,
@@ -54,7 +54,7 @@ from .checkpoints import (
 )
 from .gguf import CHAT_TEMPLATE_KEY, read_gguf_header, require_gguf_extra
 from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
-from .served._server import ServedModel, connect_server, tokenizer_origin
+from .served._server import ServedModel, connect_server, tokenizer_error, tokenizer_origin
 from .served._transport import SERVED_OPTIONS
 
 SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
@@ -128,11 +128,9 @@ def load_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
         check_chat_template_is_there(checkpoint)
     _refuse_language_codes(family, checkpoint.name, config, source_lang, target_lang)
     if template is not None and not issubclass(family, CausalFamily):
-        raise InputError(
-            TEMPLATE,
-            f" is for causal language models; {checkpoint.name!r} is a {config.model_type!r} sequence-to-sequence "
-            f"model",
-            value=template,
+        raise _only_for_causal_models(
+            Mention("template", template),
+            checkpoint.name,
             remedy=["use ", Mention("prompt"), " to add text to its condition"],
         )
     check_config_fits_weights(checkpoint, config, family.auto_class)
@@ -157,27 +155,20 @@ def served_family(checkpoint: Checkpoint, options: EngineOptions) -> tuple[Famil
     template, compatibility, chat = options.template, options.compatibility, options.chat_settings
     server = connect_server(checkpoint.server, options)
     source, said = tokenizer_origin(server, options)  # never a path the server reports
-    remedy: list[Part] = [
-        "give the served model's tokenizer (a Hub id in the Hugging Face cache, a checkpoint folder or a GGUF file) "
-        "as ",
-        Mention("served_tokenizer"),
-    ]
     try:
         located = locate_checkpoint(source)
         config, where = _find(located)
     except CheckpointNotFoundError as error:
-        raise CheckpointNotFoundError(
+        raise tokenizer_error(
+            CheckpointNotFoundError,
             f"a served model is tokenized here, as its server tokenizes it, and its tokenizer cannot be had from "
             f"{source!r} ({said}): {error.problem()}",
-            option="served_tokenizer",
-            remedy=remedy,
         ) from None
     family = _family_class(source, config, template, compatibility, chat)
     if not issubclass(family, CausalFamily):
         raise UnsupportedModelError(
             f"{server.label} is {source!r}, a {config.model_type!r} sequence-to-sequence model: a server gives the "
-            f"log-probabilities of a decoder-only model's text, so a sequence-to-sequence model cannot be scored "
-            f"through one",
+            "log-probabilities of decoder-only models' texts alone",
             remedy="score it with the model loaded here (its Hub id, folder or GGUF file as the checkpoint)",
         )
     if chat is not None and options.chat_template is None:
@@ -200,13 +191,15 @@ def _refuse_language_codes(
     family: type[Family], name: str, config: PretrainedConfig, source_lang: str | None, target_lang: str | None
 ) -> None:
     if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
+        given = Mention("source_lang", source_lang) if source_lang is not None else Mention("target_lang", target_lang)
         raise InputError(
-            Mention("source_lang"),
-            " and ",
-            Mention("target_lang"),
-            f" are for families with language codes (mBART); {name!r} is a {config.model_type!r} model",
-            value=source_lang,
+            given, f" is for families with language codes (mBART); {name!r} is a {config.model_type!r} model"
         )
+
+
+def _only_for_causal_models(named: Mention, name: str, **fields: Any) -> InputError:
+    """An option of causal language models given for the sequence-to-sequence model `name`."""
+    return InputError(named, f" is for causal language models, and {name!r} is a sequence-to-sequence model", **fields)
 
 
 def _chat_template_origin(tokenizer: Any, chat_template: str | None, checkpoint: Checkpoint) -> str:
@@ -278,13 +271,8 @@ def check_chat_template_is_there(checkpoint: Checkpoint) -> None:
         )
     else:
         looked = 'no chat_template.jinja, chat_template.json or "chat_template" in its tokenizer_config.json'
-    raise UnsupportedModelError(
-        "chat scoring needs a chat template, and ",
-        checkpoint.named,
-        f" has none ({looked}: a base model rather than an instruction-tuned one?)",
-        option="chat",
-        value=True,
-        remedy=["give it one with ", Mention("chat_template"), ", or ", *WITHOUT_CHAT],
+    raise no_chat_template(
+        checkpoint.named, looked, remedy=["give it one with ", Mention("chat_template"), ", or ", *WITHOUT_CHAT]
     )
 
 
@@ -470,7 +458,7 @@ def _find(checkpoint: Checkpoint) -> tuple[PretrainedConfig, dict[str, Any]]:
         reason, offline = "HF_HUB_OFFLINE is set", ""
     else:
         reason = hub_unreachable()
-        offline = " Working offline, set HF_HUB_OFFLINE=1, so that the Hub is not tried."
+        offline = "; working offline, set HF_HUB_OFFLINE=1, so that the Hub is not tried"
         if reason is None:
             try:
                 return _config(checkpoint, {}), {}
@@ -480,13 +468,8 @@ def _find(checkpoint: Checkpoint) -> tuple[PretrainedConfig, dict[str, Any]]:
                 reason = first_line(hub_error)
     raise CheckpointNotFoundError(
         f"Cannot load the checkpoint {checkpoint.name!r}: it is not a local directory or GGUF file, not in the Hugging "
-        f"Face cache ({hub_constants.HF_HUB_CACHE}), and it could not be downloaded ({reason})",
-        remedy=[
-            f"on a machine with internet access run `hf download {checkpoint.name}` and copy the cache here, or pass "
-            f"the path of a directory saved with save_pretrained() or of a GGUF file as the ",
-            Mention("checkpoint"),
-            f".{offline}",
-        ],
+        f"Face cache ({hub_constants.HF_HUB_CACHE}), and it could not be downloaded ({reason}){offline}",
+        remedy=f"run `hf download {checkpoint.name}` online and copy its cache here, or give a folder or GGUF file",
     )
 
 
