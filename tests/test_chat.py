@@ -15,6 +15,7 @@ import pytest
 from support.chat_cases import PREDICTIONS, REFERENCES, SOURCES, TOLERANCE, chat_scorer, largest_difference, reference
 from support.cli import run_cli
 from support.extras import require_extra
+from support.fast_subset import fast_cases
 from support.lazy import LazyModule
 from support.meta_eval_fixtures import write_fixture_files
 from support.metric import MODULE
@@ -44,9 +45,15 @@ LONG_SOURCE = " ".join(SOURCES * 3)
 LONG_REPLY = " ".join(PREDICTIONS * 3)
 
 FORMATS = [("llama", "chatml"), ("qwen2", "chatml"), ("llama", "llama3"), ("qwen2", "llama3")]
+# The fast subset's formats (tests/README.md): both families (Llama with a BOS, Qwen2 without) and both templates.
+FAST_FORMATS = [("llama", "chatml"), ("qwen2", "llama3")]
 
 
-@pytest.fixture(scope="module", params=FORMATS, ids=["-".join(f) for f in FORMATS])
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param(f, marks=() if f in FAST_FORMATS else pytest.mark.slow) for f in FORMATS],
+    ids=["-".join(f) for f in FORMATS],
+)
 def chat_model(request, tmp_path_factory):
     """(checkpoint, format, (model, tokenizer) loaded independently of the code under test)."""
     family, template = request.param
@@ -128,7 +135,7 @@ def test_each_direction_takes_its_own_instruction(chatml_llama):
     assert largest_difference(got, np.array(expected)) < TOLERANCE
 
 
-@pytest.mark.parametrize("max_length", [72, 96, 128])
+@pytest.mark.parametrize("max_length", fast_cases([72, 96, 128], [72, 128]))
 def test_truncation_cuts_the_condition_inside_the_user_turn_and_keeps_the_reply(chat_model, max_length):
     scorer = bart_score.BARTScorer(checkpoint=chat_model[0], device="cpu", chat=True, max_length=max_length)
     conditions = [LONG_SOURCE, LONG_SOURCE, SOURCES[0], SOURCES[1]]

@@ -109,10 +109,18 @@ def test_the_renderer_keeps_its_process_and_replaces_it_after_a_failure():
     [
         (THREE_LOOPS, 0.5, "it ran past its time limit of 0.5 s"),
         (HOSTILE_TEMPLATES["wide center"][0], None, "it needed more memory than its limit of 1,024 MiB"),
-        (HOSTILE_TEMPLATES["huge string"][0], None, "it repeats a string of 1 characters 4,000,000,000 times"),
+        # The fast subset keeps the process's two limits and one bound of the sandbox's (tests/README.md).
+        pytest.param(
+            HOSTILE_TEMPLATES["huge string"][0],
+            None,
+            "it repeats a string of 1 characters 4,000,000,000 times",
+            marks=pytest.mark.slow,
+        ),
         (HOSTILE_TEMPLATES["endless"][0], None, "it asks range() for 100,000 numbers, over the limit of 10,000"),
-        (HOSTILE_TEMPLATES["long output"][0], None, "it writes over 65,548 characters"),
-        (HOSTILE_TEMPLATES["recursion"][0], None, "it recursed too deeply"),
+        pytest.param(
+            HOSTILE_TEMPLATES["long output"][0], None, "it writes over 65,548 characters", marks=pytest.mark.slow
+        ),
+        pytest.param(HOSTILE_TEMPLATES["recursion"][0], None, "it recursed too deeply", marks=pytest.mark.slow),
     ],
     ids=["time", "memory", "string", "range", "output", "recursion"],
 )

@@ -18,6 +18,7 @@ import huggingface_hub
 import numpy as np
 import pytest
 from support.extras import require_extra
+from support.fast_subset import fast_cases
 
 require_extra("gguf")  # before the imports that need it
 import gguf
@@ -394,7 +395,13 @@ DAMAGED_METADATA = {
 }
 
 
-@pytest.mark.parametrize("damage", DAMAGED_METADATA)
+# The fast subset leaves out the three probes that take half a second or more to write (tests/README.md); it crosses
+# the same kinds of bound with 1025-keys (the key count), array-over-bound (an array's elements) and 17-mib-of-strings
+# (the header's strings in all).
+COSTLY_PROBES = ("2-million-tokens", "65536-keys", "1048576-empty-strings")
+
+
+@pytest.mark.parametrize("damage", fast_cases(DAMAGED_METADATA, set(DAMAGED_METADATA) - set(COSTLY_PROBES)))
 def test_each_kind_of_damaged_or_oversized_metadata_is_a_checkpoint_load_error_naming_the_file(
     damage, llama_gguf, tmp_path, capsys, no_model_load
 ):
@@ -427,7 +434,7 @@ def strings_of(count, total_bytes, stem):
     return [f"{stem}{index}".rjust(width, "x") for index in range(count)]
 
 
-@pytest.mark.parametrize("vocabulary", REAL_VOCABULARIES)
+@pytest.mark.parametrize("vocabulary", fast_cases(REAL_VOCABULARIES, ["llama-3"]))  # tokens and merges
 def test_the_largest_real_vocabularies_are_within_every_bound(vocabulary, tmp_path):
     tokens, token_bytes, merges, merge_bytes, scores = REAL_VOCABULARIES[vocabulary]
     writer = gguf.GGUFWriter(str(tmp_path / f"{vocabulary}.gguf"), "llama")

@@ -195,8 +195,11 @@ def test_the_command_line_says_the_refusal_with_its_flags_before_loading(gguf_fi
     "hostile, reason",
     [
         ("{% for i in range(100000) %}{% endfor %}", "it asks range() for 100,000 numbers, over the limit of 10,000"),
-        ("{{ 'x' * 4000000000 }}", "it repeats a string of 1 characters 4,000,000,000 times"),
-        ("{% if %}", "Expected an expression, got 'end of statement block'"),
+        # One refusal stands for the three in the fast subset (tests/README.md): the places are what this test is about.
+        pytest.param(
+            "{{ 'x' * 4000000000 }}", "it repeats a string of 1 characters 4,000,000,000 times", marks=pytest.mark.slow
+        ),
+        pytest.param("{% if %}", "Expected an expression, got 'end of statement block'", marks=pytest.mark.slow),
     ],
     ids=["range", "huge-string", "not-a-template"],
 )
