@@ -23,46 +23,6 @@ import tokenizers
 import torch
 import transformers
 from tokenizers import ByteLevelBPETokenizer, Tokenizer, models, pre_tokenizers, trainers
-from transformers import (
-    AutoConfig,
-    AutoModelForCausalLM,
-    AutoModelForSeq2SeqLM,
-    AutoTokenizer,
-    BartConfig,
-    BartForConditionalGeneration,
-    BartTokenizer,
-    BertConfig,
-    BertModel,
-    BertTokenizer,
-    Gemma2Config,
-    Gemma2ForCausalLM,
-    GPT2Config,
-    GPT2LMHeadModel,
-    GPT2Tokenizer,
-    LlamaConfig,
-    LlamaForCausalLM,
-    LlamaTokenizer,
-    MarianConfig,
-    MarianMTModel,
-    MarianTokenizer,
-    MBart50Tokenizer,
-    MBartConfig,
-    MBartForConditionalGeneration,
-    MBartTokenizer,
-    MT5Config,
-    MT5ForConditionalGeneration,
-    OPTConfig,
-    OPTForCausalLM,
-    PegasusConfig,
-    PegasusForConditionalGeneration,
-    PegasusTokenizer,
-    Qwen2Config,
-    Qwen2ForCausalLM,
-    Qwen2Tokenizer,
-    T5Config,
-    T5ForConditionalGeneration,
-    T5Tokenizer,
-)
 
 from bart_score.corpora._reading import file_sha256
 from support.cache import cached_folder, digest
@@ -176,7 +136,7 @@ def _bart_tokenizer():
     trainer = ByteLevelBPETokenizer()
     trainer.train_from_iterator(corpus, vocab_size=600, min_frequency=1, special_tokens=BART_SPECIAL_TOKENS)
     merges = json.loads(trainer._tokenizer.to_str())["model"]["merges"]  # pairs, or "a b" strings in old versions
-    return BartTokenizer(
+    return transformers.BartTokenizer(
         vocab=trainer.get_vocab(), merges=[tuple(m if isinstance(m, list) else m.split(" ")) for m in merges]
     )
 
@@ -184,7 +144,7 @@ def _bart_tokenizer():
 def _bart(dims, weight_scale, max_positions):
     """facebook/bart-large: `<s> text </s>` on both sides, decoding starts with </s> (id 2); learned positions."""
     tokenizer = _bart_tokenizer()
-    config = BartConfig(
+    config = transformers.BartConfig(
         vocab_size=len(tokenizer),
         **_encoder_decoder_dims(**dims),
         max_position_embeddings=max_positions,
@@ -194,19 +154,19 @@ def _bart(dims, weight_scale, max_positions):
         eos_token_id=2,
         decoder_start_token_id=2,
     )
-    return tokenizer, BartForConditionalGeneration(config)
+    return tokenizer, transformers.BartForConditionalGeneration(config)
 
 
 def _mbart50(dims, weight_scale, max_positions):
     """facebook/mbart-large-50: `<lang> text </s>` on both sides, decoding starts with </s> (id 2)."""
     tokenizer = _tokenizer_from_sentencepiece(
-        MBart50Tokenizer,
+        transformers.MBart50Tokenizer,
         "sentencepiece.bpe.model",
         _sentencepiece_model(training_corpus(), 1000, model_type="unigram", **_FAIRSEQ_SPM_IDS),
         bos_token="<s>",
         model_max_length=max_positions,
     )
-    config = MBartConfig(
+    config = transformers.MBartConfig(
         vocab_size=len(tokenizer),
         **_encoder_decoder_dims(**dims),
         max_position_embeddings=max_positions,
@@ -219,18 +179,18 @@ def _mbart50(dims, weight_scale, max_positions):
         forced_eos_token_id=2,
         tokenizer_class="MBart50Tokenizer",
     )
-    return tokenizer, MBartForConditionalGeneration(config)
+    return tokenizer, transformers.MBartForConditionalGeneration(config)
 
 
 def _mbart_cc25(dims, weight_scale, max_positions):
     """facebook/mbart-large-cc25: `text </s> <lang>` on both sides; the model moves the code to the decoder's start."""
     tokenizer = _tokenizer_from_sentencepiece(
-        MBartTokenizer,
+        transformers.MBartTokenizer,
         "sentencepiece.bpe.model",
         _sentencepiece_model(training_corpus(), 1000, model_type="unigram", **_FAIRSEQ_SPM_IDS),
         model_max_length=max_positions,
     )
-    config = MBartConfig(
+    config = transformers.MBartConfig(
         vocab_size=len(tokenizer),
         **_encoder_decoder_dims(**dims),
         max_position_embeddings=max_positions,
@@ -241,7 +201,7 @@ def _mbart_cc25(dims, weight_scale, max_positions):
         eos_token_id=2,
         forced_eos_token_id=2,
     )
-    return tokenizer, MBartForConditionalGeneration(config)
+    return tokenizer, transformers.MBartForConditionalGeneration(config)
 
 
 def _t5_tokenizer(extra_ids, max_positions):
@@ -249,14 +209,14 @@ def _t5_tokenizer(extra_ids, max_positions):
     options = {"extra_ids": extra_ids}
     if max_positions is not None:
         options["model_max_length"] = max_positions
-    return _tokenizer_from_sentencepiece(T5Tokenizer, "spiece.model", spm_model, **options)
+    return _tokenizer_from_sentencepiece(transformers.T5Tokenizer, "spiece.model", spm_model, **options)
 
 
 def _t5(dims, weight_scale, max_positions):
     """google-t5/t5-small (T5 v1.0): ReLU feed-forward, lm_head tied to the embeddings, so the decoder output is
     scaled by d_model**-0.5 before it; 100 sentinel tokens; model vocabulary padded past the tokenizer's."""
     tokenizer = _t5_tokenizer(100, max_positions)
-    config = T5Config(
+    config = transformers.T5Config(
         vocab_size=_padded(len(tokenizer)),
         **_t5_dims(**dims),
         feed_forward_proj="relu",
@@ -266,13 +226,13 @@ def _t5(dims, weight_scale, max_positions):
         eos_token_id=1,
         decoder_start_token_id=0,
     )
-    return tokenizer, T5ForConditionalGeneration(config)
+    return tokenizer, transformers.T5ForConditionalGeneration(config)
 
 
 def _flan_t5(dims, weight_scale, max_positions):
     """google/flan-t5-small (T5 v1.1): gated-GELU feed-forward, a separate lm_head and no output scaling."""
     tokenizer = _t5_tokenizer(100, max_positions)
-    config = T5Config(
+    config = transformers.T5Config(
         vocab_size=_padded(len(tokenizer)),
         **_t5_dims(**dims),
         feed_forward_proj="gated-gelu",
@@ -282,7 +242,7 @@ def _flan_t5(dims, weight_scale, max_positions):
         eos_token_id=1,
         decoder_start_token_id=0,
     )
-    model = T5ForConditionalGeneration(config)
+    model = transformers.T5ForConditionalGeneration(config)
     # transformers 5 always builds T5 with lm_head tied to the embeddings and unties them on load only where the
     # checkpoint stores two different matrices, as flan-t5's does.
     model.lm_head.weight = torch.nn.Parameter(torch.randn_like(model.shared.weight) * weight_scale)
@@ -294,7 +254,7 @@ def _mt5(dims, weight_scale, max_positions):
     extra_ids=0 (mT5's sentinels are ordinary pieces of its sentencepiece model; this one has none); model vocabulary
     padded past the tokenizer's."""
     tokenizer = _t5_tokenizer(0, max_positions)
-    config = MT5Config(
+    config = transformers.MT5Config(
         vocab_size=_padded(len(tokenizer)),
         **_t5_dims(**dims),
         feed_forward_proj="gated-gelu",
@@ -303,7 +263,7 @@ def _mt5(dims, weight_scale, max_positions):
         eos_token_id=1,
         decoder_start_token_id=0,
     )
-    model = MT5ForConditionalGeneration(config)
+    model = transformers.MT5ForConditionalGeneration(config)
     model.lm_head.weight = torch.nn.Parameter(torch.randn_like(model.shared.weight) * weight_scale)
     return tokenizer, model
 
@@ -312,12 +272,12 @@ def _pegasus(dims, weight_scale, max_positions):
     """google/pegasus-large: <pad>=0, </s>=1, <mask_1>, <mask_2>, <unk_2>..<unk_102>, then <unk> and the pieces;
     `text </s>`, decoding starts with <pad>; sinusoidal positions, scaled embeddings."""
     tokenizer = _tokenizer_from_sentencepiece(
-        PegasusTokenizer,
+        transformers.PegasusTokenizer,
         "spiece.model",
         _sentencepiece_model(training_corpus(), 1000, model_type="unigram", **_T5_SPM_IDS),
         model_max_length=max_positions,
     )
-    config = PegasusConfig(
+    config = transformers.PegasusConfig(
         vocab_size=len(tokenizer),
         **_encoder_decoder_dims(**dims),
         max_position_embeddings=max_positions,
@@ -328,7 +288,7 @@ def _pegasus(dims, weight_scale, max_positions):
         decoder_start_token_id=0,
         forced_eos_token_id=1,
     )
-    return tokenizer, PegasusForConditionalGeneration(config)
+    return tokenizer, transformers.PegasusForConditionalGeneration(config)
 
 
 def _marian(dims, weight_scale, max_positions):
@@ -346,7 +306,7 @@ def _marian(dims, weight_scale, max_positions):
         vocab = {piece: index for index, piece in enumerate(dict.fromkeys([*pieces, "<pad>"]))}
         with open(os.path.join(staging, "vocab.json"), "w", encoding="utf-8") as handle:
             json.dump(vocab, handle, ensure_ascii=False)
-        tokenizer = MarianTokenizer(
+        tokenizer = transformers.MarianTokenizer(
             source_spm=os.path.join(staging, "source.spm"),
             target_spm=os.path.join(staging, "target.spm"),
             vocab=os.path.join(staging, "vocab.json"),
@@ -354,7 +314,7 @@ def _marian(dims, weight_scale, max_positions):
             target_lang="de",
             model_max_length=max_positions,
         )
-    config = MarianConfig(
+    config = transformers.MarianConfig(
         vocab_size=len(vocab),
         decoder_vocab_size=len(vocab),
         **_encoder_decoder_dims(**dims),
@@ -367,7 +327,7 @@ def _marian(dims, weight_scale, max_positions):
         decoder_start_token_id=vocab["<pad>"],
         forced_eos_token_id=0,
     )
-    return tokenizer, MarianMTModel(config)
+    return tokenizer, transformers.MarianMTModel(config)
 
 
 def _gpt2(dims, weight_scale, max_positions):
@@ -375,8 +335,8 @@ def _gpt2(dims, weight_scale, max_positions):
     token, nothing added around the text."""
     vocab, merges = byte_level_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False), None, 1200)
     vocab["<|endoftext|>"] = len(vocab)
-    tokenizer = GPT2Tokenizer(vocab=vocab, merges=merges, model_max_length=max_positions)
-    config = GPT2Config(
+    tokenizer = transformers.GPT2Tokenizer(vocab=vocab, merges=merges, model_max_length=max_positions)
+    config = transformers.GPT2Config(
         vocab_size=len(vocab),
         n_embd=dims["d_model"],
         n_layer=dims["layers"],
@@ -387,7 +347,7 @@ def _gpt2(dims, weight_scale, max_positions):
         bos_token_id=vocab["<|endoftext|>"],
         eos_token_id=vocab["<|endoftext|>"],
     )
-    return tokenizer, GPT2LMHeadModel(config)
+    return tokenizer, transformers.GPT2LMHeadModel(config)
 
 
 def _opt(dims, weight_scale, max_positions):
@@ -396,7 +356,7 @@ def _opt(dims, weight_scale, max_positions):
     vocab, merges = byte_level_bpe(
         pre_tokenizers.ByteLevel(add_prefix_space=False), None, 1200, special_tokens=("<s>", "<pad>", "</s>", "<unk>")
     )
-    tokenizer = GPT2Tokenizer(
+    tokenizer = transformers.GPT2Tokenizer(
         vocab=vocab,
         merges=merges,
         bos_token="</s>",
@@ -405,7 +365,7 @@ def _opt(dims, weight_scale, max_positions):
         pad_token="<pad>",
         add_bos_token=True,
     )
-    config = OPTConfig(
+    config = transformers.OPTConfig(
         vocab_size=len(vocab),
         hidden_size=dims["d_model"],
         word_embed_proj_dim=dims["d_model"],
@@ -418,7 +378,7 @@ def _opt(dims, weight_scale, max_positions):
         bos_token_id=2,
         eos_token_id=2,
     )
-    return tokenizer, OPTForCausalLM(config)
+    return tokenizer, transformers.OPTForCausalLM(config)
 
 
 def _llama(dims, weight_scale, max_positions):
@@ -427,8 +387,10 @@ def _llama(dims, weight_scale, max_positions):
     spm_model = _sentencepiece_model(
         training_corpus(), 1200, model_type="bpe", byte_fallback=True, split_digits=True, **_FAIRSEQ_SPM_IDS
     )
-    tokenizer = _tokenizer_from_sentencepiece(LlamaTokenizer, "tokenizer.model", spm_model, add_bos_token=True)
-    config = LlamaConfig(
+    tokenizer = _tokenizer_from_sentencepiece(
+        transformers.LlamaTokenizer, "tokenizer.model", spm_model, add_bos_token=True
+    )
+    config = transformers.LlamaConfig(
         vocab_size=len(tokenizer),
         **decoder_dims(**dims),
         max_position_embeddings=max_positions,
@@ -437,17 +399,17 @@ def _llama(dims, weight_scale, max_positions):
         eos_token_id=2,
         tie_word_embeddings=False,
     )
-    return tokenizer, LlamaForCausalLM(config)
+    return tokenizer, transformers.LlamaForCausalLM(config)
 
 
 def _qwen2(dims, weight_scale, max_positions):
     """Qwen/Qwen2.5-0.5B: byte-level BPE with Qwen2's pre-tokenizer and NFC normalizer, no BOS token, <|endoftext|>
     (last) as eos and padding; tied embeddings; model vocabulary padded past the tokenizer's."""
-    template = Qwen2Tokenizer().backend_tokenizer
+    template = transformers.Qwen2Tokenizer().backend_tokenizer
     vocab, merges = byte_level_bpe(template.pre_tokenizer, template.normalizer, 1200)
     vocab["<|endoftext|>"] = len(vocab)
-    tokenizer = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, model_max_length=max_positions)
-    config = Qwen2Config(
+    tokenizer = transformers.Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, model_max_length=max_positions)
+    config = transformers.Qwen2Config(
         vocab_size=_padded(len(tokenizer)),
         **decoder_dims(**dims),
         max_position_embeddings=max_positions,
@@ -456,7 +418,7 @@ def _qwen2(dims, weight_scale, max_positions):
         eos_token_id=vocab["<|endoftext|>"],
         tie_word_embeddings=True,
     )
-    return tokenizer, Qwen2ForCausalLM(config)
+    return tokenizer, transformers.Qwen2ForCausalLM(config)
 
 
 # family: (builder, position limit of the checkpoint it imitates or None where positions are relative, weight scale:
@@ -525,8 +487,8 @@ def build_copying_bart(directory, *, steps=150, seed=1):
     """A tiny BART trained for a few seconds to copy short sentences, so that, as with real checkpoints, a text scores
     higher given itself than given an unrelated text (a random model cannot tell them apart)."""
     build_tiny("bart", directory, seed=seed)
-    tokenizer = BartTokenizer.from_pretrained(directory, trust_remote_code=False)
-    model = BartForConditionalGeneration.from_pretrained(directory, trust_remote_code=False)
+    tokenizer = transformers.BartTokenizer.from_pretrained(directory, trust_remote_code=False)
+    model = transformers.BartForConditionalGeneration.from_pretrained(directory, trust_remote_code=False)
     rng = random.Random(seed)
     torch.manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
@@ -586,11 +548,11 @@ def tiny_checkpoint_for(tmp_path_factory, family, **options):
 def load_tiny(directory):
     """(model, tokenizer) loaded the way users load a checkpoint: through the Auto classes, in eval mode."""
     auto = (
-        AutoModelForSeq2SeqLM
-        if AutoConfig.from_pretrained(directory, trust_remote_code=False).is_encoder_decoder
-        else AutoModelForCausalLM
+        transformers.AutoModelForSeq2SeqLM
+        if transformers.AutoConfig.from_pretrained(directory, trust_remote_code=False).is_encoder_decoder
+        else transformers.AutoModelForCausalLM
     )
-    return auto.from_pretrained(directory, trust_remote_code=False).eval(), AutoTokenizer.from_pretrained(
+    return auto.from_pretrained(directory, trust_remote_code=False).eval(), transformers.AutoTokenizer.from_pretrained(
         directory, trust_remote_code=False
     )
 
@@ -629,8 +591,8 @@ CHAT_TOKENS = ["<|im_start|>", "<|im_end|>", "<|start_header_id|>", "<|end_heade
 def build_tiny_chat(family: str, template: str, directory, seed: int = 0) -> str:
     """Saves a tiny `family` ("llama", "qwen2") checkpoint with the chat format `template` (a key of TEMPLATES)."""
     plain = build_tiny(family, directory / "plain", seed=seed)
-    tokenizer = AutoTokenizer.from_pretrained(plain, trust_remote_code=False)
-    model = AutoModelForCausalLM.from_pretrained(plain, trust_remote_code=False)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(plain, trust_remote_code=False)
+    model = transformers.AutoModelForCausalLM.from_pretrained(plain, trust_remote_code=False)
     tokenizer.add_special_tokens({"additional_special_tokens": CHAT_TOKENS})
     tokenizer.chat_template = TEMPLATES[template]
     torch.manual_seed(seed)
@@ -663,8 +625,8 @@ def build_sentence_encoder(
     vocab_file = os.path.join(directory, "vocab.txt")
     with open(vocab_file, "w", encoding="utf-8") as handle:
         handle.write("\n".join(vocabulary) + "\n")
-    tokenizer = BertTokenizer(vocab_file)
-    config = BertConfig(
+    tokenizer = transformers.BertTokenizer(vocab_file)
+    config = transformers.BertConfig(
         vocab_size=len(vocabulary),
         hidden_size=hidden,
         num_hidden_layers=layers,
@@ -673,7 +635,7 @@ def build_sentence_encoder(
         max_position_embeddings=512,
     )
     torch.manual_seed(seed)
-    BertModel(config).save_pretrained(directory)
+    transformers.BertModel(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     modes = {f"pooling_mode_{mode}": mode == pooling for mode in ("cls_token", "mean_tokens", "max_tokens")}
     files = {
@@ -699,8 +661,8 @@ def build_sentence_encoder(
 def build_gemma2_softcapped(directory, tokenizer_source):
     """A Gemma 2 model over the tokenizer of `tokenizer_source`, whose logits are soft-capped after the output layer:
     an architecture whose log-probabilities the engine cannot split, with finite weights."""
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_source, trust_remote_code=False)
-    config = Gemma2Config(
+    tokenizer = transformers.AutoTokenizer.from_pretrained(tokenizer_source, trust_remote_code=False)
+    config = transformers.Gemma2Config(
         vocab_size=len(tokenizer),
         **decoder_dims(),
         head_dim=8,
@@ -711,6 +673,6 @@ def build_gemma2_softcapped(directory, tokenizer_source):
         pad_token_id=tokenizer.eos_token_id,
     )
     torch.manual_seed(0)
-    Gemma2ForCausalLM(config).save_pretrained(directory)
+    transformers.Gemma2ForCausalLM(config).save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return str(directory)
