@@ -132,6 +132,7 @@ def test_the_command_line_builds_every_option_it_offers_from_the_table():
     assert options_from_args(rescaled).corpus_points == CorpusPoints(seed=3)
 
 
+@pytest.mark.xdist_group("evaluate")
 def test_the_metric_takes_its_engine_and_scoring_options_from_the_table():
     from bart_score.integrations import evaluate_metric  # imports evaluate: here, not while pytest collects
 
@@ -140,6 +141,7 @@ def test_the_metric_takes_its_engine_and_scoring_options_from_the_table():
     assert set(evaluate_metric._COMPUTE_OPTIONS) == set(ScoringOptions.TABLE) | extras
 
 
+@pytest.mark.xdist_group("gradio")
 def test_the_spaces_fields_and_settings_are_the_tables():
     if lacking("app"):
         pytest.skip(reason("app"))
