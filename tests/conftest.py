@@ -58,7 +58,7 @@ IMPORT_GROUPS = {
         "test_metric",
         "test_metric_loading",
         "test_evaluate_harness",
-        "test_evaluate_internals",
+        "test_evaluate_public_api",
         "test_real_checkpoints",
         "test_datasets",
     },

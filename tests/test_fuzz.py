@@ -21,8 +21,14 @@ QUICK_EXAMPLES = 20
 THOROUGH = pytest.param(EXAMPLES, id="thorough", marks=pytest.mark.slow)
 
 
+def target_case(name):
+    """The Space's targets import Gradio: they run beside the Space's tests (conftest.py's groups), so that the other
+    worker never imports it."""
+    return pytest.param(name, marks=pytest.mark.xdist_group("gradio")) if name.startswith("space-") else name
+
+
 @pytest.mark.parametrize("examples", [pytest.param(QUICK_EXAMPLES, id="quick"), THOROUGH])
-@pytest.mark.parametrize("name", sorted(TARGETS))
+@pytest.mark.parametrize("name", [target_case(name) for name in sorted(TARGETS)])
 def test_any_input_ends_in_a_value_or_an_error_of_the_family(name, examples):
     if name == "gguf-header":
         require_extra("gguf")

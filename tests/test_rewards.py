@@ -130,6 +130,7 @@ def test_a_pickled_reward_is_made_again_from_its_settings(tiny_checkpoint, refer
 # The bad input of a training step: the metric's own behaviour, never a crash
 
 
+@pytest.mark.xdist_group("evaluate")  # loads the metric
 def test_an_empty_completion_is_scored_as_the_metric_scores_it(reward, reference_model, tiny_checkpoint):
     import evaluate
     from support.metric import MODULE
@@ -256,6 +257,7 @@ def test_a_folder_saved_again_is_loaded_again(tiny_checkpoint, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("evaluate")  # datasets, with TRL
 def test_two_steps_of_grpo_train_a_tiny_causal_lm_with_the_reward(tiny_checkpoint, tmp_path_factory, recwarn):
     """A tiny Llama is trained for two steps on the CPU, rewarded by the tiny BART's faithfulness to each prompt's
     document column, at a max_length that cuts texts (the engine's warning, not a failure); every completion gets a
