@@ -16,6 +16,8 @@ import time
 import urllib.error
 import urllib.request
 
+from support.inference_server import SHUTDOWN_POLL
+
 FLOOD_BYTES = 250 << 20
 DRIP_SECONDS = 45
 _FLOOD_PIECE = b"[]," * (1 << 18)
@@ -74,7 +76,7 @@ class HostileProxy:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self):
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True).start()
         return self
 
     def __exit__(self, *exc):
