@@ -7,14 +7,17 @@ tests/support/."""
 
 import ast
 import collections
+import functools
 import os
+import pathlib
 import re
 import subprocess
 import sys
 
-import networkx
 import pytest
+from support.lazy import LazyModule
 
+networkx = LazyModule("networkx")  # imported by the tests of the import graph, not while pytest collects
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "bart_score"
 
@@ -29,8 +32,7 @@ def imported_modules(path, modules, name, annotations=False):
     `if TYPE_CHECKING:` (annotations only), unless `annotations`. `from package import name` counts as importing the
     submodule `name` when there is one, else the package."""
     package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
-    with open(path, encoding="utf-8") as handle:
-        tree = ast.parse(handle.read(), path)
+    tree = parsed(path)
     skipped = {
         id(child)
         for node in ast.walk(tree)
@@ -60,6 +62,13 @@ def imported_modules(path, modules, name, annotations=False):
             if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_EXPORTS" for t in node.targets):
                 found.update(f"{package}.{value.value}" for value in node.value.values)
     return {module for module in found if module in modules and module != name}
+
+
+@functools.cache
+def parsed(path):
+    """The file's syntax tree, read once per run (the tests walk the package's files several times)."""
+    with open(path, encoding="utf-8") as handle:
+        return ast.parse(handle.read(), path)
 
 
 def package_modules():
@@ -135,6 +144,7 @@ def test_the_walk_sees_every_form_of_import(tmp_path, source, seen):
     )
 
 
+@pytest.mark.slow  # a fresh interpreter's modules are what is tested
 def test_importing_the_package_loads_no_ray():
     """Ray (the ray extra, seconds to import) is imported by score_on_ray's call alone: not by `import bart_score`, nor
     by its exports or the module that holds score_on_ray."""
@@ -197,8 +207,7 @@ def test_the_meta_evaluation_lists_every_module_it_has():
 
 def imported_names(path):
     """The modules a file imports by absolute name, anywhere in it (`from x.y import z` imports "x.y")."""
-    with open(path, encoding="utf-8") as handle:
-        tree = ast.parse(handle.read(), path)
+    tree = parsed(path)
     names = []
     for node in ast.walk(tree):
         names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
@@ -245,8 +254,12 @@ def test_no_test_module_imports_another():
     for folder, _, names in os.walk(tests):
         paths += [os.path.join(folder, name) for name in names if name.endswith(".py")]
     assert len(paths) > len(test_modules) > 40  # the walk sees the test modules and support/
+    # A file that never spells a test module's name cannot import it: only the others are parsed (all of tests/ took
+    # most of a second).
+    spelled = re.compile(rf"\b(?:{'|'.join(sorted(test_modules))})\b")
     imported = {
         os.path.relpath(path, ROOT): sorted({n for n in imported_names(path) if n.split(".")[0] in test_modules})
         for path in paths
+        if spelled.search(pathlib.Path(path).read_text(encoding="utf-8"))
     }
     assert not {path: names for path, names in imported.items() if names}
