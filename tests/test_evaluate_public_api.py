@@ -71,13 +71,18 @@ def metric(tiny_checkpoint):
 
 
 def test_the_metric_module_holds_the_card_and_the_library_the_plumbing(metric):
-    """bartscore.py is the metric's card (_info, _compute) over bart_score.integrations.evaluate_metric.ScoringMetric;
-    importing bart_score itself loads neither evaluate nor datasets."""
+    """bartscore.py is the metric's card (_info, _compute) over
+    bart_score.integrations.evaluate_metric.ScoringMetric."""
     from bart_score.integrations.evaluate_metric import ScoringMetric
 
     assert isinstance(metric, ScoringMetric) and type(metric) is not ScoringMetric
     assert set(vars(type(metric))) >= {"_info", "_compute"}
     assert not set(vars(type(metric))) & {"add_batch", "add", "compute", "download_and_prepare"}
+
+
+@pytest.mark.slow
+def test_importing_the_library_loads_neither_evaluate_nor_datasets():
+    """A fresh process's imports are what is tested: this one has imported both."""
     probe = "import sys, bart_score; bart_score.BARTScorer; print(sorted({'evaluate', 'datasets'} & set(sys.modules)))"
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert shown.strip() == "[]"
