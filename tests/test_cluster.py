@@ -606,6 +606,22 @@ def test_without_the_extra_the_command_says_which_to_install_in_one_line(tmp_pat
     assert not os.path.exists(tmp_path / "out")
 
 
+def test_a_local_cluster_asks_ray_for_the_loopback_address_and_a_joining_driver_leaves_ray_its_own(monkeypatch):
+    """What Ray reads as it is first imported (the slow test below sees it read, in processes of their own): set for a
+    cluster the run starts, left alone for a driver that joins one, and an operator's own setting kept."""
+    from bart_score.scaling._cluster_ray import _ray_modules
+
+    monkeypatch.delenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
+    _ray_modules(local=False)
+    assert "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER" not in os.environ
+    _ray_modules(local=True)
+    assert os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "1")
+    _ray_modules(local=True)
+    assert os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "1"
+
+
+@pytest.mark.slow  # Ray's first import in a process is what is tested: two processes of their own
 def test_a_local_cluster_is_given_the_loopback_address_and_a_joining_driver_its_own():
     """Ray takes the node's address, which its servers listen on, when it is first imported: for a cluster the run
     starts, the loopback one; a driver that joins a cluster keeps Ray's own choice, the address its workers reach."""
