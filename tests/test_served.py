@@ -26,7 +26,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-import scipy.stats
 import torch
 from support.inference_server import CONTEXT, KINDS, InferenceServer
 from support.reference import causal_score
@@ -473,6 +472,8 @@ def test_the_real_llama_server_scores_the_real_gguf_as_the_engine_does(smollm2_g
     served = [json.loads(line)["faithfulness"] for line in out.splitlines()]
     engine = bart_score.BARTScorer(checkpoint=smollm2_gguf, device="cpu").score(*zip(*pairs))
     differences = [abs(a - b) for a, b in zip(served, engine)]
+    import scipy.stats  # for this slow test alone
+
     spearman = scipy.stats.spearmanr(served, engine).statistic
     print(
         f"llama-server vs engine on {len(pairs)} pairs: mean |d| {statistics.fmean(differences):.4f}, max |d| "
