@@ -393,17 +393,12 @@ def _family_class(
     for family in SEQ2SEQ_FAMILIES:
         if config.model_type in family.model_types:
             if chat is not None:
-                raise InputError(
-                    Mention("chat"),
-                    f" scoring is for causal language models with a chat template; {name!r} is a "
-                    f"{config.model_type!r} sequence-to-sequence model",
-                    value=True,
-                )
+                raise _only_for_causal_models(Mention("chat", True), name)
             if compatibility is not None:
-                raise InputError(
+                raise _only_for_causal_models(
                     Mention("compatibility", compatibility),
-                    f" is for causal language models; {name!r} is a {config.model_type!r} model, whose default "
-                    f"policy already matches T5Score's and GPTScore's Flan-T5 scoring",
+                    name,
+                    remedy="leave it out: the default policy matches T5Score's and GPTScore's Flan-T5 scoring",
                 )
             return family
     if is_decoder_only(config):
