@@ -558,3 +558,16 @@ def test_a_missing_extra_is_said_in_one_shape_with_the_pip_command_and_any_other
     assert other.remedy == ('pip install "bartscore[meta-eval]"', ", or ", Mention("detokenize", False))
     assert (other.option, other.value) == ("detokenize", True)
     assert str(other).endswith('; pip install "bartscore[meta-eval]", or detokenize=False')
+
+
+def test_an_option_given_a_path_says_the_path_as_a_file_name_and_keeps_it_as_the_value():
+    """at_path: "<option> <path><parts>", the path a FileName (which a front end may show otherwise, or not at all),
+    the option and its value the error's fields, whatever else the message mentions."""
+    Mention = messages.Mention
+    refused = errors.InputError.at_path(
+        Mention("folder", "/runs/out"), " holds ", Mention("checkpoint"), "'s files", remedy="give another"
+    )
+    assert refused.parts[:4] == (Mention("folder"), " ", messages.FileName("/runs/out"), " holds ")
+    assert (refused.option, refused.value) == ("folder", "/runs/out")
+    assert str(refused) == "folder '/runs/out' holds checkpoint's files; give another"
+    assert refused.said(FlagNaming()) == "--folder out holds --checkpoint's files; give another"
