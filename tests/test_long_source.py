@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from support.extras import require_extra
+from support.fast_subset import fast_cases
 from support.metric import MODULE
 from support.models import build_sentence_encoder
 from support.reference import reference_score
@@ -154,7 +155,7 @@ def joined(sentence_lists):
 # -- parity ----------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", fast_cases([0, 1], [0]))
 def test_longdocfactscore_rule_equals_the_reference(
     seed, scorer, reference_model, encoder_checkpoint, reference_encoder
 ):
@@ -198,7 +199,7 @@ def test_longdocfactscore_window_edges():
     assert window_span(3, 5, 0) == (3, 4)
 
 
-@pytest.mark.parametrize("count", [0, 1, 2])
+@pytest.mark.parametrize("count", fast_cases([0, 1, 2], [0, 2]))
 def test_neighbour_windows_equal_the_reference(count, scorer, reference_model, encoder_checkpoint, reference_encoder):
     sources, predictions = workload(2, documents=2)
     all_sources = sources * 2
@@ -595,7 +596,9 @@ def ordinary_texts():
     return texts
 
 
-@pytest.mark.parametrize(("piece", "lookahead"), [(None, None), (600, 150), (300, 100)])
+@pytest.mark.parametrize(
+    ("piece", "lookahead"), fast_cases([(None, None), (600, 150), (300, 100)], [(None, None), (300, 100)])
+)
 def test_the_split_of_ordinary_text_equals_pysbds(piece, lookahead, monkeypatch):
     """News and science paragraphs with abbreviations, numbers and quotes, alone and all joined by spaces, line breaks
     or blank lines (over three pieces long): the same sentences as pysbd on the whole text, also with pieces much
