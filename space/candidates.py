@@ -109,10 +109,10 @@ def compare_candidates(
     # Unprompted tokens given the source (faithfulness), else given the first reference (precision): the text the
     # candidate was written from, or the nearest stand-in for it.
     condition, tokens_given = (source, "the source") if source else (references[0], "the first reference")
-    language = scorer.source_lang if source else scorer.target_lang
+    language = scorer.options.source_lang if source else scorer.options.target_lang
     chat = {}  # chat scoring: under the instruction of the direction whose condition this is
-    if scorer.instructions:
-        chat["instruction"] = scorer.instructions["faithfulness" if source else "precision"]
+    if scorer.options.chat_settings is not None:
+        chat["instruction"] = scorer.options.chat_settings.instructions["faithfulness" if source else "precision"]
     return Comparison(
         names=names,
         scores={direction: result[direction] for direction in directions},

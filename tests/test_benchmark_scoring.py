@@ -102,7 +102,7 @@ def test_the_pairs_are_planned_without_scoring_and_the_results_come_from_their_s
     from bart_score.scoring._pair_groups import call_scores
 
     class IdentityOnly:  # no score(): planning must not score
-        model_label, source_lang, target_lang, instructions = scorer.model_label, None, None, None
+        model_label, options = scorer.model_label, scorer.options
 
         def signature_fields(self):
             return scorer.signature_fields()

@@ -125,7 +125,7 @@ def test_each_direction_takes_its_own_instruction(chatml_llama):
 
     one = "Rewrite {{briefly}}: {condition}"  # braces doubled are literal
     scorer = bart_score.BARTScorer(checkpoint=chatml_llama, device="cpu", chat=True, instruction=one)
-    assert set(scorer.instructions.values()) == {one}
+    assert set(scorer.options.chat_settings.instructions.values()) == {one}
     result = scorer.score_directions(PREDICTIONS, references=refs, sources=SOURCES)
     assert largest_difference(result["recall"], reference(model, PREDICTIONS, refs, one)) < TOLERANCE
     # score() takes an instruction per pair as well
@@ -417,7 +417,8 @@ def test_the_space_offers_chat_models_from_the_operators_list(chatml_llama):
         "system": SYSTEM,
     }
     scorer = space.settings.menu_scorer(settings, "assistant")
-    assert scorer.token_policy.startswith("chat:") and scorer.instructions["recall"] == "Summarize: {condition}"
+    assert scorer.token_policy.startswith("chat:")
+    assert scorer.options.chat_settings.instructions["recall"] == "Summarize: {condition}"
     for bad, message in [
         ("x=/m;chat=yes", "chat must be true or false, got 'yes'"),
         ("x=/m;instruction=Summarize: {condition}", "instruction is for chat scoring, which is not asked for"),

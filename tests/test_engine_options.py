@@ -133,8 +133,22 @@ def test_the_options_are_the_only_holder_of_the_settings_and_keep_what_the_engin
     assert (resolved.device, resolved.max_length, resolved.max_tokens) == ("cpu", 1024, 2048)  # 1024: the default
     settings = {"device", "max_length", "max_tokens", "dtype", "checkpoint", "distributed", "results_on"}
     assert not settings & set(vars(scorer))  # read from the options, never copied
-    assert (scorer.max_length, scorer.device.type) == (1024, "cpu")  # the Scorer protocols' reads of them
+    assert (scorer.max_length, scorer.device.type) == (1024, "cpu")  # the original class's attributes, read there
     assert bart_score.BARTScorer(resolved).options == resolved  # the resolved options build the same engine
+
+
+def test_the_scorer_protocols_and_the_scorers_read_the_settings_from_the_options_alone():
+    """The Scorer protocols name the options whole and no setting of their own (a plan reads scorer.options); of the
+    settings, a scorer answers itself only for the original class's attributes, device and max_length."""
+    from bart_score.scoring import protocols
+    from bart_score.scoring._plan import PlannedScorer
+
+    declared = set()
+    for protocol in (protocols.ScorerIdentity, protocols.Scorer, protocols.IdentifiedScorer):
+        declared |= {name for name in vars(protocol) if not name.startswith("_")}
+    assert declared == {"model_label", "options", "signature_fields", "score", "model_identity", "token_policy"}
+    settings = set(EngineOptions.TABLE) | {"chat_settings", "instructions"}
+    assert {name for name in dir(PlannedScorer) if name in settings} == {"device", "max_length"}
 
 
 def test_a_named_configuration_is_kept_as_the_checkpoint_it_names(tiny_checkpoint, monkeypatch):

@@ -682,12 +682,12 @@ def test_200000_one_letter_sentences_are_split_and_refused_within_60_s_and_3_gb(
 ABBREVIATIONS_IN_BOUNDS = """
 import resource
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-from bart_score import BARTScoreError, ScoringOptions
+from bart_score import BARTScoreError, EngineOptions, ScoringOptions
 from bart_score.long_documents import windows as long_source
 from bart_score.scoring._directions import plan_directions
 
 class Identity:  # what planning reads of a scorer
-    device = None
+    options = EngineOptions()
     model_label = "m"
 
 pieces = []  # the length of every piece the splitter is given

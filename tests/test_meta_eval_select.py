@@ -29,7 +29,7 @@ from bart_score.meta_eval._selection_grid import (
 )
 from bart_score.meta_eval._selection_statistics import bootstrap_interval, select, value_on
 from bart_score.meta_eval._split import MAX_SEED, check_split, in_development, split_records, split_shortfall
-from bart_score.options import ScoringOptions
+from bart_score.options import EngineOptions, ScoringOptions
 
 ASPECTS = ("coherence", "consistency", "fluency", "relevance")
 
@@ -239,7 +239,7 @@ def test_the_plan_holds_each_distinct_pair_once_with_its_chat_instruction():
     )
     grids = benchmark_grids(grid, ["summeval"])
     assert len(grids["summeval"]) == 8  # two instructions x (no prompt, both phrases, each phrase)
-    identity = ScorerRecord(model_label="m", fields=(), source_lang=None, target_lang=None, instructions=instructions)
+    identity = ScorerRecord(model_label="m", fields=(), options=EngineOptions(chat=True, instruction=instructions))
     plan = GridPlan(texts, grids, ScoringOptions(aggregation=None), identity)
     expected = set()
     for instruction in (instructions["faithfulness"], "Do {condition}"):

@@ -40,7 +40,7 @@ def test_a_request_is_planned_without_scoring_and_finished_from_its_pairs_scores
     from bart_score.scoring._directions import direction_results, plan_directions
 
     class IdentityOnly:  # no score(): planning must not score
-        model_label, source_lang, target_lang, instructions = copier.model_label, None, None, None
+        model_label, options = copier.model_label, copier.options
 
         def signature_fields(self):
             return copier.signature_fields()
@@ -383,7 +383,7 @@ class PlainScorer:
     -1."""
 
     model_label = "plain"
-    source_lang = target_lang = instructions = device = None
+    options = bart_score.EngineOptions()
 
     def signature_fields(self):
         return ["version:test"]

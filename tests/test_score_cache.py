@@ -37,10 +37,7 @@ class Recording:
     model_label = property(lambda self: self.scorer.model_label)
     model_identity = property(lambda self: self.scorer.model_identity)
     token_policy = property(lambda self: self.scorer.token_policy)
-    max_length = property(lambda self: self.scorer.max_length)
-    source_lang = property(lambda self: self.scorer.source_lang)
-    target_lang = property(lambda self: self.scorer.target_lang)
-    instructions = property(lambda self: self.scorer.instructions)
+    options = property(lambda self: self.scorer.options)
 
     def signature_fields(self):
         return self.scorer.signature_fields()
@@ -61,9 +58,9 @@ def test_the_engine_and_its_wrapper_are_identified_scorers_with_the_same_identit
     package passes them), the wrapper answering for the engine it wraps."""
     wrapper = ResumableScorer(scorer, str(tmp_path / "cache.jsonl"))
     assert isinstance(scorer, IdentifiedScorer) and isinstance(wrapper, IdentifiedScorer)
-    for name in ("model_label", "model_identity", "token_policy", "max_length", "source_lang", "target_lang", "device"):
+    for name in ("model_label", "model_identity", "token_policy", "options"):
         assert getattr(wrapper, name) == getattr(scorer, name)
-    assert wrapper.instructions == scorer.instructions and wrapper.signature_fields() == scorer.signature_fields()
+    assert wrapper.signature_fields() == scorer.signature_fields()
 
 
 def test_a_missing_baseline_names_the_same_command_for_the_wrapper_as_for_its_engine(

@@ -26,7 +26,7 @@ def baseline_recipe(scorer: IdentifiedScorer, options: ScoringOptions, path: str
     if options.prompt is not None:
         settings.update(prompt=options.prompt, prompt_side=options.prompt_side)
     settings.update(_policy_settings(scorer))
-    settings.update(max_length=scorer.max_length, path=path)
+    settings.update(max_length=scorer.options.max_length, path=path)
     environment = {PARA_WEIGHTS_ENV: f"/path/to/{weights}"} if weights else {}
     return Recipe("baseline", settings, environment, call=BASELINE_CALL)
 
@@ -35,9 +35,9 @@ def _policy_settings(scorer: IdentifiedScorer) -> dict[str, object]:
     """The options that give a scorer's token policy (a causal template, GPTScore's, chat's), where they are not the
     defaults: chat's instruction is one text when every direction has the same, else the instruction of each."""
     options = scorer.options
-    if scorer.instructions is not None:  # chat
+    if options.chat_settings is not None:
         settings: dict[str, object] = {"chat": True}
-        instructions = dict(scorer.instructions)
+        instructions = dict(options.chat_settings.instructions)
         if instructions != DEFAULT_INSTRUCTIONS:
             distinct = set(instructions.values())
             settings["instruction"] = distinct.pop() if len(distinct) == 1 else instructions
@@ -68,7 +68,7 @@ def baseline_for(scorer: IdentifiedScorer, options: ScoringOptions, directions: 
             chat = (
                 f" in its chat format (this scorer uses the model's chat template; its token policy "
                 f"{scorer.token_policy} covers the template, the instructions and the system text)"
-                if scorer.instructions is not None
+                if scorer.options.chat_settings is not None
                 else ""
             )
             raise BaselineNotFoundError(

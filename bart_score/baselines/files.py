@@ -58,7 +58,7 @@ def baseline_settings(scorer: IdentifiedScorer, prompt_label: str) -> dict[str, 
         "model": scorer.model_identity,
         "token_policy": scorer.token_policy,
         "prompt": prompt_label,
-        "max_length": scorer.max_length,
+        "max_length": scorer.options.max_length,
     }
 
 

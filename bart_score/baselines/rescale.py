@@ -237,7 +237,7 @@ def corpus_documents(
 def scored_by_direction(scorer: ScorerIdentity) -> bool:
     """Whether `scorer` scores each direction under an instruction of its own (chat scoring), so that its reference
     points need samples scored for each direction (sample_reference_pairs' by_direction)."""
-    return scorer.instructions is not None
+    return scorer.options.chat_settings is not None
 
 
 def sample_reference_pairs(

@@ -204,15 +204,9 @@ def _count_pairs(request: MetaEvalRequest, plan: Planner, grids: Mapping[str, Se
     identities) and said, with the grid's size."""
     from ..meta_eval._selection_grid import ScorerRecord
 
-    engine = request.engine
-    chat = engine.chat_settings
-    known = ScorerRecord(  # what the pairs depend on that the options tell before a model loads
-        model_label="",
-        fields=(),
-        source_lang=engine.source_lang,
-        target_lang=engine.target_lang,
-        instructions=dict(chat.instructions) if chat else None,
-    )
+    # What the pairs depend on is what the options tell before a model loads; with no model yet, a retriever
+    # (long_source="windows") runs on the CPU.
+    known = ScorerRecord(model_label="", fields=(), options=request.engine.replace(device="cpu"))
     counts = {checkpoint: len(plan(checkpoint, known).pairs) for checkpoint in request.models}
     total = sum(counts.values())
     sizes = ", ".join(f"{len(grid)} configurations on {name}" for name, grid in grids.items())

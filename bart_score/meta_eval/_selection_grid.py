@@ -20,11 +20,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ..options import ScoringOptions
+from ..options import EngineOptions, ScoringOptions
 from ..scoring._pair_groups import PairCall
 from ..scoring.protocols import ScorerIdentity
 from .benchmarks import BENCHMARKS
@@ -36,9 +36,6 @@ from .scoring import (
     plan_benchmarks,
     planned_directions,
 )
-
-if TYPE_CHECKING:
-    import torch
 
 # A pair as the engine sees it: condition, target, the condition's language code, the chat instruction.
 PairKey = tuple[str, str, str | None, str | None]
@@ -158,26 +155,16 @@ def lone_configuration(grids: Mapping[str, Sequence[Configuration]]) -> tuple[st
 @dataclass(frozen=True)
 class ScorerRecord:
     """A scorer's identity (bart_score.scoring.protocols.ScorerIdentity) as plain data: a loaded scorer's (of_scorer),
-    or what the options that make one tell before it loads; a configuration with a chat instruction of its own plans
-    with a copy that has it for every direction (for_configuration)."""
+    or the options that make one, before it loads; a configuration with a chat instruction of its own plans with a
+    copy whose options have it for every direction (for_configuration)."""
 
     model_label: str
     fields: tuple[str, ...]
-    source_lang: str | None
-    target_lang: str | None
-    instructions: Mapping[str, str] | None
-    device: torch.device | None = None  # None: no model (a plan runs no retriever on it)
+    options: EngineOptions
 
     @classmethod
     def of_scorer(cls, scorer: ScorerIdentity) -> ScorerRecord:
-        return cls(
-            model_label=scorer.model_label,
-            fields=tuple(scorer.signature_fields()),
-            source_lang=scorer.source_lang,
-            target_lang=scorer.target_lang,
-            instructions=scorer.instructions,
-            device=scorer.device,
-        )
+        return cls(model_label=scorer.model_label, fields=tuple(scorer.signature_fields()), options=scorer.options)
 
     def signature_fields(self) -> list[str]:
         return list(self.fields)
@@ -187,8 +174,7 @@ class ScorerRecord:
         every direction."""
         if configuration.instruction is None:
             return self
-        instruction = configuration.instruction
-        return dataclasses.replace(self, instructions={d: instruction for d in ("faithfulness", "precision", "recall")})
+        return dataclasses.replace(self, options=self.options.replace(instruction=configuration.instruction))
 
 
 class GridPlan:

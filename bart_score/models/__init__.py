@@ -2,7 +2,8 @@
 
     loading       finding a checkpoint's files and loading its family: tokenizer and model, checked first
     checkpoints   where a checkpoint's files are, their identity, and checks of them before anything is loaded
-    base          the Family interface: a model's token policy, batching and log-probabilities
+    base          the Family interface (a model's token policy, batching and log-probabilities), and the registry of
+                  families by model_type that each family's class joins by being defined
     seq2seq       the sequence-to-sequence families (BART, mBART, T5, Pegasus, Marian)
     causal        decoder-only causal language models, and GPTScore's compatibility policy
     chat          chat-format scoring of causal models with a chat template

@@ -18,7 +18,7 @@ from transformers.cache_utils import DynamicCache, DynamicLayer
 from ..errors import UnsupportedModelError
 
 if TYPE_CHECKING:
-    from ..options import ChatSettings
+    from ..options import EngineOptions
 
 # A label position that is run through the model but neither scored nor counted (as -100 in Hugging Face labels).
 IGNORED = -100
@@ -26,6 +26,11 @@ IGNORED = -100
 # What a family's `encode` makes of a batch of conditions and its `decode` reads back.
 Encoded = TypeVar("Encoded")
 Item = TypeVar("Item")
+
+# The family that drives each config model_type, filled as the classes are defined (Family.__init_subclass__): the
+# loader looks a checkpoint's model_type up here (bart_score.models.loading) before it tries the causal LMs' families,
+# which take any decoder-only model and name no model_type.
+FAMILIES: dict[str, type[Family]] = {}
 
 
 @dataclass(frozen=True)
@@ -68,20 +73,19 @@ class ModelLimits:
 
 class Family(ABC, Generic[Encoded]):
     """A kind of model the engine can drive. Subclasses set `name`, `model_types` and `auto_class`, and implement
-    `tokenize`, `encode`, `decode` and `full_logits`; `policy` is the signature's short name of the token policy."""
+    `tokenize`, `encode`, `decode` and `full_logits`; `policy` is the signature's short name of the token policy.
+
+    A class that names its model_types is registered by being defined (FAMILIES), so that a new family is one class:
+    built from the tokenizer, the model and the engine's checked options (EngineOptions), it reads what its token
+    policy needs of them (mBART its language codes, a causal LM its template) in its __init__."""
 
     name = ""
     model_types: tuple[str, ...] = ()
     auto_class: Any = None  # the transformers Auto class that loads the model
-    # The language codes the family reads texts in (mBART's); none for families without them.
+    # Whether texts are read in the language codes that source_lang and target_lang name (mBART's), which the other
+    # families refuse; language_codes: those the tokenizer knows.
+    reads_language_codes = False
     language_codes: tuple[str, ...] = ()
-    # mBART's: the language code sources are read in, and that of the other texts; None for the other families.
-    source_lang: str | None = None
-    target_lang: str | None = None
-    # Chat scoring's (bart_score.models.chat): its checked settings, and the instruction of each direction among them;
-    # None for the families that score plain text.
-    settings: ChatSettings | None = None
-    instructions: dict[str, str] | None = None
     # A pad token written in a target adds 0 to the sum but is counted, as the original's NLLLoss(ignore_index=pad);
     # False where no such rule applies.
     written_pad_scores_zero = False
@@ -89,7 +93,13 @@ class Family(ABC, Generic[Encoded]):
     # it reads of the model instead; None when the model is here, and read.
     limits: ModelLimits | None = None
 
-    def __init__(self, tokenizer: Any, model: Any) -> None:
+    def __init_subclass__(cls, **keywords: Any) -> None:
+        super().__init_subclass__(**keywords)
+        for model_type in cls.__dict__.get("model_types", ()):  # its own, not those a subclass inherits
+            FAMILIES[model_type] = cls
+
+    def __init__(self, tokenizer: Any, model: Any, options: EngineOptions) -> None:
+        """model: None for a served model's token policy (bart_score.models.loading.served_family)."""
         self.tokenizer = tokenizer
         self.model = model
         specials = sorted({t for t in getattr(tokenizer, "all_special_tokens", []) if t}, key=len, reverse=True)

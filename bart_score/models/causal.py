@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import AutoModelForCausalLM
@@ -28,6 +28,9 @@ from ..errors import InputError, UnsupportedModelError
 from ..messages import Mention
 from ..options import DEFAULT_TEMPLATE, TEMPLATE, template_sides
 from .base import Family, Target, Tokenized, dedupe, stored_rows_cache
+
+if TYPE_CHECKING:
+    from ..options import EngineOptions
 
 
 class EncodedPrefixes:
@@ -48,9 +51,9 @@ class CausalFamily(Family[EncodedPrefixes]):
     name = "causal"
     auto_class = AutoModelForCausalLM
 
-    def __init__(self, tokenizer: Any, model: Any, template: str | None = None) -> None:
-        super().__init__(tokenizer, model)
-        self.template = DEFAULT_TEMPLATE if template is None else template
+    def __init__(self, tokenizer: Any, model: Any, options: EngineOptions) -> None:
+        super().__init__(tokenizer, model, options)
+        self.template = DEFAULT_TEMPLATE if options.template is None else options.template
         self.head, self.tail = template_sides(self.template)
         self.start_ids = self._start_ids()
         if tokenizer.eos_token_id is None:

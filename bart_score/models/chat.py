@@ -45,7 +45,15 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from ..errors import InputError, ScoringError, UnsupportedModelError, first_line
 from ..messages import Mention, Part
-from ..options import CONDITION_PLACEHOLDER, INSTRUCTION, SYSTEM, TEMPLATE, ChatSettings, template_sides
+from ..options import (
+    CONDITION_PLACEHOLDER,
+    INSTRUCTION,
+    SYSTEM,
+    TEMPLATE,
+    ChatSettings,
+    EngineOptions,
+    template_sides,
+)
 from .base import Target, Tokenized, dedupe
 from .causal import CausalFamily
 
@@ -96,12 +104,15 @@ class ChatFamily(CausalFamily):
         self,
         tokenizer: PreTrainedTokenizerBase,
         model: PreTrainedModel,
-        settings: ChatSettings,
+        options: EngineOptions,
         origin: str = "this model's chat template",
     ) -> None:
-        """origin: how errors name the chat template (the checkpoint, and the file or metadata it comes from)."""
+        """options: with chat settings (chat_settings); origin: how errors name the chat template (the checkpoint,
+        and the file or metadata it comes from)."""
         # Not CausalFamily's __init__: that one checks a template and an EOS this policy does not use.
-        super(CausalFamily, self).__init__(tokenizer, model)
+        super(CausalFamily, self).__init__(tokenizer, model, options)
+        settings = options.chat_settings
+        assert settings is not None  # the loader builds this family for chat settings only
         if not getattr(tokenizer, "chat_template", None):
             raise no_chat_template("this model's tokenizer")
         if not tokenizer.is_fast:

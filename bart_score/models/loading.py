@@ -2,13 +2,14 @@
 
 A checkpoint is a named configuration (bart_score.variants), a GGUF file, a local directory saved with save_pretrained,
 or a Hub id (see checkpoints.locate_checkpoint). A directory or GGUF file is read where it is; a Hub id from the
-Hugging Face cache, else the Hub. The config's model_type (a GGUF file's metadata) picks the family. A new family is one
-class (see base.Family) added to SEQ2SEQ_FAMILIES, or any decoder-only model that AutoModelForCausalLM loads. A
-checkpoint may also name an inference server a causal LM runs on (served_family, for served.scorer.ServedScorer): its
-family is the one the same model would have here, built on the served model's tokenizer, so that one token policy
-serves both. No code
-from a checkpoint is ever run: every from_pretrained call passes trust_remote_code=False, and a checkpoint that would
-need its own code is refused before anything is loaded (so transformers never asks on stdin whether to run it)."""
+Hugging Face cache, else the Hub. The config's model_type (a GGUF file's metadata) picks the family: the one
+registered for it (base.FAMILIES, which a family's class joins by naming its model_types), else a causal LM's for any
+decoder-only model that AutoModelForCausalLM loads. A new family is one class (see base.Family) in a module imported
+here. A checkpoint may also name an inference server a causal LM runs on (served_family, for
+served.scorer.ServedScorer): its family is the one the same model would have here, built on the served model's
+tokenizer, so that one token policy serves both. No code from a checkpoint is ever run: every from_pretrained call
+passes trust_remote_code=False, and a checkpoint that would need its own code is refused before anything is loaded (so
+transformers never asks on stdin whether to run it)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ from ..errors import (
 from ..messages import Mention
 from ..options import ChatSettings, EngineOptions
 from ..variants import NAMED_CHECKPOINTS, PARA_WEIGHTS_ENV
-from .base import Family, ModelLimits
+from . import seq2seq  # noqa: F401  # the sequence-to-sequence families, which register themselves (base.FAMILIES)
+from .base import FAMILIES, Family, ModelLimits
 from .causal import CausalFamily, GPTScoreFamily
 from .chat import WITHOUT_CHAT, ChatFamily, no_chat_template
 from .checkpoints import (
@@ -53,11 +55,9 @@ from .checkpoints import (
     stored_tensor_elements,
 )
 from .gguf import CHAT_TEMPLATE_KEY, read_gguf_header, require_gguf_extra
-from .seq2seq import BartFamily, MarianFamily, MBartFamily, PegasusFamily, T5Family
 from .served._server import ServedModel, connect_server, tokenizer_error, tokenizer_origin
 from .served._transport import SERVED_OPTIONS
 
-SEQ2SEQ_FAMILIES = (BartFamily, MBartFamily, T5Family, PegasusFamily, MarianFamily)
 # Fewer ordinary vocabulary entries than this is a tokenizer without its vocabulary: the smallest real ones (bytes,
 # characters) have hundreds, and one built from a tokenizer config alone has none or one.
 MIN_VOCABULARY = 16
@@ -135,14 +135,10 @@ def load_family(checkpoint: Checkpoint, options: EngineOptions) -> Family:
         )
     check_config_fits_weights(checkpoint, config, family.auto_class)
     tokenizer, model = _load_weights(checkpoint, config, where, family.auto_class, dtype)
-    if family is MBartFamily:
-        return family(tokenizer, model, source_lang, target_lang)
     if family is ChatFamily:
-        assert chat is not None  # _family_class chose ChatFamily for chat settings
-        return family(tokenizer, model, chat, _chat_template_origin(tokenizer, options.chat_template, checkpoint))
-    if issubclass(family, CausalFamily):
-        return family(tokenizer, model, template)
-    return family(tokenizer, model)
+        origin = _chat_template_origin(tokenizer, options.chat_template, checkpoint)
+        return ChatFamily(tokenizer, model, options, origin)
+    return family(tokenizer, model, options)
 
 
 def served_family(checkpoint: Checkpoint, options: EngineOptions) -> tuple[Family, ServedModel]:
@@ -178,11 +174,10 @@ def served_family(checkpoint: Checkpoint, options: EngineOptions) -> tuple[Famil
         tokenizer = load_tokenizer(repr(source), folder, where)
     model = ServedModel(server, tokenizer, options, located.identity())
     if family is ChatFamily:
-        assert chat is not None  # _family_class chose ChatFamily for chat settings
         origin = _chat_template_origin(tokenizer, options.chat_template, located)
-        policy: Family = family(tokenizer, None, chat, origin)  # type: ignore[arg-type]  # no model here
+        policy: Family = ChatFamily(tokenizer, None, options, origin)  # type: ignore[arg-type]  # no model here
     else:
-        policy = family(tokenizer, None, template)
+        policy = family(tokenizer, None, options)
     policy.limits = ModelLimits(server.report.positions, model.vocabulary)
     return policy, model
 
@@ -190,7 +185,7 @@ def served_family(checkpoint: Checkpoint, options: EngineOptions) -> tuple[Famil
 def _refuse_language_codes(
     family: type[Family], name: str, config: PretrainedConfig, source_lang: str | None, target_lang: str | None
 ) -> None:
-    if (source_lang is not None or target_lang is not None) and family is not MBartFamily:
+    if (source_lang is not None or target_lang is not None) and not family.reads_language_codes:
         given = Mention("source_lang", source_lang) if source_lang is not None else Mention("target_lang", target_lang)
         raise InputError(
             given, f" is for families with language codes (mBART); {name!r} is a {config.model_type!r} model"
@@ -390,22 +385,22 @@ def _family_class(
     compatibility: str | None,
     chat: ChatSettings | None = None,
 ) -> type[Family]:
-    for family in SEQ2SEQ_FAMILIES:
-        if config.model_type in family.model_types:
-            if chat is not None:
-                raise _only_for_causal_models(Mention("chat", True), name)
-            if compatibility is not None:
-                raise _only_for_causal_models(
-                    Mention("compatibility", compatibility),
-                    name,
-                    remedy="leave it out: the default policy matches T5Score's and GPTScore's Flan-T5 scoring",
-                )
-            return family
+    family = FAMILIES.get(config.model_type)
+    if family is not None:
+        if chat is not None:
+            raise _only_for_causal_models(Mention("chat", True), name)
+        if compatibility is not None:
+            raise _only_for_causal_models(
+                Mention("compatibility", compatibility),
+                name,
+                remedy="leave it out: the default policy matches T5Score's and GPTScore's Flan-T5 scoring",
+            )
+        return family
     if is_decoder_only(config):
         if chat is not None:
             return ChatFamily
         return GPTScoreFamily if compatibility == "gptscore" else CausalFamily
-    supported = ", ".join(sorted({t for family in SEQ2SEQ_FAMILIES for t in family.model_types}))
+    supported = ", ".join(sorted(FAMILIES))
     raise UnsupportedModelError(
         f"{name!r} is a {config.model_type!r} model, which cannot score text as generation: "
         f"supported are the sequence-to-sequence families ({supported}) and decoder-only causal "

@@ -9,7 +9,7 @@ forces and which is neither scored nor counted. A pad token written in a target 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import AutoModelForSeq2SeqLM
@@ -18,6 +18,9 @@ from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from ..errors import InputError, UnsupportedModelError
 from ..messages import Mention
 from .base import IGNORED, Family, Target, Tokenized, dedupe, stored_rows_cache
+
+if TYPE_CHECKING:
+    from ..options import EngineOptions
 
 
 class _UnkeptCache(DynamicCache):
@@ -51,8 +54,8 @@ class Seq2SeqFamily(Family[EncodedConditions]):
     # What the model's own shift of the labels needs from the config.
     teacher_forcing_ids: tuple[str, ...] = ("pad_token_id", "decoder_start_token_id")
 
-    def __init__(self, tokenizer: Any, model: Any) -> None:
-        super().__init__(tokenizer, model)
+    def __init__(self, tokenizer: Any, model: Any, options: EngineOptions) -> None:
+        super().__init__(tokenizer, model, options)
         config = model.config
         missing = [name for name in self.teacher_forcing_ids if getattr(config, name, None) is None]
         if missing:
@@ -195,9 +198,11 @@ class MBartFamily(BartFamily):
     name = "mbart"
     model_types = ("mbart",)
     teacher_forcing_ids = ("pad_token_id",)  # the shift starts the decoder from the labels' own last token
+    reads_language_codes = True
 
-    def __init__(self, tokenizer: Any, model: Any, source_lang: str | None, target_lang: str | None) -> None:
-        super().__init__(tokenizer, model)
+    def __init__(self, tokenizer: Any, model: Any, options: EngineOptions) -> None:
+        super().__init__(tokenizer, model, options)
+        source_lang, target_lang = options.source_lang, options.target_lang
         codes = getattr(tokenizer, "lang_code_to_id", None)
         if not codes:
             raise UnsupportedModelError(

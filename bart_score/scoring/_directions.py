@@ -120,7 +120,7 @@ def plan_directions(
     plan = None
     if options.windows is not None:
         assert sources is not None  # directions_for allows long_source="windows" only with sources
-        plan = plan_windows(predictions, sources, options.windows, scorer.device)
+        plan = plan_windows(predictions, sources, options.windows, scorer.options.device)
         groups["faithfulness"] = plan.pairs
     reference_pairs = None
     if options.rescale == "corpus":  # its samples are scored in the same engine call as the directions

@@ -73,14 +73,15 @@ def plan_pair_groups(
     # score()'s per-pair keywords, from each pair's (direction, condition role): the spans follow one another
     roles = [_group_roles(key) for key, span in spans.items() for _ in range(span.start, span.stop)]
     condition_lang = instruction = None
-    source_lang, target_lang, instructions = scorer.source_lang, scorer.target_lang, scorer.instructions
+    settings = scorer.options
+    source_lang, target_lang, chat = settings.source_lang, settings.target_lang, settings.chat_settings
     if source_lang is not None and target_lang is not None:  # mBART (it has both): sources in their language
         condition_lang = [source_lang if role == "source" else target_lang for _, role in roles]
-    if instructions is not None:  # chat scoring: each direction's pairs under its instruction
+    if chat is not None:  # chat scoring: each direction's pairs under its instruction
         instruction = []
         for direction, _ in roles:
             assert direction is not None  # chat scoring samples reference points for each direction
-            instruction.append(instructions[direction])
+            instruction.append(chat.instructions[direction])
     return PairCall(conditions, targets, condition_lang, instruction, spans, len(options.prompts))
 
 

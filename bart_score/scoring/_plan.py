@@ -86,8 +86,9 @@ class PlannedScorer(ABC):
     The settings are EngineOptions' fields, each documented there (bart_score.options). ``scorer.options`` holds them,
     the values resolved when the scorer was built included (the device, max_tokens and max_length it chose, the
     checkpoint as resolved from a configuration name), and is the only holder of them: read ``scorer.options.dtype``,
-    ``scorer.options.checkpoint``, .... ``device`` (a torch.device) and ``max_length`` are the Scorer protocols' reads
-    of them (bart_score.scoring.protocols)."""
+    ``scorer.options.source_lang``, ...; the Scorer protocols read them there too (bart_score.scoring.protocols).
+    ``device`` (a torch.device) and ``max_length`` read them for the original class's callers, whose scorer had
+    both as attributes; ``token_policy`` is the family's (documented in docs/models.md)."""
 
     def __init__(self, options: EngineOptions, family: Family, label: str, identity: str) -> None:
         """options: resolved (resolved_options); family: the token policy and, for a local model, the model; label and
@@ -114,7 +115,7 @@ class PlannedScorer(ABC):
             )
         return max_length
 
-    # The settings, read from the options (the only holder of them).
+    # The original class's attributes, read from the options (the only holder of them).
 
     @property
     def device(self) -> torch.device:
@@ -147,11 +148,6 @@ class PlannedScorer(ABC):
         if self._weights_identity is None:
             return self._checkpoint_identity
         return f"{self._checkpoint_identity}+{self._weights_identity}"
-
-    @property
-    def instructions(self) -> dict[str, str] | None:
-        """Chat scoring: the instruction of each direction (faithfulness, precision, recall); else None."""
-        return self.family.instructions
 
     @property
     def token_policy(self) -> str:
@@ -282,19 +278,12 @@ class PlannedScorer(ABC):
         ``bart_score.scoring._directions``."""
         return _directions.score_directions(self, predictions, references, sources, options, **keywords)
 
-    @property
-    def source_lang(self) -> str | None:
-        return self.family.source_lang
-
-    @property
-    def target_lang(self) -> str | None:
-        return self.family.target_lang
-
     # -- the planned computation ----------------------------------------------------------------------------------
 
     def _condition_languages(self, condition_lang: str | Sequence[str] | None, count: int) -> list[str | None]:
         """The language code of each condition (None for families without language codes)."""
-        if self.source_lang is None:
+        source_lang = self.options.source_lang
+        if source_lang is None:
             if condition_lang is not None:
                 raise InputError(
                     Mention("condition_lang"),
@@ -304,7 +293,7 @@ class PlannedScorer(ABC):
             return [None] * count
         languages: list[str | None]
         if condition_lang is None or isinstance(condition_lang, str):
-            languages = [condition_lang or self.source_lang] * count
+            languages = [condition_lang or source_lang] * count
         else:
             languages = list(text_list(condition_lang, "condition_lang", count, counted_by="srcs"))
         for index, language in enumerate(languages):
@@ -339,7 +328,7 @@ class PlannedScorer(ABC):
         batch_size = optional_positive_int(batch_size, "batch_size")
         token_budget = optional_positive_int(max_tokens, "max_tokens") or cast(int, self.options.max_tokens)  # resolved
         languages = self._condition_languages(condition_lang, len(conditions))
-        instructions = instruction_list(instruction, len(conditions), self.family.settings)
+        instructions = instruction_list(instruction, len(conditions), self.options.chat_settings)
         group = process_group(self.options.distributed)
         if group:
             group.check_same_inputs(conditions, targets, self.device)
@@ -402,7 +391,7 @@ class PlannedScorer(ABC):
     ) -> Plan:
         """The call's Plan: its texts tokenized under the family's token policy, pairs deduplicated and grouped
         (instructions: chat scoring's, one per pair, or None for the scorer's own)."""
-        languages = languages or [self.source_lang] * len(conditions)
+        languages = languages or [self.options.source_lang] * len(conditions)
         per_pair = {} if instructions is None else {"instructions": instructions}
         return Plan(self.family.tokenize(conditions, targets, languages, self.max_length, **per_pair))
 

@@ -117,7 +117,7 @@ class BARTScorer(PlannedScorer):
         does something the engine does not (logit soft-capping or scaling, an attention that ignores the cache).
         Log-probabilities that are not finite in the model's own forward pass come from its weights, not from the
         engine: the checkpoint is damaged (or, in a 16-bit dtype, its values overflow it)."""
-        probe = (["The cat sat on the mat."], ["A cat sat."], [self.source_lang])
+        probe = (["The cat sat on the mat."], ["A cat sat."], [self.options.source_lang])
         tokenized = self.family.tokenize(*probe, self.max_length)
         condition, target = tokenized.conditions[0], tokenized.targets[0]
         with torch.inference_mode():

@@ -1,24 +1,22 @@
 """What the library's scoring functions call on a scorer, as Protocols that the scorers satisfy structurally: the
-engine (bart_score.scoring.engine.BARTScorer) and the score cache's wrapper
-(bart_score.scoring.score_cache.ResumableScorer).
+engine (bart_score.scoring.engine.BARTScorer), a served model's scorer (bart_score.models.served.scorer.ServedScorer)
+and the score cache's wrapper (bart_score.scoring.score_cache.ResumableScorer).
 
 ScorerIdentity: what planning a call's pairs and signing its results take (bart_score.scoring._directions'
-plan_directions and direction_results): the scorer's label, language codes, chat instructions, signature fields, and the
-device its model runs on (where long_source="windows" runs its retriever); meta-eval's grid plans with the identity its
-options give before a model loads (bart_score.meta_eval._selection_grid). Scorer: a ScorerIdentity that scores the pairs
-(bart_score.scoring._directions, bart_score.scoring._pair_groups, meta-eval's score_benchmarks).
-IdentifiedScorer: a Scorer that also says which model it is, with which token policy, max_length and options (the
-EngineOptions it was built with, passed whole), the settings a baseline file is made for (bart_score.baselines;
-rescale="baseline")."""
+plan_directions and direction_results): the scorer's label, signature fields and options, the one holder of the
+settings a plan reads (the language codes, chat scoring's instructions, the device where long_source="windows" runs
+its retriever); meta-eval's grid plans with the identity its options give before a model loads
+(bart_score.meta_eval._selection_grid). Scorer: a ScorerIdentity that scores the pairs (bart_score.scoring._directions,
+bart_score.scoring._pair_groups, meta-eval's score_benchmarks). IdentifiedScorer: a Scorer that also says which model
+it is and with which token policy, what a baseline file is made for with the options' max_length, template,
+compatibility and chat options (bart_score.baselines; rescale="baseline")."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    import torch
-
     from ..options import EngineOptions
 
 
@@ -31,22 +29,12 @@ class ScorerIdentity(Protocol):
         ...
 
     @property
-    def source_lang(self) -> str | None:
-        """The language code sources are read in (mBART), else None; target_lang: that of the other texts."""
-        ...
-
-    @property
-    def target_lang(self) -> str | None: ...
-
-    @property
-    def instructions(self) -> Mapping[str, str] | None:
-        """Chat scoring: the instruction of each direction (faithfulness, precision, recall); else None."""
-        ...
-
-    @property
-    def device(self) -> torch.device | None:
-        """The device the model runs on, where long_source="windows" runs its retriever too; None: a scorer with no
-        model of its own (the retriever runs on the CPU)."""
+    def options(self) -> EngineOptions:
+        """The scorer's checked options, the only holder of its settings: as resolved where the scorer was built (the
+        device's name, max_length, max_tokens: bart_score.scoring._plan.resolved_options), as given where an identity
+        stands for a scorer not yet loaded. A plan reads source_lang and target_lang (mBART's language codes, else
+        None), chat_settings (chat scoring's instruction of each direction, else None) and device (where
+        long_source="windows" runs its retriever; None: the CPU)."""
         ...
 
     def signature_fields(self) -> list[str]:
@@ -76,7 +64,7 @@ class Scorer(ScorerIdentity, Protocol):
 
 @runtime_checkable
 class IdentifiedScorer(Scorer, Protocol):
-    """A Scorer that names its model and settings, as a baseline file is keyed on them (runtime_checkable, so that
+    """A Scorer that names its model and token policy, as a baseline file is keyed on them (runtime_checkable, so that
     rescale="baseline" can refuse a scorer that cannot)."""
 
     @property
@@ -87,14 +75,6 @@ class IdentifiedScorer(Scorer, Protocol):
 
     @property
     def token_policy(self) -> str:
-        """Which tokens are scored and what the decoder starts from, in a few characters."""
-        ...
-
-    @property
-    def max_length(self) -> int: ...
-
-    @property
-    def options(self) -> EngineOptions:
-        """The options the scorer was built with: what a baseline for it is made with (its token policy's template,
-        compatibility and chat options)."""
+        """Which tokens are scored and what the decoder starts from, in a few characters: what the model's family
+        makes of the tokenizer and the options (a chat template's digest), which no option holds."""
         ...

@@ -83,8 +83,8 @@ class ResumableScorer:
         self.repaired_lines = 0  # torn last lines (an interrupted write) dropped from the file
 
     def __getattr__(self, name: str) -> Any:
-        """Everything but score() is the scorer's own (its label, identity, token policy, options, device, languages,
-        instructions, signature fields): the cache stands in for its scoring only, and is the scorer in all else."""
+        """Everything but score() is the scorer's own (its label, identity, token policy, options, signature fields):
+        the cache stands in for its scoring only, and is the scorer in all else."""
         scorer = self.__dict__.get("scorer")  # absent while a copy is being made: no attribute to hand on
         if scorer is None:
             raise AttributeError(name)
@@ -140,7 +140,7 @@ class ResumableScorer:
             missing = list(first_position.values())
             self.cached_pairs += len(set(keys)) - len(missing)
         if group is not None:  # every rank takes part in each chunk's scoring, so all must know the missing pairs
-            missing, failure = _from_rank0((missing, failure), self.scorer.device)
+            missing, failure = _from_rank0((missing, failure), self.scorer.options.device)
             if failure is not None:
                 raise failure
 
@@ -321,12 +321,13 @@ def check_cache_file(path: str) -> None:
         read_cache_file(path)
 
 
-def _from_rank0(value: Value, device: torch.device) -> Value:
+def _from_rank0(value: Value, device: str | torch.device | None) -> Value:
+    """Rank 0's `value` on every rank; device: the scorer's (its options', resolved: a device name)."""
     import torch
 
     from ..scaling._distributed import current_device
 
     holder = [value]
-    with current_device(device):
+    with current_device(torch.device(device)):  # type: ignore[arg-type]  # resolved: a device name
         torch.distributed.broadcast_object_list(holder, src=0)
     return holder[0]
