@@ -2,6 +2,7 @@
 on the tiny checkpoints. Every test here starts a browser (slow). Screenshots at 1280 and 390 px go to a temporary
 folder, or to $BARTSCORE_SCREENSHOTS; the folder is printed at the end of the run: look at them."""
 
+import importlib.util
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from support.extras import require_extra
 require_extra("app")  # before the imports that need it
 from support.app_server import shown_signature
 from support.contrast import contrast
+from support.lazy import LazyModule
 from support.space_inputs import CANDIDATES, OUTPUT_ROWS, SOURCE, write_documents_csv, write_outputs_csv
 
 import bart_score
@@ -23,8 +25,8 @@ import space.examples
 import space.form
 from bart_score.baselines import files as baseline_files
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-expect = sync_api.expect
+# Imported by the first browser test (support/lazy.py), not while every pytest-xdist worker collects.
+sync_api = LazyModule("playwright.sync_api")
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -38,20 +40,27 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 TIMEOUT_MS = 300_000  # a bound that only a hung page reaches, at a load average of 20 too
-expect.set_options(timeout=TIMEOUT_MS)
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
+        importlib.util.find_spec("playwright") is None, reason="the playwright package is not installed"
+    ),
+    pytest.mark.skipif(
         not os.path.isfile(CHROMIUM), reason="Debian's chromium is not installed (apt-get install chromium)"
     ),
 ]
 
 
+def expect(actual):
+    return sync_api.expect(actual)
+
+
 @pytest.fixture(scope="module")
 def browser():
+    sync_api.expect.set_options(timeout=TIMEOUT_MS)
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
