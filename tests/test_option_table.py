@@ -7,6 +7,7 @@ import dataclasses
 import re
 
 import pytest
+from support.cli import parser_actions
 from support.extras import lacking, reason
 
 from bart_score.cli import _arguments, build_parser
@@ -31,14 +32,6 @@ def every_option():
     for options_class in OPTION_CLASSES:
         for name, spec in options_class.TABLE.items():
             yield options_class, name, spec
-
-
-def parser_actions(parser):
-    for action in parser._actions:
-        yield action
-        if isinstance(action, argparse._SubParsersAction):
-            for subparser in action.choices.values():
-                yield from parser_actions(subparser)
 
 
 def test_the_classes_fields_are_exactly_the_tables_options():

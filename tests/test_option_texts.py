@@ -9,8 +9,9 @@ default more than once."""
 
 from __future__ import annotations
 
-import argparse
 import re
+
+from support.cli import parser_actions
 
 from bart_score.cli import _arguments, build_parser
 from bart_score.options import OPTION_CLASSES, CorpusPoints, EngineOptions, Flag, OptionSpec, ScoringOptions
@@ -108,14 +109,6 @@ def test_every_flags_help_is_its_options_text_in_the_command_lines_words():
                 assert f"{flag.const}' (the default when no value is given)" in help_text, name
             if flag.default is not None:
                 assert f"{flag.default} (default)" in help_text, name
-
-
-def parser_actions(parser):
-    for action in parser._actions:
-        yield action
-        if isinstance(action, argparse._SubParsersAction):
-            for subparser in action.choices.values():
-                yield from parser_actions(subparser)
 
 
 def test_the_command_line_says_each_flags_help_as_flag_help_makes_it():

@@ -1,6 +1,7 @@
 """The command line run as users run it: `python bartscore.py ...` in a subprocess of its own; the texts its tests
-score."""
+score; every argparse action of a parser and its subcommands."""
 
+import argparse
 import json
 import os
 import subprocess
@@ -83,3 +84,12 @@ def tsv_scores(stdout):
     header = lines[0].split("\t")
     rows = [dict(zip(header, line.split("\t"))) for line in lines[1:]]
     return header, rows
+
+
+def parser_actions(parser):
+    """Every action of an argparse parser and of its subcommands' parsers, depth first."""
+    for action in parser._actions:
+        yield action
+        if isinstance(action, argparse._SubParsersAction):
+            for subparser in action.choices.values():
+                yield from parser_actions(subparser)
