@@ -255,8 +255,8 @@ def reference_run(model, tokenizer, task, start_ids, max_length):
                     scored = [*tokenizer(target, add_special_tokens=False)["input_ids"], tokenizer.eos_token_id]
                     logits = run.logits[0]
                     if len(scored) > 1:
-                        cache = copy.deepcopy(run.past_key_values)
-                        steps = model(input_ids=tensor([scored[:-1]]), past_key_values=cache, use_cache=True)
+                        cache = copy.deepcopy(run.cache)
+                        steps = model(input_ids=tensor([scored[:-1]]), cache=cache, use_cache=True)
                         logits = torch.cat([logits, steps.logits[0]])
                     scores[condition, target] = mean_log_prob(logits, scored)
     if cross:
@@ -479,6 +479,8 @@ def measure_family(family, args, size):
         task = make_task(mode, scorers[0].tokenizer, size, args.seed)
         rows.append(measure_row(family, task, scorers, reference, args))
         print(one_line(rows[-1]), flush=True)
+        if rows[-1].stages:
+            print("    stages: " + stage_shares(rows[-1], ", "), flush=True)
     return rows, title
 
 
@@ -521,6 +523,12 @@ def one_line(row):
     )
 
 
+def stage_shares(row, separator, named=True):
+    return separator.join(
+        (f"{stage} " if named else "") + f"{row.stages[stage][0] / row.profiled_seconds:.0%}" for stage in STAGES
+    )
+
+
 def print_report(rows, titles, args):
     print(f"\n## The engine against the machine ({args.device}, {torch.get_num_threads()} threads)\n")
     for family, title in titles.items():
@@ -541,7 +549,7 @@ def print_report(rows, titles, args):
         print("| family | mode | " + " | ".join(STAGES) + " | padding | profiled s |")
         print("|---|---|" + "---|" * (len(STAGES) + 2))
         for r in rows:
-            shares = " | ".join(f"{r.stages[s][0] / r.profiled_seconds:.0%}" for s in STAGES)
+            shares = stage_shares(r, " | ", named=False)
             print(f"| {r.family} | {r.mode} | {shares} | {1 - r.useful / r.executed:.0%} | {r.profiled_seconds:.2f} |")
         print("\nMatmul rate per stage, GFLOP/s (the profiler's count of mm, addmm and bmm; not attention):\n")
         rated = STAGES[1:4]
