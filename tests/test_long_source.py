@@ -3,6 +3,7 @@ from its description as a plain loop (per summary sentence: embed, cosine top-k,
 plain BART forward with labels per window, max, then mean), the planned reuse, the options and bad input."""
 
 import functools
+import itertools
 import json
 import os
 import random
@@ -279,6 +280,35 @@ def test_each_window_is_encoded_once_and_each_pair_scored_once(scorer, encoder_c
     assert sum(sentence == shared for _, sentence in scored) == 3  # two systems' sentence, scored once per window
 
 
+def test_windows_go_to_the_encoder_longest_first_in_batches_of_half_the_token_budget(
+    scorer, encoder_checkpoint, monkeypatch
+):
+    """Windows are short conditions with a sentence or two each: the encoder takes them max_tokens / 2 padded tokens
+    at a time, so that a decoder batch holds the sentences of many windows (an eighth of the budget ran
+    bench_long_documents.py's windows 6 at a time, and its model side twice as slowly)."""
+    sources, predictions = workload(7, documents=2, systems=3)
+    batches = []
+    original_encode = scorer._encode
+
+    def recording_encode(sequences):
+        batches.append([len(sequence) for sequence in sequences])
+        return original_encode(sequences)
+
+    monkeypatch.setattr(scorer, "_encode", recording_encode)
+    max_tokens = 256
+    scorer.score_directions(
+        joined(predictions),
+        sources=joined(sources * 3),
+        long_source="windows",
+        retriever=encoder_checkpoint,
+        max_tokens=max_tokens,
+    )
+    assert len(batches) > 1
+    for batch, following in itertools.pairwise(batches):
+        assert len(batch) * max(batch) <= max_tokens // 2 < (len(batch) + 1) * max(batch)  # filled to the budget
+        assert min(batch) >= max(following)  # longest first
+
+
 def test_each_distinct_sentence_is_embedded_once_in_batches(encoder_checkpoint, monkeypatch):
     retriever = EmbeddingRetriever(encoder_checkpoint)
     rows, calls = [], []
@@ -297,6 +327,27 @@ def test_each_distinct_sentence_is_embedded_once_in_batches(encoder_checkpoint, 
     distinct = {s for group in (*documents, *queries) for s in group}
     assert len(rows) == len(distinct)
     assert len(calls) < len(distinct)
+
+
+def test_each_embedding_batch_pads_its_rows_by_less_than_a_quarter(encoder_checkpoint, monkeypatch):
+    retriever = EmbeddingRetriever(encoder_checkpoint)
+    batches = []
+    forward = retriever.model.forward
+
+    def recording_forward(*args, **kwargs):
+        mask = kwargs["attention_mask"]
+        batches.append((mask.shape[1], mask.sum(dim=1).tolist()))
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(retriever.model, "forward", recording_forward)
+    rng = random.Random(3)
+    sentences = [english_like(rng, rng.randint(2, 30)) for _ in range(40)]
+    retriever.embed(sentences)
+    assert sum(len(lengths) for _, lengths in batches) == len(set(sentences))
+    assert len(batches) > 1
+    for width, lengths in batches:
+        assert max(lengths) == width
+        assert all(4 * length >= 3 * width for length in lengths)
 
 
 def test_embeddings_do_not_depend_on_batching(encoder_checkpoint, reference_encoder):
@@ -323,8 +374,8 @@ def test_other_directions_are_computed_as_usual_and_the_signature_records_the_mo
         retriever=encoder_checkpoint,
     )
     plain = scorer.score_directions(joined(predictions), references=references, sources=joined(sources))
-    for direction in ("precision", "recall", "f_score"):
-        assert windows[direction] == plain[direction]
+    for direction in ("precision", "recall", "f_score"):  # batched with other conditions: float32's rounding apart
+        assert windows[direction] == pytest.approx(plain[direction], abs=1e-5)
     assert windows["faithfulness"] != plain["faithfulness"]
     field = next(f for f in windows["signature"].split("|") if f.startswith("long:"))
     assert field.startswith(f"long:windows(k=2,window=pm1,retriever={encoder_checkpoint},split=pysbd")

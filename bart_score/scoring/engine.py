@@ -35,8 +35,10 @@ from ._progress import progress_bar
 _LOGIT_POSITIONS = 512
 _BLOCK_LOGITS = {"cpu": 1 << 20}
 _ACCELERATOR_BLOCK_LOGITS = 1 << 25
-# Conditions are run max_tokens / CONDITION_BUDGET_SHARE padded tokens at a time (see _score_share).
-CONDITION_BUDGET_SHARE = 8
+# Conditions are run max_tokens / CONDITION_BUDGET_SHARE padded tokens at a time (see _score_share). Half the budget
+# lets a decoder batch hold the targets of many short conditions (a long source's windows hold a sentence or two):
+# an eighth ran bench_long_documents.py's windows 6 at a time and its model side about twice as slowly.
+CONDITION_BUDGET_SHARE = 2
 
 Item = TypeVar("Item")
 
