@@ -38,8 +38,6 @@ logger = logging.getLogger("bart_score")
 
 Scorer = TypeVar("Scorer", bound="PlannedScorer")
 
-CONDITION_BUDGET_SHARE = 8
-
 Item = TypeVar("Item")
 # Per distinct pair: (sum of its target-token log-probabilities, those log-probabilities when kept, else None).
 PairResults = dict[int, tuple[float, "torch.Tensor | None"]]
