@@ -1,37 +1,20 @@
 #!/usr/bin/env python
-"""The engine against the machine (issue 45): for each model family and mode, the useful FLOPs, the engine's wall
-time, the matmul peak measured in the same run and the fraction of it the engine reaches; then where the time goes.
+"""The engine against the machine (issue 45): per model family and mode, the useful FLOPs, the engine's wall time,
+the matmul peak measured in the same run and the fraction of it reached; then where the time goes.
 
-Families: BART at facebook/bart-base's dimensions (bart-large's on a GPU), T5 at t5-small's (both random weights with
-the real output layers, built once under --workdir as bench_engine.py and bench_families.py build them) and the real
-SmolLM2-135M-Instruct (the tests' conversion of its GGUF file; where it cannot be had, a random Llama of its
-dimensions). Modes, on workload.py's SummEval-shaped texts:
+Families: BART at bart-base's dimensions (bart-large's on CUDA) and T5 at t5-small's (random weights, real output
+layers, built once under --workdir), and the real SmolLM2-135M-Instruct (else a random Llama of its dimensions).
+Modes, on workload.py's SummEval-shaped texts: faithfulness; directions (all four, 11 references); prompts
+(decoder-side); windows (long_source="windows", BM25); one-per-condition (nothing shared).
 
-  faithfulness       source -> hypothesis, one source and its systems;
-  directions         all four directions with 11 references;
-  prompts            faithfulness with decoder-side prompts;
-  windows            long_source="windows" on long sources (bench_long_documents.py's texts, BM25 retrieval);
-  one-per-condition  one hypothesis per source: no condition is shared.
-
-Useful FLOPs are counted by torch.utils.flop_counter.FlopCounterMode over an independent reference that runs the model
-one text at a time, without padding: each distinct condition through the encoder (or as a causal prefix) once, each
-distinct (condition, target) pair's target once, the output layer at the scored positions only. Its scores are
-compared with the engine's (the "ref diff" column), which shows that it computed the same thing. The engine's own
-count (padding included) comes from a first engine call under the same counter, which is also the warm-up; its wall
-time is the best of --repeat calls after it; the peak is torch.mm on large square matrices, in the same process, with
-the same threads, just before the row's timed calls.
-
-The stage table comes from one more call under torch.profiler: ranges opened from outside the engine (the plan, the
-family's condition and target passes, forward hooks on the encoder and decoder modules), and every top-level torch op
-put in the stage whose range holds it; the output layer's matmul is the op whose operands have the vocabulary's
-size, and the ops outside the model and its passes are the log-softmax, gather and readout. The shares are of that
-call's wall time (the profiler's own cost is in "rest"). Padding is the share of the engine's counted FLOPs that the
-reference does not need.
-
-With --dtype bfloat16/float16 the engine also runs in that dtype: its speed against float32, the drift (largest
-absolute difference and Kendall's tau against float32) and the fraction of that dtype's matmul peak. With --baseline
-(the default on CUDA) workload.py's naive loops run too, in float32. bench/gpu.sh runs the GPU version. README.md
-beside this file gives the commands and figures.
+Useful FLOPs: FlopCounterMode over an independent reference that runs the model one text at a time without padding,
+each distinct condition once, each distinct pair's target once; its scores are compared with the engine's ("ref
+diff"). The engine's own count (padding included) comes from its first call, which is also the warm-up; its time is
+the best of --repeat calls; the peak is torch.mm on square matrices, same process and threads, just before. The stage
+table comes from one more call under torch.profiler, with ranges opened from outside the engine (the plan, the
+family's passes, hooks on the encoder and decoder); see bench/README.md. --dtype also runs the engine in a 16-bit
+dtype (speed, drift, that dtype's peak); --baseline (the default on CUDA) times workload.py's naive loops;
+bench/gpu.sh runs the GPU version.
 """
 
 from __future__ import annotations
@@ -76,15 +59,8 @@ SMOLLM2 = dict(  # HuggingFaceTB/SmolLM2-135M-Instruct's config, for a random st
     vocab_size=49152, max_position_embeddings=8192, rope_theta=100000.0, tie_word_embeddings=True,
 )  # fmt: skip
 PEAK_SIZE = {"cpu": 2048, "cuda": 8192}  # the square matmul that measures the peak
-STAGES = (
-    "tokenization and planning",
-    "conditions (encoder, prefix)",
-    "targets (decoder)",
-    "output layer",
-    "log-softmax, gather, readout",
-    "other torch ops in the passes",
-    "rest (Python, profiler)",
-)
+STAGES = ("tokenization and planning", "conditions (encoder, prefix)", "targets (decoder)", "output layer",
+          "log-softmax, gather, readout", "other torch ops in the passes", "rest (Python, profiler)")  # fmt: skip
 
 
 def _sdpa_flops(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs):
@@ -564,32 +540,26 @@ def print_report(rows, titles, args):
               f"{args.dtype} peak GFLOP/s | fraction of peak |")  # fmt: skip
         print("|---|---|---|---|---|---|---|---|---|---|")
         for r in rows:
-            d = r.reduced
-            rate = r.useful / d["seconds"]
-            print(
-                f"| {r.family} | {r.mode} | {r.seconds:.2f} | {d['seconds']:.2f} | {r.seconds / d['seconds']:.2f}x | "
-                f"{d['difference']:.1e} | {d['tau']:.4f} | {rate / 1e9:,.1f} | {d['peak'] / 1e9:,.1f} | "
-                f"{rate / d['peak']:.0%} |"
-            )
+            d, rate = r.reduced, r.useful / r.reduced["seconds"]
+            print(f"| {r.family} | {r.mode} | {r.seconds:.2f} | {d['seconds']:.2f} | {r.seconds / d['seconds']:.2f}x | "
+                  f"{d['difference']:.1e} | {d['tau']:.4f} | {rate / 1e9:,.1f} | {d['peak'] / 1e9:,.1f} | "
+                  f"{rate / d['peak']:.0%} |")  # fmt: skip
     if any(r.naive for r in rows):
         fastest = f"engine {args.dtype}" if args.dtype != "float32" else "engine"
         print(f"\n### The naive loop (float32) against the {fastest}\n")
         print(f"| family | mode | naive s | {fastest} s | speed-up | engine float32 vs naive: max abs diff |")
         print("|---|---|---|---|---|---|")
         for r in rows:
-            engine = r.reduced.get("seconds", r.seconds)
-            n = r.naive
-            print(
-                f"| {r.family} | {r.mode} | {n['seconds']:.2f} | {engine:.2f} | **{n['seconds'] / engine:.1f}x** | "
-                f"{n['difference']:.1e} |"
-            )
+            engine, n = r.reduced.get("seconds", r.seconds), r.naive
+            print(f"| {r.family} | {r.mode} | {n['seconds']:.2f} | {engine:.2f} | **{n['seconds'] / engine:.1f}x** | "
+                  f"{n['difference']:.1e} |")  # fmt: skip
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", nargs="+", choices=FAMILIES, help="default: all (bart and causal on cuda)")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
-    parser.add_argument("--quick", action="store_true", help="smaller workloads and one timed call: 1-2 minutes")
+    parser.add_argument("--quick", action="store_true", help="smaller workloads, one timed call: 4 minutes")
     parser.add_argument("--repeat", type=int, help="timed engine calls per row, best kept (default 3; --quick 1)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), help="also run the engine in this "
@@ -618,11 +588,9 @@ def main(argv=None):
     os.makedirs(args.workdir, exist_ok=True)
     size = SIZES["quick" if args.quick else "cuda" if args.device == "cuda" else "full"]
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, {args.threads} threads, {args.device}")
-    rows, titles = [], {}
-    for family in args.families:
-        family_rows, titles[family] = measure_family(family, args, size)
-        rows += family_rows
-    print_report(rows, titles, args)
+    measured = {family: measure_family(family, args, size) for family in args.families}
+    rows = [row for family_rows, _ in measured.values() for row in family_rows]
+    print_report(rows, {family: title for family, (_, title) in measured.items()}, args)
 
 
 if __name__ == "__main__":
