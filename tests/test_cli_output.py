@@ -256,7 +256,9 @@ def test_a_missing_cuda_device_is_named_by_its_flag_on_the_command_line(copying_
     assert main("score", "-s", texts, "-t", texts, "--device", "cuda", model=copying_checkpoint) == 2
     error = capsys.readouterr().err
     assert (
-        "--device 'cuda' was asked for" in error and "ask for --device cpu, or leave it out" in error and "device=" not in error
+        "--device 'cuda' was asked for" in error
+        and "ask for --device cpu, or leave it out" in error
+        and "device=" not in error
     )
 
 
