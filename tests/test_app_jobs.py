@@ -134,7 +134,7 @@ def test_a_job_cancelled_by_its_event_id_never_runs_or_stops_at_its_models_next_
     layer(torch.zeros(1, 2))  # outside a job the model runs as ever
 
 
-def batch_probe_file(path, rows=300, systems=4):
+def batch_probe_file(path, rows=300, systems=6):
     """A file whose scoring takes many model calls: distinct sources and long outputs."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
