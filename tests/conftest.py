@@ -53,6 +53,7 @@ IMPORT_GROUPS = {
         "test_app_routes",
         "test_app_browser",
         "test_app_served",
+        "test_app_wiring",
     },
     "evaluate": {
         "test_metric",

@@ -151,6 +151,7 @@ def test_only_allowlisted_names_reach_the_engine():
         space.settings.menu_scorer(settings, "/etc")
 
 
+@pytest.mark.slow
 def test_scoring_jobs_are_given_no_estimate_from_earlier_ones(app_settings):
     """Batch's status read "processing | 101.2/0.5s": Gradio's estimate of a job is the mean duration of the event's
     earlier jobs (a refused one's half second), which Gradio shows for an event it holds a record of."""
@@ -165,6 +166,7 @@ def test_scoring_jobs_are_given_no_estimate_from_earlier_ones(app_settings):
     assert other in queue.process_time_per_fn and queue.process_time_per_fn[other].avg_time == 0.5
 
 
+@pytest.mark.slow
 def test_building_the_app_loads_no_model(app_settings):
     space.settings._scorers.clear()
     app.build_demo(app_settings)

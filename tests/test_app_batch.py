@@ -65,6 +65,7 @@ HOSTILE_PIECES = [
 ]
 
 
+@pytest.mark.slow
 def test_the_sentence_bound_never_counts_fewer_sentences_than_the_splitter():
     """The Batch tab's pair count for source windows (check_work) rests on this bound; the reference is the splitter
     itself, on seeded hostile texts and on prose."""
@@ -97,6 +98,7 @@ def one_letter_sentences_file(path, rows=20, systems=6, sentences=1666):
     return str(path)
 
 
+@pytest.mark.slow
 def test_a_long_source_upload_is_counted_and_refused_without_splitting_a_sentence(tmp_path, monkeypatch):
     """Splitting 120 outputs of 1666 sentences each held the scoring thread for 81 s before the refusal."""
 
@@ -130,6 +132,7 @@ def long_sources_file(path, rows=1000):
     return str(path)
 
 
+@pytest.mark.slow
 def test_a_long_source_upload_is_refused_by_its_sources_sentences_before_the_scoring_thread(
     tiny_checkpoint, tmp_path, monkeypatch
 ):
@@ -345,6 +348,7 @@ def test_uploads_over_the_size_limit_are_refused(tmp_path, monkeypatch):
         parse(path)
 
 
+@pytest.mark.slow
 def test_file_scores_match_the_engine_and_compare_systems(scorer):
     corpus = bart_score.Corpus(
         sources=[SOURCE, "The team won the game.", "It rained all day."],
@@ -597,6 +601,7 @@ def test_batch_results_of_any_shape_are_shown_without_an_error(handlers, tmp_pat
         assert "nan" not in handle.read().lower()
 
 
+@pytest.mark.slow
 def test_everything_a_handler_builds_after_scoring_fails_as_a_message(handlers, tmp_path, monkeypatch):
     path = batch_file(tmp_path, "docs.csv", "source,reference,A,B\nthe cat,the dog,a,b\nthe mat,a dog,c,d\n")
     for name in ("interval_plot", "write_results_csv", "formatted", "summary_table"):

@@ -149,6 +149,7 @@ def test_every_direction_ticked_scores_those_the_inputs_allow_and_says_which_wer
 # The comparison and its presentation
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # the random model tells no copy apart
 def test_comparison_gives_the_engines_scores_and_tokens(scorer):
     candidates = list(zip(["A", "B", "C"], CANDIDATES))
@@ -178,6 +179,7 @@ def test_comparison_gives_the_engines_scores_and_tokens(scorer):
         assert sum(log_prob for _, log_prob in tokens) / len(tokens) == pytest.approx(score, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_comparison_reference_points_are_copies_and_texts_given_unrelated_texts(copier, copier_reference_model):
     comparison = space.candidates.compare_candidates(
         copier,
@@ -396,6 +398,7 @@ def test_a_direction_without_a_scale_is_a_note(scorer):
 ACTIONS = (f"(shown as {space.batch.MISSING_SHOWN}): read its raw scores", "; read its raw scores instead")
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # the random models' scales
 @pytest.mark.filterwarnings("ignore:BARTScore. .* reference points barely differ")
 @pytest.mark.parametrize("model", ["tiny", "copier"])
@@ -425,6 +428,7 @@ def test_the_examples_show_only_notes_a_user_can_act_on(app_settings, model, exa
         assert note.endswith(ACTIONS), note
 
 
+@pytest.mark.slow
 def test_an_uploads_reference_points_show_no_note_about_their_number(app_settings, tmp_path):
     rows = "".join(
         f"Source {row} about {topic}.,Out {row} on {topic}.,Other {row}.\n" for row, topic in enumerate("ab")
@@ -534,6 +538,7 @@ def test_comparisons_that_need_too_much_work_are_refused_saying_how_much():
         compare_work(candidates=2, references=2, source="", directions=["recall"], prompt=["In short"], limit=19)
 
 
+@pytest.mark.slow
 def test_a_comparison_over_the_limit_is_refused_before_the_model_is_used(app_settings, monkeypatch):
     compare = event_functions(app.build_demo(dataclasses.replace(app_settings, max_pairs=100)))["compare"]
     monkeypatch.setattr(space.settings, "menu_scorer", lambda *args: pytest.fail("the model was used"))

@@ -77,6 +77,7 @@ def test_a_menu_folder_without_its_files_is_found_at_start(tiny_checkpoint, tmp_
     assert re.search(problem, space.guards.checkpoint_problem(folder, {"reachable": False}))
 
 
+@pytest.mark.slow
 def test_menu_models_that_cannot_be_loaded_are_marked_at_start_and_fail_fast(
     tiny_checkpoint, tmp_path, empty_hf_cache, monkeypatch
 ):
@@ -200,6 +201,7 @@ def test_special_tokens_in_a_custom_prompt_phrase_or_an_upload_are_refused(clien
         client.predict(*SETTINGS, handle_file(str(path)), api_name="/score_file")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "arguments, message",
     [

@@ -94,6 +94,7 @@ def test_work_waits_for_the_computation_before_it_and_a_cancelled_wait_never_run
     assert order == ["first starts", "first ends", "third starts", "third ends"]
 
 
+@pytest.mark.slow
 def test_a_job_cancelled_by_its_event_id_never_runs_or_stops_at_its_models_next_call():
     import torch
 

@@ -273,6 +273,7 @@ def test_the_budgets_kept_are_bounded():
     assert len(budgets._budgets) == 100 and not budgets._in_flight
 
 
+@pytest.mark.slow
 def test_an_ipv6_host_has_one_budget_for_its_whole_64():
     """One host with a /64 had 2**64 budgets: a request from each of its addresses started a new one."""
     application = ReadingApp()

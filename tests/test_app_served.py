@@ -87,6 +87,7 @@ def fresh_models():
     space.settings._unavailable.clear()
 
 
+@pytest.mark.slow
 def test_a_served_model_is_in_the_menu_at_start_while_its_server_is_down(port, tiny_opt, fresh_models, caplog):
     """`BARTSCORE_APP_MODELS="big=vllm+URL;served_model=tiny" python app.py` ended with a traceback of 23 lines
     (HFValidationError: the start-up check looked the URL up in the Hugging Face cache)."""

@@ -100,6 +100,7 @@ def test_the_handlers_take_the_settings_first_in_the_wirings_order():
     assert names(space_handlers.BatchHandlers.page) == [*SETTINGS, "file", "rescale_choice", "progress"]
 
 
+@pytest.mark.slow
 def test_each_scoring_event_is_named_and_shows_progress_as_its_entry_says(app_settings):
     """Gradio names an event's parameters from its function's signature, and tracks the engine's progress bar where a
     parameter's default is a gr.Progress. The Batch page's entry took *values: Gradio saw neither its parameters nor

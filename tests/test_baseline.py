@@ -51,6 +51,7 @@ def built(scorer, texts_file, **options):
     return build_baseline(scorer, texts=TEXTS, corpus_file=texts_file, **options)
 
 
+@pytest.mark.slow
 def test_baseline_figures_are_plain_statistics_of_every_pair(copier, copier_reference_model, texts_file):
     document = built(copier, texts_file, pairs=1000)  # every pair of 5 texts fits: the figures are exact
     unrelated = [reference_score(*copier_reference_model, c, t) for c, t in itertools.permutations(TEXTS, 2)]
@@ -108,6 +109,7 @@ def test_a_table_corpus_gives_each_direction_its_roles(copier, copier_reference_
     assert document["corpus"] == {**document["corpus"], "kind": "table", "rows": 2, "systems": ["sys"]}
 
 
+@pytest.mark.slow
 def test_baseline_files_survive_a_round_trip_and_rescale_like_their_points(copier, texts_file, tmp_path):
     document = built(copier, texts_file, pairs=12, seed=3)
     assert built(copier, texts_file, pairs=12, seed=3)["id"] == document["id"]  # the same inputs, the same file
@@ -446,6 +448,7 @@ def distinct_reference_pairs(texts):
     return len(texts) + len(list(itertools.permutations(texts, 2)))
 
 
+@pytest.mark.slow
 def test_fewer_pairs_than_asked_are_reported_and_recorded(copier, tmp_path):
     path = tmp_path / "texts.txt"
     path.write_text("\n".join(NUMBERED_TEXTS) + "\n", encoding="utf-8")
@@ -462,6 +465,7 @@ def test_fewer_pairs_than_asked_are_reported_and_recorded(copier, tmp_path):
     assert document["sampling"] == {"pairs": 24, "pairs_scored": 24, "seed": rescale.DEFAULT_SEED}
 
 
+@pytest.mark.slow
 def test_the_cli_baseline_reports_fewer_pairs_than_asked(copying_checkpoint, tmp_path):
     path = tmp_path / "texts.txt"
     path.write_text("\n".join(NUMBERED_TEXTS) + "\n", encoding="utf-8")

@@ -3,6 +3,7 @@ paper's direction per benchmark, F per reference then the max over references fo
 summarization, Moses detokenization for summarization and data-to-text only."""
 
 import numpy as np
+import pytest
 from support.meta_eval_fixtures import BAGEL, KK_EN, SUMMEVAL
 from support.reference import reference_score
 
@@ -17,6 +18,7 @@ def detokenized(text):
     return text.replace(" .", ".")
 
 
+@pytest.mark.slow
 def test_moses_detokenization_of_the_release_texts():
     detokenize = moses_detokenizer()
     assert detokenize("The cat 's mat , he said .") == "The cat's mat, he said."
@@ -25,6 +27,7 @@ def test_moses_detokenization_of_the_release_texts():
             assert detokenize(text) == detokenized(text)
 
 
+@pytest.mark.slow
 def test_scores_follow_the_release_scripts(scorer, reference_model, benchmark_data):
     model, tokenizer = reference_model
 
@@ -65,6 +68,7 @@ def test_scores_follow_the_release_scripts(scorer, reference_model, benchmark_da
     assert "dirs:faithfulness" in signatures["summeval"]
 
 
+@pytest.mark.slow
 def test_options_apply_to_every_benchmark(scorer, reference_model, benchmark_data):
     model, tokenizer = reference_model
     summeval = {"summeval": benchmark_data["summeval"]}
@@ -95,6 +99,7 @@ def test_aggregation_has_one_source_the_options(scorer, benchmark_data):
     assert any(m < r for m, r in zip(mean["bagel"]["f_score"], release["bagel"]["f_score"]))
 
 
+@pytest.mark.slow
 def test_the_pairs_are_planned_without_scoring_and_the_results_come_from_their_scores(scorer, benchmark_data):
     """plan_benchmarks reads only the scorer's identity; benchmark_results from the planned calls' scores is what
     score_benchmarks gives."""

@@ -65,6 +65,7 @@ def chat_model(request, tmp_path_factory):
 # The policy against the plain loop
 
 
+@pytest.mark.slow
 def test_the_closing_token_is_read_from_the_template(chat_model):
     checkpoint, template, (_, tokenizer) = chat_model
     scorer = chat_scorer(checkpoint)
@@ -85,6 +86,7 @@ def test_score_equals_the_plain_loop(chat_model, system, batch_size, max_tokens)
     assert largest_difference(got, expected) < TOLERANCE
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("system", [None, SYSTEM], ids=["no-system", "system"])
 def test_every_direction_equals_the_plain_loop_under_its_instruction(chat_model, system):
     scorer = chat_scorer(chat_model[0], system=system)
@@ -106,6 +108,7 @@ def test_every_direction_equals_the_plain_loop_under_its_instruction(chat_model,
     assert f"policy:{scorer.token_policy}" in result["signature"].split("|")
 
 
+@pytest.mark.slow
 def test_each_direction_takes_its_own_instruction(chatml_llama):
     instructions = {
         "faithfulness": "Summarize this news story: {condition}",
@@ -135,6 +138,7 @@ def test_each_direction_takes_its_own_instruction(chatml_llama):
     assert largest_difference(got, np.array(expected)) < TOLERANCE
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_length", fast_cases([72, 96, 128], [72, 128]))
 def test_truncation_cuts_the_condition_inside_the_user_turn_and_keeps_the_reply(chat_model, max_length):
     scorer = bart_score.BARTScorer(checkpoint=chat_model[0], device="cpu", chat=True, max_length=max_length)
@@ -161,6 +165,7 @@ def test_truncation_cuts_the_condition_inside_the_user_turn_and_keeps_the_reply(
     assert LONG_SOURCE in cut_conditions and LONG_REPLY in cut_targets
 
 
+@pytest.mark.slow
 def test_a_prompt_too_long_for_max_length_is_refused(chatml_llama):
     with pytest.raises(
         InputError, match=r"max_length=24 leaves pair \d+ no room for a reply.*; raise it or shorten the instruction"
@@ -172,6 +177,7 @@ def test_a_prompt_too_long_for_max_length_is_refused(chatml_llama):
 # Identity: signature, baselines, score cache, reference points
 
 
+@pytest.mark.slow
 def test_the_policy_names_chat_with_a_digest_of_template_instructions_and_system(chatml_llama, tmp_path):
     def policy(**options):
         return bart_score.BARTScorer(checkpoint=chatml_llama, device="cpu", **options).token_policy
@@ -187,6 +193,7 @@ def test_the_policy_names_chat_with_a_digest_of_template_instructions_and_system
     assert baseline_settings(scorer, "none")["token_policy"] == default
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "options",
     [
@@ -251,6 +258,7 @@ def test_the_command_lines_missing_chat_baseline_error_names_chat_and_the_remedy
     assert stderr.count("--rescale corpus") == 1
 
 
+@pytest.mark.slow
 def test_the_score_cache_tells_instructions_apart(chatml_llama, tmp_path):
     scorer = bart_score.BARTScorer(checkpoint=chatml_llama, device="cpu", chat=True)
     cached = ResumableScorer(scorer, str(tmp_path / "cache.jsonl"))
@@ -269,6 +277,7 @@ def test_the_score_cache_tells_instructions_apart(chatml_llama, tmp_path):
     assert result["signature"] == expected["signature"]
 
 
+@pytest.mark.slow
 def test_reference_points_score_each_direction_under_its_instruction(chatml_llama):
     instructions = {
         "faithfulness": "Summarize: {condition}",
@@ -349,6 +358,7 @@ def test_instruction_and_system_need_chat(options):
         bart_score.BARTScorer(checkpoint="/no/such/checkpoint", device="cpu", **options)
 
 
+@pytest.mark.slow
 def test_chat_needs_a_causal_lm_with_a_chat_template(tiny_checkpoint, tmp_path):
     with pytest.raises(InputError, match=r"chat=True is for causal language models, and .* is a sequence-to-sequence"):
         bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", chat=True)
@@ -362,6 +372,7 @@ def test_chat_needs_a_causal_lm_with_a_chat_template(tiny_checkpoint, tmp_path):
         bart_score.BARTScorer(checkpoint=no_closing, device="cpu", chat=True)
 
 
+@pytest.mark.slow
 def test_score_instructions_are_checked(chatml_llama, tiny_checkpoint):
     scorer = bart_score.BARTScorer(checkpoint=chatml_llama, device="cpu", chat=True)
     with pytest.raises(ValueError, match="instruction has 1 entries but srcs has 2"):
@@ -379,6 +390,7 @@ def test_score_instructions_are_checked(chatml_llama, tiny_checkpoint):
         plain.score(SOURCES[:1], PREDICTIONS[:1], instruction="{condition}")
 
 
+@pytest.mark.slow
 def test_meta_eval_with_chat_names_its_row_and_writes_beside_the_plain_run(chatml_llama, tmp_path, monkeypatch):
     require_extra("meta-eval")  # the release's summarization texts are Moses-detokenized
     (tmp_path / "data").mkdir()
@@ -398,6 +410,7 @@ def test_meta_eval_with_chat_names_its_row_and_writes_beside_the_plain_run(chatm
 # The metric and the Space
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("evaluate")
 def test_the_metric_takes_the_chat_options(chatml_llama):
     instruction = "Summarize: {condition}"
@@ -429,6 +442,7 @@ def test_the_space_offers_chat_models_from_the_operators_list(chatml_llama):
             space.settings.settings_from_env({"BARTSCORE_APP_MODELS": bad})
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # random weights tell no copy apart
 @pytest.mark.parametrize("chat", [False, True])
 def test_the_spaces_compare_limit_counts_what_is_scored(chatml_llama, monkeypatch, chat):

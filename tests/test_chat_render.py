@@ -87,6 +87,7 @@ def ended_within(pid, seconds):
 linux_only = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")
 
 
+@pytest.mark.slow
 def test_the_renderer_keeps_its_process_and_replaces_it_after_a_failure():
     from bart_score.models.chat import TemplateRenderer
 
@@ -104,6 +105,7 @@ def test_the_renderer_keeps_its_process_and_replaces_it_after_a_failure():
     renderer.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "hostile, seconds, reason",
     [
@@ -135,6 +137,7 @@ def test_a_kept_process_holds_every_limit_on_a_later_request_and_renders_after_i
     renderer.stop()
 
 
+@pytest.mark.slow
 def test_no_template_sees_what_another_render_left():
     from bart_score.models.chat import TemplateRenderer
 
@@ -146,6 +149,7 @@ def test_no_template_sees_what_another_render_left():
     renderer.stop()
 
 
+@pytest.mark.slow
 def test_a_request_past_the_callers_time_ends_the_process():
     from bart_score.models.chat import RendererStopped, TemplateRenderer
 
@@ -160,6 +164,7 @@ def test_a_request_past_the_callers_time_ends_the_process():
     renderer.stop()
 
 
+@pytest.mark.slow
 def test_a_process_that_ends_without_answering_is_reported_with_its_last_words():
     from bart_score.models.chat import RendererStopped, TemplateRenderer
 
@@ -172,6 +177,7 @@ def test_a_process_that_ends_without_answering_is_reported_with_its_last_words()
     renderer.stop()
 
 
+@pytest.mark.slow
 def test_a_copy_of_a_renderer_starts_a_process_of_its_own():
     """Pickled or deep-copied (as datasets hashes a scorer passed to map), a renderer is a new one."""
     import copy
@@ -190,6 +196,7 @@ def test_a_copy_of_a_renderer_starts_a_process_of_its_own():
     renderer.stop()
 
 
+@pytest.mark.slow
 @linux_only
 def test_a_forked_child_renders_with_a_process_of_its_own_and_leaves_its_parents_alone():
     from bart_score.models.chat import TemplateRenderer
@@ -216,6 +223,7 @@ def test_a_forked_child_renders_with_a_process_of_its_own_and_leaves_its_parents
     renderer.stop()
 
 
+@pytest.mark.slow
 @linux_only
 def test_the_renderer_ends_when_its_scorer_is_collected(chatml_llama):
     import gc

@@ -132,6 +132,7 @@ def test_a_template_writing_a_long_text_is_refused_by_the_command_line_in_bounde
 # A template that renders the date: scored as of a fixed day, which the policy's digest records
 
 
+@pytest.mark.slow
 def test_a_template_that_renders_the_date_renders_a_fixed_one_on_any_day(chatml_llama, tmp_path, monkeypatch):
     """Scores on two days (the clock read in time zones 26 hours apart, which always fall on different dates) are
     the same, and equal the plain loop's under the template with the fixed date written in."""
@@ -163,6 +164,7 @@ def test_a_template_that_renders_the_date_renders_a_fixed_one_on_any_day(chatml_
     assert largest_difference(scores["Etc/GMT+12"][0], expected) < TOLERANCE
 
 
+@pytest.mark.slow
 def test_the_policy_digest_of_a_template_that_renders_the_date_records_the_date(chatml_llama, tmp_path, monkeypatch):
     import datetime
     import shutil
@@ -199,6 +201,7 @@ def templateless_llama(chatml_llama, tmp_path_factory):
     return str(folder / "model"), str(folder / "chatml.jinja")
 
 
+@pytest.mark.slow
 def test_a_chat_template_file_gives_a_model_without_one_its_chat_format(chatml_llama, templateless_llama):
     """The template file makes the base model score exactly as the plain loop does under that template (the same
     weights with it in their tokenizer), with the same token policy as the checkpoint that carries it."""
@@ -214,6 +217,7 @@ def test_a_chat_template_file_gives_a_model_without_one_its_chat_format(chatml_l
     assert scorer.token_policy == chat_scorer(chatml_llama).token_policy
 
 
+@pytest.mark.slow
 def test_a_chat_template_file_replaces_a_models_own(chatml_llama, tmp_path):
     """Another template than the checkpoint's own is what is scored in: another token policy, other scores."""
     own = chat_scorer(chatml_llama)
@@ -225,6 +229,7 @@ def test_a_chat_template_file_replaces_a_models_own(chatml_llama, tmp_path):
     assert other.score(SOURCES[:1], PREDICTIONS[:1]) != own.score(SOURCES[:1], PREDICTIONS[:1])
 
 
+@pytest.mark.slow
 def test_an_engine_shared_for_a_chat_template_file_is_loaded_again_once_the_file_is_edited(
     templateless_llama, tmp_path
 ):

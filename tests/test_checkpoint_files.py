@@ -99,6 +99,7 @@ def test_a_tokenizer_without_its_vocabulary_files_is_refused_in_every_family(cop
     ), refusal.value
 
 
+@pytest.mark.slow
 def test_a_sub_folder_named_like_a_tokenizer_file_is_neither_read_nor_part_of_the_identity(copy_of):
     folder = copy_of("bart")
     before = checkpoint_identity(str(folder))

@@ -60,6 +60,7 @@ class FailingFrom:
         monkeypatch.setattr(BARTScorer, "score", score)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("error", "status", "said"),
     [
@@ -94,6 +95,7 @@ def test_a_local_run_that_fails_resumes_from_its_cache_scoring_only_the_missing_
     assert sorted(cached_pairs(cache)) == sorted(set(cached_pairs(cache))) and len(cached_pairs(cache)) == PAIRS
 
 
+@pytest.mark.slow
 def test_a_served_run_that_loses_its_server_resumes_from_its_cache(tiny_opt, files, tmp_path, capsys):
     """The server drops every connection once it has answered three pairs (it went away): the run fails naming it,
     keeping the three pairs (a served run saves every --concurrency pairs by default), and once the server is back
@@ -131,6 +133,7 @@ def test_a_served_run_that_loses_its_server_resumes_from_its_cache(tiny_opt, fil
     assert scores_of(captured.out) == pytest.approx(uninterrupted, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_compare_takes_its_scores_from_the_cache_that_score_wrote(files, tiny_checkpoint, tmp_path, capsys):
     cache = tmp_path / "cache.jsonl"
     assert bart_score.main([*score_arguments(tiny_checkpoint, files), "--cache", str(cache)]) == 0

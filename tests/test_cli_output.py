@@ -42,6 +42,7 @@ def leftovers(folder):
     return sorted(name for name in os.listdir(folder) if name.endswith(".partial"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "failure, status",
     [
@@ -69,6 +70,7 @@ def test_a_failure_while_writing_leaves_the_previous_output_whole(
     assert leftovers(inputs) == []
 
 
+@pytest.mark.slow
 def test_a_successful_write_replaces_the_file_keeping_its_permissions_and_links(inputs, tiny_checkpoint):
     real = inputs / "results" / "segments.tsv"
     real.parent.mkdir()
@@ -83,6 +85,7 @@ def test_a_successful_write_replaces_the_file_keeping_its_permissions_and_links(
     assert leftovers(real.parent) == [] and leftovers(inputs) == []
 
 
+@pytest.mark.slow
 def test_a_new_output_file_gets_the_umasks_permissions(inputs, tiny_checkpoint):
     output = inputs / "new.tsv"
     previous = os.umask(0o022)
@@ -157,6 +160,7 @@ def test_a_column_name_that_would_forge_rows_or_columns_is_refused_by_both_comma
         assert "the system name 'sys" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("segment_id", ["doc\t1", "doc\n1", "doc\r\n1", "doc\x0b1", "doc\u20281", "\x85"])
 def test_ids_that_would_forge_tsv_rows_or_columns_are_refused_and_kept_in_jsonl(
     tmp_path, tiny_checkpoint, capsys, segment_id
@@ -187,6 +191,7 @@ def test_bootstrap_resamples_are_bounded(inputs, capsys, resamples):
     assert "--resamples must be from 1 to 100,000" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_largest_number_of_resamples_is_served(inputs, tiny_checkpoint, capsys):
     arguments = ("compare", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), str(inputs / "sysB.txt"))
     assert main(*arguments, "--resamples", "100000", "--json", model=tiny_checkpoint) == 0
@@ -266,6 +271,7 @@ def test_a_missing_cuda_device_is_named_by_its_flag_on_the_command_line(copying_
 # What the output says
 
 
+@pytest.mark.slow
 def test_segments_count_from_1_as_the_messages_count_them(inputs, tiny_checkpoint, capsys):
     texts = ("-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), str(inputs / "sysB.txt"))
     assert main("score", *texts, model=tiny_checkpoint) == 0
@@ -280,6 +286,7 @@ def test_segments_count_from_1_as_the_messages_count_them(inputs, tiny_checkpoin
     assert "the source of segment 2 has 31 characters" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_tie_has_no_winner_in_json(inputs, tiny_checkpoint, capsys):
     (inputs / "same.txt").write_text((inputs / "sysA.txt").read_text(encoding="utf-8"), encoding="utf-8")
     arguments = ("compare", "-s", str(inputs / "src.txt"), "-t", str(inputs / "sysA.txt"), str(inputs / "same.txt"))
@@ -300,6 +307,7 @@ def corpus_notes(inputs, model, *flags):
     return [str(warning.message) for warning in caught if warning.category is FewerReferencePairsWarning]
 
 
+@pytest.mark.slow
 def test_the_corpus_note_is_printed_only_when_the_pairs_were_asked_for(inputs, copying_checkpoint):
     """Three segments give far fewer reference pairs than the default budget (1000): that is no news to someone who
     asked for nothing, but it is to someone who gave --rescale-pairs."""

@@ -30,6 +30,7 @@ def test_threads_is_a_whole_number_from_1_to_the_most(value):
     assert EngineOptions(threads=MAX_THREADS).threads == MAX_THREADS and EngineOptions().threads is None
 
 
+@pytest.mark.slow
 def test_the_engine_sets_torchs_threads_only_when_asked(tiny_checkpoint, torch_threads):
     torch.set_num_threads(3)  # the caller's own setting
     bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
@@ -63,6 +64,7 @@ def test_the_command_lines_default_leaves_the_threads_an_environment_variable_se
     assert default_threads() is None
 
 
+@pytest.mark.slow
 def test_score_sets_the_threads_given_or_its_default(tiny_checkpoint, tmp_path, monkeypatch, capsys, torch_threads):
     (tmp_path / "src.txt").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
     (tmp_path / "sys.txt").write_text("\n".join(SYSTEM_A) + "\n", encoding="utf-8")

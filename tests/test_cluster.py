@@ -530,6 +530,7 @@ def test_a_ray_dataset_that_does_not_start_with_a_read_is_refused(ray_address, t
         score_on_ray(ray.data.from_items(corpus_rows(3)), str(tmp_path / "out"))
 
 
+@pytest.mark.slow
 def test_the_command_line_says_a_refused_input_as_a_usage_error(tmp_path, capsys):
     rows = corpus_rows(5)
     rows[3]["id"] = rows[1]["id"]
@@ -541,6 +542,7 @@ def test_the_command_line_says_a_refused_input_as_a_usage_error(tmp_path, capsys
     )
 
 
+@pytest.mark.slow
 def test_the_input_needs_its_id_column_and_unique_ids(tmp_path):
     rows = corpus_rows(5)
     with pytest.raises(InputError, match=r"id_column='key' is no column of .*, whose columns are \['id', 'source'"):

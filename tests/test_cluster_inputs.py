@@ -70,6 +70,7 @@ def folder_state(folder):
 # -- hostile tables --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ids_that_change_type_are_one_line_naming_the_file(tmp_path, capsys):
     data = write_jsonl(tmp_path / "rows.jsonl", [{**row, "id": 1 if n else "1"} for n, row in enumerate(rows(2))])
     status, out, err = cluster_says(capsys, "-i", data, "-o", str(tmp_path / "out"))

@@ -83,6 +83,7 @@ def converted(tiny_gguf, tmp_path_factory):
     return str(folder), written
 
 
+@pytest.mark.slow
 def test_the_folder_scores_exactly_as_the_gguf_file(tiny_gguf, converted):
     folder, written = converted
     assert FOLDER_FILES | {CONVERTED_MARKER} <= set(written) == set(os.listdir(folder))
@@ -100,6 +101,7 @@ def test_the_folder_scores_exactly_as_the_gguf_file(tiny_gguf, converted):
     assert marker["source"] == os.path.realpath(tiny_gguf) and marker["chat_template"] == "GGUF metadata"
 
 
+@pytest.mark.slow
 def test_the_folder_is_a_plain_checkpoint_transformers_reads_alone(converted, tiny_gguf):
     folder, _ = converted
     model = transformers.AutoModelForCausalLM.from_pretrained(folder, trust_remote_code=False)
@@ -109,6 +111,7 @@ def test_the_folder_is_a_plain_checkpoint_transformers_reads_alone(converted, ti
     assert tokenizer.chat_template == CHAT_TEMPLATE
 
 
+@pytest.mark.slow
 def test_a_chat_template_beside_a_base_models_file_goes_into_the_folder(tmp_path):
     model, tokenizer = build_tiny_causal("llama", seed=8)
     base = copy.deepcopy(tokenizer)
@@ -146,6 +149,7 @@ def test_a_folder_that_is_not_a_conversion_is_never_written_into(tiny_gguf, tmp_
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_an_empty_folder_or_an_earlier_conversion_is_replaced(tiny_gguf, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -163,6 +167,7 @@ def test_an_empty_folder_or_an_earlier_conversion_is_replaced(tiny_gguf, tmp_pat
     assert sorted(os.listdir(tmp_path)) == ["empty"]  # nothing left beside it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError(28, "No space left on device")], ids=["ctrl-c", "disk"])
 def test_an_interrupted_conversion_leaves_nothing_under_the_folders_name(tiny_gguf, tmp_path, monkeypatch, stop):
     """Stopped while the tokenizer is written, after the weights: the folder is not there, nor anything beside it."""
@@ -184,6 +189,7 @@ def test_an_interrupted_conversion_leaves_nothing_under_the_folders_name(tiny_gg
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_the_command_line_converts_and_refuses_with_its_arguments_names(tiny_gguf, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
@@ -213,6 +219,7 @@ def test_the_real_smollm2_folder_is_convert_gguf_s_and_scores_as_its_file(smollm
     assert from_folder.score(CONDITIONS, TARGETS) == from_gguf.score(CONDITIONS, TARGETS)
 
 
+@pytest.mark.slow
 def test_a_folder_filled_while_the_file_is_converted_is_not_replaced(tiny_gguf, tmp_path, monkeypatch):
     target = tmp_path / "out"
     save = conversion._save
@@ -319,6 +326,7 @@ def test_a_folder_that_is_not_a_conversion_alone_is_refused_and_left_as_it_is(
     assert tree(tmp_path) == before and sorted(os.listdir(tmp_path)) == beside
 
 
+@pytest.mark.slow
 def test_a_file_written_into_the_folder_while_it_is_replaced_is_kept(tiny_gguf, converted, tmp_path, monkeypatch):
     """The race: a file comes into the folder after convert's first look. Written before the folder is moved aside,
     it is found there (the folder is put back whole, and refused); written into the folder moved aside after its last
@@ -357,6 +365,7 @@ def test_a_file_written_into_the_folder_while_it_is_replaced_is_kept(tiny_gguf, 
     assert tree(tmp_path / aside) == {"out": "folder", "out/late.txt": b"written after the check"}
 
 
+@pytest.mark.slow
 def test_folders_left_by_a_conversion_killed_outright_are_swept_by_the_next(tiny_gguf, converted, tmp_path):
     """SIGKILL leaves the folder being written, and may leave an earlier conversion moved aside: the next conversion
     into the same folder removes the first and puts the second back (or removes it, once the new one is in place),
@@ -392,6 +401,7 @@ def test_folders_left_by_a_conversion_killed_outright_are_swept_by_the_next(tiny
 # Full disks, size limits and signals
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("limit", [2_000, 100_000], ids=["config", "weights"])
 def test_a_file_over_the_size_limit_is_one_line_and_leaves_nothing(limit, tiny_gguf, tmp_path, capsys):
     """RLIMIT_FSIZE (`prlimit --fsize`): the write fails with EFBIG (Python ignores SIGXFSZ) in transformers' JSON or

@@ -33,6 +33,7 @@ def assert_columns(scored, expected):
         assert np.max(np.abs(np.array(scored[column]) - values)) < TOLERANCE, column
 
 
+@pytest.mark.slow
 def test_map_adds_a_column_per_direction(corpus, scorer):
     scored = bart_score.score_dataset(
         corpus, scorer, predictions="summary", references="gold", sources="article", rows_per_batch=4
@@ -41,6 +42,7 @@ def test_map_adds_a_column_per_direction(corpus, scorer):
     assert_columns(scored, expected_columns(scorer, corpus))
 
 
+@pytest.mark.slow
 def test_iterable_dataset_streams(corpus, scorer):
     stream = corpus.to_iterable_dataset(num_shards=3)
     scored = bart_score.score_dataset(

@@ -27,6 +27,7 @@ def corpus(seed=0, n=12):
     return sources, targets
 
 
+@pytest.mark.slow
 def test_scores_equal_the_reference_implementation(scorer, reference_model):
     sources, targets = corpus()
     expected = [reference_score(*reference_model, s, t) for s, t in zip(sources, targets)]
@@ -63,6 +64,7 @@ def test_original_batch_size_argument_is_accepted_positionally(scorer, reference
     )
 
 
+@pytest.mark.slow
 def test_truncation_matches_the_reference_and_is_reported(tiny_checkpoint, reference_model):
     short = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=16)
     rng = random.Random(3)
@@ -79,6 +81,7 @@ def test_truncation_matches_the_reference_and_is_reported(tiny_checkpoint, refer
     assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
 
 
+@pytest.mark.slow
 def test_a_cut_source_is_pointed_to_long_source_windows(tiny_checkpoint):
     from bart_score.cli._wording import COMMAND_LINE
 
@@ -106,6 +109,7 @@ def test_no_truncation_warning_for_texts_that_fit(scorer):
         scorer.score(["This is interesting."], ["This is fun."])
 
 
+@pytest.mark.slow
 def test_multi_ref_score_with_different_reference_counts(scorer, reference_model):
     sources = ["I'm super happy today.", "This is a good idea.", "A third one."]
     refs = [["I feel good today.", "I feel sad today."], ["Not bad.", "Sounds like a good idea.", "Hm."], ["Yes."]]
@@ -115,6 +119,7 @@ def test_multi_ref_score_with_different_reference_counts(scorer, reference_model
         assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
 
 
+@pytest.mark.slow
 def test_token_scores_average_to_the_score(scorer, reference_model):
     sources, targets = corpus(seed=4, n=4)
     tokens = scorer.score_tokens(sources, targets)
@@ -154,6 +159,7 @@ def test_identical_pairs_are_scored_once(scorer, monkeypatch):
     assert len(decoded) == 3
 
 
+@pytest.mark.slow
 def test_out_of_memory_batches_are_split_and_results_unchanged(scorer, monkeypatch):
     sources, targets = corpus(seed=5)
     expected = scorer.score(sources, targets)
@@ -269,6 +275,7 @@ def test_bad_input_is_named(scorer, call, error, message):
         call(scorer)
 
 
+@pytest.mark.slow
 def test_numpy_integers_are_integers_wherever_a_count_is_asked_for(scorer, tiny_checkpoint, tmp_path):
     sources, targets = ["A cat.", "A dog sat.", "Rain."], ["The cat.", "Dogs.", "It rained all day."]
     expected = scorer.score(sources, targets)
@@ -300,6 +307,7 @@ def test_ordered_sequences_other_than_lists_are_taken_in_their_order(scorer):
     assert scorer.score(pd.Series(sources), targets) == pytest.approx(expected, abs=TOLERANCE)
 
 
+@pytest.mark.slow
 def test_token_outside_the_model_vocabulary_is_a_clear_error(tiny_checkpoint):
     small_vocab = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
     small_vocab.model.resize_token_embeddings(5)  # the tokenizer knows many more tokens than this
@@ -307,6 +315,7 @@ def test_token_outside_the_model_vocabulary_is_a_clear_error(tiny_checkpoint):
         small_vocab.score(["This is interesting."], ["This is fun."])
 
 
+@pytest.mark.slow
 def test_max_length_must_fit_the_model(tiny_checkpoint):
     with pytest.raises(ValueError, match=r"max_length must be an integer from 2 to 1024"):
         bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", max_length=4096)
@@ -318,6 +327,7 @@ def test_max_length_is_checked_before_any_model_is_loaded(max_length):
         bart_score.BARTScorer(checkpoint="/nowhere/no-model", device="cpu", max_length=max_length)
 
 
+@pytest.mark.slow
 def test_a_config_without_the_teacher_forcing_ids_is_refused(tiny_checkpoint, tmp_path):
     import shutil
 
@@ -395,6 +405,7 @@ def test_unknown_dtype(tiny_checkpoint):
         bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", dtype="float64")
 
 
+@pytest.mark.slow
 def test_bfloat16_runs_and_stays_close(tiny_checkpoint, scorer):
     half = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu", dtype="bfloat16")
     sources, targets = corpus(seed=6, n=4)
@@ -403,6 +414,7 @@ def test_bfloat16_runs_and_stays_close(tiny_checkpoint, scorer):
     assert np.max(np.abs(got - scorer.score(sources, targets))) < 0.2
 
 
+@pytest.mark.slow
 def test_load_state_dict_over_the_checkpoint(tiny_checkpoint, tmp_path, reference_model):
     model, tokenizer = reference_model
     tuned = {k: v.clone() for k, v in model.state_dict().items()}
@@ -424,6 +436,7 @@ def test_load_state_dict_over_the_checkpoint(tiny_checkpoint, tmp_path, referenc
     assert engine.model_label.endswith("+bart.pth")
 
 
+@pytest.mark.slow
 def test_load_reports_a_missing_or_foreign_state_dict(tiny_checkpoint, tmp_path, monkeypatch):
     engine = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
     monkeypatch.delenv("BARTSCORE_PARA_WEIGHTS", raising=False)

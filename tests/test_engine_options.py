@@ -109,6 +109,7 @@ def test_a_device_is_kept_by_its_name():
     assert EngineOptions(device=1).device == "cuda:1"
 
 
+@pytest.mark.slow
 def test_the_scorer_takes_the_options_or_keywords_or_the_original_positional_call(tiny_checkpoint):
     options = EngineOptions(device="cpu", max_length=64, checkpoint=tiny_checkpoint)
     by_options = bart_score.BARTScorer(options)
@@ -127,6 +128,7 @@ def test_the_scorer_takes_the_options_or_keywords_or_the_original_positional_cal
     )
 
 
+@pytest.mark.slow
 def test_the_options_are_the_only_holder_of_the_settings_and_keep_what_the_engine_resolved(tiny_checkpoint):
     scorer = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
     resolved = scorer.options
@@ -151,6 +153,7 @@ def test_the_scorer_protocols_and_the_scorers_read_the_settings_from_the_options
     assert {name for name in dir(PlannedScorer) if name in settings} == {"device", "max_length"}
 
 
+@pytest.mark.slow
 def test_a_named_configuration_is_kept_as_the_checkpoint_it_names(tiny_checkpoint, monkeypatch):
     from bart_score.models import loading
 
@@ -159,6 +162,7 @@ def test_a_named_configuration_is_kept_as_the_checkpoint_it_names(tiny_checkpoin
     assert scorer.options.checkpoint == tiny_checkpoint
 
 
+@pytest.mark.slow
 def test_with_max_length_changes_the_options_and_shares_the_model(tiny_checkpoint):
     scorer = bart_score.BARTScorer(checkpoint=tiny_checkpoint, device="cpu")
     shorter = scorer.with_max_length(16)

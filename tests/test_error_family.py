@@ -100,6 +100,7 @@ def warn_calls(package=PACKAGE):
                 yield f"{path}:{node.lineno}", given.id if isinstance(given, ast.Name) else None
 
 
+@pytest.mark.slow
 def test_the_package_raises_no_built_in_exception_class():
     """Each is one of the family (errors.py), which keeps the built-in base that `except ValueError` relies on."""
     raises = sum(isinstance(node, ast.Raise) for _, tree in sources() for node in ast.walk(tree))
@@ -164,6 +165,7 @@ def command_line_words(package=PACKAGE, exempt=COMMAND_LINE_PACKAGES):
     return found
 
 
+@pytest.mark.slow
 def test_the_library_writes_no_command_line_flag_or_command():
     found = command_line_words()
     assert not found, f"{len(found)} string(s) of the command line's words in the library:\n" + "\n".join(found)
@@ -230,6 +232,7 @@ def regular_expression_uses(root=ROOT, front_ends=FRONT_ENDS):
     return sorted(set(found))
 
 
+@pytest.mark.slow
 def test_no_front_end_reads_a_message_with_a_regular_expression():
     assert regular_expression_uses() == sorted(FRONT_END_REGULAR_EXPRESSIONS)
 
@@ -251,6 +254,7 @@ def test_the_walk_finds_every_use_of_the_re_module(tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_every_warning_has_a_category_of_the_family():
     calls = list(warn_calls())
     assert len(calls) >= 9  # the walk sees the package's warnings

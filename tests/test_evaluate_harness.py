@@ -61,6 +61,7 @@ def run_docstring_examples():
     return results
 
 
+@pytest.mark.slow
 def test_docstring_examples_run_in_evaluates_module_harness(metrics_folder, tiny_checkpoint):
     load_family = bart_score.scoring.engine.load_family
     loaded = []
@@ -74,6 +75,7 @@ def test_docstring_examples_run_in_evaluates_module_harness(metrics_folder, tiny
     assert loaded == ["facebook/bart-large-cnn"]  # the examples ask for the default checkpoint, loaded once
 
 
+@pytest.mark.slow
 def test_docstring_examples_run_with_a_local_checkpoint(metrics_folder, tiny_checkpoint):
     with loads_from(str(metrics_folder), tiny_checkpoint):  # nothing patched but where the module is found
         run_docstring_examples()

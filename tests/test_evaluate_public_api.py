@@ -52,6 +52,7 @@ def private_names_used(path, private):
     return used
 
 
+@pytest.mark.slow
 def test_the_hooks_are_the_two_that_evaluate_asks_a_metric_to_define():
     _, hooks = evaluates_private_names()
     assert hooks == {"_info", "_compute"}
@@ -70,6 +71,7 @@ def metric(tiny_checkpoint):
     return evaluate.load(MODULE, tiny_checkpoint, device="cpu")
 
 
+@pytest.mark.slow
 def test_the_metric_module_holds_the_card_and_the_library_the_plumbing(metric):
     """bartscore.py is the metric's card (_info, _compute) over
     bart_score.integrations.evaluate_metric.ScoringMetric."""
@@ -115,6 +117,7 @@ def multi_process_metrics(tiny_checkpoint, cache_dir, **options):
     ]
 
 
+@pytest.mark.slow
 def test_evaluates_multi_process_mode_gives_process_0_the_scores_of_every_process(
     tiny_checkpoint, reference_model, tmp_path
 ):
@@ -143,6 +146,7 @@ def test_evaluates_multi_process_mode_gives_process_0_the_scores_of_every_proces
     assert len(metrics[0]) == len(metrics[1]) == 0
 
 
+@pytest.mark.slow
 def test_evaluates_multi_process_mode_takes_the_inputs_the_metric_was_loaded_for(tiny_checkpoint, tmp_path):
     """evaluate's files hold the columns of the features it asks combine for: a batch of other inputs is refused when
     it is added, saying which inputs option would take it."""

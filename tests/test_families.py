@@ -24,11 +24,10 @@ TOLERANCE = 1e-5
 CAUSAL = {"gpt2", "opt", "llama", "qwen2"}
 LANGUAGES = {"mbart50": ("de_DE", "en_XX"), "mbart": ("de_DE", "en_XX")}
 # What the fast subset keeps of a test over every family (tests/README.md): a seq2seq family and a causal one, and,
-# for truncation, the token policies that place special tokens differently (mBART's language codes, T5's closing EOS
-# alone, Qwen2's missing BOS). Every family's scores are checked in the fast subset by
-# test_every_direction_equals_the_reference's mean.
+# for scores and truncation, the token policies that place special tokens differently (mBART's language codes, T5's
+# closing EOS alone, Qwen2's missing BOS). The full run checks every family.
 REPRESENTATIVES = ("bart", "llama")
-TRUNCATION_REPRESENTATIVES = ("bart", "mbart50", "t5", "llama", "qwen2")
+POLICY_REPRESENTATIVES = ("bart", "mbart50", "t5", "llama", "qwen2")
 
 
 @pytest.fixture(scope="session")
@@ -123,7 +122,7 @@ def assert_directions(result, expected):
     "aggregation,family",
     fast_cases(
         [(aggregation, family) for aggregation in ("mean", "max") for family in FAMILIES],
-        [("mean", family) for family in FAMILIES] + [("max", family) for family in REPRESENTATIVES],
+        [("mean", family) for family in POLICY_REPRESENTATIVES] + [("max", family) for family in REPRESENTATIVES],
     ),
 )
 def test_every_direction_equals_the_reference(family, aggregation, engine, family_checkpoint):
@@ -134,6 +133,7 @@ def test_every_direction_equals_the_reference(family, aggregation, engine, famil
     assert f"|policy:{engine(family).token_policy}|" in result["signature"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", fast_cases(FAMILIES, REPRESENTATIVES))
 @pytest.mark.parametrize("side", ["encoder", "decoder"])
 def test_both_prompt_sides_equal_the_reference(family, side, engine, family_checkpoint):
@@ -158,7 +158,7 @@ def test_scores_do_not_depend_on_batching(family, batch_size, max_tokens, engine
     assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
 
 
-@pytest.mark.parametrize("family", fast_cases(FAMILIES, TRUNCATION_REPRESENTATIVES))
+@pytest.mark.parametrize("family", fast_cases(FAMILIES, POLICY_REPRESENTATIVES))
 def test_truncation_equals_the_reference_and_is_reported(family, family_checkpoint):
     source_lang, target_lang = LANGUAGES.get(family, (None, None))
     short = bart_score.BARTScorer(
@@ -196,6 +196,7 @@ def test_token_log_probs_read_back_as_the_scored_text(family, engine, family_che
 # Parity with the peers' own scoring code
 
 
+@pytest.mark.slow
 def test_t5score_parity(family_checkpoint, engine):
     for family in ("t5", "mt5"):
         model, tokenizer = loaded(family_checkpoint(family))
@@ -204,6 +205,7 @@ def test_t5score_parity(family_checkpoint, engine):
         assert np.max(np.abs(np.array(engine(family).score(sources, targets)) - expected)) < TOLERANCE
 
 
+@pytest.mark.slow
 def test_gptscore_flan_parity(family_checkpoint, engine):
     model, tokenizer = loaded(family_checkpoint("flan-t5"))
     sources, targets = examples(seed=6, n=4)[:2]
@@ -211,6 +213,7 @@ def test_gptscore_flan_parity(family_checkpoint, engine):
     assert np.max(np.abs(np.array(engine("flan-t5").score(sources, targets)) - expected)) < TOLERANCE
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "prompt_text,family",
     fast_cases(
@@ -233,6 +236,7 @@ def test_gptscore_parity_through_the_compatibility_option(family, prompt_text, f
     assert scorer.token_policy.startswith("gptscore:")
 
 
+@pytest.mark.slow
 def test_gptscore_truncation_through_the_compatibility_option(family_checkpoint):
     model, tokenizer = loaded(family_checkpoint("opt"))
     rng = random.Random(8)
@@ -255,6 +259,7 @@ def test_gptscore_truncation_through_the_compatibility_option(family_checkpoint)
 # What each family needs, said clearly
 
 
+@pytest.mark.slow
 def test_mbart_needs_known_language_codes(family_checkpoint):
     directory = family_checkpoint("mbart50")
     with pytest.raises(ValueError, match=r"^source_lang was not given, and mBART needs .* knows: .*en_XX") as raised:
@@ -323,6 +328,7 @@ def test_escaped_braces_in_a_template_are_literal_text(compatibility, family_che
     assert "{{" not in prefix and "}}" not in prefix
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(CAUSAL))
 def test_causal_truncation_cuts_the_condition_and_keeps_the_templates_text(family, family_checkpoint):
     template = "Text: {condition}\nSummary:"
@@ -342,6 +348,7 @@ def test_causal_truncation_cuts_the_condition_and_keeps_the_templates_text(famil
     assert np.max(np.abs(np.array(got) - expected)) < TOLERANCE
 
 
+@pytest.mark.slow
 def test_gptscore_text_longer_than_the_models_positions_is_refused_clearly(family_checkpoint):
     directory = family_checkpoint("gpt2")
     positions = loaded(directory)[0].config.n_positions
@@ -365,6 +372,7 @@ def test_gptscore_text_longer_than_the_models_positions_is_refused_clearly(famil
         assert np.isfinite(roomy.score([long_source], ["A cat sat on the mat."])[0])
 
 
+@pytest.mark.slow
 def test_a_causal_lm_without_bos_needs_template_text(family_checkpoint):
     with pytest.raises(ValueError, match=r"no BOS token, so a template that adds no text of its own"):
         bart_score.BARTScorer(checkpoint=family_checkpoint("qwen2"), device="cpu", template="{condition}")
@@ -406,6 +414,7 @@ def test_seq2seq_cross_attention_is_projected_once_per_condition(engine, monkeyp
 # Through the metric, the command line and the Space
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("evaluate")
 def test_the_metric_takes_any_family_and_its_options(family_checkpoint, engine):
     import evaluate
@@ -480,6 +489,7 @@ def test_the_space_shows_sentencepiece_tokens_as_words(engine):
         assert 'class="token special"' in block  # T5's </s>, set apart
 
 
+@pytest.mark.slow
 def test_a_model_whose_output_layer_the_engine_cannot_split_is_refused(family_checkpoint, tmp_path):
     """Gemma 2 soft-caps its logits after the output layer: the load-time self-check sees the difference."""
     folder = build_gemma2_softcapped(tmp_path, family_checkpoint("gpt2"))

@@ -18,6 +18,7 @@ def test_each_model_type_is_driven_by_the_family_class_that_names_it():
     assert named == FAMILIES  # each model_type named once, by one class
 
 
+@pytest.mark.slow
 def test_a_family_class_defined_anywhere_drives_its_model_type_given_the_engines_options(
     tiny_checkpoint, scorer, monkeypatch
 ):

@@ -43,6 +43,7 @@ class Panic(BaseException):
     """What a Rust library's panic is in Python (pyo3's PanicException): not an Exception."""
 
 
+@pytest.mark.slow
 def test_the_property_is_broken_by_another_exception_a_failed_check_or_an_input_past_its_time():
     def run(value):
         if value == "slow":

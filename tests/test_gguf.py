@@ -79,6 +79,7 @@ def llama_gguf(tmp_path_factory):
     return model, tokenizer, write_gguf(model, tokenizer, root / "tiny.gguf")
 
 
+@pytest.mark.slow
 def test_a_gguf_file_scores_as_the_same_model_saved_as_a_folder(tiny_pair):
     model, tokenizer, folder, path = tiny_pair
     from_folder = bart_score.BARTScorer(checkpoint=folder, device="cpu")
@@ -96,6 +97,7 @@ def test_a_gguf_file_scores_as_the_same_model_saved_as_a_folder(tiny_pair):
     assert from_gguf.token_policy == from_folder.token_policy
 
 
+@pytest.mark.slow
 def test_the_weights_are_dequantized_to_the_dtype_asked_for(tiny_pair):
     model, tokenizer, _, path = tiny_pair
     half = bart_score.BARTScorer(checkpoint=path, device="cpu", dtype="bfloat16")
@@ -107,6 +109,7 @@ def test_the_weights_are_dequantized_to_the_dtype_asked_for(tiny_pair):
     assert "dtype:bfloat16" in half.signature_fields()
 
 
+@pytest.mark.slow
 def test_a_folder_holding_one_gguf_file_a_relative_path_and_a_link_are_the_same_model(
     llama_gguf, tmp_path, monkeypatch
 ):
@@ -128,6 +131,7 @@ def test_a_folder_holding_one_gguf_file_a_relative_path_and_a_link_are_the_same_
     assert by_file.score(CONDITIONS, TARGETS) == by_folder.score(CONDITIONS, TARGETS)
 
 
+@pytest.mark.slow
 def test_the_identity_of_a_gguf_file_follows_its_header_and_its_bytes(llama_gguf, tmp_path):
     model, tokenizer, path = llama_gguf
     written = tmp_path / "copy.gguf"
@@ -210,6 +214,7 @@ def test_a_gguf_file_of_an_architecture_transformers_cannot_read_gets_the_family
         bart_score.BARTScorer(checkpoint=str(tmp_path / "encoder.gguf"), device="cpu")
 
 
+@pytest.mark.slow
 def test_a_gguf_file_lacking_a_tensor_is_refused_rather_than_scored_with_random_weights(llama_gguf, tmp_path):
     model, tokenizer, _ = llama_gguf
     path = write_gguf(model, tokenizer, tmp_path / "partial.gguf", leave_out=("model.layers.1.mlp.up_proj.weight",))
@@ -434,6 +439,7 @@ def strings_of(count, total_bytes, stem):
     return [f"{stem}{index}".rjust(width, "x") for index in range(count)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vocabulary", fast_cases(REAL_VOCABULARIES, ["llama-3"]))  # tokens and merges
 def test_the_largest_real_vocabularies_are_within_every_bound(vocabulary, tmp_path):
     tokens, token_bytes, merges, merge_bytes, scores = REAL_VOCABULARIES[vocabulary]
@@ -496,6 +502,7 @@ def test_the_metadata_bombs_are_refused_by_the_command_line_in_bounded_memory(pr
     assert peak < 1 << 30, f"{peak:,} bytes resident"
 
 
+@pytest.mark.slow
 def test_quiet_silences_the_bar_transformers_draws_over_a_gguf_files_tensors(llama_gguf, tmp_path, capsys):
     _, _, path = llama_gguf
     (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
@@ -546,6 +553,7 @@ def test_cli_scores_a_gguf_file_and_names_a_missing_extra_or_a_damaged_file(tiny
     assert code == 1 and re.search(r"cut\.gguf'? is truncated", stderr) and "Traceback" not in stderr, stderr
 
 
+@pytest.mark.slow
 def test_a_space_menu_entry_can_be_a_gguf_file(llama_gguf, tmp_path):
     _, _, path = llama_gguf
     settings = space.settings.settings_from_env(

@@ -48,6 +48,7 @@ def copied(path, folder):
     return shutil.copy2(path, folder / "model.gguf")
 
 
+@pytest.mark.slow
 def test_a_tokenizer_beside_a_gguf_file_never_replaces_its_own(gguf_files, tmp_path):
     tokenizer, path, _ = gguf_files
     alone = bart_score.BARTScorer(checkpoint=path, device="cpu")
@@ -62,6 +63,7 @@ def test_a_tokenizer_beside_a_gguf_file_never_replaces_its_own(gguf_files, tmp_p
     assert beside.score(CONDITIONS, TARGETS) == alone.score(CONDITIONS, TARGETS)
 
 
+@pytest.mark.slow
 def test_a_chat_template_beside_a_base_models_gguf_file_is_read(gguf_files, tmp_path):
     """chat_template.jinja, or a tokenizer_config.json's "chat_template", gives the file the chat format the same
     template in its metadata gives: the same token policy, the same scores."""
@@ -78,6 +80,7 @@ def test_a_chat_template_beside_a_base_models_gguf_file_is_read(gguf_files, tmp_
         assert scorer.score(CONDITIONS, TARGETS) == expected
 
 
+@pytest.mark.slow
 def test_a_template_file_beside_comes_before_a_tokenizer_configs_and_the_metadatas(gguf_files, tmp_path):
     _, with_template, _ = gguf_files
     in_metadata = bart_score.BARTScorer(checkpoint=with_template, device="cpu", chat=True)
@@ -89,6 +92,7 @@ def test_a_template_file_beside_comes_before_a_tokenizer_configs_and_the_metadat
     assert beside.token_policy != in_metadata.token_policy
 
 
+@pytest.mark.slow
 def test_the_identity_of_a_gguf_file_covers_exactly_the_files_read_beside_it(gguf_files, tmp_path):
     _, path, _ = gguf_files
     gguf = str(copied(path, tmp_path / "model"))
@@ -150,6 +154,7 @@ def test_a_side_file_that_cannot_be_read_is_refused_naming_it(gguf_files, tmp_pa
         checkpoint_identity(gguf)
 
 
+@pytest.mark.slow
 def test_whether_a_checkpoint_has_a_chat_template_is_told_from_its_files(gguf_files, tmp_path):
     tokenizer, with_template, without = gguf_files
     assert has_chat_template(locate_checkpoint(with_template)) is True
@@ -191,6 +196,7 @@ def test_the_command_line_says_the_refusal_with_its_flags_before_loading(gguf_fi
     assert "template=" not in error
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "hostile, reason",
     [

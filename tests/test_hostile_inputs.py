@@ -70,6 +70,7 @@ def command_lines(files, hostile):
     return lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hostile", [*ENDLESS, "oversized"])
 def test_every_file_flag_refuses_endless_and_oversized_files_at_once(files, hostile, capsys, no_model_load):
     hostile = files.get(hostile, hostile)
@@ -265,6 +266,7 @@ def reused_record_pickle(records):
     return pickle.dumps({f"doc-{index}": record for index in range(records)}, protocol=4)
 
 
+@pytest.mark.slow
 def test_a_pickle_that_unfolds_far_beyond_its_size_is_refused_fast(tmp_path):
     path = tmp_path / "bomb.pkl"
     path.write_bytes(reused_record_pickle(10_000))
@@ -464,6 +466,7 @@ def padded_llama(tmp_path_factory, tmp_path):
 LAYERS_REFUSED = r"is damaged: its config's num_hidden_layers is 20,000, but its weights hold 2 numbered layers"
 
 
+@pytest.mark.slow
 def test_numbers_outside_a_layers_place_do_not_make_layers(padded_llama, monkeypatch):
     import transformers
 
@@ -504,6 +507,7 @@ def llama_padded_in_place(tmp_path_factory, tmp_path):
 LAYERS_OVER_THE_LIMIT = r"is refused: its config's num_hidden_layers is 20,000, over the limit of 1,024 layers"
 
 
+@pytest.mark.slow
 def test_layers_named_in_a_layers_place_are_bounded_before_any_model_is_built(llama_padded_in_place, monkeypatch):
     """They passed the count of layers, and the meta-device build of 20,000 layers took 100 s and 1.1 GB."""
     import transformers

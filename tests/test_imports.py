@@ -91,6 +91,7 @@ def import_graph(annotations=False):
     return graph
 
 
+@pytest.mark.slow
 def test_the_package_has_no_import_circle():
     """Not even through an import for annotations: a module that names another's types only under TYPE_CHECKING still
     depends on it, and a circle of such imports is one that a refactoring can close at run time."""
@@ -100,6 +101,7 @@ def test_the_package_has_no_import_circle():
     assert not cycles, f"import circles: {sorted(cycles, key=len)[:5]}"
 
 
+@pytest.mark.slow
 def test_the_modules_below_the_engine_do_not_refer_to_it():
     """The engine is built on them (bart_score.scaling._distributed's Workload is what it needs of the engine's Plan):
     none of them imports bart_score.scoring.engine, annotations included. The modules that do import it are the
@@ -219,11 +221,16 @@ def imports_gradio(path):
     return any(name.split(".")[0] == "gradio" for name in imported_names(path))
 
 
+@pytest.mark.slow
 def test_the_space_names_the_modules_that_import_gradio():
     said = re.search(r"Gradio is imported by (.+?) only", " ".join(docstring(SPACE).split()))
     assert said, "space/__init__.py's docstring does not say which modules import Gradio"
     folder = os.path.join(ROOT, SPACE)
-    importing = {name[: -len(".py")] for name in os.listdir(folder) if imports_gradio(os.path.join(folder, name))}
+    importing = {
+        name[: -len(".py")]
+        for name in os.listdir(folder)
+        if name.endswith(".py") and imports_gradio(os.path.join(folder, name))
+    }
     assert set(re.split(r", | and ", said.group(1))) == importing
 
 
@@ -245,6 +252,7 @@ def test_no_two_modules_share_a_name():
 # The tests' own imports
 
 
+@pytest.mark.slow
 def test_no_test_module_imports_another():
     """What test modules share is in tests/support/ (and conftest.py's fixtures): a test module imported by another
     runs its module-level code, its skips and its imports in the other's collection too, and ties the two together."""

@@ -225,6 +225,7 @@ def test_a_release_checkout_with_genuine_files_is_read(tmp_path, monkeypatch):
 # -- the protocol ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_kendall_protocol_is_their_pooled_kendall_tau(tmp_path):
     """Their kendal_tau_matrix pools each metric's per-system columns into one list (model_1's records, then
     model_2's, ...) and takes scipy's Kendall's tau between the pooled human and metric lists."""
@@ -277,6 +278,7 @@ def run_meta_eval(tmp_path, model, *extra):
         return json.load(handle)
 
 
+@pytest.mark.slow
 def test_meta_eval_reports_truncated_and_window_rows(tmp_path, tiny_checkpoint, capsys):
     report = run_meta_eval(tmp_path, tiny_checkpoint, "--windows-k", "2")
     names = [row["name"] for row in report["rows"]]
@@ -290,6 +292,7 @@ def test_meta_eval_reports_truncated_and_window_rows(tmp_path, tiny_checkpoint, 
     assert "Long documents (LongDocFACTScore's benchmarks)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_causal_lm_with_long_positions_also_gets_the_whole_source(tmp_path):
     from support.models import build_tiny
 

@@ -156,6 +156,7 @@ def joined(sentence_lists):
 # -- parity ----------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", fast_cases([0, 1], [0]))
 def test_longdocfactscore_rule_equals_the_reference(
     seed, scorer, reference_model, encoder_checkpoint, reference_encoder
@@ -200,6 +201,7 @@ def test_longdocfactscore_window_edges():
     assert window_span(3, 5, 0) == (3, 4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count", fast_cases([0, 1, 2], [0, 2]))
 def test_neighbour_windows_equal_the_reference(count, scorer, reference_model, encoder_checkpoint, reference_encoder):
     sources, predictions = workload(2, documents=2)
@@ -219,6 +221,7 @@ def test_neighbour_windows_equal_the_reference(count, scorer, reference_model, e
     assert result["faithfulness_windows"] == windows
 
 
+@pytest.mark.slow
 def test_bm25_retriever_equals_the_reference_and_finds_a_copied_sentence(scorer, reference_model):
     sources, predictions = workload(3)
     all_sources = sources * 2
@@ -233,6 +236,7 @@ def test_bm25_retriever_equals_the_reference_and_finds_a_copied_sentence(scorer,
         assert source[ranked[0]] == prediction[0]
 
 
+@pytest.mark.slow
 def test_every_family_scores_windows_as_ordinary_conditions(tmp_path_factory, encoder_checkpoint, reference_encoder):
     from support.models import build_tiny, load_tiny
     from support.reference import causal_score
@@ -255,6 +259,7 @@ def test_every_family_scores_windows_as_ordinary_conditions(tmp_path_factory, en
 # -- planned reuse ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_each_window_is_encoded_once_and_each_pair_scored_once(scorer, encoder_checkpoint, monkeypatch):
     sources, predictions = workload(5, documents=2, systems=3)
     all_sources = sources * 3
@@ -280,6 +285,7 @@ def test_each_window_is_encoded_once_and_each_pair_scored_once(scorer, encoder_c
     assert sum(sentence == shared for _, sentence in scored) == 3  # two systems' sentence, scored once per window
 
 
+@pytest.mark.slow
 def test_windows_go_to_the_encoder_longest_first_in_batches_of_half_the_token_budget(
     scorer, encoder_checkpoint, monkeypatch
 ):
@@ -350,6 +356,7 @@ def test_each_embedding_batch_pads_its_rows_by_less_than_a_quarter(encoder_check
         assert all(4 * length >= 3 * width for length in lengths)
 
 
+@pytest.mark.slow
 def test_embeddings_do_not_depend_on_batching(encoder_checkpoint, reference_encoder):
     sentences = plain_sentences(random.Random(7), 9)
     embedded = EmbeddingRetriever(encoder_checkpoint).embed(sentences)
@@ -395,6 +402,7 @@ def test_a_prediction_or_source_without_a_sentence_is_refused(blank, scorer):
         scorer.score_directions(["A cat sat."], sources=[blank], long_source="windows", retriever="bm25")
 
 
+@pytest.mark.slow
 def test_a_source_shorter_than_one_window_is_scored_whole_and_reported(scorer, reference_model):
     source, prediction = "The cat sat on the mat.", "A cat sat on a mat. The dog was there."
     with pytest.warns(UserWarning, match=r"1 distinct source\(s\) have fewer sentences than one window spans \(2\)"):
@@ -463,6 +471,7 @@ def entry_point_workload():
     return joined(sources), joined(predictions)
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("evaluate")
 def test_the_metric_score_corpus_and_score_dataset_give_the_directions_result(scorer, tiny_checkpoint):
     import datasets
@@ -490,6 +499,7 @@ def test_the_metric_score_corpus_and_score_dataset_give_the_directions_result(sc
     assert scored["bartscore_faithfulness_windows"] == expected["faithfulness_windows"]
 
 
+@pytest.mark.slow
 def test_the_command_line_scores_windows(tmp_path, tiny_checkpoint, scorer, capsys):
     sources, predictions = entry_point_workload()
     (tmp_path / "src.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
@@ -520,6 +530,7 @@ def test_the_command_line_scores_windows(tmp_path, tiny_checkpoint, scorer, caps
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:long_source='windows'.*ran over:UserWarning")
 def test_the_command_line_splits_each_text_once(tmp_path, tiny_checkpoint, monkeypatch, capsys):
     """A source of many full stops and few sentences is split by the check before the model loads, then planned: the
@@ -543,6 +554,7 @@ def test_the_command_line_splits_each_text_once(tmp_path, tiny_checkpoint, monke
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_the_spaces_batch_tab_scores_windows_when_the_operator_asks(scorer, tmp_path):
     import space.batch as space_batch
     from space.batch import check_work, score_upload
@@ -647,6 +659,7 @@ def ordinary_texts():
     return texts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("piece", "lookahead"), fast_cases([(None, None), (600, 150), (300, 100)], [(None, None), (300, 100)])
 )
@@ -815,6 +828,7 @@ def test_a_text_of_punctuation_alone_is_refused_once_its_pieces_pass_max_sentenc
         plan_windows(["A cat sat."], [text], WindowSettings(retriever="bm25", max_sentences=30))
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:long_source='windows'.*ran over:UserWarning")  # the full stops' text is cut
 def test_within_splitting_once_a_text_checked_before_the_model_loads_is_not_split_again(monkeypatch):
     """The command line checks a text's sentences before the model loads, and the plan splits it once loaded: within
@@ -836,6 +850,7 @@ def test_within_splitting_once_a_text_checked_before_the_model_loads_is_not_spli
     assert len(pieces) == 2 * checked + 2
 
 
+@pytest.mark.slow
 def test_counting_sentence_ends_passes_only_texts_under_the_limit():
     require_extra("long")  # pysbd counts the sentences it is checked against
     from bart_score.long_documents.windows import over_limit, split
@@ -978,6 +993,7 @@ def test_a_link_inside_the_encoder_folder_is_followed(tmp_path):
     assert EmbeddingRetriever(directory).max_length == 128
 
 
+@pytest.mark.slow
 def test_a_max_seq_length_over_the_positions_is_clamped_to_them_and_reported(tmp_path):
     """sentence_bert_config.json says 703 where the encoder has 512 positions: a sentence of more than 512 tokens is
     embedded from its first 512 (as with max_seq_length 512), not a torch error."""

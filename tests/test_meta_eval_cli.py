@@ -271,6 +271,7 @@ def test_a_published_row_computed_nowhere_is_said_with_the_flags_that_compute_it
     assert how_to_compute(named, "cnn") == "give its scores as a --metrics-csv column named rouge1_r to compare"
 
 
+@pytest.mark.slow
 def test_matching_a_metrics_csv_takes_time_linear_in_the_records():
     from bart_score.cli.meta_eval import metric_rows
 

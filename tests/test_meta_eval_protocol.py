@@ -236,6 +236,7 @@ def significance_by_pair(protocol, doc_ids, truth, scores, rounds=ROUNDS):
 # ---------------------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("human", ["coherence", "fluency"])
 def test_summary_level_correlations_and_significance(human):
     data = summaries_file()
@@ -254,6 +255,7 @@ def test_summary_level_correlations_and_significance(human):
         assert test["wins"] == reference_wins(data, summary_round(data, first, second, human))
 
 
+@pytest.mark.slow
 def test_rank19_accuracy_and_significance():
     data = rank19_file()
     doc_ids, truth, scores = summary_records(data, "fact")
@@ -265,6 +267,7 @@ def test_rank19_accuracy_and_significance():
         assert test["wins"] == reference_wins(data, accuracy_round(data, first, second), rounds=1000)
 
 
+@pytest.mark.slow
 def test_qags_pearson_and_significance():
     data = qags_file()
     doc_ids, truth, scores = summary_records(data, "fact")
@@ -277,6 +280,7 @@ def test_qags_pearson_and_significance():
         assert test["wins"] == reference_wins(data, measure)
 
 
+@pytest.mark.slow
 def test_data_to_text_spearman_and_significance():
     data = data_to_text_file()
     doc_ids, truth, scores = data_to_text_records(data, "informativeness")

@@ -113,6 +113,7 @@ def noisy_scores(records, aspect, noise, seed):
     return human + draw.normal(0, noise, len(human))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("benchmark", ["summeval", "qags-cnn"])
 def test_the_bootstrap_interval_holds_the_estimate_and_narrows_with_more_documents(benchmark):
     widths = []
@@ -158,6 +159,7 @@ def reference_selection(records, configurations, seed, dev_fraction):
     return result
 
 
+@pytest.mark.slow
 def test_select_chooses_the_planted_configuration_and_matches_a_plain_loop():
     records = summary_records(40, systems=5, seed=3)
     # The planted configuration follows the coherence judgments on every document, through a monotone map.
@@ -410,6 +412,7 @@ def write_file(folder, data):
     return str(path)
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("evaluate")  # loads the benchmark file with datasets
 def test_a_development_part_under_five_documents_is_refused_with_the_count(tmp_path, capsys):
     path = write_file(tmp_path, summeval_like(6))

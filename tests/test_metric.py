@@ -39,6 +39,7 @@ def assert_matches(result, expected, directions):
         assert result[f"{direction}_mean"] == pytest.approx(np.mean(expected[direction]), abs=TOLERANCE)
 
 
+@pytest.mark.slow
 def test_every_direction_with_sources_and_multiple_references(metric, reference_model):
     sources, predictions, references = examples()
     result = metric.compute(predictions=predictions, references=references, sources=sources)
@@ -47,6 +48,7 @@ def test_every_direction_with_sources_and_multiple_references(metric, reference_
     assert set(result) == {*bart_score.DIRECTIONS, *(f"{d}_mean" for d in bart_score.DIRECTIONS), "signature"}
 
 
+@pytest.mark.slow
 def test_max_aggregation(metric, reference_model):
     _sources, predictions, references = examples(seed=1)
     result = metric.compute(predictions=predictions, references=references, aggregation="max")
@@ -62,6 +64,7 @@ def test_sources_alone(metric, reference_model):
     assert set(result) == {"faithfulness", "faithfulness_mean", "signature"}
 
 
+@pytest.mark.slow
 def test_single_string_references(metric, reference_model):
     _, predictions, references = examples(seed=3)
     single = [refs[0] for refs in references]
@@ -70,6 +73,7 @@ def test_single_string_references(metric, reference_model):
     assert "|nrefs:1|" in result["signature"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("side", ["encoder", "decoder"])
 @pytest.mark.parametrize(
     "prompt,phrases",
@@ -88,6 +92,7 @@ def test_prompts(metric, reference_model, side, prompt, phrases):
     assert_matches(result, expected, bart_score.DIRECTIONS)
 
 
+@pytest.mark.slow
 def test_a_named_prompt_set_averages_all_its_prompts(metric, reference_model):
     sources, predictions, _ = examples(seed=5, n=2)
     result = metric.compute(predictions=predictions, sources=sources, prompt="paraphrase", prompt_side="decoder")
@@ -111,6 +116,7 @@ def test_prompt_sets_are_the_papers():
             assert tuple(handle.read().splitlines()) == bart_score.PROMPT_SETS[name]
 
 
+@pytest.mark.slow
 def test_only_requested_directions_are_computed(metric, reference_model, monkeypatch):
     sources, predictions, references = examples(seed=6, n=3)
     scored = []
@@ -134,6 +140,7 @@ def test_only_requested_directions_are_computed(metric, reference_model, monkeyp
     assert len(scored) == 2 * sum(map(len, references))
 
 
+@pytest.mark.slow
 def test_results_follow_input_order(metric):
     sources, predictions, references = examples(seed=7, n=8)
     straight = metric.compute(predictions=predictions, references=references, sources=sources)
@@ -213,6 +220,7 @@ def test_a_configuration_name_that_cannot_name_a_checkpoint_is_refused_as_such(n
     assert re.search(message, str(raised.value)) and "metrics" not in str(raised.value)
 
 
+@pytest.mark.slow
 def test_a_long_checkpoint_path_of_ordinary_folder_names_loads_under_a_short_cache_name(tiny_checkpoint, tmp_path):
     deep = tmp_path.joinpath(*["folder-of-forty-characters-each-" + str(i).zfill(8) for i in range(8)])
     deep.mkdir(parents=True)
@@ -493,6 +501,7 @@ def test_info_names_homepage_and_license(metric):
     assert metric.info.license.startswith("Apache-2.0")
 
 
+@pytest.mark.slow
 def test_threads_sharing_one_instance_each_get_their_own_scores(metric, reference_model):
     """compute from several threads on one instance: each call scores exactly its own examples (the plain
     reference, per call), and the instance stays usable afterwards. (Examples added with add/add_batch are the
@@ -534,6 +543,7 @@ def test_threads_sharing_one_instance_each_get_their_own_scores(metric, referenc
 # Instances of the same checkpoint and settings share one engine
 
 
+@pytest.mark.slow
 def test_instances_of_the_same_checkpoint_and_settings_share_one_engine(metric, tiny_checkpoint, reference_model):
     second = evaluate.load(MODULE, tiny_checkpoint, device="cpu", inputs="both")  # inputs is not the engine's
     shorter = evaluate.load(MODULE, tiny_checkpoint, device="cpu", max_length=24)
@@ -545,6 +555,7 @@ def test_instances_of_the_same_checkpoint_and_settings_share_one_engine(metric, 
         assert_matches(result, expected, bart_score.DIRECTIONS)
 
 
+@pytest.mark.slow
 def test_an_engine_is_freed_with_the_last_instance_that_holds_it(tiny_checkpoint):
     import gc
     import weakref
@@ -565,6 +576,7 @@ def test_an_engine_is_freed_with_the_last_instance_that_holds_it(tiny_checkpoint
         gc.unfreeze()
 
 
+@pytest.mark.slow
 def test_instances_sharing_an_engine_in_threads_each_get_their_own_scores(tiny_checkpoint, reference_model):
     """Two instances on one engine, computing in two threads at once: each gets its own examples' scores (one
     engine's tokenizer serves one thread at a time)."""
@@ -629,6 +641,7 @@ def tables(texts):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["tuple", "Series", "ndarray", "object ndarray", "pyarrow array", "datasets column"])
 def test_array_likes_are_taken_as_their_values_in_every_input(metric, reference_model, kind):
     sources, predictions, references = examples(seed=7, n=3)
@@ -647,6 +660,7 @@ def test_array_likes_are_taken_as_their_values_in_every_input(metric, reference_
     assert_matches(metric.compute(), expected_one, ("precision", "recall", "f_score"))
 
 
+@pytest.mark.slow
 def test_references_as_a_two_dimensional_array_are_rows_of_references(metric, reference_model):
     _sources, predictions, _ = examples(seed=8, n=3)
     references = [["A cat sat.", "The cat sat."], ["A dog ran.", "Dogs ran."], ["Rain fell.", "It rained."]]

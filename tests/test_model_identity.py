@@ -118,6 +118,7 @@ def _baseline(copier, tmp_path):
     return document, path
 
 
+@pytest.mark.slow
 def test_a_baseline_applies_to_its_model_named_any_way_and_to_no_other(
     copier, copying_checkpoint, tiny_checkpoint, tmp_path, monkeypatch
 ):
@@ -164,6 +165,7 @@ def test_a_baseline_written_before_identities_is_a_clear_mismatch(copier, tmp_pa
         copier.score_directions(TEXTS[:2], sources=TEXTS[2:], baseline=str(path))
 
 
+@pytest.mark.slow
 def test_the_score_cache_never_answers_for_a_checkpoint_saved_again(copying_checkpoint, tmp_path):
     model = tmp_path / "model"
     shutil.copytree(copying_checkpoint, model)
@@ -185,6 +187,7 @@ def test_the_score_cache_never_answers_for_a_checkpoint_saved_again(copying_chec
     assert retrained.cached_pairs == 0 and retrained.scored_pairs == 2
 
 
+@pytest.mark.slow
 def test_the_signature_names_a_local_directory_by_its_real_path_and_a_hub_id_as_it_is(
     copier, copying_checkpoint, tmp_path, monkeypatch
 ):
@@ -229,6 +232,7 @@ def tokenizer_file_names():
     return sorted(names)
 
 
+@pytest.mark.slow
 def test_every_kind_of_tokenizer_file_is_part_of_the_identity(copying_checkpoint, tokenizer_file_names, tmp_path):
     folder = tmp_path / "model"
     shutil.copytree(copying_checkpoint, folder)
@@ -279,6 +283,7 @@ def marian_checkpoint(tmp_path_factory):
     return tiny_checkpoint_for(tmp_path_factory, "marian")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["tokenizer.json of a BART", "vocab.json of a Marian"])
 def test_a_tokenizer_changed_in_place_gets_no_cached_scores_and_no_stale_baseline(
     kind, copying_checkpoint, marian_checkpoint, tmp_path

@@ -129,6 +129,7 @@ def test_a_cached_hub_snapshot_that_needs_its_own_code_is_refused_without_runnin
     assert not marker.exists() and folder.is_dir()
 
 
+@pytest.mark.slow
 def test_a_tokenizer_config_beside_a_gguf_file_that_names_its_own_code_is_not_read(tmp_path):
     """A GGUF file's tokenizer is its metadata's: transformers never sees a tokenizer config beside it."""
     marker = tmp_path / "ran"
@@ -193,6 +194,7 @@ def _from_pretrained_calls(path):
             yield node
 
 
+@pytest.mark.slow
 def test_every_from_pretrained_call_in_the_project_says_trust_remote_code_false():
     """transformers asks on stdin, and runs the code on "y", when trust_remote_code is left out and a checkpoint
     brings code: every call in the library, the Space, the benchmarks and the tests says False, literally."""
@@ -231,6 +233,7 @@ def damaged_copy(source, target, value):
     return name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", [float("nan"), float("inf")], ids=["nan", "inf"])
 @pytest.mark.parametrize("family", ["bart", "llama"])
 def test_weights_that_are_not_numbers_are_named_as_a_damaged_checkpoint(
@@ -248,6 +251,7 @@ def test_weights_that_are_not_numbers_are_named_as_a_damaged_checkpoint(
     assert np.isfinite(healthy.score(["The cat sat."], ["A cat."])[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "scale, dtype, error, message",
     [
@@ -302,6 +306,7 @@ def test_finite_weights_that_overflow_are_told_apart_from_damage_and_from_an_arc
     assert ("use --dtype float32" in said) == (error is bart_score.InputError)
 
 
+@pytest.mark.slow
 def test_an_architecture_the_engine_cannot_drive_stays_an_unsupported_model(tiny_llama_folder, tmp_path):
     folder = build_gemma2_softcapped(tmp_path / "gemma2", tiny_llama_folder)
     with pytest.raises(bart_score.UnsupportedModelError, match=r"\(gemma2\) gives different log-probabilities"):

@@ -304,6 +304,7 @@ def test_json_text_writes_nan_and_infinities_as_null_at_any_depth():
     assert strict_json(json_text(value)) == {"a": None, "b": [1.0, None, {"c": [None, 2]}], "d": "NaN", "e": None}
 
 
+@pytest.mark.slow
 def test_score_jsonl_writes_rescaled_scores_that_cannot_be_had_as_null(folder, tiny_checkpoint):
     # The tiny model does not tell a copy from an unrelated text: every rescaled score is NaN.
     output = folder / "segments.jsonl"

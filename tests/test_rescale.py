@@ -34,6 +34,7 @@ PREDICTIONS = ["A cat sat on a mat.", "The team won.", "The market was high."]
 REFERENCES = [["The cat was on the mat."], ["They won the game.", "The team won a game."], ["Markets were high."]]
 
 
+@pytest.mark.slow
 def test_a_request_is_planned_without_scoring_and_finished_from_its_pairs_scores(copier):
     """score_directions is plan_directions (which reads only the scorer's identity), one engine call, and
     direction_results: the same result, rescaling samples included."""
@@ -83,6 +84,7 @@ def hand_points(model_and_tokenizer, predictions, references, sources, prompts=(
     return {"faithfulness": faithfulness, "precision": precision, "recall": recall, "f_score": f_score}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "prompt, side, aggregation", [(None, "encoder", "mean"), (["In other words", "That is to say"], "decoder", "max")]
 )
@@ -130,6 +132,7 @@ def test_corpus_reference_points_are_the_means_of_cross_row_pairs_and_copies(
     assert result["signature"].split("|")[5].startswith("rescale:corpus-")
 
 
+@pytest.mark.slow
 def test_systems_of_one_corpus_are_one_document_per_segment(copier, copier_reference_model):
     """score_corpus repeats each segment's source for every system: those rows are one document, so an unrelated pair
     never takes a system's output of the same segment."""
@@ -189,6 +192,7 @@ def test_rows_from_two_documents_or_more_are_accepted(copier):
     assert len(set(documents)) == 2 and documents[0] == documents[1]
 
 
+@pytest.mark.slow
 def test_fixed_unrelated_texts_serve_inputs_that_share_one_source(copier, copier_reference_model):
     unrelated_texts = ["Bake the bread for an hour.", "Rain is expected in the north."]
     with pytest.raises(ValueError, match=r"all 3 rows are one document .* pass unrelated texts of your own as corpus_"):
@@ -215,6 +219,7 @@ def test_fixed_unrelated_texts_serve_inputs_that_share_one_source(copier, copier
     assert set(shown) == {"faithfulness", "recall"}
 
 
+@pytest.mark.slow
 def test_reference_pairs_join_the_corpus_pairs_in_one_engine_call_within_the_budget(copier, monkeypatch):
     rng = random.Random(3)
     sources = [english_like_text(rng, 12) for _ in range(8)]
@@ -280,6 +285,7 @@ def test_sampled_pairs_come_from_different_documents_and_are_reproducible():
     )
 
 
+@pytest.mark.slow
 def test_rescaling_is_linear_and_keeps_every_ranking(copier):
     rng = random.Random(11)
     sources = [english_like_text(rng, rng.randint(8, 30)) for _ in range(14)]
@@ -324,6 +330,7 @@ def test_rescaled_f_score_keeps_raw_f_scores_ranking_when_precision_and_recall_s
     np.testing.assert_allclose(rescaled["f_score"], ((precision + recall) / 2 + 4.75) / 4, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_system_comparisons_have_the_same_winners_and_p_values_when_rescaled(copier):
     rng = random.Random(5)
     sources = [english_like_text(rng, 20) for _ in range(10)]
@@ -406,6 +413,7 @@ def test_a_scorer_without_a_model_identity_scores_but_is_refused_baseline_rescal
     assert Mention("rescale", "baseline") in refused.value.parts
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("evaluate")
 def test_metric_passes_rescaling_through(copying_checkpoint, copier):
     metric = evaluate.load(MODULE, copying_checkpoint, device="cpu")
@@ -428,6 +436,7 @@ def test_metric_passes_rescaling_through(copying_checkpoint, copier):
     assert metric.compute(predictions=PREDICTIONS, sources=SOURCES)["faithfulness"]  # nothing left pending
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("evaluate")
 def test_score_dataset_refuses_corpus_rescaling_and_adds_rescaled_columns_from_a_baseline(copier, tmp_path):
     import datasets

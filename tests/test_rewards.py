@@ -66,6 +66,7 @@ def trl_keywords(count):
 # The reward against plain loops
 
 
+@pytest.mark.slow
 def test_the_reward_is_each_completions_faithfulness_given_its_prompt(reward, reference_model):
     got = reward(prompts=DOCUMENTS, completions=COMPLETIONS, **trl_keywords(3))
     assert isinstance(got, list) and all(type(score) is float for score in got)
@@ -99,6 +100,7 @@ def test_the_other_directions_take_their_references_from_a_column(tiny_checkpoin
     assert reward.__name__ == f"bartscore_{direction}"
 
 
+@pytest.mark.slow
 def test_a_rescaled_reward_maps_each_score_with_the_baseline_files_points(copier, copying_checkpoint, tmp_path):
     texts = [*DOCUMENTS, *COMPLETIONS]
     (tmp_path / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
@@ -114,6 +116,7 @@ def test_a_rescaled_reward_maps_each_score_with_the_baseline_files_points(copier
     assert got == pytest.approx(expected.tolist(), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_a_pickled_reward_is_made_again_from_its_settings(tiny_checkpoint, reference_model):
     """As TRL's asynchronous rollout worker sends reward functions to a process it spawns."""
     import pickle
@@ -130,6 +133,7 @@ def test_a_pickled_reward_is_made_again_from_its_settings(tiny_checkpoint, refer
 # The bad input of a training step: the metric's own behaviour, never a crash
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("evaluate")  # loads the metric
 def test_an_empty_completion_is_scored_as_the_metric_scores_it(reward, reference_model, tiny_checkpoint):
     import evaluate
@@ -145,6 +149,7 @@ def test_an_empty_completion_is_scored_as_the_metric_scores_it(reward, reference
     assert got == metric.compute(predictions=texts, sources=DOCUMENTS)["faithfulness"]
 
 
+@pytest.mark.slow
 def test_a_completion_over_the_models_length_is_cut_with_the_metrics_warning(tiny_checkpoint, reference_model):
     reward = BARTScoreReward(tiny_checkpoint, device="cpu", max_length=16)
     long = " ".join(COMPLETIONS * 4)
@@ -229,6 +234,7 @@ def test_a_missing_baseline_is_refused_when_the_reward_is_made(tiny_checkpoint, 
 # One engine for every holder of the same settings
 
 
+@pytest.mark.slow
 def test_rewards_of_the_same_settings_share_one_engine_until_the_last_goes(tiny_checkpoint):
     gc.freeze()  # what the process held before is left out of the collection below (a fifth of a second over it)
     try:
@@ -244,6 +250,7 @@ def test_rewards_of_the_same_settings_share_one_engine_until_the_last_goes(tiny_
         gc.unfreeze()
 
 
+@pytest.mark.slow
 def test_a_folder_saved_again_is_loaded_again(tiny_checkpoint, tmp_path):
     import shutil
 

@@ -91,6 +91,7 @@ def table(datasets, scores):
     return build_report(datasets, rows)
 
 
+@pytest.mark.slow
 def test_a_stopped_run_resumes_scoring_each_remaining_pair_once(tmp_path, scorer, benchmark_data):
     everything = Recording(scorer)
     expected, _ = score_benchmarks(everything, benchmark_data, detokenize=False)
@@ -153,6 +154,7 @@ def test_a_damaged_line_is_reported(tmp_path, scorer):
         ResumableScorer(scorer, str(cache)).score(["a ."], ["b ."])
 
 
+@pytest.mark.slow
 def test_another_scorers_scores_are_not_used(tmp_path, scorer, tiny_checkpoint):
     cache = str(tmp_path / "cache.jsonl")
     ResumableScorer(scorer, cache).score(["The cat sat ."], ["The cat ."])
@@ -199,6 +201,7 @@ def distinct_pairs(count):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk_pairs", [2048, 16])
 def test_one_bar_spans_a_resumable_run_and_moves_per_model_batch_inside_each_chunk(
     tmp_path, scorer, recorded_bars, chunk_pairs
@@ -218,6 +221,7 @@ def test_one_bar_spans_a_resumable_run_and_moves_per_model_batch_inside_each_chu
     assert resumed.total == resumed.n == 10  # the pairs this run scores; the 30 from the file are not among them
 
 
+@pytest.mark.slow
 def test_the_engines_own_bar_moves_per_model_batch(scorer, recorded_bars):
     conditions, targets = distinct_pairs(24)
     scorer.score(conditions, targets, max_tokens=64, show_progress=True)

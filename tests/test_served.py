@@ -82,6 +82,7 @@ def reference_scores(tiny_opt, conditions=CONDITIONS, targets=TARGETS):
 # Each kind of server, in its own shapes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_kind_of_server_scores_as_a_plain_loop_and_the_local_engine(kind, tiny_opt, local):
     """Repeated pairs, shared conditions, an empty target and a character the vocabulary spells in bytes (llama.cpp
@@ -131,6 +132,7 @@ def test_a_served_model_is_a_scorer_of_its_own_beside_the_engine_with_no_module_
         assert all(name != threading.current_thread().name for name in calls)  # the request threads ran them
 
 
+@pytest.mark.slow
 def test_a_kind_of_server_is_one_class_which_registers_itself(tiny_opt, local):
     """Defining a ServerKind is all that adding a kind takes: the checkpoint's form names it, messages list it, and a
     server answering as it does is scored through it (here vLLM's shapes under another name)."""
@@ -158,6 +160,7 @@ def test_a_kind_of_server_is_one_class_which_registers_itself(tiny_opt, local):
         del kinds.KINDS["relabelled"]
 
 
+@pytest.mark.slow
 def test_chat_scoring_through_a_server_is_the_local_chat_scoring(tmp_path):
     from support.models import build_tiny_chat
 
@@ -172,6 +175,7 @@ def test_chat_scoring_through_a_server_is_the_local_chat_scoring(tmp_path):
     assert max(abs(a - b) for a, b in zip(scores, local.score(CONDITIONS, TARGETS))) < 1e-5
 
 
+@pytest.mark.slow
 def test_a_condition_s_pairs_go_together_and_requests_stay_within_the_concurrency(tiny_opt, capfd):
     rng = random.Random(3)
     conditions = [c for c in CONDITIONS[:2] + CONDITIONS[3:4] for _ in range(20)]
@@ -191,6 +195,7 @@ def test_a_condition_s_pairs_go_together_and_requests_stay_within_the_concurrenc
     assert "pairs/s" in capfd.readouterr().err
 
 
+@pytest.mark.slow
 def test_llama_cpp_forces_one_pair_per_request_and_checks_the_tokens_it_generated(tiny_opt):
     with serving("llama.cpp", tiny_opt) as server:
         scorer = bart_score.BARTScorer(checkpoint=server.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
@@ -205,6 +210,7 @@ def test_llama_cpp_forces_one_pair_per_request_and_checks_the_tokens_it_generate
 # Identity: signatures and score caches
 
 
+@pytest.mark.slow
 def test_the_identity_records_the_kind_the_model_and_what_the_server_says_of_its_weights(tiny_opt, local, tmp_path):
     with serving("vllm", tiny_opt) as first, serving("vllm", tiny_opt, name="other") as second:
         one = bart_score.BARTScorer(checkpoint=first.checkpoint, device="cpu", served_tokenizer=tiny_opt[0])
@@ -232,6 +238,7 @@ def cached_pairs(path):
     return [entry["pair"] for entry in entries if entry["pair"] is not None]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["429", "503", "drop", "slow"])
 def test_a_passing_fault_is_retried_and_every_pair_is_cached_once(fault, tiny_opt, tmp_path):
     cache = tmp_path / "scores.jsonl"
@@ -249,6 +256,7 @@ def test_a_passing_fault_is_retried_and_every_pair_is_cached_once(fault, tiny_op
     assert sorted(cached_pairs(cache)) == sorted(set(cached_pairs(cache))) and len(cached_pairs(cache)) == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fault", "said"),
     [
@@ -299,6 +307,7 @@ def test_retries_end_in_an_error_that_says_what_happened_each_time(tiny_opt):
     assert Mention("request_timeout") in raised.value.remedy and Mention("request_retries") in raised.value.remedy
 
 
+@pytest.mark.slow
 def test_a_failure_does_not_wait_for_the_answers_under_way(tiny_opt):
     import time
 
@@ -401,6 +410,7 @@ def test_the_server_s_address_is_checked_and_plain_http_elsewhere_is_warned_abou
 KEY = "sk-test-7f3c9a1e5b"
 
 
+@pytest.mark.slow
 def test_the_api_key_comes_from_the_environment_and_appears_nowhere(tiny_opt, tmp_path, monkeypatch, capfd):
     sources, predictions, output = tmp_path / "sources.txt", tmp_path / "predictions.txt", tmp_path / "scores.tsv"
     sources.write_text("\n".join(CONDITIONS[:2]) + "\n")

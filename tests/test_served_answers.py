@@ -78,6 +78,7 @@ def with_version(kind, version):
 VERSION_PATHS = {"vllm": ("GET", "/version"), "tgi": ("GET", "/info"), "llama.cpp": ("GET", "/props")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(VERSION_PATHS))
 def test_strings_the_server_reports_reach_no_output_raw(kind, tiny_opt, tmp_path, monkeypatch, capfd):
     """A version of 200,000 characters (within the transport's bound on a probe's answer), and a model's name holding
@@ -128,6 +129,7 @@ def test_the_names_a_server_lists_are_shown_escaped_and_few(tiny_opt):
     assert not UNSHOWN.search(message) and len(message) < 4_000
 
 
+@pytest.mark.slow
 def test_llama_server_s_one_model_with_aliases_is_its_only_model(tiny_opt):
     def aliased(value):
         value["data"][0]["aliases"] = ["tiny-alias", "another"]
@@ -244,6 +246,7 @@ def test_a_path_the_server_reports_never_selects_the_tokenizer(kind, tiny_opt, t
     assert "which is not a Hub id: a path a server reports is of its own machine, and is never read here" in messages[0]
 
 
+@pytest.mark.slow
 def test_a_hub_id_the_server_reports_is_read_from_the_hugging_face_cache_alone(
     tiny_opt, tiny_checkpoint, tmp_path, monkeypatch
 ):
@@ -300,6 +303,7 @@ def drifted(shift):
     return rewrite
 
 
+@pytest.mark.slow
 def test_weights_swapped_under_the_same_name_do_not_get_the_cached_scores(tiny_opt, other_weights, tmp_path):
     cache = str(tmp_path / "cache.jsonl")
     with serving("vllm", tiny_opt) as server:
@@ -318,6 +322,7 @@ def test_weights_swapped_under_the_same_name_do_not_get_the_cached_scores(tiny_o
     assert max(abs(a - b) for a, b in zip(fresh, first)) > 0.5  # what the cache would have given instead
 
 
+@pytest.mark.slow
 def test_a_model_held_across_runs_is_probed_again_by_each_run(tiny_opt, other_weights, tmp_path):
     """A scorer kept while its server swaps the weights (a shared engine, a long-lived process): the next run's cache
     asks the probe again."""

@@ -563,6 +563,7 @@ def test_a_stop_ends_the_wait_before_a_retry_at_once():
     assert server.connections == 1 and took < servers.MOST_RETRY_DELAY - 5
 
 
+@pytest.mark.slow
 def test_requests_from_more_threads_than_the_most_concurrency_wait_for_a_connection():
     """MAX_CONCURRENCY bounds the connections (and the answers held) of one server, whatever the callers' threads."""
     open_now, most, lock = 0, 0, threading.Lock()
@@ -656,6 +657,7 @@ def test_the_environment_s_proxies_are_not_used_and_cookies_are_not_kept(monkeyp
         assert f"Authorization: Bearer {KEY}" in head and "Accept-Encoding: identity" in head
 
 
+@pytest.mark.slow
 def test_a_compressed_answer_is_bounded_as_it_comes_and_never_decompressed():
     """An answer compressed although the request asked for none (Accept-Encoding: identity): its bytes are what is
     bounded and kept, never what they would decompress to (10 MiB of zeros here, 10 KiB compressed)."""

@@ -42,6 +42,7 @@ def plain_loop(tiny_opt, sources=SOURCES, predictions=PREDICTIONS):
     return np.array([causal_score(model, tokenizer, s, p) for s, p in zip(sources, predictions)])
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("evaluate")
 def test_a_served_model_is_held_by_many_metric_instances_and_rewards_at_once(tiny_opt):
     with InferenceServer("vllm", tiny_opt[0], model=tiny_opt[1]) as server:
@@ -60,6 +61,7 @@ def test_a_served_model_is_held_by_many_metric_instances_and_rewards_at_once(tin
         assert held.startswith("served:vllm:tiny#") and rewards[0].scorer.model_identity == held
 
 
+@pytest.mark.slow
 def test_a_holder_that_comes_once_the_server_reports_other_weights_gets_their_engine(tiny_opt):
     """The server keeps its model's name but says its weights are others (its root): the engine held is not that
     model's, so a new holder is given a new engine, which later holders share."""
@@ -74,6 +76,7 @@ def test_a_holder_that_comes_once_the_server_reports_other_weights_gets_their_en
         np.testing.assert_allclose(swapped.scorer.score(SOURCES, PREDICTIONS), plain_loop(tiny_opt), atol=TOLERANCE)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_rewritten_in_place_with_its_size_and_mtime_set_back_is_loaded_again(tiny_checkpoint, tmp_path):
     folder = shutil.copytree(tiny_checkpoint, tmp_path / "model")
     weights = folder / "model.safetensors"

@@ -27,6 +27,7 @@ def test_a_few_segments_that_agree_in_sign_are_not_enough_for_a_winner():
     assert pair["t_test_p"] > 0.05 and pair["winner"] is None
 
 
+@pytest.mark.slow
 def test_the_winner_rule_keeps_false_alarms_near_alpha_on_small_corpora():
     rng = np.random.default_rng(3)
     trials = 400

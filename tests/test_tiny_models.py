@@ -214,6 +214,7 @@ def test_log_probs_of_a_target_spread_over_nats(family, tiny):
     assert max(log_probs) - min(log_probs) > 1.0
 
 
+@pytest.mark.slow
 def test_builds_are_reproducible_and_cached(tmp_path, tmp_path_factory):
     for family in ("t5", "gpt2"):
         first = build_tiny(family, tmp_path / f"{family}-1")
@@ -363,6 +364,7 @@ def test_gptscore_flan_is_the_seq2seq_policy_on_flan_t5(tiny):
     )
 
 
+@pytest.mark.slow
 def test_t5score_on_mbart50_scores_the_source_language_code_on_the_target(tiny, tmp_path_factory):
     model, _ = tiny("mbart50")
     tokenizer = AutoTokenizer.from_pretrained(
