@@ -36,7 +36,7 @@ def _checkout_entries():
 SLOW_FIXTURES = {"app_url", "client", "smollm2_gguf", "smollm2_folder", "smollm2_scorer"}
 
 
-# Under pytest-xdist (`-n 2 --dist loadgroup`, tests/README.md) the tests that import Gradio run on one worker and
+# Under pytest-xdist (`-n auto --dist loadgroup`, tests/README.md) the tests that import Gradio run on one worker and
 # those that import evaluate or datasets on one worker (a test elsewhere says so with its own xdist_group mark), so
 # that a worker running neither never pays for those imports (seconds each); the chat modules, which share the session's
 # tiny chat model (chatml_llama), run on one worker; every other module runs whole on one worker, so that its module
@@ -65,6 +65,13 @@ IMPORT_GROUPS = {
     },
     "chat": {"test_chat", "test_chat_templates", "test_chat_render"},
 }
+
+
+def pytest_xdist_auto_num_workers(config):
+    """pyproject.toml's `-n auto`: the fast subset (`-m "not slow"`) in one process, since a second worker collects
+    every test module again (about 12 s of CPU time where Python writes no bytecode) for a share of tests that costs
+    about as much; any other run on both cores."""
+    return 0 if "not slow" in (config.option.markexpr or "") else 2
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
