@@ -37,6 +37,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 import torch
 import transformers
 import workload
+from matmul_shapes import CallProducts
 from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
 transformers.utils.logging.disable_progress_bar()
@@ -328,6 +329,7 @@ class Ranges:
 
         self.undo = []
         self._around(scorer, "_plan", "plan")
+        self._around(scorer, "_target_log_probs", "readout")  # the output layer's blocks and their log-sum-exp
         self._around(_directions, "plan_windows", "plan")
         self._around(scorer.family, "encode", "condition pass")
         self._around(scorer.family, "decode", "target pass")
@@ -370,9 +372,8 @@ MATMULS = {"aten::mm", "aten::addmm", "aten::matmul", "aten::linear", "aten::bmm
 
 
 def stage_of(op, ranges, vocabulary):
-    if op.name in MATMULS and any(vocabulary in shape for shape in op.input_shapes if shape):
-        return "output layer"
-    if "output" in ranges:
+    logits = "readout" in ranges or any(vocabulary in shape for shape in op.input_shapes)  # the engine's blocks
+    if "output" in ranges or (op.name in MATMULS and logits):
         return "output layer"
     if "encoder" in ranges or ("decoder" in ranges and "condition pass" in ranges):
         return "conditions (encoder, prefix)"
@@ -384,7 +385,7 @@ def stage_of(op, ranges, vocabulary):
 
 
 def profiled_stages(scorer, task):
-    """{stage: (seconds, matmul FLOPs the profiler counted)} of one profiled call, and its wall seconds."""
+    """{stage: (seconds, matmul FLOPs, FLOP/s of its matmuls run alone)} of one profiled call, and its wall seconds."""
     vocabulary = scorer.model.get_output_embeddings().weight.shape[0]
     ranges = Ranges(scorer)
     try:
@@ -396,6 +397,7 @@ def profiled_stages(scorer, task):
         ranges.close()
     seconds = dict.fromkeys(STAGES, 0.0)
     flops = dict.fromkeys(STAGES, 0)
+    products = CallProducts()
     for event in profile.events():
         chain, parent, top = [], event.cpu_parent, event
         while parent is not None:
@@ -412,10 +414,12 @@ def profiled_stages(scorer, task):
             continue
         stage = stage_of(top, chain, vocabulary)
         flops[stage] += event.flops or 0
+        products.add(stage, event)
         if top is event:
             seconds[stage] += event.time_range.elapsed_us() / 1e6
     seconds["rest (Python, profiler)"] = wall - sum(seconds.values())
-    return {stage: (seconds[stage], flops[stage]) for stage in STAGES}, wall
+    alone = products.rates_alone(torch.float32, scorer.device)
+    return {stage: (seconds[stage], flops[stage], alone.get(stage)) for stage in STAGES}, wall
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -527,12 +531,11 @@ def print_report(rows, titles, args):
         for r in rows:
             shares = stage_shares(r, " | ", named=False)
             print(f"| {r.family} | {r.mode} | {shares} | {1 - r.useful / r.executed:.0%} | {r.profiled_seconds:.2f} |")
-        print("\nMatmul rate per stage, GFLOP/s (the profiler's count of mm, addmm and bmm; not attention):\n")
+        print("\nMatmul rate per stage, GFLOP/s (mm, addmm, bmm), in the call / its products alone:\n")
         rated = STAGES[1:4]
-        print("| family | mode | " + " | ".join(rated) + " | peak |")
-        print("|---|---|" + "---|" * (len(rated) + 1))
+        print("| family | mode | " + " | ".join(rated) + " | peak |\n|---|---|" + "---|" * (len(rated) + 1))
         for r in rows:
-            cells = [f"{f / s / 1e9:,.0f}" if s and f else "" for s, f in (r.stages[k] for k in rated)]
+            cells = [f"{f / s / 1e9:,.0f} / {a / 1e9:,.0f}" if f else "" for s, f, a in map(r.stages.get, rated)]
             print(f"| {r.family} | {r.mode} | " + " | ".join(cells) + f" | {r.peak / 1e9:,.0f} |")
     if any(r.reduced for r in rows):
         print(f"\n### {args.dtype} against float32\n")
