@@ -384,23 +384,6 @@ def test_number_flags_take_bounded_ascii_numbers_only(flag, value, files, capsys
     assert ("at most 18 ASCII digits" in said) == (flag == "--batch-size")
 
 
-def test_no_flag_of_any_subcommand_reads_its_number_with_float_alone():
-    """The class: every decimal flag, of every subcommand, now and later, goes through the ASCII type."""
-    import argparse
-
-    from bart_score.cli import build_parser
-    from bart_score.cli._arguments import decimal
-
-    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
-    flags = {
-        (name, (action.option_strings or [action.dest])[0]): action.type  # a positional argument by its name
-        for name, sub in commands.items()
-        for action in sub._actions
-    }
-    assert not [flag for flag, kind in flags.items() if kind is float]
-    assert flags["compare", "--alpha"] is decimal and flags["meta-eval", "--dev-fraction"] is decimal
-
-
 @pytest.mark.parametrize("cell", ["٣", "0_5", "nan", "1e999", "0x10", "5" * 70])
 def test_a_metrics_csv_score_is_an_ascii_number(cell, files, tmp_path, capsys, no_model_load):
     metrics = tmp_path / "metrics.csv"

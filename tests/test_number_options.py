@@ -1,5 +1,5 @@
-"""Integer options take ASCII digits only, wherever a user writes them: the long-source window as text, every integer
-flag of every subcommand, and the Space's settings from its environment."""
+"""Numbers in options take ASCII digits only, wherever a user writes them: the long-source window as text, every
+integer and decimal flag of every subcommand, and the Space's settings from its environment."""
 
 import pytest
 
@@ -34,21 +34,36 @@ def test_integer_flags_take_ascii_digits_only(flag, text, tmp_path, capsys):
     assert flag in error.strip().splitlines()[-1]  # the usage, then one line naming the flag
 
 
-def test_no_flag_of_any_subcommand_reads_its_number_with_int_alone():
-    """The class: every integer flag, of every subcommand, now and later, goes through the ASCII-digits type."""
+def flag_types():
+    """{(subcommand, flag): its argparse type} of every flag of every subcommand (a positional argument by its name)."""
     import argparse
 
     from bart_score.cli import build_parser
-    from bart_score.cli._arguments import integer
 
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
-    flags = {
-        (name, (action.option_strings or [action.dest])[0]): action.type  # a positional argument by its name
+    return {
+        (name, (action.option_strings or [action.dest])[0]): action.type
         for name, sub in commands.items()
         for action in sub._actions
     }
+
+
+def test_no_flag_of_any_subcommand_reads_its_number_with_int_alone():
+    """The class: every integer flag, of every subcommand, now and later, goes through the ASCII-digits type."""
+    from bart_score.cli._arguments import integer
+
+    flags = flag_types()
     assert not [flag for flag, kind in flags.items() if kind is int]
     assert ("meta-eval", "--max-pairs") in flags and flags["meta-eval", "--max-pairs"] is integer
+
+
+def test_no_flag_of_any_subcommand_reads_its_number_with_float_alone():
+    """The class: every decimal flag, of every subcommand, now and later, goes through the ASCII type."""
+    from bart_score.cli._arguments import decimal
+
+    flags = flag_types()
+    assert not [flag for flag, kind in flags.items() if kind is float]
+    assert flags["compare", "--alpha"] is decimal and flags["meta-eval", "--dev-fraction"] is decimal
 
 
 @pytest.mark.parametrize("text", NOT_ASCII_INTEGERS)
