@@ -10,6 +10,7 @@ import warnings
 
 import pytest
 from support.extras import require_extra
+from support.fast_subset import fast_cases
 
 require_extra("app")  # before the imports that need it
 from support.app_server import MAX_CHARS, event_functions
@@ -398,11 +399,10 @@ def test_a_direction_without_a_scale_is_a_note(scorer):
 ACTIONS = (f"(shown as {space.batch.MISSING_SHOWN}): read its raw scores", "; read its raw scores instead")
 
 
-@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # the random models' scales
 @pytest.mark.filterwarnings("ignore:BARTScore. .* reference points barely differ")
-@pytest.mark.parametrize("model", ["tiny", "copier"])
-@pytest.mark.parametrize("example", list(space.examples.EXAMPLES))
+@pytest.mark.parametrize("model", fast_cases(["tiny", "copier"], ["tiny"]))
+@pytest.mark.parametrize("example", fast_cases(list(space.examples.EXAMPLES), ["translation"]))
 def test_the_examples_show_only_notes_a_user_can_act_on(app_settings, model, example):
     """Every Compare of the examples showed "1000 reference pairs were asked for, but the texts give only 21 distinct
     ones": the Space asks for them, and all there are are scored. The engine still says it; the page does not. What

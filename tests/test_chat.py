@@ -61,11 +61,22 @@ def chat_model(request, tmp_path_factory):
     return checkpoint, template, load_tiny(checkpoint)
 
 
+def chat_formats(fast):
+    """chat_model's formats for a test that keeps fewer of them in the fast subset than FAST_FORMATS: those not in
+    `fast` marked slow, with the fixture's ids. Put it below the test's other parametrize marks, so that the format
+    stays first in its ids."""
+    return pytest.mark.parametrize(
+        "chat_model",
+        [pytest.param(f, id="-".join(f), marks=() if f in fast else pytest.mark.slow) for f in FORMATS],
+        indirect=True,
+    )
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # The policy against the plain loop
 
 
-@pytest.mark.slow
+@chat_formats([("llama", "chatml")])
 def test_the_closing_token_is_read_from_the_template(chat_model):
     checkpoint, template, (_, tokenizer) = chat_model
     scorer = chat_scorer(checkpoint)
@@ -86,8 +97,8 @@ def test_score_equals_the_plain_loop(chat_model, system, batch_size, max_tokens)
     assert largest_difference(got, expected) < TOLERANCE
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("system", [None, SYSTEM], ids=["no-system", "system"])
+@pytest.mark.parametrize("system", fast_cases([None, SYSTEM], [SYSTEM]), ids=["no-system", "system"])
+@chat_formats([("llama", "chatml")])
 def test_every_direction_equals_the_plain_loop_under_its_instruction(chat_model, system):
     scorer = chat_scorer(chat_model[0], system=system)
     result = scorer.score_directions(PREDICTIONS, references=REFERENCES, sources=SOURCES, max_tokens=128)
@@ -138,8 +149,8 @@ def test_each_direction_takes_its_own_instruction(chatml_llama):
     assert largest_difference(got, np.array(expected)) < TOLERANCE
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("max_length", fast_cases([72, 96, 128], [72, 128]))
+@pytest.mark.parametrize("max_length", fast_cases([72, 96, 128], [72]))
+@chat_formats([("llama", "chatml")])
 def test_truncation_cuts_the_condition_inside_the_user_turn_and_keeps_the_reply(chat_model, max_length):
     scorer = bart_score.BARTScorer(checkpoint=chat_model[0], device="cpu", chat=True, max_length=max_length)
     conditions = [LONG_SOURCE, LONG_SOURCE, SOURCES[0], SOURCES[1]]
@@ -193,13 +204,12 @@ def test_the_policy_names_chat_with_a_digest_of_template_instructions_and_system
     assert baseline_settings(scorer, "none")["token_policy"] == default
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "options",
     [
-        {"chat": True},
+        pytest.param({"chat": True}, marks=pytest.mark.slow),
         {"chat": True, "instruction": "Summarize: {condition}", "system": SYSTEM},
-        {"template": "Text: {condition}\nSummary:"},
+        pytest.param({"template": "Text: {condition}\nSummary:"}, marks=pytest.mark.slow),
     ],
     ids=["chat", "chat-instruction-system", "template"],
 )
@@ -442,9 +452,8 @@ def test_the_space_offers_chat_models_from_the_operators_list(chatml_llama):
             space.settings.settings_from_env({"BARTSCORE_APP_MODELS": bad})
 
 
-@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:BARTScore. .* cannot be rescaled")  # random weights tell no copy apart
-@pytest.mark.parametrize("chat", [False, True])
+@pytest.mark.parametrize("chat", fast_cases([False, True], [True]))
 def test_the_spaces_compare_limit_counts_what_is_scored(chatml_llama, monkeypatch, chat):
     scorer = bart_score.BARTScorer(checkpoint=chatml_llama, device="cpu", chat=chat)
     work = {

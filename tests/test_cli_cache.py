@@ -60,11 +60,10 @@ class FailingFrom:
         monkeypatch.setattr(BARTScorer, "score", score)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("error", "status", "said"),
     [
-        (RuntimeError("the model broke"), 1, "scoring failed: the model broke"),
+        pytest.param(RuntimeError("the model broke"), 1, "scoring failed: the model broke", marks=pytest.mark.slow),
         (KeyboardInterrupt(), 130, "interrupted"),
     ],
 )

@@ -10,6 +10,7 @@ import warnings
 
 import pytest
 from support.cli import SOURCES, SYSTEM_A, SYSTEM_B, run_cli
+from support.fast_subset import fast_cases
 
 import bart_score
 import bart_score.cli
@@ -42,12 +43,12 @@ def leftovers(folder):
     return sorted(name for name in os.listdir(folder) if name.endswith(".partial"))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "failure, status",
     [
         (OSError(errno.ENOSPC, "No space left on device"), 1),  # a full disk: a clear line, exit 1
-        (KeyboardInterrupt(), 130),  # Ctrl-C midway: one line, exit 130, the old file untouched
+        # Ctrl-C midway: one line, exit 130, the old file untouched
+        pytest.param(KeyboardInterrupt(), 130, marks=pytest.mark.slow),
     ],
 )
 def test_a_failure_while_writing_leaves_the_previous_output_whole(
@@ -160,8 +161,9 @@ def test_a_column_name_that_would_forge_rows_or_columns_is_refused_by_both_comma
         assert "the system name 'sys" in capsys.readouterr().err
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("segment_id", ["doc\t1", "doc\n1", "doc\r\n1", "doc\x0b1", "doc\u20281", "\x85"])
+@pytest.mark.parametrize(  # the fast subset's: a line break that str.splitlines() sees and "\n" does not
+    "segment_id", fast_cases(["doc\t1", "doc\n1", "doc\r\n1", "doc\x0b1", "doc\u20281", "\x85"], ["doc\u20281"])
+)
 def test_ids_that_would_forge_tsv_rows_or_columns_are_refused_and_kept_in_jsonl(
     tmp_path, tiny_checkpoint, capsys, segment_id
 ):

@@ -21,6 +21,7 @@ import time
 
 import pytest
 from support.extras import require_extra
+from support.fast_subset import fast_cases
 
 require_extra("gguf")  # before the imports that need it
 import torch
@@ -167,8 +168,11 @@ def test_an_empty_folder_or_an_earlier_conversion_is_replaced(tiny_gguf, tmp_pat
     assert sorted(os.listdir(tmp_path)) == ["empty"]  # nothing left beside it
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError(28, "No space left on device")], ids=["ctrl-c", "disk"])
+@pytest.mark.parametrize(
+    "stop",
+    [KeyboardInterrupt, pytest.param(OSError(28, "No space left on device"), marks=pytest.mark.slow)],
+    ids=["ctrl-c", "disk"],
+)
 def test_an_interrupted_conversion_leaves_nothing_under_the_folders_name(tiny_gguf, tmp_path, monkeypatch, stop):
     """Stopped while the tokenizer is written, after the weights: the folder is not there, nor anything beside it."""
     seen = []
@@ -401,8 +405,7 @@ def test_folders_left_by_a_conversion_killed_outright_are_swept_by_the_next(tiny
 # Full disks, size limits and signals
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("limit", [2_000, 100_000], ids=["config", "weights"])
+@pytest.mark.parametrize("limit", fast_cases([2_000, 100_000], [100_000]), ids=["config", "weights"])
 def test_a_file_over_the_size_limit_is_one_line_and_leaves_nothing(limit, tiny_gguf, tmp_path, capsys):
     """RLIMIT_FSIZE (`prlimit --fsize`): the write fails with EFBIG (Python ignores SIGXFSZ) in transformers' JSON or
     safetensors' own writer; either way one line, exit status 1, and nothing under the folder's name or beside it."""

@@ -133,9 +133,8 @@ def test_every_direction_equals_the_reference(family, aggregation, engine, famil
     assert f"|policy:{engine(family).token_policy}|" in result["signature"]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("family", fast_cases(FAMILIES, REPRESENTATIVES))
-@pytest.mark.parametrize("side", ["encoder", "decoder"])
+@pytest.mark.parametrize("family", fast_cases(FAMILIES, ["llama"]))
+@pytest.mark.parametrize("side", fast_cases(["encoder", "decoder"], ["decoder"]))
 def test_both_prompt_sides_equal_the_reference(family, side, engine, family_checkpoint):
     sources, predictions, references = examples(seed=2, n=2)
     prompts = ["In summary", "To put it another way"]
@@ -213,12 +212,11 @@ def test_gptscore_flan_parity(family_checkpoint, engine):
     assert np.max(np.abs(np.array(engine("flan-t5").score(sources, targets)) - expected)) < TOLERANCE
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "prompt_text,family",
     fast_cases(
         [(prompt_text, family) for prompt_text in (" In other words , ", "\nTL;DR:") for family in sorted(CAUSAL)],
-        [(" In other words , ", "gpt2"), ("\nTL;DR:", "qwen2")],
+        [("\nTL;DR:", "llama")],
     ),
 )
 def test_gptscore_parity_through_the_compatibility_option(family, prompt_text, family_checkpoint):
@@ -328,8 +326,7 @@ def test_escaped_braces_in_a_template_are_literal_text(compatibility, family_che
     assert "{{" not in prefix and "}}" not in prefix
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("family", sorted(CAUSAL))
+@pytest.mark.parametrize("family", fast_cases(sorted(CAUSAL), ["llama"]))
 def test_causal_truncation_cuts_the_condition_and_keeps_the_templates_text(family, family_checkpoint):
     template = "Text: {condition}\nSummary:"
     scorer = bart_score.BARTScorer(checkpoint=family_checkpoint(family), device="cpu", template=template, max_length=24)

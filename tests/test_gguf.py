@@ -60,7 +60,10 @@ CONDITIONS = [
 TARGETS = ["A cat sat on a mat.", "It will rain in the north.", "The team lost the game badly!"]
 
 
-@pytest.fixture(scope="module", params=[("llama", np.float32), ("qwen2", np.float16)], ids=["llama-f32", "qwen2-f16"])
+PAIRS = {"llama-f32": ("llama", np.float32), "qwen2-f16": ("qwen2", np.float16)}
+
+
+@pytest.fixture(scope="module", params=list(PAIRS.values()), ids=list(PAIRS))
 def tiny_pair(request, tmp_path_factory):
     """(original model, its tokenizer, plain folder, GGUF file) of one tiny architecture."""
     architecture, tensor_dtype = request.param
@@ -79,7 +82,17 @@ def llama_gguf(tmp_path_factory):
     return model, tokenizer, write_gguf(model, tokenizer, root / "tiny.gguf")
 
 
-@pytest.mark.slow
+def pairs(fast):
+    """tiny_pair's architectures for a test that keeps the one named `fast` in the fast subset, the other marked
+    slow, with the fixture's ids."""
+    return pytest.mark.parametrize(
+        "tiny_pair",
+        [pytest.param(pair, id=name, marks=() if name == fast else pytest.mark.slow) for name, pair in PAIRS.items()],
+        indirect=True,
+    )
+
+
+@pairs("qwen2-f16")  # the fast subset's: tensors the file holds in float16
 def test_a_gguf_file_scores_as_the_same_model_saved_as_a_folder(tiny_pair):
     model, tokenizer, folder, path = tiny_pair
     from_folder = bart_score.BARTScorer(checkpoint=folder, device="cpu")
@@ -97,7 +110,7 @@ def test_a_gguf_file_scores_as_the_same_model_saved_as_a_folder(tiny_pair):
     assert from_gguf.token_policy == from_folder.token_policy
 
 
-@pytest.mark.slow
+@pairs("qwen2-f16")
 def test_the_weights_are_dequantized_to_the_dtype_asked_for(tiny_pair):
     model, tokenizer, _, path = tiny_pair
     half = bart_score.BARTScorer(checkpoint=path, device="cpu", dtype="bfloat16")

@@ -14,6 +14,7 @@ import time
 
 import pytest
 import torch
+from support.fast_subset import fast_cases
 from support.meta_eval_fixtures import write_fixture_files
 from support.metric import MODULE
 
@@ -70,8 +71,7 @@ def command_lines(files, hostile):
     return lines
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("hostile", [*ENDLESS, "oversized"])
+@pytest.mark.parametrize("hostile", fast_cases([*ENDLESS, "oversized"], ["/dev/zero"]))
 def test_every_file_flag_refuses_endless_and_oversized_files_at_once(files, hostile, capsys, no_model_load):
     hostile = files.get(hostile, hostile)
     for flag, argv in command_lines(files, hostile):

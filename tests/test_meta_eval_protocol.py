@@ -10,6 +10,7 @@ import random
 import numpy as np
 import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
+from support.fast_subset import fast_cases
 from support.release_analysis import reference_accuracy, reference_kendall_like, reference_summary_level
 
 from bart_score.messages import Mention
@@ -236,8 +237,7 @@ def significance_by_pair(protocol, doc_ids, truth, scores, rounds=ROUNDS):
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("human", ["coherence", "fluency"])
+@pytest.mark.parametrize("human", fast_cases(["coherence", "fluency"], ["fluency"]))
 def test_summary_level_correlations_and_significance(human):
     data = summaries_file()
     doc_ids, truth, scores = summary_records(data, human)

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from support.fast_subset import fast_cases
 from support.lazy import LazyModule
 from support.metric import MODULE
 from support.reference import reference_directions
@@ -73,14 +74,13 @@ def test_single_string_references(metric, reference_model):
     assert "|nrefs:1|" in result["signature"]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("side", ["encoder", "decoder"])
+@pytest.mark.parametrize("side", fast_cases(["encoder", "decoder"], ["encoder"]))
 @pytest.mark.parametrize(
     "prompt,phrases",
     [
-        ("Such as", ["Such as"]),
-        (["In summary", "To conclude"], ["In summary", "To conclude"]),
-        ("mt", ["Such as"]),
+        pytest.param("Such as", ["Such as"], marks=pytest.mark.slow),
+        pytest.param(["In summary", "To conclude"], ["In summary", "To conclude"], marks=pytest.mark.slow),
+        ("mt", ["Such as"]),  # the fast subset's: a prompt set's name, read as its phrases
     ],
 )
 def test_prompts(metric, reference_model, side, prompt, phrases):
@@ -641,8 +641,10 @@ def tables(texts):
     }
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", ["tuple", "Series", "ndarray", "object ndarray", "pyarrow array", "datasets column"])
+@pytest.mark.parametrize(  # the fast subset's: a Series whose index is not 0..n-1
+    "kind",
+    fast_cases(["tuple", "Series", "ndarray", "object ndarray", "pyarrow array", "datasets column"], ["Series"]),
+)
 def test_array_likes_are_taken_as_their_values_in_every_input(metric, reference_model, kind):
     sources, predictions, references = examples(seed=7, n=3)
     single = [refs[0] for refs in references]

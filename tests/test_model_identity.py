@@ -10,6 +10,7 @@ import shutil
 import numpy as np
 import pytest
 from support.cli import run_cli
+from support.fast_subset import fast_cases
 from support.models import tiny_checkpoint_for
 from support.reference import seq2seq_score
 
@@ -283,8 +284,9 @@ def marian_checkpoint(tmp_path_factory):
     return tiny_checkpoint_for(tmp_path_factory, "marian")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", ["tokenizer.json of a BART", "vocab.json of a Marian"])
+@pytest.mark.parametrize(
+    "kind", fast_cases(["tokenizer.json of a BART", "vocab.json of a Marian"], ["tokenizer.json of a BART"])
+)
 def test_a_tokenizer_changed_in_place_gets_no_cached_scores_and_no_stale_baseline(
     kind, copying_checkpoint, marian_checkpoint, tmp_path
 ):

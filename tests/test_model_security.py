@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import torch
 from support.cli import ROOT, run_cli
+from support.fast_subset import fast_cases
 from support.gguf import build_tiny_causal, save_folder, write_gguf
 from support.models import build_gemma2_softcapped
 from support.reference import causal_score
@@ -233,9 +234,10 @@ def damaged_copy(source, target, value):
     return name
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("value", [float("nan"), float("inf")], ids=["nan", "inf"])
-@pytest.mark.parametrize("family", ["bart", "llama"])
+@pytest.mark.parametrize(
+    "value", [float("nan"), pytest.param(float("inf"), marks=pytest.mark.slow)], ids=["nan", "inf"]
+)
+@pytest.mark.parametrize("family", fast_cases(["bart", "llama"], ["llama"]))
 def test_weights_that_are_not_numbers_are_named_as_a_damaged_checkpoint(
     family, value, tiny_checkpoint, tiny_llama_folder, tmp_path
 ):
@@ -251,29 +253,49 @@ def test_weights_that_are_not_numbers_are_named_as_a_damaged_checkpoint(
     assert np.isfinite(healthy.score(["The cat sat."], ["A cat."])[0])
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "scale, dtype, error, message",
     [
-        (3e38, "float32", bart_score.CheckpointLoadError, r"give non-finite log-probabilities \(NaN/inf\): the checkp"),
-        (3e4, "float16", bart_score.InputError, r"in float16, although its weights are finite: its values overflow"),
-        (3e4, "float32", None, None),  # large, finite in float32: rounding is not taken for a foreign architecture
-        # Weights beyond float16's range (65,504) are infinite once loaded in it: the dtype's doing, not damage.
+        pytest.param(
+            3e38,
+            "float32",
+            bart_score.CheckpointLoadError,
+            r"give non-finite log-probabilities \(NaN/inf\): the checkp",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            3e4,
+            "float16",
+            bart_score.InputError,
+            r"in float16, although its weights are finite: its values overflow",
+            marks=pytest.mark.slow,
+        ),
+        # large, finite in float32: rounding is not taken for a foreign architecture
+        pytest.param(3e4, "float32", None, None, marks=pytest.mark.slow),
+        # Weights beyond float16's range (65,504) are infinite once loaded in it: the dtype's doing, not damage. The
+        # fast subset's case (tests/README.md).
         (1e5, "float16", bart_score.InputError, r"are finite, but lm_head.weight holds values beyond the range of flo"),
-        pytest.param(  # a GGUF file's float16 once in the fast subset, by the case of inf below (tests/README.md)
+        pytest.param(
             1e5,
             "gguf-float16",
             bart_score.InputError,
             r"are finite, but lm_head.weight holds values beyond the range of",
             marks=pytest.mark.slow,
         ),
-        (
+        pytest.param(
             float("inf"),
             "float16",
             bart_score.CheckpointLoadError,
             r"lm_head.weight holds NaN or inf values, so the che",
+            marks=pytest.mark.slow,
         ),
-        (float("inf"), "gguf-float16", bart_score.CheckpointLoadError, r"lm_head.weight holds NaN or inf values, so"),
+        pytest.param(
+            float("inf"),
+            "gguf-float16",
+            bart_score.CheckpointLoadError,
+            r"lm_head.weight holds NaN or inf values, so",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_finite_weights_that_overflow_are_told_apart_from_damage_and_from_an_architecture(

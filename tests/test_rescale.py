@@ -84,9 +84,12 @@ def hand_points(model_and_tokenizer, predictions, references, sources, prompts=(
     return {"faithfulness": faithfulness, "precision": precision, "recall": recall, "f_score": f_score}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
-    "prompt, side, aggregation", [(None, "encoder", "mean"), (["In other words", "That is to say"], "decoder", "max")]
+    "prompt, side, aggregation",
+    [
+        (None, "encoder", "mean"),
+        pytest.param(["In other words", "That is to say"], "decoder", "max", marks=pytest.mark.slow),
+    ],
 )
 def test_corpus_reference_points_are_the_means_of_cross_row_pairs_and_copies(
     copier, copier_reference_model, prompt, side, aggregation

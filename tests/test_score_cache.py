@@ -7,6 +7,7 @@ import typing
 
 import numpy as np
 import pytest
+from support.fast_subset import fast_cases
 from support.models import tiny_checkpoint_for
 from support.text import english_like_text
 from tqdm import tqdm
@@ -201,8 +202,7 @@ def distinct_pairs(count):
     )
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("chunk_pairs", [2048, 16])
+@pytest.mark.parametrize("chunk_pairs", fast_cases([2048, 16], [16]))  # the fast subset's: three chunks
 def test_one_bar_spans_a_resumable_run_and_moves_per_model_batch_inside_each_chunk(
     tmp_path, scorer, recorded_bars, chunk_pairs
 ):

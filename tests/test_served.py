@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from support.fast_subset import fast_cases
 from support.inference_server import CONTEXT, KINDS, InferenceServer
 from support.reference import causal_score
 
@@ -82,8 +83,7 @@ def reference_scores(tiny_opt, conditions=CONDITIONS, targets=TARGETS):
 # Each kind of server, in its own shapes
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", fast_cases(KINDS, ["sglang"]))
 def test_each_kind_of_server_scores_as_a_plain_loop_and_the_local_engine(kind, tiny_opt, local):
     """Repeated pairs, shared conditions, an empty target and a character the vocabulary spells in bytes (llama.cpp
     reports no log-probability for a byte that ends inside a character: it is read from the whole vocabulary's)."""
@@ -238,8 +238,7 @@ def cached_pairs(path):
     return [entry["pair"] for entry in entries if entry["pair"] is not None]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("fault", ["429", "503", "drop", "slow"])
+@pytest.mark.parametrize("fault", fast_cases(["429", "503", "drop", "slow"], ["503"]))
 def test_a_passing_fault_is_retried_and_every_pair_is_cached_once(fault, tiny_opt, tmp_path):
     cache = tmp_path / "scores.jsonl"
     with serving("vllm", tiny_opt) as server:
@@ -256,16 +255,15 @@ def test_a_passing_fault_is_retried_and_every_pair_is_cached_once(fault, tiny_op
     assert sorted(cached_pairs(cache)) == sorted(set(cached_pairs(cache))) and len(cached_pairs(cache)) == 4
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fault", "said"),
     [
-        ("malformed", "is not valid JSON"),
-        ("400", r"was refused \(HTTP 400: fault 400\)"),
-        ("ids", "pair 0: the server's token"),
+        pytest.param("malformed", "is not valid JSON", marks=pytest.mark.slow),
+        pytest.param("400", r"was refused \(HTTP 400: fault 400\)", marks=pytest.mark.slow),
+        pytest.param("ids", "pair 0: the server's token", marks=pytest.mark.slow),
         ("nan", r"pair 0: the server gives its scored token \d+ the log-probability nan, which is not a number"),
-        ("positive", r"the log-probability 0\.5, above 0"),
-        ("short", r"pair 0: the server gives (\d+) of the pair's (\d+) tokens"),
+        pytest.param("positive", r"the log-probability 0\.5, above 0", marks=pytest.mark.slow),
+        pytest.param("short", r"pair 0: the server gives (\d+) of the pair's (\d+) tokens", marks=pytest.mark.slow),
     ],
 )
 def test_a_wrong_answer_is_a_clear_error_and_the_cache_keeps_what_was_done(fault, said, tiny_opt, tmp_path):

@@ -16,6 +16,7 @@ import shutil
 import huggingface_hub
 import pytest
 import torch
+from support.fast_subset import fast_cases
 from support.fuzzing import memory_bound, time_bound
 from support.inference_server import InferenceServer, TinyModel
 from support.reference import causal_score
@@ -78,8 +79,7 @@ def with_version(kind, version):
 VERSION_PATHS = {"vllm": ("GET", "/version"), "tgi": ("GET", "/info"), "llama.cpp": ("GET", "/props")}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", sorted(VERSION_PATHS))
+@pytest.mark.parametrize("kind", fast_cases(sorted(VERSION_PATHS), ["tgi"]))
 def test_strings_the_server_reports_reach_no_output_raw(kind, tiny_opt, tmp_path, monkeypatch, capfd):
     """A version of 200,000 characters (within the transport's bound on a probe's answer), and a model's name holding
     the API key, a terminal's escapes, a forged signature line and field: the signature parses back, within its
