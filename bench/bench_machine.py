@@ -13,7 +13,8 @@ diff"). The engine's own count (padding included) comes from its first call, whi
 the best of --repeat calls; the peak is torch.mm on square matrices, same process and threads, just before. The stage
 table comes from one more call under torch.profiler, with ranges opened from outside the engine (the plan, the
 family's passes, hooks on the encoder and decoder); see bench/README.md. --dtype also runs the engine in a 16-bit
-dtype (speed, drift, that dtype's peak); --baseline (the default on CUDA) times workload.py's naive loops;
+dtype (speed, drift, that dtype's peak); --baseline (the default on CUDA) times workload.py's naive loops; --before
+DIR times another checkout's engine (an older commit's worktree) beside this one's, each in a fresh process;
 bench/gpu.sh runs the GPU version.
 """
 
@@ -27,7 +28,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-import _setup  # noqa: F401
+import _setup
 import numpy as np
 import scipy.stats
 
@@ -37,6 +38,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 import torch
 import transformers
 import workload
+from engine_of_checkout import time_engine_of
 from matmul_shapes import CallProducts
 from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
@@ -442,6 +444,7 @@ class Row:
     profiled_seconds: float = 0.0
     reduced: dict = field(default_factory=dict)  # the engine in --dtype: seconds, peak, drift
     naive: dict = field(default_factory=dict)  # the naive loop: seconds, difference
+    before: dict = field(default_factory=dict)  # --before's engine: seconds, difference
 
 
 def measure_family(family, args, size):
@@ -457,14 +460,14 @@ def measure_family(family, args, size):
     rows = []
     for mode in args.modes:
         task = make_task(mode, scorers[0].tokenizer, size, args.seed)
-        rows.append(measure_row(family, task, scorers, reference, args))
+        rows.append(measure_row(family, task, scorers, reference, args, (checkpoint, options)))
         print(one_line(rows[-1]), flush=True)
         if rows[-1].stages:
             print("    stages: " + stage_shares(rows[-1], ", "), flush=True)
     return rows, title
 
 
-def measure_row(family, task, scorers, reference, args):
+def measure_row(family, task, scorers, reference, args, loaded):
     """One row: the reference's count, the engine's count (its warm-up), the peak, the engine's best time, the
     profiled call; the engine in --dtype and the naive loop where asked."""
     scorer, device = scorers[0], scorers[0].device
@@ -485,6 +488,12 @@ def measure_row(family, task, scorers, reference, args):
         reduced_seconds, _, reduced_scores = timed(lambda: engine_scores(reduced, task), device, args.repeat)
         drift = dict(difference=largest_difference(reduced_scores, scores), tau=kendall_tau(reduced_scores, scores))
         row.reduced = dict(seconds=reduced_seconds, peak=reduced_peak, **drift)
+    if args.before:
+        # Both engines timed the same way, each in a fresh process: this one's too, not the main process's figure.
+        (before, before_scores), (now, _) = (
+            time_engine_of(root, *loaded, task.call, args.repeat, args.threads) for root in (args.before, _setup.REPO)
+        )
+        row.before = dict(seconds=before, now=now, difference=largest_difference(before_scores, scores))
     if args.baseline:
         naive_seconds, _, naive_scores = timed(lambda: naive_run(scorer, task), device, 1)
         row.naive = dict(seconds=naive_seconds, difference=largest_difference(naive_scores, scores))
@@ -547,6 +556,14 @@ def print_report(rows, titles, args):
             print(f"| {r.family} | {r.mode} | {r.seconds:.2f} | {d['seconds']:.2f} | {r.seconds / d['seconds']:.2f}x | "
                   f"{d['difference']:.1e} | {d['tau']:.4f} | {rate / 1e9:,.1f} | {d['peak'] / 1e9:,.1f} | "
                   f"{rate / d['peak']:.0%} |")  # fmt: skip
+    if any(r.before for r in rows):
+        peak = max(r.peak for r in rows)  # a row's own probe can catch the machine busy: the run's best is the peak
+        print(f"\n### The engine of {args.before} against this one (float32; fractions of {peak / 1e9:,.0f} GFLOP/s)\n")
+        print("| family | mode | before s | now s | before | now | max abs diff |\n" + "|---" * 7 + "|")
+        for r in rows:
+            b, rate = r.before, r.useful / peak
+            print(f"| {r.family} | {r.mode} | {b['seconds']:.2f} | {b['now']:.2f} | {rate / b['seconds']:.0%} | "
+                  f"**{rate / b['now']:.0%}** | {b['difference']:.1e} |")  # fmt: skip
     if any(r.naive for r in rows):
         fastest = f"engine {args.dtype}" if args.dtype != "float32" else "engine"
         print(f"\n### The naive loop (float32) against the {fastest}\n")
@@ -569,6 +586,7 @@ def parse_args(argv=None):
                         "dtype against float32 (default: float32 on cpu, bfloat16 on cuda)")  # fmt: skip
     parser.add_argument("--baseline", action=argparse.BooleanOptionalAction, help="also time workload.py's naive "
                         "loops (default: on cuda only)")  # fmt: skip
+    parser.add_argument("--before", metavar="DIR", help="also time the engine of this checkout (CPU, float32)")
     parser.add_argument("--no-stages", action="store_true", help="skip the profiled call and the stage table")
     parser.add_argument("--max-tokens", type=int, help="the engine's token budget (default: the engine's)")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
