@@ -39,7 +39,7 @@ import torch
 import transformers
 import workload
 from engine_of_checkout import time_engine_of
-from matmul_shapes import CallProducts
+from matmul_rates import PEAK_SIZE, CallProducts, matmul_peak, timed
 from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
 transformers.utils.logging.disable_progress_bar()
@@ -61,7 +61,6 @@ SMOLLM2 = dict(  # HuggingFaceTB/SmolLM2-135M-Instruct's config, for a random st
     hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3,
     vocab_size=49152, max_position_embeddings=8192, rope_theta=100000.0, tie_word_embeddings=True,
 )  # fmt: skip
-PEAK_SIZE = {"cpu": 2048, "cuda": 8192}  # the square matmul that measures the peak
 STAGES = ("tokenization and planning", "conditions (encoder, prefix)", "targets (decoder)", "output layer",
           "log-softmax, gather, readout", "other torch ops in the passes", "rest (Python, profiler)")  # fmt: skip
 
@@ -254,40 +253,9 @@ def load_reference(checkpoint, device):
 # Measuring the engine
 
 
-def synchronize(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-def matmul_peak(dtype, device, seconds=1.0):
-    """FLOP/s of the best of torch.mm calls on square matrices (at least 3 calls, and `seconds`), and the cores that
-    call had (its process CPU time over its wall time)."""
-    size = PEAK_SIZE[device.type]
-    a, b = (torch.randn(size, size, device=device).to(dtype) for _ in range(2))
-    out = torch.empty(size, size, device=device, dtype=dtype)
-    torch.mm(a, b, out=out)
-    calls, start = [], time.perf_counter()
-    while len(calls) < 3 or time.perf_counter() - start < seconds:
-        calls.append(timed(lambda: torch.mm(a, b, out=out), device, 1))
-    wall, cpu, _ = min(calls, key=lambda call: call[0])
-    return 2 * size**3 / wall, cpu / wall
-
-
 def engine_scores(scorer, task):
     result = scorer.score_directions(**task.call)
     return {d: np.asarray(result[d], dtype=np.float64) for d in DIRECTIONS if d in result}
-
-
-def timed(run, device, repeat):
-    """(wall seconds, process CPU seconds, result) of the fastest of `repeat` calls."""
-    calls = []
-    for _ in range(repeat):
-        synchronize(device)
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = run()
-        synchronize(device)
-        calls.append((time.perf_counter() - wall, time.process_time() - cpu, result))
-    return min(calls, key=lambda call: call[0])
 
 
 def counted_call(scorer, task):
