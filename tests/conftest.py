@@ -67,6 +67,33 @@ IMPORT_GROUPS = {
 }
 
 
+# The groups that take longest, longest first: seconds of wall time in a full run on two shared cores (2026-12-07), the
+# Ray cluster's 320, the Space's 249, the real llama-server's 247, the documents' examples' 230, GGUF's 201, the command
+# line's 181, chat's 142, evaluate's 140, the command line's exits' 89, the real model's 78, the baselines' 70. Every
+# other group takes under a minute.
+LONGEST_GROUPS = (
+    "test_cluster",
+    "gradio",
+    "test_served",
+    "test_readme",
+    "test_gguf",
+    "test_cli",
+    "chat",
+    "evaluate",
+    "test_cli_exits",
+    "test_real_model",
+    "test_baseline",
+)
+
+
+def pytest_configure(config):
+    """pytest-xdist hands out the groups in the order the workers collected them (pytest_collection_modifyitems puts
+    the longest first), not in its own order by number of tests, which left the Ray cluster's 21 tests to the end of
+    one worker while the other stood idle for 100 s."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_xdist_auto_num_workers(config):
     """pyproject.toml's `-n auto`: the fast subset (`-m "not slow"`) in one process, since a second worker collects
     every test module again (about 12 s of CPU time where Python writes no bytecode) for a share of tests that costs
@@ -75,7 +102,7 @@ def pytest_xdist_auto_num_workers(config):
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     # The tests' models are tiny: threads only contend (several times slower on a busy 2-core machine). Set where the
     # tests are collected, which pytest-xdist's controller never does, so that it does not import torch (2 s of CPU).
     import torch
@@ -88,6 +115,29 @@ def pytest_collection_modifyitems(items):
             module = item.module.__name__
             group = next((name for name, modules in IMPORT_GROUPS.items() if module in modules), module)
             item.add_marker(pytest.mark.xdist_group(group))
+    if hasattr(config, "workerinput"):
+        items[:] = longest_groups_first(items)
+
+
+def longest_groups_first(items):
+    """The items, each group's together in their order, the groups in LONGEST_GROUPS' order, then the others by
+    number of tests: each worker takes the next group as it ends one, so that the short ones fill the end of the run
+    on both workers."""
+    groups = {}
+    for item in items:
+        groups.setdefault(group_of(item), []).append(item)
+    rank = {name: place for place, name in enumerate(LONGEST_GROUPS)}
+    ordered = sorted(groups, key=lambda name: (rank.get(name, len(rank)), -len(groups[name])))
+    return [item for name in ordered for item in groups[name]]
+
+
+def group_of(item):
+    """The item's group as pytest-xdist names it (its every xdist_group mark's name, joined)."""
+    names = {
+        str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+        for mark in item.iter_markers("xdist_group")
+    }
+    return "_".join(sorted(names))
 
 
 def pytest_collection_finish(session):
