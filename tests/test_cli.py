@@ -1,4 +1,7 @@
-"""The command line, run as users run it (subprocesses), on a tiny checkpoint."""
+"""The command line on a tiny checkpoint. What its commands compute and write runs through bart_score.main in the test's
+process (`in_process`), as run_cli runs it in a process of its own, sparing each run the command's imports (about 6 s of
+CPU time); its process boundary (exit statuses, one clear line and no traceback, warnings as lines, the installed
+command) runs as users run it, in subprocesses."""
 
 import json
 import os
@@ -31,9 +34,28 @@ def files(tmp_path):
     return paths
 
 
+@pytest.fixture
+def in_process(capsys, monkeypatch):
+    """(exit status, stdout, stderr) of `bartscore args` run by bart_score.main in this process, with run_cli's one
+    thread (OMP_NUM_THREADS=1, which the command line's default for --threads leaves be). Warnings are pytest's here,
+    not lines on stderr: a test of what stderr says of them runs the command with run_cli."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+
+    def run(*args):
+        capsys.readouterr()
+        try:
+            code = bart_score.main(list(args))
+        except SystemExit as exit_:
+            code = exit_.code
+        stdout, stderr = capsys.readouterr()
+        return code, stdout, stderr
+
+    return run
+
+
 @pytest.mark.slow
-def test_plain_text_files_give_the_scores_of_compute(files, scorer, tiny_checkpoint):
-    code, stdout, stderr = run_cli(
+def test_plain_text_files_give_the_scores_of_compute(in_process, files, scorer, tiny_checkpoint):
+    code, stdout, stderr = in_process(
         "score",
         "-m",
         tiny_checkpoint,
@@ -63,7 +85,7 @@ def test_plain_text_files_give_the_scores_of_compute(files, scorer, tiny_checkpo
 
 
 @pytest.mark.slow
-def test_jsonl_input_with_varying_reference_counts_and_options(tmp_path, scorer, tiny_checkpoint):
+def test_jsonl_input_with_varying_reference_counts_and_options(in_process, tmp_path, scorer, tiny_checkpoint):
     rows = [
         {"source": s, "references": refs, "alpha": a, "beta": b}
         for s, refs, a, b in zip(SOURCES, [["x"], ["y", "z"], ["u", "v", "w"]], SYSTEM_A, SYSTEM_B)
@@ -71,7 +93,7 @@ def test_jsonl_input_with_varying_reference_counts_and_options(tmp_path, scorer,
     path = tmp_path / "data.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = tmp_path / "segments.jsonl"
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = in_process(
         "score",
         "-m",
         tiny_checkpoint,
@@ -110,13 +132,13 @@ def test_jsonl_input_with_varying_reference_counts_and_options(tmp_path, scorer,
 
 
 @pytest.mark.slow
-def test_csv_input_with_reference_columns(tmp_path, scorer, tiny_checkpoint):
+def test_csv_input_with_reference_columns(in_process, tmp_path, scorer, tiny_checkpoint):
     path = tmp_path / "data.csv"
     lines = ["source,reference_1,reference_2,mine"] + [
         f'"{s}","{r1}","{r2}","{h}"' for s, r1, r2, h in zip(SOURCES, REFERENCES_1, ["", "Another.", ""], SYSTEM_A)
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(path), "-d", "precision", "-q")
+    code, stdout, stderr = in_process("score", "-m", tiny_checkpoint, "-i", str(path), "-d", "precision", "-q")
     assert code == 0, stderr
     _, rows = tsv_scores(stdout)
     expected = scorer.score_directions(
@@ -128,10 +150,10 @@ def test_csv_input_with_reference_columns(tmp_path, scorer, tiny_checkpoint):
 
 
 @pytest.mark.slow
-def test_a_csv_row_of_empty_cells_is_scored_as_a_segment_of_empty_texts(tmp_path, scorer, tiny_checkpoint):
+def test_a_csv_row_of_empty_cells_is_scored_as_a_segment_of_empty_texts(in_process, tmp_path, scorer, tiny_checkpoint):
     path = tmp_path / "emptyrow.csv"
     path.write_text("source,hyp\n,\nthe cat,a cat\n\n", encoding="utf-8")  # a blank line at the end is no row
-    code, stdout, stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(path), "-q")
+    code, stdout, stderr = in_process("score", "-m", tiny_checkpoint, "-i", str(path), "-q")
     assert code == 0, stderr
     _, rows = tsv_scores(stdout)
     assert [row["segment"] for row in rows] == ["1", "2"]
@@ -200,7 +222,7 @@ def test_explicit_roles_can_use_the_columns_the_defaults_would(tmp_path):
 
 
 @pytest.mark.slow
-def test_compare_finds_the_system_better_on_every_segment(tmp_path, scorer, tiny_checkpoint):
+def test_compare_finds_the_system_better_on_every_segment(in_process, tmp_path, scorer, tiny_checkpoint):
     # Per segment, give system "better" whichever of two candidates the model scores higher: better everywhere.
     candidates = [(a, b) for a, b in zip(SYSTEM_A * 4, SYSTEM_B * 4)]
     sources = SOURCES * 4
@@ -210,7 +232,7 @@ def test_compare_finds_the_system_better_on_every_segment(tmp_path, scorer, tiny
     worse = [b if x > y else a for (a, b), x, y in zip(candidates, first, second)]
     for name, lines in (("src.txt", sources), ("better", better), ("worse", worse)):
         (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = in_process(
         "compare",
         "-m",
         tiny_checkpoint,
@@ -230,10 +252,10 @@ def test_compare_finds_the_system_better_on_every_segment(tmp_path, scorer, tiny
 
 
 @pytest.mark.slow
-def test_compare_identical_systems_is_a_tie(files, tiny_checkpoint, tmp_path):
+def test_compare_identical_systems_is_a_tie(in_process, files, tiny_checkpoint, tmp_path):
     copy = tmp_path / "sysA-copy.txt"
     shutil.copyfile(files["sysA.txt"], copy)
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = in_process(
         "compare", "-m", tiny_checkpoint, "-r", files["ref1.txt"], "-t", files["sysA.txt"], str(copy), "-q"
     )
     assert code == 0, stderr
@@ -336,9 +358,11 @@ def test_compare_refuses_a_negative_seed(files, tiny_checkpoint, capsys):
 
 
 @pytest.mark.slow
-def test_blank_reference_lines_are_skipped_and_reported_as_a_csv_reads_empty_cells(files, tmp_path, tiny_checkpoint):
+def test_blank_reference_lines_are_skipped_and_reported_as_a_csv_reads_empty_cells(
+    in_process, files, tmp_path, tiny_checkpoint
+):
     (tmp_path / "ref2.txt").write_text("It is fun.\n\nToday I feel good.\n", encoding="utf-8")
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = in_process(
         "score",
         "-m",
         tiny_checkpoint,
@@ -362,7 +386,7 @@ def test_blank_reference_lines_are_skipped_and_reported_as_a_csv_reads_empty_cel
         ),
         encoding="utf-8",
     )
-    code, from_table, table_stderr = run_cli("score", "-m", tiny_checkpoint, "-i", str(table), "-q")
+    code, from_table, table_stderr = in_process("score", "-m", tiny_checkpoint, "-i", str(table), "-q")
     assert code == 0, table_stderr
     assert from_table == stdout and "nrefs:1-2" in stderr and "note: 1 blank reference" in table_stderr
 
@@ -379,7 +403,7 @@ def test_warnings_are_one_plain_line_each(files, tiny_checkpoint):
 
 
 @pytest.mark.slow
-def test_one_word_prompt_phrases_and_ids_in_the_output(tmp_path, scorer, tiny_checkpoint):
+def test_one_word_prompt_phrases_and_ids_in_the_output(in_process, tmp_path, scorer, tiny_checkpoint):
     path = tmp_path / "data.jsonl"
     path.write_text(
         "".join(
@@ -388,7 +412,7 @@ def test_one_word_prompt_phrases_and_ids_in_the_output(tmp_path, scorer, tiny_ch
         ),
         encoding="utf-8",
     )
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = in_process(
         "score", "-m", tiny_checkpoint, "-i", str(path), "--prompt-phrases", "summarize", "briefly", "-q"
     )
     assert code == 0, stderr
@@ -400,10 +424,10 @@ def test_one_word_prompt_phrases_and_ids_in_the_output(tmp_path, scorer, tiny_ch
 
 
 @pytest.mark.slow
-def test_compare_json_writes_null_for_undefined_p_values(tmp_path, tiny_checkpoint):
+def test_compare_json_writes_null_for_undefined_p_values(in_process, tmp_path, tiny_checkpoint):
     for name, line in (("src.txt", "One source."), ("a.txt", "One output."), ("b.txt", "Another output.")):
         (tmp_path / name).write_text(line + "\n", encoding="utf-8")
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = in_process(
         "compare",
         "-m",
         tiny_checkpoint,
