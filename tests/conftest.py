@@ -274,6 +274,29 @@ def client(app_url):
     return Client(app_url, analytics_enabled=False, verbose=False)
 
 
+@pytest.fixture
+def in_process(capsys, monkeypatch):
+    """Runs the command line in the test's process: (exit status, stdout, stderr) of `bartscore args` run by
+    bart_score.main, with run_cli's one thread (OMP_NUM_THREADS=1, which the command line's default for --threads leaves
+    be), sparing the command's imports (about 6 s of CPU time a run). For what a command computes and writes: its
+    process boundary (exit statuses, one line and no traceback) is tested with run_cli; and warnings here are pytest's,
+    not lines on stderr, so a test of what stderr says of them runs the command with run_cli."""
+    import bart_score
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+
+    def run(*args):
+        capsys.readouterr()
+        try:
+            code = bart_score.main(list(args))
+        except SystemExit as exit_:
+            code = exit_.code
+        stdout, stderr = capsys.readouterr()
+        return code, stdout, stderr
+
+    return run
+
+
 @pytest.fixture(scope="module")
 def benchmark_data(tmp_path_factory):
     """The release-format fixture benchmarks (support/meta_eval_fixtures.py), loaded as the scorer loads them; per

@@ -288,7 +288,9 @@ def test_cli_a_malformed_baseline_is_a_usage_error(copier, texts_file, tmp_path,
 
 
 @pytest.mark.slow
-def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baselines, texts_file, monkeypatch):
+def test_a_missing_baseline_error_gives_the_command_that_makes_it(
+    in_process, copier, baselines, texts_file, monkeypatch
+):
     calls = []
     with monkeypatch.context() as patch, pytest.raises(bart_score.BaselineNotFoundError) as raised:
         patch.setattr(copier, "score", lambda *args, **kwargs: calls.append(args))
@@ -304,7 +306,7 @@ def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baseli
     assert "chat" not in str(raised.value)
 
     words[5] = texts_file
-    code, stdout, stderr = run_cli(*words[1:], "-q", "--pairs", "20")
+    code, stdout, stderr = in_process(*words[1:], "-q", "--pairs", "20")
     assert code == 0, stderr
     assert "1 blank line(s) of" in stderr and f"written to {words[-1]}" in stdout
     result = copier.score_directions(TEXTS[:2], sources=TEXTS[2:4], prompt=["In short"], rescale="baseline")
@@ -313,19 +315,23 @@ def test_a_missing_baseline_error_gives_the_command_that_makes_it(copier, baseli
 
 
 @pytest.mark.slow
-def test_cli_score_and_compare_agree_with_the_library(copier, copying_checkpoint, baselines, texts_file, tmp_path):
+def test_cli_score_and_compare_agree_with_the_library(
+    in_process, copier, copying_checkpoint, baselines, texts_file, tmp_path
+):
     table = tmp_path / "outputs.csv"
     table.write_text(
         "source,reference,good,bad\n"
         + "".join(f'"{TEXTS[i]}","{TEXTS[(i + 1) % 5]}","{TEXTS[i]}","{TEXTS[(i + 2) % 5]}"\n' for i in range(5)),
         encoding="utf-8",
     )
-    code, stdout, stderr = run_cli("baseline", "-m", copying_checkpoint, "--corpus", texts_file, "-q", "--pairs", "30")
+    code, stdout, stderr = in_process(
+        "baseline", "-m", copying_checkpoint, "--corpus", texts_file, "-q", "--pairs", "30"
+    )
     assert code == 0, stderr
     assert re.search(r"faithfulness +-\d+\.\d{4} \(\d+\.\d{4}\) +-\d+\.\d{4} \(\d+\.\d{4}\)", stdout)
     corpus = bart_score.read_table_corpus(str(table))
 
-    code, stdout, stderr = run_cli("score", "-m", copying_checkpoint, "-i", str(table), "-q", "--rescale")
+    code, stdout, stderr = in_process("score", "-m", copying_checkpoint, "-i", str(table), "-q", "--rescale")
     assert code == 0, stderr
     header, rows = tsv_scores(stdout)
     assert header[2:4] == ["faithfulness", "faithfulness_rescaled"] and len(header) == 10
@@ -336,7 +342,7 @@ def test_cli_score_and_compare_agree_with_the_library(copier, copying_checkpoint
             assert [float(row[key]) for row in shown] == pytest.approx(per_system[name][key], abs=2e-6), key
     assert f"signature: {signature}" in stderr
 
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = in_process(
         "compare", "-m", copying_checkpoint, "-i", str(table), "-q", "--json", "--rescale", "corpus", "-d", "recall"
     )
     assert code == 0, stderr

@@ -1,7 +1,7 @@
 """The command line on a tiny checkpoint. What its commands compute and write runs through bart_score.main in the test's
-process (`in_process`), as run_cli runs it in a process of its own, sparing each run the command's imports (about 6 s of
-CPU time); its process boundary (exit statuses, one clear line and no traceback, warnings as lines, the installed
-command) runs as users run it, in subprocesses."""
+process (conftest.py's `in_process`), as run_cli runs it in a process of its own, sparing each run the command's
+imports (about 6 s of CPU time); its process boundary (exit statuses, one clear line and no traceback, warnings as
+lines, the installed command) runs as users run it, in subprocesses."""
 
 import json
 import os
@@ -32,25 +32,6 @@ def files(tmp_path):
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths[name] = str(path)
     return paths
-
-
-@pytest.fixture
-def in_process(capsys, monkeypatch):
-    """(exit status, stdout, stderr) of `bartscore args` run by bart_score.main in this process, with run_cli's one
-    thread (OMP_NUM_THREADS=1, which the command line's default for --threads leaves be). Warnings are pytest's here,
-    not lines on stderr: a test of what stderr says of them runs the command with run_cli."""
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-
-    def run(*args):
-        capsys.readouterr()
-        try:
-            code = bart_score.main(list(args))
-        except SystemExit as exit_:
-            code = exit_.code
-        stdout, stderr = capsys.readouterr()
-        return code, stdout, stderr
-
-    return run
 
 
 @pytest.mark.slow
