@@ -542,18 +542,28 @@ def test_a_missing_extra_is_one_clear_error_naming_the_pip_command(llama_gguf, m
 
 
 @pytest.mark.slow
-def test_cli_scores_a_gguf_file_and_names_a_missing_extra_or_a_damaged_file(tiny_pair, tmp_path):
+def test_cli_scores_a_gguf_file_as_the_plain_loop(in_process, tiny_pair, tmp_path):
     model, tokenizer, _, path = tiny_pair
     sources, outputs = tmp_path / "src.txt", tmp_path / "sys.txt"
     sources.write_text("\n".join(CONDITIONS) + "\n", encoding="utf-8")
     outputs.write_text("\n".join(TARGETS) + "\n", encoding="utf-8")
-    arguments = ["score", "-s", str(sources), "-t", str(outputs), "-d", "faithfulness", "-q", "--format", "jsonl"]
-    code, stdout, stderr = run_cli(*arguments, "-m", path)
+    code, stdout, stderr = in_process(
+        *("score", "-s", str(sources), "-t", str(outputs), "-d", "faithfulness", "-q", "--format", "jsonl", "-m", path)
+    )
     assert code == 0, stderr
     rows = [json.loads(line) for line in stdout.splitlines()]
     expected = [causal_score(model, tokenizer, c, t) for c, t in zip(CONDITIONS, TARGETS)]
     assert np.allclose([row["faithfulness"] for row in rows], expected, atol=TOLERANCE, rtol=0)
 
+
+@pytest.mark.slow
+def test_cli_names_a_missing_extra_or_a_damaged_gguf_file_in_one_line(llama_gguf, tmp_path):
+    """The command line as users run it: without the gguf package, or on a truncated GGUF file, exit status 1 and one
+    line, no traceback (the same for every architecture: the file's header is read first)."""
+    _, _, path = llama_gguf
+    sources = tmp_path / "src.txt"
+    sources.write_text("\n".join(CONDITIONS) + "\n", encoding="utf-8")
+    arguments = ["score", "-s", str(sources), "-t", str(sources), "-d", "faithfulness", "-q", "--format", "jsonl"]
     blocker = tmp_path / "blocked"  # a `gguf` package that cannot be imported, first on the path
     (blocker / "gguf").mkdir(parents=True)
     (blocker / "gguf" / "__init__.py").write_text("raise ImportError('blocked for the test')\n")
