@@ -426,13 +426,13 @@ def test_the_metric_takes_any_family_and_its_options(family_checkpoint, engine):
 
 
 @pytest.mark.slow
-def test_the_command_line_takes_a_causal_lm_with_a_template(family_checkpoint, tmp_path):
-    from support.cli import run_cli, tsv_scores
+def test_the_command_line_takes_a_causal_lm_with_a_template(in_process, family_checkpoint, tmp_path):
+    from support.cli import tsv_scores
 
     (tmp_path / "src.txt").write_text("The cat sat.\nA dog ran home.\n", encoding="utf-8")
     (tmp_path / "sys.txt").write_text("A cat.\nThe dog ran.\n", encoding="utf-8")
     template = "Text: {condition}\nSummary:"
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = in_process(
         "score",
         "-m",
         family_checkpoint("gpt2"),
@@ -453,15 +453,13 @@ def test_the_command_line_takes_a_causal_lm_with_a_template(family_checkpoint, t
 
 
 @pytest.mark.slow
-def test_the_command_line_names_what_mbart_needs(family_checkpoint, tmp_path):
-    from support.cli import run_cli
-
+def test_the_command_line_names_what_mbart_needs(in_process, family_checkpoint, tmp_path):
     (tmp_path / "src.txt").write_text("Das ist gut.\n", encoding="utf-8")
     (tmp_path / "sys.txt").write_text("That is good.\n", encoding="utf-8")
     arguments = ["score", "-m", family_checkpoint("mbart50"), "-s", str(tmp_path / "src.txt"), "-t"]
-    code, _, stderr = run_cli(*arguments, str(tmp_path / "sys.txt"), "-q")
+    code, _, stderr = in_process(*arguments, str(tmp_path / "sys.txt"), "-q")
     assert code == 2 and "--source-lang was not given, and mBART needs" in stderr and "Traceback" not in stderr
-    code, _stdout, stderr = run_cli(
+    code, _stdout, stderr = in_process(
         *arguments, str(tmp_path / "sys.txt"), "-q", "--source-lang", "de_DE", "--target-lang", "en_XX"
     )
     assert code == 0, stderr
