@@ -277,24 +277,44 @@ def client(app_url):
 @pytest.fixture
 def in_process(capsys, monkeypatch):
     """Runs the command line in the test's process: (exit status, stdout, stderr) of `bartscore args` run by
-    bart_score.main, with run_cli's one thread (OMP_NUM_THREADS=1, which the command line's default for --threads leaves
-    be), sparing the command's imports (about 6 s of CPU time a run). For what a command computes and writes: its
-    process boundary (exit statuses, one line and no traceback) is tested with run_cli; and warnings here are pytest's,
-    not lines on stderr, so a test of what stderr says of them runs the command with run_cli."""
+    bart_score.main, as run_cli gives them, sparing the command's imports (about 6 s of CPU time a run). As in a
+    process of its own: one thread (OMP_NUM_THREADS=1, which the command line's default for --threads leaves be), and
+    Python's own warning filters, its warnings written to stderr rather than recorded by pytest. For what a command
+    computes and writes: its process boundary (exit statuses, one line and no traceback) is tested with run_cli."""
+    import warnings
+
     import bart_score
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
 
+    def shown_on_stderr(message, category, filename, lineno, file=None, line=None):
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
     def run(*args):
         capsys.readouterr()
-        try:
-            code = bart_score.main(list(args))
-        except SystemExit as exit_:
-            code = exit_.code
+        with warnings.catch_warnings():
+            warnings.resetwarnings()
+            for action, category, module in PYTHONS_WARNING_FILTERS:
+                warnings.filterwarnings(action, category=category, module=module, append=True)
+            warnings.showwarning = shown_on_stderr
+            try:
+                code = bart_score.main(list(args))
+            except SystemExit as exit_:
+                code = exit_.code
         stdout, stderr = capsys.readouterr()
         return code, stdout, stderr
 
     return run
+
+
+# Python's warning filters where no -W option or PYTHONWARNINGS adds any (the warnings module's documentation).
+PYTHONS_WARNING_FILTERS = [
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, ""),
+    ("ignore", PendingDeprecationWarning, ""),
+    ("ignore", ImportWarning, ""),
+    ("ignore", ResourceWarning, ""),
+]
 
 
 @pytest.fixture(scope="module")

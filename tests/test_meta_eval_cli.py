@@ -148,19 +148,19 @@ def test_the_table_and_files_match_an_independent_computation(first_run, referen
 
 
 @pytest.mark.slow
-def test_a_rerun_resumes_from_the_cache_and_gives_the_same_table(first_run, tmp_path):
+def test_a_rerun_resumes_from_the_cache_and_gives_the_same_table(in_process, first_run, tmp_path):
     folder, args, stdout, _ = first_run
     cache = folder / "out" / "scores-cache.jsonl"
     lines = cache.read_text(encoding="utf-8").splitlines()
     kept = lines[: len(lines) // 2]
     # As if the run had been stopped: half the scores kept, and a line cut short by the stop.
     cache.write_text("\n".join(kept) + "\n" + lines[len(lines) // 2][:25], encoding="utf-8")
-    code, rerun, stderr = run_cli(*args)
+    code, rerun, stderr = in_process(*args)
     assert code == 0, stderr
     assert rerun == stdout
     assert f"{len(lines) - len(kept)} pair(s) scored, {len(kept) - 1} taken from" in stderr
     assert "unfinished line" in stderr
-    code, again, stderr = run_cli(*args)
+    code, again, stderr = in_process(*args)
     assert code == 0 and again == stdout
     assert f"0 pair(s) scored, {len(lines) - 1} taken from" in stderr
 
