@@ -11,7 +11,6 @@ import random
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
-from support.cli import run_cli
 from support.extras import require_extra
 from support.meta_eval_fixtures import summeval_like
 from support.reference import reference_score
@@ -297,11 +296,11 @@ def select_command(path, checkpoint, prefix, *extra):
 
 @pytest.mark.slow
 def test_the_command_chooses_the_planted_configuration_and_reports_held_out_documents(
-    tmp_path, tiny_checkpoint, reference_model
+    in_process, tmp_path, tiny_checkpoint, reference_model
 ):
     data, path = planted_file(tmp_path, reference_model)
     args = select_command(path, tiny_checkpoint, tmp_path / "out" / "select")
-    code, stdout, stderr = run_cli(*args)
+    code, stdout, stderr = in_process(*args)
     assert code == 0, stderr
     name = tiny_checkpoint.rstrip("/").split("/")[-1]
     # 64 records, each scored under no prompt and two phrases, for faithfulness and for recall (one reference).
@@ -333,14 +332,14 @@ def test_the_command_chooses_the_planted_configuration_and_reports_held_out_docu
     assert len(lines) == 1 + 4 * 8  # a header, then one line per aspect and configuration
 
     # Run again: every pair comes from the score cache, and the table is the same.
-    code, again, stderr = run_cli(*args)
+    code, again, stderr = in_process(*args)
     assert code == 0 and again == stdout
     assert "0 pair(s) scored, 384 taken from" in stderr
 
 
 @pytest.mark.slow
 def test_several_checkpoints_are_candidates_each_scored_in_its_own_call(
-    tmp_path, tiny_checkpoint, copying_checkpoint, copier_reference_model
+    in_process, tmp_path, tiny_checkpoint, copying_checkpoint, copier_reference_model
 ):
     # Coherence judgments planted as the copying model's faithfulness scores: its configuration is to be chosen.
     model, tokenizer = copier_reference_model
@@ -349,7 +348,7 @@ def test_several_checkpoints_are_candidates_each_scored_in_its_own_call(
         for output in record["sys_summs"].values():
             output["scores"]["coherence"] = reference_score(model, tokenizer, record["src"], output["sys_summ"])
     path = write_file(tmp_path, data)
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = in_process(
         "meta-eval", "-b", "summeval", "--data", f"summeval={path}", "--select", "-m", tiny_checkpoint,
         "-m", copying_checkpoint, "--aspects", "coherence", "--no-detokenize", "-o", str(tmp_path / "s"), "-q",
     )  # fmt: skip
