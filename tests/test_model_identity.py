@@ -9,7 +9,6 @@ import shutil
 
 import numpy as np
 import pytest
-from support.cli import run_cli
 from support.fast_subset import fast_cases
 from support.models import tiny_checkpoint_for
 from support.reference import seq2seq_score
@@ -142,7 +141,7 @@ def test_a_baseline_applies_to_its_model_named_any_way_and_to_no_other(
 
 @pytest.mark.slow
 def test_cli_a_baseline_of_another_model_at_the_same_name_is_refused(
-    copier, copying_checkpoint, tiny_checkpoint, tmp_path
+    in_process, monkeypatch, copier, copying_checkpoint, tiny_checkpoint, tmp_path
 ):
     _, path = _baseline(copier, tmp_path)
     name = os.path.basename(copying_checkpoint)
@@ -151,9 +150,11 @@ def test_cli_a_baseline_of_another_model_at_the_same_name_is_refused(
     sources.write_text("\n".join(TEXTS[:2]) + "\n")
     outputs.write_text("\n".join(TEXTS[2:]) + "\n")
     arguments = ["score", "-m", name, "-s", str(sources), "-t", str(outputs), "--baseline", str(path), "-q"]
-    code, _, stderr = run_cli(*arguments, cwd=str(tmp_path / "other"))
+    monkeypatch.chdir(tmp_path / "other")
+    code, _, stderr = in_process(*arguments)
     assert code == 2 and "made with other settings (model: the file has 'dir:" in stderr, stderr
-    code, _, stderr = run_cli(*arguments, cwd=os.path.dirname(copying_checkpoint))  # the model itself
+    monkeypatch.chdir(os.path.dirname(copying_checkpoint))  # the model itself
+    code, _, stderr = in_process(*arguments)
     assert code == 0, stderr
 
 
