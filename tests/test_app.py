@@ -19,7 +19,6 @@ require_extra("app")  # before the imports that need it
 from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 from support.app_server import MAX_CHARS, MAX_ROWS, shown_signature
-from support.cli import run_cli
 from support.lazy import LazyModule
 from support.space_inputs import (
     CANDIDATES,
@@ -421,7 +420,9 @@ def test_api_batch_gives_rows_system_summary_significance_and_csv(client, scorer
 
 
 @pytest.mark.slow
-def test_api_batch_rescales_as_the_library_and_the_command_line_do(client, copier, copying_checkpoint, tmp_path):
+def test_api_batch_rescales_as_the_library_and_the_command_line_do(
+    in_process, client, copier, copying_checkpoint, tmp_path
+):
     path = write_documents_csv(tmp_path / "documents.csv")
     directions = ["faithfulness", "recall"]
     summary, rescaled_summary, _, rows, _, signature, intervals = client.predict(
@@ -430,7 +431,7 @@ def test_api_batch_rescales_as_the_library_and_the_command_line_do(client, copie
     corpus = bart_score.read_table_corpus(path)
     per_system, expected_signature = bart_score.score_corpus(copier, corpus, directions=directions, rescale="corpus")
     assert signature == shown_signature(expected_signature, copier, "copier") and "|rescale:corpus-" in signature
-    code, stdout, stderr = run_cli(
+    code, stdout, stderr = in_process(
         "score",
         "-m",
         copying_checkpoint,
