@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 import pytest
 from support.chat_cases import PREDICTIONS, REFERENCES, SOURCES, TOLERANCE, chat_scorer, largest_difference, reference
-from support.cli import run_cli
 from support.extras import require_extra
 from support.fast_subset import fast_cases
 from support.lazy import LazyModule
@@ -240,7 +239,9 @@ def test_a_missing_baseline_names_the_command_for_this_token_policy(chatml_llama
 
 
 @pytest.mark.slow
-def test_the_command_lines_missing_chat_baseline_error_names_chat_and_the_remedy_once(chatml_llama, copier, tmp_path):
+def test_the_command_lines_missing_chat_baseline_error_names_chat_and_the_remedy_once(
+    in_process, monkeypatch, chatml_llama, copier, tmp_path
+):
     """The folder holds a chat baseline of this model under another chat template or instruction, which only the
     loaded model tells apart (its token policy's digest): the library's message, once the model loads."""
     from bart_score.baselines.build import build_baseline
@@ -258,9 +259,10 @@ def test_the_command_lines_missing_chat_baseline_error_names_chat_and_the_remedy
     )
     (tmp_path / "sources.txt").write_text("The cat sat on the mat.\nA dog ran.\n")
     (tmp_path / "outputs.txt").write_text("A cat sat.\nA dog.\n")
-    code, stdout, stderr = run_cli(
+    monkeypatch.setenv(BASELINE_FOLDER_ENV, str(tmp_path / "baselines"))
+    code, stdout, stderr = in_process(
         "score", "-m", chatml_llama, "--chat", "-s", str(tmp_path / "sources.txt"), "-t", str(tmp_path / "outputs.txt"),
-        "--device", "cpu", "-q", "--rescale", "baseline", env={BASELINE_FOLDER_ENV: str(tmp_path / "baselines")},
+        "--device", "cpu", "-q", "--rescale", "baseline",
     )  # fmt: skip
     assert code == 2 and stdout == "" and "Traceback" not in stderr, stderr
     assert "in its chat format (this scorer uses the model's chat template; its token policy chat:" in stderr

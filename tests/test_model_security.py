@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pytest
 import torch
-from support.cli import ROOT, run_cli
+from support.cli import ROOT
 from support.fast_subset import fast_cases
 from support.gguf import build_tiny_causal, save_folder, write_gguf
 from support.models import build_gemma2_softcapped
@@ -336,14 +336,16 @@ def test_an_architecture_the_engine_cannot_drive_stays_an_unsupported_model(tiny
 
 
 @pytest.mark.slow
-def test_cli_exit_status_tells_damaged_weights_from_an_unsupported_architecture(tiny_llama_folder, tmp_path):
+def test_cli_exit_status_tells_damaged_weights_from_an_unsupported_architecture(
+    in_process, tiny_llama_folder, tmp_path
+):
     damaged_copy(tiny_llama_folder, tmp_path / "damaged", float("nan"))
     unsupported = build_gemma2_softcapped(tmp_path / "gemma2", tiny_llama_folder)
     (tmp_path / "src.txt").write_text("The cat sat on the mat.\n", encoding="utf-8")
     (tmp_path / "sys.txt").write_text("A cat sat.\n", encoding="utf-8")
     arguments = ["score", "-s", str(tmp_path / "src.txt"), "-t", str(tmp_path / "sys.txt"), "-q"]
-    code, _, stderr = run_cli(*arguments, "-m", str(tmp_path / "damaged"))
+    code, _, stderr = in_process(*arguments, "-m", str(tmp_path / "damaged"))
     assert code == 1 and "give non-finite log-probabilities (NaN/inf)" in stderr and "damaged" in stderr, stderr
-    code, _, stderr = run_cli(*arguments, "-m", unsupported)
+    code, _, stderr = in_process(*arguments, "-m", unsupported)
     assert code == 2 and "does something the causal family does not support" in stderr, stderr
     assert "Traceback" not in stderr
