@@ -67,22 +67,24 @@ IMPORT_GROUPS = {
 }
 
 
-# The groups that take longest, longest first: seconds of wall time in a full run on two shared cores (2026-12-07), the
-# Ray cluster's 320, the Space's 249, the real llama-server's 247, the documents' examples' 230, GGUF's 201, the command
-# line's 181, chat's 142, evaluate's 140, the command line's exits' 89, the real model's 78, the baselines' 70. Every
-# other group takes under a minute.
+# The groups that take longest, longest first: seconds of wall time in a full run on two shared cores (2026-12-07, the
+# command line's runs in the test's process since: in_process), the Ray cluster's 320, the real llama-server's 247, the
+# Space's 240, the documents' examples' 230, GGUF's 170, evaluate's 140, chat's 130, the command line's exits' 89, the
+# real model's 78, the command line's 65, the served models' transport's 64, long sources' 60. Every other group takes
+# under a minute.
 LONGEST_GROUPS = (
     "test_cluster",
-    "gradio",
     "test_served",
+    "gradio",
     "test_readme",
     "test_gguf",
-    "test_cli",
-    "chat",
     "evaluate",
+    "chat",
     "test_cli_exits",
     "test_real_model",
-    "test_baseline",
+    "test_cli",
+    "test_served_transport",
+    "test_long_source",
 )
 
 
