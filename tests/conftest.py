@@ -277,17 +277,25 @@ def client(app_url):
 
 
 @pytest.fixture
-def in_process(capsys, monkeypatch):
+def in_process(request, capsys, monkeypatch):
     """Runs the command line in the test's process: (exit status, stdout, stderr) of `bartscore args` run by
     bart_score.main, as run_cli gives them, sparing the command's imports (about 6 s of CPU time a run). As in a
     process of its own: one thread (OMP_NUM_THREADS=1, which the command line's default for --threads leaves be), and
     Python's own warning filters, its warnings written to stderr rather than recorded by pytest. For what a command
-    computes and writes: its process boundary (exit statuses, one line and no traceback) is tested with run_cli."""
+    computes and writes: its process boundary (exit statuses, one line and no traceback) is tested with run_cli. The
+    progress bars that -q turns off for the process are turned on again after the test."""
     import warnings
+
+    import huggingface_hub.utils
+    import transformers.utils.logging
 
     import bart_score
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    if transformers.utils.logging.is_progress_bar_enabled():
+        request.addfinalizer(transformers.utils.logging.enable_progress_bar)
+    if not huggingface_hub.utils.are_progress_bars_disabled():
+        request.addfinalizer(huggingface_hub.utils.enable_progress_bars)
 
     def shown_on_stderr(message, category, filename, lineno, file=None, line=None):
         sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
