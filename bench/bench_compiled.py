@@ -56,6 +56,9 @@ def measure(family, mode, args, size):
     checkpoint, title = checkpoint_of(family, args)
     eager, compiled = (BARTScorer(checkpoint=checkpoint, device="cpu", dtype="float32") for _ in range(2))
     compile_model(compiled.family.model)
+    # Each row compiles afresh: transformers' forward wrappers are one function for every model, so a row would
+    # otherwise inherit the earlier rows' compilations and their recompile limit, and quietly run eagerly.
+    torch._dynamo.reset()
     counters.clear()
     task = make_task(mode, eager.tokenizer, size, args.seed)
     reference = load_reference(checkpoint, eager.device)

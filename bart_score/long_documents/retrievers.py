@@ -32,11 +32,14 @@ _REPRODUCED_MODULES = {
     "sentence_transformers.models.Pooling": "pooling",
     "sentence_transformers.models.Normalize": "normalize",  # cosine ignores the norm
 }
-# Padded tokens per embedding batch.
-_EMBEDDING_TOKENS = 8192
+# Padded tokens per embedding batch, by device. On a CPU, batches of 1,024 tokens embed as fast as batches of 8,192
+# and hold an eighth of the activations: bench_long_documents.py's retriever took 5.4 s either way, and the call's
+# peak RSS fell from 1.59 to 1.39 GiB (bench/README.md, "Long documents").
+_EMBEDDING_TOKENS = {"cpu": 1024}
+_ACCELERATOR_EMBEDDING_TOKENS = 8192
 # A batch takes sentences down to this share of its longest one's length, so that padding stays under a quarter of
 # each row, for at most log(longest) / log(4/3) batches more: bench_long_documents.py's sentences (11 to 23 tokens)
-# were padded to 30% more tokens than they hold in batches cut by _EMBEDDING_TOKENS alone, 12% with this.
+# were padded to 30% more tokens than they hold in batches cut by 8,192 tokens alone, 12% with this.
 _SHORTEST_SHARE = 3 / 4
 
 
@@ -57,13 +60,13 @@ def _ranked(similarities: np.ndarray, k: int) -> list[list[int]]:
     return order.tolist()
 
 
-def _length_batches(lengths: Sequence[int]) -> Iterator[slice]:
-    """Batches of sentences sorted longest first (given their token counts): each at most _EMBEDDING_TOKENS padded
-    tokens (a longer sentence alone), none holding a sentence shorter than _SHORTEST_SHARE of its first."""
+def _length_batches(lengths: Sequence[int], budget: int) -> Iterator[slice]:
+    """Batches of sentences sorted longest first (given their token counts): each at most `budget` padded tokens (a
+    longer sentence alone), none holding a sentence shorter than _SHORTEST_SHARE of its first."""
     start = 0
     while start < len(lengths):
         longest = max(1, lengths[start])
-        limit = min(len(lengths), start + max(1, _EMBEDDING_TOKENS // longest))
+        limit = min(len(lengths), start + max(1, budget // longest))
         stop = start + 1
         while stop < limit and lengths[stop] >= _SHORTEST_SHARE * longest:
             stop += 1
@@ -187,7 +190,8 @@ class EmbeddingRetriever(Retriever):
         vectors: list[Any] = [None] * len(distinct)  # each distinct sentence's row, set below
         device = self.model.device
         with torch.inference_mode():
-            for rows in _length_batches([len(ids[i]) for i in order]):
+            budget = _EMBEDDING_TOKENS.get(device.type, _ACCELERATOR_EMBEDDING_TOKENS)
+            for rows in _length_batches([len(ids[i]) for i in order], budget):
                 batch = order[rows]
                 padded = self.tokenizer.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt")
                 mask = padded["attention_mask"].to(device)
